@@ -1,0 +1,3 @@
+from compare_tui.cli import main
+
+raise SystemExit(main())

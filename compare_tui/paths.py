@@ -1,0 +1,46 @@
+"""Where compare-tui keeps its files (XDG base directories). Pure functions: nothing is
+created here; callers create what they write into."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    value = os.environ.get(var)
+    return Path(value) if value and os.path.isabs(value) else Path.home() / fallback
+
+
+def data_dir() -> Path:
+    """`$XDG_DATA_HOME/compare-tui` (default `~/.local/share/compare-tui`)."""
+    return _xdg("XDG_DATA_HOME", ".local/share") / "compare-tui"
+
+
+def state_dir() -> Path:
+    """`$COMPARE_TUI_STATE_DIR`, else `$XDG_STATE_HOME/compare-tui`: pids, logs, local servers."""
+    override = os.environ.get("COMPARE_TUI_STATE_DIR")
+    if override:
+        return Path(override)
+    return _xdg("XDG_STATE_HOME", ".local/state") / "compare-tui"
+
+
+def cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/compare-tui` (default `~/.cache/compare-tui`)."""
+    return _xdg("XDG_CACHE_HOME", ".cache") / "compare-tui"
+
+
+def store_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The run store: `--store`, else `$COMPARE_TUI_STORE`, else `<data dir>/runs.sqlite`."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("COMPARE_TUI_STORE")
+    if env:
+        return Path(env)
+    return data_dir() / "runs.sqlite"
+
+
+def local_models_dir() -> Path:
+    """Where the embedded default assembles its GGUF files (`$COMPARE_TUI_MODELS_DIR` overrides)."""
+    override = os.environ.get("COMPARE_TUI_MODELS_DIR")
+    return Path(override) if override else data_dir() / "models"
