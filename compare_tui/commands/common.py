@@ -1,0 +1,74 @@
+"""What every subcommand shares: the error type, store and catalogue options, a console."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+
+class CommandError(Exception):
+    """A user-facing failure: one line saying what was wrong and what to do."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def add_store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store", metavar="PATH", help="the run store (default: $COMPARE_TUI_STORE or ~/.local/share/compare-tui/runs.sqlite)"
+    )
+
+
+def add_catalogue_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--models",
+        metavar="PATH",
+        help="the model catalogue (default: $COMPARE_TUI_MODELS, else the one `compare-tui local up` wrote)",
+    )
+
+
+def catalogue_path(explicit: str | None) -> Path:
+    from compare_tui.paths import state_dir
+
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("COMPARE_TUI_MODELS")
+    if env:
+        return Path(env)
+    return state_dir() / "local" / "models.toml"
+
+
+def open_store(explicit: str | None):
+    from compare_tui.paths import store_path
+    from compare_tui.store import Store, StoreError
+
+    try:
+        return Store.open(store_path(explicit))
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def load_catalogue_or_fail(explicit: str | None):
+    from compare_tui.catalogue import CatalogueError, load_catalogue
+
+    path = catalogue_path(explicit)
+    if not path.exists():
+        raise CommandError(
+            f"no model catalogue at {path}: pass --models FILE, or run `compare-tui local up` to start "
+            "the bundled models and write one"
+        )
+    try:
+        return load_catalogue(path)
+    except CatalogueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def load_set_or_fail(path: str):
+    from compare_tui.goldset import GoldenSetError, load_golden_set
+
+    try:
+        return load_golden_set(Path(path))
+    except GoldenSetError as exc:
+        raise CommandError(str(exc)) from None

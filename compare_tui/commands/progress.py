@@ -1,0 +1,92 @@
+"""How `compare-tui run` shows progress: Rich bars on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+from compare_tui.engine.events import AttemptFinished, EngineEvent, RunFinished, RunStarted
+
+
+class PlainProgress:
+    """One line per finished task and per run: readable in CI logs."""
+
+    def __init__(self, stream=sys.stdout) -> None:
+        self.stream = stream
+        self.done: Counter[str] = Counter()
+
+    def __enter__(self) -> PlainProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def on_event(self, event: EngineEvent) -> None:
+        if isinstance(event, RunStarted):
+            self.done[event.run_id] = event.tasks_done
+            resumed = f", resuming after {event.tasks_done} done" if event.tasks_done else ""
+            print(f"run {event.run_id}: {event.model_name} on {event.goldset_name}, {event.task_count} tasks{resumed}; "
+                  f"{event.provenance}; estimate {event.estimate}", file=self.stream, flush=True)
+        elif isinstance(event, AttemptFinished) and event.task_done:
+            self.done[event.run_id] += 1
+            extra = f" ({event.error})" if event.error else ""
+            print(f"  [{self.done[event.run_id]}] {event.model_name} {event.task_id} #{event.attempt}: {event.outcome}{extra}",
+                  file=self.stream, flush=True)
+        elif isinstance(event, RunFinished):
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(event.counts.items()))
+            print(f"run {event.run_id}: {event.status} ({counts}){' - ' + event.error if event.error else ''}",
+                  file=self.stream, flush=True)
+
+
+class RichProgress:
+    """A progress bar per model with pass/fail/review/error counters."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),
+        )
+        self.bars: dict[str, int] = {}
+        self.counts: dict[str, Counter[str]] = {}
+
+    def __enter__(self) -> RichProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def on_event(self, event: EngineEvent) -> None:
+        if isinstance(event, RunStarted):
+            self.counts[event.run_id] = Counter()
+            self.bars[event.run_id] = self.progress.add_task(
+                event.model_name, total=event.task_count, completed=event.tasks_done, counts=""
+            )
+        elif isinstance(event, AttemptFinished) and event.task_done and event.run_id in self.bars:
+            counts = self.counts[event.run_id]
+            counts[event.outcome] += 1
+            text = " ".join(f"{k} {counts[k]}" for k in ("pass", "fail", "review", "error") if counts[k])
+            self.progress.update(self.bars[event.run_id], advance=1, counts=text)
+        elif isinstance(event, RunFinished) and event.error:
+            self.progress.console.print(f"[yellow]{event.model_name}: {event.status}: {event.error}[/]")
+
+
+class _Silent:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def on_event(self, event: EngineEvent) -> None:
+        pass
+
+
+def make_observer(*, quiet: bool, total: int):
+    if quiet:
+        return _Silent()
+    if sys.stdout.isatty():
+        return RichProgress()
+    return PlainProgress()

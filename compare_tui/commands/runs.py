@@ -1,0 +1,67 @@
+"""`compare-tui runs list`: the retained runs, newest first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from compare_tui.commands.common import add_store_option, open_store
+from compare_tui.commands.run import _tally_dict, _tally_text
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    group = subparsers.add_parser("runs", help="list retained runs", description="Browse the runs kept in the store.")
+    group.set_defaults(group_parser=group)
+    sub = group.add_subparsers(dest="runs_command", metavar="SUBCOMMAND")
+    listing = sub.add_parser(
+        "list",
+        help="list runs, newest first",
+        description="List retained runs, newest first, with their pass rate and status.",
+        epilog="example:\n  compare-tui runs list --set support-triage --limit 20",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_store_option(listing)
+    listing.add_argument("--set", dest="goldset_id", help="only runs of this golden set (workload id)")
+    listing.add_argument("--model", help="only runs of this model")
+    listing.add_argument("--status", help="only runs with this status (completed, interrupted, …)")
+    listing.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(handler=_list)
+
+
+def _list(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    with store:
+        runs = store.list_runs(goldset_id=args.goldset_id, model=args.model, status=args.status, limit=args.limit)
+        rows = []
+        for run in runs:
+            rows.append((run, store.pass_rate_summary(run.id)))
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": r.id, "created_at": r.created_at, "status": r.status, "set": r.goldset_id,
+                        "set_version": r.goldset_version, "model": r.model_name, "provenance": r.provenance,
+                    }
+                    | _tally_dict(t)
+                    for r, t in rows
+                ],
+                indent=2,
+            )
+        )
+        return 0
+    if not rows:
+        print("no runs yet: start one with `compare-tui run SET --model NAME`")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("run", "date", "set", "model", "tasks", "status", box=None, pad_edge=False)
+    for run, tally in rows:
+        table.add_row(
+            run.id, run.created_at[:16].replace("T", " "), f"{run.goldset_id} {run.goldset_version}",
+            run.model_name, _tally_text(tally), run.status,
+        )
+    Console().print(table)
+    return 0

@@ -1,0 +1,191 @@
+"""One HTTP exchange with an OpenAI-compatible chat endpoint, streamed and timed.
+
+`stream_chat` sends one request and returns an `Exchange`: the accumulated answer and
+timings when it worked, or an error class and reason when it did not. It never raises for
+anything the server or the network does; retries are the caller's (see `retry.py`), so
+that every HTTP request can be one row of the audit ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from compare_tui.engine.sse import SseError, SseFramer
+from compare_tui.engine.stream import StreamAccumulator, accumulate_message
+
+_READ_SIZE = 65536
+
+
+@dataclass(slots=True)
+class Exchange:
+    """What one HTTP request produced. `error_class` is None when an answer arrived."""
+
+    status: int | None = None
+    error_class: str | None = None
+    error: str | None = None
+    retry_after_s: float | None = None
+    bytes_out: int = 0
+    bytes_in: int = 0
+    sent_ns: int = 0
+    ended_ns: int = 0
+    acc: StreamAccumulator | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def duration_ms(self) -> float:
+        return (self.ended_ns - self.sent_ns) / 1e6
+
+    @property
+    def retryable(self) -> bool:
+        """Connection failures, 429 and 5xx are retried; nothing else is (issue 4)."""
+        return self.error_class in {"connect", "reset", "http_429", "http_5xx"}
+
+
+def chat_url(endpoint: str) -> str:
+    return endpoint.rstrip("/") + "/chat/completions"
+
+
+async def stream_chat(
+    client: httpx.AsyncClient,
+    endpoint: str,
+    body: dict[str, Any],
+    *,
+    headers: dict[str, str] | None = None,
+    timeout_s: float = 120.0,
+) -> Exchange:
+    """POST `body` (with `stream` true) and read the SSE stream to `[DONE]` or its end."""
+    payload = json.dumps(body, ensure_ascii=False).encode()
+    ex = Exchange(bytes_out=len(payload))
+    ex.sent_ns = time.perf_counter_ns()
+    try:
+        async with asyncio.timeout(timeout_s):
+            await _exchange(client, chat_url(endpoint), payload, headers or {}, body.get("stream", True), ex)
+    except TimeoutError:
+        ex.error_class, ex.error = "timeout", f"no complete answer within {timeout_s:g} s"
+    except httpx.ConnectError as exc:
+        ex.error_class, ex.error = "connect", f"could not connect to {endpoint}: {exc}"
+    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+        ex.error_class, ex.error = "reset", f"connection broken: {exc or type(exc).__name__}"
+    except httpx.TimeoutException as exc:
+        ex.error_class, ex.error = "timeout", f"timed out: {type(exc).__name__}"
+    except httpx.HTTPError as exc:
+        ex.error_class, ex.error = "transport", f"{type(exc).__name__}: {exc}"
+    if not ex.ended_ns:
+        ex.ended_ns = time.perf_counter_ns()
+    return ex
+
+
+async def _exchange(
+    client: httpx.AsyncClient, url: str, payload: bytes, headers: dict[str, str], streamed: bool, ex: Exchange
+) -> None:
+    request_headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **headers}
+    async with client.stream("POST", url, content=payload, headers=request_headers) as response:
+        ex.status = response.status_code
+        if response.status_code != 200:
+            raw = await response.aread()
+            ex.bytes_in = len(raw)
+            ex.ended_ns = time.perf_counter_ns()
+            _classify_status(response, raw, ex)
+            return
+        if not streamed:
+            raw = await response.aread()
+            ex.bytes_in = len(raw)
+            ex.ended_ns = time.perf_counter_ns()
+            try:
+                ex.acc = accumulate_message(json.loads(raw), ex.sent_ns, ex.ended_ns)
+            except ValueError as exc:
+                ex.error_class, ex.error = "malformed_response", f"response body is not JSON: {exc}"
+            return
+        await _read_stream(response, ex)
+
+
+async def _read_stream(response: httpx.Response, ex: Exchange) -> None:
+    framer = SseFramer()
+    acc = StreamAccumulator(sent_ns=ex.sent_ns)
+    ex.acc = acc
+    done = False
+    try:
+        async for chunk in response.aiter_raw(_READ_SIZE):
+            arrived = time.perf_counter_ns()  # stamp before any parsing
+            ex.bytes_in += len(chunk)
+            for event in framer.feed(chunk, arrived):
+                if event.data.strip() == "[DONE]":
+                    done = True
+                    break
+                acc.feed(json.loads(event.data), event.arrived_ns)
+                if acc.error is not None:
+                    break
+            if done or acc.error is not None:
+                break
+        if not done and acc.error is None:
+            for event in framer.close(time.perf_counter_ns()):
+                if event.data.strip() == "[DONE]":
+                    done = True
+                else:
+                    acc.feed(json.loads(event.data), event.arrived_ns)
+    except (ValueError, SseError) as exc:
+        ex.error_class, ex.error = "malformed_stream", f"the stream is not valid SSE/JSON: {str(exc)[:200]}"
+        return
+    ex.ended_ns = time.perf_counter_ns()
+    if acc.error is not None:
+        ex.error_class, ex.error = "stream_error", f"the server reported an error inside the stream: {acc.error[:500]}"
+    elif not done and acc.finish_reason is None:
+        ex.error_class, ex.error = "truncated", "the stream ended without a finish reason or [DONE]"
+    elif not done:
+        ex.notes.append("the stream ended without [DONE]")
+    if acc.usage is None and ex.error_class is None:
+        ex.notes.append("the server sent no usage; tokens not recorded")
+
+
+def _classify_status(response: httpx.Response, raw: bytes, ex: Exchange) -> None:
+    status = response.status_code
+    message = _error_message(raw)
+    if status == 429:
+        ex.error_class = "http_429"
+        ex.retry_after_s = _retry_after(response.headers.get("retry-after"))
+    elif status >= 500:
+        ex.error_class = "http_5xx"
+        ex.retry_after_s = _retry_after(response.headers.get("retry-after"))
+    elif status in (401, 403):
+        ex.error_class = "auth"
+    else:
+        ex.error_class = "http_4xx"
+    ex.error = f"HTTP {status}: {message}" if message else f"HTTP {status}"
+
+
+def _error_message(raw: bytes) -> str:
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text[:500]
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message") or error)[:500]
+    if isinstance(error, str):
+        return error[:500]
+    if isinstance(body, dict) and "detail" in body:
+        return str(body["detail"])[:500]
+    return text[:500]
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

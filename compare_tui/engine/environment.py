@@ -1,0 +1,128 @@
+"""What a run was measured on: this host, and the server's own account of itself.
+
+Stored with every run so that two runs can be told apart later ("same model, but the server
+was rebuilt" or "different CPU"). Everything here is best effort: a field that cannot be read
+is None, and a server that will not answer is recorded as {"error": ...}, never raised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import socket
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+import httpx
+
+from compare_tui import __version__
+
+TEMPLATE_KEEP_CHARS = 2000
+"""How much of a chat template is stored verbatim; the sha256 covers the whole of it."""
+
+
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
+    """The CPU model name from /proc/cpuinfo (Linux), else what `platform` knows, else None."""
+    try:
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            # x86 says "model name"; some ARM kernels only say "Hardware" or "Model".
+            if key.strip() in ("model name", "Hardware", "Model") and value.strip():
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def capture_environment(*, server_identity: dict | None = None, gpu: dict | None = None,
+                        settings: dict | None = None) -> dict[str, Any]:
+    """A JSON-ready description of this machine, plus the given server identity (from
+    `fetch_server_identity`), GPU report and run settings, stored as given."""
+    return {
+        "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "os": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "compare_tui_version": __version__,
+        "server": server_identity,
+        "gpu": gpu,
+        "settings": settings,
+    }
+
+
+def _server_root(base_url: str) -> str:
+    """llama-server serves /props beside /v1, not under it."""
+    base = base_url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+async def _get_json(client: httpx.AsyncClient, url: str, headers: Mapping[str, str] | None,
+                    timeout: float) -> Any:
+    """GET and parse JSON; raises with a message fit to store (never echoing the headers,
+    which may hold a key)."""
+    try:
+        response = await client.get(url, headers=headers, timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise LookupError(f"GET {url} failed: {type(exc).__name__}: {exc}") from None
+    if response.status_code != 200:
+        raise LookupError(f"GET {url} returned HTTP {response.status_code}")
+    try:
+        return response.json()
+    except ValueError:
+        raise LookupError(f"GET {url} did not return JSON") from None
+
+
+def _props_identity(props: Any) -> dict[str, Any]:
+    """The parts of llama.cpp's /props that change what a run measures."""
+    if not isinstance(props, dict):
+        return {"error": "/props is not a JSON object"}
+    template = props.get("chat_template")
+    settings = props.get("default_generation_settings")
+    n_ctx = (settings or {}).get("n_ctx") if isinstance(settings, dict) else None
+    out: dict[str, Any] = {
+        "build_info": props.get("build_info"),
+        "n_ctx": n_ctx if n_ctx is not None else props.get("n_ctx"),
+        "total_slots": props.get("total_slots"),
+        "chat_template": None,
+        "chat_template_sha256": None,
+    }
+    if isinstance(template, str):
+        out["chat_template"] = template[:TEMPLATE_KEEP_CHARS]
+        out["chat_template_sha256"] = hashlib.sha256(template.encode()).hexdigest()
+        out["chat_template_chars"] = len(template)
+    return out
+
+
+async def fetch_server_identity(client: httpx.AsyncClient, base_url: str,
+                                headers: Mapping[str, str] | None = None, *,
+                                timeout: float = 10.0) -> dict[str, Any]:
+    """Ask the server what it is: model ids from `{base}/models`, and for llama.cpp the
+    build, chat template, context size and slots from `{root}/props`.
+
+    Returns {"base_url", "models": {"ids": [...]} | {"error"}, "props": {...} | {"error"} |
+    None}. `props` is None when the server has no /props (HTTP 404: not llama.cpp). Never
+    raises: each failure is recorded as {"error": "..."} in its place."""
+    base = base_url.rstrip("/")
+    identity: dict[str, Any] = {"base_url": base}
+    try:
+        listing = await _get_json(client, f"{base}/models", headers, timeout)
+        data = listing.get("data") if isinstance(listing, dict) else None
+        if not isinstance(data, list):
+            raise LookupError(f"GET {base}/models: no `data` list in the answer")
+        identity["models"] = {"ids": [m.get("id") for m in data if isinstance(m, dict)]}
+    except Exception as exc:  # noqa: BLE001 - identity is evidence, not a precondition
+        identity["models"] = {"error": str(exc)}
+    try:
+        identity["props"] = _props_identity(
+            await _get_json(client, f"{_server_root(base)}/props", headers, timeout))
+    except LookupError as exc:
+        identity["props"] = None if "HTTP 404" in str(exc) else {"error": str(exc)}
+    except Exception as exc:  # noqa: BLE001
+        identity["props"] = {"error": f"{type(exc).__name__}: {exc}"}
+    return identity

@@ -1,0 +1,66 @@
+"""The spend estimate made before any request, and the `--max-cost` refusal.
+
+It is an upper bound by design: every task is assumed to use all its attempts and every
+answer `max_tokens`. Hardware cost assumes a generation speed (stated in the estimate)
+because duration cannot be known before the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compare_tui.engine.request import estimated_prompt_tokens
+from compare_tui.engine.settings import RunSettings
+from compare_tui.goldset.models import GoldenSet
+
+ASSUMED_TOKENS_PER_S = 20.0
+"""Per-request generation speed assumed for hardware estimates (a small model on a CPU)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpendEstimate:
+    usd: float | None
+    basis: str
+    explanation: str
+
+    def text(self) -> str:
+        return "no cost basis" if self.usd is None else f"≤ ${self.usd:.4f} ({self.explanation})"
+
+
+def estimate_spend(goldset: GoldenSet, cost: object | None, settings: RunSettings) -> SpendEstimate:
+    requests = len(goldset.tasks) * settings.attempts
+    if cost is None:
+        return SpendEstimate(None, "none", "the catalogue entry has no cost basis")
+    basis = getattr(cost, "basis", None)
+    if basis == "token_price":
+        prompt = sum(estimated_prompt_tokens(t) for t in goldset.tasks) * settings.attempts
+        completion = requests * settings.max_tokens
+        usd = (prompt * cost.usd_per_mtok_input + completion * cost.usd_per_mtok_output) / 1e6
+        return SpendEstimate(
+            usd, basis, f"{requests} requests, ~{prompt} prompt + ≤{completion} completion tokens at the listed price"
+        )
+    if basis == "hardware":
+        per_request_s = settings.max_tokens / ASSUMED_TOKENS_PER_S + 0.5
+        hours = requests * per_request_s / max(1, settings.concurrency) / 3600
+        usd = hours * cost.usd_per_hour * getattr(cost, "gpu_count", 1)
+        return SpendEstimate(
+            usd,
+            basis,
+            f"{requests} requests at ≤{settings.max_tokens} tokens, assuming {ASSUMED_TOKENS_PER_S:g} tokens/s "
+            f"per request and {settings.concurrency} at once, ${cost.usd_per_hour:g}/h",
+        )
+    return SpendEstimate(None, str(basis), "unknown cost basis")
+
+
+def check_spend(estimate: SpendEstimate, max_cost: float | None) -> str | None:
+    """The refusal reason when the estimate is over the cap, else None."""
+    if max_cost is None:
+        return None
+    if estimate.usd is None:
+        return f"--max-cost {max_cost:g} was given but the spend cannot be estimated: {estimate.explanation}"
+    if estimate.usd > max_cost:
+        return (
+            f"the estimated spend ${estimate.usd:.4f} exceeds --max-cost ${max_cost:g} "
+            f"({estimate.explanation}); lower --attempts or --max-tokens, or raise --max-cost"
+        )
+    return None

@@ -1,0 +1,198 @@
+"""GPU memory high-water mark through NVML, sampled from one background thread.
+
+What the figure means (measurement.md §4): device-wide memory in use, read with
+`nvmlDeviceGetMemoryInfo(..., version=nvmlMemory_v2)` so that `used` matches nvidia-smi and
+excludes driver-reserved memory. Baseline is the reading at `start()`, peak the highest
+reading until `stop()`; spikes shorter than the interval can be missed. Scope is the whole
+device (other processes included), because per-process figures are unreliable in containers.
+
+The sampler never raises into a run: a machine without NVML, a driver or permission gives a
+report with `measured=False` and a plain reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from dataclasses import asdict, dataclass, field
+from types import ModuleType
+from typing import Any
+
+# NVML error codes (nvml.h) -> what a user should read. Matched by code, then by class name,
+# so that a test double needs only exception classes with a `value`.
+_REASONS = {
+    12: ("LibraryNotFound", "NVML library not found (no NVIDIA driver installed on this machine)"),
+    9: ("DriverNotLoaded", "NVIDIA driver is not loaded"),
+    4: ("NoPermission", "no permission to query the GPU through NVML"),
+    3: ("NotSupported", "GPU memory queries are not supported on this device"),
+    13: ("FunctionNotFound", "the NVIDIA driver is too old for this NVML call"),
+}
+V1_NOTE = ("memory read with the NVML v1 call: 'used' includes driver-reserved memory, "
+           "so figures read higher than nvidia-smi")
+
+
+def nvml_reason(exc: BaseException) -> str:
+    """A plain-words reason for an NVML (or import) failure."""
+    if isinstance(exc, ImportError):
+        return "NVML Python bindings (nvidia-ml-py) are not installed"
+    code = getattr(exc, "value", None)
+    if code in _REASONS:
+        return _REASONS[code][1]
+    for suffix, reason in _REASONS.values():
+        if type(exc).__name__.endswith(suffix):
+            return reason
+    return f"NVML error: {type(exc).__name__}: {exc}"
+
+
+@dataclass
+class GpuReport:
+    """What the sampler saw. `devices` holds one dict per GPU:
+    {index, name, uuid, baseline_bytes, peak_bytes, delta_bytes}."""
+
+    measured: bool
+    reason: str | None = None
+    devices: list[dict] = field(default_factory=list)
+    driver: str | None = None
+    samples: int = 0
+    interval_s: float = 0.1
+    scope: str = "device"
+    memory_api: str | None = None  # "v2" or "v1" (see V1_NOTE)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form, for the store and the report."""
+        return asdict(self)
+
+
+def _text(value: Any) -> str:
+    # Older bindings return bytes, newer ones str.
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+class GpuSampler:
+    """Samples every device's used memory at about 1/interval_s Hz between start() and stop().
+
+    `nvml` injects a module with pynvml's API (tests); by default `pynvml` is imported at
+    `start()`, never at import time."""
+
+    def __init__(self, interval_s: float = 0.1, *, nvml: ModuleType | None = None) -> None:
+        self.interval_s = interval_s
+        self._nvml = nvml
+        self._handles: list[Any] = []
+        self._devices: list[dict] = []
+        self._v2 = True
+        self._notes: list[str] = []
+        self._driver: str | None = None
+        self._samples = 0
+        self._reason: str | None = "sampler was not started"
+        self._initialised = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._report: GpuReport | None = None
+
+    def __enter__(self) -> "GpuSampler":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> bool:
+        """Initialise NVML, take the baseline reading and start the thread. Returns whether
+        memory is being measured; never raises."""
+        if self._initialised or self._report is not None:
+            return self._reason is None
+        try:
+            if self._nvml is None:
+                self._nvml = importlib.import_module("pynvml")
+            self._nvml.nvmlInit()
+            self._initialised = True
+            self._open_devices()
+            if not self._devices:
+                self._reason = "no NVIDIA GPU found by NVML"
+                return False
+            self._sample()  # the baseline: memory in use before the run's first request
+        except Exception as exc:  # noqa: BLE001 - any NVML failure becomes a reason, never a crash
+            self._reason = nvml_reason(exc)
+            return False
+        self._reason = None
+        self._thread = threading.Thread(target=self._loop, name="gpu-sampler", daemon=True)
+        self._thread.start()
+        return True
+
+    def _open_devices(self) -> None:
+        nvml = self._nvml
+        try:
+            self._driver = _text(nvml.nvmlSystemGetDriverVersion())
+        except Exception as exc:  # noqa: BLE001 - the driver version is nice to have
+            self._notes.append(f"driver version unavailable: {nvml_reason(exc)}")
+        for index in range(nvml.nvmlDeviceGetCount()):
+            handle = nvml.nvmlDeviceGetHandleByIndex(index)
+            self._handles.append(handle)
+            self._devices.append({"index": index, "name": _text(nvml.nvmlDeviceGetName(handle)),
+                                  "uuid": _text(nvml.nvmlDeviceGetUUID(handle)),
+                                  "baseline_bytes": None, "peak_bytes": None})
+
+    def _used(self, handle: Any) -> int:
+        nvml = self._nvml
+        if self._v2:
+            try:
+                return int(nvml.nvmlDeviceGetMemoryInfo(handle, version=nvml.nvmlMemory_v2).used)
+            except (TypeError, AttributeError) as exc:  # bindings without the v2 struct
+                self._fall_back_to_v1(exc)
+            except Exception as exc:  # noqa: BLE001
+                # A driver without nvmlDeviceGetMemoryInfo_v2 (or refusing it) may still
+                # answer v1; anything else is a real failure.
+                if nvml_reason(exc) not in (_REASONS[13][1], _REASONS[3][1]):
+                    raise
+                self._fall_back_to_v1(exc)
+        return int(nvml.nvmlDeviceGetMemoryInfo(handle).used)
+
+    def _fall_back_to_v1(self, exc: BaseException) -> None:
+        self._v2 = False
+        self._notes.append(f"{V1_NOTE} (v2 unavailable: {type(exc).__name__})")
+
+    def _sample(self) -> None:
+        for device, handle in zip(self._devices, self._handles):
+            used = self._used(handle)
+            if device["baseline_bytes"] is None:
+                device["baseline_bytes"] = used
+            device["peak_bytes"] = max(device["peak_bytes"] or 0, used)
+        self._samples += 1
+
+    def _loop(self) -> None:
+        # Event.wait doubles as the sleep, so stop() ends the thread within one call.
+        while not self._stop.wait(self.interval_s):
+            try:
+                self._sample()
+            except Exception as exc:  # noqa: BLE001 - keep the peak so far, stop sampling
+                self._notes.append(f"sampling stopped after {self._samples} samples: "
+                                   f"{nvml_reason(exc)}")
+                return
+
+    def stop(self) -> GpuReport:
+        """Stop sampling, shut NVML down and return the report; later calls return the same
+        report. Never raises."""
+        if self._report is not None:
+            return self._report
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(max(1.0, 10 * self.interval_s))
+            try:
+                self._sample()  # the state at the end of the run counts toward the peak
+            except Exception:  # noqa: BLE001 - the thread has already noted sampling failures
+                pass
+        if self._initialised:
+            try:
+                self._nvml.nvmlShutdown()
+            except Exception as exc:  # noqa: BLE001
+                self._notes.append(f"nvmlShutdown failed: {nvml_reason(exc)}")
+        measured = self._reason is None
+        devices = [{**d, "delta_bytes": d["peak_bytes"] - d["baseline_bytes"]}
+                   for d in self._devices if measured]
+        self._report = GpuReport(measured=measured, reason=self._reason, devices=devices,
+                                 driver=self._driver, samples=self._samples,
+                                 interval_s=self.interval_s,
+                                 memory_api=("v2" if self._v2 else "v1") if measured else None,
+                                 notes=list(self._notes))
+        return self._report

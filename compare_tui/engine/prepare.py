@@ -1,0 +1,123 @@
+"""Everything that happens before the first request: refusals, the key policy, weights
+verification, the spend estimate, and the run record. A refused model sends nothing."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from compare_tui.catalogue import ModelEntry, ModelRefused, refuse_if_needed, resolve_key, verify_weights
+from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
+from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
+from compare_tui.goldset.models import GoldenSet
+from compare_tui.store import RunRecord, Store, utc_now
+
+
+class RunRefusedError(Exception):
+    """The engine will not run this model on this set; `reason` says why and what to do."""
+
+    def __init__(self, model_name: str, reason: str) -> None:
+        super().__init__(f"{model_name}: {reason}")
+        self.model_name = model_name
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class PreparedRun:
+    run: RunRecord
+    goldset: GoldenSet
+    entry: ModelEntry
+    settings: RunSettings
+    estimate: SpendEstimate
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    """Request headers, holding the virtual key when there is one. Never stored or logged."""
+
+
+Progress = Callable[[str, int, int], None]
+
+
+def check_model(
+    entry: ModelEntry, *, environ: Mapping[str, str] | None = None, progress: Progress | None = None
+) -> tuple[str, dict[str, str]]:
+    """Refusals, key policy and weights verification: return (provenance label, headers)."""
+    try:
+        refuse_if_needed(entry)
+        key = resolve_key(entry, os.environ if environ is None else environ)
+        verification = verify_weights(entry, progress=progress)
+    except ModelRefused as exc:
+        raise RunRefusedError(entry.name, str(exc)) from None
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return verification.label, headers
+
+
+def prepare_run(
+    store: Store,
+    goldset: GoldenSet,
+    entry: ModelEntry,
+    overrides: RunOverrides,
+    *,
+    max_cost: float | None = None,
+    comparison_id: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+) -> PreparedRun:
+    """Check the model, estimate the spend and write a `pending` run. Raises `RunRefusedError`."""
+    try:
+        settings = resolve_settings(goldset, overrides)
+    except ValueError as exc:
+        raise RunRefusedError(entry.name, str(exc)) from None
+    estimate = estimate_spend(goldset, entry.cost, settings)
+    refusal = check_spend(estimate, max_cost)
+    if refusal:
+        raise RunRefusedError(entry.name, refusal)
+    provenance, headers = check_model(entry, environ=environ, progress=progress)
+    run = RunRecord(
+        status="pending",
+        goldset_id=goldset.manifest.workload_id,
+        goldset_name=goldset.manifest.name,
+        goldset_version=goldset.manifest.version,
+        goldset_digest=goldset.digest,
+        goldset_path=str(goldset.root),
+        model_name=entry.name,
+        model_entry=entry.pins(),
+        provenance=provenance,
+        cost_basis=entry.cost.model_dump(mode="json") if entry.cost is not None else None,
+        settings=settings.as_dict() | {"estimate_usd": estimate.usd, "estimate": estimate.explanation},
+        environment={},
+        task_count=len(goldset.tasks),
+        comparison_id=comparison_id,
+    )
+    store.create_run(run)
+    return PreparedRun(run, goldset, entry, settings, estimate, headers)
+
+
+def prepare_resume(
+    store: Store,
+    run_id: str,
+    goldset: GoldenSet,
+    entry: ModelEntry,
+    *,
+    environ: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+) -> PreparedRun:
+    """Re-check the model and the set of an unfinished run so it can continue where it stopped."""
+    run = store.get_run(run_id)
+    if run.status == "completed":
+        raise RunRefusedError(run.model_name, f"run {run.id} is already completed; nothing to resume")
+    if goldset.digest != run.goldset_digest:
+        raise RunRefusedError(
+            run.model_name,
+            f"the golden set at {goldset.root} changed since run {run.id} started "
+            f"(digest {goldset.digest[:19]}… ≠ {run.goldset_digest[:19]}…); start a new run instead",
+        )
+    if entry.pins() != run.model_entry:
+        raise RunRefusedError(
+            run.model_name,
+            f"the catalogue entry for {entry.name} changed since run {run.id} started; start a new run instead",
+        )
+    provenance, headers = check_model(entry, environ=environ, progress=progress)
+    s = run.settings
+    settings = RunSettings(s["attempts"], s["temperature"], s["max_tokens"], s["concurrency"], s["timeout_s"])
+    estimate = SpendEstimate(s.get("estimate_usd"), "recorded", s.get("estimate", ""))
+    return PreparedRun(run, goldset, entry, settings, estimate, headers)

@@ -1,0 +1,201 @@
+"""Execute a prepared run: stream every task's attempts, score them, and write each attempt
+the moment it is scored under its deterministic id `(run, task, attempt)`.
+
+A resumed run reads what is stored and does only what is missing, so an interrupted run
+(Ctrl-C, SIGTERM, or kill -9) finishes with nothing repeated and nothing lost. Memory stays
+flat however large the set: `concurrency` workers pull tasks from one iterator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from dataclasses import asdict
+from typing import Any
+
+import httpx
+
+from compare_tui.engine.client import Exchange, stream_chat
+from compare_tui.engine.environment import capture_environment, fetch_server_identity
+from compare_tui.engine.events import AttemptFinished, RunFinished, RunObserver, RunStarted
+from compare_tui.engine.gpu import GpuSampler
+from compare_tui.engine.prepare import PreparedRun
+from compare_tui.engine.request import chat_body
+from compare_tui.engine.retry import RetryPolicy, with_retries
+from compare_tui.goldset.models import Task
+from compare_tui.scoring import score
+from compare_tui.scoring.result import Answer, Outcome, ScoreResult
+from compare_tui.store import AttemptRecord, AuditRow, Store
+from compare_tui.store import utc_now as now_iso
+
+_FINAL = {Outcome.PASS.value, Outcome.REVIEW.value}
+"""Outcomes that end a task: a pass completes it, and asking again cannot settle a review."""
+
+
+class _Quiet:
+    def on_event(self, event: object) -> None:
+        pass
+
+
+class RunExecutor:
+    """Runs one prepared run to its end. Create one per run."""
+
+    def __init__(
+        self,
+        store: Store,
+        prepared: PreparedRun,
+        *,
+        observer: RunObserver | None = None,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        gpu_sampler: GpuSampler | None = None,
+    ) -> None:
+        self.store = store
+        self.p = prepared
+        self.observer = observer or _Quiet()
+        self.retry = retry or RetryPolicy()
+        self.transport = transport
+        self.gpu_sampler = gpu_sampler
+        self._rng = random.Random()
+        self._counts: Counter[str] = Counter()
+
+    async def execute(self) -> str:
+        """Run to the end; return the final status. Cancelling marks the run `interrupted`."""
+        run, settings = self.p.run, self.p.settings
+        recorded = self._recorded()
+        pending = [t for t in self.p.goldset.tasks if not _task_done(recorded.get(t.id, {}), settings.attempts)]
+        self.store.update_run_status(run.id, "running", started_at=run.started_at or now_iso())
+        limits = httpx.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency)
+        timeout = httpx.Timeout(settings.timeout_s, connect=min(10.0, settings.timeout_s))
+        sampler = self._sampler()
+        status, error = "interrupted", None
+        async with httpx.AsyncClient(limits=limits, timeout=timeout, transport=self.transport) as client:
+            try:
+                identity = await fetch_server_identity(client, self.p.entry.endpoint, self.p.headers)
+                self.store.update_run(
+                    run.id, environment=capture_environment(server_identity=identity, settings=settings.as_dict())
+                )
+                self.observer.on_event(
+                    RunStarted(
+                        run.id, run.model_name, run.goldset_name, len(self.p.goldset.tasks),
+                        len(self.p.goldset.tasks) - len(pending), run.provenance or "", self.p.estimate.text(),
+                    )
+                )
+                tasks = iter(pending)
+                workers = [self._worker(client, tasks, recorded) for _ in range(min(settings.concurrency, len(pending) or 1))]
+                await asyncio.gather(*workers)
+                status = "completed"
+            except asyncio.CancelledError:
+                status, error = "interrupted", "interrupted by the user; resume with `compare-tui run --resume " + run.id + "`"
+                raise
+            except Exception as exc:  # a store failure (disk full) or a bug: stop, keep what is stored
+                status, error = "interrupted", f"{type(exc).__name__}: {exc}"
+                raise
+            finally:
+                self._finish(status, error, sampler)
+        return status
+
+    async def _worker(self, client: httpx.AsyncClient, tasks: Any, recorded: dict[str, dict[int, str]]) -> None:
+        for task in tasks:  # a shared iterator: each task goes to exactly one worker
+            await self._run_task(client, task, recorded.get(task.id, {}))
+
+    async def _run_task(self, client: httpx.AsyncClient, task: Task, prior: dict[int, str]) -> None:
+        attempts = self.p.settings.attempts
+        first = max(prior, default=0) + 1
+        for number in range(first, attempts + 1):
+            outcome = await self._attempt(client, task, number)
+            if outcome in _FINAL:
+                return
+
+    async def _attempt(self, client: httpx.AsyncClient, task: Task, number: int) -> str:
+        run, entry = self.p.run, self.p.entry
+        started = now_iso()
+        body = chat_body(task, entry.model, self.p.settings)
+
+        async def send() -> Exchange:
+            return await stream_chat(client, entry.endpoint, body, headers=self.p.headers, timeout_s=self.p.settings.timeout_s)
+
+        def audit(ex: Exchange) -> None:
+            prompt, completion = ex.acc.tokens() if ex.acc else (None, None)
+            self.store.record_audit(
+                AuditRow(
+                    at=now_iso(), run_id=run.id, task_id=task.id, attempt=number, endpoint=entry.endpoint,
+                    model=entry.model, status=ex.status, bytes_in=ex.bytes_in, bytes_out=ex.bytes_out,
+                    prompt_tokens=prompt, completion_tokens=completion, duration_ms=round(ex.duration_ms, 3),
+                    error_class=ex.error_class,
+                )
+            )
+
+        exchange, retries = await with_retries(send, self.retry, on_exchange=audit, rng=self._rng)
+        result, answer = await self._score(task, exchange)
+        acc = exchange.acc
+        prompt, completion = acc.tokens() if acc else (None, None)
+        notes = exchange.notes + (acc.notes if acc else [])
+        record = AttemptRecord(
+            id=f"{run.id}:{task.id}:{number}", run_id=run.id, task_id=task.id, attempt=number,
+            outcome=result.outcome.value, answer_text=answer.text,
+            tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in answer.tool_calls],
+            reasoning=answer.reasoning, score_detail=result.detail, score_data=result.data | ({"notes": notes} if notes else {}),
+            isolation=result.isolation, error_class=exchange.error_class, error=exchange.error,
+            ttft_ms=_round(acc.ttft_ms() if acc else None), e2e_ms=_round(acc.e2e_ms() if acc else None),
+            prompt_tokens=prompt, completion_tokens=completion,
+            usage_missing=exchange.error_class is None and (acc is None or acc.usage is None),
+            server_timings=acc.timings if acc else None, started_at=started, finished_at=now_iso(),
+            retries=retries, finish_reason=acc.finish_reason if acc else None,
+        )
+        self.store.record_attempt(record)
+        self._counts[record.outcome] += 1
+        done = record.outcome in _FINAL or number >= self.p.settings.attempts
+        self.observer.on_event(
+            AttemptFinished(
+                run.id, run.model_name, task.id, number, record.outcome, done, record.ttft_ms, record.e2e_ms,
+                prompt, completion, retries, exchange.error,
+            )
+        )
+        return record.outcome
+
+    async def _score(self, task: Task, exchange: Exchange) -> tuple[ScoreResult, Answer]:
+        if exchange.error_class is not None or exchange.acc is None:
+            return ScoreResult(Outcome.ERROR, exchange.error or "no answer"), Answer()
+        answer = exchange.acc.answer()
+        spec = self.p.goldset.scorer_for(task)
+        if spec.kind == "command":  # runs a process: keep the event loop free
+            result = await asyncio.to_thread(score, task, spec, answer, set_root=self.p.goldset.root)
+        else:
+            result = score(task, spec, answer, set_root=self.p.goldset.root)
+        return result, answer
+
+    def _recorded(self) -> dict[str, dict[int, str]]:
+        recorded: dict[str, dict[int, str]] = {}
+        for attempt in self.store.attempts_for_run(self.p.run.id):
+            recorded.setdefault(attempt.task_id, {})[attempt.attempt] = attempt.outcome
+        return recorded
+
+    def _sampler(self) -> GpuSampler | None:
+        if self.p.entry.kind != "local":
+            return None
+        sampler = self.gpu_sampler or GpuSampler()
+        sampler.start()
+        return sampler
+
+    def _finish(self, status: str, error: str | None, sampler: GpuSampler | None) -> None:
+        run = self.p.run
+        if sampler is not None:
+            gpu: dict[str, Any] = asdict(sampler.stop())
+        else:
+            gpu = {"measured": False, "reason": "hosted model: the GPU is not on this machine"}
+        try:
+            self.store.update_run(run.id, gpu=gpu)
+            self.store.update_run_status(run.id, status, finished_at=now_iso(), error=error)
+        except Exception:  # noqa: BLE001 - the store may be the thing that failed (disk full)
+            pass
+        self.observer.on_event(RunFinished(run.id, run.model_name, status, dict(self._counts), error))
+
+
+def _task_done(prior: dict[int, str], attempts: int) -> bool:
+    return any(outcome in _FINAL for outcome in prior.values()) or len(prior) >= attempts and max(prior, default=0) >= attempts
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)

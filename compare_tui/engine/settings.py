@@ -1,0 +1,49 @@
+"""Run settings: the manifest's `[run]` table, overridden per run from the CLI or the TUI."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from compare_tui.goldset.models import GoldenSet
+
+DEFAULT_MAX_TOKENS = 256
+DEFAULT_CONCURRENCY = 4
+DEFAULT_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunOverrides:
+    """What the user asked for on this run; None keeps the manifest's value."""
+
+    attempts: int | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """The settings a run actually used; stored with the run and compared by `reproduce`."""
+
+    attempts: int
+    temperature: float
+    max_tokens: int
+    concurrency: int
+    timeout_s: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def resolve_settings(goldset: GoldenSet, overrides: RunOverrides) -> RunSettings:
+    manifest = goldset.manifest.run
+    if overrides.concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    return RunSettings(
+        attempts=overrides.attempts if overrides.attempts is not None else manifest.attempts,
+        temperature=overrides.temperature if overrides.temperature is not None else manifest.temperature,
+        max_tokens=overrides.max_tokens or manifest.max_tokens or DEFAULT_MAX_TOKENS,
+        concurrency=overrides.concurrency,
+        timeout_s=overrides.timeout_s,
+    )

@@ -1,0 +1,79 @@
+"""Server-sent events framed from raw bytes (measurement.md §2).
+
+Network reads are not events: bytes are buffered and split on blank lines (`\\n\\n`,
+`\\r\\n\\r\\n`, `\\r\\r`). Each event keeps the arrival time of the read that completed it,
+taken by the caller with `perf_counter_ns` *before* parsing, so parsing cost never moves a
+timestamp.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_BOUNDARY = re.compile(rb"\r\n\r\n|\n\n|\r\r|\r\n\n|\n\r\n")
+_MAX_PENDING = 16 * 1024 * 1024  # an event larger than this is a broken stream, not data
+
+
+class SseError(ValueError):
+    """The byte stream is not server-sent events (e.g. a runaway event with no boundary)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SseEvent:
+    data: str
+    """The `data:` lines of one event joined by newlines (the SSE rule)."""
+    arrived_ns: int
+    """`perf_counter_ns` of the read that completed this event."""
+    event: str | None = None
+
+
+class SseFramer:
+    """Feed bytes as they arrive; get back the complete events they finish."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, chunk: bytes, arrived_ns: int) -> list[SseEvent]:
+        self._buffer += chunk
+        events: list[SseEvent] = []
+        while True:
+            match = _BOUNDARY.search(self._buffer)
+            if match is None:
+                break
+            block = self._buffer[: match.start()]
+            self._buffer = self._buffer[match.end() :]
+            event = _parse_block(block, arrived_ns)
+            if event is not None:
+                events.append(event)
+        if len(self._buffer) > _MAX_PENDING:
+            raise SseError(f"an event grew past {_MAX_PENDING} bytes without a blank line")
+        return events
+
+    def close(self, arrived_ns: int) -> list[SseEvent]:
+        """Flush a final event that the server ended without a blank line."""
+        block, self._buffer = self._buffer, b""
+        event = _parse_block(block, arrived_ns) if block.strip() else None
+        return [event] if event is not None else []
+
+
+def _parse_block(block: bytes, arrived_ns: int) -> SseEvent | None:
+    text = block.decode("utf-8", errors="replace")
+    data_lines: list[str] = []
+    event_name: str | None = None
+    for line in re.split(r"\r\n|\r|\n", text):
+        if not line or line.startswith(":"):
+            continue  # blank, or a comment / keep-alive ping
+        field, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            data_lines.append(value)
+        elif field == "event":
+            event_name = value
+        # `id:` and `retry:` mean nothing for a single chat completion.
+    if not data_lines:
+        return None
+    return SseEvent("\n".join(data_lines), arrived_ns, event_name)

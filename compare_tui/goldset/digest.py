@@ -1,0 +1,34 @@
+"""The golden-set digest: proof that two runs ran the same set.
+
+The digest is `sha256:<hex>` over one canonical JSON text (sorted keys, compact separators,
+no ASCII escaping) of `{"manifest": …, "tasks": [… sorted by id], "files": {relpath: sha256}}`.
+It therefore depends only on what the set means, never on how it is written: file names,
+file order, TOML vs JSON, whitespace and comments do not change it; any field value, or a
+byte of a file a scorer references, does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .models import Manifest, Task
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON text the digest hashes for `value` (a JSON-compatible structure)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest_golden_set(manifest: Manifest, tasks: Iterable[Task], files: Mapping[str, str]) -> str:
+    """`sha256:<hex>` of manifest + tasks (any order) + referenced files (relpath -> sha256 hex)."""
+    payload = {
+        "manifest": manifest.model_dump(mode="json", by_alias=True),
+        "tasks": [t.model_dump(mode="json", by_alias=True) for t in sorted(tasks, key=lambda t: t.id)],
+        "files": dict(files),
+    }
+    # surrogatepass: a JSON task may hold a lone surrogate ("\ud800"); it must hash, not crash.
+    data = canonical_json(payload).encode("utf-8", "surrogatepass")
+    return "sha256:" + hashlib.sha256(data).hexdigest()

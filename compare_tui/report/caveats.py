@@ -1,0 +1,136 @@
+"""Caveats: everything the report could not establish, in plain words (DESIGN.md §5).
+
+Each caveat is derived from the figures and inputs, never from the renderers, so every
+surface lists the same ones in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compare_tui.report.figures import ModelFigures
+from compare_tui.report.inputs import ReportInputs, RunInput
+
+MARGIN_THRESHOLD = 0.05
+"""Wilson half-widths at or above this (five points) get a margin-of-error caveat."""
+_LISTED = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Caveat:
+    """One thing not established. `code` is stable (for tools); `text` is for people."""
+
+    code: str
+    text: str
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _verb(count: int, one: str, many: str) -> str:
+    return one if count == 1 else many
+
+
+def _listed(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:_LISTED])
+    return shown + (f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else "")
+
+
+def build_caveats(inputs: ReportInputs, rows: Sequence[ModelFigures]) -> tuple[Caveat, ...]:
+    """Every caveat of a report over `rows` (the shown models), in a fixed order."""
+    out = [Caveat("set", note) for note in inputs.notes]
+    out += [Caveat("manifest", f"From the golden set: {text}") for text in inputs.manifest_caveats]
+    digests = {r.run.goldset_digest for r in inputs.runs if r.run.goldset_digest}
+    if len(digests) > 1:
+        out.append(Caveat("different_sets", "The runs did not all use the same golden set (their digests "
+                          "differ), so their figures are over different tasks or checks."))
+    if rows:
+        out.append(Caveat("baseline", "A pass means the answer agreed with the golden set's expected "
+                          "outcome (your baseline, e.g. what production returns today), not that it is "
+                          "correct: baseline agreement is not ground truth."))
+    by_run = {r.run.id: r for r in inputs.runs}
+    for row in rows:
+        out += _row_caveats(row, by_run[row.run_id])
+    bases = sorted({row.cost.basis for row in rows})
+    if len(bases) > 1:
+        hardware = ", ".join(r.label for r in rows if r.cost.basis == "hardware")
+        priced = ", ".join(r.label for r in rows if r.cost.basis == "token_price")
+        out.append(Caveat("cost_bases", f"Costs are on different bases: {hardware} on amortised hardware time, "
+                          f"{priced} on a provider's token price. The two are not equivalent; compare "
+                          "them with care."))
+    return tuple(out)
+
+
+def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
+    name, out = row.label, []
+    counts = row.counts
+    if counts.missing:
+        out.append(Caveat("incomplete", f"{name} recorded nothing for {_plural(counts.missing, 'task')} of the "
+                          f"set (run {row.run_status}); they are not in its figures."))
+    interval = row.pass_rate.interval
+    if interval is not None and interval.half_width >= MARGIN_THRESHOLD:
+        out.append(Caveat("margin", f"With {_plural(row.pass_rate.scored, 'scored task')}, {name}'s pass rate is "
+                          f"uncertain by about ±{interval.half_width * 100:.0f} points (Wilson 95% interval "
+                          f"{interval.low * 100:.1f}–{interval.high * 100:.1f} %)."))
+    if counts.human:
+        out.append(Caveat("human", f"{name}: {_plural(counts.human, 'task')} scored by a person "
+                          f"({counts.human_decided} decided) {_verb(counts.human, 'is', 'are')} left out of the "
+                          "pass rate; the verdicts show in the blocks."))
+    if row.awaiting_review:
+        waiting = row.awaiting_review
+        out.append(Caveat("review", f"{name}: {_plural(len(waiting), 'task')} still "
+                          f"{_verb(len(waiting), 'awaits', 'await')} a person's review ({_listed(waiting)}); "
+                          "confidence stays low until each has a pass or fail verdict."))
+    if counts.errored:
+        classes = ", ".join(f"{cls} ×{n}" for cls, n in row.error_classes)
+        out.append(Caveat("errors", f"{name}: {_plural(counts.errored, 'task')} ended in error (nothing was "
+                          f"measured) and {_verb(counts.errored, 'counts', 'count')} as not passed. Errored "
+                          f"attempts by class: {classes}."))
+    out += _sandbox(name, run_input)
+    out += _serving(row, run_input)
+    if row.tokens.note:
+        out.append(Caveat("usage", f"{name}: {row.tokens.note}."))
+    if row.cost.note and row.completed:
+        out.append(Caveat("cost", f"Cost of {name}: {row.cost.note}."))
+    return out
+
+
+def _sandbox(name: str, run_input: RunInput) -> list[Caveat]:
+    isolations = [a.isolation for a in run_input.attempts if a.isolation]
+    if not isolations:
+        return []
+    out = [Caveat("sandbox", f"Command scorers for {name} ran in a process sandbox, not a kernel sandbox: each "
+                  "check runs as this user, with this user's file access.")]
+    no_net = [i for i in isolations if not i.get("network_namespace")]
+    if no_net:
+        why = no_net[0].get("network_namespace_note") or "no reason recorded"
+        out.append(Caveat("sandbox_network", f"{_plural(len(no_net), 'command check')} for {name} ran without a "
+                          f"network namespace, so the check could reach the network ({why})."))
+    no_nproc = [i for i in isolations if not i.get("nproc_limit")]
+    if no_nproc:
+        why = no_nproc[0].get("nproc_note") or "no reason recorded"
+        out.append(Caveat("sandbox_nproc", f"The process-count limit was not in force for "
+                          f"{_plural(len(no_nproc), 'command check')} of {name} ({why})."))
+    return out
+
+
+def _serving(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
+    name, out = row.label, []
+    if row.model_kind == "hosted":
+        out.append(Caveat("network", f"Latency of {name} includes the network between this machine and its host."))
+    elif row.model_kind == "local":
+        serving = run_input.run.model_entry.get("serving") or {}
+        how = ", ".join(str(v) for v in (serving.get("stack"), serving.get("quantisation")) if v)
+        out.append(Caveat("hardware", f"{name} was served on this machine{f' ({how})' if how else ''}, which may "
+                          "not be your production hardware: its latency, GPU memory and hardware cost hold "
+                          "for this machine and these serving settings only."))
+    gpu = row.gpu
+    if gpu.applicable and not gpu.measured:
+        out.append(Caveat("gpu", f"GPU memory of {name} was not measured: {gpu.reason or 'no reason was recorded'}."))
+    elif gpu.measured:
+        notes = "".join(f" {note}." for note in gpu.notes)
+        out.append(Caveat("gpu_scope", f"GPU memory of {name} is the whole device's use (other processes "
+                          f"included), sampled periodically, so spikes between samples can be missed.{notes}"))
+    return out

@@ -1,0 +1,278 @@
+"""Per-model figures (DESIGN.md §5): pass rate, blocks, latency, tokens, GPU memory, cost.
+
+Every figure a user sees is computed here, once; the renderers only format it.
+
+Words used below:
+- a task's *status* is its outcome over all attempts (`store.summary.task_outcome`): `pass`
+  when any attempt passed, `review` while a person has not decided, `fail`, or `error` when
+  every attempt errored; `missing` when this run recorded no attempt for it;
+- a *human* task is one whose scorer is `human` (from the golden set), or, when the set
+  could not be read, one whose every attempt asked for review;
+- a task is *scored* when it is not human and its status is pass, fail or error: errors
+  count as not passed (and are shown separately); human tasks never enter the pass rate;
+- a task is *completed* when its status is `pass` (a person's pass included): the
+  denominator of tokens and cost per completed task.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_duration_s
+from compare_tui.report.inputs import AttemptFacts, RunInput
+from compare_tui.report.stats import Interval, Percentiles, percentiles, wilson_interval
+from compare_tui.store.summary import task_outcome
+
+STATUSES = ("pass", "fail", "review", "error", "missing")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One task of one model, as a block in the grid."""
+
+    task_id: str
+    status: str
+    """`pass`, `fail`, `review` (needs a person), `error` or `missing` (not run)."""
+    human: bool
+    verdict: str | None = None
+    """The latest verdict a person gave (`pass`, `fail`, `skip`), if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """Tasks by status. Each task counts once, however many attempts it had."""
+
+    passed: int
+    failed: int
+    review: int
+    """Tasks still waiting for a person."""
+    errored: int
+    missing: int
+    """Tasks of the set this run recorded nothing for."""
+    human: int
+    """Tasks scored by a person (excluded from the pass rate)."""
+    human_decided: int
+    """Human tasks with a pass or fail verdict."""
+    planned: int
+    """Tasks the run set out to do."""
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class PassRate:
+    """Share of scored tasks that passed, with its Wilson 95% interval."""
+
+    passed: int
+    scored: int
+    errored: int
+    """Of the scored tasks, how many errored (counted as not passed)."""
+    rate: float | None
+    """`passed / scored`; None when no task was scored."""
+    interval: Interval | None
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """TTFT and end-to-end time, one value per completed task (its passing attempt)."""
+
+    ttft_ms: Percentiles
+    e2e_ms: Percentiles
+    includes_network: bool
+    """True for hosted models: the time includes the network to the host."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """Prompt and completion tokens per completed task, summed over every attempt."""
+
+    prompt_per_task: float | None
+    completion_per_task: float | None
+    prompt_total: int
+    completion_total: int
+    attempts: int
+    attempts_without_usage: int
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuMemory:
+    """The GPU memory high-water mark of a self-served model, or why there is none."""
+
+    applicable: bool
+    """False for hosted models (the GPU is not on this machine)."""
+    measured: bool
+    peak_bytes: int | None
+    """Peak device memory in use, summed over `devices` (whole device, not one process)."""
+    baseline_bytes: int | None
+    devices: int
+    reason: str | None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFigures:
+    """Everything shown in one model's row of a report."""
+
+    run_id: str
+    model_name: str
+    label: str
+    """The name shown: the model name, with the run id's start when two runs share a model."""
+    model_kind: str | None
+    """`local`, `hosted`, or None when the run did not record it."""
+    provenance: str
+    run_status: str
+    completed: int
+    pass_rate: PassRate
+    counts: Counts
+    blocks: tuple[Block, ...]
+    """One per task of the report, in the report's task order."""
+    latency: Latency
+    tokens: Tokens
+    gpu: GpuMemory
+    cost: Cost
+    missing: tuple[str, ...]
+    """Required figures that could not be computed, each with its reason."""
+    awaiting_review: tuple[str, ...]
+    """Ids of the tasks still waiting for a person."""
+    error_classes: tuple[tuple[str, int], ...]
+    """How many attempts errored, by error class (most frequent first)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedRow:
+    """A run that is not shown, and why."""
+
+    run_id: str
+    model_name: str
+    label: str
+    reason: str
+
+
+def refusal(run_input: RunInput, label: str) -> RefusedRow | None:
+    """The refusal of a run with no cost basis or no provenance label, or None."""
+    run = run_input.run
+    reason = refusal_reason(run.cost_basis)
+    if reason is None and not run.provenance:
+        reason = ("no provenance label: the run did not record whether its weights were verified; "
+                  "run the model again so that the check is made")
+    return RefusedRow(run.id, run.model_name, label, reason) if reason else None
+
+
+def is_human(task_id: str, outcomes: Sequence[str], task_kinds: Mapping[str, str]) -> bool:
+    kind = task_kinds.get(task_id)
+    if kind is not None:
+        return kind == "human"
+    return bool(outcomes) and all(outcome == "review" for outcome in outcomes)
+
+
+def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
+                  task_kinds: Mapping[str, str]) -> ModelFigures:
+    """The figures of one (not refused) run over the report's tasks."""
+    run = run_input.run
+    by_task: dict[str, list[AttemptFacts]] = defaultdict(list)
+    for attempt in run_input.attempts:
+        by_task[attempt.task_id].append(attempt)
+    blocks, representative = [], []
+    for task_id in task_ids:
+        attempts = sorted(by_task.get(task_id, ()), key=lambda a: a.attempt)
+        outcomes = [a.outcome for a in attempts]
+        verdict = run_input.verdicts.get(task_id)
+        status = task_outcome(outcomes, verdict) if attempts else "missing"
+        blocks.append(Block(task_id, status, is_human(task_id, outcomes, task_kinds), verdict))
+        if status == "pass":
+            # The passing attempt, or for a person's pass the attempt they were shown.
+            chosen = next((a for a in attempts if a.outcome == "pass"), None)
+            representative.append(chosen or next(a for a in attempts if a.outcome == "review"))
+    kind = run.model_entry.get("kind") if run.model_entry else None
+    counts = _counts(blocks, run.task_count, len(run_input.attempts))
+    completed = counts.passed
+    latency = Latency(
+        percentiles(a.ttft_ms for a in representative if a.ttft_ms is not None),
+        percentiles(a.e2e_ms for a in representative if a.e2e_ms is not None),
+        includes_network=kind == "hosted",
+    )
+    tokens = _tokens(run_input.attempts, completed)
+    gpu = _gpu(run.gpu, kind)
+    cost = cost_figure(run.cost_basis or {}, run_input.attempts, completed,
+                       run_duration_s(run.started_at, run.finished_at))
+    return ModelFigures(
+        run_id=run.id, model_name=run.model_name, label=label, model_kind=kind, provenance=run.provenance or "",
+        run_status=str(run.status), completed=completed, pass_rate=_pass_rate(blocks),
+        counts=counts, blocks=tuple(blocks), latency=latency, tokens=tokens, gpu=gpu, cost=cost,
+        missing=_missing(completed, latency, tokens, gpu, cost),
+        awaiting_review=tuple(b.task_id for b in blocks if b.status == "review"),
+        error_classes=_error_classes(run_input.attempts),
+    )
+
+
+def _counts(blocks: Sequence[Block], planned: int, attempts: int) -> Counts:
+    tally = dict.fromkeys(STATUSES, 0)
+    for block in blocks:
+        tally[block.status] += 1
+    humans = [b for b in blocks if b.human]
+    return Counts(
+        passed=tally["pass"], failed=tally["fail"], review=tally["review"], errored=tally["error"],
+        missing=tally["missing"], human=len(humans),
+        human_decided=sum(1 for b in humans if b.status in ("pass", "fail")),
+        planned=planned, attempts=attempts,
+    )
+
+
+def _pass_rate(blocks: Sequence[Block]) -> PassRate:
+    scored = [b for b in blocks if not b.human and b.status in ("pass", "fail", "error")]
+    passed = sum(1 for b in scored if b.status == "pass")
+    errored = sum(1 for b in scored if b.status == "error")
+    rate = passed / len(scored) if scored else None
+    return PassRate(passed, len(scored), errored, rate, wilson_interval(passed, len(scored)))
+
+
+def _tokens(attempts: Sequence[AttemptFacts], completed: int) -> Tokens:
+    prompt = sum(a.prompt_tokens for a in attempts if a.prompt_tokens is not None)
+    completion = sum(a.completion_tokens for a in attempts if a.completion_tokens is not None)
+    without = sum(1 for a in attempts if a.usage_missing or a.prompt_tokens is None or a.completion_tokens is None)
+    note = None
+    if without:
+        note = (f"{without} of {len(attempts)} attempts reported no token usage (their tokens are "
+                "not counted, so these figures are a lower bound)")
+    if completed == 0:
+        return Tokens(None, None, prompt, completion, len(attempts), without, note)
+    return Tokens(prompt / completed, completion / completed, prompt, completion, len(attempts), without, note)
+
+
+def _gpu(gpu: Mapping | None, kind: str | None) -> GpuMemory:
+    applicable = kind != "hosted"
+    if not gpu:
+        return GpuMemory(applicable, False, None, None, 0, None)
+    devices = [d for d in gpu.get("devices") or () if isinstance(d, Mapping)]
+    notes = tuple(str(n) for n in gpu.get("notes") or ())
+    if not gpu.get("measured"):
+        return GpuMemory(applicable, False, None, None, len(devices), gpu.get("reason") or None, notes)
+    peaks = [int(d["peak_bytes"]) for d in devices if d.get("peak_bytes") is not None]
+    bases = [int(d["baseline_bytes"]) for d in devices if d.get("baseline_bytes") is not None]
+    return GpuMemory(applicable, True, sum(peaks) if peaks else None, sum(bases) if bases else None,
+                     len(devices), gpu.get("reason") or None, notes)
+
+
+def _error_classes(attempts: Sequence[AttemptFacts]) -> tuple[tuple[str, int], ...]:
+    tally: dict[str, int] = defaultdict(int)
+    for attempt in attempts:
+        if attempt.outcome == "error":
+            tally[attempt.error_class or "unclassified"] += 1
+    return tuple(sorted(tally.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _missing(completed: int, latency: Latency, tokens: Tokens, gpu: GpuMemory, cost: Cost) -> tuple[str, ...]:
+    missing = []
+    if completed and latency.e2e_ms.n == 0:
+        missing.append("latency: no timing was recorded for any completed task")
+    if completed and tokens.attempts and tokens.attempts_without_usage == tokens.attempts:
+        missing.append("tokens: the server reported no token usage for any attempt")
+    if completed and cost.per_task is None:
+        missing.append(f"cost: {cost.note}")
+    if gpu.applicable and not gpu.measured and not gpu.reason:
+        missing.append("GPU memory: not measured, and the run recorded no reason")
+    elif gpu.applicable and gpu.measured and gpu.peak_bytes is None:
+        missing.append("GPU memory: measured, but no peak was recorded")
+    return tuple(missing)

@@ -1,0 +1,92 @@
+"""How the human-readable renderers (terminal, Markdown, TUI) write a figure: one spelling of
+each number, so every surface shows the same string. Formatting only; no figure is computed.
+"""
+
+from __future__ import annotations
+
+import math
+
+from compare_tui.report.cost import Cost
+from compare_tui.report.figures import GpuMemory, PassRate, Tokens
+from compare_tui.report.stats import Interval, Percentiles
+
+MARKS = {"pass": "✓", "fail": "✗", "review": "?", "error": "!", "missing": "·"}
+"""One mark per block status: the shape carries the meaning, colour only repeats it."""
+MARK_WORDS = {"pass": "pass", "fail": "fail", "review": "needs a person", "error": "error (nothing measured)",
+              "missing": "not run"}
+DASH = "–"
+
+
+def percent(share: float | None, digits: int = 1) -> str:
+    return DASH if share is None else f"{share * 100:.{digits}f}%"
+
+
+def interval(value: Interval | None) -> str:
+    return DASH if value is None else f"{value.low * 100:.1f}–{value.high * 100:.1f}%"
+
+
+def pass_rate(rate: PassRate) -> str:
+    """`80.0% (8/10)`."""
+    if rate.rate is None:
+        return f"{DASH} (0 scored)"
+    return f"{percent(rate.rate)} ({rate.passed}/{rate.scored})"
+
+
+def latency(p: Percentiles) -> str:
+    """`120/340/410 ms` (p50/p95/p99), in seconds when the slowest is 10 s or more."""
+    if p.n == 0 or p.p50 is None or p.p95 is None or p.p99 is None:
+        return DASH
+    if p.p99 < 10_000:
+        return f"{p.p50:.0f}/{p.p95:.0f}/{p.p99:.0f} ms"
+    return f"{p.p50 / 1000:.1f}/{p.p95 / 1000:.1f}/{p.p99 / 1000:.1f} s"
+
+
+def tokens(t: Tokens) -> str:
+    if t.prompt_per_task is None or t.completion_per_task is None:
+        return DASH
+    return f"{t.prompt_per_task:,.0f} + {t.completion_per_task:,.0f}"
+
+
+def byte_size(value: int | None) -> str:
+    if value is None:
+        return DASH
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.2f} {unit}"
+        size /= 1024
+    return f"{size:.2f} GiB"  # pragma: no cover - the loop always returns
+
+
+def gpu(memory: GpuMemory) -> str:
+    if not memory.applicable:
+        return "n/a (hosted)"
+    if memory.measured and memory.peak_bytes is not None:
+        return byte_size(memory.peak_bytes)
+    return f"not measured ({memory.reason})" if memory.reason else "not measured"
+
+
+def money(value: float | None, currency: str = "USD") -> str:
+    if value is None:
+        return DASH
+    symbol = "$" if currency == "USD" else f"{currency} "
+    if value == 0:
+        return f"{symbol}0"
+    if abs(value) >= 1:
+        return f"{symbol}{value:,.2f}"
+    # Small costs (fractions of a cent per task are common): three significant digits.
+    digits = 2 - math.floor(math.log10(abs(value)))
+    return f"{symbol}{value:.{digits}f}".rstrip("0").rstrip(".")
+
+
+def cost_per_task(cost: Cost) -> str:
+    return money(cost.per_task, cost.currency)
+
+
+def cost_basis(cost: Cost) -> str:
+    """The basis in words: `hardware $2/h × 1 GPU` or `token price $0.15/$0.60 per Mtok (2026-11-30)`."""
+    if cost.basis == "hardware":
+        gpus = f" ({cost.gpu_count} GPU{'s' if (cost.gpu_count or 1) > 1 else ''})" if cost.gpu_count else ""
+        return f"hardware {money(cost.usd_per_hour, cost.currency)}/h{gpus}"
+    return (f"token price {money(cost.price_input, cost.currency)} in / {money(cost.price_output, cost.currency)} "
+            f"out per Mtok, captured {cost.captured}")

@@ -1,0 +1,75 @@
+"""What a report is built from: plain, immutable inputs, so `build_report` needs no store.
+
+`load.load_report_inputs` fills these from the run store and the golden set; tests build
+them by hand (`AttemptFacts.from_record` turns a stored `AttemptRecord` into one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from compare_tui.store.records import AttemptRecord, RunRecord
+
+OUTCOMES = ("pass", "fail", "review", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptFacts:
+    """The parts of one attempt that the report's figures use (not the answer text)."""
+
+    task_id: str
+    attempt: int
+    outcome: str
+    """`pass`, `fail`, `review` or `error`."""
+    ttft_ms: float | None = None
+    e2e_ms: float | None = None
+    prompt_tokens: int | None = None
+    """None when the server reported no usage (never guessed as 0)."""
+    completion_tokens: int | None = None
+    usage_missing: bool = False
+    isolation: Mapping[str, Any] | None = None
+    """Which sandbox isolations were in force (command scorers only)."""
+    error_class: str | None = None
+
+    @classmethod
+    def from_record(cls, record: AttemptRecord) -> AttemptFacts:
+        return cls(
+            task_id=record.task_id, attempt=record.attempt, outcome=str(record.outcome),
+            ttft_ms=record.ttft_ms, e2e_ms=record.e2e_ms, prompt_tokens=record.prompt_tokens,
+            completion_tokens=record.completion_tokens, usage_missing=record.usage_missing,
+            isolation=record.isolation, error_class=record.error_class,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunInput:
+    """One run with its attempts and the latest human verdict per task."""
+
+    run: RunRecord
+    attempts: tuple[AttemptFacts, ...] = ()
+    verdicts: Mapping[str, str] = field(default_factory=dict)
+    """task id → the latest verdict (`pass`, `fail` or `skip`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportInputs:
+    """Everything one report is computed from. Building it twice from the same rows gives
+    the same report: nothing here depends on the clock or on the order of dicts' insertion
+    beyond what the store returns."""
+
+    runs: tuple[RunInput, ...]
+    """In the comparison's order (the first is the baseline in a paired comparison)."""
+    task_kinds: Mapping[str, str] = field(default_factory=dict)
+    """task id → scorer kind from the golden set; empty when the set could not be read (then
+    a task whose every attempt is `review` is taken to be a `human` task)."""
+    task_ids: tuple[str, ...] = ()
+    """The golden set's tasks in order, when it was read; tasks no run recorded show as
+    not run. Empty: the tasks any run recorded, sorted."""
+    manifest_caveats: tuple[str, ...] = ()
+    """The golden set manifest's `caveats`, which travel into every report."""
+    notes: tuple[str, ...] = ()
+    """What the loader could not establish (an unreadable set, a changed set), in words."""
+    comparison_id: str | None = None
+    comparison_name: str = ""

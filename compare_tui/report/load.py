@@ -1,0 +1,137 @@
+"""The report's one reader: store rows and golden sets → `ReportInputs`. Everything else in
+`compare_tui.report` is pure.
+
+A reference is a comparison id, a run id (either may be a unique prefix), or `latest` (the
+newest comparison; the newest run when the store has no comparison).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from compare_tui.report.inputs import OUTCOMES, AttemptFacts, ReportInputs, RunInput
+from compare_tui.store import AmbiguousIdError, RunNotFoundError, Store
+from compare_tui.store.records import RunRecord
+
+# Only what the figures use: validating whole attempt records (answers, tool calls, score
+# data, timestamps) costs ~100 µs a row, which alone would put a 2 × 10,000-task report
+# past its 0.5 s budget (bench/bench_report.py measures both ways side by side).
+_FACT_COLUMNS = ("task_id", "attempt", "outcome", "ttft_ms", "e2e_ms", "prompt_tokens",
+                 "completion_tokens", "usage_missing", "isolation", "error_class")
+_FACTS_SQL = f"SELECT {', '.join(_FACT_COLUMNS)} FROM attempts WHERE run_id = ? ORDER BY task_id, attempt"
+
+
+class ReportNotFoundError(LookupError):
+    """The reference names no comparison or run (the message says what to do)."""
+
+
+def load_report_inputs(store: Store, ref: str) -> ReportInputs:
+    """The inputs of the report named by `ref`. Raises `ReportNotFoundError` when there is
+    nothing to report on, or when a prefix is ambiguous."""
+    comparison_id, name, run_ids = _resolve(store, ref.strip())
+    runs = tuple(_run_input(store, store.get_run_exact(run_id)) for run_id in run_ids)
+    kinds, task_ids, caveats, notes = _golden_sets([r.run for r in runs])
+    return ReportInputs(runs=runs, task_kinds=kinds, task_ids=task_ids, manifest_caveats=caveats,
+                        notes=notes, comparison_id=comparison_id, comparison_name=name)
+
+
+def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
+    """A run's attempts, reduced to what the figures use, ordered by task then attempt."""
+    # A narrow read of the store's own table, through its locked reader; see _FACT_COLUMNS.
+    rows = store._read(_FACTS_SQL, [run_id])  # noqa: SLF001 - see the note on _FACT_COLUMNS
+    return tuple(
+        AttemptFacts(
+            task_id=row["task_id"], attempt=row["attempt"],
+            # An outcome this version does not know measured nothing it can show: an error.
+            outcome=row["outcome"] if row["outcome"] in OUTCOMES else "error",
+            ttft_ms=row["ttft_ms"], e2e_ms=row["e2e_ms"], prompt_tokens=row["prompt_tokens"],
+            completion_tokens=row["completion_tokens"], usage_missing=bool(row["usage_missing"]),
+            isolation=json.loads(row["isolation"]) if row["isolation"] else None,
+            error_class=row["error_class"],
+        )
+        for row in rows
+    )
+
+
+def _run_input(store: Store, run: RunRecord) -> RunInput:
+    verdicts = {task: review.verdict for task, review in store.reviews_for_run(run.id).items()}
+    return RunInput(run=run, attempts=attempt_facts(store, run.id), verdicts=verdicts)
+
+
+def _resolve(store: Store, ref: str) -> tuple[str | None, str, list[str]]:
+    """(comparison id or None, comparison name, run ids) for a reference."""
+    if ref == "latest":
+        comparisons = store.list_comparisons()
+        if comparisons:
+            return _comparison_runs(comparisons[0])
+        latest = store.list_runs(limit=1)
+        if not latest:
+            raise ReportNotFoundError(f"the store at {store.path} has no runs yet: start one with "
+                                      "`compare-tui run SET --model NAME`")
+        return None, "", [latest[0].id]
+    found: dict[str, Any] = {}
+    problems = []
+    for noun, lookup in (("comparison", store.get_comparison), ("run", store.get_run)):
+        try:
+            found[noun] = lookup(ref)
+        except AmbiguousIdError as exc:
+            problems.append(str(exc))
+        except RunNotFoundError:
+            pass
+    exact = [noun for noun, record in found.items() if record.id == ref]
+    if exact:
+        chosen = exact[0]
+    elif len(found) == 1 and not problems:
+        chosen = next(iter(found))
+    elif found or problems:
+        raise ReportNotFoundError(
+            f"{ref!r} is the start of more than one comparison or run id; type more of it"
+            + (f" ({'; '.join(problems)})" if problems else "")
+        )
+    else:
+        raise ReportNotFoundError(
+            f"no comparison or run with id {ref!r} in the store at {store.path}: "
+            "`compare-tui runs list` shows the runs, or use `latest`"
+        )
+    if chosen == "run":
+        return None, "", [found["run"].id]
+    return _comparison_runs(found["comparison"])
+
+
+def _comparison_runs(comparison: Any) -> tuple[str, str, list[str]]:
+    if not comparison.run_ids:
+        raise ReportNotFoundError(f"comparison {comparison.id} has no runs to report on")
+    return comparison.id, comparison.name, list(comparison.run_ids)
+
+
+def _golden_sets(runs: list[RunRecord]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Scorer kinds, task order, manifest caveats and loader notes from the runs' golden sets."""
+    from compare_tui.goldset import GoldenSetError, load_golden_set
+
+    kinds: dict[str, str] = {}
+    task_ids: list[str] = []
+    caveats: list[str] = []
+    notes: list[str] = []
+    if runs and not any(run.goldset_path for run in runs):
+        notes.append("The runs did not record where their golden set is, so its caveats are not shown and "
+                     "tasks scored by a person are recognised from their attempts only.")
+    for path in dict.fromkeys(run.goldset_path for run in runs if run.goldset_path):
+        try:
+            goldset = load_golden_set(Path(path))
+        except (GoldenSetError, OSError) as exc:
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            notes.append(f"The golden set at {path} could not be read ({first_line}), so its caveats are not "
+                         "shown and tasks scored by a person are recognised from their attempts only.")
+            continue
+        for run in runs:
+            if run.goldset_path == path and run.goldset_digest and run.goldset_digest != goldset.digest:
+                notes.append(f"The golden set at {path} has changed since run {run.id} of {run.model_name} "
+                             "(its digest differs): scorer kinds and caveats shown are the set's current ones.")
+        for task in goldset.tasks:
+            if task.id not in kinds:
+                kinds[task.id] = goldset.scorer_for(task).kind
+                task_ids.append(task.id)
+        caveats += [text for text in goldset.manifest.caveats if text not in caveats]
+    return kinds, tuple(task_ids), tuple(caveats), tuple(notes)

@@ -1,0 +1,95 @@
+"""The report object and `build_report`, the one place a report's figures are put together.
+
+`build_report` is a pure, deterministic function of `ReportInputs`: the same stored rows give
+the same report (the bootstrap is seeded from the run ids), so the terminal, the TUI, JSON,
+Markdown and JUnit always agree. Renderers read a `Report`; they never compute a figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compare_tui.report.caveats import Caveat, build_caveats
+from compare_tui.report.figures import ModelFigures, RefusedRow, model_figures, refusal
+from compare_tui.report.inputs import ReportInputs
+from compare_tui.report.paired import PairedComparison, paired_comparisons
+from compare_tui.report.rule import Recommendation, Standing, recommend
+from compare_tui.report.stats import BOOTSTRAP_RESAMPLES
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenSetInfo:
+    """Which golden set the report is over (from the first run)."""
+
+    workload_id: str
+    name: str
+    version: str
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A comparison (or a single run) as the user sees it. Immutable."""
+
+    title: str
+    comparison_id: str | None
+    goldset: GoldenSetInfo
+    run_ids: tuple[str, ...]
+    """Every run in the report, in the comparison's order, shown or refused."""
+    task_ids: tuple[str, ...]
+    """The grid's columns: every model's `blocks` follow this order."""
+    models: tuple[ModelFigures, ...]
+    """The shown rows, in the comparison's order."""
+    refused: tuple[RefusedRow, ...]
+    recommendation: Recommendation
+    paired: tuple[PairedComparison, ...]
+    caveats: tuple[Caveat, ...]
+
+    def figures_for(self, label: str) -> ModelFigures | None:
+        """The shown row with this label (usually the model name), or None."""
+        return next((row for row in self.models if row.label == label), None)
+
+
+def report_task_ids(inputs: ReportInputs) -> tuple[str, ...]:
+    """The golden set's tasks in order, then any recorded task the set no longer has."""
+    recorded = {a.task_id for r in inputs.runs for a in r.attempts}
+    known = set(inputs.task_ids)
+    return tuple(inputs.task_ids) + tuple(sorted(recorded - known))
+
+
+def labels(inputs: ReportInputs) -> list[str]:
+    """The name each run is shown under: its model name, made unique with the run id's start
+    when one model was run twice (a reproduce check), so a winner is never ambiguous."""
+    names = [r.run.model_name for r in inputs.runs]
+    return [name if names.count(name) == 1 else f"{name}@{r.run.id[:8]}" for name, r in zip(names, inputs.runs, strict=True)]
+
+
+def build_report(inputs: ReportInputs, *, resamples: int = BOOTSTRAP_RESAMPLES) -> Report:
+    """Compute every figure of a report from its inputs. Deterministic; no IO."""
+    task_ids = report_task_ids(inputs)
+    rows, refused = [], []
+    for run_input, label in zip(inputs.runs, labels(inputs), strict=True):
+        refused_row = refusal(run_input, label)
+        if refused_row is not None:
+            refused.append(refused_row)
+        else:
+            rows.append(model_figures(run_input, label, task_ids, inputs.task_kinds))
+    standings = [
+        Standing(row.label, row.pass_rate.passed, row.pass_rate.scored, row.completed,
+                 row.missing, len(row.awaiting_review))
+        for row in rows
+    ]
+    recommendation = recommend(standings, [r.label for r in refused])
+    first = inputs.runs[0].run if inputs.runs else None
+    goldset = GoldenSetInfo(
+        first.goldset_id if first else "", first.goldset_name if first else "",
+        first.goldset_version if first else "", first.goldset_digest if first else "",
+    )
+    title = inputs.comparison_name or " ".join(p for p in (goldset.name or goldset.workload_id, goldset.version) if p)
+    return Report(
+        title=title or "report", comparison_id=inputs.comparison_id, goldset=goldset,
+        run_ids=tuple(r.run.id for r in inputs.runs), task_ids=task_ids, models=tuple(rows),
+        refused=tuple(refused), recommendation=recommendation,
+        paired=paired_comparisons(rows, recommendation, resamples),
+        caveats=build_caveats(inputs, rows),
+    )

@@ -1,0 +1,112 @@
+"""Beside the rule (never changing it): is the lead larger than noise?
+
+For two models, only the tasks both scored are compared, task by task: the 2×2 table of
+flips, McNemar's exact test on the tasks where they disagree, and a seeded paired-bootstrap
+95% interval of the pass-rate difference. When the interval includes zero the report says
+"the lead is within noise" and estimates how many more tasks would resolve a lead this size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compare_tui.report.figures import ModelFigures
+from compare_tui.report.rule import Recommendation
+from compare_tui.report.stats import (
+    BOOTSTRAP_RESAMPLES,
+    Interval,
+    mcnemar_exact,
+    paired_bootstrap_ci,
+    seed_for,
+    tasks_to_resolve,
+)
+
+_SCORED = ("pass", "fail", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class PairedComparison:
+    """Model A (the leader) against model B on the tasks both scored."""
+
+    model_a: str
+    run_a: str
+    model_b: str
+    run_b: str
+    tasks: int
+    """Tasks both runs scored (not human, pass/fail/error in both)."""
+    both: int
+    only_a: int
+    only_b: int
+    neither: int
+    difference: float | None
+    """Pass rate of A minus pass rate of B on these tasks (a share, not points)."""
+    interval: Interval | None
+    """Paired-bootstrap 95% interval of `difference`."""
+    mcnemar_p: float | None
+    within_noise: bool | None
+    """True when `interval` includes zero."""
+    more_tasks: int | None
+    """Roughly how many more tasks like these would resolve a lead this size (None: no lead)."""
+    seed: int
+    resamples: int
+    sentence: str
+
+
+def paired_comparisons(rows: Sequence[ModelFigures], recommendation: Recommendation,
+                       resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[PairedComparison, ...]:
+    """The leader (the winner, else the first tied or first model) against each other model."""
+    if len(rows) < 2:
+        return ()
+    leader_name = recommendation.winner or (recommendation.tied[0] if recommendation.tied else rows[0].label)
+    leader = next((r for r in rows if r.label == leader_name), rows[0])
+    return tuple(paired(leader, other, resamples) for other in rows if other is not leader)
+
+
+def paired(a: ModelFigures, b: ModelFigures, resamples: int = BOOTSTRAP_RESAMPLES) -> PairedComparison:
+    """The paired comparison of two runs whose blocks are over the same tasks, in order."""
+    both = only_a = only_b = neither = 0
+    for block_a, block_b in zip(a.blocks, b.blocks, strict=True):
+        if block_a.human or block_b.human or block_a.status not in _SCORED or block_b.status not in _SCORED:
+            continue
+        passed_a, passed_b = block_a.status == "pass", block_b.status == "pass"
+        if passed_a and passed_b:
+            both += 1
+        elif passed_a:
+            only_a += 1
+        elif passed_b:
+            only_b += 1
+        else:
+            neither += 1
+    tasks = both + only_a + only_b + neither
+    # Seeded by this pair's runs only, so adding a third run to a comparison leaves it alone.
+    seed = seed_for([a.run_id, b.run_id])
+    if tasks == 0:
+        return PairedComparison(a.label, a.run_id, b.label, b.run_id, 0, 0, 0, 0, 0, None, None,
+                                None, None, None, seed, resamples,
+                                f"{a.label} and {b.label} scored no task in common, so they "
+                                "cannot be compared task by task.")
+    difference = (only_a - only_b) / tasks
+    interval = paired_bootstrap_ci(only_a, only_b, both + neither, seed, resamples)
+    p_value = mcnemar_exact(only_a, only_b)
+    within = interval.contains(0.0)
+    more = tasks_to_resolve(only_a, only_b, both + neither) if within else None
+    sentence = _sentence(a.label, b.label, tasks, difference, interval, p_value, within, more)
+    return PairedComparison(a.label, a.run_id, b.label, b.run_id, tasks, both, only_a, only_b,
+                            neither, difference, interval, p_value, within, more, seed, resamples, sentence)
+
+
+def _sentence(name_a: str, name_b: str, tasks: int, difference: float, interval: Interval,
+              p_value: float, within: bool, more: int | None) -> str:
+    span = (f"the 95% interval of the difference ({name_a} − {name_b}) runs from "
+            f"{interval.low * 100:+.1f} to {interval.high * 100:+.1f} points (McNemar exact p = {p_value:.3g})")
+    if not within:
+        direction = "higher" if difference > 0 else "lower"
+        return (f"The lead is larger than noise: on the {tasks} tasks both scored, {name_a}'s pass rate is "
+                f"{abs(difference) * 100:.1f} points {direction} than {name_b}'s; {span}.")
+    text = f"The lead is within noise: on the {tasks} tasks both scored, {span} and includes zero."
+    if more is None:
+        return text + " The two pass the same number of these tasks, so there is no lead to resolve."
+    if more == 0:
+        return text + " The interval is borderline: a few more tasks like these would likely resolve it."
+    return text + f" Roughly {more} more tasks like these would be needed to resolve a lead of this size."

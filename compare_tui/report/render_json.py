@@ -1,0 +1,112 @@
+"""The report as JSON, schema `compare-tui/report` version 1 (documented in SCHEMA.md).
+
+The field names here are the schema: they are written out one by one (not derived from the
+dataclasses) so that renaming a Python field can never silently change the file format.
+Shares are 0–1 numbers, times are milliseconds, memory is bytes, money is in `currency`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from compare_tui.report.cost import Cost
+from compare_tui.report.figures import ModelFigures
+from compare_tui.report.model import Report
+from compare_tui.report.paired import PairedComparison
+from compare_tui.report.stats import Interval, Percentiles
+
+SCHEMA = "compare-tui/report"
+SCHEMA_VERSION = 1
+
+
+def render_json(report: Report) -> str:
+    """The report as a JSON document (UTF-8 text, two-space indent, ending in a newline)."""
+    return json.dumps(report_document(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def report_document(report: Report) -> dict[str, Any]:
+    """The report as plain JSON-ready data, in the documented schema."""
+    rec = report.recommendation
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "title": report.title,
+        "comparison_id": report.comparison_id,
+        "goldset": {"workload_id": report.goldset.workload_id, "name": report.goldset.name,
+                    "version": report.goldset.version, "digest": report.goldset.digest},
+        "run_ids": list(report.run_ids),
+        "task_ids": list(report.task_ids),
+        "recommendation": {
+            "winner": rec.winner, "tied": list(rec.tied), "runner_up": rec.runner_up,
+            "lead_points": rec.lead_points, "confidence": rec.confidence, "reasons": list(rec.reasons),
+            "summary": rec.summary, "label": rec.label,
+        },
+        "models": [_model(row) for row in report.models],
+        "refused": [{"run_id": r.run_id, "model": r.model_name, "label": r.label, "reason": r.reason}
+                    for r in report.refused],
+        "paired": [_paired(p) for p in report.paired],
+        "caveats": [{"code": c.code, "text": c.text} for c in report.caveats],
+    }
+
+
+def _interval(value: Interval | None) -> dict[str, float] | None:
+    return None if value is None else {"low": value.low, "high": value.high}
+
+
+def _percentiles(p: Percentiles) -> dict[str, Any]:
+    return {"n": p.n, "p50": p.p50, "p95": p.p95, "p99": p.p99}
+
+
+def _model(row: ModelFigures) -> dict[str, Any]:
+    counts, tokens, gpu = row.counts, row.tokens, row.gpu
+    return {
+        "run_id": row.run_id, "model": row.model_name, "label": row.label, "kind": row.model_kind,
+        "provenance": row.provenance, "run_status": row.run_status, "completed": row.completed,
+        "pass_rate": {"rate": row.pass_rate.rate, "passed": row.pass_rate.passed, "scored": row.pass_rate.scored,
+                      "errored": row.pass_rate.errored, "ci95": _interval(row.pass_rate.interval)},
+        "counts": {"pass": counts.passed, "fail": counts.failed, "review": counts.review,
+                   "error": counts.errored, "missing": counts.missing, "human": counts.human,
+                   "human_decided": counts.human_decided, "planned": counts.planned,
+                   "attempts": counts.attempts},
+        "latency": {"ttft_ms": _percentiles(row.latency.ttft_ms), "e2e_ms": _percentiles(row.latency.e2e_ms),
+                    "includes_network": row.latency.includes_network},
+        "tokens": {"prompt_per_completed_task": tokens.prompt_per_task,
+                   "completion_per_completed_task": tokens.completion_per_task,
+                   "prompt_total": tokens.prompt_total, "completion_total": tokens.completion_total,
+                   "attempts": tokens.attempts, "attempts_without_usage": tokens.attempts_without_usage,
+                   "note": tokens.note},
+        "gpu_memory": {"applicable": gpu.applicable, "measured": gpu.measured, "peak_bytes": gpu.peak_bytes,
+                       "baseline_bytes": gpu.baseline_bytes, "devices": gpu.devices, "reason": gpu.reason,
+                       "notes": list(gpu.notes)},
+        "cost": _cost(row.cost),
+        "missing_figures": list(row.missing),
+        "awaiting_review": list(row.awaiting_review),
+        "error_classes": dict(row.error_classes),
+        "tasks": [{"id": b.task_id, "status": b.status, "human": b.human, "verdict": b.verdict}
+                  for b in row.blocks],
+    }
+
+
+def _cost(cost: Cost) -> dict[str, Any]:
+    out: dict[str, Any] = {"basis": cost.basis, "currency": cost.currency, "total": cost.total,
+                           "per_completed_task": cost.per_task, "note": cost.note}
+    if cost.basis == "hardware":
+        out |= {"per_hour": cost.usd_per_hour, "gpu_count": cost.gpu_count, "duration_s": cost.duration_s,
+                "utilisation": [{"utilisation": p.utilisation, "per_completed_task": p.per_task}
+                                for p in cost.utilisation]}
+    else:
+        out |= {"per_mtok_input": cost.price_input, "per_mtok_output": cost.price_output,
+                "per_mtok_cached": cost.price_cached, "captured": cost.captured, "source": cost.source}
+    return out
+
+
+def _paired(p: PairedComparison) -> dict[str, Any]:
+    return {
+        "model_a": p.model_a, "run_a": p.run_a, "model_b": p.model_b, "run_b": p.run_b, "tasks": p.tasks,
+        "flips": {"both": p.both, "only_a": p.only_a, "only_b": p.only_b, "neither": p.neither},
+        "difference": p.difference, "ci95": _interval(p.interval), "mcnemar_p": p.mcnemar_p,
+        "within_noise": p.within_noise, "more_tasks": p.more_tasks,
+        "seed": f"{p.seed:016x}",  # hex: a 64-bit integer does not survive JavaScript numbers
+        "resamples": p.resamples, "sentence": p.sentence,
+    }

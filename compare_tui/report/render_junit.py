@@ -1,0 +1,71 @@
+"""The report as JUnit XML, for CI systems that display test results.
+
+One `<testsuite>` per shown model, one `<testcase>` per task: `fail` → `<failure>`,
+`error` → `<error>`, `review` → `<skipped message="needs review">`, not run →
+`<skipped message="not run">`. A task a person decided reads as pass or failure (the failure
+says so). Suite properties carry the pass rate, provenance and the report's confidence.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from compare_tui.report import formatting as fmt
+from compare_tui.report.figures import Block, ModelFigures
+from compare_tui.report.model import Report
+
+
+def render_junit(report: Report) -> str:
+    """The report as a JUnit XML document (UTF-8 text with an XML declaration)."""
+    root = ET.Element("testsuites", name=f"compare-tui report: {report.title}")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for row in report.models:
+        suite = _suite(row, report)
+        root.append(suite)
+        for key in totals:
+            totals[key] += int(suite.get(key, "0"))
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite(row: ModelFigures, report: Report) -> ET.Element:
+    counts = {"failures": 0, "errors": 0, "skipped": 0}
+    suite = ET.Element("testsuite", name=row.label)
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (
+        ("run_id", row.run_id), ("provenance", row.provenance),
+        ("pass_rate", fmt.pass_rate(row.pass_rate)), ("pass_rate_ci95", fmt.interval(row.pass_rate.interval)),
+        ("cost_per_completed_task", fmt.cost_per_task(row.cost)),
+        ("recommendation", report.recommendation.summary),
+    ):
+        ET.SubElement(properties, "property", name=name, value=value)
+    for block in row.blocks:
+        case = ET.SubElement(suite, "testcase", name=block.task_id, classname=row.label)
+        key = _outcome_element(case, block)
+        if key:
+            counts[key] += 1
+    suite.set("tests", str(len(row.blocks)))
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    return suite
+
+
+def _outcome_element(case: ET.Element, block: Block) -> str | None:
+    """Add the child that says how the task went; return the suite counter it adds to."""
+    if block.status == "fail":
+        message = "failed by a reviewer" if block.human else "the answer did not pass its check"
+        ET.SubElement(case, "failure", message=message, type="fail")
+        return "failures"
+    if block.status == "error":
+        ET.SubElement(case, "error", message="nothing was measured (the request or the check errored)",
+                      type="error")
+        return "errors"
+    if block.status == "review":
+        ET.SubElement(case, "skipped", message="needs review")
+        return "skipped"
+    if block.status == "missing":
+        ET.SubElement(case, "skipped", message="not run")
+        return "skipped"
+    return None

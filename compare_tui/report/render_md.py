@@ -1,0 +1,84 @@
+"""The report as Markdown (for a pull request, a wiki, an issue). Formatting only."""
+
+from __future__ import annotations
+
+from compare_tui.report import formatting as fmt
+from compare_tui.report.model import Report
+
+_GRID_WIDTH = 50
+
+
+def _cell(text: str) -> str:
+    # A pipe inside a table cell would end the cell.
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_md(report: Report) -> str:
+    """The whole report as one Markdown document (ending in a newline)."""
+    rec = report.recommendation
+    lines = [f"# {report.title}", ""]
+    goldset = report.goldset
+    lines += [f"Golden set `{goldset.workload_id}` {goldset.version} ({goldset.digest or 'no digest'}); "
+              f"runs {', '.join(f'`{r}`' for r in report.run_ids) or 'none'}.", ""]
+    lines += ["## Recommendation", "", f"**{rec.summary}**", "", f"_{rec.label}_", ""]
+    lines += [f"- {reason}" for reason in rec.reasons] + [""]
+    if report.models:
+        lines += _figures(report)
+        lines += _costs(report)
+        lines += _grid(report)
+    if report.refused:
+        lines += ["## Not shown", ""]
+        lines += [f"- **{r.label}** (run `{r.run_id}`): {r.reason}" for r in report.refused] + [""]
+    if report.paired:
+        lines += ["## Is the lead larger than noise?", ""]
+        lines += ["| A | B | tasks | both pass | only A | only B | neither | McNemar p |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|"]
+        for p in report.paired:
+            p_value = "–" if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}"
+            lines.append(f"| {_cell(p.model_a)} | {_cell(p.model_b)} | {p.tasks} | {p.both} | {p.only_a} | "
+                         f"{p.only_b} | {p.neither} | {p_value} |")
+        lines.append("")
+        lines += [p.sentence for p in report.paired] + [""]
+    if report.caveats:
+        lines += ["## Caveats", ""] + [f"- {c.text}" for c in report.caveats] + [""]
+    return "\n".join(lines)
+
+
+def _figures(report: Report) -> list[str]:
+    lines = ["## Figures", "",
+             "| model | provenance | pass rate | 95% CI | ✓ | ✗ | ? | ! | TTFT p50/p95/p99 | E2E p50/p95/p99 "
+             "| tokens / completed task (prompt + completion) | GPU peak | cost / completed task |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for row in report.models:
+        c = row.counts
+        lines.append(
+            f"| {_cell(row.label)} | {_cell(row.provenance)} | {fmt.pass_rate(row.pass_rate)} | "
+            f"{fmt.interval(row.pass_rate.interval)} | {c.passed} | {c.failed} | {c.review} | {c.errored} | "
+            f"{fmt.latency(row.latency.ttft_ms)} | {fmt.latency(row.latency.e2e_ms)} | {fmt.tokens(row.tokens)} | "
+            f"{_cell(fmt.gpu(row.gpu))} | {fmt.cost_per_task(row.cost)} |"
+        )
+    return lines + ["", "✓ pass · ✗ fail · ? needs a person · ! error (nothing measured) · · not run", ""]
+
+
+def _costs(report: Report) -> list[str]:
+    lines = ["## Cost", ""]
+    for row in report.models:
+        cost = row.cost
+        total = fmt.money(cost.total, cost.currency)
+        lines.append(f"- **{row.label}**: {fmt.cost_basis(cost)}; run total {total}, "
+                     f"per completed task {fmt.cost_per_task(cost)}"
+                     + (f" (source: {cost.source})" if cost.source else "") + ".")
+        if cost.utilisation:
+            points = ", ".join(f"{p.utilisation * 100:.0f}% → {fmt.money(p.per_task, cost.currency)}"
+                               for p in cost.utilisation)
+            lines.append(f"  - per completed task at utilisation {points}")
+    return lines + [""]
+
+
+def _grid(report: Report) -> list[str]:
+    lines = ["## Tasks", ""]
+    for row in report.models:
+        marks = "".join(fmt.MARKS[b.status] for b in row.blocks)
+        chunks = [marks[i:i + _GRID_WIDTH] for i in range(0, len(marks), _GRID_WIDTH)] or [""]
+        lines += [f"**{row.label}**", "", "```", *chunks, "```", ""]
+    return lines

@@ -1,0 +1,77 @@
+"""The `tool_call` scorer: did the model call the expected tool with the expected arguments?
+
+Pure. Calls appear in details in canonical form, `[tool call] name(args)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compare_tui.goldset.models import Task, ToolCallScorer
+from compare_tui.scoring.json_values import first_difference
+from compare_tui.scoring.result import Answer, Outcome, ScoreResult, ToolCall
+
+_CALLS_SHOWN = 3
+
+
+def _rendered(calls: tuple[ToolCall, ...]) -> str:
+    shown = "; ".join(call.canonical() for call in calls[:_CALLS_SHOWN])
+    return shown + (f" (+{len(calls) - _CALLS_SHOWN} more)" if len(calls) > _CALLS_SHOWN else "")
+
+
+def expected_call(task: Task, spec: ToolCallScorer) -> tuple[str | None, dict[str, Any] | None]:
+    """The expected tool name and arguments: each from the spec when set there, else from
+    `task.expected.tool_call`. Arguments None means only the name is checked."""
+    from_task = task.expected.tool_call
+    name = spec.name if spec.name is not None else (from_task.name if from_task else None)
+    arguments = spec.arguments if spec.arguments is not None else (from_task.arguments if from_task else None)
+    return name, arguments
+
+
+def argument_mismatch(call: ToolCall, expected: dict[str, Any] | None, match: str) -> str | None:
+    """Why `call`'s arguments do not match `expected`, or None when they do.
+
+    `exact`: same key set, values equal type-aware (1 == 1.0, true != 1, "1" != 1, nested
+    objects and arrays compared recursively). `subset`: the expected keys are present with
+    equal values; extra keys are allowed. Arguments that are not a JSON object never match.
+    """
+    try:
+        actual = call.parsed_arguments()
+    except ValueError as exc:
+        return f"arguments are not valid JSON ({exc})"
+    if expected is None:
+        return None
+    if not isinstance(actual, dict):
+        return f"arguments are a JSON {type(actual).__name__}, not an object"
+    return first_difference(actual, expected, subset=match == "subset")
+
+
+def score_tool_call(task: Task, spec: ToolCallScorer, answer: Answer) -> ScoreResult:
+    """Pass when some call has the expected name and matching arguments (any one is enough).
+
+    With `no_tool_call`, pass exactly when the answer made no call. Error when no expected
+    tool name can be found in the spec or in `expected.tool_call`.
+    """
+    calls = answer.tool_calls
+    data: dict[str, Any] = {"calls": [call.canonical() for call in calls]}
+    if spec.no_tool_call:
+        if not calls:
+            return ScoreResult(Outcome.PASS, "no tool call, as expected", data)
+        return ScoreResult(Outcome.FAIL, f"expected no tool call, got {_rendered(calls)}", data)
+    name, arguments = expected_call(task, spec)
+    if name is None:
+        return ScoreResult(Outcome.ERROR, f"task {task.id}: no expected tool name (set `scorer.name` or `expected.tool_call`)")
+    data.update(expected_name=name, expected_arguments=arguments, match=spec.match)
+    if not calls:
+        return ScoreResult(Outcome.FAIL, f"expected a call to {name}, got no tool call", data)
+    named = [call for call in calls if call.name == name]
+    if not named:
+        return ScoreResult(Outcome.FAIL, f"expected a call to {name}, got {_rendered(calls)}", data)
+    reasons = []
+    for call in named:
+        reason = argument_mismatch(call, arguments, spec.match)
+        if reason is None:
+            return ScoreResult(Outcome.PASS, f"called {call.canonical()}", data)
+        reasons.append(reason)
+    data["mismatches"] = reasons
+    return ScoreResult(Outcome.FAIL, f"{named[0].canonical()}: {reasons[0]} ({spec.match} match)", data)

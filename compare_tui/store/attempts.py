@@ -1,0 +1,75 @@
+"""Attempt and audit accessors: what the engine writes as each request finishes."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from compare_tui.store import rows
+from compare_tui.store.base import StoreBase
+from compare_tui.store.errors import StoreError
+from compare_tui.store.records import AttemptRecord, AuditRow
+
+
+class AttemptAccessors(StoreBase):
+    """Attempts (one request for one task) and the request audit log."""
+
+    def record_attempt(self, attempt: AttemptRecord) -> None:
+        """Write one finished attempt in its own short transaction.
+
+        Idempotent: keyed by the deterministic id `run:task:attempt`, so writing it again
+        (a resumed run, a retried write) replaces the row instead of adding one.
+        """
+        row = rows.attempt_row(attempt)
+        self._write(lambda conn: self._upsert(conn, [row]))
+
+    def record_attempts(self, attempts: Iterable[AttemptRecord]) -> int:
+        """Write many attempts in one transaction (imports, tests); returns how many."""
+        batch = [rows.attempt_row(attempt) for attempt in attempts]
+        self._write(lambda conn: self._upsert(conn, batch))
+        return len(batch)
+
+    def _upsert(self, conn: sqlite3.Connection, batch: list[dict]) -> None:
+        try:
+            conn.executemany(rows.UPSERT_ATTEMPT, batch)
+        except sqlite3.IntegrityError:
+            run_ids = sorted({row["run_id"] for row in batch})
+            raise StoreError(
+                f"cannot record attempts for run {', '.join(run_ids)}: no such run in {self.path} "
+                "(create the run before recording its attempts)"
+            ) from None
+
+    def attempts_for_run(self, run_id: str) -> list[AttemptRecord]:
+        """Every recorded attempt of a run, ordered by task id, then attempt number."""
+        found = self._read(
+            "SELECT * FROM attempts WHERE run_id = ? ORDER BY task_id, attempt", [run_id]
+        )
+        return [rows.attempt_from(row) for row in found]
+
+    def completed_keys(self, run_id: str, *, include_errors: bool = True) -> set[tuple[str, int]]:
+        """`(task_id, attempt)` of every recorded attempt: the work a resumed run skips.
+
+        With `include_errors=False`, attempts whose outcome is `error` are left out, so a
+        resume can try them again (their rows are replaced when they finish).
+        """
+        sql = "SELECT task_id, attempt FROM attempts WHERE run_id = ?"
+        if not include_errors:
+            sql += " AND outcome != 'error'"
+        return {(row["task_id"], row["attempt"]) for row in self._read(sql, [run_id])}
+
+    def record_audit(self, row: AuditRow) -> AuditRow:
+        """Append one request to the audit log; returns it with its assigned id."""
+        data = rows.to_row(row, columns=rows.AUDIT_COLUMNS)
+
+        def work(conn: sqlite3.Connection) -> int:
+            try:
+                return conn.execute(rows.INSERT_AUDIT, data).lastrowid
+            except sqlite3.IntegrityError:
+                raise StoreError(f"cannot audit a request of run {row.run_id}: no such run in {self.path}") from None
+
+        return row.model_copy(update={"id": self._write(work)})
+
+    def audit_for_run(self, run_id: str) -> list[AuditRow]:
+        """A run's audit log in the order the requests were recorded."""
+        found = self._read("SELECT * FROM audit WHERE run_id = ? ORDER BY id", [run_id])
+        return [AuditRow.model_validate(row) for row in found]

@@ -1,0 +1,104 @@
+"""Records to SQLite rows and back. JSON-valued fields are stored as TEXT.
+
+Kept apart from the accessors so that the column lists, the JSON columns and the INSERT
+statements are written once and used by every write.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from compare_tui.store.records import AttemptRecord, AuditRow, ReviewRecord, RunRecord
+
+R = TypeVar("R", bound=BaseModel)
+
+RUN_JSON = frozenset({"model_entry", "cost_basis", "settings", "environment", "gpu"})
+ATTEMPT_JSON = frozenset({"tool_calls", "score_data", "isolation", "server_timings"})
+ATTEMPT_BOOL = frozenset({"usage_missing"})
+
+RUN_COLUMNS = tuple(RunRecord.model_fields)
+ATTEMPT_COLUMNS = tuple(AttemptRecord.model_fields)
+AUDIT_COLUMNS = tuple(name for name in AuditRow.model_fields if name != "id")
+REVIEW_COLUMNS = tuple(name for name in ReviewRecord.model_fields if name != "id")
+
+
+def _dumps(value: Any) -> str | None:
+    # sort_keys: the same record always gives the same bytes (diffable, digest-stable).
+    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def to_row(record: BaseModel, json_fields: frozenset[str] = frozenset(),
+           columns: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The record as a row: JSON fields encoded, enums as their values, bools as 0/1."""
+    data = record.model_dump(mode="python")
+    row: dict[str, Any] = {}
+    for name in columns or tuple(data):
+        value = data[name]
+        if name in json_fields:
+            value = _dumps(value)
+        elif isinstance(value, Enum):  # StrEnum members: store the plain string
+            value = value.value
+        elif value is True or value is False:
+            value = int(value)
+        row[name] = value
+    return row
+
+
+def from_row(model: type[R], row: dict[str, Any], json_fields: frozenset[str] = frozenset(),
+             bool_fields: frozenset[str] = frozenset()) -> R:
+    """The record a row stores. Validates, so a hand-edited bad row fails loudly here."""
+    known = _fields(model)
+    # Columns a record does not know (none today) are dropped rather than rejected, so an
+    # older reader would not choke on an additive column.
+    data = {name: value for name, value in row.items() if name in known}
+    for name in json_fields:
+        if data.get(name) is not None:
+            data[name] = json.loads(data[name])
+    for name in bool_fields:
+        if name in data:
+            data[name] = bool(data[name])
+    return model.model_validate(data)
+
+
+_FIELD_CACHE: dict[type, frozenset[str]] = {}
+
+
+def _fields(model: type[BaseModel]) -> frozenset[str]:
+    # `model.model_fields` is rebuilt on each access in pydantic 2.x: read it once per model.
+    if model not in _FIELD_CACHE:
+        _FIELD_CACHE[model] = frozenset(model.model_fields)
+    return _FIELD_CACHE[model]
+
+
+def insert_sql(table: str, columns: tuple[str, ...], verb: str = "INSERT") -> str:
+    """`verb INTO table (cols) VALUES (:cols)` with named parameters."""
+    names = ", ".join(columns)
+    params = ", ".join(f":{c}" for c in columns)
+    return f"{verb} INTO {table} ({names}) VALUES ({params})"
+
+
+INSERT_RUN = insert_sql("runs", RUN_COLUMNS)
+# REPLACE keyed by the deterministic id: writing the same attempt twice leaves one row.
+UPSERT_ATTEMPT = insert_sql("attempts", ATTEMPT_COLUMNS, "INSERT OR REPLACE")
+INSERT_AUDIT = insert_sql("audit", AUDIT_COLUMNS)
+INSERT_REVIEW = insert_sql("reviews", REVIEW_COLUMNS)
+
+
+def run_row(record: RunRecord) -> dict[str, Any]:
+    return to_row(record, RUN_JSON, RUN_COLUMNS)
+
+
+def attempt_row(record: AttemptRecord) -> dict[str, Any]:
+    return to_row(record, ATTEMPT_JSON, ATTEMPT_COLUMNS)
+
+
+def run_from(row: dict[str, Any]) -> RunRecord:
+    return from_row(RunRecord, row, RUN_JSON)
+
+
+def attempt_from(row: dict[str, Any]) -> AttemptRecord:
+    return from_row(AttemptRecord, row, ATTEMPT_JSON, ATTEMPT_BOOL)

@@ -1,0 +1,176 @@
+"""The store's schema as a list of forward migrations, and how an existing file is recognised.
+
+A store is ours when it has a `meta` table whose `app` row says `compare-tui`; its
+`schema_version` row says which migrations it has had. A new store runs every migration from
+an empty file, so the path that upgrades old stores is the same path that creates new ones
+and is exercised by every test.
+
+History (never edit a shipped migration; append a new one):
+  v1  runs and attempts: the minimum a run needs to be resumed.
+  v2  GPU figures and comparison link on runs, isolation and server timings on attempts;
+      the request audit log, human reviews and comparisons.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+APP_MARKER = "compare-tui"
+
+_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    started_at TEXT,
+    finished_at TEXT,
+    goldset_id TEXT NOT NULL,
+    goldset_name TEXT NOT NULL DEFAULT '',
+    goldset_version TEXT NOT NULL DEFAULT '',
+    goldset_digest TEXT NOT NULL DEFAULT '',
+    goldset_path TEXT NOT NULL DEFAULT '',
+    model_name TEXT NOT NULL,
+    model_entry TEXT NOT NULL DEFAULT '{}',
+    provenance TEXT,
+    cost_basis TEXT,
+    settings TEXT NOT NULL DEFAULT '{}',
+    environment TEXT NOT NULL DEFAULT '{}',
+    task_count INTEGER NOT NULL DEFAULT 0,
+    error TEXT
+);
+CREATE TABLE attempts (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    task_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    answer_text TEXT NOT NULL DEFAULT '',
+    tool_calls TEXT NOT NULL DEFAULT '[]',
+    reasoning TEXT,
+    score_detail TEXT NOT NULL DEFAULT '',
+    score_data TEXT NOT NULL DEFAULT '{}',
+    error_class TEXT,
+    error TEXT,
+    ttft_ms REAL,
+    e2e_ms REAL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    usage_missing INTEGER NOT NULL DEFAULT 0,
+    started_at TEXT,
+    finished_at TEXT,
+    retries INTEGER NOT NULL DEFAULT 0,
+    finish_reason TEXT
+);
+CREATE INDEX attempts_by_run ON attempts(run_id, task_id, attempt);
+CREATE INDEX runs_by_created ON runs(created_at);
+"""
+
+_V2 = """
+ALTER TABLE runs ADD COLUMN gpu TEXT;
+ALTER TABLE runs ADD COLUMN comparison_id TEXT;
+ALTER TABLE attempts ADD COLUMN isolation TEXT;
+ALTER TABLE attempts ADD COLUMN server_timings TEXT;
+CREATE TABLE audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    run_id TEXT REFERENCES runs(id) ON DELETE CASCADE,
+    task_id TEXT,
+    attempt INTEGER,
+    endpoint TEXT NOT NULL,
+    model TEXT NOT NULL,
+    status INTEGER,
+    bytes_in INTEGER,
+    bytes_out INTEGER,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    duration_ms REAL,
+    error_class TEXT
+);
+CREATE INDEX audit_by_run ON audit(run_id);
+CREATE TABLE reviews (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    task_id TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    reviewer TEXT NOT NULL DEFAULT '',
+    at TEXT NOT NULL
+);
+CREATE INDEX reviews_by_task ON reviews(run_id, task_id, at);
+CREATE TABLE comparisons (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL
+);
+CREATE TABLE comparison_runs (
+    comparison_id TEXT NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (comparison_id, run_id)
+);
+CREATE INDEX comparison_runs_by_run ON comparison_runs(run_id);
+"""
+
+
+def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
+    # `executescript` would COMMIT the caller's transaction; run statement by statement so a
+    # migration and its version bump land together or not at all.
+    def apply(conn: sqlite3.Connection) -> None:
+        for statement in sql.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+
+    return apply
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2)]
+"""`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
+
+CURRENT_VERSION = len(MIGRATIONS)
+
+
+@dataclass(frozen=True, slots=True)
+class Inspection:
+    """What an SQLite file holds: nothing, a compare-tui store (and its version), or else."""
+
+    kind: str
+    """"empty", "store" or "foreign"."""
+    version: int = 0
+    tables: tuple[str, ...] = ()
+
+
+def inspect(conn: sqlite3.Connection) -> Inspection:
+    """Recognise the file behind `conn` without writing to it."""
+    names = tuple(sorted(
+        row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    ))
+    if not names:
+        return Inspection("empty")
+    if "meta" in names:
+        try:
+            rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('app', 'schema_version')"))
+        except sqlite3.OperationalError:
+            # A `meta` table of someone else's shape: not ours.
+            return Inspection("foreign", tables=names)
+        if rows.get("app") == APP_MARKER:
+            try:
+                version = int(rows.get("schema_version", "0"))
+            except ValueError:
+                version = 0
+            return Inspection("store", version=version, tables=names)
+    return Inspection("foreign", tables=names)
+
+
+def migrate(conn: sqlite3.Connection, from_version: int) -> int:
+    """Apply every migration after `from_version` inside the caller's transaction."""
+    for version in range(from_version, CURRENT_VERSION):
+        MIGRATIONS[version](conn)
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('app', ?)", (APP_MARKER,))
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(CURRENT_VERSION),)
+    )
+    return CURRENT_VERSION

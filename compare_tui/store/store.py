@@ -1,0 +1,26 @@
+"""`Store`: the run store, one SQLite file holding runs, attempts, audit, reviews, comparisons."""
+
+from __future__ import annotations
+
+from compare_tui.store.attempts import AttemptAccessors
+from compare_tui.store.comparisons import ComparisonAccessors
+from compare_tui.store.reviews import ReviewAccessors
+from compare_tui.store.runs import RunAccessors
+from compare_tui.store.summary import RunSummary, summarise
+
+
+class Store(RunAccessors, AttemptAccessors, ReviewAccessors, ComparisonAccessors):
+    """The run store. Open with `Store.open(path)`; use as a context manager or `close()` it.
+
+    Every accessor takes and returns domain records (`compare_tui.store.records`). Every
+    failure is a `StoreError` whose message says what to do. Writes are short transactions
+    that wait out another process's writes instead of failing with "database is locked".
+    """
+
+    def pass_rate_summary(self, run_id: str) -> RunSummary:
+        """Per-task tallies of a run (pass / fail / review / error), human verdicts applied."""
+        run = self.get_run_exact(run_id)
+        pairs = [(row["task_id"], row["outcome"]) for row in
+                 self._read("SELECT task_id, outcome FROM attempts WHERE run_id = ?", [run_id])]
+        verdicts = {task: review.verdict for task, review in self.reviews_for_run(run_id).items()}
+        return summarise(pairs, verdicts, run.task_count)

@@ -1,0 +1,72 @@
+"""A run's task outcomes in counts, for listings (`runs list`, the run browser).
+
+Pure: it takes (task, outcome) pairs and the latest human verdicts, so it can be tested
+without a store. The report's figures (intervals, latency, cost) are computed by `report/`;
+this is only the one-line tally a listing shows beside each run.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """Per-task tallies of one run. A task counts once, however many attempts it had."""
+
+    tasks_planned: int
+    """Tasks the run set out to do (the golden set's size)."""
+    passed: int
+    failed: int
+    review: int
+    """Tasks that still need a person."""
+    errored: int
+    """Tasks where nothing was measured."""
+
+    @property
+    def tasks_recorded(self) -> int:
+        """Tasks with at least one recorded attempt."""
+        return self.passed + self.failed + self.review + self.errored
+
+    @property
+    def scored(self) -> int:
+        """Tasks with a pass/fail decision: the denominator of the pass rate."""
+        return self.passed + self.failed
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Share of scored tasks that passed; None when no task was scored."""
+        return self.passed / self.scored if self.scored else None
+
+
+def task_outcome(outcomes: Iterable[str], verdict: str | None = None) -> str:
+    """One task's outcome from its attempts' outcomes and the latest human verdict.
+
+    A task passes when any attempt passes (DESIGN.md §5). Otherwise an attempt awaiting a
+    person keeps the task in `review` until a reviewer says pass or fail (a `skip` leaves it
+    waiting); failing that, any measured failure is a `fail`, and only a task whose every
+    attempt errored is an `error`.
+    """
+    seen = set(outcomes)
+    if "pass" in seen:
+        return "pass"
+    if "review" in seen:
+        return verdict if verdict in ("pass", "fail") else "review"
+    if "fail" in seen:
+        return "fail"
+    return "error"
+
+
+def summarise(pairs: Iterable[tuple[str, str]], verdicts: Mapping[str, str],
+              tasks_planned: int) -> RunSummary:
+    """Tally `(task_id, outcome)` attempt pairs, applying `verdicts` (task_id → latest verdict)."""
+    by_task: dict[str, list[str]] = defaultdict(list)
+    for task_id, outcome in pairs:
+        by_task[task_id].append(str(outcome))
+    counts = {"pass": 0, "fail": 0, "review": 0, "error": 0}
+    for task_id, outcomes in by_task.items():
+        counts[task_outcome(outcomes, verdicts.get(task_id))] += 1
+    return RunSummary(tasks_planned=tasks_planned, passed=counts["pass"], failed=counts["fail"],
+                      review=counts["review"], errored=counts["error"])

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The whole test suite. Integration tests start the embedded llama.cpp server themselves
+# (tests/conftest.py) and fail, never skip, when it cannot be provisioned.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# Keep the suite's files (state dir, store, assembled models) away from the user's own.
+export COMPARE_TUI_TEST_ROOT="${COMPARE_TUI_TEST_ROOT:-$PWD/.state/test}"
+mkdir -p "$COMPARE_TUI_TEST_ROOT"
+export COMPARE_TUI_MODELS_DIR="${COMPARE_TUI_MODELS_DIR:-$PWD/.state/models}"
+exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

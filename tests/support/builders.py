@@ -1,0 +1,45 @@
+"""Small builders for engine tests: a golden set folder and a catalogue entry for a fake server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from compare_tui.catalogue import ModelEntry
+from compare_tui.goldset import load_golden_set
+
+
+def write_set(root: Path, tasks: dict[str, str], *, attempts: int = 1, max_tokens: int = 16, extra: dict | None = None) -> Path:
+    """A golden set whose task *i* has prompt == its id (the fake server keys plans by prompt)
+    and expects the text given. `extra` maps task ids to raw task tables (tools, scorers…)."""
+    (root / "tasks").mkdir(parents=True, exist_ok=True)
+    (root / "golden.toml").write_text(
+        'workload_id = "engine-test"\nname = "Engine test"\nversion = "1.0.0"\n'
+        '[default_scorer]\nkind = "exact"\nnormalize = ["case", "whitespace"]\n'
+        f"[run]\nattempts = {attempts}\nmax_tokens = {max_tokens}\n"
+    )
+    for task_id, expected in tasks.items():
+        task = {"id": task_id, "input": {"prompt": task_id}, "expected": {"text": expected}}
+        task.update((extra or {}).get(task_id, {}))
+        (root / "tasks" / f"{task_id}.json").write_text(json.dumps(task))
+    return root
+
+
+def load(root: Path):
+    return load_golden_set(root)
+
+
+def hosted_entry(url: str, *, name: str = "fake", key_env: str | None = None, cost: dict | None = None) -> ModelEntry:
+    data = {
+        "name": name,
+        "kind": "hosted",
+        "endpoint": url,
+        "model": "fake-model",
+        "revision": "2026-12-01",
+        "weights_digest": "sha256:" + "0" * 64,
+        "cost": cost or {"basis": "token_price", "usd_per_mtok_input": 1.0, "usd_per_mtok_output": 2.0,
+                         "captured": "2026-12-01", "source": "test"},
+    }
+    if key_env:
+        data["key_env"] = key_env
+    return ModelEntry.model_validate(data)

@@ -1,0 +1,78 @@
+"""Environment capture and server identity, against the fake OpenAI server."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+
+import httpx
+
+from compare_tui import __version__
+from compare_tui.engine.environment import capture_environment, cpu_model, fetch_server_identity
+from tests.support.fake_openai import DEFAULT_PROPS, FakeServer
+
+
+def test_capture_environment_describes_this_host_and_keeps_what_it_is_given(tmp_path):
+    env = capture_environment(server_identity={"base_url": "x"}, gpu={"measured": False},
+                              settings={"attempts": 2})
+    assert env["compare_tui_version"] == __version__
+    assert env["python"] == platform.python_version()
+    assert env["cpu_count"] >= 1 and env["host"] and env["os"]
+    assert env["server"] == {"base_url": "x"} and env["gpu"] == {"measured": False}
+    assert env["settings"] == {"attempts": 2}
+    json.dumps(env)  # stored as JSON
+    assert capture_environment()["server"] is None
+
+
+def test_cpu_model_reads_proc_cpuinfo(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\n"
+                    "model name\t: Intel(R) Xeon(R) Platinum 8480+\n\nprocessor\t: 1\n")
+    assert cpu_model(info) == "Intel(R) Xeon(R) Platinum 8480+"
+    assert cpu_model(tmp_path / "missing") == (platform.processor() or None)
+
+
+async def test_llama_cpp_identity_keeps_models_build_template_ctx_and_slots():
+    template = "{# long template #}" + "x" * 5000
+    props = {**DEFAULT_PROPS, "chat_template": template}
+    with FakeServer(models=("smollm2-135m",), props=props) as srv:
+        async with httpx.AsyncClient() as client:
+            identity = await fetch_server_identity(client, srv.url + "/",
+                                                   {"Authorization": "Bearer sk-virtual"})
+        sent = srv.requests
+    assert identity["models"] == {"ids": ["smollm2-135m"]}
+    p = identity["props"]
+    assert p["build_info"] == "b9999-fake0000" and p["n_ctx"] == 4096 and p["total_slots"] == 4
+    assert p["chat_template"] == template[:2000] and p["chat_template_chars"] == len(template)
+    assert p["chat_template_sha256"] == hashlib.sha256(template.encode()).hexdigest()
+    assert [r.path for r in sent] == ["/v1/models", "/props"]  # /props is beside /v1
+    assert all(r.headers["authorization"] == "Bearer sk-virtual" for r in sent)
+
+
+async def test_server_without_props_is_not_an_error():
+    with FakeServer(props=None) as srv:
+        async with httpx.AsyncClient() as client:
+            identity = await fetch_server_identity(client, srv.url, None)
+    assert identity["models"] == {"ids": ["fake-model"]} and identity["props"] is None
+
+
+async def test_unreachable_or_odd_servers_are_recorded_never_raised():
+    with FakeServer() as srv:
+        dead = srv.url
+    async with httpx.AsyncClient() as client:
+        identity = await fetch_server_identity(client, dead, {"Authorization": "Bearer secret"},
+                                               timeout=2)
+    assert "ConnectError" in identity["models"]["error"]
+    assert "ConnectError" in identity["props"]["error"]
+    assert "secret" not in json.dumps(identity)
+
+    def odd(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/models"):
+            return httpx.Response(200, text="<html>not json</html>")
+        return httpx.Response(500, json={"error": "boom"})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(odd)) as client:
+        identity = await fetch_server_identity(client, "http://gw.example/v1", None)
+    assert identity["models"] == {"error": "GET http://gw.example/v1/models did not return JSON"}
+    assert identity["props"] == {"error": "GET http://gw.example/props returned HTTP 500"}
