@@ -185,8 +185,9 @@ async def test_unreachable_server_records_errors_not_a_crash(tmp_path, store):
 
 
 async def test_resume_does_only_what_is_missing(tmp_path, store):
-    goldset = load(write_set(tmp_path / "set", {f"t{i}": "ok" for i in range(6)}))
-    with FakeServer(default=text("ok")) as server:
+    goldset = load(write_set(tmp_path / "set", {f"t{i:02d}": "ok" for i in range(12)}))
+    # ~100 ms an answer, so the run is still going when it is cancelled after three attempts.
+    with FakeServer(default=text("ok", chunk_chars=1, chunk_delay_s=0.05)) as server:
         prepared = prepare_run(store, goldset, hosted_entry(server.url), RunOverrides(concurrency=2), environ={})
         # Simulate a crash after three tasks: record them as a first process would have.
         first = RunExecutor(store, prepared, retry=FAST_RETRY)
@@ -208,5 +209,5 @@ async def test_resume_does_only_what_is_missing(tmp_path, store):
         chat_after = [r for r in server.requests[requests_before:] if r.path.endswith("/chat/completions")]
     attempts = store.attempts_for_run(prepared.run.id)
     assert status == "completed"
-    assert sorted(a.task_id for a in attempts) == [f"t{i}" for i in range(6)]  # each exactly once
+    assert sorted(a.task_id for a in attempts) == [f"t{i:02d}" for i in range(12)]  # each exactly once
     assert {r.task for r in chat_after}.isdisjoint({a.split(":")[1] for a in before})

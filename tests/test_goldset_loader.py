@@ -3,6 +3,7 @@ names the file, the field and a fix, and one load reports every problem in every
 
 from __future__ import annotations
 
+import os
 import pickle
 from pathlib import Path
 from typing import Any, Callable
@@ -168,6 +169,7 @@ CASES: dict[str, Case] = {
     "nested too deeply": _case(lambda r: make_set(r, tasks={"a.json": '{"expected": {"json": ' + "[" * 200 + "]" * 200 + "}}"}), "a.json", "expected.json[0]", "nested"),
     "nested past the parser": _case(lambda r: make_set(r, tasks={"a.json": "[" * 100_000}), "a.json", None, "nested too deeply"),
     "giant integer": _case(lambda r: make_set(r, tasks={"a.json": '{"id": ' + "9" * 5000 + "}"}), "a.json", None, "thousands of digits"),
+    "key with a line break": _case(lambda r: make_set(r, tasks={"a.json": {**task_data("a"), "\n": 1}}), "a.json", '"\\n"', "unknown field"),
     "task file is a folder": _case(lambda r: (make_set(r, tasks={}), (r / "tasks" / "a.toml").mkdir()), "a.toml", None, "folder"),
 }
 
@@ -252,3 +254,37 @@ def test_problem_and_error_format() -> None:
     assert err.problems == [Problem(Path("x.toml"), "id", "bad", "fix it")]
     again = pickle.loads(pickle.dumps(GoldenSetError.from_problems([problem, whole])))
     assert again.problems == [problem, whole] and str(again).endswith("(and 1 more problem)")
+
+
+def test_folders_that_cannot_be_looked_at_are_problems(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_set(tmp_path / "sets" / "a")
+    make_set(tmp_path / "sets" / "b")
+    real = Path.is_dir
+
+    def is_dir(self: Path) -> bool:
+        if self.name in ("tasks", "b"):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_dir", is_dir)
+    assert discover_golden_sets(tmp_path / "sets") == [tmp_path / "sets" / "a"]
+    err = _error(tmp_path / "sets" / "a")
+    assert str(err).startswith(f"{tmp_path / 'sets' / 'a' / 'tasks'}: cannot be looked at")
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    make_set(tmp_path, tasks={"a.toml": task_data("a")})
+    os.mkfifo(tmp_path / "tasks" / "b.toml")
+    assert "b.toml: is not a regular file" in str(_error(tmp_path))
+
+
+def test_a_pathological_dotted_toml_key_is_refused_quickly(tmp_path):
+    from tests.goldset_factory import make_set
+
+    from compare_tui.goldset import GoldenSetError, load_golden_set
+
+    root = make_set(tmp_path)
+    (root / "tasks" / "evil.toml").write_text(".".join(["a"] * 100_000) + " = 1\n")
+    with pytest.raises(GoldenSetError) as err:
+        load_golden_set(root)
+    assert "evil.toml" in str(err.value) and "dotted" in str(err.value)

@@ -18,6 +18,7 @@ import httpx
 
 from compare_tui.engine.sse import SseError, SseFramer
 from compare_tui.engine.stream import StreamAccumulator, accumulate_message
+from compare_tui.engine.transport import classify_exception
 
 _READ_SIZE = 65536
 
@@ -68,14 +69,11 @@ async def stream_chat(
             await _exchange(client, chat_url(endpoint), payload, headers or {}, body.get("stream", True), ex)
     except TimeoutError:
         ex.error_class, ex.error = "timeout", f"no complete answer within {timeout_s:g} s"
-    except httpx.ConnectError as exc:
-        ex.error_class, ex.error = "connect", f"could not connect to {endpoint}: {exc}"
-    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-        ex.error_class, ex.error = "reset", f"connection broken: {exc or type(exc).__name__}"
-    except httpx.TimeoutException as exc:
-        ex.error_class, ex.error = "timeout", f"timed out: {type(exc).__name__}"
-    except httpx.HTTPError as exc:
-        ex.error_class, ex.error = "transport", f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - classified below; anything unknown is re-raised
+        classified = classify_exception(exc)
+        if classified is None:
+            raise
+        ex.error_class, ex.error = classified
     if not ex.ended_ns:
         ex.ended_ns = time.perf_counter_ns()
     return ex

@@ -23,6 +23,7 @@ from compare_tui.engine.gpu import GpuSampler
 from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body
 from compare_tui.engine.retry import RetryPolicy, with_retries
+from compare_tui.engine.transport import make_transport, transport_name
 from compare_tui.goldset.models import Task
 from compare_tui.scoring import score
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
@@ -70,11 +71,14 @@ class RunExecutor:
         timeout = httpx.Timeout(settings.timeout_s, connect=min(10.0, settings.timeout_s))
         sampler = self._sampler()
         status, error = "interrupted", None
-        async with httpx.AsyncClient(limits=limits, timeout=timeout, transport=self.transport) as client:
+        transport = self.transport if self.transport is not None else make_transport(settings.concurrency)
+        async with httpx.AsyncClient(limits=limits, timeout=timeout, transport=transport) as client:
             try:
                 identity = await fetch_server_identity(client, self.p.entry.endpoint, self.p.headers)
                 self.store.update_run(
-                    run.id, environment=capture_environment(server_identity=identity, settings=settings.as_dict())
+                    run.id,
+                    environment=capture_environment(server_identity=identity, settings=settings.as_dict())
+                    | {"http_transport": transport_name(transport)},
                 )
                 self.observer.on_event(
                     RunStarted(

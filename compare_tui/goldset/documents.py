@@ -21,6 +21,8 @@ from .errors import Problem
 from .field_problems import dotted, kind_of
 
 MAX_DEPTH = 64
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_KEY_DOTS = 64
 """Deepest nesting of tables/arrays accepted in a set's files; far beyond any real task."""
 
 
@@ -50,9 +52,23 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def read_bytes(file: Path) -> bytes | Problem:
     """The file's bytes, or a `Problem` saying why it could not be read."""
     try:
+        # A FIFO or device would block the read or never end; refuse it before reading.
+        special = file.exists() and not file.is_file() and not file.is_dir()
+    except (OSError, ValueError):
+        special = False  # the read below says what is wrong
+    if special:
+        return Problem(file, None, "is not a regular file", "replace it with a regular file")
+    try:
+        size = file.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return Problem(
+                file, None, f"is {size:,} bytes; a golden-set file may be at most {MAX_FILE_BYTES:,}",
+                "split the task, or move large data into a file a command scorer reads",
+            )
         return file.read_bytes()
     except PermissionError:
-        return Problem(file, None, "cannot be read: permission denied", f"make it readable (for example `chmod u+r {file}`)")
+        fix = f"make it readable (for example `chmod u+r {file}`)"
+        return Problem(file, None, "cannot be read: permission denied", fix)
     except IsADirectoryError:
         return Problem(file, None, "is a folder, not a file", "replace it with a file, or move it elsewhere")
     except FileNotFoundError:
@@ -75,6 +91,16 @@ def _decode(file: Path, raw: bytes) -> str | Problem:
 
 def _parse(file: Path, text: str, syntax: str) -> Any | Problem:
     name = syntax.upper()
+    if syntax == "toml":
+        # tomllib's memory grows with the square of a dotted key's length: a 200 KB key of
+        # `a.a.a…` exhausted 24 GiB. No real set needs more than a handful of dots per key.
+        for number, line in enumerate(text.splitlines(), 1):
+            key = line.split("=", 1)[0]
+            if key.count(".") > MAX_KEY_DOTS:
+                return Problem(
+                    file, None, f"line {number} has a key with more than {MAX_KEY_DOTS} dotted parts",
+                    "use [tables] instead of very long dotted keys", number,
+                )
     try:
         if syntax == "json":
             return json.loads(text, object_pairs_hook=_no_duplicates)
@@ -94,10 +120,12 @@ def _parse(file: Path, text: str, syntax: str) -> Any | Problem:
     except _DuplicateKey as exc:
         return Problem(file, None, f"the key `{exc}` appears twice in one object", "keep only one of them")
     except RecursionError:
-        return Problem(file, None, f"is nested too deeply to read as {name}", f"keep tables and arrays under {MAX_DEPTH} levels deep")
+        fix = f"keep tables and arrays under {MAX_DEPTH} levels deep"
+        return Problem(file, None, f"is nested too deeply to read as {name}", fix)
     except ValueError as exc:
         if "digits" in str(exc):  # Python refuses to parse integers past 4300 digits
-            return Problem(file, None, "holds an integer with thousands of digits", "write such a value as a string")
+            fix = "write such a value as a string"
+            return Problem(file, None, "holds an integer with thousands of digits", fix)
         return Problem(file, None, f"invalid {name}: {exc}", f"fix the {name} value it names")
 
 
@@ -108,9 +136,11 @@ def _check_values(file: Path, data: Any) -> Problem | None:
         value, path = stack.pop()
         if len(path) > MAX_DEPTH:
             # Name where the deep part starts; the full path would be 64 steps long.
-            return Problem(file, dotted(path[:3]), f"is nested more than {MAX_DEPTH} levels deep", "flatten the data")
+            where = dotted(path[:3])
+            return Problem(file, where, f"is nested more than {MAX_DEPTH} levels deep", "flatten the data")
         if isinstance(value, (dt.date, dt.time)):  # datetime is a date
-            return Problem(file, dotted(path), "is a TOML date or time, which JSON cannot express", "write it as a quoted string")
+            what = "is a TOML date or time, which JSON cannot express"
+            return Problem(file, dotted(path), what, "write it as a quoted string")
         if isinstance(value, dict):
             stack.extend((v, [*path, k]) for k, v in value.items())
         elif isinstance(value, list):
@@ -136,7 +166,9 @@ def read_document(file: Path, syntax: str, *, what: str) -> Document | Problem:
     if not isinstance(data, dict):
         if isinstance(data, list):
             each = "; put each task in its own file" if what == "a task" else ""
-            return Problem(file, None, "holds a top-level array", f"write {what} as a single JSON object{each}")
-        return Problem(file, None, f"holds {kind_of(data, syntax)} at the top level, not an object", f"write {what} as a single JSON object")
+            fix = f"write {what} as a single JSON object{each}"
+            return Problem(file, None, "holds a top-level array", fix)
+        found = f"holds {kind_of(data, syntax)} at the top level, not an object"
+        return Problem(file, None, found, f"write {what} as a single JSON object")
     bad = _check_values(file, data)
     return bad if bad is not None else Document(raw, data)

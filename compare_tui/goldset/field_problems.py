@@ -155,20 +155,24 @@ def allowed_fields(model: Any) -> list[str]:
 
 # ------------------------------------------------------------ wording
 
+_ONE_OF = "`text`, `json` or `tool_call`"
+
 
 def _value_error(loc: tuple[Any, ...], text: str, given: Any) -> tuple[str, str]:
     if loc and loc[-1] == "pattern":
-        return text, "write a valid Python regular expression (escape a literal `(`, `[`, `{` or `\\` with `\\`)"
+        fix = "write a valid Python regular expression (escape a literal `(`, `[`, `{` or `\\` with `\\`)"
+        return text, fix
     if loc == ("expected",) and isinstance(given, dict):
         present = [f"`{k}`" for k in ("text", "json", "tool_call") if given.get(k) is not None]
         both = "both" if len(present) == 2 else "all"
-        what = f"{' and '.join(present)} are {both} given" if present else "none of `text`, `json` or `tool_call` is given"
-        return what, "give exactly one of `text`, `json` or `tool_call`: the answer your production model gives today"
+        what = f"{' and '.join(present)} are {both} given" if present else f"none of {_ONE_OF} is given"
+        return what, f"give exactly one of {_ONE_OF}: the answer your production model gives today"
     if loc == ("input",) and isinstance(given, dict):
         if given.get("messages") == []:
             return "`messages` is empty", "add at least one message, or use `prompt` instead"
         if given.get("messages") is None:
-            return "neither `prompt` nor `messages` is given", "give `prompt` (with an optional `system`), or a `messages` list"
+            fix = "give `prompt` (with an optional `system`), or a `messages` list"
+            return "neither `prompt` nor `messages` is given", fix
         return "both `messages` and `prompt`/`system` are given", "keep one of the two forms"
     return text, "correct the value"
 
@@ -188,7 +192,8 @@ def _one(err: dict[str, Any], model: type[BaseModel], syntax: str) -> tuple[str 
         return field, f"missing required field `{loc[-1]}`", f"add `{loc[-1]}`{where}"
     if kind == "union_tag_invalid":
         kinds = ", ".join(SCORER_KINDS)
-        return dotted(shown + ["kind"]), f"unknown scorer kind `{ctx.get('tag')}`; the six kinds are {kinds}", "set `kind` to one of them"
+        what = f"unknown scorer kind {_show(ctx.get('tag'), syntax)}; the six kinds are {kinds}"
+        return dotted(shown + ["kind"]), what, "set `kind` to one of them"
     if kind == "union_tag_not_found":
         kinds = ", ".join(SCORER_KINDS)
         return dotted(shown + ["kind"]), "missing `kind`", f"add `kind`, one of {kinds}"
@@ -199,12 +204,14 @@ def _one(err: dict[str, Any], model: type[BaseModel], syntax: str) -> tuple[str 
             fix = "put the value in quotes"
         return field, f"expected {want}, got {_show(given, syntax)}", fix
     if kind == "string_pattern_mismatch" and loc and loc[-1] in ("id", "workload_id"):
-        return field, f"{_show(given, syntax)} is not a valid id", "use 1 to 128 letters, digits, `.`, `_` or `-`, starting with a letter or digit"
+        fix = "use 1 to 128 letters, digits, `.`, `_` or `-`, starting with a letter or digit"
+        return field, f"{_show(given, syntax)} is not a valid id", fix
     if kind == "literal_error":
         expected = ctx.get("expected", "")
         return field, f"{_show(given, syntax)} is not allowed here", f"use one of {expected}"
     if kind in ("too_short", "string_too_short") and ctx.get("min_length") == 1:
-        return field, "must not be empty", "give at least one " + ("character" if "string" in kind else "item")
+        unit = "character" if "string" in kind else "item"
+        return field, "must not be empty", f"give at least one {unit}"
     if kind in ("value_error", "assertion_error"):
         text = str(err.get("msg", "")).removeprefix("Value error, ").removeprefix("Assertion failed, ")
         message, fix = _value_error(loc, text, given)
@@ -223,10 +230,10 @@ def problems_from_validation(
         if field in merged:
             # A union reports one error per member: "expected a string, got …" and
             # "expected an array, got …" become "expected a string or an array, got …".
-            old, old_fix = merged[field]
+            old = merged[field][0]
             if old.startswith("expected ") and message.startswith("expected "):
-                want_old, got = old[len("expected "):].split(", got ", 1)
-                want_new = message[len("expected "):].split(", got ", 1)[0]
+                want_old, _, got = old.removeprefix("expected ").partition(", got ")
+                want_new = message.removeprefix("expected ").partition(", got ")[0]
                 merged[field] = (f"expected {want_old} or {want_new}, got {got}", "write it as one of those")
             continue
         merged[field] = (message, fix)

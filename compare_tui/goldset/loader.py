@@ -48,12 +48,25 @@ def discover_golden_sets(folder: Path | str) -> list[Path]:
     """
     try:
         children = list(Path(folder).iterdir())
-    except OSError:
+    except (OSError, ValueError):
         return []
-    return sorted((c for c in children if c.is_dir() and (c / MANIFEST_NAME).is_file()), key=lambda c: c.name)
+    found = [c for c in children if _kind(c) == "folder" and _kind(c / MANIFEST_NAME) == "file"]
+    return sorted(found, key=lambda c: c.name)
 
 
-def _validate(model: type[BaseModel], data: Any, file: Path, syntax: str, problems: list[Problem]) -> Any:
+def _kind(path: Path) -> str:
+    """One of `file`, `folder`, `missing` or `unreadable`; never raises."""
+    try:
+        if path.is_dir():
+            return "folder"
+        return "file" if path.exists() else "missing"
+    except (OSError, ValueError):  # no permission to look, a NUL byte, an over-long name
+        return "unreadable"
+
+
+def _validate(
+    model: type[BaseModel], data: Any, file: Path, syntax: str, problems: list[Problem]
+) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -63,8 +76,11 @@ def _validate(model: type[BaseModel], data: Any, file: Path, syntax: str, proble
 
 def _load_manifest(root: Path, problems: list[Problem]) -> Manifest | None:
     file = root / MANIFEST_NAME
-    if not file.exists():
-        problems.append(Problem(file, None, f"there is no {MANIFEST_NAME} in {root}", "create one with workload_id, name, version and a [default_scorer] table"))
+    if _kind(file) == "missing":
+        problems.append(Problem(
+            file, None, f"there is no {MANIFEST_NAME} in {root}",
+            "create one with workload_id, name, version and a [default_scorer] table",
+        ))
         return None
     doc = read_document(file, "toml", what="the manifest")
     if isinstance(doc, Problem):
@@ -76,14 +92,16 @@ def _load_manifest(root: Path, problems: list[Problem]) -> Manifest | None:
 def _task_files(root: Path, problems: list[Problem]) -> list[Path]:
     folder = root / TASKS_DIR
     fix = f"add one file per task (*.toml or *.json) under {folder}"
-    if not folder.is_dir():
-        what = "is not a folder" if folder.exists() else "does not exist"
+    kind = _kind(folder)
+    if kind != "folder":
+        what = {"missing": "does not exist", "file": "is not a folder"}.get(kind, "cannot be looked at")
         problems.append(Problem(folder, None, f"{what}, so the set has no tasks", fix))
         return []
     try:
         entries = sorted(folder.iterdir(), key=lambda p: p.name)
     except OSError as exc:
-        problems.append(Problem(folder, None, f"cannot be listed: {exc.strerror or exc}", "make the folder readable"))
+        reason = exc.strerror or str(exc)
+        problems.append(Problem(folder, None, f"cannot be listed: {reason}", "make the folder readable"))
         return []
     files = [p for p in entries if p.suffix.lower() in TASK_SUFFIXES and not p.name.startswith(".")]
     if not files:
@@ -100,39 +118,64 @@ def _load_task(file: Path, problems: list[Problem]) -> Task | None:
     return _validate(Task, doc.data, file, syntax, problems)
 
 
-def _check_against_scorer(task: Task, scorer: Any, file: Path, inherited: bool, problems: list[Problem]) -> None:
+def _check_against_scorer(
+    task: Task, scorer: Any, file: Path, inherited: bool, problems: list[Problem]
+) -> None:
     """Checks that need both the task's expected outcome and the scorer that judges it."""
     syntax = TASK_SUFFIXES[file.suffix.lower()]
     source = f"the default scorer in {MANIFEST_NAME}" if inherited else "the scorer"
     if isinstance(scorer, JsonScorer) and scorer.fields:
         expected = task.expected.json_
-        names = ("field " if len(scorer.fields) == 1 else "fields ") + ", ".join(f"`{f}`" for f in scorer.fields)
         if not isinstance(expected, dict):
             got = "it is not given" if expected is None else f"it is {kind_of(expected, syntax)}"
-            problems.append(Problem(file, "expected.json", f"{source} compares {names} with `expected.json`, but {got}", "give `expected.json` as an object holding those fields, or drop `fields` from the scorer"))
-        else:
-            missing = [f for f in scorer.fields if f not in expected]
-            if missing:
-                problems.append(Problem(file, "expected.json", f"{source} compares field(s) {', '.join(f'`{m}`' for m in missing)}, which `expected.json` lacks", "add them to `expected.json`, or drop them from the scorer's `fields`"))
+            problems.append(Problem(
+                file, "expected.json",
+                f"{source} compares {_names('field', scorer.fields)} with `expected.json`, but {got}",
+                "give `expected.json` as an object holding those fields, or drop `fields` from the scorer",
+            ))
+        elif missing := [f for f in scorer.fields if f not in expected]:
+            problems.append(Problem(
+                file, "expected.json",
+                f"{source} compares {_names('field', missing)}, which `expected.json` lacks",
+                "add them to `expected.json`, or drop them from the scorer's `fields`",
+            ))
     if isinstance(scorer, ToolCallScorer) and not scorer.no_tool_call and task.expected.tool_call is None:
-        problems.append(Problem(file, "expected.tool_call", f"{source} is a tool_call scorer, but there is no `expected.tool_call`", "add `expected.tool_call` with the tool `name` and `arguments`, or set `no_tool_call = true` on the scorer"))
+        problems.append(Problem(
+            file, "expected.tool_call",
+            f"{source} is a tool_call scorer, but there is no `expected.tool_call`",
+            "add `expected.tool_call` with the tool `name` and `arguments`, "
+            "or set `no_tool_call = true` on the scorer",
+        ))
+
+
+def _names(noun: str, names: list[str]) -> str:
+    return f"{noun}{'s' if len(names) != 1 else ''} " + ", ".join(f"`{n}`" for n in names)
+
+
+def _root_problem(root: Path, kind: str) -> Problem | None:
+    if kind == "folder":
+        return None
+    if kind == "file":
+        hint = f"give its folder, {root.parent}" if root.name == MANIFEST_NAME else "give the folder instead"
+        return Problem(root, None, "is a file, not a golden set folder (golden.toml + tasks/)", hint)
+    what = "no such folder" if kind == "missing" else "cannot be looked at"
+    return Problem(root, None, what, "give the path of a golden set folder (it holds golden.toml and tasks/)")
 
 
 def _collect(root: Path) -> tuple[GoldenSet | None, list[Problem]]:
-    try:
-        exists, is_dir = root.exists(), root.is_dir()
-    except (OSError, ValueError):  # a NUL byte or an over-long name
-        exists = is_dir = False
-    if not exists:
-        return None, [Problem(root, None, "no such folder", "give the path of a golden set folder (it holds golden.toml and tasks/)")]
-    if not is_dir:
-        hint = f"give its folder, {root.parent}" if root.name == MANIFEST_NAME else "give the folder that holds golden.toml and tasks/"
-        return None, [Problem(root, None, "is a file, not a golden set folder", hint)]
+    """The set at `root` when it has no problems, else None and every problem found."""
+    bad_root = _root_problem(root, _kind(root))
+    if bad_root is not None:
+        return None, [bad_root]
     problems: list[Problem] = []
-    files: dict[str, str] = {}
+    files: dict[str, str] = {}  # referenced files: relative path -> sha256 hex
+
+    def resolve(scorer: Any, file: Path, field: str) -> Any:
+        return resolve_scorer(scorer, root=root, file=file, field=field, files=files, problems=problems)
+
     manifest = _load_manifest(root, problems)
     if manifest is not None:
-        default = resolve_scorer(manifest.default_scorer, root=root, file=root / MANIFEST_NAME, field="default_scorer", files=files, problems=problems)
+        default = resolve(manifest.default_scorer, root / MANIFEST_NAME, "default_scorer")
         manifest = manifest.model_copy(update={"default_scorer": default})
 
     tasks: list[Task] = []
@@ -142,16 +185,25 @@ def _collect(root: Path) -> tuple[GoldenSet | None, list[Problem]]:
         if task is None:
             continue
         if task.id in first_file:
-            problems.append(Problem(file, "id", f"task id `{task.id}` is also used by {first_file[task.id]}", "give every task its own id"))
+            problems.append(Problem(
+                file, "id", f"task id `{task.id}` is also used by {first_file[task.id]}",
+                "give every task its own id",
+            ))
         first_file.setdefault(task.id, file)
         if task.scorer is not None:
-            task = task.model_copy(update={"scorer": resolve_scorer(task.scorer, root=root, file=file, field="scorer", files=files, problems=problems)})
-        scorer = task.scorer if task.scorer is not None else (manifest.default_scorer if manifest else None)
-        _check_against_scorer(task, scorer, file, task.scorer is None, problems)
+            task = task.model_copy(update={"scorer": resolve(task.scorer, file, "scorer")})
+        inherited = task.scorer is None
+        scorer = manifest.default_scorer if inherited and manifest is not None else task.scorer
+        _check_against_scorer(task, scorer, file, inherited, problems)
         tasks.append(task)
 
     if problems or manifest is None:
         return None, problems
-    digest = digest_golden_set(manifest, tasks, files)
-    golden = GoldenSet(root=root.absolute(), manifest=manifest, tasks=tuple(tasks), digest=digest, files=dict(sorted(files.items())))
+    golden = GoldenSet(
+        root=root.absolute(),
+        manifest=manifest,
+        tasks=tuple(tasks),
+        digest=digest_golden_set(manifest, tasks, files),
+        files=dict(sorted(files.items())),
+    )
     return golden, []

@@ -14,14 +14,14 @@ import posixpath
 from pathlib import Path
 from typing import Any
 
-from jsonschema.validators import validator_for
-
 from .documents import read_bytes, read_document
 from .errors import Problem
 from .models import CommandScorer, JsonScorer
 
 SCRIPT_SUFFIXES = (".py", ".sh")
 """An argv entry ending so is taken to be a script in the set; it must exist there."""
+
+_CREATE_IT = "create it, or correct the path (relative to the set folder)"
 
 
 def _inside(relpath: str) -> str | None:
@@ -43,11 +43,14 @@ def _is_file(path: Path) -> bool:
 
 def schema_problem(schema: dict[str, Any]) -> str | None:
     """Why `schema` is not a valid JSON Schema, or None when it is."""
+    # Imported here: jsonschema costs ~50 ms, and only sets with json scorers need it.
+    from jsonschema.validators import validator_for
+
     try:
         if "$schema" not in schema:
             cls = validator_for(schema)  # no `$schema`: the latest draft
         elif (cls := validator_for(schema, default=None)) is None:
-            return f"its `$schema` ({schema['$schema']!r}) is not a JSON Schema version jsonschema knows"
+            return f"its `$schema` ({str(schema['$schema'])[:80]!r}) is not a JSON Schema version jsonschema knows"
         cls.check_schema(schema)
     except Exception as exc:  # noqa: BLE001 - jsonschema on user data raises more than SchemaError
         message = getattr(exc, "message", None)
@@ -58,7 +61,9 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
     return None
 
 
-def _hash_into(target: Path, rel: str, file: Path, field: str, files: dict[str, str], problems: list[Problem]) -> None:
+def _hash_into(
+    target: Path, rel: str, file: Path, field: str, files: dict[str, str], problems: list[Problem]
+) -> None:
     raw = read_bytes(target)
     if isinstance(raw, Problem):
         problems.append(Problem(file, field, f"`{rel}` {raw.message}", raw.fix))
@@ -67,17 +72,23 @@ def _hash_into(target: Path, rel: str, file: Path, field: str, files: dict[str, 
 
 
 def _load_schema(
-    scorer: JsonScorer, root: Path, file: Path, field: str, files: dict[str, str], problems: list[Problem]
+    path: str, root: Path, file: Path, field: str, files: dict[str, str], problems: list[Problem]
 ) -> dict[str, Any] | None:
-    path = scorer.schema_
-    assert isinstance(path, str)
     rel = _inside(path)
+    if not path.strip():
+        problems.append(Problem(file, field, "schema path is empty", "give the schema inline, or its path"))
+        return None
     if rel is None:
-        problems.append(Problem(file, field, f"schema path `{path}` leaves the set folder", "put the schema file inside the set folder and give its path relative to it"))
+        problems.append(Problem(
+            file, field, f"schema path `{path}` leaves the set folder",
+            "put the schema file inside the set folder and give its path relative to it",
+        ))
         return None
     target = root / rel
     if not _is_file(target):
-        problems.append(Problem(file, field, f"schema file `{path}` does not exist (looked for {target})", "create it, or correct the path (relative to the set folder)"))
+        problems.append(Problem(
+            file, field, f"schema file `{path}` does not exist (looked for {target})", _CREATE_IT
+        ))
         return None
     doc = read_document(target, "json", what="a JSON Schema")
     if isinstance(doc, Problem):
@@ -97,13 +108,20 @@ def _check_command(
         rel = _inside(arg)
         if rel is None or rel == ".":
             if script:
-                problems.append(Problem(file, f"{field}.run[{i}]", f"script `{arg}` lies outside the set folder", "keep scripts inside the set folder and name them relative to it, so the digest covers them"))
+                problems.append(Problem(
+                    file, f"{field}.run[{i}]", f"script `{arg}` lies outside the set folder",
+                    "keep scripts inside the set folder and name them relative to it, "
+                    "so the digest covers them",
+                ))
             continue
         target = root / rel
         if _is_file(target):
             _hash_into(target, rel, file, f"{field}.run[{i}]", files, problems)
         elif script:
-            problems.append(Problem(file, f"{field}.run[{i}]", f"script `{arg}` does not exist in the set folder (looked for {target})", "create it, or correct the path (relative to the set folder)"))
+            problems.append(Problem(
+                file, f"{field}.run[{i}]",
+                f"script `{arg}` does not exist in the set folder (looked for {target})", _CREATE_IT,
+            ))
 
 
 def resolve_scorer(
@@ -119,12 +137,15 @@ def resolve_scorer(
         return scorer
     schema = scorer.schema_
     if isinstance(schema, str):
-        schema = _load_schema(scorer, root, file, f"{field}.schema", files, problems)
+        schema = _load_schema(schema, root, file, f"{field}.schema", files, problems)
         if schema is None:
             return scorer
     why = schema_problem(schema)
     if why is not None:
         where = f" (in {scorer.schema_})" if isinstance(scorer.schema_, str) else ""
-        problems.append(Problem(file, f"{field}.schema", f"not a valid JSON Schema{where}: {why}", "fix the schema so it follows the JSON Schema specification"))
+        problems.append(Problem(
+            file, f"{field}.schema", f"not a valid JSON Schema{where}: {why}",
+            "fix the schema so it follows the JSON Schema specification",
+        ))
         return scorer
     return scorer.model_copy(update={"schema_": schema})

@@ -8,6 +8,7 @@ the terminal does not reach them. They listen on 127.0.0.1 only, never on all in
 from __future__ import annotations
 
 import errno
+import os
 import socket
 import subprocess
 import time
@@ -93,6 +94,9 @@ def server_cmdline(
 def start(cmdline: Sequence[str], log_path: Path) -> subprocess.Popen:
     """Start the server detached in its own session, stdout+stderr into `log_path`."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    # LLAMA_ARG_* variables would silently change the server's settings; what is recorded in the
+    # state file and the catalogue must be what runs, so they are not passed on.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA_ARG_")}
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
             list(cmdline),
@@ -101,6 +105,7 @@ def start(cmdline: Sequence[str], log_path: Path) -> subprocess.Popen:
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
+            env=env,
         )
     CHILDREN[proc.pid] = proc
     return proc
@@ -181,3 +186,30 @@ def health(port: int) -> str:
     if status == 200:
         return str(body.get("status", "ok"))
     return "loading" if status == 503 else f"HTTP {status}"
+
+
+def read_props(port: int, model_file: Path) -> dict:
+    """What the running server says about itself (`/props`), plus what the GGUF header says
+    about its chat template; the subset kept in the state file and the catalogue."""
+    import hashlib
+
+    from compare_tui.local.gguf_header import read_metadata
+
+    status, props = get_json(port, "/props", timeout=5.0)
+    if status != 200:
+        raise LocalError(f"llama-server on port {port} answered /props with HTTP {status}",
+                         "run `compare-tui local down` and `compare-tui local up` again")
+    template = str(props.get("chat_template", ""))
+    try:
+        in_gguf = "tokenizer.chat_template" in read_metadata(model_file, {"tokenizer.chat_template"})
+    except (OSError, ValueError):
+        in_gguf = False
+    return {
+        "build_info": props.get("build_info", "unknown"),
+        "n_ctx": (props.get("default_generation_settings") or {}).get("n_ctx"),
+        "total_slots": props.get("total_slots"),
+        "model_ftype": props.get("model_ftype"),
+        "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest(),
+        "chat_template_in_gguf": in_gguf,
+        "supports_tools": bool((props.get("chat_template_caps") or {}).get("supports_tools")),
+    }

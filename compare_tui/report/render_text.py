@@ -27,7 +27,11 @@ def render_text(report: Report) -> Group:
     """The whole report: banner, figures, costs, blocks, paired statistics, refusals, caveats."""
     parts: list[RenderableType] = [recommendation_banner(report)]
     if report.models:
-        parts += [figures_table(report), cost_table(report), block_grid(report)]
+        parts += [figures_table(report), latency_table(report), cost_table(report)]
+        utilisation = utilisation_table(report)
+        if utilisation is not None:
+            parts.append(utilisation)
+        parts.append(block_grid(report))
     if report.refused:
         parts.append(refused_list(report))
     if report.paired:
@@ -50,44 +54,66 @@ def recommendation_banner(report: Report) -> Panel:
                  border_style=CONFIDENCE_STYLES[rec.confidence], box=box.HEAVY)
 
 
+def _model_column(table: Table, report: Report) -> None:
+    width = min(30, max((len(row.label) for row in report.models), default=5) + 2)
+    table.add_column("model", min_width=width, no_wrap=True)
+
+
 def figures_table(report: Report) -> Table:
-    table = Table(title="Figures", box=box.SIMPLE_HEAVY, title_justify="left")
-    for header, justify in (("model", "left"), ("provenance", "left"), ("pass rate", "right"),
-                            ("95% CI", "right"), ("✓", "right"), ("✗", "right"), ("?", "right"),
-                            ("!", "right"), ("TTFT p50/p95/p99", "right"), ("E2E p50/p95/p99", "right"),
-                            ("tokens/task", "right"), ("GPU peak", "right"), ("cost/task", "right")):
-        table.add_column(header, justify=justify)
+    table = Table(title="Pass rate (human tasks excluded; errors count as not passed)", box=box.SIMPLE_HEAVY,
+                  title_justify="left")
+    _model_column(table, report)
+    for header in ("pass rate", "95% CI", "✓ pass", "✗ fail", "? person", "! error"):
+        table.add_column(header, justify="right", no_wrap=True)
     winner = report.recommendation.winner
     for row in report.models:
         c = row.counts
         name = Text(row.label, style="bold" if row.label == winner else "")
         if row.label == winner:
             name.append(" ★")
-        table.add_row(
-            name, row.provenance, fmt.pass_rate(row.pass_rate), fmt.interval(row.pass_rate.interval),
-            str(c.passed), str(c.failed), str(c.review), str(c.errored), fmt.latency(row.latency.ttft_ms),
-            fmt.latency(row.latency.e2e_ms), fmt.tokens(row.tokens), fmt.gpu(row.gpu),
-            fmt.cost_per_task(row.cost),
-        )
-    table.caption = "tokens/task = prompt + completion per completed task, over every attempt"
+        table.add_row(name, fmt.pass_rate(row.pass_rate), fmt.interval(row.pass_rate.interval), str(c.passed),
+                      str(c.failed), str(c.review), str(c.errored))
+    return table
+
+
+def latency_table(report: Report) -> Table:
+    table = Table(title="Latency (one value per completed task) and tokens", box=box.SIMPLE, title_justify="left")
+    _model_column(table, report)
+    for header in ("TTFT p50/p95/p99", "E2E p50/p95/p99", "tokens/task"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for row in report.models:
+        table.add_row(row.label, fmt.latency(row.latency.ttft_ms), fmt.latency(row.latency.e2e_ms),
+                      fmt.tokens(row.tokens))
+    table.caption = "tokens/task = prompt + completion per completed task, summed over every attempt"
     return table
 
 
 def cost_table(report: Report) -> Table:
-    table = Table(title="Cost", box=box.SIMPLE, title_justify="left")
-    levels = next((r.cost.utilisation for r in report.models if r.cost.utilisation), ())
-    table.add_column("model")
-    table.add_column("basis")
-    table.add_column("run total", justify="right")
-    table.add_column("per completed task", justify="right")
-    for point in levels:
-        table.add_column(f"at {point.utilisation * 100:.0f}% use", justify="right")
+    table = Table(title="Provenance, GPU memory and cost", box=box.SIMPLE, title_justify="left")
+    _model_column(table, report)
+    table.add_column("provenance", ratio=2)
+    table.add_column("GPU peak", ratio=1)
+    table.add_column("cost basis", ratio=2)
+    table.add_column("run total", justify="right", no_wrap=True)
+    table.add_column("per completed task", justify="right", no_wrap=True)
     for row in report.models:
         cost = row.cost
-        cells = [row.label, fmt.cost_basis(cost), fmt.money(cost.total, cost.currency), fmt.cost_per_task(cost)]
-        by_level = {p.utilisation: fmt.money(p.per_task, cost.currency) for p in cost.utilisation}
-        cells += [by_level.get(point.utilisation, fmt.DASH) for point in levels]
-        table.add_row(*cells)
+        table.add_row(row.label, row.provenance, fmt.gpu(row.gpu), fmt.cost_basis(cost),
+                      fmt.money(cost.total, cost.currency), fmt.cost_per_task(cost))
+    return table
+
+
+def utilisation_table(report: Report) -> Table | None:
+    """Hardware cost per completed task if the hardware were busy only part of the time."""
+    rows = [row for row in report.models if row.cost.utilisation]
+    if not rows:
+        return None
+    table = Table(title="Hardware cost per completed task by utilisation", box=box.SIMPLE, title_justify="left")
+    _model_column(table, report)
+    for point in rows[0].cost.utilisation:
+        table.add_column(f"{point.utilisation * 100:.0f}%", justify="right", no_wrap=True)
+    for row in rows:
+        table.add_row(row.label, *(fmt.money(p.per_task, row.cost.currency) for p in row.cost.utilisation))
     return table
 
 

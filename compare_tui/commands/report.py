@@ -1,0 +1,107 @@
+"""`compare-tui report COMPARISON_OR_RUN|latest`: the report, on the terminal or as a file,
+with an optional CI gate."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from compare_tui.commands.common import CommandError, add_store_option, open_store
+
+FORMATS = ("text", "json", "md", "junit")
+EPILOG = """\
+examples:
+  compare-tui report latest
+  compare-tui report 3f9a --format md --out report.md
+  compare-tui report latest --format junit --out results.xml --fail-under 80% --require-confidence medium
+
+exit codes:
+  0  the report was produced, and every gate given was met
+  2  bad input: no such comparison or run (or an ambiguous prefix), a bad option value,
+     a store or output file that cannot be used
+  3  a gate failed (--fail-under, --require-confidence, --require-winner); the reasons are
+     printed on stderr, and the report is still printed or written
+
+--fail-under checks the best pass rate in the report (the recommended model's, or the only
+model's): 0.8, 80 and 80% all mean 80 %. Confidence is the report's own rating by its fixed rule.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="show or export the report of a comparison or run",
+        description="The report of a comparison (or a single run): recommendation and confidence, "
+        "pass rates, latency, tokens, cost, GPU memory, paired statistics and caveats.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_store_option(parser)
+    parser.add_argument("ref", metavar="COMPARISON_OR_RUN",
+                        help="a comparison id, a run id (a unique prefix is enough), or `latest`")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of the terminal")
+    parser.add_argument("--fail-under", metavar="PASS_RATE",
+                        help="gate: exit 3 when the best pass rate is under PASS_RATE (0-1 or a percentage)")
+    parser.add_argument("--require-confidence", choices=("medium", "high"),
+                        help="gate: exit 3 when the confidence is lower than this")
+    parser.add_argument("--require-winner", metavar="MODEL",
+                        help="gate: exit 3 unless the report recommends MODEL")
+    parser.set_defaults(handler=_report)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from compare_tui.report import (
+        ReportNotFoundError,
+        build_report,
+        check_gate,
+        load_report_inputs,
+        parse_pass_rate,
+    )
+    from compare_tui.store import StoreError
+
+    try:
+        threshold = parse_pass_rate(args.fail_under) if args.fail_under is not None else None
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    with open_store(args.store) as store:
+        try:
+            inputs = load_report_inputs(store, args.ref)
+        except (ReportNotFoundError, StoreError) as exc:
+            raise CommandError(str(exc)) from None
+    report = build_report(inputs)
+    _emit(report, args.format, args.out)
+    gate = check_gate(report, fail_under=threshold, require_confidence=args.require_confidence,
+                      require_winner=args.require_winner)
+    for reason in gate.reasons:
+        print(f"compare-tui: gate failed: {reason}", file=sys.stderr)
+    return gate.exit_code
+
+
+def _emit(report, fmt: str, out: str | None) -> None:
+    if fmt == "text":
+        from rich.console import Console
+
+        from compare_tui.report.render_text import render_text
+
+        if out is None:
+            Console().print(render_text(report))
+            return
+        try:
+            with open(out, "w", encoding="utf-8") as handle:
+                # A file gets plain text (no colour codes); the marks still carry every status.
+                Console(file=handle, width=120, no_color=True, force_terminal=False).print(render_text(report))
+        except OSError as exc:
+            raise CommandError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
+        return
+    from compare_tui.report import render_json, render_junit, render_md
+
+    text = {"json": render_json, "md": render_md, "junit": render_junit}[fmt](report)
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CommandError(f"cannot write the report to {out}: {exc.strerror or exc}") from None

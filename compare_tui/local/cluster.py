@@ -1,0 +1,281 @@
+"""`up`, `status` and `down`: the lifecycle of the local llama.cpp servers.
+
+`up` is all-or-nothing: if any server fails to start, the ones it started are stopped again
+and the error says why. Servers already running with the same settings are reused, so `up` is
+idempotent. Every state change happens under a file lock and is written before waiting.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from compare_tui.local import server, state
+from compare_tui.local.bundled import BUNDLED, ModelFile, bundled_model, ensure_models
+from compare_tui.local.catalogue_writer import DEFAULT_USD_PER_HOUR, write_catalogue
+from compare_tui.local.errors import LocalError
+from compare_tui.local.state import ServerRecord
+
+DEFAULT_PARALLEL = 4
+DEFAULT_CTX = 4096
+START_TIMEOUT_S = 120.0
+_MIN_CTX_PER_SLOT = 256
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """A running local server, as `up` leaves it."""
+
+    name: str
+    pid: int
+    port: int
+    endpoint: str
+    model_file: Path
+    sha256: str
+    revision: str
+    quantisation: str
+    log_path: Path
+    props: dict
+
+    @classmethod
+    def from_record(cls, r: ServerRecord) -> ServerInfo:
+        return cls(r.name, r.pid, r.port, r.endpoint, Path(r.model_file), r.sha256, r.revision,
+                   r.quantisation, Path(r.log_path), dict(r.props))
+
+
+@dataclass(frozen=True)
+class LocalCluster:
+    """What `up` returns: every server now running, and the catalogue written for them."""
+
+    servers: tuple[ServerInfo, ...]
+    catalogue_path: Path
+    reused: tuple[str, ...] = ()
+    """Names that were already running with the same settings (not restarted)."""
+
+    def server(self, name: str) -> ServerInfo:
+        for info in self.servers:
+            if info.name == name:
+                return info
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    name: str
+    pid: int
+    port: int
+    endpoint: str
+    running: bool
+    uptime_s: float
+    health: str
+    log_path: Path
+
+
+@dataclass(frozen=True)
+class StopOutcome:
+    name: str
+    pid: int
+    outcome: str
+    """`stopped`, `killed` (needed SIGKILL), `already gone`, or `not ours` (pid reused: untouched)."""
+
+
+def default_catalogue_path() -> Path:
+    return state.local_state_dir() / "models.toml"
+
+
+def _names(models: Iterable[str] | None) -> list[str]:
+    names = list(dict.fromkeys(models)) if models else list(BUNDLED)
+    for name in names:
+        bundled_model(name)  # raises with the list of known names
+    return names
+
+
+def _check_settings(parallel: int, ctx: int, usd_per_hour: float) -> None:
+    if parallel < 1:
+        raise LocalError(f"--parallel must be at least 1 (got {parallel})", "use e.g. --parallel 4")
+    if ctx // parallel < _MIN_CTX_PER_SLOT:
+        raise LocalError(
+            f"--ctx {ctx} split over {parallel} slots leaves {ctx // parallel} tokens per request",
+            f"use --ctx {_MIN_CTX_PER_SLOT * parallel} or more, or fewer --parallel slots",
+        )
+    if not usd_per_hour > 0:
+        raise LocalError(f"--usd-per-hour must be above zero (got {usd_per_hour})", "use e.g. 0.10")
+
+
+def _pick_ports(count: int, first: int | None, taken: set[int]) -> list[int]:
+    if first is not None:
+        ports = [first + i for i in range(count)]
+        for port in ports:
+            if not server.port_is_free(port):
+                raise server.port_busy_error(port)
+        return ports
+    ports: list[int] = []
+    while len(ports) < count:  # the kernel may hand out the same free port twice in a row
+        port = server.free_port()
+        if port not in taken and port not in ports:
+            ports.append(port)
+    return ports
+
+
+def _launch(mf: ModelFile, port: int, *, ctx: int, parallel: int, jinja: bool) -> tuple[ServerRecord, subprocess.Popen]:
+    cmdline = server.server_cmdline(mf.path, name=mf.model.name, port=port, ctx=ctx, parallel=parallel, jinja=jinja)
+    log_path = state.local_state_dir() / "logs" / f"{mf.model.name}.log"
+    proc = server.start(cmdline, log_path)
+    record = ServerRecord(
+        name=mf.model.name, pid=proc.pid, port=port, model_file=str(mf.path), sha256=mf.sha256,
+        revision=mf.revision, quantisation=mf.model.quantisation, started_at=time.time(),
+        log_path=str(log_path), cmdline=cmdline, ctx=ctx, parallel=parallel, jinja=jinja,
+    )
+    return record, proc
+
+
+def _reusable(running: ServerRecord, mf: ModelFile, ctx: int, parallel: int, jinja: bool) -> bool:
+    same = (running.sha256, running.model_file, running.ctx, running.parallel, running.jinja) == (
+        mf.sha256, str(mf.path), ctx, parallel, jinja)
+    if not same:
+        raise LocalError(
+            f"{running.name} is already running (pid {running.pid}, port {running.port}) with "
+            f"ctx={running.ctx}, parallel={running.parallel}, jinja={running.jinja}",
+            f"stop it first: compare-tui local down --model {running.name}",
+        )
+    if server.health(running.port) != "ok":
+        raise LocalError(
+            f"{running.name} is already running (pid {running.pid}) but is not healthy "
+            f"(health: {server.health(running.port)})",
+            f"wait a moment, or restart it: compare-tui local down --model {running.name}",
+        )
+    return True
+
+
+def up(
+    models: Iterable[str] | None = None,
+    *,
+    parallel: int = DEFAULT_PARALLEL,
+    ctx: int = DEFAULT_CTX,
+    usd_per_hour: float = DEFAULT_USD_PER_HOUR,
+    catalogue_path: str | os.PathLike[str] | None = None,
+    jinja: bool = True,
+    port: int | None = None,
+    timeout_s: float = START_TIMEOUT_S,
+) -> LocalCluster:
+    """Start one llama-server per bundled model (default: all), wait until each is healthy, and
+    write the catalogue of every running server. `port` is the first of consecutive ports to
+    use (default: free ones). Raises LocalError with a fix on every failure a user can meet."""
+    names = _names(models)
+    _check_settings(parallel, ctx, usd_per_hour)
+    server.binary_path()  # fail before hashing 350 MB when the extra is missing
+    with state.locked():
+        records = [r for r in state.load_records() if state.is_ours(r)]  # drop stale entries
+        state.save_records(records)
+        files = ensure_models(names)  # each GGUF hashed once, here
+        reused = [mf.model.name for mf in files if any(
+            r.name == mf.model.name and _reusable(r, mf, ctx, parallel, jinja) for r in records)]
+        to_start = [mf for mf in files if mf.model.name not in reused]
+        ports = _pick_ports(len(to_start), port, {r.port for r in records})
+        started: list[ServerRecord] = []
+        try:
+            launched = []
+            for mf, chosen in zip(to_start, ports):
+                record, proc = _launch(mf, chosen, ctx=ctx, parallel=parallel, jinja=jinja)
+                records.append(record)
+                started.append(record)
+                state.save_records(records)  # before waiting: a crash now still leaves a record
+                launched.append((record, proc))
+            for record, proc in launched:
+                server.wait_healthy(proc, name=record.name, port=record.port,
+                                    log_path=Path(record.log_path), timeout_s=timeout_s)
+            for record in records:
+                if not record.props:
+                    record.props = server.read_props(record.port, Path(record.model_file))
+            state.save_records(records)
+        except BaseException:  # includes Ctrl-C: never leave half a cluster behind
+            for record in started:
+                _stop(record)
+            state.save_records([r for r in records if r not in started])
+            raise
+    path = Path(catalogue_path) if catalogue_path else default_catalogue_path()
+    write_catalogue(records, path, usd_per_hour)
+    return LocalCluster(tuple(ServerInfo.from_record(r) for r in records), path, tuple(reused))
+
+
+def status() -> list[ServerStatus]:
+    """Every recorded server: whether it still runs, its uptime and what `/health` says."""
+    result = []
+    for r in state.load_records():
+        running = state.is_ours(r)
+        health = server.health(r.port) if running else "not running (stale entry; `up` or `down` clears it)"
+        result.append(ServerStatus(r.name, r.pid, r.port, r.endpoint, running,
+                                   state.uptime_s(r) if running else 0.0, health, Path(r.log_path)))
+    return result
+
+
+def _send(record: ServerRecord, sig: int) -> bool:
+    """Signal `record.pid` only while it is still the process we started. A pidfd pins the
+    process first, so a pid reused between the check and the signal cannot be hit."""
+    fd = None
+    try:
+        fd = os.pidfd_open(record.pid)
+    except ProcessLookupError:
+        return False
+    except (AttributeError, OSError):
+        fd = None  # no pidfd on this OS/kernel: check-then-kill
+    try:
+        if not state.is_ours(record):
+            return False
+        if fd is not None:
+            signal.pidfd_send_signal(fd, sig)
+        else:
+            os.kill(record.pid, sig)
+        return True
+    except ProcessLookupError:
+        return False
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _gone(record: ServerRecord, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    child = server.CHILDREN.get(record.pid)
+    while True:
+        if child is not None and child.poll() is not None:  # reap our own child: no zombie
+            server.CHILDREN.pop(record.pid, None)
+            return True
+        if child is None and not state.is_ours(record):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+def _stop(record: ServerRecord) -> StopOutcome:
+    if not _send(record, signal.SIGTERM):
+        child = server.CHILDREN.pop(record.pid, None)
+        if child is not None:
+            child.poll()  # a server of ours that died on its own: reap it
+        outcome = "already gone" if state.process_cmdline(record.pid) is None else "not ours"
+        return StopOutcome(record.name, record.pid, outcome)
+    if _gone(record, 10.0):
+        return StopOutcome(record.name, record.pid, "stopped")
+    _send(record, signal.SIGKILL)
+    if _gone(record, 5.0):
+        return StopOutcome(record.name, record.pid, "killed")
+    raise LocalError(f"llama-server pid {record.pid} ({record.name}) survived SIGKILL",
+                     f"check it with: ps -o pid,stat,cmd -p {record.pid}")
+
+
+def down(models: Iterable[str] | None = None) -> list[StopOutcome]:
+    """Stop exactly the servers recorded in the state file (default: all of them) and forget
+    them. Works from any process, also after the one that ran `up` has crashed."""
+    wanted = set(models) if models else None
+    with state.locked():
+        records = state.load_records()
+        keep = [r for r in records if wanted is not None and r.name not in wanted]
+        outcomes = [_stop(r) for r in records if r not in keep]
+        state.save_records(keep)
+    return outcomes

@@ -1,0 +1,180 @@
+"""The report's statistics: known values, numpy agreement, and hypothesis properties."""
+
+from __future__ import annotations
+
+import math
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compare_tui.report.stats import (
+    mcnemar_exact,
+    paired_bootstrap_ci,
+    percentiles,
+    seed_for,
+    tasks_to_resolve,
+    wilson_interval,
+)
+
+values = st.lists(st.floats(min_value=0, max_value=1e7, allow_nan=False), min_size=1, max_size=200)
+
+
+# ------------------------------------------------------------------ Wilson
+
+
+def test_wilson_known_values():
+    interval = wilson_interval(8, 10)
+    assert interval.low == pytest.approx(0.4901624, abs=1e-6)
+    assert interval.high == pytest.approx(0.9433178, abs=1e-6)
+
+
+def test_wilson_at_the_edges_stays_inside_zero_one():
+    none = wilson_interval(0, 10)
+    assert none.low == 0.0 and none.high == pytest.approx(0.2775328, abs=1e-6)
+    every = wilson_interval(10, 10)
+    assert every.high == 1.0 and every.low == pytest.approx(0.7224672, abs=1e-6)
+
+
+def test_wilson_without_trials_is_none_and_bad_counts_raise():
+    assert wilson_interval(0, 0) is None
+    with pytest.raises(ValueError, match="within 0..3"):
+        wilson_interval(4, 3)
+
+
+@given(st.integers(min_value=1, max_value=100_000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_wilson_bounds_within_unit_interval_and_contain_the_estimate(counts):
+    successes, trials = counts
+    interval = wilson_interval(successes, trials)
+    assert 0.0 <= interval.low <= successes / trials <= interval.high <= 1.0
+
+
+# ------------------------------------------------------------------ percentiles
+
+
+@given(values)
+def test_percentiles_are_monotone_and_match_numpy(data):
+    p = percentiles(data)
+    assert p.n == len(data)
+    assert p.p50 <= p.p95 <= p.p99
+    expected = np.percentile(np.array(data), [50, 95, 99])
+    assert (p.p50, p.p95, p.p99) == pytest.approx(tuple(expected))
+    assert min(data) <= p.p50 and p.p99 <= max(data)
+
+
+def test_percentiles_interpolate_linearly():
+    p = percentiles([1.0, 2.0, 3.0, 4.0])
+    assert p.p50 == 2.5
+    assert p.p95 == pytest.approx(3.85)
+    assert p.p99 == pytest.approx(3.97)
+
+
+def test_percentiles_of_nothing_and_of_one_value():
+    assert percentiles([]).n == 0 and percentiles([]).p50 is None
+    one = percentiles([7.0])
+    assert one.p50 == one.p95 == one.p99 == 7.0
+
+
+# ------------------------------------------------------------------ McNemar
+
+
+def _exact_reference(b: int, c: int) -> float:
+    n = b + c
+    tail = sum(Fraction(math.comb(n, k), 2**n) for k in range(min(b, c) + 1))
+    return float(min(Fraction(1), 2 * tail))
+
+
+def test_mcnemar_known_values():
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(10, 0) == pytest.approx(2 * 0.5**10)
+    assert mcnemar_exact(5, 5) == 1.0
+    assert mcnemar_exact(9, 4) == pytest.approx(0.266846, abs=1e-6)
+
+
+@given(st.integers(0, 300), st.integers(0, 300))
+def test_mcnemar_matches_the_exact_binomial_sum(b, c):
+    assert mcnemar_exact(b, c) == pytest.approx(_exact_reference(b, c), rel=1e-9, abs=1e-300)
+    assert mcnemar_exact(b, c) == mcnemar_exact(c, b)
+
+
+def test_mcnemar_with_thousands_of_discordant_tasks_neither_overflows_nor_underflows():
+    p = mcnemar_exact(5_000, 5_100)
+    assert 0.0 < p < 1.0
+    assert p == pytest.approx(_exact_reference(5_000, 5_100), rel=1e-6)
+
+
+def test_mcnemar_refuses_negative_counts():
+    with pytest.raises(ValueError):
+        mcnemar_exact(-1, 2)
+
+
+# ------------------------------------------------------------------ bootstrap
+
+
+def test_seed_does_not_depend_on_run_order_but_on_the_runs():
+    assert seed_for(["b", "a"]) == seed_for(["a", "b"])
+    assert seed_for(["a", "b"]) != seed_for(["a", "c"])
+    assert 0 <= seed_for(["a"]) < 2**64
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=12), min_size=2, max_size=4, unique=True),
+       st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.randoms(use_true_random=False))
+def test_bootstrap_is_deterministic_for_the_same_run_ids(run_ids, only_a, only_b, ties, shuffler):
+    shuffled = list(run_ids)
+    shuffler.shuffle(shuffled)
+    first = paired_bootstrap_ci(only_a, only_b, ties, seed_for(run_ids), resamples=500)
+    again = paired_bootstrap_ci(only_a, only_b, ties, seed_for(shuffled), resamples=500)
+    assert first == again
+    if first is not None:
+        assert -1.0 <= first.low <= first.high <= 1.0
+
+
+def test_bootstrap_of_no_tasks_and_of_no_disagreement():
+    assert paired_bootstrap_ci(0, 0, 0, seed=1) is None
+    same = paired_bootstrap_ci(0, 0, 40, seed=1)
+    assert (same.low, same.high) == (0.0, 0.0)
+    all_a = paired_bootstrap_ci(25, 0, 0, seed=1)
+    assert (all_a.low, all_a.high) == (1.0, 1.0)
+
+
+def test_bootstrap_agrees_with_resampling_task_indices():
+    # The multinomial shortcut must give the interval a naive paired bootstrap gives.
+    only_a, only_b, ties = 30, 18, 152
+    diffs = np.array([1] * only_a + [-1] * only_b + [0] * ties, dtype=float)
+    rng = np.random.default_rng(7)
+    naive = np.percentile(diffs[rng.integers(0, diffs.size, size=(10_000, diffs.size))].mean(axis=1), [2.5, 97.5])
+    fast = paired_bootstrap_ci(only_a, only_b, ties, seed=11)
+    assert fast.low == pytest.approx(naive[0], abs=0.01)
+    assert fast.high == pytest.approx(naive[1], abs=0.01)
+
+
+def test_tasks_to_resolve_follows_the_normal_approximation():
+    # n = 100, mean 0.05, variance 0.15 - 0.0025: z²·v/m² = 226.7 → 227 in all, 127 more.
+    assert tasks_to_resolve(10, 5, 85) == 127
+    assert tasks_to_resolve(5, 5, 90) is None
+    assert tasks_to_resolve(0, 0, 0) is None
+    assert tasks_to_resolve(90, 0, 10) == 0  # already far more than enough
+
+
+def test_tasks_to_resolve_estimate_actually_resolves_the_lead():
+    # Scaling the same flip rates up to the suggested size puts the interval off zero.
+    only_a, only_b, ties = 6, 3, 31
+    n = only_a + only_b + ties
+    more = tasks_to_resolve(only_a, only_b, ties)
+    scale = (n + more) / n * 1.1
+    interval = paired_bootstrap_ci(round(only_a * scale), round(only_b * scale), round(ties * scale), seed=3)
+    assert paired_bootstrap_ci(only_a, only_b, ties, seed=3).contains(0.0)
+    assert not interval.contains(0.0)
+
+
+def test_random_module_is_not_used_for_the_bootstrap():
+    # The interval depends on the seed only, never on global random state.
+    random.seed(1)
+    first = paired_bootstrap_ci(12, 7, 50, seed=99)
+    random.seed(2)
+    np.random.seed(2)
+    assert paired_bootstrap_ci(12, 7, 50, seed=99) == first
