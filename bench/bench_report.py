@@ -42,7 +42,8 @@ def fill(store: Store, tasks: int) -> str:
     """Two runs over the same `tasks` tasks (a few human, some errors), one comparison."""
     rng = random.Random(20260101)
     run_ids = []
-    for name, skill, basis, kind in (("local-small", 0.72, HARDWARE, "local"), ("hosted-big", 0.78, TOKEN_PRICE, "hosted")):
+    models = (("local-small", 0.72, HARDWARE, "local"), ("hosted-big", 0.78, TOKEN_PRICE, "hosted"))
+    for name, skill, basis, kind in models:
         run = store.create_run(RunRecord(
             goldset_id="bench", goldset_name="Bench", goldset_version="1", goldset_digest="sha256:bench",
             model_name=name, model_entry={"kind": kind}, provenance="verified", cost_basis=basis,
@@ -105,10 +106,14 @@ def measure(tasks: int, repeat: int) -> list[tuple[str, float]]:
         comparison_id = fill(store, tasks)
         inputs = load_report_inputs(store, comparison_id)
         report = build_report(inputs)
+        def load() -> ReportInputs:
+            return load_report_inputs(store, comparison_id)
+
         return [
-            ("load + build_report (the target)", median_s(lambda: build_report(load_report_inputs(store, comparison_id)), repeat)),
-            ("load_report_inputs (narrow attempt read)", median_s(lambda: load_report_inputs(store, comparison_id), repeat)),
-            ("load through whole AttemptRecords (for comparison)", median_s(lambda: full_record_inputs(store, comparison_id), repeat)),
+            ("load + build_report (the target)", median_s(lambda: build_report(load()), repeat)),
+            ("load_report_inputs (narrow attempt read)", median_s(load, repeat)),
+            ("load through whole AttemptRecords (for comparison)",
+             median_s(lambda: full_record_inputs(store, comparison_id), repeat)),
             ("build_report", median_s(lambda: build_report(inputs), repeat)),
             ("render_json", median_s(lambda: render_json(report), repeat)),
             ("render_md", median_s(lambda: render_md(report), repeat)),

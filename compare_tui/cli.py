@@ -34,6 +34,17 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"compare-tui {__version__}")
+    # Options of the TUI (`compare-tui` with no subcommand). Their own dests, so that a
+    # subcommand's --store/--models (parsed into `store`/`models`) never overrides them.
+    tui = parser.add_argument_group("terminal UI (no subcommand)")
+    tui.add_argument("--store", dest="tui_store", metavar="PATH",
+                     help="the run store (default: $COMPARE_TUI_STORE or ~/.local/share/compare-tui/runs.sqlite)")
+    tui.add_argument("--models", dest="tui_models", metavar="PATH",
+                     help="the model catalogue (default: $COMPARE_TUI_MODELS, else the one `compare-tui local up` wrote)")
+    tui.add_argument("--sets", dest="tui_sets", metavar="DIR",
+                     help="the folder holding golden sets (default: $COMPARE_TUI_SETS, else ./sample_sets)")
+    tui.add_argument("--theme", dest="tui_theme", metavar="NAME",
+                     help="dark (default), light, high-contrast, another theme name, or a theme .toml file")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES():
         module.register(subparsers)
@@ -46,6 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv:
         return _open_tui_or_help(parser)
     args = parser.parse_args(argv)
+    if args.command is None:  # only top-level options: the TUI with them
+        return _open_tui_or_help(parser, args)
     handler = getattr(args, "handler", None)
     if handler is None:
         # A command group given without its subcommand (`compare-tui sets`): show its help.
@@ -61,13 +74,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _open_tui_or_help(parser: argparse.ArgumentParser) -> int:
-    try:
-        from compare_tui.tui.app import run_app
-    except ImportError:
+def _open_tui_or_help(parser: argparse.ArgumentParser, args: argparse.Namespace | None = None) -> int:
+    """The TUI with the top-level options; help instead when Textual is not installed or
+    there is no terminal to draw on (a pipe, a CI log)."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
         parser.print_help()
         return 0
-    return run_app()
+    try:
+        from compare_tui.tui.app import run_app
+    except ModuleNotFoundError as exc:
+        if exc.name != "textual" and not (exc.name or "").startswith("textual."):
+            raise
+        parser.print_help()
+        print("\ncompare-tui: the terminal UI needs Textual (pip install textual)", file=sys.stderr)
+        return 0
+    return run_app(store=getattr(args, "tui_store", None), models=getattr(args, "tui_models", None),
+                   sets=getattr(args, "tui_sets", None), theme=getattr(args, "tui_theme", None))
 
 
 if __name__ == "__main__":  # pragma: no cover

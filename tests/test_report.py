@@ -68,6 +68,13 @@ def test_pass_rate_counts_errors_as_not_passed_and_shows_them_apart():
     assert [b.status for b in row.blocks] == ["pass"] * 6 + ["fail", "error", "error"]
 
 
+def test_a_blocks_detail_comes_from_the_attempt_that_decided_it():
+    facts = (AttemptFacts("t1", 1, "fail", detail="first"), AttemptFacts("t1", 2, "pass", detail="matched"),
+             AttemptFacts("t2", 1, "fail", detail="wrong label"), AttemptFacts("t2", 2, "error", detail="timeout"))
+    row = build_report(inputs(RunInput(make_run(), facts))).models[0]
+    assert [(b.status, b.detail) for b in row.blocks] == [("pass", "matched"), ("fail", "wrong label")]
+
+
 def test_a_task_passes_when_any_attempt_passes_and_latency_is_the_passing_attempts():
     facts = (AttemptFacts("t1", 1, "fail", ttft_ms=900.0, e2e_ms=9000.0, prompt_tokens=10, completion_tokens=5),
              AttemptFacts("t1", 2, "pass", ttft_ms=100.0, e2e_ms=200.0, prompt_tokens=10, completion_tokens=5))
@@ -219,9 +226,9 @@ def test_hardware_cost_charges_the_run_duration_and_shows_utilisation():
     assert by_level[0.1] == pytest.approx(1.0)
 
 
-def test_hardware_rate_is_per_gpu_times_gpu_count():
+def test_hardware_rate_is_the_whole_machine_whatever_the_gpu_count():
     row = build_report(inputs(one("pppppppppp", cost_basis=HARDWARE | {"gpu_count": 2}))).models[0]
-    assert row.cost.usd_per_hour == 4.0 and row.cost.per_task == pytest.approx(0.2)
+    assert row.cost.usd_per_hour == 2.0 and row.cost.per_task == pytest.approx(0.1) and row.cost.gpu_count == 2
 
 
 def test_hardware_cost_without_a_finish_time_is_a_missing_figure():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-_NAMES = ("sets", "run", "runs", "report", "local")
+_NAMES = ("sets", "run", "runs", "report", "local", "sample", "toolcall")
 
 
 def COMMAND_MODULES() -> list[ModuleType]:  # noqa: N802 - reads as the constant it stands for

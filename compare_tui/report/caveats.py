@@ -71,9 +71,9 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                           f"set (run {row.run_status}); they are not in its figures."))
     interval = row.pass_rate.interval
     if interval is not None and interval.half_width >= MARGIN_THRESHOLD:
-        out.append(Caveat("margin", f"With {_plural(row.pass_rate.scored, 'scored task')}, {name}'s pass rate is "
-                          f"uncertain by about ±{interval.half_width * 100:.0f} points (Wilson 95% interval "
-                          f"{interval.low * 100:.1f}–{interval.high * 100:.1f} %)."))
+        out.append(Caveat("margin", f"With {_plural(row.pass_rate.scored, 'scored task')}, {name}'s pass rate could "
+                          f"be anywhere from {interval.low * 100:.1f} to {interval.high * 100:.1f} % (Wilson 95% "
+                          f"interval, about ±{interval.half_width * 100:.0f} points): a small set's margin of error."))
     if counts.human:
         out.append(Caveat("human", f"{name}: {_plural(counts.human, 'task')} scored by a person "
                           f"({counts.human_decided} decided) {_verb(counts.human, 'is', 'are')} left out of the "

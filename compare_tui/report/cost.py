@@ -43,7 +43,7 @@ class Cost:
     note: str | None = None
     # hardware basis
     usd_per_hour: float | None = None
-    """The hourly rate charged: the entry's usd_per_hour × gpu_count."""
+    """The hourly rate charged: the entry's usd_per_hour, the cost of the whole machine."""
     gpu_count: int | None = None
     duration_s: float | None = None
     utilisation: tuple[UtilisationPoint, ...] = ()
@@ -87,7 +87,7 @@ def _hardware(basis: Mapping[str, Any], completed: int, duration_s: float | None
     gpu_count = int(basis.get("gpu_count") or 1)
     # The hourly rate is per GPU, times the GPUs serving the model, as in the engine's spend
     # estimate (engine/estimate.py): the estimate and the report must charge the same rate.
-    rate = float(basis["usd_per_hour"]) * gpu_count
+    rate = float(basis["usd_per_hour"])  # the whole box; gpu_count is recorded, not multiplied
     currency = str(basis.get("currency") or "USD")
     if duration_s is None:
         return Cost("hardware", currency, None, None, "the run has no start or finish time, so "

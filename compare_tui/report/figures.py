@@ -38,6 +38,8 @@ class Block:
     human: bool
     verdict: str | None = None
     """The latest verdict a person gave (`pass`, `fail`, `skip`), if any."""
+    detail: str = ""
+    """Why, in the scorer's words, from the attempt that decided the status."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +163,7 @@ def refusal(run_input: RunInput, label: str) -> RefusedRow | None:
 
 
 def is_human(task_id: str, outcomes: Sequence[str], task_kinds: Mapping[str, str]) -> bool:
+    """Scored by a person: the set says `human`, or (kind unknown) every attempt asked for review."""
     kind = task_kinds.get(task_id)
     if kind is not None:
         return kind == "human"
@@ -180,11 +183,16 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
         outcomes = [a.outcome for a in attempts]
         verdict = run_input.verdicts.get(task_id)
         status = task_outcome(outcomes, verdict) if attempts else "missing"
-        blocks.append(Block(task_id, status, is_human(task_id, outcomes, task_kinds), verdict))
+        passing = next((a for a in attempts if a.outcome == "pass"), None)
+        # The attempt that decided the status: the (first) passing one, else the last with
+        # that outcome (a fail after a timeout reads as the fail), else the last attempt.
+        shown = passing or next((a for a in reversed(attempts) if a.outcome == status), None)
+        shown = shown or (attempts[-1] if attempts else None)
+        blocks.append(Block(task_id, status, is_human(task_id, outcomes, task_kinds), verdict,
+                            shown.detail if shown else ""))
         if status == "pass":
             # The passing attempt, or for a person's pass the attempt they were shown.
-            chosen = next((a for a in attempts if a.outcome == "pass"), None)
-            representative.append(chosen or next(a for a in attempts if a.outcome == "review"))
+            representative.append(passing or next(a for a in attempts if a.outcome == "review"))
     kind = run.model_entry.get("kind") if run.model_entry else None
     counts = _counts(blocks, run.task_count, len(run_input.attempts))
     completed = counts.passed

@@ -32,6 +32,8 @@ class AttemptFacts:
     isolation: Mapping[str, Any] | None = None
     """Which sandbox isolations were in force (command scorers only)."""
     error_class: str | None = None
+    detail: str = ""
+    """The scorer's one-line reason (or the error), for people reading a failure."""
 
     @classmethod
     def from_record(cls, record: AttemptRecord) -> AttemptFacts:
@@ -40,6 +42,7 @@ class AttemptFacts:
             ttft_ms=record.ttft_ms, e2e_ms=record.e2e_ms, prompt_tokens=record.prompt_tokens,
             completion_tokens=record.completion_tokens, usage_missing=record.usage_missing,
             isolation=record.isolation, error_class=record.error_class,
+            detail=record.score_detail or record.error or "",
         )
 
 

@@ -19,8 +19,7 @@ from compare_tui.store.records import RunRecord
 # data, timestamps) costs ~100 µs a row, which alone would put a 2 × 10,000-task report
 # past its 0.5 s budget (bench/bench_report.py measures both ways side by side).
 _FACT_COLUMNS = ("task_id", "attempt", "outcome", "ttft_ms", "e2e_ms", "prompt_tokens",
-                 "completion_tokens", "usage_missing", "isolation", "error_class")
-_FACTS_SQL = f"SELECT {', '.join(_FACT_COLUMNS)} FROM attempts WHERE run_id = ? ORDER BY task_id, attempt"
+                 "completion_tokens", "usage_missing", "isolation", "error_class", "score_detail", "error")
 
 
 class ReportNotFoundError(LookupError):
@@ -39,8 +38,7 @@ def load_report_inputs(store: Store, ref: str) -> ReportInputs:
 
 def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
     """A run's attempts, reduced to what the figures use, ordered by task then attempt."""
-    # A narrow read of the store's own table, through its locked reader; see _FACT_COLUMNS.
-    rows = store._read(_FACTS_SQL, [run_id])  # noqa: SLF001 - see the note on _FACT_COLUMNS
+    rows = store.attempt_columns(run_id, _FACT_COLUMNS)
     return tuple(
         AttemptFacts(
             task_id=row["task_id"], attempt=row["attempt"],
@@ -49,7 +47,7 @@ def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
             ttft_ms=row["ttft_ms"], e2e_ms=row["e2e_ms"], prompt_tokens=row["prompt_tokens"],
             completion_tokens=row["completion_tokens"], usage_missing=bool(row["usage_missing"]),
             isolation=json.loads(row["isolation"]) if row["isolation"] else None,
-            error_class=row["error_class"],
+            error_class=row["error_class"], detail=row["score_detail"] or row["error"] or "",
         )
         for row in rows
     )

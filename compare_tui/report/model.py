@@ -61,7 +61,8 @@ def labels(inputs: ReportInputs) -> list[str]:
     """The name each run is shown under: its model name, made unique with the run id's start
     when one model was run twice (a reproduce check), so a winner is never ambiguous."""
     names = [r.run.model_name for r in inputs.runs]
-    return [name if names.count(name) == 1 else f"{name}@{r.run.id[:8]}" for name, r in zip(names, inputs.runs, strict=True)]
+    return [name if names.count(name) == 1 else f"{name}@{r.run.id[:8]}"
+            for name, r in zip(names, inputs.runs, strict=True)]
 
 
 def build_report(inputs: ReportInputs, *, resamples: int = BOOTSTRAP_RESAMPLES) -> Report:

@@ -83,8 +83,8 @@ def _model(row: ModelFigures) -> dict[str, Any]:
         "missing_figures": list(row.missing),
         "awaiting_review": list(row.awaiting_review),
         "error_classes": dict(row.error_classes),
-        "tasks": [{"id": b.task_id, "status": b.status, "human": b.human, "verdict": b.verdict}
-                  for b in row.blocks],
+        "tasks": [{"id": b.task_id, "status": b.status, "human": b.human, "verdict": b.verdict,
+                   "detail": b.detail} for b in row.blocks],
     }
 
 

@@ -55,12 +55,12 @@ def _suite(row: ModelFigures, report: Report) -> ET.Element:
 def _outcome_element(case: ET.Element, block: Block) -> str | None:
     """Add the child that says how the task went; return the suite counter it adds to."""
     if block.status == "fail":
-        message = "failed by a reviewer" if block.human else "the answer did not pass its check"
+        message = "failed by a reviewer" if block.human else block.detail or "the answer did not pass its check"
         ET.SubElement(case, "failure", message=message, type="fail")
         return "failures"
     if block.status == "error":
-        ET.SubElement(case, "error", message="nothing was measured (the request or the check errored)",
-                      type="error")
+        message = block.detail or "nothing was measured (the request or the check errored)"
+        ET.SubElement(case, "error", message=message, type="error")
         return "errors"
     if block.status == "review":
         ET.SubElement(case, "skipped", message="needs review")

@@ -116,7 +116,8 @@ def _low_reasons(standings: Sequence[Standing], refused: Sequence[str], leader: 
         reasons.append(f"a required figure is missing: the row of {model} was refused")
     waiting = sum(s.awaiting_review for s in standings)
     if waiting:
-        reasons.append(f"{waiting} task{'s' if waiting != 1 else ''} still need{'s' if waiting == 1 else ''} human review")
+        tasks, verb = ("1 task", "needs") if waiting == 1 else (f"{waiting} tasks", "need")
+        reasons.append(f"{tasks} still {verb} human review")
     if leader.completed < MIN_WINNER_COMPLETED:
         reasons.append(f"the leading model completed only {leader.completed} task"
                        f"{'s' if leader.completed != 1 else ''} (fewer than {MIN_WINNER_COMPLETED})")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from compare_tui.store import rows
 from compare_tui.store.base import StoreBase
@@ -45,6 +46,25 @@ class AttemptAccessors(StoreBase):
             "SELECT * FROM attempts WHERE run_id = ? ORDER BY task_id, attempt", [run_id]
         )
         return [rows.attempt_from(row) for row in found]
+
+    # Columns `attempt_columns` may read: the attempt table's plain fields.
+    _NARROW_COLUMNS = frozenset({
+        "task_id", "attempt", "outcome", "ttft_ms", "e2e_ms", "prompt_tokens", "completion_tokens",
+        "usage_missing", "isolation", "error_class", "score_detail", "error", "retries", "finish_reason",
+        "started_at", "finished_at",
+    })
+
+    def attempt_columns(self, run_id: str, columns: Sequence[str]) -> list[dict[str, Any]]:
+        """Only `columns` of a run's attempts, as raw row dicts ordered by task then attempt.
+
+        For readers of many rows (the report): validating whole records costs ~100 µs a row.
+        JSON columns come back as their stored text.
+        """
+        unknown = set(columns) - self._NARROW_COLUMNS
+        if unknown:
+            raise ValueError(f"not a readable attempt column: {', '.join(sorted(unknown))}")
+        sql = f"SELECT {', '.join(columns)} FROM attempts WHERE run_id = ? ORDER BY task_id, attempt"
+        return self._read(sql, [run_id])
 
     def completed_keys(self, run_id: str, *, include_errors: bool = True) -> set[tuple[str, int]]:
         """`(task_id, attempt)` of every recorded attempt: the work a resumed run skips.

@@ -1,0 +1,80 @@
+"""Tool-call conformance: how a model, behind a particular serving stack, handles tools.
+
+A measurement separate from golden-set runs. The official suite (`official_suite()`) is
+versioned data shipped in `suite/`; a user's own tools come from OpenAI or MCP JSON
+(`read_tools_file`, `user_scenarios`). Each scenario ends pass, fail, unsupported (the
+server refused the request shape: the serving setup, not the model) or error (nothing
+measured), with its checks listed and failures located by JSON pointer. There is no
+combined score and no ranking, and the results do not tell whether an agent finishes a task.
+
+Nothing happens at import time; the runner needs an endpoint, the store an open `Store`.
+"""
+
+from compare_tui.toolcall.evaluate import evaluate
+from compare_tui.toolcall.launch import RunRequest, ToolcallRefused, check_request, execute
+from compare_tui.toolcall.refusals import UNSUPPORTED_MEANS, classify
+from compare_tui.toolcall.render import render_json, render_text
+from compare_tui.toolcall.results import (
+    NOT_AN_AGENT_TEST,
+    NOTES_LABEL,
+    CallRecord,
+    CheckFailure,
+    CheckResult,
+    ScenarioResult,
+    ToolcallOutcome,
+    ToolcallRun,
+)
+from compare_tui.toolcall.runner import RunSettings, run_scenarios
+from compare_tui.toolcall.scenario import Scenario, ToolSpec
+from compare_tui.toolcall.schema_check import SchemaFailure, SchemaReport, check_value
+from compare_tui.toolcall.schema_survey import NotChecked, survey
+from compare_tui.toolcall.storage import ToolcallStore
+from compare_tui.toolcall.suite import Suite, official_suite, select
+from compare_tui.toolcall.table import Cell, Column, Row, ScenarioTable, build_table, detail_lines
+from compare_tui.toolcall.tools_file import ToolsFile, ToolsFileError, UserTool, parse_tools_bytes, read_tools_file
+from compare_tui.toolcall.user_tools import user_scenarios
+
+__all__ = [
+    "NOTES_LABEL",
+    "NOT_AN_AGENT_TEST",
+    "UNSUPPORTED_MEANS",
+    "CallRecord",
+    "Cell",
+    "CheckFailure",
+    "CheckResult",
+    "Column",
+    "NotChecked",
+    "Row",
+    "RunRequest",
+    "RunSettings",
+    "Scenario",
+    "ScenarioResult",
+    "ScenarioTable",
+    "SchemaFailure",
+    "SchemaReport",
+    "Suite",
+    "ToolSpec",
+    "ToolcallOutcome",
+    "ToolcallRefused",
+    "ToolcallRun",
+    "ToolcallStore",
+    "ToolsFile",
+    "ToolsFileError",
+    "UserTool",
+    "build_table",
+    "check_request",
+    "check_value",
+    "classify",
+    "detail_lines",
+    "evaluate",
+    "execute",
+    "official_suite",
+    "parse_tools_bytes",
+    "read_tools_file",
+    "render_json",
+    "render_text",
+    "run_scenarios",
+    "select",
+    "survey",
+    "user_scenarios",
+]

@@ -1,0 +1,116 @@
+"""From a catalogue entry and a choice of scenarios to a stored, finished tool-call run.
+
+The key policy is the catalogue's: the entry must be pinned (`refuse_if_needed`) and its key
+must be a virtual key (`resolve_key`); both refuse before any request, so a refused key is
+never sent. `--publishable` runs hold the full official suite and nothing of a user's tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+
+import httpx
+
+from compare_tui.catalogue import ModelEntry, refuse_if_needed, resolve_key
+from compare_tui.store import new_run_id, utc_now
+from compare_tui.toolcall.results import ScenarioResult, ToolcallRun
+from compare_tui.toolcall.runner import RunSettings, run_scenarios
+from compare_tui.toolcall.scenario import Scenario
+from compare_tui.toolcall.schema_survey import survey
+from compare_tui.toolcall.server_probe import probe
+from compare_tui.toolcall.storage import ToolcallStore
+from compare_tui.toolcall.suite import Suite
+from compare_tui.toolcall.tools_file import ToolsFile
+
+
+class ToolcallRefused(ValueError):
+    """The run cannot start as asked; the message says what to change. Nothing was sent."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    entry: ModelEntry
+    suite: Suite
+    scenarios: tuple[Scenario, ...]
+    settings: RunSettings = RunSettings()
+    user_notes: dict[str, str] = field(default_factory=dict)
+    tools: ToolsFile | None = None
+    publishable: bool = False
+    keep_arguments: bool = False
+    scenario_patterns: tuple[str, ...] = ()
+
+
+def check_request(request: RunRequest) -> None:
+    """Refuse what must never run (before any request or store write)."""
+    if request.publishable and request.tools is not None:
+        raise ToolcallRefused("--publishable runs hold the official suite only: nothing of your tools may go there; "
+                              "drop --tools, or drop --publishable to keep the run to yourself")
+    if request.publishable and request.scenario_patterns:
+        raise ToolcallRefused("--publishable runs hold the whole official suite so that they can be read side by side; "
+                              "drop --scenario")
+    if request.publishable and request.keep_arguments:
+        raise ToolcallRefused("--publishable runs never keep argument values; drop --keep-arguments")
+    if not request.scenarios:
+        raise ToolcallRefused("no scenario matches --scenario; `compare-tui toolcall list` shows the ids and names")
+    refuse_if_needed(request.entry)
+
+
+def tools_file_summary(tools: ToolsFile) -> dict[str, object]:
+    """What a run records about the user's tools file: where, its digest, names (original and
+    as sent) and, per tool, the schema keywords the checks will not evaluate."""
+    return {
+        "path": tools.path, "digest": tools.digest, "shape": tools.shape, "notes": list(tools.notes),
+        "tools": [{"name": t.name, "wire_name": t.wire_name, "source": t.source,
+                   "not_checked": [str(n) for n in survey(t.parameters).not_checked],
+                   "kept_for_report": sorted(t.extras)} for t in tools.tools],
+    }
+
+
+async def execute(
+    request: RunRequest, *, store: ToolcallStore | None = None, environ: Mapping[str, str] | None = None,
+    on_result: Callable[[int, ScenarioResult], None] | None = None, client: httpx.AsyncClient | None = None,
+) -> ToolcallRun:
+    """Run the request's scenarios and return the finished run (stored as it goes when a
+    store is given). Raises `ToolcallRefused`/`ModelRefused` before sending anything."""
+    check_request(request)
+    entry = request.entry
+    key = resolve_key(entry, environ)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    run = ToolcallRun(
+        id=new_run_id(), created_at=utc_now(), model_name=entry.name, model_id=entry.model, endpoint=entry.endpoint,
+        suite_name=request.suite.name, suite_version=request.suite.version, suite_digest=request.suite.digest,
+        user_notes=dict(request.user_notes), settings={**request.settings.as_dict(), "scenarios": list(request.scenario_patterns)},
+        tools_file=tools_file_summary(request.tools) if request.tools else None, publishable=request.publishable,
+        keep_arguments=request.keep_arguments, status="running",
+    )
+    own = client is None
+    http = client or httpx.AsyncClient(timeout=httpx.Timeout(request.settings.timeout_s, connect=10.0))
+    try:
+        run = replace(run, server_notes=tuple(await probe(http, entry.endpoint, headers)))
+        if store is not None:
+            store.begin(run)
+
+        def heard(position: int, result: ScenarioResult) -> None:
+            kept = result if request.keep_arguments else result.without_values()
+            if store is not None:
+                store.add_result(run, position, kept)
+            if on_result is not None:
+                on_result(position, kept)
+
+        try:
+            results = await run_scenarios(request.scenarios, endpoint=entry.endpoint, model_id=entry.model,
+                                          settings=request.settings, headers=headers, on_result=heard, client=http)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            if store is not None:
+                store.finish(run, "interrupted")
+            raise
+    finally:
+        if own:
+            await http.aclose()
+    kept = tuple(r if request.keep_arguments else r.without_values() for r in results)
+    final = replace(run, status="finished", results=kept)
+    if store is not None:
+        store.finish(final, "finished")
+    return final

@@ -1,0 +1,184 @@
+"""The Textual app: `create_app` builds it over injected dependencies; `CompareApp` only wires
+screens together (each screen does its own work); `run_app` is `compare-tui` with no arguments.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from compare_tui.store import Store, StoreError
+from compare_tui.tui.engine_bridge import NewRunPlan, ResumePlan
+from compare_tui.tui.health import probe_endpoint
+from compare_tui.tui.screens.diff import DiffScreen
+from compare_tui.tui.screens.help import HelpScreen
+from compare_tui.tui.screens.home import HomeScreen
+from compare_tui.tui.screens.live import LiveScreen
+from compare_tui.tui.screens.new_run import NewRunScreen
+from compare_tui.tui.screens.report import ReportScreen
+from compare_tui.tui.screens.review import ReviewScreen
+from compare_tui.tui.screens.run_picker import RunPair, RunPickerScreen
+from compare_tui.tui.screens.task_detail import TaskDetailScreen
+from compare_tui.tui.themes import THEMES_DIR, load_themes, resolve_theme_name, theme_from_file
+from compare_tui.tui.workspace import HealthProbe, Workspace
+
+
+class CompareApp(App[None]):
+    """compare-tui's terminal UI. Build it with `create_app`."""
+
+    TITLE = "compare-tui"
+    CSS_PATH = "app.tcss"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("h", "home", "Home", show=False),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(self, workspace: Workspace, *, theme: str | None = None, themes_dir: Path = THEMES_DIR,
+                 owns_store: bool = False) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self._owns_store = owns_store
+        self._startup_problems: list[str] = []
+        self._apply_themes(theme, themes_dir)
+
+    def _apply_themes(self, requested: str | None, themes_dir: Path) -> None:
+        loaded = load_themes(themes_dir)
+        self._startup_problems += loaded.problems
+        for theme in loaded.themes:
+            self.register_theme(theme)
+        if requested and requested.endswith(".toml"):
+            try:
+                custom = theme_from_file(Path(requested))
+                self.register_theme(custom)
+                requested = custom.name
+            except ValueError as exc:
+                self._startup_problems.append(str(exc))
+                requested = None
+        name, problem = resolve_theme_name(requested, set(self.available_themes))
+        if problem:
+            self._startup_problems.append(problem)
+        self.theme = name
+
+    def on_mount(self) -> None:
+        self.push_screen(HomeScreen())
+        for problem in self._startup_problems:
+            self.notify(problem, title="Theme", severity="warning", timeout=10)
+
+    def on_unmount(self) -> None:
+        if self._owns_store:
+            self.workspace.store.close()
+
+    # ------------------------------------------------------------------ navigation (wiring only)
+
+    def open_home(self) -> None:
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+
+    def open_new_run(self, set_path: str | None = None) -> None:
+        self.push_screen(NewRunScreen(set_path))
+
+    def open_live(self, plan: NewRunPlan | ResumePlan) -> None:
+        self.push_screen(LiveScreen(plan))
+
+    def open_report(self, ref: str) -> None:
+        self.push_screen(ReportScreen(ref))
+
+    def open_task(self, run_ids: tuple[str, ...], task_id: str, task_ids: tuple[str, ...] = ()) -> None:
+        self.push_screen(TaskDetailScreen(run_ids, task_id, task_ids))
+
+    def open_diff(self, run_a: str | None = None, run_b: str | None = None) -> None:
+        if run_a and run_b:
+            self.push_screen(DiffScreen(run_a, run_b))
+            return
+
+        def chosen(pair: RunPair | None) -> None:
+            if pair is not None:
+                self.push_screen(DiffScreen(pair.run_a, pair.run_b))
+
+        self.push_screen(RunPickerScreen(preselected=run_a), chosen)
+
+    def open_review(self, ref: str) -> None:
+        self.push_screen(ReviewScreen(ref))
+
+    def open_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_help(self) -> None:
+        self.open_help()
+
+    def action_home(self) -> None:
+        self.open_home()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield SystemCommand("Home", "Golden sets, models and retained runs", self.open_home)
+        yield SystemCommand("New run", "Run a golden set against one or more models", self.open_new_run)
+        yield SystemCommand("A/B diff", "Compare two retained runs task by task", self.open_diff)
+        yield SystemCommand("Latest report", "Open the report of the newest comparison", lambda: self.open_report("latest"))
+        yield SystemCommand("Review latest", "Human review queue of the newest comparison",
+                            lambda: self.open_review("latest"))
+        yield SystemCommand("Help", "Every key binding", self.open_help)
+        yield from super().get_system_commands(screen)
+
+
+def create_app(
+    store: Store | str | os.PathLike[str] | None = None,
+    catalogue_path: str | os.PathLike[str] | None = None,
+    sets_dir: str | os.PathLike[str] | None = None,
+    theme: str | None = None,
+    *,
+    reviewer: str | None = None,
+    probe: HealthProbe | None = None,
+    themes_dir: Path = THEMES_DIR,
+) -> CompareApp:
+    """The app over these dependencies. `store` is an open `Store` (the caller closes it) or a
+    path (the app opens it and closes it on exit); None means the default store. Raises
+    `StoreError` when the store cannot be opened."""
+    from compare_tui.commands.common import catalogue_path as default_catalogue
+
+    owns = not isinstance(store, Store)
+    opened = Store.open(store) if owns else store
+    workspace = Workspace(
+        store=opened,
+        catalogue_path=default_catalogue(str(catalogue_path) if catalogue_path else None),
+        sets_dir=Path(sets_dir) if sets_dir else default_sets_dir(),
+        reviewer=reviewer or os.environ.get("COMPARE_TUI_REVIEWER") or _user(),
+        probe=probe or probe_endpoint,
+    )
+    return CompareApp(workspace, theme=theme, themes_dir=themes_dir, owns_store=owns)
+
+
+def default_sets_dir() -> Path:
+    """`$COMPARE_TUI_SETS`, else `./sample_sets` when it exists, else the current folder."""
+    env = os.environ.get("COMPARE_TUI_SETS")
+    if env:
+        return Path(env)
+    return Path("sample_sets") if Path("sample_sets").is_dir() else Path(".")
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (some containers)
+        return "unknown"
+
+
+def run_app(store: str | None = None, models: str | None = None, sets: str | None = None,
+            theme: str | None = None) -> int:
+    """Run the TUI until the user quits; the exit code for `compare-tui`."""
+    import sys
+
+    try:
+        app = create_app(store, models, sets, theme)
+    except StoreError as exc:
+        print(f"compare-tui: {exc}", file=sys.stderr)
+        return 2
+    app.run()
+    return app.return_code or 0

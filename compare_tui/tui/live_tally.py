@@ -1,0 +1,155 @@
+"""Live progress of a run session, fed by engine events and read by the screen on a timer.
+
+The engine calls `LiveTally.on_event` from its own thread, up to hundreds of times a second;
+the Live screen calls `snapshot()` a few times a second and repaints only when `version`
+moved. Events are never forwarded one by one to the UI. Pure Python: no Textual here.
+
+The rolling figures are progress indicators over the latest attempts, not report figures
+(the report computes its own, once, from the stored rows).
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from compare_tui.engine.events import AttemptFinished, EngineEvent, RunFinished, RunRefused, RunStarted, VerificationProgressed
+
+ROLLING_ATTEMPTS = 100
+"""TTFT and end-to-end medians are over this many latest attempts."""
+RATE_WINDOW_S = 10.0
+"""Tokens per second are over the completion tokens of this many latest seconds."""
+RECENT_ERRORS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ModelView:
+    """One model's progress as the screen shows it (an immutable copy)."""
+
+    model_name: str
+    run_id: str | None
+    state: str
+    """`waiting`, `verifying`, `running`, `completed`, `interrupted`, `failed` or `refused`."""
+    total: int
+    done: int
+    counts: dict[str, int]
+    ttft_p50_ms: float | None
+    e2e_p50_ms: float | None
+    tokens_per_s: float | None
+    recent_errors: tuple[str, ...]
+    detail: str
+    """A line under the bar: provenance and estimate, verification progress, or the refusal."""
+    gpu: str
+
+
+@dataclass
+class _Model:
+    name: str
+    run_id: str | None = None
+    state: str = "waiting"
+    total: int = 0
+    done: int = 0
+    counts: Counter = field(default_factory=Counter)
+    ttft: deque = field(default_factory=lambda: deque(maxlen=ROLLING_ATTEMPTS))
+    e2e: deque = field(default_factory=lambda: deque(maxlen=ROLLING_ATTEMPTS))
+    tokens: deque = field(default_factory=deque)
+    """(monotonic time, completion tokens) of the attempts in the rate window."""
+    errors: deque = field(default_factory=lambda: deque(maxlen=RECENT_ERRORS))
+    detail: str = ""
+    gpu: str = ""
+
+
+class LiveTally:
+    """Thread-safe progress of the models of one session, in the order they will run."""
+
+    def __init__(self, models: list[tuple[str, int, str]], clock: Callable[[], float] = time.monotonic) -> None:
+        """`models`: (model name, task count, GPU line before the run) per model."""
+        self._lock = threading.Lock()
+        self._clock = clock
+        self._models = {name: _Model(name, total=total, gpu=gpu) for name, total, gpu in models}
+        self.version = 0
+        """Moves on every change; the screen repaints only when it differs from the last paint."""
+
+    def on_event(self, event: EngineEvent) -> None:
+        with self._lock:
+            model = self._models.get(event.model_name)
+            if model is None:
+                model = self._models[event.model_name] = _Model(event.model_name)
+            self._apply(model, event)
+            self.version += 1
+
+    def set_gpu(self, model_name: str, text: str) -> None:
+        """The GPU memory line of a model (adding the model when it is new)."""
+        with self._lock:
+            self._models.setdefault(model_name, _Model(model_name)).gpu = text
+            self.version += 1
+
+    def seed(self, model_name: str, counts: dict[str, int]) -> None:
+        """Task outcomes recorded before this session (a resumed run), as the store tallies them."""
+        with self._lock:
+            model = self._models.setdefault(model_name, _Model(model_name))
+            model.counts = Counter({k: v for k, v in counts.items() if v})
+            self.version += 1
+
+    def _apply(self, model: _Model, event: EngineEvent) -> None:
+        if isinstance(event, VerificationProgressed):
+            model.state = "verifying"
+            share = event.bytes_done / event.bytes_total if event.bytes_total else 1.0
+            model.detail = f"hashing weights: {event.file} {share:.0%}"
+        elif isinstance(event, RunStarted):
+            if model.run_id != event.run_id or not event.tasks_done:
+                model.counts = Counter()  # a new run; a resume is seeded from the store
+            model.run_id, model.state = event.run_id, "running"
+            model.total, model.done = event.task_count, event.tasks_done
+            resumed = f"; resumed after {event.tasks_done} done" if event.tasks_done else ""
+            model.detail = f"{event.provenance}; estimate {event.estimate}{resumed}"
+        elif isinstance(event, AttemptFinished):
+            self._attempt(model, event)
+        elif isinstance(event, RunFinished):
+            model.state = event.status if event.status in ("completed", "interrupted", "failed") else "interrupted"
+            if event.error:
+                model.detail = event.error
+        elif isinstance(event, RunRefused):
+            model.state, model.detail = "refused", event.reason
+
+    def _attempt(self, model: _Model, event: AttemptFinished) -> None:
+        now = self._clock()
+        if event.task_done:
+            model.done += 1
+            model.counts[event.outcome] += 1
+        if event.ttft_ms is not None:
+            model.ttft.append(event.ttft_ms)
+        if event.e2e_ms is not None:
+            model.e2e.append(event.e2e_ms)
+        if event.completion_tokens:
+            model.tokens.append((now, event.completion_tokens))
+        while model.tokens and model.tokens[0][0] < now - RATE_WINDOW_S:
+            model.tokens.popleft()
+        if event.error:
+            model.errors.append(f"{event.task_id} #{event.attempt}: {event.error}")
+
+    def snapshot(self) -> tuple[ModelView, ...]:
+        with self._lock:
+            now = self._clock()
+            return tuple(self._view(model, now) for model in self._models.values())
+
+    def _view(self, m: _Model, now: float) -> ModelView:
+        recent = [n for t, n in m.tokens if t >= now - RATE_WINDOW_S]
+        if recent and m.tokens:
+            span = max(now - m.tokens[0][0], 1.0)
+            rate: float | None = sum(recent) / min(span, RATE_WINDOW_S)
+        else:
+            rate = None
+        return ModelView(
+            m.name, m.run_id, m.state, m.total, m.done, dict(m.counts),
+            statistics.median(m.ttft) if m.ttft else None, statistics.median(m.e2e) if m.e2e else None,
+            rate, tuple(m.errors), m.detail, m.gpu,
+        )
+
+    def run_ids(self) -> list[str]:
+        with self._lock:
+            return [m.run_id for m in self._models.values() if m.run_id]

@@ -1,0 +1,138 @@
+"""A/B diff of two retained runs: base run A against compared run B. The flips table (both pass,
+only A, only B, both fail) with the McNemar test and the bootstrap interval from the report;
+latency, token and cost deltas; and every task that changed outcome, each opening both answers
+side by side."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+
+from compare_tui.report import formatting as fmt
+from compare_tui.report import ReportNotFoundError
+from compare_tui.store import StoreError
+from compare_tui.tui import messages
+from compare_tui.tui.plain_text import plain, plain_row
+from compare_tui.tui.run_pair import RunPairDiff, read_run_pair
+from compare_tui.tui.screen_base import CompareScreen
+
+
+class DiffScreen(CompareScreen):
+    CSS_PATH = "diff.tcss"
+    BINDINGS = [
+        Binding("1", "tab('flips')", "Flips"),
+        Binding("2", "tab('changed')", "Changed tasks"),
+        Binding("x", "swap", "Swap A/B"),
+        Binding("c", "choose", "Other runs"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, run_a: str, run_b: str) -> None:
+        super().__init__()
+        self.run_a, self.run_b = run_a, run_b
+        self.diff: RunPairDiff | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="diff-problems", classes="warning-line", markup=False)
+        yield Static("", id="diff-title", markup=False)
+        with TabbedContent(initial="flips", id="diff-tabs"):
+            with TabPane("Flips and deltas [1]", id="flips"):
+                with VerticalScroll():
+                    yield DataTable(id="flips-table", cursor_type="none", show_cursor=False)
+                    yield Static("", id="flips-sentence", markup=False)
+                    yield Static("Latency, tokens and cost (B − A)", classes="section-title")
+                    yield DataTable(id="deltas-table", cursor_type="row")
+            with TabPane("Changed tasks [2]", id="changed"):
+                yield DataTable(id="changed-table", cursor_type="row", zebra_stripes=True)
+                yield Static("Enter shows both answers side by side", classes="status-line")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "A/B diff"
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        self.query_one("#diff-tabs").loading = True
+        self.build(self.run_a, self.run_b)
+
+    @work(thread=True, exit_on_error=False, group="diff", exclusive=True, description="building the A/B diff")
+    def build(self, run_a: str, run_b: str) -> None:
+        try:
+            diff = read_run_pair(self.workspace.store, run_a, run_b)
+        except (ReportNotFoundError, StoreError) as exc:
+            self.post_message(messages.ReportFailed(str(exc)))
+            return
+        self.post_message(messages.DiffBuilt(diff))
+
+    def worker_failed(self, worker) -> None:
+        self.query_one("#diff-tabs").loading = False
+
+    def on_report_failed(self, message: messages.ReportFailed) -> None:
+        self.query_one("#diff-tabs").loading = False
+        self.query_one("#diff-problems", Static).update(f"✗ {message.reason}")
+
+    def on_diff_built(self, message: messages.DiffBuilt) -> None:
+        diff = self.diff = message.diff
+        problems = self.query_one("#diff-problems", Static)
+        problems.update("\n".join(f"⚠ {p}" for p in diff.problems))
+        problems.display = bool(diff.problems)
+        a, b = diff.a, diff.b
+        title = (f"A: {a.label if a else diff.report.run_ids[0][:8]} (run {diff.report.run_ids[0][:8]})   vs   "
+                 f"B: {b.label if b else diff.report.run_ids[1][:8]} (run {diff.report.run_ids[1][:8]})   "
+                 f"· {diff.report.goldset.workload_id} {diff.report.goldset.version}")
+        self.query_one("#diff-title", Static).update(title)
+        self._fill_flips(diff)
+        deltas = self.query_one("#deltas-table", DataTable)
+        deltas.clear(columns=True)
+        deltas.add_columns("figure", "A", "B", "B − A")
+        for d in diff.deltas:
+            deltas.add_row(*plain_row(d.figure, d.a, d.b, d.delta))
+        changed = self.query_one("#changed-table", DataTable)
+        changed.clear(columns=True)
+        changed.add_columns("task", "A", "B", "change")
+        changed.add_rows([plain_row(c.task_id, f"{fmt.MARKS[c.status_a]} {c.status_a}",
+                                    f"{fmt.MARKS[c.status_b]} {c.status_b}", c.change) for c in diff.changed])
+        self.query_one("#diff-tabs").loading = False
+
+    def _fill_flips(self, diff: RunPairDiff) -> None:
+        table = self.query_one("#flips-table", DataTable)
+        table.clear(columns=True)
+        sentence = self.query_one("#flips-sentence", Static)
+        p = diff.paired
+        if p is None:
+            sentence.update("No flips: a run's row is not shown (see above).")
+            return
+        table.add_columns("on the tasks both scored", "tasks")
+        for label, value in (("✓✓ both pass", p.both), ("✓✗ only A passes", p.only_a),
+                             ("✗✓ only B passes", p.only_b), ("✗✗ both fail", p.neither), ("total", p.tasks)):
+            table.add_row(label, str(value))
+        p_value = fmt.DASH if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}"
+        ci = fmt.DASH if p.interval is None else f"{p.interval.low * 100:+.1f} to {p.interval.high * 100:+.1f} points"
+        sentence.update(f"McNemar exact p = {p_value} · 95% paired-bootstrap CI of A − B: {ci}\n{p.sentence}")
+
+    @on(DataTable.RowSelected, "#changed-table")
+    def _changed_selected(self, event: DataTable.RowSelected) -> None:
+        if self.diff is None or not self.diff.changed:
+            return
+        ids = tuple(c.task_id for c in self.diff.changed)
+        self.nav.open_task((self.run_a, self.run_b), ids[event.cursor_row], ids)
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        if tab == "changed":
+            self.query_one("#changed-table").focus()
+
+    def action_swap(self) -> None:
+        self.run_a, self.run_b = self.run_b, self.run_a
+        self.rebuild()
+
+    def action_choose(self) -> None:
+        self.app.pop_screen()
+        self.nav.open_diff(self.run_a)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

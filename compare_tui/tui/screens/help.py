@@ -1,0 +1,67 @@
+"""Help: every key binding of every screen, read from the screens' own `BINDINGS` so this list
+cannot drift from what the keys do."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Header, Static
+
+from compare_tui.tui.screen_base import CompareScreen
+
+INTRO = ("Keyboard first: every action has a key (shown in the footer), and ctrl+p opens the command "
+         "palette with every action by name. Blocks: ✓ pass  ✗ fail  ? needs a person  ! error  · not run.")
+
+
+def _sections() -> list[tuple[str, list[Binding]]]:
+    # Imported here: the help screen reads the other screens; they never import it.
+    from compare_tui.tui.app import CompareApp
+    from compare_tui.tui.screens.diff import DiffScreen
+    from compare_tui.tui.screens.home import HomeScreen
+    from compare_tui.tui.screens.live import LiveScreen
+    from compare_tui.tui.screens.new_run import NewRunScreen
+    from compare_tui.tui.screens.report import ReportScreen
+    from compare_tui.tui.screens.review import ReviewScreen
+    from compare_tui.tui.screens.run_picker import RunPickerScreen
+    from compare_tui.tui.screens.task_detail import TaskDetailScreen
+    from compare_tui.tui.widgets.task_grid import TaskGrid
+
+    sections = [
+        ("Everywhere", CompareApp.BINDINGS + [Binding("ctrl+p", "command_palette", "Command palette"),
+                                             Binding("escape", "back", "Back / close")]),
+        ("Home", HomeScreen.BINDINGS),
+        ("New run", NewRunScreen.BINDINGS),
+        ("Live progress", LiveScreen.BINDINGS),
+        ("Report", ReportScreen.BINDINGS),
+        ("Task grid (Report)", TaskGrid.BINDINGS),
+        ("Task detail", TaskDetailScreen.BINDINGS),
+        ("A/B diff", DiffScreen.BINDINGS),
+        ("Pick runs for a diff", RunPickerScreen.BINDINGS),
+        ("Human review", ReviewScreen.BINDINGS),
+    ]
+    return [(title, [b if isinstance(b, Binding) else Binding(*b) for b in bindings]) for title, bindings in sections]
+
+
+class HelpScreen(CompareScreen):
+    CSS_PATH = "help.tcss"
+    BINDINGS = [Binding("escape", "dismiss_help", "Back"), Binding("q", "dismiss_help", "Back", show=False)]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(INTRO, id="help-intro")
+        yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "help"
+        table = self.query_one(DataTable)
+        table.add_columns("where", "key", "what it does")
+        for title, bindings in _sections():
+            for binding in bindings:
+                key = binding.key_display or self.app.get_key_display(binding)
+                table.add_row(title, key, binding.description or binding.action)
+                title = ""
+        table.focus()
+
+    def action_dismiss_help(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,283 @@
+"""Home: the golden sets under the sets folder, the catalogue's models, and the retained runs.
+
+Everything is read in a thread worker; the endpoints' health arrives one model at a time.
+"""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Header, Input, Static, TabbedContent, TabPane
+
+from compare_tui.report import formatting as fmt
+from compare_tui.tui import messages
+from compare_tui.tui.home_data import (
+    RUN_SORTS,
+    HomeData,
+    RunRate,
+    RunRow,
+    filter_runs,
+    read_home,
+    report_pass_rate,
+    run_date,
+    sort_runs,
+)
+from compare_tui.tui.plain_text import plain, plain_row
+from compare_tui.tui.screen_base import CompareScreen
+
+RESUMABLE = {"interrupted", "pending", "running"}
+
+
+class HomeScreen(CompareScreen):
+    CSS_PATH = "home.tcss"
+    BINDINGS = [
+        Binding("n", "new_run", "New run"),
+        Binding("o", "open", "Report"),
+        Binding("d", "diff", "A/B diff"),
+        Binding("v", "review", "Review"),
+        Binding("R", "resume", "Resume"),
+        Binding("slash", "filter", "Filter runs", show=False),
+        Binding("s", "sort", "Sort runs", show=False),
+        Binding("g", "refresh", "Refresh", show=False),
+        Binding("1", "tab('sets')", "Sets", show=False),
+        Binding("2", "tab('models')", "Models", show=False),
+        Binding("3", "tab('runs')", "Runs", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: HomeData | None = None
+        self.sort_order = RUN_SORTS[0]
+        self.shown_runs: list[RunRow] = []
+        self.health: dict[str, str] = {}
+        self.rates: dict[str, RunRate] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(initial="runs", id="home-tabs"):
+            with TabPane("Sets [1]", id="sets"):
+                yield DataTable(id="sets-table", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="set-detail", classes="detail", markup=False)
+            with TabPane("Models [2]", id="models"):
+                yield DataTable(id="models-table", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="model-detail", classes="detail", markup=False)
+            with TabPane("Runs [3]", id="runs"):
+                with Horizontal(id="run-tools"):
+                    yield Input(placeholder="filter: set, model, status or id  (/)", id="run-filter")
+                    yield Static("", id="run-sort", markup=False)
+                yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="run-detail", classes="detail", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "home"
+        self.query_one("#sets-table", DataTable).add_columns("set", "version", "tasks", "scorers", "digest", "status")
+        models = self.query_one("#models-table", DataTable)
+        models.add_columns("model", "kind")
+        models.add_column("health", key="health")
+        models.add_columns("provenance", "cost basis", "endpoint")
+        runs = self.query_one("#runs-table", DataTable)
+        runs.add_column("model")
+        runs.add_column("pass rate", key="rate")
+        runs.add_columns("status", "set", "date (UTC)", "run")
+        self.action_refresh()
+
+    # ------------------------------------------------------------------ loading
+
+    def action_refresh(self) -> None:
+        self.rates.clear()  # verdicts and resumed runs move pass rates
+        self.query_one("#home-tabs").loading = True
+        self.load()
+
+    @work(thread=True, exit_on_error=False, group="home", exclusive=True, description="reading sets, models and runs")
+    def load(self) -> None:
+        self.post_message(messages.HomeLoaded(read_home(self.workspace)))
+
+    def on_home_loaded(self, message: messages.HomeLoaded) -> None:
+        self.data = message.data
+        self.query_one("#home-tabs").loading = False
+        self._fill_sets()
+        self._fill_models()
+        self._fill_runs()
+        self.action_tab(self._active_tab() if self.data.runs else "sets")
+        for row in self.data.models:
+            self.check_endpoint(row.name, row.endpoint)
+        self.rate_runs([row.run.id for row in self.data.runs if row.run.id not in self.rates])
+
+    @work(thread=True, exit_on_error=False, group="rates", exclusive=True, description="reading pass rates")
+    def rate_runs(self, run_ids: list[str]) -> None:
+        for run_id in run_ids:
+            self.post_message(messages.RunRated(report_pass_rate(self.workspace.store, run_id)))
+
+    def on_run_rated(self, message: messages.RunRated) -> None:
+        rate = message.rate
+        self.rates[rate.run_id] = rate
+        table = self.query_one("#runs-table", DataTable)
+        if rate.run_id in table.rows:
+            table.update_cell(rate.run_id, "rate", plain(rate.text), update_width=True)
+
+    @work(thread=True, exit_on_error=False, group="health", description="checking an endpoint")
+    def check_endpoint(self, name: str, endpoint: str) -> None:
+        self.post_message(messages.EndpointChecked(name, self.workspace.probe(endpoint)))
+
+    def on_endpoint_checked(self, message: messages.EndpointChecked) -> None:
+        self.health[message.model_name] = message.health
+        table = self.query_one("#models-table", DataTable)
+        if message.model_name in table.rows:
+            mark = "✓ " if message.health == "healthy" else "✗ "
+            table.update_cell(message.model_name, "health", plain(mark + message.health), update_width=True)
+
+    def worker_failed(self, worker) -> None:
+        self.query_one("#home-tabs").loading = False
+
+    # ------------------------------------------------------------------ tables
+
+    def _fill_sets(self) -> None:
+        table = self.query_one("#sets-table", DataTable)
+        table.clear()
+        for row in self.data.sets:
+            status = f"✗ {len(row.problems)} problem{'s' if len(row.problems) != 1 else ''}" if row.problems else "✓ valid"
+            tasks = fmt.DASH if row.tasks is None else str(row.tasks)
+            table.add_row(*plain_row(row.name, row.version, tasks, row.scorers, row.digest, status), key=str(row.path))
+        if not self.data.sets:
+            self.query_one("#set-detail", Static).update(
+                f"No golden sets in {self.workspace.sets_dir} (a set is a folder with golden.toml and tasks/); "
+                "pass --sets DIR to look elsewhere.")
+
+    def _fill_models(self) -> None:
+        table = self.query_one("#models-table", DataTable)
+        table.clear()
+        for row in self.data.models:
+            provenance = f"✗ {row.provenance}" if row.refusals else row.provenance
+            health = self.health.get(row.name, "checking…")
+            table.add_row(*plain_row(row.name, row.kind, health, provenance, row.cost_basis, row.endpoint), key=row.name)
+        if self.data.catalogue_problem:
+            self.query_one("#model-detail", Static).update(f"✗ {self.data.catalogue_problem}")
+
+    def _fill_runs(self) -> None:
+        if self.data is None:
+            return
+        text = self.query_one("#run-filter", Input).value
+        self.shown_runs = sort_runs(filter_runs(self.data.runs, text), self.sort_order, self.rates)
+        table = self.query_one("#runs-table", DataTable)
+        table.clear()
+        for row in self.shown_runs:
+            run = row.run
+            rate = self.rates.get(run.id)
+            table.add_row(*plain_row(run.model_name, rate.text if rate else "…", str(run.status),
+                                     f"{run.goldset_id} {run.goldset_version}", run_date(run.created_at), run.id[:8]),
+                          key=run.id)
+        shown = len(self.shown_runs)
+        total = len(self.data.runs)
+        self.query_one("#run-sort", Static).update(f"sort: {self.sort_order} · {shown} of {total}")
+        if not total:
+            self.query_one("#run-detail", Static).update("No runs yet: press n to start one.")
+
+    @on(DataTable.RowHighlighted, "#sets-table")
+    def _set_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        row = next((s for s in self.data.sets if str(s.path) == event.row_key.value), None) if self.data else None
+        if row is None:
+            return
+        text = "\n".join(f"✗ {p}" for p in row.problems) if row.problems else f"{row.folder}/ · Enter or n starts a new run on this set"
+        self.query_one("#set-detail", Static).update(text)
+
+    @on(DataTable.RowHighlighted, "#models-table")
+    def _model_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        row = next((m for m in self.data.models if m.name == event.row_key.value), None) if self.data else None
+        if row is None:
+            return
+        health = self.health.get(row.name, "checking…")
+        lines = [f"✗ refused: {r}" for r in row.refusals] or [
+            f"{row.name} at {row.endpoint} ({health}): {row.provenance}; cost basis {row.cost_basis}"]
+        self.query_one("#model-detail", Static).update("\n".join(lines))
+
+    @on(DataTable.RowHighlighted, "#runs-table")
+    def _run_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        row = self._selected_run()
+        if row is None:
+            return
+        run, s = row.run, row.summary
+        tally = f"{row.tally_text} of {s.tasks_planned}"
+        hint = "R resumes it" if run.status in RESUMABLE else "Enter opens its report"
+        error = f"\n{run.error}" if run.error else ""
+        self.query_one("#run-detail", Static).update(
+            f"run {run.id} · {run.created_at[:19].replace('T', ' ')} UTC · {tally} · {hint}{error}")
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    @on(Input.Changed, "#run-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self._fill_runs()
+
+    @on(Input.Submitted, "#run-filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        self.query_one("#runs-table").focus()
+
+    # ------------------------------------------------------------------ actions
+
+    def _active_tab(self) -> str:
+        return self.query_one(TabbedContent).active
+
+    def _selected_run(self) -> RunRow | None:
+        table = self.query_one("#runs-table", DataTable)
+        if not self.shown_runs or table.cursor_row < 0 or table.cursor_row >= len(self.shown_runs):
+            return None
+        return self.shown_runs[table.cursor_row]
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        self.query_one(f"#{tab}-table").focus()
+
+    def action_filter(self) -> None:
+        self.action_tab("runs")
+        self.query_one("#run-filter").focus()
+
+    def action_sort(self) -> None:
+        self.sort_order = RUN_SORTS[(RUN_SORTS.index(self.sort_order) + 1) % len(RUN_SORTS)]
+        self._fill_runs()
+
+    def action_new_run(self) -> None:
+        path = None
+        if self._active_tab() == "sets" and self.data and self.data.sets:
+            table = self.query_one("#sets-table", DataTable)
+            path = str(self.data.sets[max(0, table.cursor_row)].path)
+        self.nav.open_new_run(path)
+
+    def action_open(self) -> None:
+        tab = self._active_tab()
+        if tab == "sets":
+            self.action_new_run()
+        elif tab == "runs":
+            row = self._selected_run()
+            if row is None:
+                self.notify("No run selected.", severity="warning")
+            else:
+                self.nav.open_report(row.run.comparison_id or row.run.id)
+
+    def action_diff(self) -> None:
+        row = self._selected_run() if self._active_tab() == "runs" else None
+        self.nav.open_diff(row.run.id if row else None)
+
+    def action_review(self) -> None:
+        row = self._selected_run()
+        if row is None:
+            self.notify("Pick a run in the Runs tab to review its tasks.", severity="warning")
+            return
+        self.nav.open_review(row.run.comparison_id or row.run.id)
+
+    def action_resume(self) -> None:
+        from compare_tui.tui.engine_bridge import ResumePlan
+
+        row = self._selected_run()
+        if row is None or row.run.status not in RESUMABLE:
+            self.notify("Pick an interrupted run in the Runs tab to resume it.", severity="warning")
+            return
+        self.nav.open_live(ResumePlan((row.run.id,)))
+
+    def on_screen_resume(self) -> None:
+        if self.data is not None:  # coming back from a run or a review: figures may have moved
+            self.action_refresh()

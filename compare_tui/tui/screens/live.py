@@ -1,0 +1,149 @@
+"""Live progress: the engine runs in one worker; this screen repaints from the tally a few
+times a second (never once per attempt), so it stays responsive at any attempt rate."""
+
+from __future__ import annotations
+
+import re
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Header, Static
+
+from compare_tui.tui import messages
+from compare_tui.tui.engine_bridge import EngineSession, NewRunPlan, ResumePlan
+from compare_tui.tui.live_tally import LiveTally
+from compare_tui.tui.screen_base import CompareScreen
+from compare_tui.tui.screens.refusal import RefusalScreen
+from compare_tui.tui.widgets.model_progress import ModelProgress
+
+REPAINT_S = 0.25
+
+
+class LiveScreen(CompareScreen):
+    CSS_PATH = "live.tcss"
+    BINDINGS = [
+        Binding("c", "cancel_run", "Cancel"),
+        Binding("r", "resume", "Resume"),
+        Binding("o", "report", "Report"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, plan: NewRunPlan | ResumePlan) -> None:
+        super().__init__()
+        self.plan = plan
+        names = plan.model_names if isinstance(plan, NewRunPlan) else ()
+        self.tally = LiveTally([(name, 0, "") for name in names])
+        self.session: EngineSession | None = None
+        self.running = False
+        self.comparison_id: str | None = None
+        self.run_ids: tuple[str, ...] = ()
+        self.statuses: tuple[str, ...] = ()
+        self._painted = -1
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield VerticalScroll(id="panels")
+        yield Static("preparing: checking models and pins…", id="session-line", classes="status-line", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "live progress"
+        self.set_interval(REPAINT_S, self._repaint)
+        self._start(self.plan)
+
+    def _start(self, plan: NewRunPlan | ResumePlan) -> None:
+        self.session = EngineSession(self.workspace, plan, self.tally, self.post_message)
+        self.running = True
+        self.run_engine(self.session)
+
+    @work(thread=True, exit_on_error=False, group="engine", description="the run engine")
+    def run_engine(self, session: EngineSession) -> None:
+        session.run()
+
+    def worker_failed(self, worker) -> None:
+        self.running = False
+        self._line("The engine stopped on an error (see the notification); every finished attempt is stored. "
+                   "r resumes.")
+
+    # ------------------------------------------------------------------ repainting
+
+    def _repaint(self) -> None:
+        if self.tally.version == self._painted:
+            return
+        self._painted = self.tally.version
+        panels = self.query_one("#panels", VerticalScroll)
+        for view in self.tally.snapshot():
+            key = "model-" + re.sub(r"[^A-Za-z0-9_-]", "_", view.model_name)
+            found = panels.query(f"#{key}")
+            if found:
+                found.first(ModelProgress).show(view)
+            else:
+                panel = ModelProgress(view.model_name, id=key)
+                panels.mount(panel)
+                self.call_after_refresh(panel.show, view)
+
+    def _line(self, text: str) -> None:
+        self.query_one("#session-line", Static).update(text)
+
+    # ------------------------------------------------------------------ the session's milestones
+
+    def on_runs_prepared(self, message: messages.RunsPrepared) -> None:
+        self.comparison_id = message.comparison_id
+        self.run_ids = message.run_ids
+        self._line(f"running {len(message.run_ids)} run(s), one model at a time · c cancels (resumable) · "
+                   "o opens the report")
+
+    def on_run_ended(self, message: messages.RunEnded) -> None:
+        severity = "information" if message.status == "completed" else "warning"
+        self.notify(f"{message.model_name}: run {message.run_id[:8]} {message.status}", severity=severity)
+
+    def on_session_refused(self, message: messages.SessionRefused) -> None:
+        self.app.push_screen(RefusalScreen(f"Refused: {message.model_name} (nothing was sent)", message.reason))
+
+    def on_session_ended(self, message: messages.SessionEnded) -> None:
+        self.running = False
+        self.statuses = message.statuses
+        self._repaint()
+        if not message.statuses:
+            self._line("Nothing was run. Esc goes back.")
+        elif all(s == "completed" for s in message.statuses):
+            self._line("Every run completed · o opens the report · Esc goes back")
+        else:
+            self._line("Stopped: interrupted runs keep every finished attempt · r resumes · o opens the report so far")
+
+    # ------------------------------------------------------------------ actions
+
+    def action_cancel_run(self) -> None:
+        if not self.running or self.session is None:
+            self.notify("No run is in progress.", severity="warning")
+            return
+        self.session.cancel()
+        self._line("Cancelling: attempts in flight finish, then the run is marked interrupted (resumable)…")
+
+    def action_resume(self) -> None:
+        if self.running:
+            self.notify("The run is still going.", severity="warning")
+            return
+        run_ids = self.run_ids or self.tally.run_ids() or (self.plan.run_ids if isinstance(self.plan, ResumePlan) else ())
+        pending = tuple(r for r, s in zip(run_ids, self.statuses or ("interrupted",) * len(run_ids)) if s != "completed")
+        if not pending:
+            self.notify("Nothing to resume: every run completed.", severity="information")
+            return
+        self._line("resuming: re-checking models and pins…")
+        self._start(ResumePlan(pending))
+
+    def action_report(self) -> None:
+        ref = self.comparison_id or (self.run_ids[0] if self.run_ids else None)
+        if ref is None:
+            self.notify("No run has been prepared yet.", severity="warning")
+            return
+        self.nav.open_report(ref)
+
+    def action_back(self) -> None:
+        if self.running:
+            self.notify("A run is in progress: c cancels it (it stays resumable), then Esc goes back.",
+                        severity="warning")
+            return
+        self.app.pop_screen()

@@ -1,0 +1,206 @@
+"""New run: choose a golden set and one or more models, the attempts, concurrency, max tokens and
+a spend cap; the estimate and every refusal show before anything is sent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, Footer, Header, Input, Label, Select, SelectionList, Static
+from textual.widgets.selection_list import Selection
+
+from compare_tui.catalogue import Catalogue, check_entry
+from compare_tui.engine import RunOverrides
+from compare_tui.engine.settings import DEFAULT_CONCURRENCY
+from compare_tui.goldset import GoldenSet, GoldenSetError, discover_golden_sets
+from compare_tui.report.formatting import money
+from compare_tui.tui.engine_bridge import NewRunPlan
+from compare_tui.tui.screen_base import CompareScreen
+from compare_tui.tui.screens.refusal import RefusalScreen
+from compare_tui.tui.spend_preview import SpendPreview, preview
+
+
+@dataclass(frozen=True, slots=True)
+class _Choices:
+    sets: tuple[GoldenSet, ...]
+    catalogue: Catalogue | None
+    problem: str | None
+
+
+class NewRunScreen(CompareScreen):
+    CSS_PATH = "new_run.tcss"
+    BINDINGS = [
+        Binding("ctrl+s", "start", "Start run"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, set_path: str | None = None) -> None:
+        super().__init__()
+        self.set_path = set_path
+        self.choices: _Choices | None = None
+        self.current: SpendPreview | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="new-run-form"):
+            yield Label("Golden set", classes="section-title")
+            yield Select([], prompt="choose a golden set", id="set-select", allow_blank=True)
+            yield Label("Models (space toggles)", classes="section-title")
+            yield SelectionList(id="model-list")
+            with Horizontal(id="settings-row"):
+                for field_id, label, kind in (("attempts", "attempts", "integer"), ("concurrency", "concurrency", "integer"),
+                                              ("max-tokens", "max tokens", "integer"), ("max-cost", "spend cap $", "number")):
+                    with Vertical(classes="setting"):
+                        yield Label(label)
+                        yield Input(id=field_id, type=kind, placeholder="")
+            yield Static("", id="estimate", markup=False)
+            yield Button("Start run (ctrl+s)", id="start", variant="primary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "new run"
+        self.query_one("#concurrency", Input).value = str(DEFAULT_CONCURRENCY)
+        self.query_one("#max-cost", Input).placeholder = "none"
+        self.query_one("#new-run-form").loading = True
+        self.load()
+
+    @work(thread=True, exit_on_error=False, description="reading golden sets and the catalogue")
+    def load(self) -> None:
+        sets = []
+        for path in discover_golden_sets(self.workspace.sets_dir):
+            try:
+                sets.append(self.workspace.golden_set(path))
+            except (GoldenSetError, OSError):
+                continue  # invalid sets are listed, with their problems, on Home
+        if self.set_path and all(str(s.root) != self.set_path for s in sets):
+            try:
+                sets.insert(0, self.workspace.golden_set(self.set_path))
+            except (GoldenSetError, OSError):
+                pass
+        read = self.workspace.read_catalogue()
+        self.app.call_from_thread(self._loaded, _Choices(tuple(sets), read.catalogue, read.problem))
+
+    def worker_failed(self, worker) -> None:
+        self.query_one("#new-run-form").loading = False
+
+    def _loaded(self, choices: _Choices) -> None:
+        self.choices = choices
+        self.query_one("#new-run-form").loading = False
+        select = self.query_one("#set-select", Select)
+        select.set_options([(f"{s.manifest.name} {s.manifest.version} ({len(s.tasks)} tasks)", str(s.root))
+                            for s in choices.sets])
+        wanted = next((str(s.root) for s in choices.sets if self.set_path and str(s.root).endswith(self.set_path.rstrip("/"))), None)
+        if wanted is None and choices.sets:
+            wanted = str(choices.sets[0].root)
+        if wanted is not None:
+            select.value = wanted
+        models = self.query_one("#model-list", SelectionList)
+        if choices.catalogue is not None:
+            for entry in choices.catalogue.models:
+                refused = bool(check_entry(entry))
+                label = f"{entry.name} ({entry.kind}{', refused: see below' if refused else ''})"
+                models.add_option(Selection(label, entry.name, False))
+        self._update()
+        models.focus()
+
+    # ------------------------------------------------------------------ the preview
+
+    @on(Select.Changed)
+    @on(SelectionList.SelectedChanged)
+    @on(Input.Changed)
+    def _changed(self, event) -> None:
+        self._update()
+
+    def _goldset(self) -> GoldenSet | None:
+        value = self.query_one("#set-select", Select).value
+        if self.choices is None or value is Select.BLANK:
+            return None
+        return next((s for s in self.choices.sets if str(s.root) == value), None)
+
+    def _overrides(self) -> tuple[RunOverrides | None, float | None, str | None]:
+        values = {}
+        for field_id in ("attempts", "concurrency", "max-tokens", "max-cost"):
+            text = self.query_one(f"#{field_id}", Input).value.strip()
+            if not text:
+                values[field_id] = None
+                continue
+            try:
+                values[field_id] = float(text) if field_id == "max-cost" else int(text)
+            except ValueError:
+                return None, None, f"{field_id.replace('-', ' ')}: {text!r} is not a number"
+        for field_id in ("attempts", "concurrency", "max-tokens"):
+            if values[field_id] is not None and values[field_id] < 1:
+                return None, None, f"{field_id.replace('-', ' ')} must be at least 1"
+        if values["attempts"] is not None and values["attempts"] > 20:
+            return None, None, "attempts must be at most 20"
+        overrides = RunOverrides(attempts=values["attempts"], max_tokens=values["max-tokens"],
+                                 concurrency=values["concurrency"] or DEFAULT_CONCURRENCY)
+        return overrides, values["max-cost"], None
+
+    def _update(self) -> None:
+        estimate = self.query_one("#estimate", Static)
+        if self.choices is None:
+            return
+        goldset = self._goldset()
+        if goldset is not None:
+            run = goldset.manifest.run
+            self.query_one("#attempts", Input).placeholder = f"set: {run.attempts}"
+            self.query_one("#max-tokens", Input).placeholder = f"set: {run.max_tokens or 256}"
+        lines = []
+        if self.choices.problem:
+            lines.append(f"✗ {self.choices.problem}")
+        if not self.choices.sets:
+            lines.append(f"✗ no valid golden set under {self.workspace.sets_dir} (Home lists the problems)")
+        names = self.query_one("#model-list", SelectionList).selected
+        overrides, cap, problem = self._overrides()
+        self.current = None
+        if problem:
+            lines.append(f"✗ {problem}")
+        elif goldset is None or not names:
+            lines.append("Choose a golden set and at least one model to see the estimate.")
+        else:
+            entries = [self.choices.catalogue.get(name) for name in names]
+            self.current = preview(goldset, entries, overrides, cap)
+            lines += _preview_lines(self.current, cap)
+        estimate.update("\n".join(lines))
+        self.query_one("#start", Button).disabled = self.current is None or self.current.refused
+
+    # ------------------------------------------------------------------ starting
+
+    @on(Button.Pressed, "#start")
+    def _start_pressed(self) -> None:
+        self.action_start()
+
+    def action_start(self) -> None:
+        self._update()
+        current, goldset = self.current, self._goldset()
+        if current is None or goldset is None:
+            self.notify("Choose a golden set and at least one model first.", severity="warning")
+            return
+        if current.refused:
+            reasons = [current.problem] if current.problem else [
+                f"{m.name}: {r}" for m in current.models for r in m.refusals]
+            self.app.push_screen(RefusalScreen("The engine would refuse this run; nothing was sent.", "\n".join(reasons)))
+            return
+        overrides, cap, _ = self._overrides()
+        plan = NewRunPlan(goldset.root, tuple(m.name for m in current.models), overrides, cap)
+        self.app.pop_screen()
+        self.nav.open_live(plan)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+def _preview_lines(current: SpendPreview, cap: float | None) -> list[str]:
+    if current.problem:
+        return [f"✗ {current.problem}"]
+    lines = [current.settings]
+    for model in current.models:
+        lines.append(f"{model.name}: estimate {model.estimate}")
+        lines += [f"  ✗ refused: {reason}" for reason in model.refusals]
+    total = "unknown (a model has no cost basis)" if current.total_usd is None else f"≤ {money(current.total_usd)}"
+    lines.append(f"Total estimate {total} · spend cap {money(cap) if cap is not None else 'none'}")
+    return lines

@@ -1,0 +1,178 @@
+"""Report: the recommendation, confidence and caveats; the per-model figures; the grid of task
+blocks with keyboard navigation; the hardware-cost utilisation view.
+
+Built in a worker from `compare_tui.report` (the one place figures are computed); this screen
+only lays the `Report` out.
+"""
+
+from __future__ import annotations
+
+import time
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+
+from compare_tui.report import Report, ReportNotFoundError, build_report, load_report_inputs
+from compare_tui.store import StoreError
+from compare_tui.tui import messages
+from compare_tui.tui.screen_base import CompareScreen
+from compare_tui.tui.widgets import report_tables as tables
+from compare_tui.tui.widgets.task_grid import GridRow, TaskGrid, describe
+
+
+class ReportScreen(CompareScreen):
+    CSS_PATH = "report.tcss"
+    BINDINGS = [
+        Binding("1", "tab('summary')", "Summary"),
+        Binding("2", "tab('figures')", "Figures"),
+        Binding("3", "tab('tasks')", "Tasks"),
+        Binding("v", "review", "Review queue"),
+        Binding("f", "flag", "Flag task"),
+        Binding("d", "diff", "A/B diff"),
+        Binding("g", "rebuild", "Rebuild"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, ref: str) -> None:
+        super().__init__()
+        self.ref = ref
+        self.report: Report | None = None
+        self.build_seconds: float | None = None
+        self._built_at_edit = -1
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(initial="summary", id="report-tabs"):
+            with TabPane("Summary [1]", id="summary"):
+                with VerticalScroll():
+                    yield Static("", id="recommendation", markup=False)
+                    yield Static("", id="refused", classes="error-line", markup=False)
+                    yield Static("Is the lead larger than noise? (paired, on tasks both scored)", classes="section-title")
+                    yield DataTable(id="paired-table", cursor_type="none", show_cursor=False)
+                    yield Static("", id="paired-sentences", markup=False)
+                    yield Static("Caveats (what this report could not establish)", classes="section-title")
+                    yield Static("", id="caveats", markup=False)
+            with TabPane("Figures [2]", id="figures"):
+                with VerticalScroll():
+                    yield Static("Pass rate (human tasks excluded; errors count as not passed)", classes="section-title")
+                    yield DataTable(id="pass-table", cursor_type="row")
+                    yield Static("Latency (one value per completed task) and tokens", classes="section-title")
+                    yield DataTable(id="latency-table", cursor_type="row")
+                    yield Static("Provenance, GPU memory and cost", classes="section-title")
+                    yield DataTable(id="cost-table", cursor_type="row")
+                    yield Static("Hardware cost per completed task by utilisation", classes="section-title")
+                    yield DataTable(id="utilisation-table", cursor_type="row")
+                    yield Static("", id="utilisation-note", classes="muted", markup=False)
+            with TabPane("Tasks [3]", id="tasks"):
+                yield TaskGrid(id="task-grid")
+                yield Static("", id="block-line", classes="status-line", markup=False)
+                yield Static(tables.legend(), id="legend", classes="muted")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"report {self.ref}"
+        self.action_rebuild()
+
+    def on_screen_resume(self) -> None:
+        if self.report is not None and self.workspace.edits != self._built_at_edit:
+            self.action_rebuild()  # a verdict was saved: the report moves with it
+
+    # ------------------------------------------------------------------ building
+
+    def action_rebuild(self) -> None:
+        self.query_one("#report-tabs").loading = True
+        self._built_at_edit = self.workspace.edits
+        self.build(self.ref)
+
+    @work(thread=True, exit_on_error=False, group="report", exclusive=True, description="building the report")
+    def build(self, ref: str) -> None:
+        started = time.perf_counter()
+        try:
+            report = build_report(load_report_inputs(self.workspace.store, ref))
+        except (ReportNotFoundError, StoreError) as exc:
+            self.post_message(messages.ReportFailed(str(exc)))
+            return
+        self.post_message(messages.ReportBuilt(report, time.perf_counter() - started))
+
+    def worker_failed(self, worker) -> None:
+        self.query_one("#report-tabs").loading = False
+
+    def on_report_failed(self, message: messages.ReportFailed) -> None:
+        self.query_one("#report-tabs").loading = False
+        self.query_one("#recommendation", Static).update(f"✗ {message.reason}")
+        self.notify(message.reason, title="No report", severity="error", timeout=10)
+
+    def on_report_built(self, message: messages.ReportBuilt) -> None:
+        report = self.report = message.report
+        self.build_seconds = message.seconds
+        self.sub_title = f"report · {report.title}"
+        banner = self.query_one("#recommendation", Static)
+        banner.update(tables.recommendation_text(report))
+        for level in ("high", "medium", "low", "none"):
+            banner.set_class((report.recommendation.confidence or "none") == level, f"-{level}")
+        self.query_one("#refused", Static).update(tables.refused_text(report))
+        tables.fill_paired(self.query_one("#paired-table", DataTable), report)
+        sentences = "\n".join(p.sentence for p in report.paired) or "Only one model: nothing to pair."
+        self.query_one("#paired-sentences", Static).update(sentences)
+        self.query_one("#caveats", Static).update(tables.caveats_text(report))
+        tables.fill_pass_rates(self.query_one("#pass-table", DataTable), report)
+        tables.fill_latency(self.query_one("#latency-table", DataTable), report)
+        tables.fill_cost(self.query_one("#cost-table", DataTable), report)
+        has_hardware = tables.fill_utilisation(self.query_one("#utilisation-table", DataTable), report)
+        self.query_one("#utilisation-note", Static).update(
+            "If the hardware were busy only this share of the time, each completed task would cost this much."
+            if has_hardware else "No model here is on a hardware cost basis.")
+        grid = self.query_one(TaskGrid)
+        grid.set_rows([GridRow(row.label, row.run_id, row.blocks) for row in report.models])
+        self.query_one("#report-tabs").loading = False
+
+    # ------------------------------------------------------------------ the grid
+
+    @on(TaskGrid.BlockHighlighted)
+    def _block_highlighted(self, event: TaskGrid.BlockHighlighted) -> None:
+        flagged = " · flagged for review" if (event.row.run_id, event.block.task_id) in self.workspace.flagged else ""
+        self.query_one("#block-line", Static).update(describe(event.row, event.block) + flagged + " · Enter opens")
+
+    @on(TaskGrid.BlockChosen)
+    def _block_chosen(self, event: TaskGrid.BlockChosen) -> None:
+        if self.report is not None:
+            run_ids = tuple(row.run_id for row in self.report.models)
+            self.nav.open_task(run_ids, event.block.task_id, self.report.task_ids)
+
+    # ------------------------------------------------------------------ actions
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        if tab == "tasks":
+            self.query_one(TaskGrid).focus()
+
+    def action_flag(self) -> None:
+        current = self.query_one(TaskGrid).current()
+        if current is None:
+            self.notify("Open the Tasks tab (3) and move to a task to flag it.", severity="warning")
+            return
+        row, block = current
+        key = (row.run_id, block.task_id)
+        if key in self.workspace.flagged:
+            self.workspace.flagged.discard(key)
+            self.notify(f"{block.task_id} ({row.label}) is no longer flagged for review.")
+        else:
+            self.workspace.flagged.add(key)
+            self.notify(f"{block.task_id} ({row.label}) flagged: it is in the review queue (v).")
+        self.query_one(TaskGrid).post_message(TaskGrid.BlockHighlighted(self.query_one(TaskGrid), row, block))
+
+    def action_review(self) -> None:
+        self.nav.open_review(self.ref)
+
+    def action_diff(self) -> None:
+        runs = self.report.run_ids if self.report else ()
+        if len(runs) >= 2:
+            self.nav.open_diff(runs[0], runs[1])
+        else:
+            self.nav.open_diff(runs[0] if runs else None)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

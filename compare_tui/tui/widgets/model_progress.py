@@ -1,0 +1,69 @@
+"""`ModelProgress`: one model's live run: a bar, pass/fail/review/error counters, rolling TTFT and
+end-to-end latency, tokens/s, GPU memory (or why not) and the latest errors."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import ProgressBar, Static
+
+from compare_tui.report.formatting import DASH, MARKS
+from compare_tui.tui.live_tally import ModelView
+
+STATE_WORDS = {
+    "waiting": "waiting for its turn", "verifying": "verifying weights", "running": "running",
+    "completed": "completed", "interrupted": "interrupted (resumable: r)", "failed": "failed",
+    "refused": "refused (nothing sent)",
+}
+
+
+def _ms(value: float | None) -> str:
+    return DASH if value is None else f"{value:.0f} ms"
+
+
+def counters(view: ModelView) -> str:
+    c = view.counts
+    return (f"{MARKS['pass']} pass {c.get('pass', 0)}   {MARKS['fail']} fail {c.get('fail', 0)}   "
+            f"{MARKS['review']} review {c.get('review', 0)}   {MARKS['error']} error {c.get('error', 0)}")
+
+
+def figures(view: ModelView) -> str:
+    rate = DASH if view.tokens_per_s is None else f"{view.tokens_per_s:.1f}"
+    return (f"TTFT p50 {_ms(view.ttft_p50_ms)} · E2E p50 {_ms(view.e2e_p50_ms)} (last 100) · "
+            f"{rate} tok/s\nGPU memory: {view.gpu or DASH}")
+
+
+class ModelProgress(Vertical):
+    """Shows a `ModelView`; `show()` is cheap to call on every repaint tick."""
+
+    def __init__(self, model_name: str, *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="model-progress")
+        self.model_name = model_name
+        self._texts: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.model_name, classes="mp-title", markup=False)
+        yield ProgressBar(total=None, show_eta=False, classes="mp-bar")
+        yield Static("", classes="mp-counts", markup=False)
+        yield Static("", classes="mp-figures", markup=False)
+        yield Static("", classes="mp-detail", markup=False)
+        yield Static("", classes="mp-errors", markup=False)
+
+    def show(self, view: ModelView) -> None:
+        bar = self.query_one(ProgressBar)
+        if view.total:
+            bar.update(total=view.total, progress=view.done)
+        state = STATE_WORDS.get(view.state, view.state)
+        run = f" · run {view.run_id[:8]}" if view.run_id else ""
+        self._set("mp-title", f"{view.model_name} · {state} · {view.done}/{view.total or DASH} tasks{run}")
+        self._set("mp-counts", counters(view))
+        self._set("mp-figures", figures(view))
+        self._set("mp-detail", view.detail)
+        self._set("mp-errors", "\n".join(f"! {e}" for e in view.recent_errors))
+        self.set_class(view.state in ("refused", "failed"), "-bad")
+        self.set_class(view.state == "completed", "-done")
+
+    def _set(self, part: str, text: str) -> None:
+        if self._texts.get(part) != text:  # repaint only what changed
+            self._texts[part] = text
+            self.query_one(f".{part}", Static).update(text)

@@ -1,0 +1,43 @@
+"""Shared fixtures. Keep this file small: fixtures used by one test module live in that module.
+
+`local_cluster` is the integration tier's entry point: real llama.cpp servers for both bundled
+models, started once per session and stopped at its end.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def local_cluster(tmp_path_factory):
+    """Both bundled models served by real llama-servers for the whole session (4 slots, ctx
+    4096), as a `compare_tui.local.LocalCluster`; its catalogue is `cluster.catalogue_path`.
+
+    Server state goes to a session temp dir: COMPARE_TUI_STATE_DIR is set while the session
+    runs (a plain env var, because monkeypatch is function-scoped) and restored afterwards.
+    The GGUF files stay in the normal models dir, so only the first session assembles them.
+
+    If provisioning fails the requesting tests ERROR with the reason: never skip, because a
+    silently skipped integration tier looks exactly like a passing one.
+    """
+    from compare_tui.local import LocalError, down, up
+
+    state_dir = tmp_path_factory.mktemp("local-state")
+    previous = os.environ.get("COMPARE_TUI_STATE_DIR")
+    os.environ["COMPARE_TUI_STATE_DIR"] = str(state_dir)
+    try:
+        try:
+            cluster = up(parallel=4, ctx=4096, catalogue_path=state_dir / "models.toml")
+        except LocalError as exc:
+            pytest.fail(f"could not provision the local llama.cpp servers:\n{exc}", pytrace=False)
+        yield cluster
+    finally:
+        os.environ["COMPARE_TUI_STATE_DIR"] = str(state_dir)  # a test may have changed it
+        down()  # stops exactly what up() recorded, also after a failed test
+        if previous is None:
+            os.environ.pop("COMPARE_TUI_STATE_DIR", None)
+        else:
+            os.environ["COMPARE_TUI_STATE_DIR"] = previous
