@@ -118,8 +118,8 @@ def main() -> None:
         "",
         f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs. Synthetic plain-shape logs "
         f"({'gzip level 1' if args.gzip else 'uncompressed'}), conversations of 1-20 turns, each request repeating the history; "
-        f"window 30d, {args.samples} samples. Each sampling run is a fresh process; time covers the four streaming passes, "
-        "redaction and writing the set.",
+        f"window 30d, {args.samples} samples. Each sampling run is a fresh process; time covers the one parse pass (which also "
+        "hashes the file), two passes over the 64-byte-a-turn spill file, reading back the chosen lines, redaction and writing the set.",
         "",
         "| logged turns | log size (uncompressed) | stored | sampling time | turns/s | peak RSS | RSS after imports | peak above imports | tasks |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -13,6 +14,8 @@ import pytest
 
 from compare_tui.cli import main
 from compare_tui.goldset import load_golden_set
+from compare_tui.sampling import SamplingError
+from compare_tui.sampling.sources import Source
 from tests.support.fake_openai import FakeServer, ToolCall, text, tool_calls
 from tests.test_sampling_builders import DAY, END, conversation, read_dir_bytes, write_jsonl
 
@@ -44,7 +47,8 @@ def test_gzip_logs_give_a_set_that_loads_and_validates(tmp_path, capsys):
     assert any("not ground truth" in c for c in goldset.manifest.caveats)
     assert any("sample.json" in c for c in goldset.manifest.caveats)
     info = json.loads((tmp_path / "set" / "sample.json").read_text())
-    assert info["sources"][0]["compression"] == "gzip" and info["sources"][0]["sha256"].startswith("sha256:")
+    assert info["sources"][0]["compression"] == "gzip"
+    assert info["sources"][0]["sha256"] == "sha256:" + hashlib.sha256(log.read_bytes()).hexdigest()  # the stored bytes
     kinds = {goldset.scorer_for(t).kind for t in goldset.tasks}
     assert kinds <= {"tool_call", "human"} and "tool_call" in kinds
     for task in goldset.tasks:
@@ -202,3 +206,15 @@ def test_the_engine_runs_a_sampled_set(tmp_path, capsys):
         run = store.list_runs()[0]
         outcomes = [a.outcome for a in store.attempts_for_run(run.id)]
     assert outcomes.count("pass") == tool_tasks and outcomes.count("review") == 12 - tool_tasks, outcomes
+
+
+def test_a_torn_gzip_file_and_a_file_changed_mid_run_are_clear_errors(tmp_path, capsys):
+    log = _traffic(tmp_path, gz=True)
+    torn = tmp_path / "torn.jsonl.gz"
+    torn.write_bytes(log.read_bytes()[:-40])
+    code, _out, err = _sample(capsys, str(torn), "--out", str(tmp_path / "set"), "--samples", "3")
+    assert code == 2 and "cannot be read past byte" in err and "Traceback" not in err
+    source = Source.open_path(log)
+    log.write_bytes(log.read_bytes() + b"\n")
+    with pytest.raises(SamplingError, match="changed while it was being sampled"):
+        source.check_unchanged()

@@ -116,10 +116,12 @@ def _attempts(run_id: str, pattern: str) -> list[AttemptRecord]:
     for n, (task_id, code) in enumerate(zip(TASK_IDS, pattern, strict=True)):
         outcome = outcome_of[code]
         error = outcome == "error"
+        answer = {"pass": "billing", "fail": "bug", "review": "Sorry about that: we have refunded you.", "error": ""}
+        detail = {"pass": "exact match", "fail": "expected 'billing', got 'bug'",
+                  "review": "a person decides (human scorer)", "error": ""}
         records.append(AttemptRecord(
             run_id=run_id, task_id=task_id, attempt=1, outcome=outcome,
-            answer_text="" if error else ("billing" if outcome == "pass" else "bug"),
-            score_detail="" if error else ("exact match" if outcome == "pass" else "expected 'billing', got 'bug'"),
+            answer_text=answer[outcome], score_detail=detail[outcome],
             error_class="timeout" if error else None, error="no answer within 120 s" if error else None,
             ttft_ms=None if error else 40.0 + 7 * n, e2e_ms=None if error else 300.0 + 25 * n,
             prompt_tokens=None if error else 60, completion_tokens=None if error else 3,

@@ -75,6 +75,7 @@ def _progress(stage: str, lines: int) -> None:
 def _sample(args: argparse.Namespace) -> int:
     from compare_tui.goldset import GoldenSetError, load_golden_set
     from compare_tui.sampling import SampleOptions, SamplingError, sample_logs, write_sampled_set
+    from compare_tui.sampling.writer import check_folder
 
     options = SampleOptions(
         samples=args.samples,
@@ -90,8 +91,7 @@ def _sample(args: argparse.Namespace) -> int:
     out = Path(args.out)
     show_progress = sys.stderr.isatty() and not args.json
     try:
-        if out.exists() and any(out.iterdir()) and not args.force:  # refuse before reading a 1 GB log
-            raise SamplingError(f"--out {out}: the folder is not empty; choose an empty folder, or pass --force to replace the sampled set in it")
+        check_folder(out, args.force)  # refuse before reading a 1 GB log, not after
         sampled = sample_logs(args.logs, options, progress=_progress if show_progress else None)
         write_sampled_set(sampled, out, force=args.force)
     except SamplingError as exc:

@@ -7,13 +7,14 @@
 - `paired_bootstrap_ci`: a seeded paired-bootstrap 95% CI of a pass-rate difference.
 - `tasks_to_resolve`: roughly how many tasks would make a lead of this size exceed noise.
 - `seed_for`: the bootstrap seed, from the run ids, so every surface shows the same interval.
+- `bootstrap_mean_ci`: a seeded percentile-bootstrap 95% CI of a mean (e.g. over repeated runs).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -137,3 +138,21 @@ def tasks_to_resolve(only_a: int, only_b: int, ties: int, z: float = Z95) -> int
     mean = (only_a - only_b) / n
     variance = (only_a + only_b) / n - mean * mean
     return max(0, math.ceil(z * z * variance / (mean * mean)) - n)
+
+
+def bootstrap_mean_ci(values: Sequence[float], seed: int,
+                      resamples: int = BOOTSTRAP_RESAMPLES) -> Interval | None:
+    """95% percentile-bootstrap CI of the mean of `values` (e.g. one pass rate per repeated
+    run); None for fewer than two values, where resampling cannot show any spread.
+
+    Resamples the values themselves with replacement: with few values (N repeats) the
+    interval is coarse and only says how much the runs disagreed, which is the point.
+    """
+    data = np.asarray(values, dtype=float)
+    if data.size < 2:
+        return None
+    rng = np.random.Generator(np.random.PCG64(seed))
+    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    # Clamp: float summation can put a bound a hair outside the range of the values.
+    return Interval(max(float(low), float(data.min())), min(float(high), float(data.max())))

@@ -30,17 +30,24 @@ def _write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def prepare_folder(out: Path, force: bool) -> None:
-    """Check `out` can take a sampled set (see module docstring) and clear an old one."""
+def check_folder(out: Path, force: bool) -> None:
+    """Raise `SamplingError` unless `out` can take a sampled set (see module docstring).
+    Changes nothing, so a caller can check before a long sampling run."""
     if out.exists() and not out.is_dir():
         raise SamplingError(f"--out {out}: is a file; give a folder for the sampled set")
-    entries = [p for p in out.iterdir()] if out.exists() else []
-    if not entries:
+    try:
+        empty = not out.exists() or not any(out.iterdir())
+    except OSError as exc:
+        raise SamplingError(f"--out {out}: cannot be listed ({exc.strerror or exc})") from None
+    if empty:
         return
     if not force:
         raise SamplingError(f"--out {out}: the folder is not empty; choose an empty folder, or pass --force to replace the sampled set in it")
     if not ((out / "sample.json").is_file() or (out / "golden.toml").is_file()):
         raise SamplingError(f"--out {out}: holds files that are not a sampled set, so --force will not clear it; choose an empty folder")
+
+
+def _clear(out: Path) -> None:
     for name in ("golden.toml", "sample.json"):
         (out / name).unlink(missing_ok=True)
     tasks = out / "tasks"
@@ -53,8 +60,10 @@ def prepare_folder(out: Path, force: bool) -> None:
 def write_sampled_set(sampled: SampledSet, out: Path | str, force: bool = False) -> Path:
     """Write `sampled` into folder `out` (created if missing); returns `out`."""
     out = Path(out)
-    prepare_folder(out, force)
+    check_folder(out, force)
     try:
+        if out.exists():
+            _clear(out)
         tasks = out / "tasks"
         tasks.mkdir(parents=True, exist_ok=True)
         for task in sampled.tasks:

@@ -4,6 +4,7 @@ Nothing is opened at import time: call `Store.open(path)`.
 """
 
 from compare_tui.store.errors import AmbiguousIdError, RunNotFoundError, StoreError
+from compare_tui.store.experiments import ExperimentNotFoundError, ExperimentRecord
 from compare_tui.store.records import (
     PROVENANCE_ATTESTED,
     PROVENANCE_VERIFIED,
@@ -30,6 +31,8 @@ __all__ = [
     "AttemptRecord",
     "AuditRow",
     "ComparisonRecord",
+    "ExperimentNotFoundError",
+    "ExperimentRecord",
     "ReviewRecord",
     "RunNotFoundError",
     "RunRecord",

@@ -9,6 +9,10 @@ History (never edit a shipped migration; append a new one):
   v1  runs and attempts: the minimum a run needs to be resumed.
   v2  GPU figures and comparison link on runs, isolation and server timings on attempts;
       the request audit log, human reviews and comparisons.
+  v3  experiments: named configurations only (arms × repeats); their figures are computed
+      from the runs each time they are read, so nothing else is stored for them.
+  v4  judges: judgings (judge model + rubric over a run or a pair of runs), one judgement
+      per judge call (failed calls too), and people's labels on pairs of answers.
 """
 
 from __future__ import annotations
@@ -114,6 +118,61 @@ CREATE TABLE comparison_runs (
 CREATE INDEX comparison_runs_by_run ON comparison_runs(run_id);
 """
 
+_V3 = """
+CREATE TABLE experiments (
+    name TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    config TEXT NOT NULL DEFAULT '{}'
+)
+"""
+
+_V4 = """
+CREATE TABLE judgings (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    other_run_id TEXT REFERENCES runs(id) ON DELETE CASCADE,
+    judge_model TEXT NOT NULL,
+    rubric_digest TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    rubric TEXT NOT NULL DEFAULT '',
+    judge_entry TEXT NOT NULL DEFAULT '{}',
+    provenance TEXT,
+    current TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX judgings_by_run ON judgings(run_id, other_run_id);
+CREATE TABLE judgements (
+    id TEXT PRIMARY KEY,
+    judging_id TEXT NOT NULL REFERENCES judgings(id) ON DELETE CASCADE,
+    task_id TEXT NOT NULL,
+    ordering TEXT NOT NULL,
+    verdict TEXT,
+    preferred TEXT,
+    rationale TEXT NOT NULL DEFAULT '',
+    raw_text TEXT NOT NULL DEFAULT '',
+    error_class TEXT,
+    error TEXT,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    e2e_ms REAL,
+    retries INTEGER NOT NULL DEFAULT 0,
+    judged_at TEXT NOT NULL
+);
+CREATE INDEX judgements_by_judging ON judgements(judging_id, task_id, ordering);
+CREATE TABLE pair_labels (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    other_run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    task_id TEXT NOT NULL,
+    label TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    reviewer TEXT NOT NULL DEFAULT '',
+    at TEXT NOT NULL
+);
+CREATE INDEX pair_labels_by_task ON pair_labels(run_id, other_run_id, task_id, at)
+"""
+
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
@@ -126,7 +185,9 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2)]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _script(_V1), _script(_V2), _script(_V3), _script(_V4),
+]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 
 CURRENT_VERSION = len(MIGRATIONS)

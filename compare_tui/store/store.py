@@ -1,15 +1,19 @@
-"""`Store`: the run store, one SQLite file holding runs, attempts, audit, reviews, comparisons."""
+"""`Store`: the run store, one SQLite file holding runs, attempts, audit, reviews, comparisons,
+experiments and judge verdicts."""
 
 from __future__ import annotations
 
 from compare_tui.store.attempts import AttemptAccessors
 from compare_tui.store.comparisons import ComparisonAccessors
+from compare_tui.store.experiments import ExperimentAccessors
+from compare_tui.store.judgements import JudgementAccessors
 from compare_tui.store.reviews import ReviewAccessors
 from compare_tui.store.runs import RunAccessors
 from compare_tui.store.summary import RunSummary, summarise
 
 
-class Store(RunAccessors, AttemptAccessors, ReviewAccessors, ComparisonAccessors):
+class Store(RunAccessors, AttemptAccessors, ReviewAccessors, ComparisonAccessors, ExperimentAccessors,
+            JudgementAccessors):
     """The run store. Open with `Store.open(path)`; use as a context manager or `close()` it.
 
     Every accessor takes and returns domain records (`compare_tui.store.records`). Every

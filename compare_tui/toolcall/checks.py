@@ -92,8 +92,8 @@ def universal_checks(message: dict[str, Any], calls: list[ParsedCall], scenario:
             elif not isinstance(c.parsed, dict):
                 u3.append(CheckFailure(where, "type", f"arguments parse to {json_type(c.parsed)}, not an object", c.arguments))
     offered = [tool.wire_name for tool in scenario.tools]
-    u4 = [CheckFailure(child(c.at, "function") + "/name", "name",
-                       f"{c.name!r} was not offered (offered: {', '.join(offered) or 'none'})", c.name)
+    shown = ", ".join(t.name if t.name == t.wire_name else f"{t.name} (sent as {t.wire_name})" for t in scenario.tools)
+    u4 = [CheckFailure(child(c.at, "function") + "/name", "name", f"{c.name!r} was not offered (offered: {shown or 'none'})", c.name)
           for c in calls if c.name not in offered]
     ids = [c.id for c in calls]
     u5 = [CheckFailure(child(c.at, "id"), "id", "missing or empty id") for c in calls if not isinstance(c.id, str) or not c.id]

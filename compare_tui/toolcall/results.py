@@ -103,7 +103,8 @@ class ScenarioResult:
                         tuple(CheckFailure(**f) for f in c.get("failures", ())))
             for c in data.get("checks", ())
         )
-        fields = {k: v for k, v in data.items() if k not in ("checks", "calls", "outcome")}
+        # Unknown keys (written by a newer compare-tui) are ignored rather than refused.
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k not in ("checks", "calls", "outcome")}
         for key in ("not_checked", "approximate", "notes"):
             fields[key] = tuple(fields.get(key, ()))
         return cls(outcome=ToolcallOutcome(data["outcome"]), checks=checks,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from compare_tui.toolcall.refusals import UNSUPPORTED_MEANS
 from compare_tui.toolcall.results import (
-    NOT_AN_AGENT_TEST, NOTES_LABEL, SERVER_NOTES_LABEL, ScenarioResult, ToolcallOutcome, ToolcallRun,
+    NOT_AN_AGENT_TEST, NOTES_LABEL, ScenarioResult, ToolcallOutcome, ToolcallRun,
 )
 
 SYMBOLS = {ToolcallOutcome.PASS: "✓", ToolcallOutcome.FAIL: "✗", ToolcallOutcome.UNSUPPORTED: "⊘", ToolcallOutcome.ERROR: "!"}

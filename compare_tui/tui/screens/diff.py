@@ -23,8 +23,8 @@ from compare_tui.tui.screen_base import CompareScreen
 class DiffScreen(CompareScreen):
     CSS_PATH = "diff.tcss"
     BINDINGS = [
-        Binding("1", "tab('flips')", "Flips"),
-        Binding("2", "tab('changed')", "Changed tasks"),
+        Binding("1", "tab('flips')", "Flips", show=False),
+        Binding("2", "tab('changed')", "Changed tasks", show=False),
         Binding("x", "swap", "Swap A/B"),
         Binding("c", "choose", "Other runs"),
         Binding("escape", "back", "Back"),

@@ -30,9 +30,11 @@ class LiveScreen(CompareScreen):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self, plan: NewRunPlan | ResumePlan) -> None:
+    def __init__(self, plan: NewRunPlan | ResumePlan, *, session_factory: type[EngineSession] = EngineSession) -> None:
+        """`session_factory` builds the engine session (tests inject a scripted one)."""
         super().__init__()
         self.plan = plan
+        self.session_factory = session_factory
         names = plan.model_names if isinstance(plan, NewRunPlan) else ()
         self.tally = LiveTally([(name, 0, "") for name in names])
         self.session: EngineSession | None = None
@@ -54,7 +56,7 @@ class LiveScreen(CompareScreen):
         self._start(self.plan)
 
     def _start(self, plan: NewRunPlan | ResumePlan) -> None:
-        self.session = EngineSession(self.workspace, plan, self.tally, self.post_message)
+        self.session = self.session_factory(self.workspace, plan, self.tally, self.post_message)
         self.running = True
         self.run_engine(self.session)
 

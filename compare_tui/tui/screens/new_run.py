@@ -4,6 +4,7 @@ a spend cap; the estimate and every refusal show before anything is sent."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -75,7 +76,7 @@ class NewRunScreen(CompareScreen):
                 sets.append(self.workspace.golden_set(path))
             except (GoldenSetError, OSError):
                 continue  # invalid sets are listed, with their problems, on Home
-        if self.set_path and all(str(s.root) != self.set_path for s in sets):
+        if self.set_path and all(not _same(s.root, self.set_path) for s in sets):
             try:
                 sets.insert(0, self.workspace.golden_set(self.set_path))
             except (GoldenSetError, OSError):
@@ -92,7 +93,7 @@ class NewRunScreen(CompareScreen):
         select = self.query_one("#set-select", Select)
         select.set_options([(f"{s.manifest.name} {s.manifest.version} ({len(s.tasks)} tasks)", str(s.root))
                             for s in choices.sets])
-        wanted = next((str(s.root) for s in choices.sets if self.set_path and str(s.root).endswith(self.set_path.rstrip("/"))), None)
+        wanted = next((str(s.root) for s in choices.sets if self.set_path and _same(s.root, self.set_path)), None)
         if wanted is None and choices.sets:
             wanted = str(choices.sets[0].root)
         if wanted is not None:
@@ -100,18 +101,27 @@ class NewRunScreen(CompareScreen):
         models = self.query_one("#model-list", SelectionList)
         if choices.catalogue is not None:
             for entry in choices.catalogue.models:
-                refused = bool(check_entry(entry))
-                label = f"{entry.name} ({entry.kind}{', refused: see below' if refused else ''})"
-                models.add_option(Selection(label, entry.name, False))
+                models.add_option(Selection(_model_prompt(entry, False), entry.name, False))
+        if models.option_count:
+            models.highlighted = 0
         self._update()
         models.focus()
 
     # ------------------------------------------------------------------ the preview
 
     @on(Select.Changed)
-    @on(SelectionList.SelectedChanged)
     @on(Input.Changed)
     def _changed(self, event) -> None:
+        self._update()
+
+    @on(SelectionList.SelectedChanged)
+    def _models_changed(self, event: SelectionList.SelectedChanged) -> None:
+        # The checkbox differs only by colour; the prompt says "chosen" in words too.
+        models = event.selection_list
+        chosen = set(models.selected)
+        if self.choices is not None and self.choices.catalogue is not None:
+            for index, entry in enumerate(self.choices.catalogue.models):
+                models.replace_option_prompt_at_index(index, _model_prompt(entry, entry.name in chosen))
         self._update()
 
     def _goldset(self) -> GoldenSet | None:
@@ -192,6 +202,15 @@ class NewRunScreen(CompareScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+def _model_prompt(entry, chosen: bool) -> str:
+    refused = ", refused: see below" if check_entry(entry) else ""
+    return f"{'✓ chosen: ' if chosen else ''}{entry.name} ({entry.kind}{refused})"
+
+
+def _same(a: str | Path, b: str | Path) -> bool:
+    return Path(a).resolve() == Path(b).resolve()
 
 
 def _preview_lines(current: SpendPreview, cap: float | None) -> list[str]:

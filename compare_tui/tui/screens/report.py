@@ -26,9 +26,9 @@ from compare_tui.tui.widgets.task_grid import GridRow, TaskGrid, describe
 class ReportScreen(CompareScreen):
     CSS_PATH = "report.tcss"
     BINDINGS = [
-        Binding("1", "tab('summary')", "Summary"),
-        Binding("2", "tab('figures')", "Figures"),
-        Binding("3", "tab('tasks')", "Tasks"),
+        Binding("1", "tab('summary')", "Summary", show=False),
+        Binding("2", "tab('figures')", "Figures", show=False),
+        Binding("3", "tab('tasks')", "Tasks", show=False),
         Binding("v", "review", "Review queue"),
         Binding("f", "flag", "Flag task"),
         Binding("d", "diff", "A/B diff"),
@@ -113,7 +113,9 @@ class ReportScreen(CompareScreen):
         banner.update(tables.recommendation_text(report))
         for level in ("high", "medium", "low", "none"):
             banner.set_class((report.recommendation.confidence or "none") == level, f"-{level}")
-        self.query_one("#refused", Static).update(tables.refused_text(report))
+        refused = self.query_one("#refused", Static)
+        refused.update(tables.refused_text(report))
+        refused.display = bool(report.refused)
         tables.fill_paired(self.query_one("#paired-table", DataTable), report)
         sentences = "\n".join(p.sentence for p in report.paired) or "Only one model: nothing to pair."
         self.query_one("#paired-sentences", Static).update(sentences)

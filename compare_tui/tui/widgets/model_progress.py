@@ -66,4 +66,6 @@ class ModelProgress(Vertical):
     def _set(self, part: str, text: str) -> None:
         if self._texts.get(part) != text:  # repaint only what changed
             self._texts[part] = text
-            self.query_one(f".{part}", Static).update(text)
+            widget = self.query_one(f".{part}", Static)
+            widget.update(text)
+            widget.display = bool(text)

@@ -1,0 +1,172 @@
+"""An experiment's figures, per arm: runs held vs wanted, the pass rate as a mean over runs
+with a seeded bootstrap 95% CI, each task's consistency across runs, latency and cost spread
+across runs, and confounds.
+
+Pure and deterministic: `experiment_figures(inputs)` is computed from the stored runs every
+time it is called (the bootstrap seed comes from the sorted run ids), so the CLI, JSON and
+the TUI always show the same numbers. Per-run figures come from each run's own report
+(`run_figures`), never recomputed here.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compare_tui.experiment.confounds import Confound, check_arm
+from compare_tui.experiment.load import ArmInput, ExperimentInputs
+from compare_tui.experiment.run_figures import RunFigures, run_figures
+from compare_tui.report.stats import BOOTSTRAP_RESAMPLES, Interval, bootstrap_mean_ci, seed_for
+
+CONSISTENT_PASS, CONSISTENT_FAIL, FLAKY, INCONCLUSIVE = "consistent pass", "consistent fail", "flaky", "inconclusive"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskConsistency:
+    """One task across an arm's runs (tasks scored by a person are not listed)."""
+
+    task_id: str
+    passed: int
+    conclusive: int
+    """Runs in which the task was automatically scored pass or fail."""
+    state: str
+    """`consistent pass`, `consistent fail`, `flaky` (passed in some runs only) or `inconclusive`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """One value per run, summarised: how far the runs spread."""
+
+    values: tuple[float, ...]
+    low: float | None
+    median: float | None
+    high: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ArmFigures:
+    """Everything one arm shows."""
+
+    label: str
+    model_name: str
+    cell: str
+    desired: int
+    observed: int
+    in_flight: tuple[str, ...]
+    """Ids of the cell's runs still pending or running."""
+    spare: int
+    to_launch: int
+    runs: tuple[RunFigures, ...]
+    pass_rate: float | None
+    """Mean over runs of each run's automated pass rate."""
+    interval: Interval | None
+    """Seeded bootstrap 95% CI of that mean (None with fewer than two runs)."""
+    seed: int
+    tasks: tuple[TaskConsistency, ...]
+    latency_p50_ms: Spread
+    cost_per_task: Spread
+    currency: str
+    human_tasks: int
+    """Tasks scored by a person, excluded from the pass rate."""
+    inconclusive: int
+    """(run, task) pairs left out because the scorer could not judge them."""
+    confounds: tuple[Confound, ...]
+    unrecorded: tuple[tuple[str, tuple[str, ...]], ...]
+
+    @property
+    def flaky(self) -> tuple[str, ...]:
+        return tuple(t.task_id for t in self.tasks if t.state == FLAKY)
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentFigures:
+    """An experiment as every surface shows it."""
+
+    name: str
+    created_at: str
+    goldset: dict[str, str]
+    settings: dict[str, float | int]
+    repeats: int
+    arms: tuple[ArmFigures, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def confounds(self) -> tuple[Confound, ...]:
+        """Every arm's confounds: the banner every view shows."""
+        return tuple(c for arm in self.arms for c in arm.confounds)
+
+    @property
+    def complete(self) -> bool:
+        """True when every arm holds its N completed runs."""
+        return all(arm.observed >= arm.desired for arm in self.arms)
+
+    @property
+    def to_launch(self) -> int:
+        return sum(arm.to_launch for arm in self.arms)
+
+
+def spread(values: Sequence[float | None]) -> Spread:
+    """The per-run values that exist, with their minimum, median and maximum."""
+    present = tuple(float(v) for v in values if v is not None)
+    if not present:
+        return Spread((), None, None, None)
+    return Spread(present, min(present), float(statistics.median(present)), max(present))
+
+
+def task_consistency(task_ids: Sequence[str], runs: Sequence[RunFigures]) -> tuple[TaskConsistency, ...]:
+    """Each (not human) task's tally over the runs that have figures."""
+    shown = [r for r in runs if r.refused is None]
+    out = []
+    for task_id in task_ids:
+        verdicts = [r.verdicts.get(task_id, "inconclusive") for r in shown]
+        if not verdicts or "human" in verdicts:
+            continue
+        passed, conclusive = verdicts.count("pass"), verdicts.count("pass") + verdicts.count("fail")
+        if conclusive == 0:
+            state = INCONCLUSIVE
+        elif passed == conclusive:
+            state = CONSISTENT_PASS
+        elif passed == 0:
+            state = CONSISTENT_FAIL
+        else:
+            state = FLAKY
+        out.append(TaskConsistency(task_id, passed, conclusive, state))
+    return tuple(out)
+
+
+def arm_figures(inputs: ExperimentInputs, arm_input: ArmInput, resamples: int = BOOTSTRAP_RESAMPLES) -> ArmFigures:
+    """The figures of one arm."""
+    config, arm, selection = inputs.config, arm_input.arm, arm_input.runs
+    task_ids = inputs.task_ids or tuple(sorted({a.task_id for r in arm_input.inputs for a in r.attempts}))
+    runs = tuple(run_figures(r, task_ids, inputs.task_kinds) for r in arm_input.inputs)
+    rated = [r for r in runs if r.rate is not None]
+    seed = seed_for(r.run_id for r in rated)
+    check = check_arm(arm.label, selection.held, arm.model, config.arm_settings(arm))
+    shown = [r for r in runs if r.refused is None]
+    return ArmFigures(
+        label=arm.label, model_name=arm.model_name, cell=selection.cell, desired=config.repeats,
+        observed=len(selection.held), in_flight=tuple(r.id for r in selection.in_flight), spare=selection.spare,
+        to_launch=selection.missing, runs=runs,
+        pass_rate=statistics.fmean(r.rate for r in rated) if rated else None,
+        interval=bootstrap_mean_ci([r.rate for r in rated], seed, resamples), seed=seed,
+        tasks=task_consistency(task_ids, runs),
+        latency_p50_ms=spread([r.latency_p50_ms for r in shown]),
+        cost_per_task=spread([r.cost_per_task for r in shown]),
+        currency=next((r.currency for r in shown if r.currency), ""),
+        human_tasks=max((r.human for r in shown), default=sum(1 for k in inputs.task_kinds.values() if k == "human")),
+        inconclusive=sum(r.inconclusive for r in shown),
+        confounds=check.confounds, unrecorded=check.unrecorded,
+    )
+
+
+def experiment_figures(inputs: ExperimentInputs, resamples: int = BOOTSTRAP_RESAMPLES) -> ExperimentFigures:
+    """Every figure of an experiment, from its inputs. Deterministic; no IO."""
+    config = inputs.config
+    goldset = {"workload_id": config.goldset.workload_id, "name": config.goldset.name,
+               "version": config.goldset.version, "digest": config.goldset.digest, "path": config.goldset.path}
+    return ExperimentFigures(
+        name=inputs.name, created_at=inputs.created_at, goldset=goldset, settings=dict(config.settings),
+        repeats=config.repeats, arms=tuple(arm_figures(inputs, a, resamples) for a in inputs.arms),
+        notes=inputs.notes,
+    )

@@ -1,0 +1,126 @@
+"""Launching an experiment's missing runs through the engine, one run at a time.
+
+Only what is missing is launched: for each arm, N less the runs its cell holds and has in
+flight, read again from the store before every launch, so a second `experiment run` of the
+same (or an overlapping) experiment in another terminal is counted instead of duplicated.
+Each run is prepared just before it executes, so an interruption leaves at most one run in
+flight (finish it with `compare-tui run --resume RUN_ID`).
+
+Before anything is sent, the golden set and every arm's catalogue entry must still be what
+the experiment recorded: a changed entry would put the new runs in another cell (or make a
+confound), so it is refused with the fields that changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry
+from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, prepare_run
+from compare_tui.experiment.cells import run_cell_key
+from compare_tui.experiment.config import ArmConfig, ExperimentConfig
+from compare_tui.experiment.load import arm_selections, candidate_runs
+from compare_tui.goldset.models import GoldenSet
+from compare_tui.store import Store
+
+
+class LaunchRefused(Exception):
+    """Nothing can be launched for this experiment; the message says why and what to do."""
+
+
+@dataclass(slots=True)
+class LaunchResult:
+    """What one `experiment run` did."""
+
+    planned: dict[str, int]
+    """Arm label → runs that were missing when it started."""
+    launched: list[tuple[str, str, str]] = field(default_factory=list)
+    """(arm label, run id, final status) of every run it started, in order."""
+    stopped: bool = False
+    """True when a run was interrupted and the remaining launches were not made."""
+
+
+def check_goldset(config: ExperimentConfig, goldset: GoldenSet) -> None:
+    """Refuse a golden set that is not the one the experiment was made with."""
+    if goldset.digest != config.goldset.digest:
+        raise LaunchRefused(
+            f"the golden set at {goldset.root} changed since the experiment was made (digest "
+            f"{goldset.digest[:19]}… ≠ {config.goldset.digest[:19]}…): its runs would not be comparable; "
+            "make a new experiment for the changed set"
+        )
+
+
+def _changed_fields(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    return sorted(name for name in set(recorded) | set(current) if recorded.get(name) != current.get(name))
+
+
+def arm_entries(config: ExperimentConfig, catalogue: Catalogue) -> dict[str, ModelEntry]:
+    """Each arm's catalogue entry, refused unless it is exactly what the experiment recorded."""
+    entries, problems = {}, []
+    for arm in config.arms:
+        try:
+            entry = catalogue.get(arm.model_name)
+        except CatalogueError as exc:
+            problems.append(f"arm {arm.label!r}: {exc}")
+            continue
+        changed = _changed_fields(arm.model, entry.pins())
+        if changed:
+            problems.append(
+                f"arm {arm.label!r}: the catalogue entry {entry.name!r} changed since the experiment was made "
+                f"({', '.join(changed)}); runs made now would land in another cell or be confounds"
+            )
+        entries[arm.label] = entry
+    if problems:
+        raise LaunchRefused("; ".join(problems) + ". Make a new experiment for the changed configuration.")
+    return entries
+
+
+def _overrides(settings: Mapping[str, Any]) -> RunOverrides:
+    return RunOverrides(attempts=settings["attempts"], temperature=settings["temperature"],
+                        max_tokens=settings["max_tokens"], concurrency=settings["concurrency"],
+                        timeout_s=settings["timeout_s"])
+
+
+def _missing(store: Store, config: ExperimentConfig) -> dict[str, int]:
+    selections = arm_selections(config, candidate_runs(store, config))
+    return {arm.label: sel.missing for arm, sel in zip(config.arms, selections, strict=True)}
+
+
+def _prepare(store: Store, config: ExperimentConfig, arm: ArmConfig, goldset: GoldenSet,
+             entry: ModelEntry, environ: Mapping[str, str] | None) -> PreparedRun:
+    try:
+        prepared = prepare_run(store, goldset, entry, _overrides(config.arm_settings(arm)), environ=environ)
+    except RunRefusedError as exc:
+        raise LaunchRefused(f"arm {arm.label!r} refused: {exc}") from None
+    if run_cell_key(prepared.run) != config.arm_cell(arm):
+        # Defensive: the engine resolved settings differently from the experiment; never
+        # leave a run that belongs to no arm.
+        store.delete_run(prepared.run.id)
+        raise LaunchRefused(f"arm {arm.label!r}: the engine would run settings {prepared.run.settings} that do not "
+                            f"match the experiment's {config.arm_settings(arm)}; nothing was sent")
+    return prepared
+
+
+def launch_missing(store: Store, config: ExperimentConfig, goldset: GoldenSet, entries: Mapping[str, ModelEntry],
+                   execute: Callable[[PreparedRun], str], *, environ: Mapping[str, str] | None = None) -> LaunchResult:
+    """Launch each arm's missing runs in arm order and return what was launched.
+
+    `execute(prepared)` runs one prepared run to its end and returns its final status (the
+    CLI passes its own progress display). Launching stops at the first interrupted run.
+    """
+    check_goldset(config, goldset)
+    result = LaunchResult(planned=_missing(store, config))
+    for arm in config.arms:
+        # At most what was missing at the start: a run that fails does not start another.
+        for _ in range(result.planned[arm.label]):
+            if _missing(store, config)[arm.label] == 0:
+                break  # another process filled the cell meanwhile
+            prepared = _prepare(store, config, arm, goldset, entries[arm.label], environ)
+            status = execute(prepared)
+            result.launched.append((arm.label, prepared.run.id, status))
+            if status == "interrupted":
+                result.stopped = True
+                return result
+    return result

@@ -1,0 +1,130 @@
+"""Experiment figures as plain text (the CLI) and as a JSON document. They only format:
+every number comes from `figures.ExperimentFigures`, so the CLI, JSON and the TUI agree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compare_tui.experiment.figures import ArmFigures, ExperimentFigures, Spread
+from compare_tui.report.stats import Interval
+
+JSON_SCHEMA_VERSION = 1
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f} %"
+
+
+def interval_text(interval: Interval | None, runs: int) -> str:
+    if interval is None:
+        return "95% CI needs two or more runs" if runs < 2 else "no CI"
+    return f"95% CI {interval.low * 100:.1f}–{interval.high * 100:.1f} %"
+
+
+def ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f} ms"
+
+
+def money(value: float | None, currency: str) -> str:
+    if value is None:
+        return "—"
+    symbol = "$" if currency in ("USD", "") else f"{currency} "
+    return f"{symbol}{value:.6f}" if value < 0.01 else f"{symbol}{value:.4f}"
+
+
+def spread_text(s: Spread, fmt) -> str:
+    if s.median is None:
+        return "not measured"
+    return f"min {fmt(s.low)} · median {fmt(s.median)} · max {fmt(s.high)} over {len(s.values)} runs"
+
+
+def controls_text(figures: ExperimentFigures) -> str:
+    s = figures.settings
+    return (f"attempts {s['attempts']} · temperature {s['temperature']:g} · max_tokens {s['max_tokens']} · "
+            f"concurrency {s['concurrency']} · timeout {s['timeout_s']:g} s · N = {figures.repeats} runs per arm")
+
+
+def banner_lines(figures: ExperimentFigures) -> list[str]:
+    """The confound banner: one line per confound (empty when there is none)."""
+    return [f"⚠ CONFOUND — {c.sentence()}" for c in figures.confounds]
+
+
+def arm_lines(arm: ArmFigures) -> list[str]:
+    state = "complete" if arm.observed >= arm.desired else f"{arm.to_launch} to launch"
+    flight = f" · {len(arm.in_flight)} in flight ({', '.join(i[:8] for i in arm.in_flight)})" if arm.in_flight else ""
+    lines = [f"arm {arm.label}: runs {arm.observed}/{arm.desired} ({state}){flight}"
+             + (f" · {arm.spare} more completed in the cell" if arm.spare else "")]
+    rated = [r for r in arm.runs if r.rate is not None]
+    lines.append(f"  pass rate, mean over runs: {percent(arm.pass_rate)}  {interval_text(arm.interval, len(rated))}"
+                 + (f" (bootstrap over {len(rated)} runs, seed {arm.seed})" if arm.interval else ""))
+    for run in arm.runs:
+        if run.refused:
+            lines.append(f"    run {run.run_id[:8]}: not shown: {run.refused}")
+        else:
+            lines.append(f"    run {run.run_id[:8]}: {percent(run.rate)} ({run.passed}/{run.conclusive}) · "
+                         f"p50 {ms(run.latency_p50_ms)} · {run.tokens_total} tokens · "
+                         f"{money(run.cost_per_task, run.currency)}/completed task")
+    lines.append(f"  latency p50 across runs: {spread_text(arm.latency_p50_ms, ms)}")
+    lines.append(f"  cost per completed task across runs: "
+                 f"{spread_text(arm.cost_per_task, lambda v: money(v, arm.currency))}")
+    counts = {state: sum(1 for t in arm.tasks if t.state == state)
+              for state in ("consistent pass", "consistent fail", "flaky", "inconclusive")}
+    lines.append("  tasks: " + ", ".join(f"{n} {state}" for state, n in counts.items() if n) if arm.tasks
+                 else "  tasks: none scored yet")
+    flaky = [t for t in arm.tasks if t.state == "flaky"]
+    if flaky:
+        lines.append("  flaky: " + ", ".join(f"{t.task_id} ({t.passed}/{t.conclusive} runs passed)" for t in flaky))
+    lines.append(f"  excluded from the pass rate: {arm.human_tasks} task(s) scored by a person; "
+                 f"{arm.inconclusive} inconclusive scoring(s) (the scorer could not judge the answer)")
+    for variable, runs in arm.unrecorded:
+        lines.append(f"  note: {variable} was not recorded by run(s) {', '.join(r[:8] for r in runs)}")
+    return lines
+
+
+def render_text(figures: ExperimentFigures) -> str:
+    """The whole experiment as plain text lines."""
+    g = figures.goldset
+    lines = banner_lines(figures)
+    lines.append(f"experiment {figures.name}: {g['name'] or g['workload_id']} {g['version']} ({g['digest'][:19]}…)")
+    lines.append(f"controls: {controls_text(figures)}")
+    lines.append("complete: every arm holds its runs" if figures.complete
+                 else f"incomplete: {figures.to_launch} run(s) to launch with `compare-tui experiment run {figures.name}`")
+    for arm in figures.arms:
+        lines.append("")
+        lines.extend(arm_lines(arm))
+    lines.extend(f"note: {note}" for note in figures.notes)
+    return "\n".join(lines) + "\n"
+
+
+def _spread(s: Spread) -> dict[str, Any]:
+    return {"values": list(s.values), "min": s.low, "median": s.median, "max": s.high}
+
+
+def experiment_document(figures: ExperimentFigures) -> dict[str, Any]:
+    """The experiment as a JSON-ready document (stable keys; schema version 1)."""
+    return {
+        "schema_version": JSON_SCHEMA_VERSION, "name": figures.name, "created_at": figures.created_at,
+        "goldset": figures.goldset, "settings": figures.settings, "repeats": figures.repeats,
+        "complete": figures.complete, "to_launch": figures.to_launch,
+        "confounds": [{"arm": c.arm, "variable": c.variable, "sentence": c.sentence(),
+                       "values": [{"value": v.value, "sources": list(v.sources)} for v in c.values]}
+                      for c in figures.confounds],
+        "arms": [{
+            "label": a.label, "model": a.model_name, "cell": a.cell, "desired": a.desired, "observed": a.observed,
+            "in_flight": list(a.in_flight), "spare": a.spare, "to_launch": a.to_launch,
+            "pass_rate": a.pass_rate,
+            "interval": None if a.interval is None else {"low": a.interval.low, "high": a.interval.high},
+            "seed": a.seed, "human_tasks": a.human_tasks, "inconclusive": a.inconclusive,
+            "flaky": list(a.flaky),
+            "tasks": [{"task_id": t.task_id, "passed": t.passed, "conclusive": t.conclusive, "state": t.state}
+                      for t in a.tasks],
+            "latency_p50_ms": _spread(a.latency_p50_ms), "cost_per_task": _spread(a.cost_per_task),
+            "currency": a.currency,
+            "runs": [{"id": r.run_id, "rate": r.rate, "passed": r.passed, "conclusive": r.conclusive,
+                      "inconclusive": r.inconclusive, "human": r.human, "latency_p50_ms": r.latency_p50_ms,
+                      "ttft_p50_ms": r.ttft_p50_ms, "tokens_total": r.tokens_total,
+                      "cost_per_task": r.cost_per_task, "refused": r.refused} for r in a.runs],
+            "unrecorded": [{"variable": v, "runs": list(runs)} for v, runs in a.unrecorded],
+        } for a in figures.arms],
+        "notes": list(figures.notes),
+    }

@@ -1,0 +1,103 @@
+"""Pairwise figures (pure): both orderings of each pair combined, then counted.
+
+Position-bias control: each pair is judged twice, the answers swapped. A model wins a pair
+only when it wins both orderings; two ties are a tie; anything else is *inconsistent* and
+counts as a tie. Win rate = (wins + ½ ties) / judged pairs, where ties include inconsistent
+pairs, with a Wilson 95% interval; inconclusive when the interval contains 50%.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from compare_tui.report.stats import Interval, wilson_interval
+from compare_tui.store.judgements import JudgementRecord
+
+CANDIDATE, BASELINE, TIE, INCONSISTENT, FAILED, NOT_JUDGED = (
+    "candidate", "baseline", "tie", "inconsistent", "failed", "not judged")
+RESULTS = (CANDIDATE, BASELINE, TIE, INCONSISTENT, FAILED, NOT_JUDGED)
+RESULT_WORDS = {CANDIDATE: "candidate wins", BASELINE: "baseline wins", TIE: "tie",
+                INCONSISTENT: "inconsistent (tie)", FAILED: "judge call failed", NOT_JUDGED: "not judged"}
+FIRST_SHOWN = {"ab": BASELINE, "ba": CANDIDATE}
+"""Which side each ordering shows first (as answer A)."""
+
+
+def preferred_side(ordering: str, verdict: str) -> str:
+    """The side a positional verdict (`A`/`B`/`TIE`) prefers, read through the ordering."""
+    if verdict == "TIE":
+        return TIE
+    first = FIRST_SHOWN[ordering]
+    second = CANDIDATE if first == BASELINE else BASELINE
+    return first if verdict == "A" else second
+
+
+def combine(ab: JudgementRecord | None, ba: JudgementRecord | None) -> str:
+    """One pair's result from its two orderings (either may be missing)."""
+    if ab is None and ba is None:
+        return NOT_JUDGED
+    if ab is None or ba is None or ab.failed or ba.failed:
+        return FAILED
+    if ab.preferred == ba.preferred:
+        return ab.preferred or FAILED
+    return INCONSISTENT
+
+
+@dataclass(frozen=True, slots=True)
+class PairFigures:
+    """Counts of pair results and the candidate's win rate against the baseline."""
+
+    wins: int
+    losses: int
+    ties: int
+    """Consistent ties only; `inconsistent` pairs are ties too (see `all_ties`)."""
+    inconsistent: int
+    failed: int
+    not_judged: int
+    first_position_picks: int
+    """Decided calls (not ties) in which the judge chose the answer shown first."""
+    decided_calls: int
+
+    @property
+    def judged(self) -> int:
+        """Pairs with a verdict from both orderings: the win rate's denominator."""
+        return self.wins + self.losses + self.ties + self.inconsistent
+
+    @property
+    def all_ties(self) -> int:
+        return self.ties + self.inconsistent
+
+    @property
+    def win_rate(self) -> float | None:
+        return (self.wins + self.all_ties / 2) / self.judged if self.judged else None
+
+    @property
+    def interval(self) -> Interval | None:
+        """Wilson 95% interval of the win rate (a tie counts as half a win)."""
+        return wilson_interval(self.wins + self.all_ties / 2, self.judged) if self.judged else None
+
+    @property
+    def conclusion(self) -> str:
+        """`candidate better`, `baseline better`, `inconclusive` or `no pair judged`."""
+        interval = self.interval
+        if interval is None:
+            return "no pair judged"
+        if interval.contains(0.5):
+            return "inconclusive"
+        return "candidate better" if interval.low > 0.5 else "baseline better"
+
+
+def pair_results(task_ids: Iterable[str], judgements: Iterable[JudgementRecord]) -> dict[str, str]:
+    """Each task's pair result, keyed by task id in the given order."""
+    by_key: Mapping[tuple[str, str], JudgementRecord] = {(j.task_id, j.ordering): j for j in judgements}
+    return {task: combine(by_key.get((task, "ab")), by_key.get((task, "ba"))) for task in task_ids}
+
+
+def pair_figures(results: Mapping[str, str], judgements: Iterable[JudgementRecord]) -> PairFigures:
+    """Count `results` (from `pair_results`) and the judge's first-position picks."""
+    counts = {result: 0 for result in RESULTS}
+    for result in results.values():
+        counts[result] += 1
+    decided = [j for j in judgements if j.verdict in ("A", "B") and j.task_id in results]
+    return PairFigures(counts[CANDIDATE], counts[BASELINE], counts[TIE], counts[INCONSISTENT], counts[FAILED],
+                       counts[NOT_JUDGED], sum(1 for j in decided if j.verdict == "A"), len(decided))

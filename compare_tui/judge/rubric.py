@@ -1,0 +1,69 @@
+"""The rubric a person writes for a judge, and the digest that names it in stored ids.
+
+The digest covers the prompt template version and the mode as well as the rubric's words, so
+changing any of them starts a new judging instead of mixing verdicts given under different
+instructions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+MODES = ("direct", "reference")
+"""`direct`: which answer better satisfies the rubric. `reference`: which is closer to the
+expected outcome (the user's baseline)."""
+PROMPT_VERSION = "compare-tui judge prompts v1"
+"""Bump when the prompt templates change: a new version is a new rubric digest."""
+MAX_RUBRIC_CHARS = 8000
+
+DEFAULT_REFERENCE_RUBRIC = (
+    "The better answer gives the same result as the reference answer: the same label, values "
+    "or tool call. Wording, politeness and length do not matter; a wrong or missing result does."
+)
+
+
+class RubricError(ValueError):
+    """The rubric cannot be used; the message names the file and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rubric:
+    """What the judge is asked to apply, in plain words, and how (`mode`)."""
+
+    text: str
+    mode: str
+    source: str = ""
+    """Where the text came from (a file path, or `built-in`), for messages."""
+
+    @property
+    def digest(self) -> str:
+        """`sha256:<hex>` over the prompt version, the mode and the rubric's text."""
+        payload = "\n".join([PROMPT_VERSION, self.mode, self.text.strip()])
+        return "sha256:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def load_rubric(path: str | Path | None, mode: str) -> Rubric:
+    """The rubric in `path` (plain text) for `mode`. `reference` mode may omit the file and
+    gets `DEFAULT_REFERENCE_RUBRIC`; `direct` mode needs one (quality means what *you* say)."""
+    if mode not in MODES:
+        raise RubricError(f"unknown judge mode {mode!r}: use one of {', '.join(MODES)}")
+    if path is None:
+        if mode == "direct":
+            raise RubricError("direct mode needs a rubric: pass --rubric FILE (plain words saying what a "
+                              "better answer does), or use --mode reference")
+        return Rubric(DEFAULT_REFERENCE_RUBRIC, mode, "built-in")
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RubricError(f"rubric file {file} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RubricError(f"cannot read the rubric file {file}: {exc}") from None
+    if not text.strip():
+        raise RubricError(f"rubric file {file} is empty: write what a better answer does, in plain words")
+    if len(text) > MAX_RUBRIC_CHARS:
+        raise RubricError(f"rubric file {file} has {len(text)} characters; keep it under {MAX_RUBRIC_CHARS} "
+                          "(every judge call sends it)")
+    return Rubric(text.strip(), mode, str(file))

@@ -1,0 +1,117 @@
+"""Run a prepared judging: every judge call not already decided, each written to the store the
+moment it returns, under its deterministic id. Interrupting loses at most the calls in
+flight; running the same judging again asks only for what is missing or failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from compare_tui.catalogue import ModelEntry
+from compare_tui.engine.client import Exchange
+from compare_tui.engine.retry import RetryPolicy
+from compare_tui.engine.transport import make_transport
+from compare_tui.judge.call import JudgeReply, JudgeSettings, ask_judge
+from compare_tui.judge.pairs import preferred_side
+from compare_tui.judge.parse import UNPARSEABLE, parse_grade_reply, parse_pair_reply
+from compare_tui.store import AuditRow, Store, utc_now
+from compare_tui.store.judgements import JudgementRecord, JudgingRecord, judgement_id
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeJob:
+    """One judge call to make: a task, an ordering (`ab`/`ba`, or `single` for a grade), a prompt."""
+
+    task_id: str
+    ordering: str
+    messages: list[dict[str, Any]]
+
+
+@dataclass(slots=True)
+class JudgingPlan:
+    """Everything a judging needs; built by `prepare.py`, which has already checked the judge."""
+
+    judging: JudgingRecord
+    entry: ModelEntry
+    jobs: list[JudgeJob]
+    settings: JudgeSettings = field(default_factory=JudgeSettings)
+    not_judged: dict[str, str] = field(default_factory=dict)
+    """Tasks with no call to make, and why (e.g. the candidate run has no answer)."""
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    """Request headers, holding the virtual key when there is one. Never stored or logged."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgingTally:
+    """What one execution did: calls made now, calls skipped as already decided, failures now."""
+
+    requested: int
+    skipped: int
+    failed: int
+
+
+Progress = Callable[[JudgementRecord, int, int], None]
+"""`(judgement just stored, calls done so far, calls to make)`."""
+
+
+def to_judgement(judging: JudgingRecord, job: JudgeJob, reply: JudgeReply) -> JudgementRecord:
+    """The stored form of one reply: a verdict, or a failure (`unparseable` when it had none)."""
+    common = dict(judging_id=judging.id, task_id=job.task_id, ordering=job.ordering,
+                  prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+                  e2e_ms=reply.e2e_ms, retries=reply.retries, judged_at=utc_now())
+    if reply.error_class is not None:
+        return JudgementRecord(**common, error_class=reply.error_class, error=reply.error)
+    parsed = parse_grade_reply(reply.text) if judging.kind == "grade" else parse_pair_reply(reply.text)
+    if parsed.verdict is None:
+        return JudgementRecord(**common, rationale=parsed.rationale, raw_text=parsed.text,
+                               error_class=UNPARSEABLE, error=parsed.problem)
+    preferred = parsed.verdict if judging.kind == "grade" else preferred_side(job.ordering, parsed.verdict)
+    return JudgementRecord(**common, verdict=parsed.verdict, preferred=preferred, rationale=parsed.rationale,
+                           raw_text=parsed.text)
+
+
+async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.AsyncBaseTransport | None = None,
+                          retry: RetryPolicy | None = None, progress: Progress | None = None) -> JudgingTally:
+    """Make every judge call of `plan` that has no stored verdict yet; return what was done."""
+    decided = store.decided_judgement_ids(plan.judging.id)
+    todo = [job for job in plan.jobs if judgement_id(plan.judging.id, job.task_id, job.ordering) not in decided]
+    settings = plan.settings
+    if not todo:
+        return JudgingTally(0, len(plan.jobs), 0)
+    limits = httpx.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency)
+    timeout = httpx.Timeout(settings.timeout_s, connect=min(10.0, settings.timeout_s))
+    transport = transport if transport is not None else make_transport(settings.concurrency)
+    jobs: Iterator[JudgeJob] = iter(todo)
+    counts = {"done": 0, "failed": 0}
+    rng = random.Random()
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        for job in jobs:  # one shared iterator: each job goes to exactly one worker
+            reply = await ask_judge(client, plan.entry, plan.headers, job.messages, settings, retry=retry, rng=rng,
+                                    on_exchange=lambda ex, job=job: _audit(store, plan.entry, job, ex))
+            record = to_judgement(plan.judging, job, reply)
+            store.record_judgement(record)
+            counts["done"] += 1
+            counts["failed"] += record.failed
+            if progress is not None:
+                progress(record, counts["done"], len(todo))
+
+    async with httpx.AsyncClient(limits=limits, timeout=timeout, transport=transport) as client:
+        await asyncio.gather(*(worker(client) for _ in range(min(settings.concurrency, len(todo)))))
+    return JudgingTally(counts["done"], len(plan.jobs) - len(todo), counts["failed"])
+
+
+def _audit(store: Store, entry: ModelEntry, job: JudgeJob, ex: Exchange) -> None:
+    # Every HTTP request is a row of the audit ledger. Judge calls belong to no run (run_id is
+    # empty), so they can never be counted in a candidate's figures.
+    prompt, completion = ex.acc.tokens() if ex.acc else (None, None)
+    store.record_audit(AuditRow(at=utc_now(), run_id=None, task_id=job.task_id, endpoint=entry.endpoint,
+                                model=entry.model, status=ex.status, bytes_in=ex.bytes_in, bytes_out=ex.bytes_out,
+                                prompt_tokens=prompt, completion_tokens=completion,
+                                duration_ms=round(ex.duration_ms, 3), error_class=ex.error_class))

@@ -1,0 +1,159 @@
+"""Snapshot tests: what each screen looks like at 80×24 over a hand-built store (fixed ids,
+timestamps and figures), so any change to what a user sees shows up as an SVG diff.
+
+Update after an intended change with `pytest tests/test_tui_snapshots.py --snapshot-update`
+and review the new SVGs in tests/__snapshots__/.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from compare_tui.engine.events import AttemptFinished, RunFinished, RunStarted
+from compare_tui.tui import messages
+from compare_tui.tui.app import create_app
+from compare_tui.tui.engine_bridge import NewRunPlan, gpu_before_run
+from compare_tui.tui.screens.live import LiveScreen
+from compare_tui.engine import RunOverrides
+from tests.test_tui_data import COMPARISON_ID, RUN_IDS, build_store, fixed_probe, write_catalogue
+
+SIZE = (80, 24)
+
+
+@pytest.fixture
+def make_app(tmp_path):
+    store, sets = build_store(tmp_path)
+    catalogue = write_catalogue(tmp_path / "models.toml")
+
+    def make(theme: str | None = None):
+        return create_app(store=store, catalogue_path=catalogue, sets_dir=sets, theme=theme,
+                          reviewer="tester", probe=fixed_probe)
+
+    yield make
+    store.close()
+
+
+async def settle(pilot, rounds: int = 3) -> None:
+    for _ in range(rounds):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def keys(*presses: str):
+    """A `run_before` that waits for Home, presses keys, and waits for what they started."""
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        for key in presses:
+            await pilot.press(key)
+            await settle(pilot, rounds=2)
+    return run_before
+
+
+def opened(action, *presses: str):
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        action(pilot.app)
+        await settle(pilot)
+        for key in presses:
+            await pilot.press(key)
+            await settle(pilot, rounds=2)
+    return run_before
+
+
+def test_home_runs(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys())
+
+
+def test_home_sets_with_a_broken_set(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys("1"))
+
+
+def test_home_models_with_a_refused_entry(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys("2", "down", "down"))
+
+
+def test_new_run_with_estimate(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys("1", "down", "n", "space"))
+
+
+def test_new_run_refusal(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE,
+                        run_before=keys("1", "down", "n", "down", "down", "space", "ctrl+s"))
+
+
+class ScriptedSession:
+    """Stands in for the engine: the same events every time, no server, no clock."""
+
+    def __init__(self, workspace, plan, tally, post) -> None:
+        self.tally, self.post = tally, post
+
+    def cancel(self) -> None:
+        pass
+
+    def run(self) -> None:
+        self.post(messages.RunsPrepared("cmp-live", ("live-run-a", "live-run-b")))
+        self.tally.set_gpu("fake-a", gpu_before_run("hosted"))
+        self.tally.set_gpu("fake-b", gpu_before_run("local"))
+        self.tally.on_event(RunStarted("live-run-a", "fake-a", "Support mini", 12, 0,
+                                       "provenance by host attestation, not verified", "≤ $0.0008"))
+        for n in range(12):
+            outcome = "fail" if n in (2, 5) else "error" if n == 9 else "pass"
+            self.tally.on_event(AttemptFinished("live-run-a", "fake-a", f"ticket-{n:02d}", 1, outcome, True,
+                                                40.0 + n, 300.0 + 10 * n,
+                                                error="HTTP 503 after 3 retries" if outcome == "error" else None))
+        self.tally.on_event(RunFinished("live-run-a", "fake-a", "completed", {}))
+        self.tally.on_event(RunStarted("live-run-b", "fake-b", "Support mini", 12, 0, "verified", "≤ $0.0012"))
+        for n in range(5):
+            self.tally.on_event(AttemptFinished("live-run-b", "fake-b", f"ticket-{n:02d}", 1, "pass", True, 90.0, 700.0))
+        self.tally.on_event(RunFinished("live-run-b", "fake-b", "interrupted", {}, "interrupted by the user"))
+        self.post(messages.SessionEnded(("completed", "interrupted"), True))
+
+
+def test_live_progress(make_app, snap_compare):
+    def push(app):
+        plan = NewRunPlan(app.workspace.sets_dir / "support-mini", ("fake-a", "fake-b"), RunOverrides())
+        app.push_screen(LiveScreen(plan, session_factory=ScriptedSession))
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=opened(push))
+
+
+def test_report_summary(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys("enter"))
+
+
+def test_report_figures(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys("enter", "2"))
+
+
+def test_report_task_grid(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys("enter", "3", "end", "up"))
+
+
+@pytest.mark.parametrize("theme", ["light", "high-contrast"])
+def test_report_task_grid_themes(make_app, snap_compare, theme):
+    assert snap_compare(make_app(theme), terminal_size=SIZE, run_before=keys("enter", "3", "right", "right"))
+
+
+def test_task_detail(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys("enter", "3", "end", "enter"))
+
+
+def test_run_picker(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys("down", "d"))
+
+
+def test_diff_flips(make_app, snap_compare):
+    diff = opened(lambda app: app.open_diff(RUN_IDS["smollm2-135m"], RUN_IDS["gemma3-270m"]))
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=diff)
+
+
+def test_diff_changed_tasks(make_app, snap_compare):
+    diff = opened(lambda app: app.open_diff(RUN_IDS["smollm2-135m"], RUN_IDS["gemma3-270m"]), "2")
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=diff)
+
+
+def test_review(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=opened(lambda app: app.open_review(COMPARISON_ID)))
+
+
+def test_help(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys("question_mark"))
