@@ -7,8 +7,16 @@ models, started once per session and stopped at its end.
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
+
+
+def _interrupt(signum, frame):
+    # SIGTERM/SIGHUP (a CI timeout, `timeout`, a closed SSH session) would kill pytest without
+    # running fixture teardown, leaving the servers behind; as KeyboardInterrupt, pytest tears
+    # the session down first.
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +36,10 @@ def local_cluster(tmp_path_factory):
     state_dir = tmp_path_factory.mktemp("local-state")
     previous = os.environ.get("COMPARE_TUI_STATE_DIR")
     os.environ["COMPARE_TUI_STATE_DIR"] = str(state_dir)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    for sig, handler in handlers.items():
+        if handler == signal.SIG_DFL:  # never replace a handler someone else installed
+            signal.signal(sig, _interrupt)
     try:
         try:
             cluster = up(parallel=4, ctx=4096, catalogue_path=state_dir / "models.toml")
@@ -37,6 +49,8 @@ def local_cluster(tmp_path_factory):
     finally:
         os.environ["COMPARE_TUI_STATE_DIR"] = str(state_dir)  # a test may have changed it
         down()  # stops exactly what up() recorded, also after a failed test
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
         if previous is None:
             os.environ.pop("COMPARE_TUI_STATE_DIR", None)
         else:

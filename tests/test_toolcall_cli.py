@@ -189,3 +189,26 @@ def test_an_answer_the_model_never_finished_is_still_recorded(tmp_path, capsys):
         code, out, _ = toolcall(tmp_path, server.url, "--scenario", "S1[45]", "--json", capsys=capsys)
     assert code == 0
     assert [r["outcome"] for r in json.loads(out)["runs"][0]["results"]] == ["pass", "fail"]
+
+
+async def test_an_interrupted_run_keeps_what_finished(tmp_path):
+    import asyncio
+
+    from compare_tui.toolcall import RunRequest, execute, select
+    from tests.support.builders import hosted_entry
+    from tests.support.fake_openai import Answer
+
+    slow_when_streamed = lambda body, count: Answer(headers_delay_s=30) if body["stream"] else PARIS  # noqa: E731
+    suite = official_suite()
+    with FakeServer(slow_when_streamed) as server, Store.open(tmp_path / "runs.sqlite") as store:
+        heard = asyncio.Event()
+        request = RunRequest(hosted_entry(server.url), suite, select(suite.scenarios, ["S01", "S26"]))
+        task = asyncio.create_task(execute(request, store=ToolcallStore(store), on_result=lambda *_: heard.set()))
+        await asyncio.wait_for(heard.wait(), 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        [run] = ToolcallStore(store).list_runs()
+        stored = ToolcallStore(store).get(run.id)
+    assert stored.status == "interrupted" and [r.scenario_id for r in stored.results] == ["S01"]
+    assert "A run did not finish" in " ".join(build_table([stored]).caveats)

@@ -256,3 +256,53 @@ async def test_review_saves_each_verdict_at_once_and_clears_the_caveat(tmp_path)
             assert pilot.app.screen is report_screen  # and it rebuilt on return
             assert not any(c.code == "review" for c in report_screen.report.caveats)
             assert not any("human review" in r for r in report_screen.report.recommendation.reasons)
+
+
+async def test_quitting_during_a_run_leaves_it_interrupted_and_resumable(tmp_path):
+    sets = tmp_path / "sets"
+    write_set(sets / "slow", {f"t{i:02d}": "billing" for i in range(40)}, max_tokens=8)
+    with FakeServer(default=text("billing", chunk_chars=1, chunk_delay_s=0.03)) as server, \
+            Store.open(tmp_path / "runs.sqlite") as store:
+        app = _app(store, sets, write_catalogue(tmp_path / "models.toml", server.url))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            live = await _start_new_run(pilot, concurrency="2")
+            await until(pilot, lambda: live.run_ids and len(store.attempts_for_run(live.run_ids[0])) >= 3,
+                        what="three recorded attempts")
+            await pilot.press("q")
+            await until(pilot, lambda: not app.is_running, what="the app to quit", timeout_s=60)
+        run = store.get_run(live.run_ids[0])
+        assert run.status == "interrupted" and "resume" in (run.error or "")
+
+
+async def test_palette_lists_the_actions_and_a_missing_report_is_an_error_not_a_crash(tmp_path):
+    store, sets = build_store(tmp_path)
+    with store:
+        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            titles = {command.title for command in app.get_system_commands(app.screen)}
+            assert {"Home", "New run", "A/B diff", "Latest report", "Review latest", "Help"} <= titles
+            app.open_report("no-such-run")
+            await settle(pilot)
+            screen = pilot.app.screen
+            assert isinstance(screen, ReportScreen) and screen.report is None
+            assert "no comparison or run" in str(screen.query_one("#recommendation").render())
+            await pilot.press("escape", "question_mark")
+            await settle(pilot)
+            assert pilot.app.screen.__class__.__name__ == "HelpScreen"
+
+
+async def test_a_flagged_task_joins_the_review_queue(tmp_path):
+    store, sets = build_store(tmp_path)
+    with store:
+        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("enter")
+            await settle(pilot)
+            await pilot.press("3", "right", "right", "f", "v")  # ticket-01 of smollm2, a pass
+            await settle(pilot)
+            review = pilot.app.screen
+            assert isinstance(review, ReviewScreen)
+            assert [(i.task_id, i.reason) for i in review.queue][-1] == ("ticket-01", "flagged")

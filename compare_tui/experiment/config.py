@@ -110,10 +110,7 @@ class ExperimentConfig(_Strict):
 
     @model_validator(mode="after")
     def _distinct_arms(self) -> ExperimentConfig:
-        labels = [arm.label for arm in self.arms]
-        for label in labels:
-            if labels.count(label) > 1:
-                raise ValueError(f"two arms are labelled {label!r}; give each arm its own label")
+        # Identical configurations first: the more useful message when one arm is given twice.
         seen: dict[str, str] = {}
         for arm in self.arms:
             key = self.arm_cell(arm)
@@ -121,6 +118,10 @@ class ExperimentConfig(_Strict):
                 raise ValueError(f"arms {seen[key]!r} and {arm.label!r} have an identical configuration "
                                  "(same model, endpoint, serving notes and settings): nothing would differ")
             seen[key] = arm.label
+        labels = [arm.label for arm in self.arms]
+        for label in labels:
+            if labels.count(label) > 1:
+                raise ValueError(f"two arms are labelled {label!r}; give each arm its own label")
         return self
 
     def arm_settings(self, arm: ArmConfig) -> dict[str, Any]:

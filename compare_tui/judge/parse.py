@@ -19,6 +19,7 @@ UNPARSEABLE = "unparseable"
 _DECOR = r"[ \t*_`\"'\[\](){}:=\-–—.]*"
 _END = r"[ \t*_`\"'\])}.!]*$"
 _PAIR = re.compile(rf"verdict{_DECOR}(?:answer[ \t]+)?(a|b|tie){_END}", re.IGNORECASE | re.MULTILINE)
+_REASON = re.compile(r"^\W*reason\W*:\W*", re.IGNORECASE)
 _GRADE = re.compile(rf"verdict{_DECOR}(pass|fail){_END}", re.IGNORECASE | re.MULTILINE)
 
 
@@ -44,11 +45,13 @@ def _parse(reply: str, pattern: re.Pattern[str], upper: bool, expected: str) -> 
     line_start = text.rfind("\n", 0, last.start()) + 1
     line_end = text.find("\n", last.end())
     rationale = (text[:line_start] + ("" if line_end < 0 else text[line_end:])).strip()
+    rationale = _REASON.sub("", rationale, count=1).strip()
     return ParsedReply(verdict, rationale, text)
 
 
 def parse_pair_reply(reply: str) -> ParsedReply:
-    """`A`, `B` or `TIE` from the last `VERDICT:` in the reply (reasoning traces removed first)."""
+    """`A`, `B` or `TIE` from the last `VERDICT:` line in the reply (reasoning traces removed
+    first); the rationale is the rest, without a leading `REASON:`."""
     return _parse(reply, _PAIR, True, "VERDICT: A|B|TIE")
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 MODES = ("direct", "reference")
 """`direct`: which answer better satisfies the rubric. `reference`: which is closer to the
 expected outcome (the user's baseline)."""
-PROMPT_VERSION = "compare-tui judge prompts v1"
+PROMPT_VERSION = "compare-tui judge prompts v2"
 """Bump when the prompt templates change: a new version is a new rubric digest."""
 MAX_RUBRIC_CHARS = 8000
 

@@ -4,6 +4,7 @@ screens together (each screen does its own work); `run_app` is `compare-tui` wit
 
 from __future__ import annotations
 
+import gc
 import getpass
 import os
 from collections.abc import Iterable
@@ -66,10 +67,15 @@ class CompareApp(App[None]):
             self._startup_problems.append(problem)
         self.theme = name
 
+    freeze_gc_after_start = False
+    """`run_app` sets this: see `_freeze_gc`."""
+
     def on_mount(self) -> None:
         self.push_screen(HomeScreen())
         for problem in self._startup_problems:
             self.notify(problem, title="Theme", severity="warning", timeout=10)
+        if self.freeze_gc_after_start:
+            self.call_after_refresh(_freeze_gc)
 
     def on_unmount(self) -> None:
         if self._owns_store:
@@ -111,6 +117,14 @@ class CompareApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
+    async def action_quit(self) -> None:
+        running = [s for s in self.screen_stack if isinstance(s, LiveScreen) and s.running]
+        if running:
+            self.notify("Cancelling the run first: it is marked interrupted (resumable), then compare-tui quits.")
+        for screen in running:
+            await screen.stop_for_exit()
+        self.exit()
+
     def action_help(self) -> None:
         self.open_help()
 
@@ -126,6 +140,15 @@ class CompareApp(App[None]):
                             lambda: self.open_review("latest"))
         yield SystemCommand("Help", "Every key binding", self.open_help)
         yield from super().get_system_commands(screen)
+
+
+def _freeze_gc() -> None:
+    """Move everything alive after start-up (Textual, the imports, the Home screen) out of the
+    cyclic collector's reach. Its full passes otherwise walk those hundreds of thousands of
+    objects again and again, stalling the UI for 0.2-0.3 s each during a run or a report build
+    (bench/bench_tui.py measures the lag). Only for the real app: a test process builds many
+    apps, and frozen cycles are never collected."""
+    gc.freeze()
 
 
 def create_app(
@@ -180,5 +203,6 @@ def run_app(store: str | None = None, models: str | None = None, sets: str | Non
     except StoreError as exc:
         print(f"compare-tui: {exc}", file=sys.stderr)
         return 2
+    app.freeze_gc_after_start = True
     app.run()
     return app.return_code or 0

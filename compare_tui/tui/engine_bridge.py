@@ -29,7 +29,7 @@ from compare_tui.engine import (
     prepare_run,
 )
 from compare_tui.engine.events import EngineEvent, RunFinished, RunStarted
-from compare_tui.goldset import GoldenSetError
+from compare_tui.goldset import GoldenSetError, load_golden_set
 from compare_tui.report import ReportNotFoundError, build_report, load_report_inputs
 from compare_tui.report import formatting as fmt
 from compare_tui.store import ComparisonRecord
@@ -196,8 +196,9 @@ class EngineSession:
         return prepared
 
     def _goldset(self, path: Path, model_name: str):
+        # Read from disk now, not from the session's cache: a run records exactly the set it ran.
         try:
-            return self.workspace.golden_set(path)
+            return load_golden_set(path)
         except GoldenSetError as exc:
             raise _Refused(model_name, str(exc)) from None
         except OSError as exc:

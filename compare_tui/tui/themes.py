@@ -47,6 +47,8 @@ def theme_from_file(path: Path) -> Theme:
 def load_themes(folder: Path = THEMES_DIR) -> LoadedThemes:
     """Every `*.toml` theme in `folder`, sorted by file name; problems listed, not raised."""
     themes, problems = [], []
+    if not folder.is_dir():
+        return LoadedThemes((), (f"no themes folder at {folder}; using Textual's built-in theme",))
     try:
         files = sorted(folder.glob("*.toml"))
     except OSError as exc:

@@ -39,7 +39,8 @@ class Workspace:
     flagged: set[tuple[str, str]] = field(default_factory=set)
     """(run id, task id) the user flagged for review in this session."""
     edits: int = 0
-    """Moves whenever this session writes a verdict, so open reports know to rebuild."""
+    """Moves whenever this session writes to the store (a verdict, a run), so screens below
+    know to read again when they come back."""
     _sets: dict[str, GoldenSet] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

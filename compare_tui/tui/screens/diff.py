@@ -15,9 +15,10 @@ from compare_tui.report import formatting as fmt
 from compare_tui.report import ReportNotFoundError
 from compare_tui.store import StoreError
 from compare_tui.tui import messages
-from compare_tui.tui.plain_text import plain, plain_row
+from compare_tui.tui.plain_text import plain_row
 from compare_tui.tui.run_pair import RunPairDiff, read_run_pair
 from compare_tui.tui.screen_base import CompareScreen
+from compare_tui.tui.widgets.changed_tasks import ChangedTasks
 
 
 class DiffScreen(CompareScreen):
@@ -47,7 +48,7 @@ class DiffScreen(CompareScreen):
                     yield Static("Latency, tokens and cost (B − A)", classes="section-title")
                     yield DataTable(id="deltas-table", cursor_type="row")
             with TabPane("Changed tasks [2]", id="changed"):
-                yield DataTable(id="changed-table", cursor_type="row", zebra_stripes=True)
+                yield ChangedTasks(id="changed-list")
                 yield Static("Enter shows both answers side by side", classes="status-line")
         yield Footer()
 
@@ -91,11 +92,9 @@ class DiffScreen(CompareScreen):
         deltas.add_columns("figure", "A", "B", "B − A")
         for d in diff.deltas:
             deltas.add_row(*plain_row(d.figure, d.a, d.b, d.delta))
-        changed = self.query_one("#changed-table", DataTable)
-        changed.clear(columns=True)
-        changed.add_columns("task", "A", "B", "change")
-        changed.add_rows([plain_row(c.task_id, f"{fmt.MARKS[c.status_a]} {c.status_a}",
-                                    f"{fmt.MARKS[c.status_b]} {c.status_b}", c.change) for c in diff.changed])
+        self.query_one(ChangedTasks).set_tasks(diff.changed)
+        tab = self.query_one(TabbedContent).get_tab("changed")
+        tab.label = f"Changed tasks ({len(diff.changed):,}) [2]"
         self.query_one("#diff-tabs").loading = False
 
     def _fill_flips(self, diff: RunPairDiff) -> None:
@@ -114,17 +113,16 @@ class DiffScreen(CompareScreen):
         ci = fmt.DASH if p.interval is None else f"{p.interval.low * 100:+.1f} to {p.interval.high * 100:+.1f} points"
         sentence.update(f"McNemar exact p = {p_value} · 95% paired-bootstrap CI of A − B: {ci}\n{p.sentence}")
 
-    @on(DataTable.RowSelected, "#changed-table")
-    def _changed_selected(self, event: DataTable.RowSelected) -> None:
-        if self.diff is None or not self.diff.changed:
-            return
-        ids = tuple(c.task_id for c in self.diff.changed)
-        self.nav.open_task((self.run_a, self.run_b), ids[event.cursor_row], ids)
+    @on(ChangedTasks.Chosen)
+    def _changed_chosen(self, event: ChangedTasks.Chosen) -> None:
+        if self.diff is not None:
+            ids = tuple(c.task_id for c in self.diff.changed)
+            self.nav.open_task((self.run_a, self.run_b), event.task.task_id, ids)
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
         if tab == "changed":
-            self.query_one("#changed-table").focus()
+            self.query_one(ChangedTasks).focus()
 
     def action_swap(self) -> None:
         self.run_a, self.run_b = self.run_b, self.run_a

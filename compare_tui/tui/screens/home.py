@@ -53,6 +53,7 @@ class HomeScreen(CompareScreen):
         self.shown_runs: list[RunRow] = []
         self.health: dict[str, str] = {}
         self.rates: dict[str, RunRate] = {}
+        self._loaded_at_edit = -1
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -88,6 +89,7 @@ class HomeScreen(CompareScreen):
 
     def action_refresh(self) -> None:
         self.rates.clear()  # verdicts and resumed runs move pass rates
+        self._loaded_at_edit = self.workspace.edits
         self.query_one("#home-tabs").loading = True
         self.load()
 
@@ -279,5 +281,7 @@ class HomeScreen(CompareScreen):
         self.nav.open_live(ResumePlan((row.run.id,)))
 
     def on_screen_resume(self) -> None:
-        if self.data is not None:  # coming back from a run or a review: figures may have moved
+        # Back from a run or a review, runs and pass rates have moved; back from only reading
+        # a report, nothing has, and re-reading every run's report would be wasted work.
+        if self.data is not None and self.workspace.edits != self._loaded_at_edit:
             self.action_refresh()

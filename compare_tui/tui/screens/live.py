@@ -3,6 +3,7 @@ times a second (never once per attempt), so it stays responsive at any attempt r
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from textual import work
@@ -10,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, Static
+from textual.worker import WorkerCancelled, WorkerFailed
 
 from compare_tui.tui import messages
 from compare_tui.tui.engine_bridge import EngineSession, NewRunPlan, ResumePlan
@@ -46,7 +48,10 @@ class LiveScreen(CompareScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield VerticalScroll(id="panels")
+        with VerticalScroll(id="panels"):
+            # Panels of the models known up front are built now, not in the middle of the run.
+            for view in self.tally.snapshot():
+                yield ModelProgress(view.model_name, id=_panel_id(view.model_name))
         yield Static("preparing: checking models and pins…", id="session-line", classes="status-line", markup=False)
         yield Footer()
 
@@ -77,7 +82,7 @@ class LiveScreen(CompareScreen):
         self._painted = self.tally.version
         panels = self.query_one("#panels", VerticalScroll)
         for view in self.tally.snapshot():
-            key = "model-" + re.sub(r"[^A-Za-z0-9_-]", "_", view.model_name)
+            key = _panel_id(view.model_name)
             found = panels.query(f"#{key}")
             if found:
                 found.first(ModelProgress).show(view)
@@ -92,6 +97,7 @@ class LiveScreen(CompareScreen):
     # ------------------------------------------------------------------ the session's milestones
 
     def on_runs_prepared(self, message: messages.RunsPrepared) -> None:
+        self.workspace.edits += 1  # new runs exist: lists elsewhere read them again
         self.comparison_id = message.comparison_id
         self.run_ids = message.run_ids
         self._line(f"running {len(message.run_ids)} run(s), one model at a time · c cancels (resumable) · "
@@ -105,6 +111,7 @@ class LiveScreen(CompareScreen):
         self.app.push_screen(RefusalScreen(f"Refused: {message.model_name} (nothing was sent)", message.reason))
 
     def on_session_ended(self, message: messages.SessionEnded) -> None:
+        self.workspace.edits += 1
         self.running = False
         self.statuses = message.statuses
         self._repaint()
@@ -143,9 +150,26 @@ class LiveScreen(CompareScreen):
             return
         self.nav.open_report(ref)
 
+    async def stop_for_exit(self, timeout_s: float = 60.0) -> None:
+        """Cancel a running session and wait until its run is marked interrupted (resumable),
+        so quitting the app never leaves a run that looks still running."""
+        if not self.running or self.session is None:
+            return
+        self.session.cancel()
+        for worker in list(self.workers):
+            if worker.group == "engine" and worker.node is self:
+                try:
+                    await asyncio.wait_for(worker.wait(), timeout_s)
+                except (asyncio.TimeoutError, WorkerFailed, WorkerCancelled):
+                    pass
+
     def action_back(self) -> None:
         if self.running:
             self.notify("A run is in progress: c cancels it (it stays resumable), then Esc goes back.",
                         severity="warning")
             return
         self.app.pop_screen()
+
+
+def _panel_id(model_name: str) -> str:
+    return "model-" + re.sub(r"[^A-Za-z0-9_-]", "_", model_name)

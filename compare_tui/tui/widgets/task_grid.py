@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import groupby
 
 from rich.segment import Segment
 from rich.style import Style
@@ -99,6 +100,7 @@ class TaskGrid(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self._rows: tuple[GridRow, ...] = tuple(rows)
         self._columns = 1
+        self._styles: dict[str, Style] | None = None
 
     # ------------------------------------------------------------------ data and geometry
 
@@ -131,6 +133,19 @@ class TaskGrid(ScrollView, can_focus=True):
     def on_resize(self, event: Resize) -> None:
         self._layout()
 
+    def notify_style_update(self) -> None:
+        self._styles = None  # the theme changed: read the component styles again
+        super().notify_style_update()
+
+    def _style(self, part: str) -> Style:
+        """The base style plus one component class, read once per theme (drawing is hot)."""
+        if self._styles is None:
+            self._styles = {}
+        style = self._styles.get(part)
+        if style is None:
+            style = self._styles[part] = self.rich_style + self.get_component_rich_style(f"task-grid--{part}")
+        return style
+
     def _layout(self) -> None:
         width = self.scrollable_content_region.width or self.size.width or 80
         self._columns = max(1, (width - self.label_width) // 2)
@@ -151,22 +166,25 @@ class TaskGrid(ScrollView, can_focus=True):
         last = min(first + self._columns, self.task_count)
         if sub == 0:
             text = f"tasks {first + 1}–{last} of {self.task_count}"
-            style = base + self.get_component_rich_style("task-grid--ruler")
-            return Strip([Segment(text, style)]).crop_extend(0, width, base)
+            return Strip([Segment(text, self._style("ruler"))]).crop_extend(0, width, base)
         row_index = sub - 1
         row = self._rows[row_index]
         label = row.label[: LABEL_MAX - 1] + "…" if len(row.label) > LABEL_MAX else row.label
-        segments = [Segment(label.ljust(self.label_width), base + self.get_component_rich_style("task-grid--label"))]
-        styles = {status: base + self.get_component_rich_style(f"task-grid--{status}") for status in MARKS}
-        cursor = self.get_component_rich_style("task-grid--cursor")
-        for index in range(first, last):
-            status = row.blocks[index].status
-            style = styles.get(status, base)
-            if index == self.cursor_task and row_index == self.cursor_row:
-                segments.append(Segment(MARKS.get(status, "?"), style + cursor))
-                segments.append(Segment(" ", base))
-            else:
-                segments.append(Segment(MARKS.get(status, "?") + " ", style))
+        segments = [Segment(label.ljust(self.label_width), self._style("label"))]
+        blocks = row.blocks
+        for status, group in groupby(range(first, last), key=lambda i: blocks[i].status):
+            indexes = list(group)
+            mark = MARKS.get(status, "?")
+            style = self._style(status) if status in MARKS else base
+            if row_index == self.cursor_row and self.cursor_task in indexes:
+                before = self.cursor_task - indexes[0]
+                after = indexes[-1] - self.cursor_task
+                if before:
+                    segments.append(Segment((mark + " ") * before, style))
+                segments.append(Segment(mark, style + self.get_component_rich_style("task-grid--cursor")))
+                segments.append(Segment(" " + (mark + " ") * after, style))
+            else:  # a run of one status is one segment
+                segments.append(Segment((mark + " ") * len(indexes), style))
         return Strip(segments).crop_extend(0, width, base)
 
     # ------------------------------------------------------------------ moving

@@ -1,0 +1,42 @@
+"""The opt-in LLM judge: pairwise verdicts with position-bias control, single-answer grades,
+evaluator comparison against people's labels, and the triage queue of disagreements.
+
+The six executable scorers stay the default; a judge only ever adds evidence beside them.
+Flow: `load_rubric` → `prepare_pair_judging` / `prepare_grade_judging` (checks the judge like
+any candidate and lists the calls) → `execute_judging` (resumable) → `load_pair_report` /
+`load_comparison` (figures from stored rows) → `render_*` / `*_json`; `load_triage` and
+`save_label` back the triage screen.
+"""
+
+from compare_tui.judge.answers import StoredAnswer, expected_text, judged_answers, render_answer, task_text
+from compare_tui.judge.call import JudgeReply, JudgeSettings, ask_judge
+from compare_tui.judge.evaluator import (
+    DEFAULT_MIN_LABELLED, LOOKS_SAFE, NOT_ENOUGH_DATA, REVIEW_FIRST, Badge, Decision, EvaluatorComparison,
+    EvaluatorRow, compare_evaluators,
+)
+from compare_tui.judge.evaluator_load import SCORER, EvaluatorNotFound, LoadedComparison, load_comparison, resolve_current
+from compare_tui.judge.family import family, same_family_caveat
+from compare_tui.judge.pair_report import PairReport, PairRow, build_pair_report, load_pair_report
+from compare_tui.judge.pairs import PairFigures, combine, pair_figures, pair_results, preferred_side
+from compare_tui.judge.parse import UNPARSEABLE, ParsedReply, parse_grade_reply, parse_pair_reply
+from compare_tui.judge.prepare import JudgingRefused, load_run_set, prepare_grade_judging, prepare_pair_judging
+from compare_tui.judge.render_evaluator import evaluator_json, render_evaluator_text
+from compare_tui.judge.render_pairs import pair_json, render_pair_text
+from compare_tui.judge.rubric import MODES, Rubric, RubricError, load_rubric
+from compare_tui.judge.runner import JudgeJob, JudgingPlan, JudgingTally, execute_judging
+from compare_tui.judge.traces import strip_reasoning
+from compare_tui.judge.triage import KINDS, LABEL_KEYS, TriageItem, TriageView, filtered, load_triage, save_label
+from compare_tui.judge.usage import JudgeUsage, judge_usage
+
+__all__ = [
+    "DEFAULT_MIN_LABELLED", "KINDS", "LABEL_KEYS", "LOOKS_SAFE", "MODES", "NOT_ENOUGH_DATA", "REVIEW_FIRST", "SCORER",
+    "UNPARSEABLE", "Badge", "Decision", "EvaluatorComparison", "EvaluatorNotFound", "EvaluatorRow", "JudgeJob",
+    "JudgeReply", "JudgeSettings", "JudgeUsage", "JudgingPlan", "JudgingRefused", "JudgingTally", "LoadedComparison",
+    "PairFigures", "PairReport", "PairRow", "ParsedReply", "Rubric", "RubricError", "StoredAnswer", "TriageItem",
+    "TriageView", "ask_judge", "build_pair_report", "combine", "compare_evaluators", "evaluator_json",
+    "expected_text", "family", "filtered", "judge_usage", "judged_answers", "load_comparison", "load_pair_report",
+    "load_rubric", "load_run_set", "load_triage", "pair_figures", "pair_json", "pair_results", "parse_grade_reply",
+    "parse_pair_reply", "preferred_side", "prepare_grade_judging", "prepare_pair_judging", "render_answer",
+    "render_evaluator_text", "render_pair_text", "resolve_current", "same_family_caveat", "save_label",
+    "strip_reasoning", "task_text", "execute_judging",
+]

@@ -1,0 +1,38 @@
+"""`compare-tui` with no subcommand opens the TUI with `--store`, `--models`, `--sets` and
+`--theme`; the subcommands keep their own options."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from compare_tui.cli import build_parser, main
+from tests.test_tui_data import build_store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_top_level_options_are_the_tuis_and_do_not_shadow_subcommand_options():
+    parser = build_parser()
+    args = parser.parse_args(["--store", "a.sqlite", "--models", "m.toml", "--sets", "sets", "--theme", "light"])
+    assert args.command is None
+    assert (args.tui_store, args.tui_models, args.tui_sets, args.tui_theme) == ("a.sqlite", "m.toml", "sets", "light")
+    sub = parser.parse_args(["--store", "tui.sqlite", "runs", "list", "--store", "runs.sqlite"])
+    assert (sub.command, sub.store, sub.tui_store) == ("runs", "runs.sqlite", "tui.sqlite")
+
+
+def test_without_a_terminal_the_tui_prints_help_instead(capsys):
+    assert main(["--store", "x.sqlite"]) == 0  # pytest's stdout is not a terminal
+    assert "terminal UI" in capsys.readouterr().out
+
+
+def test_subcommands_still_work_beside_the_tui_options(tmp_path):
+    store, _ = build_store(tmp_path)
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "compare_tui", "--theme", "dark", "runs", "list",
+                           "--store", str(tmp_path / "runs.sqlite"), "--json"],
+                          capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)) == 3
