@@ -153,3 +153,14 @@ def test_an_unknown_current_judge_is_refused(setup, capsys):
         assert _cli(tmp_path, store, run, "nobody", "judge-a", servers={"judge-a": judge.url}) == 2
         assert judge.requests == []
     assert "no stored judge 'nobody'" in capsys.readouterr().err
+
+
+def test_the_move_matrix_counts_agreements_and_changes():
+    from compare_tui.judge.render_evaluator import move_matrix
+
+    c = _compare(_rows(6, changed=(1, 2), failed=(4,)) + [EvaluatorRow("t9", Decision("fail"), Decision("pass"))])
+    assert c.matrix == {("pass", "pass"): 3, ("pass", "fail"): 2, ("pass", FAILED_CALL): 1, ("fail", "pass"): 1}
+    lines = move_matrix(c)
+    assert lines[0] == "Moves (rows: current, columns: candidate):"
+    assert lines[1].split() == ["pass", "fail", "failed", "call"]
+    assert lines[2].split() == ["pass", "3", "2", "1"] and lines[3].split() == ["fail", "1", "0", "0"]

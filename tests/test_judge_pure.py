@@ -157,3 +157,16 @@ def test_rubric_digest_covers_text_and_mode(tmp_path):
     with pytest.raises(RubricError, match="does not exist"):
         load_rubric(tmp_path / "nope.txt", "direct")
     assert json.dumps(rubric.digest).startswith('"sha256:')
+
+
+def test_structured_replies_are_read_as_json_verdicts():
+    parsed = parse_pair_reply('{"verdict": "B", "reason": "names the label"}')
+    assert (parsed.verdict, parsed.rationale) == ("B", "names the label")
+    assert parse_pair_reply('```json\n{"verdict": "tie", "reason": ""}\n```').verdict == "TIE"
+    wrong = parse_pair_reply('{"verdict": "C", "reason": "?"}')
+    assert wrong.verdict is None and "not one of A, B, TIE" in wrong.problem
+    assert parse_grade_reply('{"verdict": "FAIL", "reason": "wrong label"}').verdict == "fail"
+    structured = Rubric("Be right.", "direct", structured=True)
+    assert structured.digest != Rubric("Be right.", "direct").digest and structured.reply_form == "structured"
+    user = pair_messages(structured, "q", None, "x", "y")[1]["content"]
+    assert user.endswith('Reply as JSON: {"verdict": "A" or "B" or "TIE", "reason": "one sentence"}')

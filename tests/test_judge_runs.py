@@ -224,3 +224,19 @@ def test_the_engines_own_runs_judged_end_to_end(tmp_path, store):
     outcomes = {row.task_id: (row.baseline.outcome, row.candidate.outcome) for row in report.rows}
     # The exact scorer fails the candidate's inlined trace; the judge, shown it without, calls a tie.
     assert outcomes == {"crash": ("fail", "pass"), "refund": ("pass", "fail"), "weather": ("pass", "pass")}
+
+
+def test_a_structured_judge_is_constrained_by_a_json_schema(tmp_path, store):
+    base, cand = _two_runs(store, golden(tmp_path))
+
+    def json_first_position(body, count):  # a tiny judge: always "A", but always parseable
+        schema = body["response_format"]["json_schema"]["schema"]
+        assert schema["properties"]["verdict"]["enum"] == ["A", "B", "TIE"]
+        return text('{"verdict": "A", "reason": "one sentence"}')
+
+    structured = load_rubric(None, "reference", structured=True)
+    with FakeServer(json_first_position) as judge:
+        plan, tally, report = _judge(store, base, cand, judge.url, rubric=structured)
+    assert plan.judging.reply_form == "structured" and tally.failed == 0
+    assert report.figures.inconsistent == 6 and report.figures.win_rate == 0.5
+    assert "structured replies" in render_pair_text(report)

@@ -57,6 +57,9 @@ def add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=("direct", "reference"),
                    help="direct: which answer better satisfies the rubric; reference: which is closer to the "
                    "expected outcome (default: direct with --rubric, else reference)")
+    p.add_argument("--structured", action="store_true",
+                   help="ask the server to constrain the judge's reply to a JSON verdict (response_format json_schema; "
+                   "llama.cpp, vLLM, SGLang and OpenAI support it): for small judges that ignore the reply form")
     p.add_argument("--set", metavar="DIR", help="the golden set folder, when it moved since the run")
     p.add_argument("--concurrency", type=int, default=4, metavar="N", help="judge calls at once (default 4)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per-call timeout in seconds (default 120)")
@@ -72,7 +75,7 @@ def rubric_from(args: argparse.Namespace, path: str | None = None):
     path = args.rubric if path is None else path
     mode = args.mode or ("direct" if path else "reference")
     try:
-        return load_rubric(path, mode)
+        return load_rubric(path, mode, structured=args.structured)
     except RubricError as exc:
         raise CommandError(str(exc)) from None
 
@@ -156,7 +159,7 @@ def handle(args: argparse.Namespace) -> int:
 def _list(store, *, as_json: bool) -> int:
     judgings = store.list_judgings()
     rows = [{"id": j.id, "kind": j.kind, "judge": j.judge_model, "run": j.run_id, "other_run": j.other_run_id,
-             "mode": j.mode, "rubric_digest": j.rubric_digest, "created_at": j.created_at,
+             "mode": j.mode, "reply_form": j.reply_form, "rubric_digest": j.rubric_digest, "created_at": j.created_at,
              "calls": len(store.judgements_for(j.id))} for j in judgings]
     if as_json:
         print(json.dumps(rows, indent=2))
@@ -165,5 +168,6 @@ def _list(store, *, as_json: bool) -> int:
         print("no judgings stored yet: run `compare-tui judge BASELINE_RUN CANDIDATE_RUN --judge MODEL`")
     for r in rows:
         runs = f"{r['run']} vs {r['other_run']}" if r["other_run"] else r["run"]
-        print(f"{r['id']}  {r['kind']:5}  {r['judge']:16} {runs}  {r['mode']:9} {r['calls']:4} calls  {r['created_at'][:19]}")
+        print(f"{r['id']}  {r['kind']:5}  {r['judge']:16} {runs}  {r['mode']:9} {r['reply_form']:10} {r['calls']:4} calls  "
+              f"{r['created_at'][:19]}")
     return 0

@@ -55,6 +55,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from compare_tui.store import StoreError
+
+    try:
+        return _handle(args)
+    except StoreError as exc:  # e.g. a read-only store, met before any request was sent
+        raise CommandError(str(exc)) from None
+
+
+def _handle(args: argparse.Namespace) -> int:
     from compare_tui.engine import RunOverrides, RunRefusedError, prepare_resume, prepare_run
     from compare_tui.store import ComparisonRecord
 
@@ -98,6 +107,7 @@ def handle(args: argparse.Namespace) -> int:
 def _execute_all(store, prepared, *, quiet: bool) -> list[str]:
     from compare_tui.commands.progress import make_observer
     from compare_tui.engine import RunExecutor
+    from compare_tui.store import StoreError
 
     observer = make_observer(quiet=quiet, total=sum(len(p.goldset.tasks) for p in prepared))
     statuses: list[str] = []
@@ -116,6 +126,11 @@ def _execute_all(store, prepared, *, quiet: bool) -> list[str]:
         ids = ", ".join(p.run.id for p in prepared[len(statuses):])
         print(f"interrupted; every finished attempt is stored. Resume with: compare-tui run --resume <id> ({ids})", file=sys.stderr)
         statuses.extend("interrupted" for _ in prepared[len(statuses):])
+    except StoreError as exc:
+        # The store failed mid-run (disk full, read-only): one clear line, not a traceback.
+        stopped = prepared[len(statuses)].run.id
+        raise CommandError(f"run {stopped} stopped: {exc}; every attempt finished before this is stored "
+                           f"(resume with `compare-tui run --resume {stopped}`)", exit_code=1) from None
     return statuses
 
 

@@ -40,19 +40,23 @@ class JudgeReply:
     retries: int = 0
 
 
-def judge_body(entry: ModelEntry, messages: list[dict[str, Any]], settings: JudgeSettings) -> dict[str, Any]:
+def judge_body(entry: ModelEntry, messages: list[dict[str, Any]], settings: JudgeSettings,
+               response_format: dict[str, Any] | None = None) -> dict[str, Any]:
     """The chat-completion request body of one judge call."""
-    return {"model": entry.model, "messages": messages, "stream": True,
-            "stream_options": {"include_usage": True},
+    body = {"model": entry.model, "messages": messages, "stream": True, "stream_options": {"include_usage": True},
             "temperature": settings.temperature, "max_tokens": settings.max_tokens}
+    if response_format is not None:
+        body["response_format"] = response_format
+    return body
 
 
 async def ask_judge(client: httpx.AsyncClient, entry: ModelEntry, headers: dict[str, str],
                     messages: list[dict[str, Any]], settings: JudgeSettings, *,
                     retry: RetryPolicy | None = None, rng: random.Random | None = None,
-                    on_exchange: Callable[[Exchange], None] | None = None) -> JudgeReply:
+                    on_exchange: Callable[[Exchange], None] | None = None,
+                    response_format: dict[str, Any] | None = None) -> JudgeReply:
     """Ask the judge once (retrying transport failures, 429 and 5xx by the policy)."""
-    body = judge_body(entry, messages, settings)
+    body = judge_body(entry, messages, settings, response_format)
 
     async def send() -> Exchange:
         return await stream_chat(client, entry.endpoint, body, headers=headers, timeout_s=settings.timeout_s)

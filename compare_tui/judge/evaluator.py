@@ -67,6 +67,8 @@ class EvaluatorComparison:
     comparable: int
     moves: tuple[tuple[str, str, int], ...]
     """(current level, candidate level or `failed call`, rows), most common first; changes only."""
+    matrix: dict[tuple[str, str], int]
+    """Every (current level, candidate level or `failed call`) pair with its rows, agreements included."""
     labelled: int
     current_correct: int
     candidate_correct: int
@@ -106,8 +108,9 @@ def compare_evaluators(rows: Sequence[EvaluatorRow], *, current_name: str, candi
     """The comparison of two evaluators over the same answers (rows in task order)."""
     comparable = [r for r in rows if r.comparable]
     agreed = sum(1 for r in comparable if not r.changed)
-    moves = Counter((r.current.level or "none", r.candidate.level if r.candidate.level else FAILED_CALL)
-                    for r in rows if r.changed or (r.candidate.status == FAILED_CALL and r.current.level))
+    matrix = Counter((r.current.level, r.candidate.level or FAILED_CALL) for r in rows
+                     if r.current.level is not None and (r.comparable or r.candidate.status == FAILED_CALL))
+    moves = {pair: n for pair, n in matrix.items() if pair[0] != pair[1]}
     labelled = [r for r in rows if r.label in ("pass", "fail")]
     current_correct = sum(1 for r in labelled if r.current.level == r.label)
     candidate_correct = sum(1 for r in labelled if r.candidate.level == r.label)
@@ -116,7 +119,7 @@ def compare_evaluators(rows: Sequence[EvaluatorRow], *, current_name: str, candi
     badge = _badge(len(labelled), current_correct, candidate_correct, failed, unlabelled_changes, min_labelled)
     ordered = tuple((a, b, n) for (a, b), n in sorted(moves.items(), key=lambda item: (-item[1], item[0])))
     return EvaluatorComparison(current_name, candidate_name, tuple(rows), agreed, len(comparable), ordered,
-                               len(labelled), current_correct, candidate_correct, failed, unlabelled_changes,
+                               dict(matrix), len(labelled), current_correct, candidate_correct, failed, unlabelled_changes,
                                min_labelled, badge)
 
 

@@ -125,8 +125,9 @@ def _caveats(judging: JudgingRecord, baseline: RunRecord, candidate: RunRecord, 
     if figures.decided_calls:
         share = figures.first_position_picks / figures.decided_calls
         if share >= 0.75 or share <= 0.25:
-            out.append(f"When it picked a winner, the judge picked the answer shown {'first' if share >= 0.5 else 'second'} "
-                       f"in {max(share, 1 - share):.0%} of calls ({figures.decided_calls} calls): a strong position preference.")
+            side = "first" if share >= 0.5 else "second"
+            out.append(f"When it picked a winner, the judge picked the answer shown {side} in {max(share, 1 - share):.0%} "
+                       f"of calls ({figures.decided_calls} calls): a strong position preference.")
     if figures.failed:
         out.append(f"{figures.failed} pair(s) are left out of the win rate because a judge call failed (they stay in "
                    "the table); run the same command again to retry only those calls.")

@@ -1,11 +1,14 @@
-"""Reading a judge's reply: the verdict from its final `VERDICT:` line, and the rest as rationale.
+"""Reading a judge's reply: the verdict and the rest as rationale.
 
-A reply without a readable verdict is not guessed at: it becomes a failed call
-(`error_class = "unparseable"`), recorded and shown like any other failure.
+Two forms are read: a JSON object `{"verdict": …, "reason": …}` (the structured reply form),
+else the text form, where the verdict is the last `VERDICT:` line. A reply without a readable
+verdict is not guessed at: it becomes a failed call (`error_class = "unparseable"`), recorded
+and shown like any other failure.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -21,6 +24,7 @@ _END = r"[ \t*_`\"'\])}.!]*$"
 _PAIR = re.compile(rf"verdict{_DECOR}(?:answer[ \t]+)?(a|b|tie){_END}", re.IGNORECASE | re.MULTILINE)
 _REASON = re.compile(r"^\W*reason\W*:\W*", re.IGNORECASE)
 _GRADE = re.compile(rf"verdict{_DECOR}(pass|fail){_END}", re.IGNORECASE | re.MULTILINE)
+_CODE_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +37,30 @@ class ParsedReply:
     problem: str | None = None
 
 
-def _parse(reply: str, pattern: re.Pattern[str], upper: bool, expected: str) -> ParsedReply:
+def _from_json(text: str, allowed: tuple[str, ...], upper: bool) -> ParsedReply | None:
+    body = _CODE_FENCE.sub(r"\1", text.strip())
+    if not body.startswith("{"):
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or "verdict" not in data:
+        return None
+    reason = str(data.get("reason") or "").strip()
+    verdict = str(data["verdict"]).strip()
+    verdict = verdict.upper() if upper else verdict.lower()
+    if verdict not in allowed:
+        return ParsedReply(None, reason, text, f"the judge's JSON verdict {data['verdict']!r} is not one of "
+                                               f"{', '.join(allowed)}")
+    return ParsedReply(verdict, reason, text)
+
+
+def _parse(reply: str, pattern: re.Pattern[str], allowed: tuple[str, ...], upper: bool, expected: str) -> ParsedReply:
     text = strip_reasoning(reply)
+    structured = _from_json(text, allowed, upper)
+    if structured is not None:
+        return structured
     matches = list(pattern.finditer(text))
     if not matches:
         shown = text[-160:].replace("\n", " ") if text else "(empty reply)"
@@ -50,11 +76,11 @@ def _parse(reply: str, pattern: re.Pattern[str], upper: bool, expected: str) -> 
 
 
 def parse_pair_reply(reply: str) -> ParsedReply:
-    """`A`, `B` or `TIE` from the last `VERDICT:` line in the reply (reasoning traces removed
-    first); the rationale is the rest, without a leading `REASON:`."""
-    return _parse(reply, _PAIR, True, "VERDICT: A|B|TIE")
+    """`A`, `B` or `TIE` from a JSON verdict or the last `VERDICT:` line (reasoning traces
+    removed first); the rationale is the rest, without a leading `REASON:`."""
+    return _parse(reply, _PAIR, ("A", "B", "TIE"), True, "VERDICT: A|B|TIE")
 
 
 def parse_grade_reply(reply: str) -> ParsedReply:
-    """`pass` or `fail` from the last `VERDICT:` in the reply (reasoning traces removed first)."""
-    return _parse(reply, _GRADE, False, "VERDICT: PASS|FAIL")
+    """`pass` or `fail` from a JSON verdict or the last `VERDICT:` line (reasoning traces removed first)."""
+    return _parse(reply, _GRADE, ("pass", "fail"), False, "VERDICT: PASS|FAIL")

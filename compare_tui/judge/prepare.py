@@ -12,7 +12,7 @@ from compare_tui.engine.prepare import RunRefusedError, check_model
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.judge.answers import StoredAnswer, expected_text, judged_answers, task_text
 from compare_tui.judge.call import JudgeSettings
-from compare_tui.judge.prompts import grade_messages, pair_messages
+from compare_tui.judge.prompts import GRADE_VERDICTS, PAIR_VERDICTS, grade_messages, pair_messages, response_format
 from compare_tui.judge.rubric import Rubric
 from compare_tui.judge.runner import JudgeJob, JudgingPlan
 from compare_tui.store import RunRecord, Store
@@ -60,8 +60,8 @@ def prepare_pair_judging(store: Store, baseline: RunRecord, candidate: RunRecord
     provenance, headers = _check_judge(entry, environ)
     judging = store.save_judging(JudgingRecord(
         kind="pair", run_id=baseline.id, other_run_id=candidate.id, judge_model=entry.name,
-        rubric_digest=rubric.digest, mode=rubric.mode, rubric=rubric.text, judge_entry=entry.pins(),
-        provenance=provenance))
+        rubric_digest=rubric.digest, mode=rubric.mode, reply_form=rubric.reply_form, rubric=rubric.text,
+        judge_entry=entry.pins(), provenance=provenance))
     left = judged_answers(store.attempts_for_run(baseline.id))
     right = judged_answers(store.attempts_for_run(candidate.id))
     jobs, not_judged = [], {}
@@ -74,7 +74,8 @@ def prepare_pair_judging(store: Store, baseline: RunRecord, candidate: RunRecord
         base, cand = left[task.id].text, right[task.id].text
         jobs.append(JudgeJob(task.id, "ab", pair_messages(rubric, request, reference, base, cand)))
         jobs.append(JudgeJob(task.id, "ba", pair_messages(rubric, request, reference, cand, base)))
-    return JudgingPlan(judging, entry, jobs, settings or JudgeSettings(), not_judged, headers)
+    constrain = response_format(PAIR_VERDICTS) if rubric.structured else None
+    return JudgingPlan(judging, entry, jobs, settings or JudgeSettings(), not_judged, headers, constrain)
 
 
 def prepare_grade_judging(store: Store, run: RunRecord, entry: ModelEntry, rubric: Rubric, *,
@@ -85,7 +86,7 @@ def prepare_grade_judging(store: Store, run: RunRecord, entry: ModelEntry, rubri
     provenance, headers = _check_judge(entry, environ)
     judging = store.save_judging(JudgingRecord(
         kind="grade", run_id=run.id, judge_model=entry.name, rubric_digest=rubric.digest, mode=rubric.mode,
-        rubric=rubric.text, judge_entry=entry.pins(), provenance=provenance))
+        reply_form=rubric.reply_form, rubric=rubric.text, judge_entry=entry.pins(), provenance=provenance))
     answers = judged_answers(store.attempts_for_run(run.id))
     jobs, not_judged = [], {}
     for task in goldset.tasks:
@@ -95,7 +96,8 @@ def prepare_grade_judging(store: Store, run: RunRecord, entry: ModelEntry, rubri
             continue
         messages = grade_messages(rubric, task_text(task), expected_text(task), answers[task.id].text)
         jobs.append(JudgeJob(task.id, "single", messages))
-    return JudgingPlan(judging, entry, jobs, settings or JudgeSettings(), not_judged, headers)
+    constrain = response_format(GRADE_VERDICTS) if rubric.structured else None
+    return JudgingPlan(judging, entry, jobs, settings or JudgeSettings(), not_judged, headers, constrain)
 
 
 def _missing(answer: StoredAnswer | None, side: str) -> str | None:

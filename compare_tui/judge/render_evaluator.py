@@ -27,10 +27,23 @@ def _correctness(c: EvaluatorComparison) -> list[str]:
     return lines
 
 
+def move_matrix(c: EvaluatorComparison) -> list[str]:
+    """Rows: the current evaluator's level; columns: the candidate's (or a failed call)."""
+    if not c.matrix:
+        return []
+    order = ("pass", "fail", "review", "error", FAILED_CALL)
+    currents = [level for level in order if any(a == level for a, _ in c.matrix)]
+    candidates = [level for level in order if any(b == level for _, b in c.matrix)]
+    lines = ["Moves (rows: current, columns: candidate):", "  " + " " * 8 + "".join(f"{b:>13}" for b in candidates)]
+    for a in currents:
+        lines.append(f"  {a:8}" + "".join(f"{c.matrix.get((a, b), 0):>13}" for b in candidates))
+    return lines
+
+
 def render_evaluator_text(loaded: LoadedComparison) -> str:
-    c = loaded.comparison
+    c, run = loaded.comparison, loaded.run
     lines = [
-        f"Evaluator comparison on run {loaded.run.id} ({loaded.run.model_name}, {loaded.run.goldset_name or loaded.run.goldset_id})",
+        f"Evaluator comparison on run {run.id} ({run.model_name}, {run.goldset_name or run.goldset_id})",
         f"current   {c.current_name}",
         f"candidate {c.candidate_name} · judging {loaded.candidate.id}",
         "",
@@ -47,8 +60,10 @@ def render_evaluator_text(loaded: LoadedComparison) -> str:
         "they differ, not proof either is right:",
         f"  {c.agreement_map()}   (= same  ≠ changed  ! failed call  · nothing to compare)",
     ]
+    lines += move_matrix(c)
     if c.moves:
-        lines.append("Most common moves (current → candidate): " + ", ".join(f"{a}→{b} ×{n}" for a, b, n in c.moves[:6]))
+        common = ", ".join(f"{a}→{b} ×{n}" for a, b, n in c.moves[:6])
+        lines.append(f"Most common moves (current → candidate): {common}")
     else:
         lines.append("Most common moves: none (no decision changed)")
     lines += _correctness(c)
@@ -65,6 +80,7 @@ def evaluator_json(loaded: LoadedComparison) -> dict[str, Any]:
         "candidate_judging": loaded.candidate.id, "current_judging": loaded.current.id if loaded.current else None,
         "agreement": {"agreed": c.agreed, "comparable": c.comparable, "map": c.agreement_map()},
         "moves": [{"from": a, "to": b, "rows": n} for a, b, n in c.moves],
+        "matrix": [{"current": a, "candidate": b, "rows": n} for (a, b), n in sorted(c.matrix.items())],
         "labelled": c.labelled, "min_labelled": c.min_labelled,
         "correct": {"current": c.current_correct, "candidate": c.candidate_correct} if c.enough_labels else None,
         "failed_candidate_calls": c.failed_calls, "unlabelled_changes": c.unlabelled_changes,

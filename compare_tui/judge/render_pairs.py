@@ -42,7 +42,7 @@ def render_pair_text(report: PairReport) -> str:
         f"baseline  {report.baseline.model_name} (run {report.baseline.id})",
         f"candidate {report.candidate.model_name} (run {report.candidate.id})",
         f"golden set {report.baseline.goldset_name or report.baseline.goldset_id} {report.baseline.goldset_version}"
-        f" · mode {j.mode} · rubric {j.rubric_digest[:19]}…",
+        f" · mode {j.mode} · {j.reply_form} replies · rubric {j.rubric_digest[:19]}…",
         "",
         f"{'task':24} {'scorer b/c':11} {'baseline first':22} {'candidate first':22} result",
     ]
@@ -72,7 +72,7 @@ def pair_json(report: PairReport) -> dict[str, Any]:
     return {
         "schema": "compare-tui/judge-pairs", "schema_version": 1,
         "judging": {"id": j.id, "judge": j.judge_model, "provenance": j.provenance, "mode": j.mode,
-                    "rubric_digest": j.rubric_digest},
+                    "reply_form": j.reply_form, "rubric_digest": j.rubric_digest},
         "baseline": {"run": report.baseline.id, "model": report.baseline.model_name},
         "candidate": {"run": report.candidate.id, "model": report.candidate.model_name},
         "figures": {"judged": f.judged, "candidate_wins": f.wins, "baseline_wins": f.losses, "ties": f.all_ties,
@@ -82,7 +82,8 @@ def pair_json(report: PairReport) -> dict[str, Any]:
                     "conclusion": f.conclusion, "labelled_pairs": report.labelled, "agreed_with_people": report.agreed},
         "judge_usage": {"calls": u.calls, "failed": u.failed, "prompt_tokens": u.prompt_tokens,
                         "completion_tokens": u.completion_tokens, "latency_p50_ms": u.latency_ms.p50,
-                        "latency_p95_ms": u.latency_ms.p95, "cost": u.cost, "currency": u.currency, "cost_note": u.cost_note},
+                        "latency_p95_ms": u.latency_ms.p95, "cost": u.cost, "currency": u.currency,
+                        "cost_note": u.cost_note},
         "rows": [{"task": r.task_id, "result": r.result, "reason": r.reason,
                   "scorer": [r.baseline.outcome if r.baseline else None, r.candidate.outcome if r.candidate else None],
                   "orderings": {o: None if x is None else {"verdict": x.verdict, "preferred": x.preferred,

@@ -36,15 +36,22 @@ class Rubric:
     mode: str
     source: str = ""
     """Where the text came from (a file path, or `built-in`), for messages."""
+    structured: bool = False
+    """Ask the server to constrain the judge's reply to a JSON verdict (`response_format`)."""
+
+    @property
+    def reply_form(self) -> str:
+        return "structured" if self.structured else "text"
 
     @property
     def digest(self) -> str:
-        """`sha256:<hex>` over the prompt version, the mode and the rubric's text."""
-        payload = "\n".join([PROMPT_VERSION, self.mode, self.text.strip()])
+        """`sha256:<hex>` over the prompt version, the mode, the reply form and the rubric's text."""
+        parts = [PROMPT_VERSION, self.mode] + (["structured"] if self.structured else []) + [self.text.strip()]
+        payload = "\n".join(parts)
         return "sha256:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def load_rubric(path: str | Path | None, mode: str) -> Rubric:
+def load_rubric(path: str | Path | None, mode: str, *, structured: bool = False) -> Rubric:
     """The rubric in `path` (plain text) for `mode`. `reference` mode may omit the file and
     gets `DEFAULT_REFERENCE_RUBRIC`; `direct` mode needs one (quality means what *you* say)."""
     if mode not in MODES:
@@ -53,7 +60,7 @@ def load_rubric(path: str | Path | None, mode: str) -> Rubric:
         if mode == "direct":
             raise RubricError("direct mode needs a rubric: pass --rubric FILE (plain words saying what a "
                               "better answer does), or use --mode reference")
-        return Rubric(DEFAULT_REFERENCE_RUBRIC, mode, "built-in")
+        return Rubric(DEFAULT_REFERENCE_RUBRIC, mode, "built-in", structured)
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -66,4 +73,4 @@ def load_rubric(path: str | Path | None, mode: str) -> Rubric:
     if len(text) > MAX_RUBRIC_CHARS:
         raise RubricError(f"rubric file {file} has {len(text)} characters; keep it under {MAX_RUBRIC_CHARS} "
                           "(every judge call sends it)")
-    return Rubric(text.strip(), mode, str(file))
+    return Rubric(text.strip(), mode, str(file), structured)

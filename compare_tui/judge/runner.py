@@ -45,6 +45,8 @@ class JudgingPlan:
     """Tasks with no call to make, and why (e.g. the candidate run has no answer)."""
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     """Request headers, holding the virtual key when there is one. Never stored or logged."""
+    response_format: dict[str, Any] | None = None
+    """Set for the structured reply form: the JSON schema the server constrains replies to."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +96,8 @@ async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.A
     async def worker(client: httpx.AsyncClient) -> None:
         for job in jobs:  # one shared iterator: each job goes to exactly one worker
             reply = await ask_judge(client, plan.entry, plan.headers, job.messages, settings, retry=retry, rng=rng,
-                                    on_exchange=lambda ex, job=job: _audit(store, plan.entry, job, ex))
+                                    on_exchange=lambda ex, job=job: _audit(store, plan.entry, job, ex),
+                                    response_format=plan.response_format)
             record = to_judgement(plan.judging, job, reply)
             store.record_judgement(record)
             counts["done"] += 1

@@ -108,10 +108,9 @@ def _pair_view(store: Store, judging_id: str) -> TriageView:
              (f"candidate · {report.candidate.model_name}", _text(row.candidate))),
             rationales, label, *_label_meta(row.label)))
     f = report.figures
-    ci = f.interval
-    figures = (f"candidate wins {f.wins} · baseline wins {f.losses} · ties {f.all_ties} ({f.inconsistent} inconsistent) · "
-               f"failed {f.failed} · win rate {percent(f.win_rate)} "
-               f"[{'—' if ci is None else f'{percent(ci.low)}–{percent(ci.high)}'}] → {f.conclusion}",
+    ci = "—" if f.interval is None else f"{percent(f.interval.low)}–{percent(f.interval.high)}"
+    figures = (f"candidate wins {f.wins} · baseline wins {f.losses} · ties {f.all_ties} ({f.inconsistent} "
+               f"inconsistent) · failed {f.failed} · win rate {percent(f.win_rate)} [{ci}] → {f.conclusion}",
                f"judge agrees with people on {report.agreed} of {report.labelled} labelled pairs")
     title = f"{report.judging.judge_model} judging {report.candidate.model_name} vs {report.baseline.model_name}"
     return TriageView("pair", judging_id, report.baseline.id, report.candidate.id, title, tuple(items), figures)
@@ -142,8 +141,10 @@ def _grade_view(store: Store, judging_id: str, current: str) -> TriageView:
         review = reviews.get(row.task_id)
         items.append(TriageItem(
             row.task_id, tuple(kinds),
-            f"current: {decision_text(row.current)} · candidate: {decision_text(row.candidate)} · scorer: {scorer or '—'}",
-            ((f"answer · {loaded.run.model_name}", _text(answer)), ("expected outcome", expected.get(row.task_id, "(golden set not available)"))),
+            f"current: {decision_text(row.current)} · candidate: {decision_text(row.candidate)} · "
+            f"scorer: {scorer or '—'}",
+            ((f"answer · {loaded.run.model_name}", _text(answer)),
+             ("expected outcome", expected.get(row.task_id, "(golden set not available)"))),
             ((f"current · {c.current_name}: {decision_text(row.current)}", row.current.rationale),
              (f"candidate · {c.candidate_name}: {decision_text(row.candidate)}", row.candidate.rationale)),
             review.verdict if review else None, review.reviewer if review else "", review.at if review else "",
@@ -163,7 +164,8 @@ def save_label(store: Store, view: TriageView, task_id: str, key: str, *, review
     if view.kind == "pair":
         saved = store.add_pair_label(PairLabelRecord(run_id=view.run_id, other_run_id=view.other_run_id or "",
                                                      task_id=task_id, label=PAIR_LABELS[key], note=note, reviewer=reviewer))
-        return f"{saved.label if saved.label in ('tie', 'skip') else saved.label + ' better'} on {task_id} by {saved.reviewer} at {saved.at}"
+        words = saved.label if saved.label in ("tie", "skip") else f"{saved.label} better"
+        return f"{words} on {task_id} by {saved.reviewer} at {saved.at}"
     if key == "tie":
         raise ValueError("tie applies to a pair of answers; label a single answer pass, fail or skip")
     review = store.add_review(ReviewRecord(run_id=view.run_id, task_id=task_id, verdict=key, note=note, reviewer=reviewer))

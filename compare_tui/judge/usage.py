@@ -55,5 +55,5 @@ def _cost(rows: list[JudgementRecord], basis: Mapping[str, Any] | None, prompt: 
         return total, currency, note
     seconds = sum(j.e2e_ms or 0.0 for j in rows) / 1000
     rate = float(basis["usd_per_hour"])
-    return (rate * seconds / 3600, "USD",
-            f"hardware basis: {seconds:.1f} s of judge calls at ${rate:.2f}/h (overlapping calls each charged: an upper bound)")
+    return (rate * seconds / 3600, "USD", f"hardware basis: {seconds:.1f} s of judge calls at ${rate:.2f}/h "
+            "(overlapping calls each charged: an upper bound)")

@@ -58,6 +58,8 @@ class JudgingRecord(_Record):
     rubric_digest: str = Field(min_length=1)
     mode: str
     """`direct` (quality against the rubric) or `reference` (closeness to the expected outcome)."""
+    reply_form: Literal["text", "structured"] = "text"
+    """`structured`: the server was asked to constrain replies to a JSON verdict (response_format)."""
     rubric: str = ""
     judge_entry: SafeDict = {}
     """The judge's catalogue pins as recorded (never a key)."""

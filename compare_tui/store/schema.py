@@ -13,6 +13,8 @@ History (never edit a shipped migration; append a new one):
       from the runs each time they are read, so nothing else is stored for them.
   v4  judges: judgings (judge model + rubric over a run or a pair of runs), one judgement
       per judge call (failed calls too), and people's labels on pairs of answers.
+  v5  the judge's reply form on judgings (`text`, or `structured`: a JSON verdict the server was
+      asked to constrain the reply to).
 """
 
 from __future__ import annotations
@@ -173,6 +175,10 @@ CREATE TABLE pair_labels (
 CREATE INDEX pair_labels_by_task ON pair_labels(run_id, other_run_id, task_id, at)
 """
 
+_V5 = """
+ALTER TABLE judgings ADD COLUMN reply_form TEXT NOT NULL DEFAULT 'text'
+"""
+
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
@@ -186,7 +192,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _script(_V1), _script(_V2), _script(_V3), _script(_V4),
+    _script(_V1), _script(_V2), _script(_V3), _script(_V4), _script(_V5),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

@@ -129,6 +129,9 @@ class EngineSession:
             except asyncio.CancelledError:
                 statuses.append("interrupted")
                 return
+            except Exception:  # the store failed, or a bug: the executor marked the run interrupted
+                statuses.append("interrupted")
+                raise
             finally:
                 self.tally.set_gpu(p.run.model_name, self._gpu_line(p.run.id))
 

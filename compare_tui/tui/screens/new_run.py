@@ -126,7 +126,7 @@ class NewRunScreen(CompareScreen):
 
     def _goldset(self) -> GoldenSet | None:
         value = self.query_one("#set-select", Select).value
-        if self.choices is None or value is Select.BLANK:
+        if self.choices is None or not isinstance(value, str):  # Select.NULL: nothing chosen
             return None
         return next((s for s in self.choices.sets if str(s.root) == value), None)
 

@@ -1,0 +1,93 @@
+"""Crash anywhere, resume exactly once (issue 12): a CLI run against the fault-injecting
+server is killed with SIGKILL at 5 random moments (a new process resumes each time); the end
+state must equal an uninterrupted run on the same responses.
+
+CI size: 100 tasks × 5 kills. The soak version (500 tasks × 20 kills) is
+`bench/soak/chaos_resume.py`; it runs the same `chaos_run`.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from compare_tui.engine.retry import RetryPolicy
+from tests.support.builders import write_set
+from tests.support.fake_openai import FakeServer
+from tests.test_chaos_helpers import (
+    chaos_run, comparable, integrity, ledger_facts, report_json,
+    run_in_process, task_ids, unexplained_retries, write_catalogue, fault_script,
+)
+
+N_TASKS = int(os.environ.get("COMPARE_TUI_CHAOS_TASKS", "100"))
+KILLS = int(os.environ.get("COMPARE_TUI_CHAOS_KILLS", "5"))
+SEED = int(os.environ.get("COMPARE_TUI_CHAOS_SEED", "12"))
+ATTEMPTS = 2
+CONCURRENCY = 4
+
+
+@pytest.fixture
+def server():
+    # 2 deltas 5 ms apart per answer, so a process lives long enough to be killed mid-run.
+    with FakeServer(fault_script(delay_s=0.005)) as srv:
+        yield srv
+
+
+def _uninterrupted(tmp_path, set_path, url):
+    store = tmp_path / "straight.sqlite"
+    return store, run_in_process(store, set_path, url, concurrency=CONCURRENCY)
+
+
+def test_killed_five_times_the_run_ends_as_if_never_interrupted(tmp_path, server):
+    ids = task_ids(N_TASKS)
+    set_path = write_set(tmp_path / "set", {t: "ok" for t in ids}, attempts=ATTEMPTS)
+    models = write_catalogue(tmp_path / "models.toml", server.url)
+
+    straight_store, straight_id = _uninterrupted(tmp_path, set_path, server.url)
+    straight = ledger_facts(straight_store, straight_id)
+    requests_straight = sum(1 for r in server.requests if r.path.endswith("/chat/completions"))
+    server_mark = len(server.requests)
+
+    store = tmp_path / "chaos.sqlite"
+    chaos = chaos_run(tmp_path, set_path, models, store, server, kills=KILLS, attempts_per_task=ATTEMPTS,
+                      expected_attempts=len(straight["attempts"]), seed=SEED, concurrency=CONCURRENCY)
+    assert len(chaos.kills) >= KILLS - 1, chaos.kills  # at most one process may finish first
+    facts = ledger_facts(store, chaos.run_id)
+
+    # Every task has exactly the attempts its responses allow: 1..k, with k the first pass or 2.
+    assert facts["status"] == "completed"
+    assert len(set(facts["attempt_ids"])) == len(facts["attempt_ids"])  # no duplicates
+    assert facts["attempt_keys"] == straight["attempt_keys"]  # same tasks, same attempt numbers
+    assert sorted({t for t, _ in facts["attempt_keys"]}) == ids  # nothing lost
+    for task in ids:
+        numbers = [n for t, n in facts["attempt_keys"] if t == task]
+        assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) <= ATTEMPTS, task
+    assert [(a.task_id, a.attempt, a.outcome, a.error_class) for a in facts["attempts"]] == \
+           [(a.task_id, a.attempt, a.outcome, a.error_class) for a in straight["attempts"]]
+    # Retry counts may differ, but only by connection-level retries: the fake server closes a
+    # connection after a truncated answer without saying `Connection: close`, so a request
+    # sent on that pooled connection meets a reset and is (rightly) retried and audited.
+    for mine, theirs in zip(facts["attempts"], straight["attempts"]):
+        if mine.retries != theirs.retries:
+            assert unexplained_retries(store, mine) == [], mine.id
+
+    # The audit ledger: every recorded attempt has at least its own requests (retries + 1);
+    # no audit row belongs to an attempt that was never recorded.
+    assert straight["extra_rows"] == 0 and not straight["short"] and not straight["orphans"]
+    # Each audited request that got an HTTP status reached the server (a request on a stale
+    # pooled connection is audited as `reset` without reaching it).
+    assert requests_straight >= straight["answered_rows"]
+    assert not facts["short"], facts["short"]
+    assert not facts["orphans"], facts["orphans"]
+    # Extra rows can only come from killed processes: requests answered and audited whose
+    # attempt was not yet written when the kill landed (at most every in-flight request of
+    # each killed process, each with its retries). Requests cut off in flight leave no row.
+    max_retries = RetryPolicy().max_retries
+    assert 0 <= facts["extra_rows"] <= len(chaos.kills) * CONCURRENCY * (max_retries + 1)
+    requests_chaos = sum(1 for r in server.requests[server_mark:] if r.path.endswith("/chat/completions"))
+    assert requests_chaos >= facts["answered_rows"]
+
+    # The report equals the uninterrupted run's (ids, timestamps and latencies aside).
+    assert comparable(report_json(store, chaos.run_id)) == comparable(report_json(straight_store, straight_id))
+    assert integrity(store) == "ok"
