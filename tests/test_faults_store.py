@@ -14,10 +14,12 @@ import signal
 import sqlite3
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from compare_tui.cli import main
 from compare_tui.store import Store
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
@@ -48,12 +50,31 @@ def _digests(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
-def _resume(run_id, models, store, env):
-    return subprocess.run(cli("run", "--resume", run_id, "--models", str(models), "--store", str(store), "--json"),
-                          env=env, capture_output=True, text=True, timeout=120)
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
 
 
-def test_disk_full_stops_the_run_clearly_and_it_resumes_when_space_returns(tmp_path, small_fs):
+@pytest.fixture
+def in_process(capsys, monkeypatch, tmp_path):
+    """`compare-tui ARGS` in this process (no interpreter start-up): what a user would see."""
+    monkeypatch.setenv("COMPARE_TUI_STATE_DIR", str(tmp_path / "state"))
+
+    def run(*args: str) -> Done:
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return Done(code, out, err)
+    return run
+
+
+def _resume(in_process, run_id, models, store):
+    return in_process("run", "--resume", run_id, "--models", str(models), "--store", str(store), "--json")
+
+
+def test_disk_full_stops_the_run_clearly_and_it_resumes_when_space_returns(tmp_path, small_fs, in_process):
     ids = task_ids(150)
     set_path = write_set(tmp_path / "set", {t: "ok" for t in ids})
     store = small_fs / "runs.sqlite"
@@ -64,9 +85,8 @@ def test_disk_full_stops_the_run_clearly_and_it_resumes_when_space_returns(tmp_p
         Store.open(store).close()
         free = shutil.disk_usage(small_fs).free
         filler.write_bytes(b"\0" * max(0, free - 320 * 1024))  # leave ~320 KiB
-        full = subprocess.run(cli("run", str(set_path), "--model", "fake", "--models", str(models),
-                                  "--store", str(store), "--concurrency", "4"),
-                              env=env, capture_output=True, text=True, timeout=120)
+        full = in_process("run", str(set_path), "--model", "fake", "--models", str(models),
+                          "--store", str(store), "--concurrency", "4")
         assert full.returncode != 0
         assert "disk is full" in full.stderr and "--resume" in full.stderr, full.stderr
         assert "Traceback" not in full.stderr, full.stderr
@@ -76,7 +96,7 @@ def test_disk_full_stops_the_run_clearly_and_it_resumes_when_space_returns(tmp_p
         assert integrity(store) == "ok"
 
         filler.unlink()  # space returns
-        resumed = _resume(run_id, models, store, env)
+        resumed = _resume(in_process, run_id, models, store)
     assert resumed.returncode == 0, resumed.stderr
     with Store.open(store) as opened:
         attempts = opened.attempts_for_run(run_id)
@@ -85,7 +105,7 @@ def test_disk_full_stops_the_run_clearly_and_it_resumes_when_space_returns(tmp_p
     assert integrity(store) == "ok"
 
 
-def test_read_only_store_is_refused_clearly_untouched_and_resumes_when_writable(tmp_path, small_fs):
+def test_read_only_store_is_refused_clearly_untouched_and_resumes_when_writable(tmp_path, small_fs, in_process):
     ids = task_ids(40)
     set_path = write_set(tmp_path / "set", {t: "ok" for t in ids})
     store = small_fs / "runs.sqlite"
@@ -104,9 +124,8 @@ def test_read_only_store_is_refused_clearly_untouched_and_resumes_when_writable(
         before = _digests(small_fs)
         assert subprocess.run(["mount", "-o", "remount,ro", str(small_fs)]).returncode == 0
         try:
-            refused = _resume(run_id, models, store, env)
-            listed = subprocess.run(cli("run", str(set_path), "--model", "fake", "--models", str(models),
-                                        "--store", str(store)), env=env, capture_output=True, text=True, timeout=60)
+            refused = _resume(in_process, run_id, models, store)
+            listed = in_process("run", str(set_path), "--model", "fake", "--models", str(models), "--store", str(store))
         finally:
             subprocess.run(["mount", "-o", "remount,rw", str(small_fs)], check=True)
         for done in (refused, listed):
@@ -114,7 +133,7 @@ def test_read_only_store_is_refused_clearly_untouched_and_resumes_when_writable(
             assert "read-only" in done.stderr or "cannot read or write" in done.stderr, done.stderr
             assert str(store) in done.stderr and "Traceback" not in done.stderr, done.stderr
         assert _digests(small_fs) == before  # nothing written
-        resumed = _resume(run_id, models, store, env)
+        resumed = _resume(in_process, run_id, models, store)
     assert resumed.returncode == 0, resumed.stderr
     with Store.open(store) as opened:
         assert sorted(a.task_id for a in opened.attempts_for_run(run_id)) == ids
@@ -128,7 +147,7 @@ def _valid_store(path: Path) -> bytes:
 
 
 @pytest.mark.parametrize("damage", ["random-bytes", "foreign", "truncated", "zeroed-schema"])
-def test_damaged_or_foreign_store_is_refused_by_every_command_and_never_written(tmp_path, damage):
+def test_damaged_or_foreign_store_is_refused_by_every_command_and_never_written(tmp_path, damage, in_process):
     store = tmp_path / "runs.sqlite"
     if damage == "random-bytes":
         store.write_bytes(os.urandom(8192))
@@ -146,10 +165,9 @@ def test_damaged_or_foreign_store_is_refused_by_every_command_and_never_written(
     before = store.read_bytes()
     set_path = write_set(tmp_path / "set", {"a": "ok"})
     models = write_catalogue(tmp_path / "models.toml", "http://127.0.0.1:9/v1")
-    env = cli_env(tmp_path / "state")
     for args in (("run", str(set_path), "--model", "fake", "--models", str(models)), ("runs", "list"),
                  ("report", "latest")):
-        done = subprocess.run(cli(*args, "--store", str(store)), env=env, capture_output=True, text=True, timeout=60)
+        done = in_process(*args, "--store", str(store))
         assert done.returncode == 2, (args, done.returncode, done.stderr)
         assert str(store) in done.stderr and "Traceback" not in done.stderr, done.stderr
         assert any(w in done.stderr for w in ("not a compare-tui store", "damaged")), done.stderr
