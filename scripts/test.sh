@@ -3,6 +3,15 @@
 # (tests/conftest.py) and fail, never skip, when it cannot be provisioned.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The TUI smoke test drives the app in a real terminal multiplexer.
+if ! command -v tmux >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq tmux >/dev/null
+  else
+    echo "tmux is needed by the TUI smoke test: install it (sudo apt-get install tmux)" >&2
+    exit 2
+  fi
+fi
 # Keep the suite's files (state dir, store, assembled models) away from the user's own.
 export COMPARE_TUI_TEST_ROOT="${COMPARE_TUI_TEST_ROOT:-$PWD/.state/test}"
 mkdir -p "$COMPARE_TUI_TEST_ROOT"

@@ -297,3 +297,41 @@ def run_in_process(store_path: Path, set_path: Path, url: str, *, concurrency: i
     if status != "completed":
         raise AssertionError(f"the in-process run ended {status}")
     return prepared.run.id
+
+
+# ---- the zero-delay server as a separate process ------------------------------------------
+
+class ServerProcess:
+    """`python -m tests.support.fake_openai --port 0 --mode …` in its own process."""
+
+    def __init__(self, mode: str = "zero-delay") -> None:
+        self.mode = mode
+        self.proc: subprocess.Popen | None = None
+        self.url = ""
+
+    def __enter__(self) -> "ServerProcess":
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        self.proc = subprocess.Popen([sys.executable, "-m", "tests.support.fake_openai", "--port", "0",
+                                      "--mode", self.mode], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http://"):
+            self.proc.kill()
+            raise RuntimeError(f"the fake server did not start (said {self.url!r})")
+        return self
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1].split("/")[0])
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)

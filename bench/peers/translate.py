@@ -39,7 +39,7 @@ from compare_tui.goldset import load_golden_set  # noqa: E402
 HERE = Path(__file__).resolve().parent
 GENERATED = HERE / "generated"
 XCHECK_SETS = ("support-triage", "order-extraction")
-MAX_TOKENS = 128  # one cap for every task and every tool (order-extraction's manifest value)
+MAX_TOKENS = 64  # one cap for every task and every tool (support-triage's manifest value)
 _JS_FLAGS = {"IGNORECASE": "i", "MULTILINE": "m", "DOTALL": "s"}
 
 # ------------------------------------------------------------------ selection
@@ -88,14 +88,14 @@ def speed_tasks(n: int) -> list[dict]:
 # ------------------------------------------------------------------ compare-tui
 
 
-def write_goldset(out: Path, name: str, tasks: list[dict]) -> Path:
+def write_goldset(out: Path, name: str, tasks: list[dict], max_tokens: int = MAX_TOKENS) -> Path:
     folder = out / "goldset"
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "tasks").mkdir(parents=True)
     (folder / "golden.toml").write_text(
         f'workload_id = "peers-{name}"\nname = "Peer comparison: {name}"\nversion = "1.0.0"\n'
         '[default_scorer]\nkind = "exact"\nnormalize = ["case", "whitespace", "punctuation"]\n'
-        f"[run]\nattempts = 1\ntemperature = 0.0\nmax_tokens = {MAX_TOKENS}\n")
+        f"[run]\nattempts = 1\ntemperature = 0.0\nmax_tokens = {max_tokens}\n")
     for t in tasks:
         body = {"id": t["id"], "input": {"messages": t["messages"]}, "expected": t["expected"],
                 "scorer": t["scorer"]}
@@ -209,7 +209,7 @@ def _assertions(t: dict) -> list[dict]:
             steps.append("s = s.split(/\\s+/).filter(Boolean).join(' ');")
         norm = "const n = x => { " + " ".join(steps) + " return s; };"
         return [{"type": "javascript",
-                 "value": f"{norm} return n(output) === n({json.dumps(t['expected']['text'])});"}]
+                 "value": f"{norm}\nreturn n(output) === n({json.dumps(t['expected']['text'])});"}]
     if spec["kind"] == "regex":
         pattern = spec["pattern"]
         if spec.get("mode", "search") == "fullmatch":
@@ -218,13 +218,13 @@ def _assertions(t: dict) -> list[dict]:
         if not flags:
             return [{"type": "regex", "value": pattern}]
         return [{"type": "javascript",
-                 "value": f"return new RegExp({json.dumps(pattern)}, {json.dumps(flags)}).test(output);"}]
+                 "value": f"// regex with flags\nreturn new RegExp({json.dumps(pattern)}, {json.dumps(flags)}).test(output);"}]
     out: list[dict] = [{"type": "contains-json", **({"value": spec["schema"]} if spec.get("schema") else {})}]
     if spec.get("fields"):
         want = {f: t["expected"]["json"][f] for f in spec["fields"]}
         out.append({"type": "javascript", "value": (
-            f"{_JS_FIND_JSON} const v = find(output); const want = {json.dumps(want, ensure_ascii=False)}; "
-            "return v !== null && typeof v === 'object' && !Array.isArray(v) && "
+            f"{_JS_FIND_JSON}\nconst v = find(output); const want = {json.dumps(want, ensure_ascii=False)}; "
+            "\nreturn v !== null && typeof v === 'object' && !Array.isArray(v) && "
             "Object.keys(want).every(k => JSON.stringify(v[k]) === JSON.stringify(want[k]));")})
     return out
 
@@ -251,12 +251,12 @@ def write_promptfoo(out: Path, tasks: list[dict], *, base_url: str, model: str,
 # ------------------------------------------------------------------ main
 
 
-def generate(name: str, tasks: list[dict], base_url: str, model: str) -> Path:
+def generate(name: str, tasks: list[dict], base_url: str, model: str, max_tokens: int = MAX_TOKENS) -> Path:
     out = GENERATED / name
     out.mkdir(parents=True, exist_ok=True)
-    write_goldset(out, name, tasks)
+    write_goldset(out, name, tasks, max_tokens)
     write_inspect(out, tasks)
-    write_promptfoo(out, tasks, base_url=base_url, model=model)
+    write_promptfoo(out, tasks, base_url=base_url, model=model, max_tokens=max_tokens)
     (out / "tasks.json").write_text(json.dumps([{"id": t["id"], "source": t["source"],
                                                  "kind": t["scorer"]["kind"]} for t in tasks], indent=1))
     return out
@@ -268,16 +268,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", type=int, default=2000, help="speed set size")
     ap.add_argument("--base-url", default="http://127.0.0.1:8080/v1")
     ap.add_argument("--model", default="smollm2-135m")
+    ap.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
     args = ap.parse_args(argv)
     if args.which == "xcheck":
         tasks, skipped = select_xcheck()
-        out = generate("xcheck", tasks, args.base_url, args.model)
+        out = generate("xcheck", tasks, args.base_url, args.model, args.max_tokens)
         (out / "skipped.json").write_text(json.dumps(skipped, indent=1))
         print(f"{out}: {len(tasks)} tasks translated, {len(skipped)} skipped")
         for tid, why in skipped:
             print(f"  skipped {tid}: {why}")
     else:
-        out = generate(f"speed-{args.tasks}", speed_tasks(args.tasks), args.base_url, args.model)
+        out = generate(f"speed-{args.tasks}", speed_tasks(args.tasks), args.base_url, args.model, args.max_tokens)
         print(f"{out}: {args.tasks} tasks")
     return 0
 

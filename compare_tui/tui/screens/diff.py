@@ -57,7 +57,8 @@ class DiffScreen(CompareScreen):
         self.rebuild()
 
     def rebuild(self) -> None:
-        self.query_one("#diff-tabs").loading = True
+        # A line of text, not a loading overlay (which re-lays the whole screen out twice).
+        self.query_one("#diff-title", Static).update(f"Building the A/B diff of {self.run_a[:8]} and {self.run_b[:8]}…")
         self.build(self.run_a, self.run_b)
 
     @work(thread=True, exit_on_error=False, group="diff", exclusive=True, description="building the A/B diff")
@@ -70,10 +71,9 @@ class DiffScreen(CompareScreen):
         self.post_message(messages.DiffBuilt(diff))
 
     def worker_failed(self, worker) -> None:
-        self.query_one("#diff-tabs").loading = False
+        self.query_one("#diff-title", Static).update("✗ the A/B diff could not be built (see the notification)")
 
     def on_report_failed(self, message: messages.ReportFailed) -> None:
-        self.query_one("#diff-tabs").loading = False
         self.query_one("#diff-problems", Static).update(f"✗ {message.reason}")
 
     def on_diff_built(self, message: messages.DiffBuilt) -> None:
@@ -95,7 +95,6 @@ class DiffScreen(CompareScreen):
         self.query_one(ChangedTasks).set_tasks(diff.changed)
         tab = self.query_one(TabbedContent).get_tab("changed")
         tab.label = f"Changed tasks ({len(diff.changed):,}) [2]"
-        self.query_one("#diff-tabs").loading = False
 
     def _fill_flips(self, diff: RunPairDiff) -> None:
         table = self.query_one("#flips-table", DataTable)

@@ -1,0 +1,78 @@
+"""Fuzzing what servers send (issue 12): the SSE framer and the stream accumulator. Any byte
+stream is framed into events or refused with `SseError`, the same however the bytes are cut
+into reads; any chunk is accumulated or refused with `ValueError` (which the client records as
+`malformed_stream`), never another exception that would crash a run.
+
+Examples per test default to 200; COMPARE_TUI_FUZZ_EXAMPLES sets more (the soak uses 10,000).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compare_tui.engine.sse import SseError, SseFramer
+from compare_tui.engine.stream import StreamAccumulator, accumulate_message
+from tests.test_fuzz_parsers import FUZZ, _dumps, json_values
+
+json_objects = st.dictionaries(st.sampled_from(["choices", "delta", "content", "tool_calls", "usage", "error"])
+                               | st.text(max_size=4), json_values, max_size=4)
+
+# ---------------------------------------------------------------- SSE framer + stream accumulator
+
+SSE_PIECES = st.sampled_from([b"data: ", b"data:", b"event: x", b": ping", b"id: 1", b"retry: 5", b"\n", b"\r\n",
+                              b"\r", b"\n\n", b"[DONE]", b'{"choices": []}', b"\xff", b"data"])
+
+
+@st.composite
+def sse_streams(draw: st.DrawFn) -> tuple[bytes, list[int]]:
+    parts = draw(st.lists(SSE_PIECES | st.binary(max_size=20) |
+                          json_objects.map(lambda o: b"data: " + _dumps(o).encode() + b"\n\n"), max_size=15))
+    data = b"".join(parts)
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=8)))
+    return data, cuts
+
+
+def _frame(data: bytes, cuts: list[int]) -> list[tuple[str, str | None]]:
+    framer, events, last = SseFramer(), [], 0
+    for cut in [*cuts, len(data)]:
+        events += framer.feed(data[last:cut], 0)
+        last = cut
+    events += framer.close(0)
+    return [(e.data, e.event) for e in events]
+
+
+@FUZZ
+@given(sse_streams())
+def test_sse_framing_does_not_depend_on_how_bytes_arrive(stream):
+    data, cuts = stream
+    try:
+        whole = _frame(data, [])
+    except SseError:
+        return
+    assert _frame(data, cuts) == whole
+
+
+@FUZZ
+@given(st.lists(json_values, max_size=6))
+def test_stream_accumulator_takes_any_chunk_or_refuses_it_as_malformed(chunks):
+    acc = StreamAccumulator(sent_ns=0)
+    for n, chunk in enumerate(chunks):
+        try:
+            acc.feed(chunk, n + 1)
+        except ValueError:  # the client records this as `malformed_stream`
+            pass
+    acc.answer()
+    acc.tokens()
+    acc.ttft_ms(), acc.e2e_ms()
+
+
+@FUZZ
+@given(json_values)
+def test_a_whole_non_streamed_body_is_accumulated_or_refused(body):
+    try:
+        acc = accumulate_message(body, 0, 1)
+    except ValueError:
+        return
+    acc.answer()
+    acc.tokens()
