@@ -31,8 +31,11 @@ demo: setup
 test: setup
 	bash scripts/test.sh
 
+# Benchmarks are slow (minutes each) and never part of `make test`; each writes bench/results/.
+BENCHES := bench_engine_overhead bench_ttft_accuracy bench_hashing bench_sandbox bench_store bench_report bench_tui bench_sampling
 bench: setup
-	$(BIN)/python -m bench
+	for b in $(BENCHES); do PYTHONPATH=. $(BIN)/python bench/$$b.py || exit 1; done
+	$(BIN)/python bench/collect.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

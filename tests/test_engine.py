@@ -211,3 +211,14 @@ async def test_resume_does_only_what_is_missing(tmp_path, store):
     assert status == "completed"
     assert sorted(a.task_id for a in attempts) == [f"t{i:02d}" for i in range(12)]  # each exactly once
     assert {r.task for r in chat_after}.isdisjoint({a.split(":")[1] for a in before})
+
+
+async def test_tokens_are_timed_as_they_arrive_not_when_the_stream_ends(tmp_path, store):
+    # Five one-character deltas 150 ms apart: TTFT must be taken at the first, E2E at the last.
+    # (httpx's chunked reads once held every byte back until the stream ended.)
+    goldset = load(write_set(tmp_path / "set", {"a": "abcde"}))
+    with FakeServer({"a": text("abcde", chunk_chars=1, chunk_delay_s=0.15)}) as server:
+        run_id, _, _ = await _run(store, goldset, hosted_entry(server.url))
+    attempt = _by_task(store, run_id)["a"]
+    assert attempt.outcome == "pass"
+    assert attempt.e2e_ms - attempt.ttft_ms >= 4 * 150 * 0.9

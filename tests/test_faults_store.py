@@ -81,7 +81,6 @@ def test_disk_full_stops_the_run_clearly_and_it_resumes_when_space_returns(tmp_p
     filler = small_fs / "filler"
     with FakeServer(default=text("ok " * 700)) as server:  # ~2 KB answers: the store grows fast
         models = write_catalogue(tmp_path / "models.toml", server.url)
-        env = cli_env(tmp_path / "state")
         Store.open(store).close()
         free = shutil.disk_usage(small_fs).free
         filler.write_bytes(b"\0" * max(0, free - 320 * 1024))  # leave ~320 KiB

@@ -42,7 +42,6 @@ keys = st.sampled_from(KEYS) | st.text(max_size=8)
 leaves = st.sampled_from(WORDS) | st.text(max_size=16) | st.integers() | st.floats() | st.booleans() | st.none()
 json_values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=6),
                            max_leaves=12)
-json_objects = st.dictionaries(keys, json_values, max_size=8)
 
 
 def _dumps(value: Any) -> str:

@@ -51,8 +51,11 @@ def versions() -> dict[str, str]:
     root = Path(__file__).resolve().parents[2]
     out["compare-tui"] = subprocess.run(
         [root / ".venv" / "bin" / "python", "-c",
-         "import importlib.metadata as m; print(m.version('compare-tui'))"],
-        capture_output=True, text=True).stdout.strip()
+         "import compare_tui; print(compare_tui.__version__)"],
+        capture_output=True, text=True, cwd=root).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=root).stdout.strip()
+    out["compare-tui"] += f" (git {commit}, working tree)"
     return out
 
 

@@ -20,7 +20,6 @@ from compare_tui.engine.sse import SseError, SseFramer
 from compare_tui.engine.stream import StreamAccumulator, accumulate_message
 from compare_tui.engine.transport import classify_exception
 
-_READ_SIZE = 65536
 
 
 @dataclass(slots=True)
@@ -109,7 +108,9 @@ async def _read_stream(response: httpx.Response, ex: Exchange) -> None:
     ex.acc = acc
     done = False
     try:
-        async for chunk in response.aiter_raw(_READ_SIZE):
+        # No chunk size: httpx would otherwise hold bytes back until that many arrived, which
+        # delays every token to the end of a short answer and ruins TTFT.
+        async for chunk in response.aiter_raw():
             arrived = time.perf_counter_ns()  # stamp before any parsing
             ex.bytes_in += len(chunk)
             for event in framer.feed(chunk, arrived):

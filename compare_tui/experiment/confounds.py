@@ -10,6 +10,7 @@ unrecorded, never counted as a value.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from compare_tui.experiment.cells import canonical, normalised_settings
 from compare_tui.store import RunRecord
 
+_DIGEST = re.compile(r"(sha256:)?[0-9a-f]{32,}")
 DEFINITION = "definition"
 """Stands for the experiment's own definition among the sources of a value."""
 
@@ -41,8 +43,14 @@ class Confound:
 
     def sentence(self) -> str:
         """One line a person can act on."""
-        shown = "; ".join(f"{v.value} ({_sources(v.sources)})" for v in self.values)
+        shown = "; ".join(f"{_short(v.value)} ({_sources(v.sources)})" for v in self.values)
         return f"{self.arm}: {self.variable} differs across its runs: {shown}"
+
+
+def _short(value: str) -> str:
+    # A 64-hex digest is unreadable in a banner; its first 16 digits tell values apart.
+    match = _DIGEST.fullmatch(value)
+    return value[: len(match.group(1) or "") + 16] + "…" if match else value
 
 
 def _sources(sources: Sequence[str]) -> str:

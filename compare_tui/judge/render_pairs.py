@@ -44,12 +44,12 @@ def render_pair_text(report: PairReport) -> str:
         f"golden set {report.baseline.goldset_name or report.baseline.goldset_id} {report.baseline.goldset_version}"
         f" · mode {j.mode} · {j.reply_form} replies · rubric {j.rubric_digest[:19]}…",
         "",
-        f"{'task':24} {'scorer b/c':11} {'baseline first':22} {'candidate first':22} result",
+        f"{'task':24} {'scorer b/c':13} {'baseline first':22} {'candidate first':22} result",
     ]
     for row in report.rows:
         scorer = f"{row.baseline.outcome if row.baseline else '—'}/{row.candidate.outcome if row.candidate else '—'}"
         label = f"  [person: {row.label.label}]" if row.label and row.label.label != "skip" else ""
-        lines.append(f"{row.task_id[:24]:24} {scorer:11} {_verdict(row, 'ab')[:22]:22} {_verdict(row, 'ba')[:22]:22} "
+        lines.append(f"{row.task_id[:24]:24} {scorer:13} {_verdict(row, 'ab')[:22]:22} {_verdict(row, 'ba')[:22]:22} "
                      f"{_MARK[row.result]} {RESULT_WORDS[row.result]}{label}" + (f" — {row.reason}" if row.reason else ""))
     interval = f.interval
     ci = "—" if interval is None else f"{percent(interval.low)}–{percent(interval.high)}"

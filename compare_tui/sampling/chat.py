@@ -93,14 +93,15 @@ def _tool_calls(calls: Any) -> list[dict[str, Any]]:
 def _message(raw: Any) -> dict[str, Any]:
     # Fast path for the bulk of every history (plain text turns): the scan pass runs this
     # for every message of every logged request.
-    if type(raw) is dict and len(raw) == 2 and type(raw.get("content")) is str and raw.get("role") in _PLAIN_ROLES:
+    if type(raw) is dict and len(raw) == 2 and type(raw.get("content")) is str and type(raw.get("role")) is str \
+            and raw["role"] in _PLAIN_ROLES:
         return {"role": raw["role"], "content": raw["content"]}
     if not isinstance(raw, dict):
         raise Skipped("bad_messages")
     role = raw.get("role")
     if role == "function" or raw.get("function_call"):
         raise Skipped("legacy_functions")
-    if role not in _ROLES:
+    if not isinstance(role, str) or role not in _ROLES:  # a list or object role is unhashable
         raise Skipped("bad_messages")
     message: dict[str, Any] = {"role": "system" if role == "developer" else role}
     content = _text_parts(raw.get("content"))
