@@ -26,6 +26,7 @@ from compare_tui.tui.screens.report import ReportScreen
 from compare_tui.tui.screens.review import ReviewScreen
 from compare_tui.tui.screens.run_picker import RunPair, RunPickerScreen
 from compare_tui.tui.screens.task_detail import TaskDetailScreen
+from compare_tui.tui.screens.triage import TriageScreen
 from compare_tui.tui.themes import THEMES_DIR, load_themes, resolve_theme_name, theme_from_file
 from compare_tui.tui.workspace import HealthProbe, Workspace
 
@@ -113,6 +114,9 @@ class CompareApp(App[None]):
     def open_review(self, ref: str) -> None:
         self.push_screen(ReviewScreen(ref))
 
+    def open_triage(self, judging: str = "latest", current: str | None = None) -> None:
+        self.push_screen(TriageScreen(self.workspace.store, judging, reviewer=self.workspace.reviewer, current=current))
+
     def open_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -138,6 +142,8 @@ class CompareApp(App[None]):
         yield SystemCommand("Latest report", "Open the report of the newest comparison", lambda: self.open_report("latest"))
         yield SystemCommand("Review latest", "Human review queue of the newest comparison",
                             lambda: self.open_review("latest"))
+        yield SystemCommand("Triage latest judging", "Where a judge disagrees with people, the scorers or itself",
+                            lambda: self.open_triage("latest"))
         yield SystemCommand("Help", "Every key binding", self.open_help)
         yield from super().get_system_commands(screen)
 
