@@ -156,9 +156,10 @@ async def test_tool_choice_none_ignored_fails():
                                                          'and --tool-call-parser to be set', "code": 400}), "vLLM"),
     (http_error(400, body={"error": {"message": "llama3 does not support tools", "type": "api_error"}}), "Ollama"),
     (http_error(400, body={"error": "registry.ollama.ai/library/gemma:2b does not support tools"}), "Ollama"),
+    (http_error(500, "Invalid tool_choice: required"), "llama.cpp (older build)"),
 ])
 async def test_known_refusals_are_unsupported_whatever_the_status(plan, server):
-    result, _ = await run_one("S01", plan)
+    result, _ = await run_one("S15", plan)  # tool_choice "required": every signature can apply
     assert result.outcome is ToolcallOutcome.UNSUPPORTED, result.reason
     assert "the server said" in result.reason
     assert not result.checks  # nothing about the model was measured

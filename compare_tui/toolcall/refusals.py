@@ -34,6 +34,9 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("llama.cpp", r"tools param requires --jinja flag", "llama-server without --jinja refuses tools"),
     _sig("llama.cpp", r"tool_choice param requires --jinja flag", "llama-server without --jinja refuses tool_choice"),
     _sig("llama.cpp", r"Cannot use tools with stream", "this llama-server build cannot stream tool calls"),
+    # Only for values OpenAI defines: an old build that does not know one of them is a
+    # limit of the server; any other value would be our own invalid request.
+    _sig("llama.cpp", r"Invalid tool_choice: (required|none|auto)\b", "this llama-server build does not accept that tool_choice"),
     _sig("vLLM", r'"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser',
          "vLLM without --enable-auto-tool-choice/--tool-call-parser refuses auto tool choice"),
     _sig("vLLM", r"`?tool_choice`? must either be a named tool", "this vLLM version refuses tool_choice required"),
