@@ -138,7 +138,10 @@ def _new(args: argparse.Namespace) -> int:
     for arm in figures.arms:
         print(f"  {arm.label}: {arm.observed} of {arm.desired} runs already held ({arm.cell}), "
               f"{len(arm.in_flight)} in flight, {arm.to_launch} to launch")
-    print(f"launch the missing runs with `compare-tui experiment run {args.name}`")
+    if figures.to_launch:
+        print(f"launch the missing runs with `compare-tui experiment run {args.name}`")
+    else:
+        print(f"nothing to launch: see the figures with `compare-tui experiment show {args.name}`")
     return 0
 
 
