@@ -51,17 +51,7 @@ def read_experiments(store: Store) -> list[ExperimentFigures | Unreadable]:
 class ExperimentsScreen(Screen):
     """The list of experiments (top) and the selected one's arms, flaky tasks and confounds."""
 
-    DEFAULT_CSS = """
-    ExperimentsScreen {
-        #experiments-table { height: auto; max-height: 12; }
-        #experiment-banner { height: auto; padding: 0 1; color: $warning; text-style: bold; border: heavy $warning; }
-        #experiment-title { height: auto; padding: 0 1; text-style: bold; }
-        #experiment-controls { height: auto; padding: 0 1; color: $text-muted; }
-        #arms-table { height: auto; margin: 1 0; }
-        #experiment-tasks { height: auto; padding: 0 1; }
-        #experiments-empty { padding: 1 2; color: $text-muted; }
-    }
-    """
+    CSS_PATH = "experiments.tcss"
     BINDINGS = [
         Binding("g", "refresh", "Refresh"),
         Binding("escape", "back", "Back"),
