@@ -129,6 +129,13 @@ def test_pins_exclude_key_material_and_are_json(tmp_path: Path) -> None:
     assert json.loads(json.dumps(pins)) == pins
 
 
+def test_an_entry_round_trips_through_its_own_dump(tmp_path: Path) -> None:
+    # key_env None (the local entry) used to crash the key-name check on re-validation.
+    for entry in load_catalogue(write(tmp_path, VALID)).models:
+        again = type(entry).model_validate(entry.model_dump())
+        assert again == entry
+
+
 def test_write_then_load_round_trips(tmp_path: Path) -> None:
     catalogue = load_catalogue(write(tmp_path, VALID))
     out = write_catalogue(catalogue, tmp_path / "nested" / "out.toml", header="Written by test\nline 2")

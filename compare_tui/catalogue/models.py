@@ -181,7 +181,9 @@ class ModelEntry(_Strict):
 
     @field_validator("key_env")
     @classmethod
-    def _key_env(cls, value: str) -> str:
+    def _key_env(cls, value: str | None) -> str | None:
+        if value is None:  # no key: the endpoint needs none (also what model_dump() writes back)
+            return None
         provider = provider_key_kind(value)
         if provider is not None:
             raise ValueError(
