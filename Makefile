@@ -9,6 +9,9 @@ SET ?= sample_sets/support-triage
 # llama.cpp's native build uses CPU features (AMX, AVX-512-FP16) that crash at model load on
 # these machines; a portable AVX2 build works. pip caches the built wheel, so this is paid once.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+# Its setup runs `cmake --build -j$(LLAMA_CPP_BUILD_JOBS)`: unset, that is an unbounded -j (dozens
+# of compilers at once, gigabytes of memory on a 2-core box); one job per core is as fast.
+export LLAMA_CPP_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: setup demo test bench clean
 
