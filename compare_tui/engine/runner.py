@@ -24,6 +24,7 @@ from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body
 from compare_tui.engine.retry import RetryPolicy, with_retries
 from compare_tui.engine.transport import make_transport, transport_name
+from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task
 from compare_tui.scoring import score
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
@@ -60,6 +61,7 @@ class RunExecutor:
         self.gpu_sampler = gpu_sampler
         self._rng = random.Random()
         self._counts: Counter[str] = Counter()
+        self._writer = AttemptWriter(store)
 
     async def execute(self) -> str:
         """Run to the end; return the final status. Cancelling marks the run `interrupted`."""
@@ -97,7 +99,10 @@ class RunExecutor:
                 status, error = "interrupted", f"{type(exc).__name__}: {exc}"
                 raise
             finally:
-                self._finish(status, error, sampler)
+                try:
+                    await self._writer.drain()  # attempts already handed over are committed first
+                finally:
+                    self._finish(status, error, sampler)
         return status
 
     async def _worker(self, client: httpx.AsyncClient, tasks: Any, recorded: dict[str, dict[int, str]]) -> None:
@@ -120,9 +125,11 @@ class RunExecutor:
         async def send() -> Exchange:
             return await stream_chat(client, entry.endpoint, body, headers=self.p.headers, timeout_s=self.p.settings.timeout_s)
 
+        requests: list[AuditRow] = []
+
         def audit(ex: Exchange) -> None:
             prompt, completion = ex.acc.tokens() if ex.acc else (None, None)
-            self.store.record_audit(
+            requests.append(
                 AuditRow(
                     at=now_iso(), run_id=run.id, task_id=task.id, attempt=number, endpoint=entry.endpoint,
                     model=entry.model, status=ex.status, bytes_in=ex.bytes_in, bytes_out=ex.bytes_out,
@@ -148,7 +155,7 @@ class RunExecutor:
             server_timings=acc.timings if acc else None, started_at=started, finished_at=now_iso(),
             retries=retries, finish_reason=acc.finish_reason if acc else None,
         )
-        self.store.record_attempt(record)
+        await self._writer.write(requests, record)  # with its requests' audit rows, in one transaction
         self._counts[record.outcome] += 1
         done = record.outcome in _FINAL or number >= self.p.settings.attempts
         self.observer.on_event(

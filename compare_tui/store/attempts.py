@@ -30,6 +30,24 @@ class AttemptAccessors(StoreBase):
         self._write(lambda conn: self._upsert(conn, batch))
         return len(batch)
 
+    def record_outcomes(self, outcomes: Sequence[tuple[Sequence[AuditRow], AttemptRecord]]) -> int:
+        """Write finished attempts, each with the audit rows of its requests, in one transaction
+        (the engine's group commit): an attempt and its requests land together or not at all,
+        so the audit ledger always matches the attempts. Returns how many attempts."""
+        audits = [rows.to_row(row, columns=rows.AUDIT_COLUMNS) for requests, _ in outcomes for row in requests]
+        batch = [rows.attempt_row(attempt) for _, attempt in outcomes]
+
+        def work(conn: sqlite3.Connection) -> None:
+            try:
+                conn.executemany(rows.INSERT_AUDIT, audits)
+            except sqlite3.IntegrityError:
+                run_ids = sorted({row["run_id"] for row in audits})
+                raise StoreError(f"cannot audit requests of run {', '.join(run_ids)}: no such run in {self.path}") from None
+            self._upsert(conn, batch)
+
+        self._write(work)
+        return len(batch)
+
     def _upsert(self, conn: sqlite3.Connection, batch: list[dict]) -> None:
         try:
             conn.executemany(rows.UPSERT_ATTEMPT, batch)
