@@ -202,7 +202,7 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
         includes_network=kind == "hosted",
     )
     tokens = _tokens(run_input.attempts, completed)
-    gpu = _gpu(run.gpu, kind)
+    gpu = gpu_memory(run.gpu, kind)
     cost = cost_figure(run.cost_basis or {}, run_input.attempts, completed,
                        run_duration_s(run.started_at, run.finished_at))
     return ModelFigures(
@@ -249,7 +249,8 @@ def _tokens(attempts: Sequence[AttemptFacts], completed: int) -> Tokens:
     return Tokens(prompt / completed, completion / completed, prompt, completion, len(attempts), without, note)
 
 
-def _gpu(gpu: Mapping | None, kind: str | None) -> GpuMemory:
+def gpu_memory(gpu: Mapping | None, kind: str | None) -> GpuMemory:
+    """The GPU memory figure of a run from what its sampler recorded (`RunRecord.gpu`)."""
     applicable = kind != "hosted"
     if not gpu:
         return GpuMemory(applicable, False, None, None, 0, None)
