@@ -282,7 +282,8 @@ async def test_palette_lists_the_actions_and_a_missing_report_is_an_error_not_a_
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             titles = {command.title for command in app.get_system_commands(app.screen)}
-            assert {"Home", "New run", "A/B diff", "Latest report", "Review latest", "Help"} <= titles
+            assert {"Home", "New run", "A/B diff", "Latest report", "Review latest", "Help", "Experiments",
+                    "Tool-call conformance", "Triage latest judging"} <= titles
             app.open_report("no-such-run")
             await settle(pilot)
             screen = pilot.app.screen
@@ -306,3 +307,23 @@ async def test_a_flagged_task_joins_the_review_queue(tmp_path):
             review = pilot.app.screen
             assert isinstance(review, ReviewScreen)
             assert [(i.task_id, i.reason) for i in review.queue][-1] == ("ticket-01", "flagged")
+
+
+async def test_home_opens_experiments_tool_calls_and_triage_by_key(tmp_path):
+    from compare_tui.tui.screens.experiments import ExperimentsScreen
+    from compare_tui.tui.screens.home import HomeScreen
+    from compare_tui.tui.screens.toolcall import ToolcallScreen
+    from compare_tui.tui.screens.triage import TriageScreen
+
+    store, sets = build_store(tmp_path)
+    with store:
+        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            for key, screen_type in (("e", ExperimentsScreen), ("t", ToolcallScreen), ("j", TriageScreen)):
+                await pilot.press(key)
+                await settle(pilot)
+                assert isinstance(pilot.app.screen, screen_type), (key, pilot.app.screen)
+                await pilot.press("escape")
+                await settle(pilot)
+                assert isinstance(pilot.app.screen, HomeScreen), key

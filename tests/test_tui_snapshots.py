@@ -157,3 +157,50 @@ def test_review(make_app, snap_compare):
 
 def test_help(make_app, snap_compare):
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys("question_mark"))
+
+
+def _toolcall_runs(store) -> None:
+    """Two tool-call runs with fixed ids and dates: llama.cpp with Jinja, and without it."""
+    from compare_tui.toolcall import ToolcallStore
+    from compare_tui.toolcall.results import (
+        CallRecord, CheckFailure, CheckResult, ScenarioResult, ToolcallOutcome, ToolcallRun,
+    )
+
+    ok = CheckResult("calls_match", "the expected calls, names and argument values (any order)", True)
+    missing = CheckResult("calls_match", "the expected calls, names and argument values (any order)", False,
+                          failures=(CheckFailure("/tool_calls/0/function/arguments/unit", "equals",
+                                                 "the argument is missing"),))
+    call = (CallRecord("get_weather", "call_1"),)
+    results = {
+        "jinja": [
+            ScenarioResult("S01", "simple.basic", "simple", "One tool, one obvious call", ToolcallOutcome.PASS,
+                           "every check passed", (ok,), calls=call, status=200, duration_ms=412.0),
+            ScenarioResult("S02", "simple.enum", "simple", "An enum value spelled exactly as declared",
+                           ToolcallOutcome.FAIL, "failed: calls_match", (missing,), calls=call, status=200,
+                           duration_ms=388.0),
+            ScenarioResult("S03", "simple.types", "simple", "Integer, number and boolean arguments",
+                           ToolcallOutcome.ERROR, "timed out after 60 s", status=None),
+        ],
+        "no-jinja": [
+            ScenarioResult("S01", "simple.basic", "simple", "One tool, one obvious call", ToolcallOutcome.UNSUPPORTED,
+                           "llama-server without --jinja refuses tools", status=500, duration_ms=3.0),
+        ],
+    }
+    tool_runs = ToolcallStore(store)
+    for n, (stack, found) in enumerate(results.items()):
+        run = ToolcallRun(id=f"tc{n}{'0' * 14}", created_at=f"2026-12-01T10:0{n}:00Z", model_name="smollm2-135m",
+                          model_id="smollm2", endpoint=f"http://127.0.0.1:808{n + 1}/v1", suite_name="official",
+                          suite_version="1.0.0", suite_digest="sha256:" + "1" * 64,
+                          server_notes=(f"llama.cpp build b7000 ({stack})",))
+        tool_runs.begin(run)
+        for position, result in enumerate(found):
+            tool_runs.add_result(run, position, result)
+        tool_runs.finish(run, "finished")
+
+
+def test_toolcall_table(make_app, snap_compare):
+    def open_table(app) -> None:
+        _toolcall_runs(app.workspace.store)
+        app.open_toolcall()
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=opened(open_table, "right"))

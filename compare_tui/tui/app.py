@@ -18,6 +18,7 @@ from compare_tui.store import Store, StoreError
 from compare_tui.tui.engine_bridge import NewRunPlan, ResumePlan
 from compare_tui.tui.health import probe_endpoint
 from compare_tui.tui.screens.diff import DiffScreen
+from compare_tui.tui.screens.experiments import ExperimentsScreen
 from compare_tui.tui.screens.help import HelpScreen
 from compare_tui.tui.screens.home import HomeScreen
 from compare_tui.tui.screens.live import LiveScreen
@@ -26,6 +27,7 @@ from compare_tui.tui.screens.report import ReportScreen
 from compare_tui.tui.screens.review import ReviewScreen
 from compare_tui.tui.screens.run_picker import RunPair, RunPickerScreen
 from compare_tui.tui.screens.task_detail import TaskDetailScreen
+from compare_tui.tui.screens.toolcall import ToolcallScreen
 from compare_tui.tui.screens.triage import TriageScreen
 from compare_tui.tui.themes import THEMES_DIR, load_themes, resolve_theme_name, theme_from_file
 from compare_tui.tui.workspace import HealthProbe, Workspace
@@ -117,6 +119,12 @@ class CompareApp(App[None]):
     def open_triage(self, judging: str = "latest", current: str | None = None) -> None:
         self.push_screen(TriageScreen(self.workspace.store, judging, reviewer=self.workspace.reviewer, current=current))
 
+    def open_experiments(self) -> None:
+        self.push_screen(ExperimentsScreen(self.workspace.store))
+
+    def open_toolcall(self) -> None:
+        self.push_screen(ToolcallScreen(self.workspace.store))
+
     def open_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -144,6 +152,8 @@ class CompareApp(App[None]):
                             lambda: self.open_review("latest"))
         yield SystemCommand("Triage latest judging", "Where a judge disagrees with people, the scorers or itself",
                             lambda: self.open_triage("latest"))
+        yield SystemCommand("Experiments", "Arms × N runs: intervals, flaky tasks, confounds", self.open_experiments)
+        yield SystemCommand("Tool-call conformance", "Scenario table: tool-call runs side by side", self.open_toolcall)
         yield SystemCommand("Help", "Every key binding", self.open_help)
         yield from super().get_system_commands(screen)
 

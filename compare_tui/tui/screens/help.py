@@ -17,6 +17,7 @@ def _sections() -> list[tuple[str, list[Binding]]]:
     # Imported here: the help screen reads the other screens; they never import it.
     from compare_tui.tui.app import CompareApp
     from compare_tui.tui.screens.diff import DiffScreen
+    from compare_tui.tui.screens.experiments import ExperimentsScreen
     from compare_tui.tui.screens.home import HomeScreen
     from compare_tui.tui.screens.live import LiveScreen
     from compare_tui.tui.screens.new_run import NewRunScreen
@@ -24,6 +25,8 @@ def _sections() -> list[tuple[str, list[Binding]]]:
     from compare_tui.tui.screens.review import ReviewScreen
     from compare_tui.tui.screens.run_picker import RunPickerScreen
     from compare_tui.tui.screens.task_detail import TaskDetailScreen
+    from compare_tui.tui.screens.toolcall import ToolcallScreen
+    from compare_tui.tui.screens.triage import TriageScreen
     from compare_tui.tui.widgets.task_grid import TaskGrid
 
     sections = [
@@ -38,6 +41,9 @@ def _sections() -> list[tuple[str, list[Binding]]]:
         ("A/B diff", DiffScreen.BINDINGS),
         ("Pick runs for a diff", RunPickerScreen.BINDINGS),
         ("Human review", ReviewScreen.BINDINGS),
+        ("Judge triage", TriageScreen.BINDINGS),
+        ("Experiments", ExperimentsScreen.BINDINGS),
+        ("Tool-call table", ToolcallScreen.BINDINGS),
     ]
     return [(title, [b if isinstance(b, Binding) else Binding(*b) for b in bindings]) for title, bindings in sections]
 

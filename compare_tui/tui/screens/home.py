@@ -38,6 +38,9 @@ class HomeScreen(CompareScreen):
         Binding("d", "diff", "A/B diff"),
         Binding("v", "review", "Review"),
         Binding("R", "resume", "Resume"),
+        Binding("e", "experiments", "Experiments", show=False),
+        Binding("t", "toolcall", "Tool-call table", show=False),
+        Binding("j", "triage", "Judge triage", show=False),
         Binding("slash", "filter", "Filter runs", show=False),
         Binding("s", "sort", "Sort runs", show=False),
         Binding("g", "refresh", "Refresh", show=False),
@@ -259,6 +262,15 @@ class HomeScreen(CompareScreen):
                 self.notify("No run selected.", severity="warning")
             else:
                 self.nav.open_report(row.run.comparison_id or row.run.id)
+
+    def action_experiments(self) -> None:
+        self.nav.open_experiments()
+
+    def action_toolcall(self) -> None:
+        self.nav.open_toolcall()
+
+    def action_triage(self) -> None:
+        self.nav.open_triage("latest")
 
     def action_diff(self) -> None:
         row = self._selected_run() if self._active_tab() == "runs" else None
