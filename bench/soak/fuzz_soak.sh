@@ -2,7 +2,7 @@
 # Fuzz soak (issue 12): every fuzz test at COMPARE_TUI_FUZZ_EXAMPLES examples (default 10,000),
 # one pytest process per test so each one's figures stand alone; a line per test is appended
 # to $OUT (default bench/results/soak_fuzz.log) as it finishes.
-#   bench/soak/fuzz_soak.sh [EXAMPLES]
+#   bench/soak/fuzz_soak.sh [EXAMPLES [TEST ...]]   (no TEST: every fuzz test below)
 set -u
 cd "$(dirname "$0")/../.."
 EXAMPLES="${1:-10000}"
@@ -16,6 +16,8 @@ TESTS=(
   "tests/test_fuzz_parsers.py::test_a_whole_log_file_samples_or_fails_clearly"
   "tests/test_goldset_fuzz.py"
 )
+shift || true
+if [ "$#" -gt 0 ]; then TESTS=("$@"); fi
 for t in "${TESTS[@]}"; do
   start=$(date +%s)
   result=$(COMPARE_TUI_FUZZ_EXAMPLES="$EXAMPLES" PYTHONPATH=. .venv/bin/pytest -q -p no:cacheprovider \
