@@ -64,6 +64,14 @@ async def test_a_failed_commit_reaches_every_worker_of_its_batch_and_writes_noth
     assert [a.task_id for a in store.attempts_for_run("run-aaaa")] == ["b"]
 
 
+async def test_inline_writes_each_attempt_at_once(store):
+    writer = AttemptWriter(store, inline=True)
+    await asyncio.gather(*(writer.write([audit(f"t{i}")], attempt("run-aaaa", f"t{i}")) for i in range(5)))
+    assert writer.batches == 5 and len(store.audit_for_run("run-aaaa")) == 5
+    with pytest.raises(StoreError, match="no such run"):
+        await writer.write([], attempt("run-nope", "x"))
+
+
 async def test_a_cancelled_waiter_still_has_its_attempt_committed(store):
     writer = AttemptWriter(store)
     waiter = asyncio.create_task(writer.write([audit("c")], attempt("run-aaaa", "c")))

@@ -61,7 +61,7 @@ class RunExecutor:
         self.gpu_sampler = gpu_sampler
         self._rng = random.Random()
         self._counts: Counter[str] = Counter()
-        self._writer = AttemptWriter(store)
+        self._writer = AttemptWriter(store, inline=prepared.settings.concurrency == 1)
 
     async def execute(self) -> str:
         """Run to the end; return the final status. Cancelling marks the run `interrupted`."""
