@@ -1,10 +1,11 @@
 """Load soak (issue 12): a run of N tasks (default 50,000) at concurrency 128 against the
 zero-delay fake server running as a separate process, driven through the TUI's Live screen
-(headless Textual app, the engine in its worker thread) exactly as a user starts one.
+(headless Textual app; the engine in its child process, as `compare-tui` runs it) exactly as
+a user starts one.
 
 Measured side by side, nothing asserted:
-- resident memory of this process (TUI + engine + store writes), sampled every second from
-  /proc/self/status, plus VmHWM (the kernel's peak) -> is memory flat?
+- resident memory of this process (the TUI) and of the engine process (engine + store writes),
+  sampled every second from /proc/PID/status, plus VmHWM (the kernel's peak) -> is memory flat?
 - the UI event loop's lag: a 20 ms heartbeat timer on the app, as in bench/bench_tui.py;
 - afterwards, from the store: every task recorded once.
 
@@ -49,7 +50,10 @@ class RssSampler(threading.Thread):
     def __init__(self, server_pid: int, every_s: float = 1.0) -> None:
         super().__init__(daemon=True)
         self.server_pid, self.every_s = server_pid, every_s
-        self.samples: list[tuple[float, int, int]] = []  # (t, own RSS KiB, server RSS KiB)
+        self.samples: list[tuple[float, int, int, int]] = []  # (t, TUI RSS, server RSS, engine RSS) KiB
+        self.engine_pid: int | None = None
+        """The TUI's engine process (a child of this one), once it is known."""
+        self.engine_hwm = 0
         self.stop = threading.Event()
         self.t0 = time.perf_counter()
 
@@ -60,7 +64,14 @@ class RssSampler(threading.Thread):
                 server = rss_kib(str(self.server_pid))[0]
             except OSError:
                 server = 0
-            self.samples.append((time.perf_counter() - self.t0, rss_kib()[0], server))
+            engine = 0
+            if self.engine_pid is not None:
+                try:
+                    engine, hwm = rss_kib(str(self.engine_pid))
+                    self.engine_hwm = max(self.engine_hwm, hwm)
+                except OSError:  # it has exited
+                    pass
+            self.samples.append((time.perf_counter() - self.t0, rss_kib()[0], server, engine))
 
 
 async def _until(condition, timeout_s: float) -> None:
@@ -71,13 +82,14 @@ async def _until(condition, timeout_s: float) -> None:
         await asyncio.sleep(0.05)
 
 
-async def soak(tasks: int, concurrency: int) -> dict:
+async def soak(tasks: int, concurrency: int, freeze_gc: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as folder, ServerProcess("zero-delay") as server:
         root = Path(folder)
         write_set(root / "sets" / "many", {t: "The quick brown fox." for t in task_ids(tasks)}, max_tokens=8)
         with Store.open(root / "runs.sqlite") as store:
             app = create_app(store=store, catalogue_path=write_catalogue(root / "models.toml", server.url),
                              sets_dir=root / "sets", reviewer="soak", probe=lambda endpoint: "healthy")
+            app.freeze_gc_after_start = freeze_gc  # as `compare-tui` (run_app) does
             lags: list[float] = []
             worst, started_at = [0.0, 0.0], [time.perf_counter()]  # the longest stall and when (s into the run)
             sampler = RssSampler(server.pid)
@@ -98,6 +110,7 @@ async def soak(tasks: int, concurrency: int) -> dict:
                 lags.clear()
                 worst[:] = [0.0, 0.0]
                 rss_start = rss_kib()[0]
+                sampler.engine_pid = getattr(screen.session, "pid", None)
                 sampler.start()
                 expected[0] = started = started_at[0] = time.perf_counter()
                 await _until(lambda: bool(screen.statuses), timeout_s=7200)
@@ -120,7 +133,11 @@ async def soak(tasks: int, concurrency: int) -> dict:
         "rss_first_tenth_mib": statistics.mean(own[:tenth]) / 1024,
         "rss_last_tenth_mib": statistics.mean(own[-tenth:]) / 1024,
         "server_rss_peak_mib": max(s[2] for s in sampler.samples) / 1024,
-        "rss_series": [(round(t), round(r / 1024, 1)) for t, r, _ in sampler.samples[:: max(1, len(own) // 20)]],
+        "engine_rss_first_tenth_mib": statistics.mean(s[3] for s in sampler.samples[:tenth]) / 1024,
+        "engine_rss_last_tenth_mib": statistics.mean(s[3] for s in sampler.samples[-tenth:]) / 1024,
+        "engine_rss_peak_mib": max(s[3] for s in sampler.samples) / 1024, "engine_vmhwm_mib": sampler.engine_hwm / 1024,
+        "engine_series": [(round(t), round(e / 1024, 1)) for t, _, _, e in sampler.samples[:: max(1, len(own) // 20)]],
+        "rss_series": [(round(t), round(r / 1024, 1)) for t, r, _, _ in sampler.samples[:: max(1, len(own) // 20)]],
         "lag_p50_ms": pct(0.5), "lag_p99_ms": pct(0.99), "lag_max_ms": 1000 * running[-1], "beats": len(running),
         "lag_max_at_s": worst[1],
     }
@@ -128,7 +145,8 @@ async def soak(tasks: int, concurrency: int) -> dict:
 
 def render(r: dict, argv: list[str]) -> str:
     series = ", ".join(f"{t}s {m}" for t, m in r["rss_series"])
-    return f"""## Load: {r['tasks']:,} tasks at concurrency {r['concurrency']} (TUI Live screen, zero-delay server in its own process)
+    engine_series = ", ".join(f"{t}s {m}" for t, m in r["engine_series"])
+    return f"""## Load: {r['tasks']:,} tasks at concurrency {r['concurrency']} (TUI Live screen, engine in its child process, zero-delay server in its own process)
 
 Command: `PYTHONPATH=. .venv/bin/python bench/soak/load_soak.py {' '.join(argv)}`
 
@@ -137,15 +155,19 @@ Command: `PYTHONPATH=. .venv/bin/python bench/soak/load_soak.py {' '.join(argv)}
 | run status | {r['status']} |
 | attempts recorded / distinct tasks / passed | {r['attempts']:,} / {r['distinct_tasks']:,} / {r['passed']:,} |
 | wall time of the run | {r['seconds']:.0f} s ({r['attempts'] / r['seconds']:.0f} attempts/s) |
-| RSS when the first request went out | {r['rss_start_mib']:.0f} MiB |
-| RSS mean, first tenth of the run | {r['rss_first_tenth_mib']:.0f} MiB |
-| RSS mean, last tenth of the run | {r['rss_last_tenth_mib']:.0f} MiB |
-| RSS peak (1 s samples) | {r['rss_peak_sampled_mib']:.0f} MiB |
+| TUI process RSS when the first request went out | {r['rss_start_mib']:.0f} MiB |
+| TUI process RSS mean, first tenth of the run | {r['rss_first_tenth_mib']:.0f} MiB |
+| TUI process RSS mean, last tenth of the run | {r['rss_last_tenth_mib']:.0f} MiB |
+| TUI process RSS peak (1 s samples) | {r['rss_peak_sampled_mib']:.0f} MiB |
 | VmHWM (kernel peak RSS, whole process life) | {r['vmhwm_mib']:.0f} MiB |
+| engine process RSS mean, first / last tenth of the run | {r['engine_rss_first_tenth_mib']:.0f} / {r['engine_rss_last_tenth_mib']:.0f} MiB |
+| engine process RSS peak (1 s samples) / VmHWM (last read) | {r['engine_rss_peak_mib']:.0f} / {r['engine_vmhwm_mib']:.0f} MiB |
 | fake server RSS peak (its own process) | {r['server_rss_peak_mib']:.0f} MiB |
 | UI event-loop lag p50 / p99 / max (20 ms heartbeat, {r['beats']:,} beats) | {r['lag_p50_ms']:.1f} / {r['lag_p99_ms']:.1f} / {r['lag_max_ms']:.1f} ms (max at {r['lag_max_at_s']:.0f} s) |
 
-RSS over the run (s → MiB): {series}
+TUI process RSS over the run (s → MiB): {series}
+
+Engine process RSS over the run (s → MiB): {engine_series}
 """
 
 
@@ -154,8 +176,10 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=50_000)
     parser.add_argument("--concurrency", type=int, default=128)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--no-freeze-gc", action="store_true",
+                        help="leave the start-up objects to the cyclic GC (the app freezes them; see app._freeze_gc)")
     args = parser.parse_args()
-    result = asyncio.run(soak(args.tasks, args.concurrency))
+    result = asyncio.run(soak(args.tasks, args.concurrency, freeze_gc=not args.no_freeze_gc))
     text = render(result, sys.argv[1:])
     print(text)
     if args.out:

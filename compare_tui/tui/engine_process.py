@@ -1,0 +1,214 @@
+"""The TUI's engine in a child process: `ProcessEngineSession` is `EngineSession` with the
+same interface (`run()` in a worker thread, `cancel()` from any thread), but the session runs
+in a spawned process and only its reports cross back over a pipe.
+
+Why a process: the engine is CPU-bound Python at a high attempt rate, and as a thread it shares
+the GIL with the UI. Measured with 5,000 tasks at concurrency 128 against the zero-delay server
+(bench/soak/load_soak.py): the UI's event-loop lag p99 was 55 ms with the engine as a thread
+even when the screen repainted nothing at all, and 3.2 ms with the engine in another process.
+
+The child runs the very same `EngineSession` over its own connection to the store (SQLite in
+WAL mode takes writers from several processes); its tally calls and milestone messages are
+relayed: the parent applies each tally call to the screen's `LiveTally` and rebuilds each
+message before posting it, so the Live screen cannot tell the two apart. The child ignores
+SIGINT (keys belong to the TUI) and cancels its session when asked, or when the pipe closes
+because the TUI went away, so its run is marked `interrupted` (resumable) either way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from textual.message import Message
+
+from compare_tui.tui import messages
+from compare_tui.tui.engine_bridge import EngineSession, NewRunPlan, ResumePlan
+from compare_tui.tui.live_tally import LiveTally
+from compare_tui.tui.workspace import Workspace
+
+CANCEL = "cancel"
+_TALLY_CALLS = frozenset({"on_event", "seed", "set_gpu"})
+"""The `LiveTally` methods `EngineSession` calls (and so the only ones relayed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    """What the child needs to rebuild the session: paths, not open objects."""
+
+    store_path: str
+    catalogue_path: str
+    sets_dir: str
+    reviewer: str
+    plan: NewRunPlan | ResumePlan
+
+
+class ProcessEngineSession:
+    """One session of runs in a child process. `run()` blocks (call it from a worker thread)."""
+
+    def __init__(self, workspace: Workspace, plan: NewRunPlan | ResumePlan, tally: LiveTally,
+                 post: Callable[[Message], None]) -> None:
+        self.workspace, self.plan, self.tally, self.post = workspace, plan, tally, post
+        self.comparison_id: str | None = None
+        self.pid: int | None = None
+        """The engine process while it runs."""
+        self._conn: Connection | None = None
+        self._cancelled = False
+        self._guard = threading.Lock()
+
+    def cancel(self) -> None:
+        """Stop after the attempts in flight; the current run becomes `interrupted`."""
+        with self._guard:
+            self._cancelled = True
+            if self._conn is not None:
+                try:
+                    self._conn.send(CANCEL)
+                except OSError:  # the child has already gone
+                    pass
+
+    def run(self) -> tuple[str, ...]:
+        spec = _Spec(str(self.workspace.store.path), str(self.workspace.catalogue_path), str(self.workspace.sets_dir),
+                     self.workspace.reviewer, self.plan)
+        # A plain subprocess, not multiprocessing: under Textual sys.stderr has no real file
+        # descriptor, which multiprocessing's spawn needs. Its stderr goes to a temporary file
+        # whose tail is shown if the child dies.
+        log = tempfile.TemporaryFile()
+        ours_sock, theirs_sock = socket.socketpair()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "compare_tui.tui.engine_process", str(theirs_sock.fileno())],
+            pass_fds=[theirs_sock.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            env=_child_env(), close_fds=True,
+        )
+        theirs_sock.close()
+        self.pid = child.pid
+        ours = Connection(ours_sock.detach())
+        ours.send(spec)
+        with self._guard:
+            self._conn = ours
+            if self._cancelled:
+                ours.send(CANCEL)
+        run_ids: tuple[str, ...] = ()
+        ended = False
+        try:
+            while True:
+                try:
+                    item = ours.recv()
+                except EOFError:
+                    code = _wait(child, 10)
+                    if not ended:
+                        self.post(messages.SessionEnded(("interrupted",) * len(run_ids), self._cancelled))
+                    raise RuntimeError(f"the engine process ended unexpectedly (exit code {code}); every finished "
+                                       f"attempt is stored, and r resumes.{_tail(log)}") from None
+                kind = item[0]
+                if kind == "tally" and item[1] in _TALLY_CALLS:
+                    getattr(self.tally, item[1])(*item[2])
+                elif kind == "post":
+                    message = getattr(messages, item[1])(**item[2])
+                    if isinstance(message, messages.RunsPrepared):
+                        self.comparison_id, run_ids = message.comparison_id, message.run_ids
+                    ended = ended or isinstance(message, messages.SessionEnded)
+                    self.post(message)
+                elif kind == "done":
+                    _, statuses, error = item
+                    if error is not None:
+                        raise RuntimeError(error)
+                    return tuple(statuses)
+        finally:
+            with self._guard:
+                self._conn = None
+            ours.close()
+            if _wait(child, 30) is None:  # it did not stop on its own: nothing more to save than what is stored
+                child.kill()
+                _wait(child, 5)
+            log.close()
+
+
+def _wait(child: subprocess.Popen, timeout_s: float) -> int | None:
+    try:
+        return child.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _tail(log: Any, chars: int = 600) -> str:
+    log.seek(0, os.SEEK_END)
+    log.seek(max(0, log.tell() - chars))
+    text = log.read().decode("utf-8", "replace").strip()
+    return f" Its last words: {text}" if text else ""
+
+
+def _child_env() -> dict[str, str]:
+    """This environment, with the folder compare_tui is imported from first on the path (so the
+    child runs the same code, installed or from a checkout)."""
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _fields(message: Message) -> dict[str, Any]:
+    return {f.name: getattr(message, f.name) for f in dataclasses.fields(message)}  # type: ignore[arg-type]
+
+
+def _no_probe(endpoint: str) -> str:
+    return "not probed"
+
+
+def _child_main(conn: Connection) -> None:
+    """The child process: the same `EngineSession`, its reports sent over `conn` (whose first
+    message is the `_Spec`)."""
+    from compare_tui.store import Store
+
+    spec: _Spec = conn.recv()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ctrl+c is a key of the TUI, not a signal for the engine
+    sending = threading.Lock()
+
+    def send(item: tuple) -> None:
+        with sending:
+            try:
+                conn.send(item)
+            except OSError:  # the TUI is gone; the watcher below cancels the session
+                pass
+
+    class Relay:
+        def __getattr__(self, name: str) -> Callable[..., None]:
+            if name not in _TALLY_CALLS:
+                raise AttributeError(name)
+            return lambda *args: send(("tally", name, args))
+
+    with Store.open(spec.store_path) as store:
+        workspace = Workspace(store=store, catalogue_path=Path(spec.catalogue_path), sets_dir=Path(spec.sets_dir),
+                              reviewer=spec.reviewer, probe=_no_probe)
+        session = EngineSession(workspace, spec.plan, Relay(),  # type: ignore[arg-type]
+                                lambda message: send(("post", type(message).__name__, _fields(message))))
+
+        def watch() -> None:
+            try:
+                while conn.recv() != CANCEL:
+                    pass
+            except (EOFError, OSError):
+                pass  # the TUI went away: stop too
+            session.cancel()
+
+        threading.Thread(target=watch, name="compare-tui engine: parent watcher", daemon=True).start()
+        try:
+            statuses = session.run()
+        except Exception as exc:  # noqa: BLE001 - reported to the TUI, which shows it
+            send(("done", None, f"{type(exc).__name__}: {exc}"))
+        else:
+            send(("done", statuses, None))
+
+
+if __name__ == "__main__":
+    _child_main(Connection(int(sys.argv[1])))
