@@ -273,3 +273,25 @@ def test_themes_load_and_unknown_names_fall_back(tmp_path):
     assert name == "compare-dark" and "unknown theme" in problem
     (tmp_path / "bad.toml").write_text('name = "x"\nprimary = "#000"\ncolour = "red"\n')
     assert "unknown field" in load_themes(tmp_path).problems[0]
+
+
+def test_a_panel_line_repaints_in_place_only_when_it_wraps_the_same():
+    from hypothesis import given
+    from hypothesis import strategies as st
+    from rich.cells import cell_len
+
+    from compare_tui.tui.widgets.model_progress import same_shape
+
+    assert same_shape("✓ pass 9   ✗ fail 10", "✓ pass 8   ✗ fail 11")
+    assert not same_shape("✓ pass 9   ✗ fail 10", "✓ pass 10   ✗ fail 10")  # longer: may wrap
+    assert not same_shape("a b", "ab ")  # a space moved: words wrap differently
+    assert not same_shape("x\ny", "x y")  # a line break is not a space
+    assert not same_shape("ab", "a界")  # a wide character takes two cells
+
+    @given(st.text(max_size=40), st.text(max_size=40))
+    def same_shape_means_same_cells_and_breaks(old, new):
+        if same_shape(old, new):
+            assert cell_len(old.replace("\n", "")) == cell_len(new.replace("\n", ""))
+            assert [i for i, c in enumerate(old) if c in " \n"] == [i for i, c in enumerate(new) if c in " \n"]
+
+    same_shape_means_same_cells_and_breaks()

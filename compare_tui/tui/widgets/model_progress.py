@@ -77,11 +77,21 @@ class ModelProgress(Vertical):
 
 
 def same_shape(old: str, new: str) -> bool:
-    """True when `new` wraps exactly like `old` at any width: same length, its spaces and line
-    breaks in the same places, and only characters one cell wide (ASCII or the status marks)."""
+    """True when `new` wraps exactly like `old` at any width: same length, spaces and line
+    breaks in the same places, and every other character one cell wide in both."""
     if len(old) != len(new):
         return False
-    return all((a in " \n") == (b in " \n") and (b.isascii() or b in _NARROW) for a, b in zip(old, new))
+    for a, b in zip(old, new):
+        if a in " \n" or b in " \n":
+            if a != b:
+                return False
+        elif not (_one_cell(a) and _one_cell(b)):
+            return False
+    return True
+
+
+def _one_cell(char: str) -> bool:
+    return char in _NARROW or (char.isascii() and char.isprintable())
 
 
 _NARROW = frozenset("".join(MARKS.values()) + DASH + "·—…")
