@@ -13,11 +13,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ORDER = ["engine_overhead", "ttft_accuracy", "hashing", "sandbox", "store", "report", "tui", "sampling",
          "peers", "soak"]
+EMBEDDED = {"soak_chaos", "soak_load"}
+"""Raw outputs of the soak scripts that soak.md quotes with its reading of them."""
 
 
 def main() -> None:
     results = HERE / "results"
-    files = {p.stem: p for p in results.glob("*.md")}
+    files = {p.stem: p for p in results.glob("*.md") if p.stem not in EMBEDDED}
     names = [n for n in ORDER if n in files] + sorted(n for n in files if n not in ORDER)
     parts = [
         "# Benchmark results",
