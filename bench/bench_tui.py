@@ -232,7 +232,7 @@ def render(tasks: int, repeat: int, screens: dict[str, list[tuple[float, float]]
         "## Responsiveness during a run",
         "",
         f"{live['attempts']:,} attempts against the zero-delay fake server at concurrency 8: "
-        f"{live['rate']:.0f} completed attempts/s over {live['seconds']:.1f} s, the engine in one worker thread "
+        f"{live['rate']:.0f} completed attempts/s over {live['seconds']:.1f} s, the engine in its child process (as `compare-tui` runs it) "
         "and the Live screen repainting from its tally every 0.25 s. "
         + ("The collector is frozen after start-up, as `run_app` does." if FREEZE_GC else
            "The collector is NOT frozen (--no-freeze)."),
