@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import compare_tui.local.cluster as cluster_module
 from compare_tui import local
 from compare_tui.local import LocalError, state
 
@@ -234,6 +235,7 @@ def test_a_picked_port_taken_before_the_server_binds_it_is_replaced(isolated_sta
         real_free_port = server.free_port
         handed_out = iter([stolen])
         monkeypatch.setattr(server, "free_port", lambda: next(handed_out, None) or real_free_port())
+        monkeypatch.setattr(cluster_module, "PREFERRED_FIRST_PORT", stolen)  # taken too: a free port is picked
         cluster = local.up(["smollm2-135m"], parallel=1, ctx=1024)
     info = cluster.server("smollm2-135m")
     assert info.port != stolen and local.status()[0].health == "ok"
@@ -241,6 +243,20 @@ def test_a_picked_port_taken_before_the_server_binds_it_is_replaced(isolated_sta
 
 
 @integration
+def test_each_bundled_model_prefers_its_own_port_so_endpoints_survive_a_restart(monkeypatch):
+    from compare_tui.local import server
+
+    base = cluster_module.PREFERRED_FIRST_PORT
+    busy: set[int] = set()
+    monkeypatch.setattr(server, "port_is_free", lambda port: port not in busy)
+    monkeypatch.setattr(server, "free_port", lambda: 40000 + len(busy))
+    assert cluster_module._preferred_ports(["smollm2-135m", "gemma3-270m"], set()) == [base, base + 1]
+    assert cluster_module._preferred_ports(["gemma3-270m"], set()) == [base + 1]  # its own, alone too
+    busy.add(base)  # another program holds smollm2's port: a free one instead
+    assert cluster_module._preferred_ports(["smollm2-135m", "gemma3-270m"], set()) == [40001, base + 1]
+    assert cluster_module._preferred_ports(["gemma3-270m"], {base + 1}) == [40001]  # ours, already running
+
+
 def test_server_exiting_during_start_shows_its_log_tail(tmp_path):
     from compare_tui.local import server
 

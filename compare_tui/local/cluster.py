@@ -99,6 +99,24 @@ def _check_settings(parallel: int, ctx: int, usd_per_hour: float) -> None:
         raise LocalError(f"--usd-per-hour must be above zero (got {usd_per_hour})", "use e.g. 0.10")
 
 
+PREFERRED_FIRST_PORT = 18181
+"""Without --port, bundled model number i (in `BUNDLED` order) takes this port + i when it is
+free: the same endpoint after every `local up`, so the model's configuration (and with it an
+experiment's cell) stays the same across restarts. A taken port falls back to a free one."""
+
+
+def _preferred_ports(names: list[str], taken: set[int]) -> list[int]:
+    order = list(BUNDLED)
+    ports: list[int] = []
+    for name in names:
+        preferred = PREFERRED_FIRST_PORT + order.index(name)
+        if preferred not in taken and preferred not in ports and server.port_is_free(preferred):
+            ports.append(preferred)
+        else:
+            ports += _pick_ports(1, None, taken | set(ports))
+    return ports
+
+
 def _pick_ports(count: int, first: int | None, taken: set[int]) -> list[int]:
     if first is not None:
         ports = [first + i for i in range(count)]
@@ -196,7 +214,9 @@ def up(
         reused = [mf.model.name for mf in files if any(
             r.name == mf.model.name and _reusable(r, mf, ctx, parallel, jinja) for r in records)]
         to_start = [mf for mf in files if mf.model.name not in reused]
-        ports = _pick_ports(len(to_start), port, {r.port for r in records})
+        in_use = {r.port for r in records}
+        ports = (_pick_ports(len(to_start), port, in_use) if port is not None
+                 else _preferred_ports([mf.model.name for mf in to_start], in_use))
         starting = {mf.model.name for mf in to_start}
         try:
             launched = []

@@ -17,7 +17,7 @@ from compare_tui.local.errors import LocalError
 
 _EXAMPLES = """\
 examples:
-  compare-tui local up                         # both bundled models, free ports, 4 slots each
+  compare-tui local up                         # both bundled models, ports 18181/18182, 4 slots each
   compare-tui local up --model smollm2-135m    # only one of them
   compare-tui local up --parallel 2 --ctx 8192 --usd-per-hour 0.25
   compare-tui local status
@@ -52,7 +52,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     up.add_argument("--catalogue", metavar="PATH",
                     help="where to write models.toml (default: <state dir>/local/models.toml)")
     up.add_argument("--port", type=int, help="first port to use; the next models take the next "
-                    "ports (default: free ports)")
+                    "ports (default: each model its own port, 18181 + its place in the bundled list, "
+                    "when free, so its endpoint is the same after a restart; else a free port)")
     up.add_argument("--no-jinja", action="store_true",
                     help="start without the Jinja chat template engine (requests with tools fail)")
 
