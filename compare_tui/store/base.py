@@ -85,6 +85,17 @@ class StoreBase:
         with self._lock:
             return with_retry(self._database().conn, self._path, work)
 
+    # For modules that keep tables of their own in this file (tool-call runs): the store's
+    # lock, transaction and busy retry, and its translation of SQLite errors.
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+        """Rows of a SELECT as dicts, fully fetched."""
+        return self._read(sql, params)
+
+    def write_transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work` as one short write transaction (retried while another writer holds the lock)."""
+        return self._write(work)
+
     def _resolve(self, table: str, id_or_prefix: str, noun: str) -> dict[str, Any]:
         """The one row of `table` whose id is, or starts with, `id_or_prefix`."""
         if not id_or_prefix:

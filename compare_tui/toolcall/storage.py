@@ -1,7 +1,7 @@
 """Tool-call runs in the run store, in tables of their own.
 
 The tables are created with `CREATE TABLE IF NOT EXISTS` on first use, through the store's
-own connection, lock and write-retry (so WAL mode, busy handling and the refusal of foreign
+own connection, lock and write-retry (`Store.write_transaction` / `Store.query`) (so WAL mode, busy handling and the refusal of foreign
 files all still apply) without adding to the store's golden-set migrations. A user's own
 runs (`toolcall_runs`) and runs marked `--publishable` (`toolcall_published_runs`, official
 suite only) live in separate tables, so nothing of a user's runs is ever read out of the
@@ -61,7 +61,7 @@ class ToolcallStore:
                     if statement.strip():
                         conn.execute(statement)
 
-        self._store._write(create)  # the store's own transaction + busy retry
+        self._store.write_transaction(create)  # the store's own transaction + busy retry
         self._ready = True
 
     def begin(self, run: ToolcallRun) -> None:
@@ -69,7 +69,7 @@ class ToolcallStore:
         self._ensure()
         runs, _ = _TABLES[run.publishable]
         header = json.dumps(run.header_dict(), ensure_ascii=False)
-        self._store._write(lambda conn: conn.execute(
+        self._store.write_transaction(lambda conn: conn.execute(
             f"INSERT INTO {runs} (id, created_at, status, model_name, endpoint, suite_version, suite_digest, header) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (run.id, run.created_at, run.status, run.model_name, run.endpoint, run.suite_version, run.suite_digest, header)))
@@ -80,7 +80,7 @@ class ToolcallStore:
         _, results = _TABLES[run.publishable]
         kept = result if run.keep_arguments else result.without_values()
         data = json.dumps(kept.to_dict(), ensure_ascii=False, default=str)
-        self._store._write(lambda conn: conn.execute(
+        self._store.write_transaction(lambda conn: conn.execute(
             f"INSERT OR REPLACE INTO {results} (run_id, position, scenario_id, outcome, result) VALUES (?, ?, ?, ?, ?)",
             (run.id, position, result.scenario_id, result.outcome.value, data)))
 
@@ -88,14 +88,14 @@ class ToolcallStore:
         self._ensure()
         runs, _ = _TABLES[run.publishable]
         header = json.dumps({**run.header_dict(), "status": status}, ensure_ascii=False)
-        self._store._write(lambda conn: conn.execute(
+        self._store.write_transaction(lambda conn: conn.execute(
             f"UPDATE {runs} SET status = ?, header = ? WHERE id = ?", (status, header, run.id)))
 
     def list_runs(self, *, publishable: bool = False, limit: int = 50) -> list[ToolcallRun]:
         """Run headers (without results), newest first."""
         self._ensure()
         runs, _ = _TABLES[publishable]
-        rows = self._store._read(f"SELECT header FROM {runs} ORDER BY created_at DESC LIMIT ?", [limit])
+        rows = self._store.query(f"SELECT header FROM {runs} ORDER BY created_at DESC LIMIT ?", [limit])
         return [_run(json.loads(r["header"]), ()) for r in rows]
 
     def get(self, id_or_prefix: str) -> ToolcallRun:
@@ -103,7 +103,7 @@ class ToolcallStore:
         self._ensure()
         found: list[tuple[bool, dict[str, Any]]] = []
         for publishable, (runs, _) in _TABLES.items():
-            rows = self._store._read(f"SELECT id, header FROM {runs} WHERE id = ?", [id_or_prefix]) or self._store._read(
+            rows = self._store.query(f"SELECT id, header FROM {runs} WHERE id = ?", [id_or_prefix]) or self._store.query(
                 f"SELECT id, header FROM {runs} WHERE substr(id, 1, ?) = ? ORDER BY created_at DESC LIMIT 6",
                 [len(id_or_prefix), id_or_prefix])
             found += [(publishable, r) for r in rows]
@@ -114,7 +114,7 @@ class ToolcallStore:
             raise AmbiguousIdError(f"tool-call run id prefix {id_or_prefix!r} matches several runs ({shown}); type more of it")
         publishable, row = found[0]
         _, results = _TABLES[publishable]
-        rows = self._store._read(f"SELECT result FROM {results} WHERE run_id = ? ORDER BY position", [row["id"]])
+        rows = self._store.query(f"SELECT result FROM {results} WHERE run_id = ? ORDER BY position", [row["id"]])
         return _run(json.loads(row["header"]), tuple(ScenarioResult.from_dict(json.loads(r["result"])) for r in rows))
 
     def latest(self, n: int = 1) -> list[ToolcallRun]:
