@@ -4,7 +4,6 @@ servers: the list, an arm's counts and interval, flaky tasks, the confound banne
 from __future__ import annotations
 
 import pytest
-from textual.app import App
 from textual.widgets import DataTable, Static
 
 from compare_tui.experiment import experiment_figures, load_experiment
@@ -12,18 +11,12 @@ from compare_tui.experiment.render import interval_text, percent
 from compare_tui.store import Store
 from compare_tui.tui.screens.experiments import ExperimentsScreen
 from tests.support.fake_openai import FakeServer, text
+from tests.support.screen_host import ScreenHost
 from tests.test_experiment_helpers import catalogue, cli, entry, three_task_set
 
 
-class Host(App[None]):
-    """Just enough app to show the screen over one store."""
-
-    def __init__(self, store: Store) -> None:
-        super().__init__()
-        self.store = store
-
-    def on_mount(self) -> None:
-        self.push_screen(ExperimentsScreen(self.store))
+def Host(store: Store) -> ScreenHost:  # noqa: N802 - reads as the app it builds
+    return ScreenHost(store, ExperimentsScreen)
 
 
 @pytest.fixture(scope="module")

@@ -5,23 +5,18 @@ view of a cell, choosing the columns, and the app's way in."""
 from __future__ import annotations
 
 import pytest
-from textual.app import App
 from textual.widgets import DataTable, Static
 
 from compare_tui.store import Store
 from compare_tui.toolcall import ToolcallStore
 from compare_tui.tui.screens.toolcall import ToolcallScreen, default_selection
 from tests.support.fake_openai import FakeServer, http_error
+from tests.support.screen_host import ScreenHost
 from tests.test_toolcall_cli import PARIS, toolcall
 
 
-class Host(App[None]):
-    def __init__(self, store: Store) -> None:
-        super().__init__()
-        self.store = store
-
-    def on_mount(self) -> None:
-        self.push_screen(ToolcallScreen(self.store))
+def Host(store: Store) -> ScreenHost:  # noqa: N802 - reads as the app it builds
+    return ScreenHost(store, ToolcallScreen)
 
 
 @pytest.fixture(scope="module")

@@ -9,21 +9,18 @@ so the app wires it with one line and a test can host it alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
-from textual.worker import Worker, WorkerState
 
 from compare_tui.experiment import ExperimentFigures
 from compare_tui.experiment.render import banner_lines, controls_text, interval_text, ms, percent
 from compare_tui.store import Store
+from compare_tui.tui.screens.store_reader import StoreReaderScreen
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,24 +45,15 @@ def read_experiments(store: Store) -> list[ExperimentFigures | Unreadable]:
     return out
 
 
-class ExperimentsScreen(Screen):
+class ExperimentsScreen(StoreReaderScreen):
     """The list of experiments (top) and the selected one's arms, flaky tasks and confounds."""
 
     CSS_PATH = "experiments.tcss"
-    BINDINGS = [
-        Binding("g", "refresh", "Refresh"),
-        Binding("escape", "back", "Back"),
-    ]
-
-    @dataclass
-    class ExperimentsRead(Message):
-        """The worker computed every experiment's figures."""
-
-        experiments: list[ExperimentFigures | Unreadable] = field(default_factory=list)
+    LOADING_ID = "experiments-table"
+    WHAT = "experiments"
 
     def __init__(self, store: Store) -> None:
-        super().__init__()
-        self.store = store
+        super().__init__(store)
         self.experiments: list[ExperimentFigures | Unreadable] = []
         """What was read last, newest first (the table's rows, in order)."""
 
@@ -88,28 +76,12 @@ class ExperimentsScreen(Screen):
         self.query_one("#experiment-banner", Static).display = False
         self.action_refresh()
 
-    def action_refresh(self) -> None:
-        self.query_one("#experiments-table").loading = True
-        self.read()
+    def read_store(self) -> list[ExperimentFigures | Unreadable]:
+        return read_experiments(self.store)
 
-    def action_back(self) -> None:
-        self.app.pop_screen()
-
-    @work(thread=True, exit_on_error=False, group="experiments", exclusive=True, description="reading experiments")
-    def read(self) -> None:
-        self.post_message(self.ExperimentsRead(read_experiments(self.store)))
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # One handler for every failure of this screen's worker: say so, never crash the app.
-        if event.state == WorkerState.ERROR:
-            self.query_one("#experiments-table").loading = False
-            self.app.notify(f"reading experiments failed: {event.worker.error}", title="Error",
-                            severity="error", timeout=12)
-
-    def on_experiments_screen_experiments_read(self, message: ExperimentsRead) -> None:
-        self.experiments = message.experiments
+    def show_read(self, data: list[ExperimentFigures | Unreadable]) -> None:
+        self.experiments = data
         table = self.query_one("#experiments-table", DataTable)
-        table.loading = False
         table.clear()
         for item in self.experiments:
             table.add_row(*self._row(item))

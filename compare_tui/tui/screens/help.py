@@ -42,10 +42,23 @@ def _sections() -> list[tuple[str, list[Binding]]]:
         ("Pick runs for a diff", RunPickerScreen.BINDINGS),
         ("Human review", ReviewScreen.BINDINGS),
         ("Judge triage", TriageScreen.BINDINGS),
-        ("Experiments", ExperimentsScreen.BINDINGS),
-        ("Tool-call table", ToolcallScreen.BINDINGS),
+        ("Experiments", _declared(ExperimentsScreen)),
+        ("Tool-call table", _declared(ToolcallScreen)),
     ]
     return [(title, [b if isinstance(b, Binding) else Binding(*b) for b in bindings]) for title, bindings in sections]
+
+
+def _declared(screen: type) -> list:
+    """A screen's bindings with those of our classes it builds on (Textual merges them the same
+    way: base classes first), each key once; Textual's own (tab, copy) are listed nowhere here."""
+    seen: dict[str, object] = {}
+    for cls in reversed(screen.__mro__):
+        if not cls.__module__.startswith("compare_tui."):
+            continue
+        for binding in cls.__dict__.get("BINDINGS", ()):
+            key = binding.key if isinstance(binding, Binding) else binding[0]
+            seen[key] = binding
+    return list(seen.values())
 
 
 class HelpScreen(CompareScreen):

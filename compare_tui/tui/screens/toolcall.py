@@ -11,19 +11,16 @@ so the app wires it with one line and a test can host it alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
-from textual.worker import Worker, WorkerState
 
 from compare_tui.store import Store
+from compare_tui.tui.screens.store_reader import StoreReaderScreen
 from compare_tui.toolcall.results import ToolcallOutcome, ToolcallRun
 from compare_tui.toolcall.table import MISSING, ScenarioTable, build_table, detail_lines
 
@@ -60,25 +57,16 @@ def tally_text(run: ToolcallRun) -> str:
     return (f"✓{counts['pass']} ✗{counts['fail']} ⊘{counts['unsupported']} !{counts['error']}")
 
 
-class ToolcallScreen(Screen):
+class ToolcallScreen(StoreReaderScreen):
     """Runs (top: space picks the columns), the scenario table, and the highlighted cell."""
 
     CSS_PATH = "toolcall.tcss"
-    BINDINGS = [
-        Binding("space", "toggle_run", "Show/hide run"),
-        Binding("g", "refresh", "Refresh"),
-        Binding("escape", "back", "Back"),
-    ]
-
-    @dataclass
-    class RunsRead(Message):
-        """The worker read the tool-call runs."""
-
-        runs: list[ToolcallRun] = field(default_factory=list)
+    BINDINGS = [Binding("space", "toggle_run", "Show/hide run")]  # with the base's g and Esc
+    LOADING_ID = "toolcall-runs"
+    WHAT = "tool-call runs"
 
     def __init__(self, store: Store) -> None:
-        super().__init__()
-        self.store = store
+        super().__init__(store)
         self.runs: list[ToolcallRun] = []
         """Newest first: the run list's rows, in order."""
         self.selected: list[str] = []
@@ -102,31 +90,15 @@ class ToolcallScreen(Screen):
             "shown", "run", "model", "outcomes", "date", "endpoint", "suite", "status")
         self.action_refresh()
 
-    def action_refresh(self) -> None:
-        self.query_one("#toolcall-runs").loading = True
-        self.read()
+    def read_store(self) -> list[ToolcallRun]:
+        return read_toolcall_runs(self.store)
 
-    def action_back(self) -> None:
-        self.app.pop_screen()
-
-    @work(thread=True, exit_on_error=False, group="toolcall", exclusive=True, description="reading tool-call runs")
-    def read(self) -> None:
-        self.post_message(self.RunsRead(read_toolcall_runs(self.store)))
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # One handler for every failure of this screen's worker: say so, never crash the app.
-        if event.state == WorkerState.ERROR:
-            self.query_one("#toolcall-runs").loading = False
-            self.app.notify(f"reading tool-call runs failed: {event.worker.error}", title="Error",
-                            severity="error", timeout=12)
-
-    def on_toolcall_screen_runs_read(self, message: RunsRead) -> None:
-        self.runs = message.runs
+    def show_read(self, data: list[ToolcallRun]) -> None:
+        self.runs = data
         ids = {run.id for run in self.runs}
         kept = [i for i in self.selected if i in ids]
         self.selected = kept or default_selection(self.runs)
         runs_table = self.query_one("#toolcall-runs", DataTable)
-        runs_table.loading = False
         empty = self.query_one("#toolcall-empty", Static)
         empty.update("No tool-call runs yet: run one with `compare-tui toolcall --model NAME`.")
         empty.display = not self.runs
