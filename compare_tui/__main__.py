@@ -1,4 +1,4 @@
 from compare_tui.cli import main
 
-if __name__ == "__main__":  # not when a spawned child (the TUI's engine process) imports it
+if __name__ == "__main__":  # run, not imported
     raise SystemExit(main())

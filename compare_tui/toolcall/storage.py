@@ -3,10 +3,9 @@
 The tables are created with `CREATE TABLE IF NOT EXISTS` on first use, through the store's
 own connection, lock and write-retry (`Store.write_transaction`, `Store.query`), so WAL mode,
 busy handling and the refusal of foreign files all still apply, without adding to the store's
-golden-set migrations. A user's own
-runs (`toolcall_runs`) and runs marked `--publishable` (`toolcall_published_runs`, official
-suite only) live in separate tables, so nothing of a user's runs is ever read out of the
-published ones by accident. Argument values and answer text are removed before a result is
+golden-set migrations. A user's own runs (`toolcall_runs`) and runs marked `--publishable`
+(`toolcall_published_runs`, official suite only) live in separate tables, so nothing of a
+user's runs is ever read out of the published ones by accident. Argument values and answer text are removed before a result is
 written unless the run keeps arguments.
 """
 

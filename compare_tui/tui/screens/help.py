@@ -32,16 +32,16 @@ def _sections() -> list[tuple[str, list[Binding]]]:
     sections = [
         ("Everywhere", CompareApp.BINDINGS + [Binding("ctrl+p", "command_palette", "Command palette"),
                                              Binding("escape", "back", "Back / close")]),
-        ("Home", HomeScreen.BINDINGS),
-        ("New run", NewRunScreen.BINDINGS),
-        ("Live progress", LiveScreen.BINDINGS),
-        ("Report", ReportScreen.BINDINGS),
-        ("Task grid (Report)", TaskGrid.BINDINGS),
-        ("Task detail", TaskDetailScreen.BINDINGS),
-        ("A/B diff", DiffScreen.BINDINGS),
-        ("Pick runs for a diff", RunPickerScreen.BINDINGS),
-        ("Human review", ReviewScreen.BINDINGS),
-        ("Judge triage", TriageScreen.BINDINGS),
+        ("Home", _declared(HomeScreen)),
+        ("New run", _declared(NewRunScreen)),
+        ("Live progress", _declared(LiveScreen)),
+        ("Report", _declared(ReportScreen)),
+        ("Task grid (Report)", _declared(TaskGrid)),
+        ("Task detail", _declared(TaskDetailScreen)),
+        ("A/B diff", _declared(DiffScreen)),
+        ("Pick runs for a diff", _declared(RunPickerScreen)),
+        ("Human review", _declared(ReviewScreen)),
+        ("Judge triage", _declared(TriageScreen)),
         ("Experiments", _declared(ExperimentsScreen)),
         ("Tool-call table", _declared(ToolcallScreen)),
     ]
@@ -49,8 +49,8 @@ def _sections() -> list[tuple[str, list[Binding]]]:
 
 
 def _declared(screen: type) -> list:
-    """A screen's bindings with those of our classes it builds on (Textual merges them the same
-    way: base classes first), each key once; Textual's own (tab, copy) are listed nowhere here."""
+    """The bindings of a screen or widget with those of our classes it builds on (Textual merges
+    them the same way: base classes first), each key once; Textual's own (tab, copy) are left out."""
     seen: dict[str, object] = {}
     for cls in reversed(screen.__mro__):
         if not cls.__module__.startswith("compare_tui."):

@@ -69,9 +69,8 @@ class ModelProgress(Vertical):
             return
         self._texts[part] = text
         widget = self.query_one(f".{part}", Static)
-        # A new layout re-renders the whole screen (~20 ms at 120×40 while the engine thread
-        # competes for the GIL: the Live screen's UI lag under load). Counters and figures
-        # change digits, not shape, so most updates repaint this one line in place.
+        # A new layout re-lays and re-renders the whole screen; counters and figures change
+        # digits, not shape, so most updates repaint this one line in place.
         widget.update(text, layout=old is None or not same_shape(old, text))
         widget.display = bool(text)
 
