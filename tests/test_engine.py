@@ -20,7 +20,7 @@ from compare_tui.engine import (
     prepare_run,
 )
 from compare_tui.engine.events import AttemptFinished, RunFinished
-from compare_tui.store import Store
+from compare_tui.store import Store, measured
 from tests.support.builders import hosted_entry, load, write_set
 from tests.support.fake_openai import (
     Answer,
@@ -74,9 +74,13 @@ async def test_every_fault_ends_as_a_recorded_outcome_with_its_reason(tmp_path, 
     goldset = load(write_set(tmp_path / "set", {k: "billing" for k in script}))
     with FakeServer(script) as server:
         run_id, status, _ = await _run(store, goldset, hosted_entry(server.url))
-    assert status == "completed"
+    # Resets and 500s after the retries measured nothing: those tasks stay not done.
+    assert status == "incomplete"
+    run = store.get_run(run_id)
+    assert "3 of 11 tasks not done" in run.error and "reset ×2" in run.error and "http_5xx ×1" in run.error
+    assert f"--resume {run_id}" in run.error
     got = _by_task(store, run_id)
-    assert set(got) == set(script)  # nothing lost
+    assert set(got) == set(script)  # nothing lost: the failures are stored as evidence
     assert got["ok"].outcome == "pass" and got["ok"].server_timings is not None
     assert got["ok"].prompt_tokens and got["ok"].completion_tokens
     assert got["ok"].ttft_ms is not None and got["ok"].e2e_ms >= got["ok"].ttft_ms
@@ -89,6 +93,10 @@ async def test_every_fault_ends_as_a_recorded_outcome_with_its_reason(tmp_path, 
         assert attempt.error
     assert "model exploded" in got["in-stream"].error
     assert got["e500"].retries == 3  # retried, then recorded as one attempt
+    assert not any(measured(got[t].outcome, got[t].error_class) for t in ("reset", "reset-mid", "e500"))
+    assert all(measured(got[t].outcome, got[t].error_class) for t in ("malformed", "truncated", "in-stream"))
+    summary = store.pass_rate_summary(run_id)
+    assert (summary.errored, summary.not_done) == (3, 3)
     assert got["e429"].outcome == "pass" and got["e429"].retries == 1
     assert got["slow"].outcome == "pass" and got["slow"].ttft_ms >= 300
     assert got["no-usage"].outcome == "pass" and got["no-usage"].usage_missing
@@ -179,9 +187,11 @@ async def test_max_cost_refuses_before_any_request(tmp_path, store):
 async def test_unreachable_server_records_errors_not_a_crash(tmp_path, store):
     goldset = load(write_set(tmp_path / "set", {"a": "ok", "b": "ok"}))
     run_id, status, observer = await _run(store, goldset, hosted_entry("http://127.0.0.1:9/v1"))
-    assert status == "completed"
+    assert status == "incomplete"
     assert {a.error_class for a in store.attempts_for_run(run_id)} == {"connect"}
-    assert observer.of(RunFinished)[0].counts == {"error": 2}
+    assert observer.of(RunFinished)[0].counts == {"not_done": 2}
+    assert store.pass_rate_summary(run_id).not_done == 2
+    assert "2 of 2 tasks not done" in store.get_run(run_id).error
 
 
 async def test_resume_does_only_what_is_missing(tmp_path, store):

@@ -136,7 +136,7 @@ def test_settings_and_cost_basis_drift_are_confounds_and_unrecorded_values_are_n
 
 # ------------------------------------------------------------------ figures
 
-def facts(outcomes: dict[str, str], *, e2e=100.0, error_class="timeout") -> tuple[AttemptFacts, ...]:
+def facts(outcomes: dict[str, str], *, e2e=100.0, error_class="malformed_stream") -> tuple[AttemptFacts, ...]:
     out = []
     for task, outcome in outcomes.items():
         klass = error_class if outcome == "error" else None
@@ -168,7 +168,8 @@ def test_flaky_and_consistent_tasks_and_a_deterministic_interval_of_the_mean():
     assert {t.task_id: t.state for t in alpha.tasks} == {
         "t1": "consistent pass", "t2": "flaky", "t3": "consistent fail", "x": "consistent pass"}
     assert alpha.flaky == ("t2",) and alpha.human_tasks == 1 and alpha.inconclusive == 1
-    # Run 3: the scorer error on x is inconclusive (left out); the timeout on t3 counts as not passed.
+    # Run 3: the scorer error on x is inconclusive (left out); the malformed answer on t3 (a
+    # recorded error) counts as not passed.
     assert [(r.passed, r.conclusive) for r in alpha.runs] == [(3, 4), (2, 4), (2, 3)]
     assert alpha.pass_rate == pytest.approx((3 / 4 + 2 / 4 + 2 / 3) / 3)
     assert alpha.seed == seed_for(["run0", "run1", "run2"])

@@ -122,10 +122,33 @@ def test_all_error_run_scores_zero_and_completes_nothing():
 
 
 def test_error_classes_are_tallied_for_the_caveat():
-    facts = (AttemptFacts("a", 1, "error", error_class="timeout"), AttemptFacts("b", 1, "error", error_class="timeout"),
-             AttemptFacts("c", 1, "error", error_class="http_500"), AttemptFacts("d", 1, "pass"))
+    facts = (AttemptFacts("a", 1, "error", error_class="stream_error"),
+             AttemptFacts("b", 1, "error", error_class="stream_error"),
+             AttemptFacts("c", 1, "error", error_class="http_4xx"), AttemptFacts("d", 1, "pass"))
     row = build_report(inputs(RunInput(make_run(), facts))).models[0]
-    assert row.error_classes == (("timeout", 2), ("http_500", 1))
+    assert row.error_classes == (("stream_error", 2), ("http_4xx", 1))
+    assert row.not_measured == ()
+
+
+def test_attempts_that_measured_nothing_leave_their_tasks_not_done_and_out_of_every_figure():
+    run_a, run_b = make_run("ra", "a", task_count=4), make_run("rb", "b", task_count=4, status="incomplete")
+    passes = tuple(AttemptFacts(t, 1, "pass", e2e_ms=100.0, prompt_tokens=10, completion_tokens=2) for t in "abcd")
+    b_facts = passes[:2] + (AttemptFacts("c", 1, "error", error_class="connect", detail="could not connect"),
+                            AttemptFacts("d", 1, "error", error_class="http_5xx", detail="HTTP 503"))
+    report = build_report(ReportInputs(runs=(RunInput(run_a, passes), RunInput(run_b, b_facts)),
+                                       task_kinds=dict.fromkeys("abcd", "exact"), task_ids=tuple("abcd")))
+    a, b = report.models
+    # The outage is not a failure of b's: its pass rate is over the two tasks it was measured on.
+    assert (b.pass_rate.passed, b.pass_rate.scored, b.pass_rate.errored) == (2, 2, 0)
+    assert (b.counts.errored, b.counts.missing, b.counts.attempts) == (0, 2, 2)
+    assert b.not_measured == (("connect", 1), ("http_5xx", 1)) and b.error_classes == ()
+    assert b.tokens.attempts == 2
+    [pair] = report.paired
+    assert pair.tasks == 2 and pair.left_out == (("not done by b (nothing measured)", 2),)
+    assert "Left out: 2 not done by b (nothing measured)." in pair.sentence
+    [caveat] = [c for c in report.caveats if c.code == "incomplete"]
+    assert "b has 2 tasks of the set not done" in caveat.text and "connect ×1, http_5xx ×1" in caveat.text
+    assert "compare-tui run --resume rb" in caveat.text
 
 
 def test_tasks_the_set_has_but_the_run_never_recorded_show_as_not_run():

@@ -31,9 +31,9 @@ def record(store: Store, run_id: str, model: str, outcomes: str, **run_fields) -
     store.record_attempts(
         AttemptRecord(run_id=run_id, task_id=f"t{i:02d}", attempt=1, outcome=names[c], ttft_ms=10.0 + i,
                       e2e_ms=50.0 + i, prompt_tokens=None if c == "e" else 20, completion_tokens=None if c == "e" else 4,
-                      usage_missing=c == "e", error_class="timeout" if c == "e" else None,
+                      usage_missing=c == "e", error_class="stream_error" if c == "e" else None,
                       score_detail={"f": "expected 'billing', got 'bug'", "p": "exact match"}.get(c, ""),
-                      error="read timed out after 120 s" if c == "e" else None,
+                      error="the server reported an error inside the stream" if c == "e" else None,
                       isolation={"network_namespace": False, "network_namespace_note": "no userns"} if i == 0 else None)
         for i, c in enumerate(outcomes)
     )
@@ -52,7 +52,7 @@ def test_the_narrow_attempt_read_agrees_with_the_stores_records(store):
     assert attempt_facts(store, "run-a") == expected
     assert expected[0].isolation == {"network_namespace": False, "network_namespace_note": "no userns"}
     assert expected[3].usage_missing is True
-    assert (expected[1].detail, expected[3].detail) == ("expected 'billing', got 'bug'", "read timed out after 120 s")
+    assert (expected[1].detail, expected[3].detail) == ("expected 'billing', got 'bug'", "the server reported an error inside the stream")
 
 
 def test_load_a_comparison_by_id_and_by_prefix(store):
@@ -166,7 +166,7 @@ def test_command_writes_each_format_to_a_file(filled, tmp_path, capsys):
     failure = junit.find("testsuite[@name='model-b']/testcase[@name='t02']/failure")
     assert failure.get("message") == "expected 'billing', got 'bug'"
     error = junit.find("testsuite[@name='model-b']/testcase[@name='t09']/error")
-    assert error.get("message") == "read timed out after 120 s"
+    assert error.get("message") == "the server reported an error inside the stream"
     text = (tmp_path / "r.txt").read_text(encoding="utf-8")
     escapes = [text[max(0, i - 40):i + 10] for i in range(len(text)) if text.startswith("\x1b[", i)]
     assert not escapes

@@ -122,7 +122,9 @@ def _attempts(run_id: str, pattern: str) -> list[AttemptRecord]:
         records.append(AttemptRecord(
             run_id=run_id, task_id=task_id, attempt=1, outcome=outcome,
             answer_text=answer[outcome], score_detail=detail[outcome],
-            error_class="timeout" if error else None, error="no answer within 120 s" if error else None,
+            # A recorded error (the server answered with an error), not an outage: it is scored.
+            error_class="stream_error" if error else None,
+            error="the server reported an error inside the stream: slot unavailable" if error else None,
             ttft_ms=None if error else 40.0 + 7 * n, e2e_ms=None if error else 300.0 + 25 * n,
             prompt_tokens=None if error else 60, completion_tokens=None if error else 3,
             started_at="2026-01-05T10:00:01Z", finished_at="2026-01-05T10:00:02Z",

@@ -67,7 +67,8 @@ class RichProgress:
         elif isinstance(event, AttemptFinished) and event.task_done and event.run_id in self.bars:
             counts = self.counts[event.run_id]
             counts[event.outcome] += 1
-            text = " ".join(f"{k} {counts[k]}" for k in ("pass", "fail", "review", "error") if counts[k])
+            text = " ".join(f"{k.replace('_', ' ')} {counts[k]}"
+                            for k in ("pass", "fail", "review", "error", "not_done") if counts[k])
             self.progress.update(self.bars[event.run_id], advance=1, counts=text)
         elif isinstance(event, RunFinished) and event.error:
             self.progress.console.print(f"[yellow]{event.model_name}: {event.status}: {event.error}[/]")

@@ -24,8 +24,10 @@ examples:
   compare-tui run sample_sets/order-extraction --model smollm2-135m --attempts 2 --max-cost 0.05 --json
   compare-tui run --resume 20261202-101500-ab12cd
 
-exit codes: 0 every run completed; 1 a run did not complete (interrupted or failed);
-            2 bad input or a refusal (nothing was sent); 130 interrupted by Ctrl-C
+exit codes: 0 every run completed; 1 a run did not complete (interrupted, failed, or incomplete:
+            some tasks measured nothing because the endpoint failed; `--resume` retries them);
+            2 bad input or a refusal, e.g. an endpoint that does not answer (nothing was sent);
+            130 interrupted by Ctrl-C
 """
 
 
@@ -64,7 +66,7 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from compare_tui.engine import RunOverrides, RunRefusedError, prepare_resume, prepare_run
+    from compare_tui.engine import RunOverrides, RunRefusedError, prepare_resume, prepare_run, refuse_unreachable
     from compare_tui.store import ComparisonRecord
 
     store = open_store(args.store)
@@ -73,8 +75,10 @@ def _handle(args: argparse.Namespace) -> int:
         if args.resume:
             run = _get_run(store, args.resume)
             goldset = load_set_or_fail(args.set or run.goldset_path)
+            entry = _entry(catalogue, run.model_name)
             try:
-                prepared = [prepare_resume(store, run.id, goldset, _entry(catalogue, run.model_name))]
+                refuse_unreachable([entry])
+                prepared = [prepare_resume(store, run.id, goldset, entry)]
             except RunRefusedError as exc:
                 raise CommandError(str(exc)) from None
             comparison_id = run.comparison_id
@@ -83,6 +87,10 @@ def _handle(args: argparse.Namespace) -> int:
                 raise CommandError("give a golden set and at least one --model (or --resume RUN_ID); see --help")
             goldset = load_set_or_fail(args.set)
             entries = [_entry(catalogue, name) for name in dict.fromkeys(args.model)]
+            try:
+                refuse_unreachable(entries)  # before hashing weights or writing anything
+            except RunRefusedError as exc:
+                raise CommandError(f"refused: {exc}") from None
             name = args.name or f"{goldset.manifest.workload_id} {datetime.now(UTC):%Y-%m-%d %H:%M}"
             comparison_id = store.create_comparison(ComparisonRecord(name=name)).id
             overrides = RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
@@ -139,7 +147,8 @@ def _summary(store, comparison_id, prepared, statuses) -> dict:
     for p, status in zip(prepared, statuses):
         tally = store.pass_rate_summary(p.run.id)
         out["runs"].append(
-            {"id": p.run.id, "model": p.run.model_name, "status": status, "provenance": p.run.provenance}
+            {"id": p.run.id, "model": p.run.model_name, "status": status, "provenance": p.run.provenance,
+             "reason": store.get_run_exact(p.run.id).error}
             | _tally_dict(tally)
         )
     return out
@@ -149,15 +158,19 @@ def _print_outcome(store, comparison_id, prepared, statuses) -> None:
     for p, status in zip(prepared, statuses):
         tally = _tally_text(store.pass_rate_summary(p.run.id))
         print(f"{p.run.model_name}: run {p.run.id} {status}: {tally} ({p.run.provenance})")
+        if status == "incomplete":
+            print(f"  {store.get_run_exact(p.run.id).error}")
     print(f"comparison {comparison_id}: see `compare-tui report {comparison_id}`")
 
 
 def _tally_dict(t) -> dict:
-    return {"pass": t.passed, "fail": t.failed, "review": t.review, "error": t.errored, "tasks": t.tasks_planned}
+    return {"pass": t.passed, "fail": t.failed, "review": t.review, "error": t.errored, "not_done": t.not_done,
+            "tasks": t.tasks_planned}
 
 
 def _tally_text(t) -> str:
-    return f"{t.passed} pass, {t.failed} fail, {t.review} review, {t.errored} error of {t.tasks_planned} tasks"
+    not_done = f", {t.not_done} not done" if t.not_done else ""
+    return f"{t.passed} pass, {t.failed} fail, {t.review} review, {t.errored} error{not_done} of {t.tasks_planned} tasks"
 
 
 def _entry(catalogue, name: str):

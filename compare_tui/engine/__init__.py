@@ -12,11 +12,14 @@ from compare_tui.engine.events import (
     VerificationProgressed,
 )
 from compare_tui.engine.prepare import PreparedRun, RunRefusedError, check_model, prepare_resume, prepare_run
+from compare_tui.engine.reachability import probe_endpoint, refuse_unreachable
 from compare_tui.engine.retry import RetryPolicy
 from compare_tui.engine.runner import RunExecutor
 from compare_tui.engine.settings import RunOverrides, RunSettings
 
 __all__ = [
+    "probe_endpoint",
+    "refuse_unreachable",
     "AttemptFinished",
     "CollectingObserver",
     "EngineEvent",

@@ -11,7 +11,7 @@ from compare_tui.catalogue import ModelEntry, ModelRefused, refuse_if_needed, re
 from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
 from compare_tui.goldset.models import GoldenSet
-from compare_tui.store import RunRecord, Store, utc_now
+from compare_tui.store import RunRecord, RunStatus, Store, utc_now
 
 
 class RunRefusedError(Exception):
@@ -103,7 +103,7 @@ def prepare_resume(
 ) -> PreparedRun:
     """Re-check the model and the set of an unfinished run so it can continue where it stopped."""
     run = store.get_run(run_id)
-    if run.status == "completed":
+    if run.status == RunStatus.COMPLETED:
         raise RunRefusedError(run.model_name, f"run {run.id} is already completed; nothing to resume")
     if goldset.digest != run.goldset_digest:
         raise RunRefusedError(

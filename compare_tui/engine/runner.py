@@ -4,6 +4,14 @@ the moment it is scored under its deterministic id `(run, task, attempt)`.
 A resumed run reads what is stored and does only what is missing, so an interrupted run
 (Ctrl-C, SIGTERM, or kill -9) finishes with nothing repeated and nothing lost. Memory stays
 flat however large the set: `concurrency` workers pull tasks from one iterator.
+
+An attempt that measured nothing (the endpoint failed: `store.NOT_MEASURED_CLASSES`) is
+stored with its audit rows as evidence but leaves its task *not done*: the run ends
+`incomplete` with the count and the reasons, and a resume retries exactly those tasks. After
+`OUTAGE_AFTER` attempts in a row that could not connect at all, the run stops handing out
+tasks: the server is gone, and asking it every remaining task would only turn each into the
+same error (a task-specific failure, such as one request that always gets a 500, does not
+count towards this).
 """
 
 from __future__ import annotations
@@ -28,11 +36,17 @@ from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task
 from compare_tui.scoring import score
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
-from compare_tui.store import AttemptRecord, AuditRow, Store
+from compare_tui.store import AttemptRecord, AuditRow, RunStatus, Store, measured
 from compare_tui.store import utc_now as now_iso
 
 _FINAL = {Outcome.PASS.value, Outcome.REVIEW.value}
 """Outcomes that end a task: a pass completes it, and asking again cannot settle a review."""
+
+NOT_DONE = "not_done"
+"""The outcome observers are told for an attempt that measured nothing."""
+
+OUTAGE_AFTER = 5
+"""Attempts in a row that could not connect after which a run stops sending (the server is gone)."""
 
 
 class _Quiet:
@@ -61,10 +75,17 @@ class RunExecutor:
         self.gpu_sampler = gpu_sampler
         self._rng = random.Random()
         self._counts: Counter[str] = Counter()
+        self._not_measured: Counter[str] = Counter()
+        """Error class → tasks whose latest attempt in this execution measured nothing."""
+        self._not_measured_example: dict[str, str] = {}
+        self._in_a_row = 0
+        self._outage = False
+        self._tried = 0
         self._writer = AttemptWriter(store, inline=prepared.settings.concurrency == 1)
 
     async def execute(self) -> str:
-        """Run to the end; return the final status. Cancelling marks the run `interrupted`."""
+        """Run to the end; return the final status: `completed`, or `incomplete` when some task
+        measured nothing. Cancelling marks the run `interrupted`."""
         run, settings = self.p.run, self.p.settings
         recorded = self._recorded()
         pending = [t for t in self.p.goldset.tasks if not _task_done(recorded.get(t.id, {}), settings.attempts)]
@@ -91,7 +112,7 @@ class RunExecutor:
                 tasks = iter(pending)
                 workers = [self._worker(client, tasks, recorded) for _ in range(min(settings.concurrency, len(pending) or 1))]
                 await asyncio.gather(*workers)
-                status = "completed"
+                status, error = self._outcome(len(pending))
             except asyncio.CancelledError:
                 status, error = "interrupted", "interrupted by the user; resume with `compare-tui run --resume " + run.id + "`"
                 raise
@@ -107,17 +128,29 @@ class RunExecutor:
 
     async def _worker(self, client: httpx.AsyncClient, tasks: Any, recorded: dict[str, dict[int, str]]) -> None:
         for task in tasks:  # a shared iterator: each task goes to exactly one worker
+            if self._outage:
+                return  # the endpoint is down: the remaining tasks stay not done
             await self._run_task(client, task, recorded.get(task.id, {}))
 
     async def _run_task(self, client: httpx.AsyncClient, task: Task, prior: dict[int, str]) -> None:
+        self._tried += 1
         attempts = self.p.settings.attempts
         first = max(prior, default=0) + 1
         for number in range(first, attempts + 1):
-            outcome = await self._attempt(client, task, number)
+            outcome, error_class, error = await self._attempt(client, task, number)
+            if not measured(outcome, error_class):
+                # Nothing measured: the task stays not done (a resume retries this attempt
+                # number), and asking again now would only meet the same failure.
+                self._not_measured[error_class or ""] += 1
+                self._not_measured_example.setdefault(error_class or "", error or "")
+                self._in_a_row = self._in_a_row + 1 if error_class == "connect" else 0
+                self._outage = self._outage or self._in_a_row >= OUTAGE_AFTER
+                return
+            self._in_a_row = 0
             if outcome in _FINAL:
                 return
 
-    async def _attempt(self, client: httpx.AsyncClient, task: Task, number: int) -> str:
+    async def _attempt(self, client: httpx.AsyncClient, task: Task, number: int) -> tuple[str, str | None, str | None]:
         run, entry = self.p.run, self.p.entry
         started = now_iso()
         body = chat_body(task, entry.model, self.p.settings)
@@ -156,15 +189,18 @@ class RunExecutor:
             retries=retries, finish_reason=acc.finish_reason if acc else None,
         )
         await self._writer.write(requests, record)  # with its requests' audit rows, in one transaction
-        self._counts[record.outcome] += 1
-        done = record.outcome in _FINAL or number >= self.p.settings.attempts
+        # Observers see an attempt that measured nothing as `not_done`, ending its task for
+        # this execution (the store keeps the error for the report's caveat and the resume).
+        shown = record.outcome if measured(record.outcome, record.error_class) else NOT_DONE
+        self._counts[shown] += 1
+        done = shown in _FINAL or shown == NOT_DONE or number >= self.p.settings.attempts
         self.observer.on_event(
             AttemptFinished(
-                run.id, run.model_name, task.id, number, record.outcome, done, record.ttft_ms, record.e2e_ms,
+                run.id, run.model_name, task.id, number, shown, done, record.ttft_ms, record.e2e_ms,
                 prompt, completion, retries, exchange.error,
             )
         )
-        return record.outcome
+        return record.outcome, record.error_class, record.error
 
     async def _score(self, task: Task, exchange: Exchange) -> tuple[ScoreResult, Answer]:
         if exchange.error_class is not None or exchange.acc is None:
@@ -178,10 +214,27 @@ class RunExecutor:
         return result, answer
 
     def _recorded(self) -> dict[str, dict[int, str]]:
+        """task id → attempt number → outcome, for the attempts that measured something."""
         recorded: dict[str, dict[int, str]] = {}
         for attempt in self.store.attempts_for_run(self.p.run.id):
-            recorded.setdefault(attempt.task_id, {})[attempt.attempt] = attempt.outcome
+            if measured(attempt.outcome, attempt.error_class):
+                recorded.setdefault(attempt.task_id, {})[attempt.attempt] = attempt.outcome
         return recorded
+
+    def _outcome(self, pending: int) -> tuple[str, str | None]:
+        """The status a run ends in once its workers finish, and why when not `completed`."""
+        not_done = self._not_measured.total()
+        skipped = pending - self._tried
+        if not not_done and not skipped:
+            return RunStatus.COMPLETED.value, None
+        reasons = "; ".join(f"{cls or 'unclassified'} ×{n} ({self._not_measured_example[cls]})"
+                            for cls, n in self._not_measured.most_common())
+        text = f"{not_done + skipped} of {len(self.p.goldset.tasks)} tasks not done: nothing was measured"
+        if reasons:
+            text += f" ({reasons})"
+        if skipped:
+            text += f"; {skipped} not tried after {OUTAGE_AFTER} failed connections in a row (the server looks down)"
+        return RunStatus.INCOMPLETE.value, text + f"; resume with `compare-tui run --resume {self.p.run.id}` once it answers"
 
     def _sampler(self) -> GpuSampler | None:
         if self.p.entry.kind != "local":

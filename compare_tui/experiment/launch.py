@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry
-from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, prepare_run
+from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, prepare_run, refuse_unreachable
 from compare_tui.experiment.cells import run_cell_key
 from compare_tui.experiment.config import ArmConfig, ExperimentConfig
 from compare_tui.experiment.load import arm_selections, candidate_runs
@@ -108,10 +108,18 @@ def launch_missing(store: Store, config: ExperimentConfig, goldset: GoldenSet, e
     """Launch each arm's missing runs in arm order and return what was launched.
 
     `execute(prepared)` runs one prepared run to its end and returns its final status (the
-    CLI passes its own progress display). Launching stops at the first interrupted run.
+    CLI passes its own progress display). Launching stops at the first run that is interrupted
+    or incomplete (its endpoint failed: such a run holds no place, and the next counted run
+    takes it once the endpoint answers again). An endpoint that does not answer before the
+    first launch refuses the whole launch.
     """
     check_goldset(config, goldset)
     result = LaunchResult(planned=_missing(store, config))
+    wanted = [entries[arm.label] for arm in config.arms if result.planned[arm.label]]
+    try:
+        refuse_unreachable(wanted)
+    except RunRefusedError as exc:
+        raise LaunchRefused(f"{exc}") from None
     for arm in config.arms:
         # At most what was missing at the start: a run that fails does not start another.
         for _ in range(result.planned[arm.label]):
@@ -120,7 +128,7 @@ def launch_missing(store: Store, config: ExperimentConfig, goldset: GoldenSet, e
             prepared = _prepare(store, config, arm, goldset, entries[arm.label], environ)
             status = execute(prepared)
             result.launched.append((arm.label, prepared.run.id, status))
-            if status == "interrupted":
+            if status in ("interrupted", "incomplete"):
                 result.stopped = True
                 return result
     return result

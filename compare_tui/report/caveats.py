@@ -67,8 +67,16 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
     name, out = row.label, []
     counts = row.counts
     if counts.missing:
-        out.append(Caveat("incomplete", f"{name} recorded nothing for {_plural(counts.missing, 'task')} of the "
-                          f"set (run {row.run_status}); they are not in its figures."))
+        why = ""
+        if row.not_measured:
+            classes = ", ".join(f"{cls} ×{n}" for cls, n in row.not_measured)
+            why = (f"; {_plural(sum(n for _, n in row.not_measured), 'attempt')} measured nothing because the "
+                   f"endpoint failed ({classes})")
+        resume = (f" Resume the run to finish them: `compare-tui run --resume {row.run_id}`."
+                  if row.run_status in ("incomplete", "interrupted", "pending", "running") else "")
+        out.append(Caveat("incomplete", f"{name} has {_plural(counts.missing, 'task')} of the set not done "
+                          f"(run {row.run_status}{why}); they are left out of every figure, and of the "
+                          f"task-by-task comparison.{resume}"))
     interval = row.pass_rate.interval
     if interval is not None and interval.half_width >= MARGIN_THRESHOLD:
         out.append(Caveat("margin", f"With {_plural(row.pass_rate.scored, 'scored task')}, {name}'s pass rate could "
@@ -85,8 +93,8 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                           "confidence stays low until each has a pass or fail verdict."))
     if counts.errored:
         classes = ", ".join(f"{cls} ×{n}" for cls, n in row.error_classes)
-        out.append(Caveat("errors", f"{name}: {_plural(counts.errored, 'task')} ended in error (nothing was "
-                          f"measured) and {_verb(counts.errored, 'counts', 'count')} as not passed. Errored "
+        out.append(Caveat("errors", f"{name}: {_plural(counts.errored, 'task')} ended in error (the scorer or "
+                          f"the request failed) and {_verb(counts.errored, 'counts', 'count')} as not passed. Errored "
                           f"attempts by class: {classes}."))
     out += _sandbox(name, run_input)
     out += _serving(row, run_input)

@@ -8,8 +8,12 @@ Words used below:
   every attempt errored; `missing` when this run recorded no attempt for it;
 - a *human* task is one whose scorer is `human` (from the golden set), or, when the set
   could not be read, one whose every attempt asked for review;
+- an attempt that *measured nothing* (the endpoint failed: `store.NOT_MEASURED_CLASSES`) is
+  left out of every figure; a task with no other attempt is `missing` (not done), and the
+  reasons are counted apart (`not_measured`) for the caveat that says so;
 - a task is *scored* when it is not human and its status is pass, fail or error: errors
-  count as not passed (and are shown separately); human tasks never enter the pass rate;
+  (a recorded outcome: the scorer failed, or the server rejected the request) count as not
+  passed (and are shown separately); human tasks never enter the pass rate;
 - a task is *completed* when its status is `pass` (a person's pass included): the
   denominator of tokens and cost per completed task.
 """
@@ -17,13 +21,13 @@ Words used below:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_duration_s
 from compare_tui.report.inputs import AttemptFacts, RunInput
 from compare_tui.report.stats import Interval, Percentiles, percentiles, wilson_interval
-from compare_tui.store.summary import task_outcome
+from compare_tui.store.summary import measured, task_outcome
 
 STATUSES = ("pass", "fail", "review", "error", "missing")
 
@@ -139,7 +143,9 @@ class ModelFigures:
     awaiting_review: tuple[str, ...]
     """Ids of the tasks still waiting for a person."""
     error_classes: tuple[tuple[str, int], ...]
-    """How many attempts errored, by error class (most frequent first)."""
+    """How many measured attempts errored, by error class (most frequent first)."""
+    not_measured: tuple[tuple[str, int], ...] = ()
+    """Attempts that measured nothing (left out of every figure), by error class."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,8 +180,9 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
                   task_kinds: Mapping[str, str]) -> ModelFigures:
     """The figures of one (not refused) run over the report's tasks."""
     run = run_input.run
+    kept = tuple(a for a in run_input.attempts if measured(a.outcome, a.error_class))
     by_task: dict[str, list[AttemptFacts]] = defaultdict(list)
-    for attempt in run_input.attempts:
+    for attempt in kept:
         by_task[attempt.task_id].append(attempt)
     blocks, representative = [], []
     for task_id in task_ids:
@@ -194,16 +201,16 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
             # The passing attempt, or for a person's pass the attempt they were shown.
             representative.append(passing or next(a for a in attempts if a.outcome == "review"))
     kind = run.model_entry.get("kind") if run.model_entry else None
-    counts = _counts(blocks, run.task_count, len(run_input.attempts))
+    counts = _counts(blocks, run.task_count, len(kept))
     completed = counts.passed
     latency = Latency(
         percentiles(a.ttft_ms for a in representative if a.ttft_ms is not None),
         percentiles(a.e2e_ms for a in representative if a.e2e_ms is not None),
         includes_network=kind == "hosted",
     )
-    tokens = _tokens(run_input.attempts, completed)
+    tokens = _tokens(kept, completed)
     gpu = gpu_memory(run.gpu, kind)
-    cost = cost_figure(run.cost_basis or {}, run_input.attempts, completed,
+    cost = cost_figure(run.cost_basis or {}, kept, completed,
                        run_duration_s(run.started_at, run.finished_at))
     return ModelFigures(
         run_id=run.id, model_name=run.model_name, label=label, model_kind=kind, provenance=run.provenance or "",
@@ -211,7 +218,8 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
         counts=counts, blocks=tuple(blocks), latency=latency, tokens=tokens, gpu=gpu, cost=cost,
         missing=_missing(completed, latency, tokens, gpu, cost),
         awaiting_review=tuple(b.task_id for b in blocks if b.status == "review"),
-        error_classes=_error_classes(run_input.attempts),
+        error_classes=_error_classes(kept),
+        not_measured=_error_classes(a for a in run_input.attempts if not measured(a.outcome, a.error_class)),
     )
 
 
@@ -264,7 +272,7 @@ def gpu_memory(gpu: Mapping | None, kind: str | None) -> GpuMemory:
                      len(devices), gpu.get("reason") or None, notes)
 
 
-def _error_classes(attempts: Sequence[AttemptFacts]) -> tuple[tuple[str, int], ...]:
+def _error_classes(attempts: Iterable[AttemptFacts]) -> tuple[tuple[str, int], ...]:
     tally: dict[str, int] = defaultdict(int)
     for attempt in attempts:
         if attempt.outcome == "error":

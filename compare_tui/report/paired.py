@@ -8,10 +8,11 @@ flips, McNemar's exact test on the tasks where they disagree, and a seeded paire
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compare_tui.report.figures import ModelFigures
+from compare_tui.report.figures import Block, ModelFigures
 from compare_tui.report.rule import Recommendation
 from compare_tui.report.stats import (
     BOOTSTRAP_RESAMPLES,
@@ -51,6 +52,8 @@ class PairedComparison:
     seed: int
     resamples: int
     sentence: str
+    left_out: tuple[tuple[str, int], ...] = ()
+    """Tasks of the report not in `tasks`, by reason (e.g. "not done by B": 2), most first."""
 
 
 def paired_comparisons(rows: Sequence[ModelFigures], recommendation: Recommendation,
@@ -66,8 +69,10 @@ def paired_comparisons(rows: Sequence[ModelFigures], recommendation: Recommendat
 def paired(a: ModelFigures, b: ModelFigures, resamples: int = BOOTSTRAP_RESAMPLES) -> PairedComparison:
     """The paired comparison of two runs whose blocks are over the same tasks, in order."""
     both = only_a = only_b = neither = 0
+    left_out: Counter[str] = Counter()
     for block_a, block_b in zip(a.blocks, b.blocks, strict=True):
         if block_a.human or block_b.human or block_a.status not in _SCORED or block_b.status not in _SCORED:
+            left_out[_why_left_out(a.label, block_a, b.label, block_b)] += 1
             continue
         passed_a, passed_b = block_a.status == "pass", block_b.status == "pass"
         if passed_a and passed_b:
@@ -85,15 +90,32 @@ def paired(a: ModelFigures, b: ModelFigures, resamples: int = BOOTSTRAP_RESAMPLE
         return PairedComparison(a.label, a.run_id, b.label, b.run_id, 0, 0, 0, 0, 0, None, None,
                                 None, None, None, seed, resamples,
                                 f"{a.label} and {b.label} scored no task in common, so they "
-                                "cannot be compared task by task.")
+                                "cannot be compared task by task.",
+                                tuple(sorted(left_out.items(), key=lambda item: (-item[1], item[0]))))
     difference = (only_a - only_b) / tasks
     interval = paired_bootstrap_ci(only_a, only_b, both + neither, seed, resamples)
     p_value = mcnemar_exact(only_a, only_b)
     within = interval.contains(0.0)
     more = tasks_to_resolve(only_a, only_b, both + neither) if within else None
     sentence = _sentence(a.label, b.label, tasks, difference, interval, p_value, within, more)
+    reasons = tuple(sorted(left_out.items(), key=lambda item: (-item[1], item[0])))
+    if reasons:
+        sentence += " Left out: " + "; ".join(f"{n} {why}" for why, n in reasons) + "."
     return PairedComparison(a.label, a.run_id, b.label, b.run_id, tasks, both, only_a, only_b,
-                            neither, difference, interval, p_value, within, more, seed, resamples, sentence)
+                            neither, difference, interval, p_value, within, more, seed, resamples, sentence,
+                            reasons)
+
+
+def _why_left_out(name_a: str, block_a: Block, name_b: str, block_b: Block) -> str:
+    """Why a task is not in the task-by-task comparison, in words."""
+    if block_a.human or block_b.human:
+        return "scored by a person"
+    if block_a.status == "missing" and block_b.status == "missing":
+        return "not done by either"
+    for name, block in ((name_a, block_a), (name_b, block_b)):
+        if block.status == "missing":
+            return f"not done by {name} (nothing measured)"
+    return "awaiting a person's review"
 
 
 def _sentence(name_a: str, name_b: str, tasks: int, difference: float, interval: Interval,

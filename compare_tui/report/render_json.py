@@ -83,6 +83,7 @@ def _model(row: ModelFigures) -> dict[str, Any]:
         "missing_figures": list(row.missing),
         "awaiting_review": list(row.awaiting_review),
         "error_classes": dict(row.error_classes),
+        "not_measured": dict(row.not_measured),
         "tasks": [{"id": b.task_id, "status": b.status, "human": b.human, "verdict": b.verdict,
                    "detail": b.detail} for b in row.blocks],
     }
@@ -108,5 +109,5 @@ def _paired(p: PairedComparison) -> dict[str, Any]:
         "difference": p.difference, "ci95": _interval(p.interval), "mcnemar_p": p.mcnemar_p,
         "within_noise": p.within_noise, "more_tasks": p.more_tasks,
         "seed": f"{p.seed:016x}",  # hex: a 64-bit integer does not survive JavaScript numbers
-        "resamples": p.resamples, "sentence": p.sentence,
+        "resamples": p.resamples, "sentence": p.sentence, "left_out": dict(p.left_out),
     }

@@ -21,10 +21,11 @@ from compare_tui.store.records import (
 )
 from compare_tui.store.schema import CURRENT_VERSION
 from compare_tui.store.store import Store
-from compare_tui.store.summary import RunSummary, summarise, task_outcome
+from compare_tui.store.summary import NOT_MEASURED_CLASSES, RunSummary, measured, summarise, task_outcome
 
 __all__ = [
     "CURRENT_VERSION",
+    "NOT_MEASURED_CLASSES",
     "PROVENANCE_ATTESTED",
     "PROVENANCE_VERIFIED",
     "AmbiguousIdError",
@@ -42,6 +43,7 @@ __all__ = [
     "StoreError",
     "attempt_id",
     "new_run_id",
+    "measured",
     "summarise",
     "task_outcome",
     "tool_calls_of",

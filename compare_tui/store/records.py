@@ -24,11 +24,15 @@ Verdict = Literal["pass", "fail", "skip"]
 
 
 class RunStatus(StrEnum):
-    """Where a run stands. `interrupted` runs can be resumed; the last three are final."""
+    """Where a run stands. `interrupted` and `incomplete` runs can be resumed."""
 
     PENDING = "pending"
     RUNNING = "running"
     INTERRUPTED = "interrupted"
+    """Stopped by the user, a signal or a crash before every task was tried."""
+    INCOMPLETE = "incomplete"
+    """Every task was tried, but some measured nothing (the endpoint failed): they are not done,
+    and a resume retries exactly those."""
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"

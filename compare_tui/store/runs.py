@@ -10,7 +10,7 @@ from compare_tui.store.base import StoreBase
 from compare_tui.store.errors import RunNotFoundError, StoreError
 from compare_tui.store.records import RunRecord, RunStatus, utc_now
 
-_FINAL = {RunStatus.INTERRUPTED, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED}
+_FINAL = {RunStatus.INTERRUPTED, RunStatus.INCOMPLETE, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED}
 # Identity and birth date are fixed once a run exists; everything else may be filled in later.
 _IMMUTABLE = {"id", "created_at"}
 
@@ -88,7 +88,7 @@ class RunAccessors(StoreBase):
 
         Entering `running` stamps `started_at` (the given time, else now; only when the run has
         none yet, so a resume keeps the first start) and clears `finished_at`, so a resumed run
-        reads as running. Entering `interrupted`, `completed`, `failed` or `cancelled` stamps
+        reads as running. Entering `interrupted`, `incomplete`, `completed`, `failed` or `cancelled` stamps
         `finished_at` (now, unless given).
         """
         status = RunStatus(status)

@@ -22,9 +22,9 @@ class Store(RunAccessors, AttemptAccessors, ReviewAccessors, ComparisonAccessors
     """
 
     def pass_rate_summary(self, run_id: str) -> RunSummary:
-        """Per-task tallies of a run (pass / fail / review / error), human verdicts applied."""
+        """Per-task tallies of a run (pass / fail / review / error / not done), human verdicts applied."""
         run = self.get_run_exact(run_id)
-        pairs = [(row["task_id"], row["outcome"]) for row in
-                 self._read("SELECT task_id, outcome FROM attempts WHERE run_id = ?", [run_id])]
+        attempts = [(row["task_id"], row["outcome"], row["error_class"]) for row in
+                    self._read("SELECT task_id, outcome, error_class FROM attempts WHERE run_id = ?", [run_id])]
         verdicts = {task: review.verdict for task, review in self.reviews_for_run(run_id).items()}
-        return summarise(pairs, verdicts, run.task_count)
+        return summarise(attempts, verdicts, run.task_count)

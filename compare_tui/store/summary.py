@@ -11,6 +11,18 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+NOT_MEASURED_CLASSES = frozenset({"connect", "reset", "timeout", "transport", "http_429", "http_5xx", "auth"})
+"""Error classes of an attempt where no model answered: the network or the server failed
+(connection refused or reset, a timeout, 5xx or 429 after the retries, a refused key). Such
+an attempt measured nothing: its task stays *not done*, a resume retries it, and it never
+enters a figure. Every other error (the scorer itself failed, the server rejected the
+request, a stream cut short after part of an answer) is a recorded outcome."""
+
+
+def measured(outcome: str, error_class: str | None) -> bool:
+    """False for an attempt that measured nothing (`NOT_MEASURED_CLASSES`)."""
+    return not (outcome == "error" and error_class in NOT_MEASURED_CLASSES)
+
 
 @dataclass(frozen=True, slots=True)
 class RunSummary:
@@ -24,6 +36,11 @@ class RunSummary:
     """Tasks that still need a person."""
     errored: int
     """Tasks where nothing was measured."""
+
+    @property
+    def not_done(self) -> int:
+        """Tasks with no measured attempt yet: never run, or every attempt measured nothing."""
+        return max(0, self.tasks_planned - self.tasks_recorded)
 
     @property
     def tasks_recorded(self) -> int:
@@ -59,12 +76,14 @@ def task_outcome(outcomes: Iterable[str], verdict: str | None = None) -> str:
     return "error"
 
 
-def summarise(pairs: Iterable[tuple[str, str]], verdicts: Mapping[str, str],
+def summarise(attempts: Iterable[tuple[str, str, str | None]], verdicts: Mapping[str, str],
               tasks_planned: int) -> RunSummary:
-    """Tally `(task_id, outcome)` attempt pairs, applying `verdicts` (task_id → latest verdict)."""
+    """Tally `(task_id, outcome, error_class)` attempts, applying `verdicts` (task_id → latest
+    verdict). Attempts that measured nothing are left out, so their tasks count as not done."""
     by_task: dict[str, list[str]] = defaultdict(list)
-    for task_id, outcome in pairs:
-        by_task[task_id].append(str(outcome))
+    for task_id, outcome, error_class in attempts:
+        if measured(str(outcome), error_class):
+            by_task[task_id].append(str(outcome))
     counts = {"pass": 0, "fail": 0, "review": 0, "error": 0}
     for task_id, outcomes in by_task.items():
         counts[task_outcome(outcomes, verdicts.get(task_id))] += 1

@@ -27,12 +27,13 @@ from compare_tui.engine import (
     VerificationProgressed,
     prepare_resume,
     prepare_run,
+    refuse_unreachable,
 )
 from compare_tui.engine.events import EngineEvent, RunFinished, RunStarted
 from compare_tui.goldset import GoldenSetError, load_golden_set
 from compare_tui.report.figures import gpu_memory
 from compare_tui.report import formatting as fmt
-from compare_tui.store import ComparisonRecord, RunNotFoundError
+from compare_tui.store import ComparisonRecord, RunNotFoundError, RunStatus
 from compare_tui.tui import messages
 from compare_tui.tui.live_tally import LiveTally
 from compare_tui.tui.workspace import Workspace
@@ -161,6 +162,7 @@ class EngineSession:
         store = self.workspace.store
         goldset = self._goldset(plan.set_path, plan.model_names[0])
         entries = [self._entry(catalogue, name) for name in plan.model_names]
+        self._refuse_unreachable(entries)
         for entry in entries:
             self.tally.set_gpu(entry.name, gpu_before_run(entry.kind))
         name = f"{goldset.manifest.workload_id} {datetime.now(UTC):%Y-%m-%d %H:%M}"
@@ -184,19 +186,28 @@ class EngineSession:
         prepared = []
         for run_id in self.plan.run_ids:
             run = store.get_run(run_id)
-            if run.status == "completed":
+            if run.status == RunStatus.COMPLETED:
                 continue
             self.comparison_id = self.comparison_id or run.comparison_id
             goldset = self._goldset(Path(run.goldset_path), run.model_name)
             self.tally.set_gpu(run.model_name, gpu_before_run(run.model_entry.get("kind", "local")))
+            entry = self._entry(catalogue, run.model_name)
+            self._refuse_unreachable([entry])
             try:
-                prepared.append(prepare_resume(store, run.id, goldset, self._entry(catalogue, run.model_name),
-                                               progress=self._progress(run.model_name)))
+                prepared.append(prepare_resume(store, run.id, goldset, entry, progress=self._progress(run.model_name)))
             except RunRefusedError as exc:
                 raise _Refused(exc.model_name, exc.reason) from None
         if not prepared:
             raise _Refused("resume", "every run of this session is already completed; nothing to resume")
         return prepared
+
+    @staticmethod
+    def _refuse_unreachable(entries) -> None:
+        """The engine's pre-flight check: an endpoint that does not answer refuses the session."""
+        try:
+            refuse_unreachable(entries)
+        except RunRefusedError as exc:
+            raise _Refused(exc.model_name, exc.reason) from None
 
     def _goldset(self, path: Path, model_name: str):
         # Read from disk now, not from the session's cache: a run records exactly the set it ran.

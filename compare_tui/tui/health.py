@@ -1,27 +1,8 @@
-"""Endpoint health for the Home screen: one quick GET of `<endpoint>/models`.
-
-No key is sent (a health check never handles credentials), so a host that wants one answers
-401/403, which still proves it is up. Blocking: run it in a worker thread.
-"""
+"""Endpoint health for the Home screen: the engine's own reachability probe (one quick GET of
+`<endpoint>/models`, no key, no proxy), so the Models tab and a run's pre-flight check agree."""
 
 from __future__ import annotations
 
-import httpx
+from compare_tui.engine.reachability import TIMEOUT_S, probe_endpoint
 
-TIMEOUT_S = 2.0
-
-
-def probe_endpoint(endpoint: str, timeout_s: float = TIMEOUT_S) -> str:
-    """`healthy`, `up (HTTP 401: wants a key)`, `HTTP 503`, or `unreachable: <why>`."""
-    try:
-        response = httpx.get(f"{endpoint.rstrip('/')}/models", timeout=timeout_s, follow_redirects=False)
-    except httpx.TimeoutException:
-        return f"unreachable: no answer in {timeout_s:g} s"
-    except httpx.HTTPError as exc:
-        reason = str(exc).split("] ")[-1] or type(exc).__name__
-        return f"unreachable: {reason}"
-    if response.status_code == 200:
-        return "healthy"
-    if response.status_code in (401, 403):
-        return f"up (HTTP {response.status_code}: wants a key)"
-    return f"HTTP {response.status_code}"
+__all__ = ["TIMEOUT_S", "probe_endpoint"]

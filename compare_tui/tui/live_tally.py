@@ -33,7 +33,7 @@ class ModelView:
     model_name: str
     run_id: str | None
     state: str
-    """`waiting`, `verifying`, `running`, `completed`, `interrupted`, `failed` or `refused`."""
+    """`waiting`, `verifying`, `running`, `completed`, `incomplete`, `interrupted`, `failed` or `refused`."""
     total: int
     done: int
     counts: dict[str, int]
@@ -110,7 +110,7 @@ class LiveTally:
         elif isinstance(event, AttemptFinished):
             self._attempt(model, event)
         elif isinstance(event, RunFinished):
-            model.state = event.status if event.status in ("completed", "interrupted", "failed") else "interrupted"
+            model.state = event.status if event.status in ("completed", "incomplete", "interrupted", "failed") else "interrupted"
             if event.error:
                 model.detail = event.error
         elif isinstance(event, RunRefused):

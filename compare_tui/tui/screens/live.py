@@ -122,8 +122,15 @@ class LiveScreen(CompareScreen):
             self._line("Nothing was run. Esc goes back.")
         elif all(s == "completed" for s in message.statuses):
             self._line("Every run completed · o opens the report · Esc goes back")
+        elif "incomplete" in message.statuses and not self._cancelled_session(message):
+            self._line("Some tasks measured nothing (the endpoint failed): they are not done and not in any "
+                       "figure · start the server, then r retries exactly those · o opens the report so far")
         else:
             self._line("Stopped: interrupted runs keep every finished attempt · r resumes · o opens the report so far")
+
+    @staticmethod
+    def _cancelled_session(message: messages.SessionEnded) -> bool:
+        return "interrupted" in message.statuses
 
     # ------------------------------------------------------------------ actions
 

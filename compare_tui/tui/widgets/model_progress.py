@@ -12,7 +12,8 @@ from compare_tui.tui.live_tally import ModelView
 
 STATE_WORDS = {
     "waiting": "waiting for its turn", "verifying": "verifying weights", "running": "running",
-    "completed": "completed", "interrupted": "interrupted (resumable: r)", "failed": "failed",
+    "completed": "completed", "incomplete": "incomplete: some tasks not done (resumable: r)",
+    "interrupted": "interrupted (resumable: r)", "failed": "failed",
     "refused": "refused (nothing sent)",
 }
 
@@ -24,7 +25,8 @@ def _ms(value: float | None) -> str:
 def counters(view: ModelView) -> str:
     c = view.counts
     return (f"{MARKS['pass']} pass {c.get('pass', 0)}   {MARKS['fail']} fail {c.get('fail', 0)}   "
-            f"{MARKS['review']} review {c.get('review', 0)}   {MARKS['error']} error {c.get('error', 0)}")
+            f"{MARKS['review']} review {c.get('review', 0)}   {MARKS['error']} error {c.get('error', 0)}"
+            + (f"   {MARKS['missing']} not done {c['not_done']}" if c.get("not_done") else ""))
 
 
 def figures(view: ModelView) -> str:

@@ -1,0 +1,57 @@
+"""Is a model endpoint up? One quick GET of `<endpoint>/models`, made before a run's first
+request (and by the TUI's Models tab), so that a run never starts against a server that is
+not there.
+
+No key is sent (a reachability check never handles credentials), so a host that wants one
+answers 401/403, which still proves it is up. Ambient proxies are ignored, as for every
+request to a model endpoint. Blocking: call it from a worker thread in the TUI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import httpx
+
+from compare_tui.catalogue import ModelEntry
+from compare_tui.engine.prepare import RunRefusedError
+
+TIMEOUT_S = 2.0
+
+Prober = Callable[[str], str]
+"""endpoint → the probe's verdict text (`probe_endpoint`'s contract)."""
+
+
+def probe_endpoint(endpoint: str, timeout_s: float = TIMEOUT_S) -> str:
+    """`healthy`, `up (HTTP 401: wants a key)`, `HTTP 503`, or `unreachable: <why>`."""
+    try:
+        response = httpx.get(f"{endpoint.rstrip('/')}/models", timeout=timeout_s, follow_redirects=False,
+                             trust_env=False)
+    except httpx.TimeoutException:
+        return f"unreachable: no answer in {timeout_s:g} s"
+    except httpx.HTTPError as exc:
+        reason = str(exc).split("] ")[-1] or type(exc).__name__
+        return f"unreachable: {reason}"
+    if response.status_code == 200:
+        return "healthy"
+    if response.status_code in (401, 403):
+        return f"up (HTTP {response.status_code}: wants a key)"
+    return f"HTTP {response.status_code}"
+
+
+def is_reachable(verdict: str) -> bool:
+    """A server answered, and not with a server error (5xx: down, overloaded or still loading)."""
+    return not verdict.startswith("unreachable") and not verdict.startswith("HTTP 5")
+
+
+def refuse_unreachable(entries: Iterable[ModelEntry], prober: Prober = probe_endpoint) -> None:
+    """Raise `RunRefusedError` for the first entry whose endpoint does not answer (each distinct
+    endpoint is probed once). Nothing else is sent."""
+    seen: dict[str, str] = {}
+    for entry in entries:
+        verdict = seen.get(entry.endpoint) or seen.setdefault(entry.endpoint, prober(entry.endpoint))
+        if not is_reachable(verdict):
+            hint = ("start the bundled servers with `compare-tui local up`" if entry.kind == "local"
+                    else "check the endpoint and the network")
+            raise RunRefusedError(entry.name, f"the endpoint {entry.endpoint} is {verdict}; nothing was sent "
+                                              f"({hint}, then try again)")
