@@ -42,6 +42,9 @@ class HomeScreen(CompareScreen):
         Binding("t", "toolcall", "Tool-call table", show=False),
         Binding("j", "triage", "Judge triage", show=False),
         Binding("slash", "filter", "Filter runs", show=False),
+        # Escape is a binding of the screen, so it reaches us while the filter has focus (an
+        # Input consumes printable keys, and with them every shortcut the footer shows).
+        Binding("escape", "leave_filter", "Leave the filter (keeps it)", show=False),
         Binding("s", "sort", "Sort runs", show=False),
         Binding("g", "refresh", "Refresh", show=False),
         Binding("1", "tab('sets')", "Sets", show=False),
@@ -240,6 +243,11 @@ class HomeScreen(CompareScreen):
     def action_filter(self) -> None:
         self.action_tab("runs")
         self.query_one("#run-filter").focus()
+
+    def action_leave_filter(self) -> None:
+        """Focus back on the runs list, the filter text kept (so is the filtered list)."""
+        if isinstance(self.focused, Input):
+            self.query_one("#runs-table").focus()
 
     def action_sort(self) -> None:
         self.sort_order = RUN_SORTS[(RUN_SORTS.index(self.sort_order) + 1) % len(RUN_SORTS)]
