@@ -72,7 +72,7 @@ class FittedTable:
         lines = list(self.footnotes)
         if self.dropped:
             lines.append(f"Not shown at {self.width} columns: {', '.join(self.dropped)} "
-                         "(a wider terminal, or --format md/json, shows every column).")
+                         "(a wider terminal shows them, as does `compare-tui report --format md`).")
         return tuple(lines)
 
 
@@ -101,14 +101,27 @@ def fit_table(columns: Sequence[Column], width: int, overhead: Overhead) -> Fitt
     wants = {id(c): min(widths[id(c)], LABEL_MAX) if c.kind == "label" else widths[id(c)] for c in flexible}
     floors = {id(c): _floor(c, overhead) for c in flexible}
     widths.update(_share(room, wants, floors))
+    texts = [c for c in flexible if c.kind == "text"]
+    # A text squeezed under its natural width needs only its footnoted form's width; the room
+    # that frees goes first to texts that can then be shown whole (fewest characters first),
+    # then to the labels (names read better whole).
+    caps = {id(c): widths[id(c)] for c in texts if widths[id(c)] < wants[id(c)]}
+    squeezed = {key: natural_width(_footnoted(c, caps[key], []), overhead) for c in texts if (key := id(c)) in caps}
+    widths.update(squeezed)
+    spare = room - sum(widths[id(c)] for c in flexible)
+    for column in sorted((c for c in texts if id(c) in squeezed), key=lambda c: wants[id(c)] - widths[id(c)]):
+        need = wants[id(column)] - widths[id(column)]
+        if need <= spare:
+            widths[id(column)] = wants[id(column)]
+            spare -= need
+            del squeezed[id(column)]
     footnotes: list[str] = []
     fitted: dict[int, Column] = {}
-    for column in flexible:
-        if column.kind == "text" and widths[id(column)] < wants[id(column)]:
-            fitted[id(column)] = _footnoted(column, widths[id(column)], footnotes)
+    for column in texts:
+        if id(column) in squeezed:
+            fitted[id(column)] = _footnoted(column, caps[id(column)], footnotes)
+            # Markers are numbered in table order now, so a width may differ by a digit.
             widths[id(column)] = natural_width(fitted[id(column)], overhead)
-    # What footnotes freed goes to the labels (names read better whole).
-    spare = room - sum(widths[id(c)] for c in flexible)
     for column in (c for c in flexible if c.kind == "label"):
         extra = min(spare, wants[id(column)] - widths[id(column)])
         if extra > 0:
@@ -129,19 +142,23 @@ def _floor(column: Column, overhead: Overhead) -> int:
 
 
 def _share(room: int, wants: dict[int, int], floors: dict[int, int]) -> dict[int, int]:
-    """Water-filling: every flexible column gets an equal share of `room`, a column wanting less
-    keeps only what it wants and leaves the rest to the others; never below its floor."""
-    given: dict[int, int] = {}
-    left = dict(wants)
-    while left:
-        share = max(0, room - sum(given.values())) // len(left)
-        settled = {k: w for k, w in left.items() if w <= share} or {k: floors[k] for k in left if floors[k] > share}
-        if not settled:
-            given.update((key, share) for key in left)
+    """Water-filling: every flexible column rises from its floor to a common level (never past
+    what it wants) as high as `room` allows; the few characters left below the next level go
+    one each to the columns still short, in order."""
+    def at(level: int) -> dict[int, int]:
+        return {k: max(floors[k], min(wants[k], level)) for k in wants}
+
+    level = 0
+    while level < max(wants.values(), default=0) and sum(at(level + 1).values()) <= room:
+        level += 1
+    given = at(level)
+    left = room - sum(given.values())
+    for key, want in wants.items():
+        if left <= 0:
             break
-        given.update(settled)
-        for key in settled:
-            del left[key]
+        if given[key] < want:
+            given[key] += 1
+            left -= 1
     return given
 
 

@@ -15,7 +15,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from compare_tui.report import fit
+from compare_tui.report import columns, fit
 from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
@@ -59,9 +59,9 @@ class FittedTable:
     """A report table that fits the console it is printed to (`report.fit`): numbers whole or
     their column dropped with a note, long texts in footnotes under the table."""
 
-    def __init__(self, title: str, columns: list[fit.Column], caption: str | None = None,
+    def __init__(self, title: str, table_columns: list[fit.Column], caption: str | None = None,
                  styles: dict[int, str] | None = None) -> None:
-        self.title, self.columns, self.caption = title, columns, caption
+        self.title, self.columns, self.caption = title, table_columns, caption
         self.styles = styles or {}
         """Row index -> Rich style of that row's label (the winner in bold)."""
 
@@ -83,77 +83,24 @@ class FittedTable:
             yield Text(note, style="dim")
 
 
-def _labels(report: Report) -> tuple[str, ...]:
-    winner = report.recommendation.winner
-    return tuple(row.label + (" ★" if row.label == winner else "") for row in report.models)
-
-
-def _label_column(report: Report) -> fit.Column:
-    return fit.Column("model", _labels(report), "label")
-
-
-def _number(header: str, cells, drop_rank: int | None = None) -> fit.Column:
-    return fit.Column(header, tuple(cells), "number", drop_rank)
-
-
 def figures_table(report: Report) -> FittedTable:
-    rows = report.models
-    columns = [
-        _label_column(report),
-        _number("pass rate", (fmt.pass_rate(r.pass_rate) for r in rows)),
-        _number("95% CI", (fmt.interval(r.pass_rate.interval) for r in rows), 4),
-        _number("✓ pass", (str(r.counts.passed) for r in rows), 1),
-        _number("✗ fail", (str(r.counts.failed) for r in rows), 2),
-        _number("? person", (str(r.counts.review) for r in rows), 0),
-        _number("! error", (str(r.counts.errored) for r in rows), 3),
-    ]
     winner = report.recommendation.winner
-    styles = {n: "bold" for n, r in enumerate(rows) if r.label == winner}
-    return FittedTable("Pass rate (human tasks excluded; errors count as not passed)", columns, styles=styles)
+    styles = {n: "bold" for n, r in enumerate(report.models) if r.label == winner}
+    return FittedTable(columns.TITLES["pass"], columns.pass_rate_columns(report), styles=styles)
 
 
 def latency_table(report: Report) -> FittedTable:
-    rows = report.models
-    columns = [
-        _label_column(report),
-        _number("TTFT p50/p95/p99", (fmt.latency(r.latency.ttft_ms) for r in rows), 1),
-        _number("E2E p50/p95/p99", (fmt.latency(r.latency.e2e_ms) for r in rows)),
-        _number("tokens/task", (fmt.tokens(r.tokens) for r in rows), 0),
-    ]
-    return FittedTable("Latency (one value per completed task) and tokens", columns,
-                       caption="tokens/task = prompt + completion per completed task, summed over every attempt")
+    return FittedTable(columns.TITLES["latency"], columns.latency_columns(report), caption=columns.LATENCY_CAPTION)
 
 
 def cost_table(report: Report) -> FittedTable:
-    rows = report.models
-    columns = [
-        _label_column(report),
-        fit.Column("provenance", tuple(r.provenance for r in rows), "text"),
-        fit.Column("GPU peak", tuple(fmt.gpu(r.gpu) for r in rows), "text"),
-        fit.Column("cost basis", tuple(fmt.cost_basis(r.cost, r.gpu) for r in rows), "text"),
-        _number("run total", (fmt.money(r.cost.total, r.cost.currency) for r in rows), 0),
-        _number("per completed task", (fmt.cost_per_task(r.cost) for r in rows)),
-    ]
-    return FittedTable("Provenance, GPU memory and cost", columns)
+    return FittedTable(columns.TITLES["cost"], columns.cost_columns(report))
 
 
 def utilisation_table(report: Report) -> FittedTable | None:
     """Hardware cost per completed task if the hardware were busy only part of the time."""
-    rows = [row for row in report.models if row.cost.utilisation]
-    if not rows:
-        return None
-    winner = report.recommendation.winner
-    labels = tuple(row.label + (" ★" if row.label == winner else "") for row in rows)
-    columns = [fit.Column("model", labels, "label")]
-    for index, point in enumerate(rows[0].cost.utilisation):
-        columns.append(_number(f"{point.utilisation * 100:.0f}%",
-                               (fmt.money(r.cost.utilisation[index].per_task, r.cost.currency) for r in rows),
-                               UTILISATION_DROP_RANKS.get(point.utilisation)))
-    return FittedTable("Hardware cost per completed task by utilisation", columns)
-
-
-UTILISATION_DROP_RANKS = {0.10: 0, 0.75: 1, 0.25: 2, 0.50: 3}
-"""At a narrow width the extremes' neighbours go first; full utilisation is always shown."""
+    found = columns.utilisation_columns(report)
+    return FittedTable(columns.TITLES["utilisation"], found) if found else None
 
 
 def block_line(row: ModelFigures) -> Text:
@@ -183,19 +130,8 @@ def refused_list(report: Report) -> Group:
 
 
 def paired_table(report: Report) -> Group:
-    pairs = report.paired
-    columns = [
-        fit.Column("A", tuple(p.model_a for p in pairs), "label"),
-        fit.Column("B", tuple(p.model_b for p in pairs), "label"),
-        _number("tasks", (str(p.tasks) for p in pairs)),
-        _number("both pass", (str(p.both) for p in pairs), 1),
-        _number("only A", (str(p.only_a) for p in pairs)),
-        _number("only B", (str(p.only_b) for p in pairs)),
-        _number("neither", (str(p.neither) for p in pairs), 0),
-        _number("McNemar p", (fmt.DASH if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}" for p in pairs), 2),
-    ]
-    table = FittedTable("Is the lead larger than noise? (paired, on tasks both scored)", columns)
-    return Group(table, *(Text(p.sentence) for p in pairs))
+    table = FittedTable(columns.TITLES["paired"], columns.paired_columns(report))
+    return Group(table, *(Text(p.sentence) for p in report.paired))
 
 
 def caveat_list(report: Report) -> Group:
