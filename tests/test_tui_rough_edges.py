@@ -117,3 +117,29 @@ async def test_tables_are_laid_out_again_after_a_verdict_and_after_a_resize(app)
         assert "· not run" in headers()
         assert not report.query_one("#pass-notes").display
         _cells_fit(report)
+
+
+# ------------------------------------------------------------------ Home at 80 columns
+
+
+async def test_home_footer_shows_every_home_key_at_80_columns(app):
+    from textual.widgets._footer import FooterKey
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        keys = {key.key_display or key.key for key in app.screen.query(FooterKey)}
+        assert {"n", "d", "v", "e", "t", "j", "/", "s", "?", "q"} <= keys
+        right_edge = max(key.region.right for key in app.screen.query(FooterKey))
+        assert right_edge <= SIZE[0]
+
+
+async def test_runs_list_leads_with_the_run_id_and_the_whole_date(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#runs-table", DataTable)
+        headers = [str(c.label) for c in table.columns.values()]
+        assert headers[:2] == ["run", "date (UTC)"]
+        first = [str(cell) for cell in table.get_row_at(0)]
+        assert first[0] == "b2b2b2b2" and first[1] == "2026-01-05 10:00"
+        widths = [c.get_render_width(table) for c in table.columns.values()]
+        assert sum(widths[:2]) <= SIZE[0]  # both on screen without scrolling
