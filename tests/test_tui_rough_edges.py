@@ -3,6 +3,8 @@ of the report first, then checks what the screen does now."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from textual.widgets import DataTable, Input
 
@@ -143,3 +145,22 @@ async def test_runs_list_leads_with_the_run_id_and_the_whole_date(app):
         assert first[0] == "b2b2b2b2" and first[1] == "2026-01-05 10:00"
         widths = [c.get_render_width(table) for c in table.columns.values()]
         assert sum(widths[:2]) <= SIZE[0]  # both on screen without scrolling
+
+
+# ------------------------------------------------------------------ A/B diff deltas
+
+
+def test_diff_deltas_never_print_plus_minus_and_keep_one_latency_unit():
+    from compare_tui.report import RunInput, build_report
+    from compare_tui.tui.run_pair import deltas
+    from tests.test_report import attempts, inputs, make_run
+
+    slow = RunInput(make_run("run-a", "slow"), attempts("ppff", e2e_ms=25_000.0, prompt_tokens=900, completion_tokens=400))
+    fast = RunInput(make_run("run-b", "fast"), attempts("pppf", e2e_ms=400.0, prompt_tokens=384, completion_tokens=42))
+    report = build_report(inputs(slow, fast))
+    rows = {d.figure: d for d in deltas(report.models[0], report.models[1])}
+    text = " ".join(d.delta for d in rows.values())
+    assert "+ -" not in text and "+ +" not in text
+    assert re.fullmatch(r"prompt -[\d,]+, completion -[\d,]+", rows["tokens/task"].delta), rows["tokens/task"].delta
+    e2e = rows["E2E p50/p95/p99"]
+    assert e2e.a.endswith(" s") and "ms" not in e2e.delta and e2e.delta.startswith("p50 -24.6 s")
