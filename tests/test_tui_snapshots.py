@@ -1,4 +1,5 @@
-"""Snapshot tests: what each screen looks like at 80×24 over a hand-built store (fixed ids,
+"""Snapshot tests: what each screen looks like at 80×24 (the report also at 120×40, with
+real-length texts) over a hand-built store (fixed ids,
 timestamps and figures), so any change to what a user sees shows up as an SVG diff.
 
 Update after an intended change with `pytest tests/test_tui_snapshots.py --snapshot-update`
@@ -204,3 +205,52 @@ def test_toolcall_table(make_app, snap_compare):
         app.open_toolcall()
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=opened(open_table, "right"))
+
+
+# ------------------------------------------------------------------ the report with real-length texts
+
+NVML_REASON = "NVML library not found (no NVIDIA driver installed on this machine)"
+LONG_NAMES = {"smollm2-135m": "Qwen2.5-Coder-32B-Instruct-Q4_K_M-long-name",
+              "gemma3-270m": "meta-llama/Llama-3.1-70B-Instruct-Turbo"}
+
+
+@pytest.fixture
+def make_long_app(tmp_path):
+    """The usual store, its two compared runs renamed as long as real model names get, with the
+    NVML reason a machine without a driver records and a hardware rate that makes six-figure costs."""
+    from compare_tui.goldset import load_golden_set
+    from compare_tui.store import ComparisonRecord, Store
+    from tests.test_tui_data import OUTCOMES, SET_NAME, TOKEN_PRICE, _attempts, _run, write_mini_set
+
+    goldset = load_golden_set(write_mini_set(tmp_path / "sets" / SET_NAME))
+    store = Store.open(tmp_path / "runs.sqlite")
+    costs = {"smollm2-135m": {"basis": "hardware", "usd_per_hour": 7_500_000.0, "gpu_count": 1},
+             "gemma3-270m": TOKEN_PRICE}
+    for model, run_id in RUN_IDS.items():
+        run = _run(LONG_NAMES[model], run_id, goldset, cost=costs[model]).model_copy(
+            update={"gpu": {"measured": False, "reason": NVML_REASON}})
+        if model == "gemma3-270m":
+            run = run.model_copy(update={"model_entry": {"name": run.model_name, "kind": "hosted"}, "gpu": None,
+                                         "provenance": "provenance by host attestation, not verified"})
+        store.create_run(run)
+        store.record_attempts(_attempts(run_id, OUTCOMES[model]))
+    store.create_comparison(ComparisonRecord(id=COMPARISON_ID, name="support-mini 2026-01-05",
+                                             created_at="2026-01-05T10:00:00Z", run_ids=list(RUN_IDS.values())))
+    catalogue = write_catalogue(tmp_path / "models.toml")
+
+    def make():
+        return create_app(store=store, catalogue_path=catalogue, sets_dir=tmp_path / "sets",
+                          reviewer="tester", probe=fixed_probe)
+
+    yield make
+    store.close()
+
+
+REPORT_TABS = {"summary": ("enter",), "figures": ("enter", "2"), "figures-scrolled": ("enter", "2", "pagedown"),
+               "tasks": ("enter", "3")}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+@pytest.mark.parametrize("tab", list(REPORT_TABS))
+def test_report_with_real_length_texts(make_long_app, snap_compare, tab, size):
+    assert snap_compare(make_long_app(), terminal_size=size, run_before=keys(*REPORT_TABS[tab]))

@@ -83,10 +83,15 @@ def cost_per_task(cost: Cost) -> str:
     return money(cost.per_task, cost.currency)
 
 
-def cost_basis(cost: Cost) -> str:
-    """The basis in words: `hardware $2/h × 1 GPU` or `token price $0.15/$0.60 per Mtok (2026-11-30)`."""
+def cost_basis(cost: Cost, gpu: GpuMemory | None = None) -> str:
+    """The basis in words: `hardware $2/h (1 GPU)` or `token price $0.15 in / $0.6 out per Mtok,
+    captured 2026-11-30`. Given the run's `gpu` figure, a count of one GPU is named only when a
+    GPU was measured: one GPU is the catalogue's default, and on a machine without one it
+    would state what is not there."""
     if cost.basis == "hardware":
-        gpus = f" ({cost.gpu_count} GPU{'s' if (cost.gpu_count or 1) > 1 else ''})" if cost.gpu_count else ""
+        count = cost.gpu_count or 0
+        named = count > 1 or (count == 1 and (gpu is None or gpu.measured))
+        gpus = f" ({count} GPU{'s' if count > 1 else ''})" if named else ""
         return f"hardware {money(cost.usd_per_hour, cost.currency)}/h{gpus}"
     return (f"token price {money(cost.price_input, cost.currency)} in / {money(cost.price_output, cost.currency)} "
             f"out per Mtok, captured {cost.captured}")

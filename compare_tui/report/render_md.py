@@ -65,7 +65,7 @@ def _costs(report: Report) -> list[str]:
     for row in report.models:
         cost = row.cost
         total = fmt.money(cost.total, cost.currency)
-        lines.append(f"- **{row.label}**: {fmt.cost_basis(cost)}; run total {total}, "
+        lines.append(f"- **{row.label}**: {fmt.cost_basis(cost, row.gpu)}; run total {total}, "
                      f"per completed task {fmt.cost_per_task(cost)}"
                      + (f" (source: {cost.source})" if cost.source else "") + ".")
         if cost.utilisation:

@@ -10,11 +10,12 @@ from __future__ import annotations
 from itertools import groupby
 
 from rich import box
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from compare_tui.report import columns, fit
 from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
@@ -54,67 +55,52 @@ def recommendation_banner(report: Report) -> Panel:
                  border_style=CONFIDENCE_STYLES[rec.confidence], box=box.HEAVY)
 
 
-def _model_column(table: Table, report: Report) -> None:
-    width = min(30, max((len(row.label) for row in report.models), default=5) + 2)
-    table.add_column("model", min_width=width, no_wrap=True)
+class FittedTable:
+    """A report table that fits the console it is printed to (`report.fit`): numbers whole or
+    their column dropped with a note, long texts in footnotes under the table."""
+
+    def __init__(self, title: str, table_columns: list[fit.Column], caption: str | None = None,
+                 styles: dict[int, str] | None = None) -> None:
+        self.title, self.columns, self.caption = title, table_columns, caption
+        self.styles = styles or {}
+        """Row index -> Rich style of that row's label (the winner in bold)."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        fitted = fit.fit_table(self.columns, options.max_width, fit.RICH_SIMPLE)
+        table = Table(title=self.title, box=box.SIMPLE, title_justify="left", caption=self.caption,
+                      caption_justify="left")
+        for column, width in zip(fitted.columns, fitted.widths, strict=True):
+            # A width per column and no no_wrap: cells fit by construction, headers may wrap.
+            table.add_column(column.header, width=width, justify="left" if column.kind != "number" else "right",
+                             overflow="fold")
+        rows = len(fitted.columns[0].cells) if fitted.columns else 0
+        for n in range(rows):
+            cells = [Text(c.cells[n], style=self.styles.get(n, "") if c.kind == "label" else "")
+                     for c in fitted.columns]
+            table.add_row(*cells)
+        yield table
+        for note in fitted.notes():
+            yield Text(note, style="dim")
 
 
-def figures_table(report: Report) -> Table:
-    table = Table(title="Pass rate (human tasks excluded; errors count as not passed)", box=box.SIMPLE_HEAVY,
-                  title_justify="left")
-    _model_column(table, report)
-    for header in ("pass rate", "95% CI", "✓ pass", "✗ fail", "? person", "! error"):
-        table.add_column(header, justify="right", no_wrap=True)
+def figures_table(report: Report) -> FittedTable:
     winner = report.recommendation.winner
-    for row in report.models:
-        c = row.counts
-        name = Text(row.label, style="bold" if row.label == winner else "")
-        if row.label == winner:
-            name.append(" ★")
-        table.add_row(name, fmt.pass_rate(row.pass_rate), fmt.interval(row.pass_rate.interval), str(c.passed),
-                      str(c.failed), str(c.review), str(c.errored))
-    return table
+    styles = {n: "bold" for n, r in enumerate(report.models) if r.label == winner}
+    return FittedTable(columns.TITLES["pass"], columns.pass_rate_columns(report), styles=styles)
 
 
-def latency_table(report: Report) -> Table:
-    table = Table(title="Latency (one value per completed task) and tokens", box=box.SIMPLE, title_justify="left")
-    _model_column(table, report)
-    for header in ("TTFT p50/p95/p99", "E2E p50/p95/p99", "tokens/task"):
-        table.add_column(header, justify="right", no_wrap=True)
-    for row in report.models:
-        table.add_row(row.label, fmt.latency(row.latency.ttft_ms), fmt.latency(row.latency.e2e_ms),
-                      fmt.tokens(row.tokens))
-    table.caption = "tokens/task = prompt + completion per completed task, summed over every attempt"
-    return table
+def latency_table(report: Report) -> FittedTable:
+    return FittedTable(columns.TITLES["latency"], columns.latency_columns(report), caption=columns.LATENCY_CAPTION)
 
 
-def cost_table(report: Report) -> Table:
-    table = Table(title="Provenance, GPU memory and cost", box=box.SIMPLE, title_justify="left")
-    _model_column(table, report)
-    table.add_column("provenance", ratio=2)
-    table.add_column("GPU peak", ratio=1)
-    table.add_column("cost basis", ratio=2)
-    table.add_column("run total", justify="right", no_wrap=True)
-    table.add_column("per completed task", justify="right", no_wrap=True)
-    for row in report.models:
-        cost = row.cost
-        table.add_row(row.label, row.provenance, fmt.gpu(row.gpu), fmt.cost_basis(cost),
-                      fmt.money(cost.total, cost.currency), fmt.cost_per_task(cost))
-    return table
+def cost_table(report: Report) -> FittedTable:
+    return FittedTable(columns.TITLES["cost"], columns.cost_columns(report))
 
 
-def utilisation_table(report: Report) -> Table | None:
+def utilisation_table(report: Report) -> FittedTable | None:
     """Hardware cost per completed task if the hardware were busy only part of the time."""
-    rows = [row for row in report.models if row.cost.utilisation]
-    if not rows:
-        return None
-    table = Table(title="Hardware cost per completed task by utilisation", box=box.SIMPLE, title_justify="left")
-    _model_column(table, report)
-    for point in rows[0].cost.utilisation:
-        table.add_column(f"{point.utilisation * 100:.0f}%", justify="right", no_wrap=True)
-    for row in rows:
-        table.add_row(row.label, *(fmt.money(p.per_task, row.cost.currency) for p in row.cost.utilisation))
-    return table
+    found = columns.utilisation_columns(report)
+    return FittedTable(columns.TITLES["utilisation"], found) if found else None
 
 
 def block_line(row: ModelFigures) -> Text:
@@ -144,14 +130,7 @@ def refused_list(report: Report) -> Group:
 
 
 def paired_table(report: Report) -> Group:
-    table = Table(title="Is the lead larger than noise? (paired, on tasks both scored)", box=box.SIMPLE,
-                  title_justify="left")
-    for header in ("A", "B", "tasks", "both pass", "only A", "only B", "neither", "McNemar p"):
-        table.add_column(header, justify="left" if header in ("A", "B") else "right")
-    for p in report.paired:
-        p_value = fmt.DASH if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}"
-        table.add_row(p.model_a, p.model_b, str(p.tasks), str(p.both), str(p.only_a), str(p.only_b),
-                      str(p.neither), p_value)
+    table = FittedTable(columns.TITLES["paired"], columns.paired_columns(report))
     return Group(table, *(Text(p.sentence) for p in report.paired))
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from compare_tui.report import ModelFigures, PairedComparison, Report, ReportInputs, build_report, load_report_inputs
 from compare_tui.report import formatting as fmt
 from compare_tui.report.paired import paired
+from compare_tui.report.stats import Percentiles
 from compare_tui.store import Store
 
 
@@ -91,8 +92,17 @@ def _points(a: float | None, b: float | None) -> str:
     return fmt.DASH if a is None or b is None else f"{(b - a) * 100:+.1f} pts"
 
 
-def _ms(a: float | None, b: float | None) -> str:
-    return fmt.DASH if a is None or b is None else f"{b - a:+.0f} ms"
+def _latency_delta(a: Percentiles, b: Percentiles) -> str:
+    """`p50 +12 ms, p95 +40 ms`, in seconds when either side is spelled in seconds
+    (`fmt.latency`: its p99 is 10 s or more), so a row never mixes ms and s."""
+    seconds = any(p.p99 is not None and p.p99 >= 10_000 for p in (a, b))
+
+    def one(x: float | None, y: float | None) -> str:
+        if x is None or y is None:
+            return fmt.DASH
+        return f"{(y - x) / 1000:+.1f} s" if seconds else f"{y - x:+.0f} ms"
+
+    return f"p50 {one(a.p50, b.p50)}, p95 {one(a.p95, b.p95)}"
 
 
 def _number(a: float | None, b: float | None) -> str:
@@ -113,12 +123,13 @@ def deltas(a: ModelFigures, b: ModelFigures) -> tuple[FigureDelta, ...]:
         FigureDelta("pass rate", fmt.pass_rate(a.pass_rate), fmt.pass_rate(b.pass_rate),
                     _points(a.pass_rate.rate, b.pass_rate.rate)),
         FigureDelta("TTFT p50/p95/p99", fmt.latency(la.ttft_ms), fmt.latency(lb.ttft_ms),
-                    f"p50 {_ms(la.ttft_ms.p50, lb.ttft_ms.p50)}, p95 {_ms(la.ttft_ms.p95, lb.ttft_ms.p95)}"),
+                    _latency_delta(la.ttft_ms, lb.ttft_ms)),
         FigureDelta("E2E p50/p95/p99", fmt.latency(la.e2e_ms), fmt.latency(lb.e2e_ms),
-                    f"p50 {_ms(la.e2e_ms.p50, lb.e2e_ms.p50)}, p95 {_ms(la.e2e_ms.p95, lb.e2e_ms.p95)}"),
+                    _latency_delta(la.e2e_ms, lb.e2e_ms)),
         FigureDelta("tokens/task", fmt.tokens(a.tokens), fmt.tokens(b.tokens),
-                    f"{_number(a.tokens.prompt_per_task, b.tokens.prompt_per_task)} + "
-                    f"{_number(a.tokens.completion_per_task, b.tokens.completion_per_task)}"),
+                    # Each part signed on its own: "-516 + -358" read as arithmetic.
+                    f"prompt {_number(a.tokens.prompt_per_task, b.tokens.prompt_per_task)}, "
+                    f"completion {_number(a.tokens.completion_per_task, b.tokens.completion_per_task)}"),
         FigureDelta("cost/completed task", fmt.cost_per_task(a.cost), fmt.cost_per_task(b.cost),
                     _money(a.cost.per_task, b.cost.per_task, a.cost.currency)
                     if a.cost.currency == b.cost.currency else "different currencies"),

@@ -78,7 +78,7 @@ class HelpScreen(CompareScreen):
         for title, bindings in _sections():
             for binding in bindings:
                 key = binding.key_display or self.app.get_key_display(binding)
-                table.add_row(title, key, binding.description or binding.action)
+                table.add_row(title, key, binding.tooltip or binding.description or binding.action)
                 title = ""
         table.focus()
 

@@ -32,17 +32,23 @@ RESUMABLE = {"interrupted", "pending", "running"}
 
 class HomeScreen(CompareScreen):
     CSS_PATH = "home.tcss"
+    # Short footer words, so that every action fits the footer at 80 columns; Help reads the
+    # tooltip. Report and Resume stay off the footer: the run's detail line names them
+    # (Enter, R) when they apply.
     BINDINGS = [
-        Binding("n", "new_run", "New run"),
-        Binding("o", "open", "Report"),
-        Binding("d", "diff", "A/B diff"),
+        Binding("n", "new_run", "New", tooltip="New run"),
+        Binding("o", "open", "Report", show=False),
+        Binding("d", "diff", "Diff", tooltip="A/B diff"),
         Binding("v", "review", "Review"),
-        Binding("R", "resume", "Resume"),
-        Binding("e", "experiments", "Experiments", show=False),
-        Binding("t", "toolcall", "Tool-call table", show=False),
-        Binding("j", "triage", "Judge triage", show=False),
-        Binding("slash", "filter", "Filter runs", show=False),
-        Binding("s", "sort", "Sort runs", show=False),
+        Binding("R", "resume", "Resume", show=False),
+        Binding("e", "experiments", "Exp", tooltip="Experiments"),
+        Binding("t", "toolcall", "Tools", tooltip="Tool-call table"),
+        Binding("j", "triage", "Triage", tooltip="Judge triage"),
+        Binding("slash", "filter", "Filter", tooltip="Filter runs"),
+        # Escape is a binding of the screen, so it reaches us while the filter has focus (an
+        # Input consumes printable keys, and with them every shortcut the footer shows).
+        Binding("escape", "leave_filter", "Leave the filter (keeps it)", show=False),
+        Binding("s", "sort", "Sort", tooltip="Sort runs"),
         Binding("g", "refresh", "Refresh", show=False),
         Binding("1", "tab('sets')", "Sets", show=False),
         Binding("2", "tab('models')", "Models", show=False),
@@ -73,7 +79,8 @@ class HomeScreen(CompareScreen):
                     yield Static("", id="run-sort", markup=False)
                 yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="run-detail", classes="detail", markup=False)
-        yield Footer()
+        # ctrl+p is named in Help and its intro; its footer corner would push keys off at 80.
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.sub_title = "home"
@@ -83,9 +90,10 @@ class HomeScreen(CompareScreen):
         models.add_column("health", key="health")
         models.add_columns("provenance", "cost basis", "endpoint")
         runs = self.query_one("#runs-table", DataTable)
-        runs.add_column("model")
+        # The run id and the whole date first: a set's runs look alike without them.
+        runs.add_columns("run", "date (UTC)", "model")
         runs.add_column("pass rate", key="rate")
-        runs.add_columns("status", "set", "date (UTC)", "run")
+        runs.add_columns("status", "set")
         self.action_refresh()
 
     # ------------------------------------------------------------------ loading
@@ -171,8 +179,8 @@ class HomeScreen(CompareScreen):
         for row in self.shown_runs:
             run = row.run
             rate = self.rates.get(run.id)
-            table.add_row(*plain_row(run.model_name, rate.text if rate else "…", str(run.status),
-                                     f"{run.goldset_id} {run.goldset_version}", run_date(run.created_at), run.id[:8]),
+            table.add_row(*plain_row(run.id[:8], run_date(run.created_at), run.model_name, rate.text if rate else "…",
+                                     str(run.status), f"{run.goldset_id} {run.goldset_version}"),
                           key=run.id)
         shown = len(self.shown_runs)
         total = len(self.data.runs)
@@ -208,7 +216,8 @@ class HomeScreen(CompareScreen):
         hint = "R resumes it" if run.status in RESUMABLE else "Enter opens its report"
         error = f"\n{run.error}" if run.error else ""
         self.query_one("#run-detail", Static).update(
-            f"run {run.id} · {run.created_at[:19].replace('T', ' ')} UTC · {tally} · {hint}{error}")
+            f"run {run.id} · {run.goldset_id} {run.goldset_version} · {run.created_at[:19].replace('T', ' ')} UTC · "
+            f"{tally} · {hint}{error}")
 
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:
@@ -240,6 +249,11 @@ class HomeScreen(CompareScreen):
     def action_filter(self) -> None:
         self.action_tab("runs")
         self.query_one("#run-filter").focus()
+
+    def action_leave_filter(self) -> None:
+        """Focus back on the runs list, the filter text kept (so is the filtered list)."""
+        if isinstance(self.focused, Input):
+            self.query_one("#runs-table").focus()
 
     def action_sort(self) -> None:
         self.sort_order = RUN_SORTS[(RUN_SORTS.index(self.sort_order) + 1) % len(RUN_SORTS)]

@@ -15,12 +15,20 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from compare_tui.report import Report, ReportNotFoundError, build_report, load_report_inputs
+from compare_tui.report import Report, ReportNotFoundError, build_report, columns, load_report_inputs
 from compare_tui.store import StoreError
 from compare_tui.tui import messages
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.widgets import report_tables as tables
 from compare_tui.tui.widgets.task_grid import GridRow, TaskGrid, describe
+
+
+def _figure_table(table_id: str) -> DataTable:
+    """A table that shows figures, not a list to pick from: no cursor, no focus (the scrolling
+    container around it takes the keys)."""
+    table: DataTable = DataTable(id=table_id, cursor_type="none", show_cursor=False, zebra_stripes=True)
+    table.can_focus = False
+    return table
 
 
 class ReportScreen(CompareScreen):
@@ -47,25 +55,21 @@ class ReportScreen(CompareScreen):
         yield Header()
         with TabbedContent(initial="summary", id="report-tabs"):
             with TabPane("Summary [1]", id="summary"):
-                with VerticalScroll():
+                with VerticalScroll(id="summary-scroll"):
                     yield Static("", id="recommendation", markup=False)
                     yield Static("", id="refused", classes="error-line", markup=False)
-                    yield Static("Is the lead larger than noise? (paired, on tasks both scored)", classes="section-title")
-                    yield DataTable(id="paired-table", cursor_type="none", show_cursor=False)
+                    yield Static(columns.TITLES["paired"], classes="section-title")
+                    yield _figure_table("paired-table")
+                    yield Static("", id="paired-notes", classes="muted notes", markup=False)
                     yield Static("", id="paired-sentences", markup=False)
                     yield Static("Caveats (what this report could not establish)", classes="section-title")
                     yield Static("", id="caveats", markup=False)
             with TabPane("Figures [2]", id="figures"):
-                with VerticalScroll():
-                    yield Static("Pass rate (human tasks excluded; errors count as not passed)", classes="section-title")
-                    yield DataTable(id="pass-table", cursor_type="row")
-                    yield Static("Latency (one value per completed task) and tokens", classes="section-title")
-                    yield DataTable(id="latency-table", cursor_type="row")
-                    yield Static("Provenance, GPU memory and cost", classes="section-title")
-                    yield DataTable(id="cost-table", cursor_type="row")
-                    yield Static("Hardware cost per completed task by utilisation", classes="section-title")
-                    yield DataTable(id="utilisation-table", cursor_type="row")
-                    yield Static("", id="utilisation-note", classes="muted", markup=False)
+                with VerticalScroll(id="figures-scroll"):
+                    for name in ("pass", "latency", "cost", "utilisation"):
+                        yield Static(columns.TITLES[name], classes="section-title")
+                        yield _figure_table(f"{name}-table")
+                        yield Static("", id=f"{name}-notes", classes="muted notes", markup=False)
             with TabPane("Tasks [3]", id="tasks"):
                 yield TaskGrid(id="task-grid")
                 yield Static("", id="block-line", classes="status-line", markup=False)
@@ -74,11 +78,43 @@ class ReportScreen(CompareScreen):
 
     def on_mount(self) -> None:
         self.sub_title = f"report {self.ref}"
+        self._focus_tab("summary")
         self.action_rebuild()
 
     def on_screen_resume(self) -> None:
         if self.report is not None and self.workspace.edits != self._built_at_edit:
             self.action_rebuild()  # a verdict was saved: the report moves with it
+        elif self.report is not None:
+            self._lay_out_tables()  # the terminal may have changed size while another screen showed
+        self._focus_tab(self.query_one(TabbedContent).active)
+
+    def on_resize(self) -> None:
+        if self.report is not None:
+            self._lay_out_tables()
+
+    def _lay_out_tables(self) -> None:
+        """Fill the figure tables fitted to the screen's width now (`report.fit`): numbers whole
+        or their column left out with a note, long texts as footnotes under the table."""
+        report = self.report
+        if report is None:
+            return
+        width = self.size.width or self.app.size.width
+
+        def show(name: str, notes: tuple[str, ...]) -> None:
+            box = self.query_one(f"#{name}-notes", Static)
+            box.update("\n".join(notes))
+            box.display = bool(notes)
+            self.query_one(f"#{name}-table", DataTable).set_class(bool(notes), "-noted")
+
+        show("paired", tables.fill_paired(self.query_one("#paired-table", DataTable), report, width))
+        show("pass", tables.fill_pass_rates(self.query_one("#pass-table", DataTable), report, width))
+        show("latency", tables.fill_latency(self.query_one("#latency-table", DataTable), report, width))
+        show("cost", tables.fill_cost(self.query_one("#cost-table", DataTable), report, width))
+        notes = tables.fill_utilisation(self.query_one("#utilisation-table", DataTable), report, width)
+        self.query_one("#utilisation-table", DataTable).display = notes is not None
+        show("utilisation", (
+            "If the hardware were busy only this share of the time, each completed task would cost this much.",
+            *notes) if notes is not None else ("No model here is on a hardware cost basis.",))
 
     # ------------------------------------------------------------------ building
 
@@ -117,17 +153,10 @@ class ReportScreen(CompareScreen):
         refused = self.query_one("#refused", Static)
         refused.update(tables.refused_text(report))
         refused.display = bool(report.refused)
-        tables.fill_paired(self.query_one("#paired-table", DataTable), report)
         sentences = "\n".join(p.sentence for p in report.paired) or "Only one model: nothing to pair."
         self.query_one("#paired-sentences", Static).update(sentences)
         self.query_one("#caveats", Static).update(tables.caveats_text(report))
-        tables.fill_pass_rates(self.query_one("#pass-table", DataTable), report)
-        tables.fill_latency(self.query_one("#latency-table", DataTable), report)
-        tables.fill_cost(self.query_one("#cost-table", DataTable), report)
-        has_hardware = tables.fill_utilisation(self.query_one("#utilisation-table", DataTable), report)
-        self.query_one("#utilisation-note", Static).update(
-            "If the hardware were busy only this share of the time, each completed task would cost this much."
-            if has_hardware else "No model here is on a hardware cost basis.")
+        self._lay_out_tables()
         grid = self.query_one(TaskGrid)
         grid.set_rows([GridRow(row.label, row.run_id, row.blocks) for row in report.models])
 
@@ -148,8 +177,18 @@ class ReportScreen(CompareScreen):
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
-        if tab == "tasks":
-            self.query_one(TaskGrid).focus()
+        self._focus_tab(tab)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._focus_tab(event.pane.id or "")
+
+    def _focus_tab(self, tab: str) -> None:
+        # The scrollable container (not a table) takes focus, so PageDown and the arrows
+        # scroll from the first key.
+        target = {"summary": "#summary-scroll", "figures": "#figures-scroll", "tasks": "#task-grid"}.get(tab)
+        if target:
+            self.query_one(target).focus()
 
     def action_flag(self) -> None:
         current = self.query_one(TaskGrid).current()

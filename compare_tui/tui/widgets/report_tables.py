@@ -6,61 +6,55 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from compare_tui.report import Report
+from compare_tui.report import Report, columns, fit
 from compare_tui.report import formatting as fmt
-from compare_tui.tui.plain_text import plain_row
 
 
-def _table(table: DataTable, *columns: str) -> DataTable:
+def fill(table: DataTable, table_columns: list[fit.Column], width: int) -> tuple[str, ...]:
+    """Fill `table` with `table_columns` fitted to `width` (`report.fit`) and return the notes
+    to show under it (footnotes, columns left out). Every column gets an explicit width that
+    holds its cells whole: a DataTable crops a cell wider than its column without a mark, so
+    a label (the one column allowed to shrink) is ellipsised here instead."""
     table.clear(columns=True)
-    table.add_columns(*columns)
-    return table
+    if not table_columns:
+        return ()
+    fitted = fit.fit_table(table_columns, width, fit.DATA_TABLE)
+    for column, w in zip(fitted.columns, fitted.widths, strict=True):
+        table.add_column(column.header, width=w)
+    for n in range(len(fitted.columns[0].cells)):
+        cells = []
+        for column, w in zip(fitted.columns, fitted.widths, strict=True):
+            cell = column.cells[n]
+            if len(cell) > w:
+                cell = cell[: max(0, w - 1)] + "…"
+            cells.append(Text(cell, justify="right" if column.kind == "number" else "left"))
+        table.add_row(*cells)
+    return fitted.notes()
 
 
-def fill_pass_rates(table: DataTable, report: Report) -> None:
-    _table(table, "model", "pass rate", "95% CI", "✓ pass", "✗ fail", "? person", "! error", "· not run")
-    winner = report.recommendation.winner
-    for row in report.models:
-        c = row.counts
-        name = Text(row.label + (" ★" if row.label == winner else ""), style="bold" if row.label == winner else "")
-        table.add_row(*plain_row(name, fmt.pass_rate(row.pass_rate), fmt.interval(row.pass_rate.interval), c.passed,
-                                 c.failed, c.review, c.errored, c.missing), key=row.run_id)
+def fill_pass_rates(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
+    return fill(table, columns.pass_rate_columns(report), width)
 
 
-def fill_latency(table: DataTable, report: Report) -> None:
-    _table(table, "model", "TTFT p50/p95/p99", "E2E p50/p95/p99", "tokens/task (prompt + completion)")
-    for row in report.models:
-        table.add_row(*plain_row(row.label, fmt.latency(row.latency.ttft_ms), fmt.latency(row.latency.e2e_ms),
-                                 fmt.tokens(row.tokens)), key=row.run_id)
+def fill_latency(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
+    return fill(table, columns.latency_columns(report), width) + (columns.LATENCY_CAPTION,)
 
 
-def fill_cost(table: DataTable, report: Report) -> None:
-    _table(table, "model", "provenance", "GPU peak", "cost basis", "run total", "per completed task")
-    for row in report.models:
-        cost = row.cost
-        table.add_row(*plain_row(row.label, row.provenance, fmt.gpu(row.gpu), fmt.cost_basis(cost),
-                                 fmt.money(cost.total, cost.currency), fmt.cost_per_task(cost)), key=row.run_id)
+def fill_cost(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
+    return fill(table, columns.cost_columns(report), width)
 
 
-def fill_utilisation(table: DataTable, report: Report) -> bool:
-    """The hardware cost per completed task at each utilisation level; False when no row has one."""
-    rows = [row for row in report.models if row.cost.utilisation]
-    if not rows:
-        _table(table, "hardware cost by utilisation")
-        return False
-    _table(table, "model", *(f"{p.utilisation * 100:.0f}% busy" for p in rows[0].cost.utilisation))
-    for row in rows:
-        table.add_row(*plain_row(row.label, *(fmt.money(p.per_task, row.cost.currency) for p in row.cost.utilisation)),
-                      key=row.run_id)
-    return True
+def fill_utilisation(table: DataTable, report: Report, width: int) -> tuple[str, ...] | None:
+    """The hardware cost per completed task at each utilisation level; None when no row has one."""
+    found = columns.utilisation_columns(report)
+    if not found:
+        table.clear(columns=True)
+        return None
+    return fill(table, found, width)
 
 
-def fill_paired(table: DataTable, report: Report) -> None:
-    _table(table, "A", "B", "tasks", "both pass", "only A", "only B", "neither", "McNemar p", "95% CI of A − B")
-    for p in report.paired:
-        p_value = fmt.DASH if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}"
-        ci = fmt.DASH if p.interval is None else f"{p.interval.low * 100:+.1f} to {p.interval.high * 100:+.1f} pts"
-        table.add_row(*plain_row(p.model_a, p.model_b, p.tasks, p.both, p.only_a, p.only_b, p.neither, p_value, ci))
+def fill_paired(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
+    return fill(table, columns.paired_columns(report), width)
 
 
 def recommendation_text(report: Report) -> Text:

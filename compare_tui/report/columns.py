@@ -1,0 +1,100 @@
+"""The columns of the report's tables, spelled once for every surface that draws them (the
+text report, the TUI): headers, cells (`report.formatting`), and which columns may be left
+out at a narrow width (`report.fit`), lowest drop rank first. Pure: no Rich, no Textual."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from compare_tui.report import formatting as fmt
+from compare_tui.report.fit import Column
+from compare_tui.report.model import Report
+
+UTILISATION_DROP_RANKS = {0.10: 0, 0.75: 1, 0.25: 2, 0.50: 3}
+"""At a narrow width the extremes' neighbours go first; full utilisation is always shown."""
+
+TITLES = {
+    "pass": "Pass rate (human tasks excluded; errors count as not passed)",
+    "latency": "Latency (one value per completed task) and tokens",
+    "cost": "Provenance, GPU memory and cost",
+    "utilisation": "Hardware cost per completed task by utilisation",
+    "paired": "Is the lead larger than noise? (paired, on tasks both scored)",
+}
+LATENCY_CAPTION = "tokens/task = prompt + completion per completed task, summed over every attempt"
+
+
+def _number(header: str, cells: Iterable[str], drop_rank: int | None = None) -> Column:
+    return Column(header, tuple(cells), "number", drop_rank)
+
+
+def labels(report: Report) -> tuple[str, ...]:
+    """Each model's label, the recommended one marked with ★."""
+    winner = report.recommendation.winner
+    return tuple(row.label + (" ★" if row.label == winner else "") for row in report.models)
+
+
+def pass_rate_columns(report: Report) -> list[Column]:
+    rows = report.models
+    return [
+        Column("model", labels(report), "label"),
+        _number("pass rate", (fmt.pass_rate(r.pass_rate) for r in rows)),
+        _number("95% CI", (fmt.interval(r.pass_rate.interval) for r in rows), 5),
+        _number("✓ pass", (str(r.counts.passed) for r in rows), 2),
+        _number("✗ fail", (str(r.counts.failed) for r in rows), 3),
+        _number("? person", (str(r.counts.review) for r in rows), 1),
+        _number("! error", (str(r.counts.errored) for r in rows), 4),
+        _number("· not run", (str(r.counts.missing) for r in rows), 0),
+    ]
+
+
+def latency_columns(report: Report) -> list[Column]:
+    rows = report.models
+    return [
+        Column("model", labels(report), "label"),
+        _number("TTFT p50/p95/p99", (fmt.latency(r.latency.ttft_ms) for r in rows), 1),
+        _number("E2E p50/p95/p99", (fmt.latency(r.latency.e2e_ms) for r in rows)),
+        _number("tokens/task", (fmt.tokens(r.tokens) for r in rows), 0),
+    ]
+
+
+def cost_columns(report: Report) -> list[Column]:
+    rows = report.models
+    return [
+        Column("model", labels(report), "label"),
+        Column("provenance", tuple(r.provenance for r in rows), "text"),
+        Column("GPU peak", tuple(fmt.gpu(r.gpu) for r in rows), "text"),
+        Column("cost basis", tuple(fmt.cost_basis(r.cost, r.gpu) for r in rows), "text"),
+        _number("run total", (fmt.money(r.cost.total, r.cost.currency) for r in rows), 0),
+        _number("per completed task", (fmt.cost_per_task(r.cost) for r in rows)),
+    ]
+
+
+def utilisation_columns(report: Report) -> list[Column]:
+    """Empty when no model is on a hardware cost basis."""
+    rows = [row for row in report.models if row.cost.utilisation]
+    if not rows:
+        return []
+    winner = report.recommendation.winner
+    columns = [Column("model", tuple(r.label + (" ★" if r.label == winner else "") for r in rows), "label")]
+    for index, point in enumerate(rows[0].cost.utilisation):
+        columns.append(_number(f"{point.utilisation * 100:.0f}%",
+                               (fmt.money(r.cost.utilisation[index].per_task, r.cost.currency) for r in rows),
+                               UTILISATION_DROP_RANKS.get(point.utilisation)))
+    return columns
+
+
+def paired_columns(report: Report) -> list[Column]:
+    pairs = report.paired
+    return [
+        Column("A", tuple(p.model_a for p in pairs), "label"),
+        Column("B", tuple(p.model_b for p in pairs), "label"),
+        _number("tasks", (str(p.tasks) for p in pairs)),
+        _number("both pass", (str(p.both) for p in pairs), 2),
+        _number("only A", (str(p.only_a) for p in pairs)),
+        _number("only B", (str(p.only_b) for p in pairs)),
+        _number("neither", (str(p.neither) for p in pairs), 1),
+        _number("McNemar p", (fmt.DASH if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}" for p in pairs), 3),
+        _number("95% CI of A − B", (fmt.DASH if p.interval is None else
+                                    f"{p.interval.low * 100:+.1f} to {p.interval.high * 100:+.1f} pts"
+                                    for p in pairs), 0),
+    ]

@@ -1,0 +1,166 @@
+"""Pilot tests for the rough edges a new user hit (issue 22): each reproduces the key sequence
+of the report first, then checks what the screen does now."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from compare_tui.tui.app import create_app
+from compare_tui.tui.screens.help import HelpScreen
+from compare_tui.tui.screens.home import HomeScreen
+from tests.test_tui_data import build_store, fixed_probe, write_catalogue
+
+SIZE = (80, 24)
+
+
+@pytest.fixture
+def app(tmp_path):
+    store, sets = build_store(tmp_path)
+    catalogue = write_catalogue(tmp_path / "models.toml")
+    yield create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester", probe=fixed_probe)
+    store.close()
+
+
+async def settle(pilot, rounds: int = 3) -> None:
+    for _ in range(rounds):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+async def test_escape_leaves_the_filter_and_the_shortcuts_work_again(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("3", "slash")
+        assert isinstance(app.focused, Input)
+        await pilot.press("b", "escape")
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        assert isinstance(app.focused, DataTable) and app.focused.id == "runs-table"
+        filter_box = home.query_one("#run-filter", Input)
+        assert filter_box.value == "b"  # Esc keeps what was typed: the list stays filtered
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        assert filter_box.value == "b"  # the key went to the app, not into the filter
+
+
+async def test_arrows_move_the_list_after_escape_from_the_filter(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("3", "slash", "escape", "down")
+        table = app.screen.query_one("#runs-table", DataTable)
+        assert table.cursor_row == 1
+        assert app.screen.query_one("#run-filter", Input).value == ""
+
+
+# ------------------------------------------------------------------ the report screen at 80 columns
+
+
+async def _open_report(pilot):
+    from compare_tui.tui.screens.report import ReportScreen
+
+    await pilot.press("enter")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, ReportScreen)
+    return pilot.app.screen
+
+
+def _cells_fit(screen) -> None:
+    """Every cell of every figure table is no wider than its column (a DataTable would crop it
+    without a mark)."""
+    for table in screen.query(DataTable):
+        widths = [column.width for column in table.columns.values()]
+        for row_key in table.rows:
+            for cell, width in zip(table.get_row(row_key), widths, strict=True):
+                assert len(str(cell)) <= width, (table.id, str(cell), width)
+
+
+async def test_pagedown_scrolls_the_figures_from_the_first_key(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        report = await _open_report(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        scroll = report.query_one("#figures-scroll")
+        assert app.focused is scroll
+        await pilot.press("pagedown")
+        await settle(pilot)
+        assert scroll.scroll_y > 0
+
+
+async def test_the_summary_has_focus_on_its_scroll_when_the_report_opens(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        report = await _open_report(pilot)
+        assert app.focused is report.query_one("#summary-scroll")
+
+
+async def test_tables_are_laid_out_again_after_a_verdict_and_after_a_resize(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        report = await _open_report(pilot)
+        _cells_fit(report)
+        headers = lambda: [str(c.label) for c in report.query_one("#pass-table", DataTable).columns.values()]  # noqa: E731
+        assert "· not run" not in headers()  # left out at 80 columns, with a note
+        assert "· not run" in str(report.query_one("#pass-notes").render())
+        await pilot.press("v")
+        await settle(pilot)
+        await pilot.press("p")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is report
+        _cells_fit(report)
+        await pilot.resize_terminal(120, 40)
+        await settle(pilot)
+        assert "· not run" in headers()
+        assert not report.query_one("#pass-notes").display
+        _cells_fit(report)
+
+
+# ------------------------------------------------------------------ Home at 80 columns
+
+
+async def test_home_footer_shows_every_home_key_at_80_columns(app):
+    from textual.widgets._footer import FooterKey
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        keys = {key.key_display or key.key for key in app.screen.query(FooterKey)}
+        assert {"n", "d", "v", "e", "t", "j", "/", "s", "?", "q"} <= keys
+        right_edge = max(key.region.right for key in app.screen.query(FooterKey))
+        assert right_edge <= SIZE[0]
+
+
+async def test_runs_list_leads_with_the_run_id_and_the_whole_date(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#runs-table", DataTable)
+        headers = [str(c.label) for c in table.columns.values()]
+        assert headers[:2] == ["run", "date (UTC)"]
+        first = [str(cell) for cell in table.get_row_at(0)]
+        assert first[0] == "b2b2b2b2" and first[1] == "2026-01-05 10:00"
+        widths = [c.get_render_width(table) for c in table.columns.values()]
+        assert sum(widths[:2]) <= SIZE[0]  # both on screen without scrolling
+
+
+# ------------------------------------------------------------------ A/B diff deltas
+
+
+def test_diff_deltas_never_print_plus_minus_and_keep_one_latency_unit():
+    from compare_tui.report import RunInput, build_report
+    from compare_tui.tui.run_pair import deltas
+    from tests.test_report import attempts, inputs, make_run
+
+    slow = RunInput(make_run("run-a", "slow"), attempts("ppff", e2e_ms=25_000.0, prompt_tokens=900, completion_tokens=400))
+    fast = RunInput(make_run("run-b", "fast"), attempts("pppf", e2e_ms=400.0, prompt_tokens=384, completion_tokens=42))
+    report = build_report(inputs(slow, fast))
+    rows = {d.figure: d for d in deltas(report.models[0], report.models[1])}
+    text = " ".join(d.delta for d in rows.values())
+    assert "+ -" not in text and "+ +" not in text
+    assert re.fullmatch(r"prompt -[\d,]+, completion -[\d,]+", rows["tokens/task"].delta), rows["tokens/task"].delta
+    e2e = rows["E2E p50/p95/p99"]
+    assert e2e.a.endswith(" s") and "ms" not in e2e.delta and e2e.delta.startswith("p50 -24.6 s")
