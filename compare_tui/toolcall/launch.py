@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 import httpx
 
 from compare_tui.catalogue import ModelEntry, refuse_if_needed, resolve_key
+from compare_tui.engine.transport import endpoint_client
 from compare_tui.store import new_run_id, utc_now
 from compare_tui.toolcall.results import ScenarioResult, ToolcallRun
 from compare_tui.toolcall.runner import RunSettings, run_scenarios
@@ -86,7 +87,7 @@ async def execute(
         keep_arguments=request.keep_arguments, status="running",
     )
     own = client is None
-    http = client or httpx.AsyncClient(timeout=httpx.Timeout(request.settings.timeout_s, connect=10.0))
+    http = client or endpoint_client(timeout_s=request.settings.timeout_s, concurrency=request.settings.concurrency)
     try:
         run = replace(run, server_notes=tuple(await probe(http, entry.endpoint, headers)))
         if store is not None:

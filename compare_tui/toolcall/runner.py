@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from compare_tui.engine.transport import endpoint_client
 from compare_tui.toolcall.evaluate import evaluate
 from compare_tui.toolcall.exchange import post_chat
 from compare_tui.toolcall.results import ScenarioResult
@@ -43,8 +44,7 @@ async def run_scenarios(
     as each finishes (in finishing order)."""
     gate = asyncio.Semaphore(max(1, settings.concurrency))
     own = client is None
-    http = client or httpx.AsyncClient(timeout=httpx.Timeout(settings.timeout_s, connect=10.0),
-                                       limits=httpx.Limits(max_connections=max(1, settings.concurrency)))
+    http = client or endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency)
 
     async def one(position: int, scenario: Scenario) -> ScenarioResult:
         async with gate:

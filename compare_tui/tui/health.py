@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import httpx
 
+from compare_tui.engine.transport import probe_client
+
 TIMEOUT_S = 2.0
 
 
 def probe_endpoint(endpoint: str, timeout_s: float = TIMEOUT_S) -> str:
     """`healthy`, `up (HTTP 401: wants a key)`, `HTTP 503`, or `unreachable: <why>`."""
     try:
-        response = httpx.get(f"{endpoint.rstrip('/')}/models", timeout=timeout_s, follow_redirects=False)
+        with probe_client(timeout_s=timeout_s) as client:
+            response = client.get(f"{endpoint.rstrip('/')}/models")
     except httpx.TimeoutException:
         return f"unreachable: no answer in {timeout_s:g} s"
     except httpx.HTTPError as exc:
