@@ -208,6 +208,7 @@ def test_down_from_a_fresh_process_stops_servers_after_compare_tui_crashed(isola
     assert stopper.returncode == 0, stopper.stderr
     assert stopper.stdout.strip() == "['stopped']"
     assert _live_llama_servers({port}) == []
+    assert not Path(f"/proc/{pid}").exists()  # right after: off the process table, not even a zombie
     assert state.load_records() == []
 
 

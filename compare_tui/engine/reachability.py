@@ -15,6 +15,7 @@ import httpx
 
 from compare_tui.catalogue import ModelEntry
 from compare_tui.engine.prepare import RunRefusedError
+from compare_tui.engine.transport import probe_client
 
 TIMEOUT_S = 2.0
 
@@ -25,8 +26,8 @@ Prober = Callable[[str], str]
 def probe_endpoint(endpoint: str, timeout_s: float = TIMEOUT_S) -> str:
     """`healthy`, `up (HTTP 401: wants a key)`, `HTTP 503`, or `unreachable: <why>`."""
     try:
-        response = httpx.get(f"{endpoint.rstrip('/')}/models", timeout=timeout_s, follow_redirects=False,
-                             trust_env=False)
+        with probe_client(timeout_s=timeout_s) as client:
+            response = client.get(f"{endpoint.rstrip('/')}/models")
     except httpx.TimeoutException:
         return f"unreachable: no answer in {timeout_s:g} s"
     except httpx.HTTPError as exc:

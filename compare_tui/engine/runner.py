@@ -31,7 +31,7 @@ from compare_tui.engine.gpu import GpuSampler
 from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body
 from compare_tui.engine.retry import RetryPolicy, with_retries
-from compare_tui.engine.transport import make_transport, transport_name
+from compare_tui.engine.transport import endpoint_client, make_transport, transport_name
 from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task
 from compare_tui.scoring import score
@@ -90,12 +90,11 @@ class RunExecutor:
         recorded = self._recorded()
         pending = [t for t in self.p.goldset.tasks if not _task_done(recorded.get(t.id, {}), settings.attempts)]
         self.store.update_run_status(run.id, "running", started_at=run.started_at or now_iso())
-        limits = httpx.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency)
-        timeout = httpx.Timeout(settings.timeout_s, connect=min(10.0, settings.timeout_s))
         sampler = self._sampler()
         status, error = "interrupted", None
         transport = self.transport if self.transport is not None else make_transport(settings.concurrency)
-        async with httpx.AsyncClient(limits=limits, timeout=timeout, transport=transport) as client:
+        async with endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency,
+                                   transport=transport) as client:
             try:
                 identity = await fetch_server_identity(client, self.p.entry.endpoint, self.p.headers)
                 self.store.update_run(

@@ -5,6 +5,11 @@ httpx's own connection pool costs time proportional to its open connections on e
 (bench/RESULTS.md, "Engine overhead"). The engine therefore keeps httpx's API but sends through
 aiohttp (`httpx-aiohttp`'s transport) when it is installed. `COMPARE_TUI_HTTP_TRANSPORT=httpx`
 forces httpx's own pool, e.g. to compare the two.
+
+Every HTTP client that talks to a model endpoint (the engine, the judge, the tool-call runner,
+every probe) is built by `endpoint_client` or `probe_client` here, so that none of them reads
+`HTTP(S)_PROXY`/`ALL_PROXY` from the environment: a proxy there would receive prompts,
+answers and virtual keys. `tests/test_no_ambient_proxy.py` proves it.
 """
 
 from __future__ import annotations
@@ -24,6 +29,27 @@ def make_transport(concurrency: int) -> httpx.AsyncBaseTransport | None:
         return None
     # trust_env=False: requests go where the catalogue says, never through an ambient proxy.
     return AiohttpTransport(limits=httpx.Limits(max_connections=concurrency), trust_env=False)
+
+
+def endpoint_client(
+    *, timeout_s: float, concurrency: int = 1, transport: httpx.AsyncBaseTransport | None = None,
+) -> httpx.AsyncClient:
+    """An async client for a model endpoint: never through an ambient proxy (`trust_env=False`,
+    also for httpx's own pool when `transport` is None), at most `concurrency` connections,
+    `timeout_s` per read and at most 10 s to connect. The caller closes it."""
+    connections = max(1, concurrency)
+    return httpx.AsyncClient(
+        limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+        timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
+        transport=transport,
+        trust_env=False,
+    )
+
+
+def probe_client(*, timeout_s: float) -> httpx.Client:
+    """A blocking client for one quick probe of an endpoint (health, `/props`): never through
+    an ambient proxy, no redirects followed. The caller closes it."""
+    return httpx.Client(timeout=timeout_s, follow_redirects=False, trust_env=False)
 
 
 def transport_name(transport: httpx.AsyncBaseTransport | None) -> str:

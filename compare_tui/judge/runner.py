@@ -16,7 +16,7 @@ import httpx
 from compare_tui.catalogue import ModelEntry
 from compare_tui.engine.client import Exchange
 from compare_tui.engine.retry import RetryPolicy
-from compare_tui.engine.transport import make_transport
+from compare_tui.engine.transport import endpoint_client, make_transport
 from compare_tui.judge.call import JudgeReply, JudgeSettings, ask_judge
 from compare_tui.judge.pairs import preferred_side
 from compare_tui.judge.parse import UNPARSEABLE, parse_grade_reply, parse_pair_reply
@@ -86,8 +86,6 @@ async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.A
     settings = plan.settings
     if not todo:
         return JudgingTally(0, len(plan.jobs), 0)
-    limits = httpx.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency)
-    timeout = httpx.Timeout(settings.timeout_s, connect=min(10.0, settings.timeout_s))
     transport = transport if transport is not None else make_transport(settings.concurrency)
     jobs: Iterator[JudgeJob] = iter(todo)
     counts = {"done": 0, "failed": 0}
@@ -105,7 +103,8 @@ async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.A
             if progress is not None:
                 progress(record, counts["done"], len(todo))
 
-    async with httpx.AsyncClient(limits=limits, timeout=timeout, transport=transport) as client:
+    async with endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency,
+                               transport=transport) as client:
         await asyncio.gather(*(worker(client) for _ in range(min(settings.concurrency, len(todo)))))
     return JudgingTally(counts["done"], len(plan.jobs) - len(todo), counts["failed"])
 

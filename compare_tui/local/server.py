@@ -146,9 +146,9 @@ def get_json(port: int, path: str, timeout: float = 2.0) -> tuple[int, dict]:
     """GET http://127.0.0.1:port/path. trust_env=False: a proxy from the environment must
     never see loopback traffic. httpx is imported here, not at module import: it is slow to
     import (and pulls in Rich), and `import compare_tui.local` must stay cheap."""
-    import httpx
+    from compare_tui.engine.transport import probe_client
 
-    with httpx.Client(trust_env=False, timeout=timeout) as client:
+    with probe_client(timeout_s=timeout) as client:
         response = client.get(f"http://{HOST}:{port}{path}")
     try:
         body = response.json()

@@ -111,3 +111,8 @@ class AttemptAccessors(StoreBase):
         """A run's audit log in the order the requests were recorded."""
         found = self._read("SELECT * FROM audit WHERE run_id = ? ORDER BY id", [run_id])
         return [AuditRow.model_validate(row) for row in found]
+
+    def audit_for_toolcall_run(self, toolcall_run_id: str) -> list[AuditRow]:
+        """A tool-call run's audit log (one row per request) in the order recorded."""
+        found = self._read("SELECT * FROM audit WHERE toolcall_run_id = ? ORDER BY id", [toolcall_run_id])
+        return [AuditRow.model_validate(row) for row in found]

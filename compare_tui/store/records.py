@@ -200,6 +200,9 @@ class AuditRow(_Record):
     """Assigned by the store (autoincrement) when recorded."""
     at: Timestamp = Field(default_factory=utc_now)
     run_id: str | None = None
+    """The golden-set run that sent the request; None for judge calls and tool-call runs."""
+    toolcall_run_id: str | None = None
+    """The tool-call run that sent the request (its `task_id` is the scenario id)."""
     task_id: str | None = None
     attempt: int | None = None
     endpoint: str

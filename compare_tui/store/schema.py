@@ -15,6 +15,10 @@ History (never edit a shipped migration; append a new one):
       per judge call (failed calls too), and people's labels on pairs of answers.
   v5  the judge's reply form on judgings (`text`, or `structured`: a JSON verdict the server was
       asked to constrain the reply to).
+  v6  tool-call runs: the user's own (`toolcall_runs`/`toolcall_results`) and `--publishable`
+      ones (`toolcall_published_runs`/`toolcall_published_results`), created until now by
+      `toolcall/storage.py` on first use (hence IF NOT EXISTS: a v5 store may hold them, with
+      rows); `audit.toolcall_run_id`, so each tool-call request is a row of the audit ledger.
 """
 
 from __future__ import annotations
@@ -179,6 +183,37 @@ _V5 = """
 ALTER TABLE judgings ADD COLUMN reply_form TEXT NOT NULL DEFAULT 'text'
 """
 
+_TOOLCALL_TABLES = """
+CREATE TABLE IF NOT EXISTS {runs} (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    status TEXT NOT NULL,
+    model_name TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    suite_version TEXT NOT NULL,
+    suite_digest TEXT NOT NULL,
+    header TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {results} (
+    run_id TEXT NOT NULL REFERENCES {runs}(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    scenario_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (run_id, scenario_id)
+);
+CREATE INDEX IF NOT EXISTS {runs}_by_created ON {runs}(created_at);
+"""
+
+_V6 = (
+    _TOOLCALL_TABLES.format(runs="toolcall_runs", results="toolcall_results")
+    + _TOOLCALL_TABLES.format(runs="toolcall_published_runs", results="toolcall_published_results")
+    + """
+ALTER TABLE audit ADD COLUMN toolcall_run_id TEXT;
+CREATE INDEX audit_by_toolcall_run ON audit(toolcall_run_id)
+"""
+)
+
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
@@ -192,7 +227,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _script(_V1), _script(_V2), _script(_V3), _script(_V4), _script(_V5),
+    _script(_V1), _script(_V2), _script(_V3), _script(_V4), _script(_V5), _script(_V6),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

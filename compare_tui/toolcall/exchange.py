@@ -43,6 +43,21 @@ class RawExchange:
     done: bool = False
     duration_ms: float = 0.0
     ttft_ms: float | None = None
+    bytes_out: int = 0
+    """The request body's size."""
+    bytes_in: int = 0
+    """Response bytes read (the body, or the raw stream)."""
+
+    def tokens(self) -> tuple[int | None, int | None]:
+        """(prompt, completion) tokens as the server reported them (`usage` of the body or of
+        the last stream chunk carrying one); None where it reported none."""
+        sources = [self.body] + list(reversed(self.chunks))
+        for source in sources:
+            usage = source.get("usage") if isinstance(source, dict) else None
+            if isinstance(usage, dict):
+                prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+                return (prompt if isinstance(prompt, int) else None, completion if isinstance(completion, int) else None)
+        return None, None
 
 
 async def post_chat(
@@ -53,6 +68,7 @@ async def post_chat(
     ex = RawExchange()
     started = time.perf_counter()
     payload = json.dumps(body, ensure_ascii=False).encode()
+    ex.bytes_out = len(payload)
     try:
         async with asyncio.timeout(timeout_s):
             await _exchange(client, chat_url(endpoint), payload, headers or {}, bool(body.get("stream")), ex, started)
@@ -99,6 +115,7 @@ async def _read_capped(response: httpx.Response, ex: RawExchange) -> bytes | Non
     size = 0
     async for chunk in response.aiter_raw():
         size += len(chunk)
+        ex.bytes_in = size
         if size > MAX_RESPONSE_BYTES:
             ex.error_class, ex.error = "too_large", f"the response passed {MAX_RESPONSE_BYTES} bytes; reading stopped"
             return None
@@ -112,6 +129,7 @@ async def _read_stream(response: httpx.Response, ex: RawExchange, started: float
     try:
         async for raw in response.aiter_raw():
             size += len(raw)
+            ex.bytes_in = size
             if size > MAX_RESPONSE_BYTES:
                 ex.error_class, ex.error = "too_large", f"the stream passed {MAX_RESPONSE_BYTES} bytes; reading stopped"
                 return

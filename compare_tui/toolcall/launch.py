@@ -14,7 +14,9 @@ from dataclasses import dataclass, field, replace
 import httpx
 
 from compare_tui.catalogue import ModelEntry, refuse_if_needed, resolve_key
-from compare_tui.store import new_run_id, utc_now
+from compare_tui.engine.transport import endpoint_client
+from compare_tui.store import AuditRow, new_run_id, utc_now
+from compare_tui.toolcall.exchange import RawExchange
 from compare_tui.toolcall.results import ScenarioResult, ToolcallRun
 from compare_tui.toolcall.runner import RunSettings, run_scenarios
 from compare_tui.toolcall.scenario import Scenario
@@ -68,6 +70,15 @@ def tools_file_summary(tools: ToolsFile) -> dict[str, object]:
     }
 
 
+def audit_row(run: ToolcallRun, scenario: Scenario, exchange: RawExchange) -> AuditRow:
+    """The audit-ledger row of one tool-call request: no headers, no body, only its measure."""
+    prompt, completion = exchange.tokens()
+    return AuditRow(at=utc_now(), toolcall_run_id=run.id, task_id=scenario.id, attempt=1, endpoint=run.endpoint,
+                    model=run.model_id, status=exchange.status, bytes_in=exchange.bytes_in,
+                    bytes_out=exchange.bytes_out, prompt_tokens=prompt, completion_tokens=completion,
+                    duration_ms=round(exchange.duration_ms, 3), error_class=exchange.error_class)
+
+
 async def execute(
     request: RunRequest, *, store: ToolcallStore | None = None, environ: Mapping[str, str] | None = None,
     on_result: Callable[[int, ScenarioResult], None] | None = None, client: httpx.AsyncClient | None = None,
@@ -86,11 +97,15 @@ async def execute(
         keep_arguments=request.keep_arguments, status="running",
     )
     own = client is None
-    http = client or httpx.AsyncClient(timeout=httpx.Timeout(request.settings.timeout_s, connect=10.0))
+    http = client or endpoint_client(timeout_s=request.settings.timeout_s, concurrency=request.settings.concurrency)
     try:
         run = replace(run, server_notes=tuple(await probe(http, entry.endpoint, headers)))
         if store is not None:
             store.begin(run)
+
+        def sent(scenario: Scenario, exchange: RawExchange) -> None:
+            if store is not None:  # every request to a model endpoint is a row of the audit ledger
+                store.record_audit(audit_row(run, scenario, exchange))
 
         def heard(position: int, result: ScenarioResult) -> None:
             kept = result if request.keep_arguments else result.without_values()
@@ -101,7 +116,8 @@ async def execute(
 
         try:
             results = await run_scenarios(request.scenarios, endpoint=entry.endpoint, model_id=entry.model,
-                                          settings=request.settings, headers=headers, on_result=heard, client=http)
+                                          settings=request.settings, headers=headers, on_result=heard, client=http,
+                                          on_exchange=sent)
         except (asyncio.CancelledError, KeyboardInterrupt):
             if store is not None:
                 store.finish(run, "interrupted")

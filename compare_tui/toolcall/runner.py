@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import httpx
 
+from compare_tui.engine.transport import endpoint_client
 from compare_tui.toolcall.evaluate import evaluate
-from compare_tui.toolcall.exchange import post_chat
+from compare_tui.toolcall.exchange import RawExchange, post_chat
 from compare_tui.toolcall.results import ScenarioResult
 from compare_tui.toolcall.scenario import Scenario
 
@@ -38,18 +39,21 @@ async def run_scenarios(
     scenarios: Sequence[Scenario], *, endpoint: str, model_id: str, settings: RunSettings,
     headers: dict[str, str] | None = None, on_result: Callable[[int, ScenarioResult], None] | None = None,
     client: httpx.AsyncClient | None = None,
+    on_exchange: Callable[[Scenario, RawExchange], None] | None = None,
 ) -> list[ScenarioResult]:
-    """One result per scenario, in the order given. `on_result(position, result)` is called
-    as each finishes (in finishing order)."""
+    """One result per scenario, in the order given. `on_exchange(scenario, exchange)` hears
+    each request as it ends (for the audit ledger), then `on_result(position, result)` its
+    result (in finishing order)."""
     gate = asyncio.Semaphore(max(1, settings.concurrency))
     own = client is None
-    http = client or httpx.AsyncClient(timeout=httpx.Timeout(settings.timeout_s, connect=10.0),
-                                       limits=httpx.Limits(max_connections=max(1, settings.concurrency)))
+    http = client or endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency)
 
     async def one(position: int, scenario: Scenario) -> ScenarioResult:
         async with gate:
             body = scenario.request_body(model_id, max_tokens=settings.max_tokens, temperature=settings.temperature)
             exchange = await post_chat(http, endpoint, body, headers=headers, timeout_s=settings.timeout_s)
+        if on_exchange is not None:
+            on_exchange(scenario, exchange)
         result = evaluate(scenario, exchange)
         if on_result is not None:
             on_result(position, result)

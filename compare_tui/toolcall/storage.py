@@ -1,72 +1,34 @@
 """Tool-call runs in the run store, in tables of their own.
 
-The tables are created with `CREATE TABLE IF NOT EXISTS` on first use, through the store's
-own connection, lock and write-retry (`Store.write_transaction`, `Store.query`), so WAL mode,
-busy handling and the refusal of foreign files all still apply, without adding to the store's
-golden-set migrations. A user's own runs (`toolcall_runs`) and runs marked `--publishable`
-(`toolcall_published_runs`, official suite only) live in separate tables, so nothing of a
-user's runs is ever read out of the published ones by accident. Argument values and answer text are removed before a result is
-written unless the run keeps arguments.
+The tables are created by the store's migrations (`store/schema.py`, v6) like every other
+table; this module reads and writes them through the store's connection, lock and write-retry
+(`Store.write_transaction`, `Store.query`). A user's own runs (`toolcall_runs`) and runs marked
+`--publishable` (`toolcall_published_runs`, official suite only) live in separate tables, so
+nothing of a user's runs is ever read out of the published ones by accident. Argument values
+and answer text are removed before a result is written unless the run keeps arguments. Each
+request a run sends is one row of the store's audit ledger (`record_audit`), like a golden-set
+attempt's.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
-from compare_tui.store import RunNotFoundError, Store
+from compare_tui.store import AuditRow, RunNotFoundError, Store
 from compare_tui.store.errors import AmbiguousIdError
 from compare_tui.toolcall.results import ScenarioResult, ToolcallRun
 
 _TABLES = {False: ("toolcall_runs", "toolcall_results"), True: ("toolcall_published_runs", "toolcall_published_results")}
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS {runs} (
-    id TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL,
-    status TEXT NOT NULL,
-    model_name TEXT NOT NULL,
-    endpoint TEXT NOT NULL,
-    suite_version TEXT NOT NULL,
-    suite_digest TEXT NOT NULL,
-    header TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS {results} (
-    run_id TEXT NOT NULL REFERENCES {runs}(id) ON DELETE CASCADE,
-    position INTEGER NOT NULL,
-    scenario_id TEXT NOT NULL,
-    outcome TEXT NOT NULL,
-    result TEXT NOT NULL,
-    PRIMARY KEY (run_id, scenario_id)
-);
-CREATE INDEX IF NOT EXISTS {runs}_by_created ON {runs}(created_at)
-"""
-
 
 class ToolcallStore:
     """Tool-call runs over an open `Store` (which the caller owns and closes)."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._ready = False
-
-    def _ensure(self) -> None:
-        if self._ready:
-            return
-
-        def create(conn: sqlite3.Connection) -> None:
-            for runs, results in _TABLES.values():
-                for statement in _DDL.format(runs=runs, results=results).split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-
-        self._store.write_transaction(create)  # the store's own transaction + busy retry
-        self._ready = True
 
     def begin(self, run: ToolcallRun) -> None:
         """Record a run's header before its first request (status as given, results none)."""
-        self._ensure()
         runs, _ = _TABLES[run.publishable]
         header = json.dumps(run.header_dict(), ensure_ascii=False)
         self._store.write_transaction(lambda conn: conn.execute(
@@ -76,7 +38,6 @@ class ToolcallStore:
 
     def add_result(self, run: ToolcallRun, position: int, result: ScenarioResult) -> None:
         """Write one scenario's result as soon as it is known (values removed unless kept)."""
-        self._ensure()
         _, results = _TABLES[run.publishable]
         kept = result if run.keep_arguments else result.without_values()
         data = json.dumps(kept.to_dict(), ensure_ascii=False, default=str)
@@ -84,8 +45,15 @@ class ToolcallStore:
             f"INSERT OR REPLACE INTO {results} (run_id, position, scenario_id, outcome, result) VALUES (?, ?, ?, ?, ?)",
             (run.id, position, result.scenario_id, result.outcome.value, data)))
 
+    def record_audit(self, row: AuditRow) -> None:
+        """Append one request of a tool-call run (`row.toolcall_run_id` set) to the audit ledger."""
+        self._store.record_audit(row)
+
+    def audit(self, run_id: str) -> list[AuditRow]:
+        """The audit rows of a tool-call run, in the order the requests were recorded."""
+        return self._store.audit_for_toolcall_run(run_id)
+
     def finish(self, run: ToolcallRun, status: str) -> None:
-        self._ensure()
         runs, _ = _TABLES[run.publishable]
         header = json.dumps({**run.header_dict(), "status": status}, ensure_ascii=False)
         self._store.write_transaction(lambda conn: conn.execute(
@@ -93,14 +61,12 @@ class ToolcallStore:
 
     def list_runs(self, *, publishable: bool = False, limit: int = 50) -> list[ToolcallRun]:
         """Run headers (without results), newest first."""
-        self._ensure()
         runs, _ = _TABLES[publishable]
         rows = self._store.query(f"SELECT header FROM {runs} ORDER BY created_at DESC LIMIT ?", [limit])
         return [_run(json.loads(r["header"]), ()) for r in rows]
 
     def get(self, id_or_prefix: str) -> ToolcallRun:
         """The run whose id is, or starts with, `id_or_prefix` (own or published), with results."""
-        self._ensure()
         found: list[tuple[bool, dict[str, Any]]] = []
         for publishable, (runs, _) in _TABLES.items():
             rows = self._store.query(f"SELECT id, header FROM {runs} WHERE id = ?", [id_or_prefix]) or self._store.query(
