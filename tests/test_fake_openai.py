@@ -225,14 +225,18 @@ def test_side_endpoints():
 
 async def test_concurrent_streams_overlap_and_zero_delay_mode():
     async with httpx.AsyncClient() as client:
-        with FakeServer(default=Answer(first_token_delay_s=0.2)) as srv:
+        with FakeServer(default=Answer(first_token_delay_s=0.5)) as srv:
             async def one(i):
+                sent = time.perf_counter()
                 async with client.stream("POST", f"{srv.url}/chat/completions",
                                          json=chat(f"t{i}")) as r:
-                    return [x async for x in r.aiter_lines()]
-            t0 = time.perf_counter()
-            await asyncio.gather(*(one(i) for i in range(20)))
-            assert time.perf_counter() - t0 < 2.0  # 20 x 0.2 s would be 4 s if serialised
+                    lines = [x async for x in r.aiter_lines()]
+                return sent, time.perf_counter(), lines
+            spans = await asyncio.gather(*(one(i) for i in range(20)))
+            # Overlap, not speed: every request was sent before any answer finished, so all
+            # twenty were in flight at once (a serialising server would finish one first).
+            assert max(sent for sent, _, _ in spans) < min(done for _, done, _ in spans)
+            assert all([x for x in lines if x][-1] == "data: [DONE]" for _, _, lines in spans)
         with FakeServer(mode="zero-delay", record=False) as srv:
             async def many():
                 for _ in range(50):
