@@ -137,7 +137,7 @@ def test_text_shows_the_same_figures_and_marks_without_colour(report):
         assert fmt.cost_per_task(row.cost) in text
         # The marks carry the status even with no colour at all.
         assert "".join(fmt.MARKS[b.status] for b in row.blocks) in text
-    assert "! error (the scorer or the request failed)" in text and "? needs a person" in text
+    assert "! error (scorer or request failed)" in text and "? needs a person" in text
     assert "model-c" in text and "no provenance label" in text
     assert "within noise" in text or "larger than noise" in text
 

@@ -104,8 +104,8 @@ async def test_tables_are_laid_out_again_after_a_verdict_and_after_a_resize(app)
         report = await _open_report(pilot)
         _cells_fit(report)
         headers = lambda: [str(c.label) for c in report.query_one("#pass-table", DataTable).columns.values()]  # noqa: E731
-        assert "· not run" not in headers()  # left out at 80 columns, with a note
-        assert "· not run" in str(report.query_one("#pass-notes").render())
+        assert "· not done" not in headers()  # left out at 80 columns, with a note
+        assert "· not done" in str(report.query_one("#pass-notes").render())
         await pilot.press("v")
         await settle(pilot)
         await pilot.press("p")
@@ -116,7 +116,7 @@ async def test_tables_are_laid_out_again_after_a_verdict_and_after_a_resize(app)
         _cells_fit(report)
         await pilot.resize_terminal(120, 40)
         await settle(pilot)
-        assert "· not run" in headers()
+        assert "· not done" in headers()
         assert not report.query_one("#pass-notes").display
         _cells_fit(report)
 

@@ -43,7 +43,7 @@ def pass_rate_columns(report: Report) -> list[Column]:
         _number("✗ fail", (str(r.counts.failed) for r in rows), 3),
         _number("? person", (str(r.counts.review) for r in rows), 1),
         _number("! error", (str(r.counts.errored) for r in rows), 4),
-        _number("· not run", (str(r.counts.missing) for r in rows), 0),
+        _number("· not done", (str(r.counts.missing) for r in rows), 0),
     ]
 
 

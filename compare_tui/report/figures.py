@@ -38,7 +38,7 @@ class Block:
 
     task_id: str
     status: str
-    """`pass`, `fail`, `review` (needs a person), `error` or `missing` (not run)."""
+    """`pass`, `fail`, `review` (needs a person), `error` or `missing` (not done)."""
     human: bool
     verdict: str | None = None
     """The latest verdict a person gave (`pass`, `fail`, `skip`), if any."""

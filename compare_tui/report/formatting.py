@@ -12,8 +12,8 @@ from compare_tui.report.stats import Interval, Percentiles
 
 MARKS = {"pass": "✓", "fail": "✗", "review": "?", "error": "!", "missing": "·"}
 """One mark per block status: the shape carries the meaning, colour only repeats it."""
-MARK_WORDS = {"pass": "pass", "fail": "fail", "review": "needs a person", "error": "error (the scorer or the request failed)",
-              "missing": "not done (nothing measured)"}
+MARK_WORDS = {"pass": "pass", "fail": "fail", "review": "needs a person", "error": "error (scorer or request failed)",
+              "missing": "not done"}
 DASH = "–"
 
 

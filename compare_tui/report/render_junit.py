@@ -1,8 +1,8 @@
 """The report as JUnit XML, for CI systems that display test results.
 
 One `<testsuite>` per shown model, one `<testcase>` per task: `fail` → `<failure>`,
-`error` → `<error>`, `review` → `<skipped message="needs review">`, not run →
-`<skipped message="not run">`. A task a person decided reads as pass or failure (the failure
+`error` → `<error>`, `review` → `<skipped message="needs review">`, not done →
+`<skipped message="not done">`. A task a person decided reads as pass or failure (the failure
 says so). Suite properties carry the pass rate, provenance and the report's confidence.
 """
 
@@ -66,6 +66,6 @@ def _outcome_element(case: ET.Element, block: Block) -> str | None:
         ET.SubElement(case, "skipped", message="needs review")
         return "skipped"
     if block.status == "missing":
-        ET.SubElement(case, "skipped", message="not run")
+        ET.SubElement(case, "skipped", message="not done")
         return "skipped"
     return None

@@ -57,7 +57,7 @@ def _figures(report: Report) -> list[str]:
             f"{fmt.latency(row.latency.ttft_ms)} | {fmt.latency(row.latency.e2e_ms)} | {fmt.tokens(row.tokens)} | "
             f"{_cell(fmt.gpu(row.gpu))} | {fmt.cost_per_task(row.cost)} |"
         )
-    return lines + ["", "✓ pass · ✗ fail · ? needs a person · ! error (nothing measured) · · not run", ""]
+    return lines + ["", "✓ pass · ✗ fail · ? needs a person · ! error (scorer or request failed) · · not done", ""]
 
 
 def _costs(report: Report) -> list[str]:
