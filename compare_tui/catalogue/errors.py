@@ -59,3 +59,16 @@ class ModelRefused(Exception):
                 f"  - {p}" for p in problems
             )
         return cls(reason, model=model, problems=problems)
+
+
+class CatalogueEditError(CatalogueError):
+    """`models add`/`remove` could not do what was asked; nothing was written. `str()` is
+    one line: what was wrong and what to do."""
+
+    def __init__(self, message: str, path: Path | None = None) -> None:
+        super().__init__(path, [message])
+
+
+class EndpointProbeError(CatalogueEditError):
+    """The endpoint could not be probed: unreachable, not OpenAI-compatible, or it does not
+    serve the model. Nothing was written."""

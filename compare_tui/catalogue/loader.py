@@ -91,7 +91,7 @@ def write_catalogue(catalogue: Catalogue, path: str | os.PathLike[str], *, heade
     import tomli_w  # deferred: only the embedded default (`local up`) writes catalogues
 
     file = Path(path)
-    tables = [_compact(entry.model_dump(mode="json", exclude_none=True)) for entry in catalogue.models]
+    tables = [entry_table(entry) for entry in catalogue.models]
     text = tomli_w.dumps({"model": tables})
     if header:
         text = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines()) + "\n" + text
@@ -105,6 +105,18 @@ def write_catalogue(catalogue: Catalogue, path: str | os.PathLike[str], *, heade
         Path(tmp).unlink(missing_ok=True)
         raise
     return file
+
+
+def entry_table(entry: ModelEntry) -> dict[str, Any]:
+    """The `[[model]]` table for `entry` as plain TOML-ready values: unset fields and empty
+    tables left out. Both `write_catalogue` and `models add` write entries this way."""
+    return _compact(entry.model_dump(mode="json", exclude_none=True))
+
+
+def validation_problems(exc: ValidationError, label: str) -> list[str]:
+    """`exc` (from validating one entry) as the loader's one-line problems, each prefixed
+    with `label` (e.g. "model 'x'")."""
+    return [mask_provider_keys(f"{label}, {_describe(err)}") for err in exc.errors()]
 
 
 # ------------------------------------------------------------------ helpers

@@ -150,6 +150,9 @@ class ModelEntry(_Strict):
     """The *name* of the environment variable holding a virtual key; never the key."""
     serving: ServingNotes = ServingNotes()
     cost: CostBasis | None = None
+    gateway: Literal["litellm"] | None = None
+    """Set when `endpoint` is a gateway in front of the serving stack (which then hides
+    the stack's own self-description and timings)."""
 
     @field_validator("name")
     @classmethod

@@ -79,11 +79,14 @@ def hash_file(
     return "sha256:" + digest.hexdigest()
 
 
-def find_weight_files(weights_dir: Path) -> set[str]:
-    """Every weights-like file under `weights_dir` (recursively), as '/'-separated paths
-    relative to it — the same form as the pins."""
+def find_weight_files(
+    weights_dir: Path, *, onerror: Callable[[OSError], None] | None = None
+) -> set[str]:
+    """Every weights-like file under `weights_dir` (recursively, not following symlinked
+    folders), as '/'-separated paths relative to it — the same form as the pins. A folder
+    that cannot be listed is skipped unless `onerror` (as for `os.walk`) raises."""
     found: set[str] = set()
-    for root, _dirs, names in os.walk(weights_dir):
+    for root, _dirs, names in os.walk(weights_dir, onerror=onerror):
         for name in names:
             if name.lower().endswith(WEIGHT_SUFFIXES):
                 found.add((Path(root) / name).relative_to(weights_dir).as_posix())
@@ -123,7 +126,7 @@ def verify_weights(
         else:
             problems.append(f"missing: {name} is pinned but not found in {root}")
 
-    measured = _hash_all(present, progress, workers)
+    measured = hash_files(present, progress=progress, workers=workers)
     for name, result in sorted(measured.items()):
         if isinstance(result, OSError):
             problems.append(f"unreadable: {name} ({result.strerror or result}); check its permissions")
@@ -151,11 +154,15 @@ def verify_weights(
     )
 
 
-def _hash_all(
-    files: dict[str, Path], progress: Progress | None, workers: int | None
+def hash_files(
+    files: dict[str, Path], *, progress: Progress | None = None, workers: int | None = None
 ) -> dict[str, str | OSError]:
-    """Hash `files` in parallel; an unreadable file yields its OSError, any other
-    exception (including one raised by `progress`) cancels the rest and propagates."""
+    """Hash `files` (pin name -> path) in parallel: pin name -> "sha256:<hex>", or the
+    OSError that made a file unreadable (vanished, denied, a symlink loop). Any other
+    exception (including one raised by `progress`) cancels the rest and propagates.
+
+    The one hasher behind both verification and `models add`, so that what `add` pins is
+    exactly what `verify_weights` recomputes."""
     if not files:
         return {}
     cancel = threading.Event()

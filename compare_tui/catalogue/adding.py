@@ -1,0 +1,238 @@
+"""`models add`: from what the user typed, the server said and the weights hash to, one
+validated catalogue entry, written only when every step succeeded.
+
+Steps run cheapest first, so a bad flag never costs a hash of 100 GB: arguments, the
+existing catalogue (malformed or duplicate name: refused), the key policy, the endpoint
+probe, then the hashing. `add_model` is the one entry point; every failure is a
+`CatalogueEditError` (one line) and leaves the file untouched.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from compare_tui.catalogue.editing import read_for_edit, save, with_entry
+from compare_tui.catalogue.errors import CatalogueEditError, ModelRefused
+from compare_tui.catalogue.keys import mask_provider_keys, resolve_key
+from compare_tui.catalogue.loader import validation_problems
+from compare_tui.catalogue.models import ModelEntry, ServingNotes
+from compare_tui.catalogue.pinning import WeightPins, hf_snapshot, pin_weights, weight_files
+from compare_tui.catalogue.probe import ProbeResult, probe_endpoint
+from compare_tui.catalogue.provenance import HOST_ATTESTED
+from compare_tui.catalogue.server_facts import READ_FROM_SERVER
+from compare_tui.catalogue.verify import Progress
+
+
+@dataclass(frozen=True)
+class AddRequest:
+    """What `models add` was asked, as typed (validated by `add_model`)."""
+
+    name: str
+    endpoint: str
+    model: str | None = None
+    kind: Literal["local", "hosted"] = "local"
+    weights_dir: Path | None = None
+    weights: tuple[Path, ...] = ()
+    revision: str | None = None
+    key_env: str | None = None
+    usd_per_hour: float | None = None
+    price_in: float | None = None
+    price_out: float | None = None
+    price_date: str | None = None
+    price_source: str | None = None
+    host_digest: str | None = None
+    notes: tuple[str, ...] = ()
+    """`key=value` strings: a ServingNotes field (stack, tool_parser, …) or an extra."""
+    gateway: Literal["litellm"] | None = None
+    replace: bool = False
+
+
+@dataclass
+class AddOutcome:
+    """The entry written, and what the user should read about how it was pinned."""
+
+    entry: ModelEntry
+    path: Path
+    replaced: bool
+    findings: list[str] = field(default_factory=list)
+    bytes_hashed: int = 0
+
+
+Probe = Callable[..., ProbeResult]
+
+
+def add_model(
+    request: AddRequest,
+    catalogue_path: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+    probe: Probe = probe_endpoint,
+    today: dt.date | None = None,
+) -> AddOutcome:
+    """Probe, pin and write `request` into `catalogue_path`; see the module docstring."""
+    today = today or dt.date.today()
+    cost = _cost(request)
+    notes = _parse_notes(request.notes)
+    document, existing = read_for_edit(catalogue_path)
+    if existing is not None and request.name in existing and not request.replace:
+        raise CatalogueEditError(
+            f"a model named {request.name!r} is already in {catalogue_path}; pass --replace to overwrite "
+            "it, or choose another NAME", catalogue_path)
+    shell = _validated({"name": request.name, "kind": "hosted", "endpoint": request.endpoint,
+                        "model": request.model or "-", "key_env": request.key_env}, request.name)
+    try:
+        key = resolve_key(shell, os.environ if environ is None else environ)
+    except ModelRefused as exc:
+        raise CatalogueEditError(mask_provider_keys(str(exc))) from None
+    if request.kind == "local" and request.weights_dir is None and not request.weights:
+        weights_needed = True
+    else:
+        weights_needed = False
+    if request.kind == "hosted" and (request.weights_dir is not None or request.weights):
+        raise CatalogueEditError("--weights-dir/--weights are for --kind local; a hosted model's weights "
+                                 "are not hashed here (its provenance is the host's attestation)")
+    located = None
+    if request.kind == "local" and not weights_needed:
+        located = weight_files(request.weights_dir, list(request.weights))
+
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    probed = probe(shell.endpoint, request.model, name=request.name, headers=headers, gateway=request.gateway)
+    facts = probed.facts
+    findings = list(facts.notes)
+
+    if weights_needed:
+        discovered = Path(facts.weights_file) if facts.weights_file else None
+        if discovered is not None and discovered.is_file():
+            located = weight_files(None, [discovered])
+            findings.append(f"weights file {discovered} named by the server ({', '.join(facts.sources)})")
+        elif facts.weights_root and Path(facts.weights_root).is_dir():
+            located = weight_files(Path(facts.weights_root), [])
+            findings.append(f"weights folder {facts.weights_root} named by the server (vLLM's root)")
+        else:
+            raise CatalogueEditError(
+                "a local model needs its weights pinned: pass --weights-dir DIR (or --weights FILE…) with "
+                "the files the server loads, or --kind hosted if the weights are not on this machine")
+
+    serving: dict[str, Any] = dict(facts.serving)
+    extra = dict(facts.extra)
+    if facts.stack:
+        serving["stack"] = facts.stack
+    revision = request.revision
+    if request.kind == "local":
+        assert located is not None
+        snapshot = hf_snapshot(located[0])
+        if revision is None and snapshot is not None:
+            revision = snapshot.commit
+            extra["hf_repo"] = snapshot.repo
+            if snapshot.refs:
+                extra["hf_refs"] = ", ".join(snapshot.refs)
+            findings.append(f"revision {snapshot.commit} from the Hugging Face cache snapshot of {snapshot.repo}")
+    if revision is None and facts.revision is not None:
+        revision = facts.revision
+        findings.append(f"revision {revision} from {facts.revision_source}")
+    if revision is None:  # checked before hashing: a missing flag should not cost a full read
+        where = "a Hugging Face cache snapshot or Ollama digest" if request.kind == "local" else "the host"
+        raise CatalogueEditError(
+            f"no revision could be discovered (not {where}); pass --revision REV (a tag, commit or date)")
+
+    pins: WeightPins | None = None
+    fields: dict[str, Any] = {}
+    if request.kind == "local":
+        assert located is not None
+        pins = pin_weights(*located, progress=progress)
+        fields.update(weights_dir=str(pins.weights_dir), files=pins.files, weights_digest=pins.digest)
+    else:
+        digest = request.host_digest
+        if digest is None:
+            digest, how = _listing_digest(probed)
+            findings.append(how)
+        fields["weights_digest"] = digest
+        extra["provenance"] = HOST_ATTESTED
+
+    read = sorted(k for k in serving if k != "stack") + sorted(f"extra.{k}" for k in facts.extra)
+    if facts.sources:
+        serving["notes"] = (f"{', '.join(read) or 'stack'} {READ_FROM_SERVER} ({', '.join(facts.sources)}) "
+                            f"on {today.isoformat()}; not verified")
+    for key, value in notes.items():
+        if key in ServingNotes.model_fields and key not in ("extra", "notes"):
+            serving[key] = int(value) if key == "context_size" and value.isdigit() else value
+        else:
+            extra[key] = value
+    if extra:
+        serving["extra"] = extra
+
+    entry = _validated({
+        "name": request.name, "kind": request.kind, "endpoint": shell.endpoint, "model": probed.model,
+        "revision": revision, "key_env": request.key_env, "serving": serving, "cost": cost,
+        "gateway": request.gateway, **fields,
+    }, request.name)
+    comment = f"added by `compare-tui models add` on {today.isoformat()}"
+    document = with_entry(document, entry, replace=request.replace, comment=comment, path=catalogue_path)
+    save(document, catalogue_path)
+    return AddOutcome(entry=entry, path=catalogue_path, replaced=existing is not None and request.name in existing,
+                      findings=findings, bytes_hashed=pins.bytes_hashed if pins else 0)
+
+
+def _validated(table: dict[str, Any], name: str) -> ModelEntry:
+    try:
+        return ModelEntry.model_validate({k: v for k, v in table.items() if v is not None})
+    except ValidationError as exc:
+        problems = validation_problems(exc, f"model {name!r}")
+        raise CatalogueEditError("; ".join(problems)) from None
+
+
+def _cost(request: AddRequest) -> dict[str, Any]:
+    token = {"--price-in": request.price_in, "--price-out": request.price_out,
+             "--price-date": request.price_date, "--price-source": request.price_source}
+    given = [flag for flag, value in token.items() if value is not None]
+    if request.usd_per_hour is not None and given:
+        raise CatalogueEditError("give one cost basis: --usd-per-hour (hardware) or the --price-* flags "
+                                 "(token price), not both")
+    if request.usd_per_hour is not None:
+        if request.kind == "hosted":
+            raise CatalogueEditError("a hosted model is charged by token: give --price-in, --price-out, "
+                                     "--price-date and --price-source instead of --usd-per-hour")
+        return {"basis": "hardware", "usd_per_hour": request.usd_per_hour}
+    if not given:
+        if request.kind == "hosted":
+            raise CatalogueEditError("a hosted model needs its token price and when it was read: give "
+                                     "--price-in, --price-out, --price-date YYYY-MM-DD and --price-source URL")
+        raise CatalogueEditError("no cost basis (a report refuses rows without one): give --usd-per-hour X "
+                                 "for the serving box, or --price-in/--price-out/--price-date/--price-source")
+    missing = [flag for flag, value in token.items() if value is None]
+    if missing:
+        raise CatalogueEditError(f"a token price needs {', '.join(missing)} too (a price without its "
+                                 "capture date and source cannot be checked later)")
+    return {"basis": "token_price", "usd_per_mtok_input": request.price_in,
+            "usd_per_mtok_output": request.price_out, "captured": request.price_date,
+            "source": request.price_source}
+
+
+def _parse_notes(notes: tuple[str, ...]) -> dict[str, str]:
+    parsed: dict[str, str] = {}
+    for note in notes:
+        key, sep, value = note.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise CatalogueEditError(f"--note takes key=value (e.g. --note tool_parser=hermes); got {note!r}")
+        parsed[key.strip()] = value.strip()
+    return parsed
+
+
+def _listing_digest(probed: ProbeResult) -> tuple[str, str]:
+    """A hosted model's stated identity when the host states no digest: sha256 of the
+    canonical JSON of the model id the host serves, so a renamed or retired id shows."""
+    stated = json.dumps({"id": probed.model}, sort_keys=True, separators=(",", ":"))
+    digest = "sha256:" + hashlib.sha256(stated.encode("utf-8")).hexdigest()
+    return digest, (f"weights_digest {digest[:19]}… is the host's statement of the model id "
+                    f"{probed.model!r} (pass --host-digest when the host states one): host attestation, "
+                    "not verified")

@@ -1,0 +1,144 @@
+"""Ask an endpoint what it serves before `models add` writes anything.
+
+`/v1/models` must answer in the OpenAI shape and list the model; then the stack is
+identified by what it answers: vLLM by its `/v1/models` fields, llama.cpp by `/props`,
+Ollama by `/api/tags` (+ `/api/show`). Each failure that stops an add is one
+`EndpointProbeError` line; a stack that offers no self-description just adds no facts.
+Requests go where the user pointed, never through an ambient proxy (`trust_env=False`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from compare_tui.catalogue.errors import EndpointProbeError
+from compare_tui.catalogue.server_facts import (
+    ServerFacts,
+    from_llama_props,
+    from_ollama,
+    from_vllm,
+    gateway_findings,
+    listed_model,
+    model_ids,
+)
+
+MAX_BODY_BYTES = 4_000_000
+"""A self-description larger than this is not one (a chat template is a few KiB)."""
+
+
+@dataclass
+class ProbeResult:
+    """What the endpoint said: the model id to use, every id it lists, and the facts."""
+
+    model: str
+    ids: list[str]
+    facts: ServerFacts = field(default_factory=ServerFacts)
+
+
+def server_root(endpoint: str) -> str:
+    """`http://host:port/v1` -> `http://host:port`: llama.cpp and Ollama serve their own
+    APIs beside `/v1`, not under it."""
+    base = endpoint.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def _get(client: httpx.Client, method: str, url: str, **kwargs: Any) -> tuple[int, Any]:
+    """(status, parsed JSON or None). Transport failures propagate as httpx errors."""
+    response = client.request(method, url, **kwargs)
+    if len(response.content) > MAX_BODY_BYTES:
+        return response.status_code, None
+    try:
+        return response.status_code, response.json()
+    except ValueError:
+        return response.status_code, None
+
+
+def _choose_model(wanted: str | None, fallback: str, ids: list[str], endpoint: str) -> str:
+    offer = ", ".join(ids[:20]) + (f" (and {len(ids) - 20} more)" if len(ids) > 20 else "")
+    if wanted is not None:
+        if wanted in ids or (":" not in wanted and f"{wanted}:latest" in ids):
+            return wanted
+        listing = f"it lists: {offer}" if ids else "it lists no models"
+        raise EndpointProbeError(f"{endpoint} does not serve model {wanted!r}; {listing}; "
+                                 "pass one of those with --model")
+    if fallback in ids:
+        return fallback
+    if len(ids) == 1:
+        return ids[0]
+    if not ids:
+        raise EndpointProbeError(f"{endpoint} lists no models at /models; start the server with "
+                                 "a model loaded, then add it")
+    raise EndpointProbeError(f"{endpoint} serves several models ({offer}); choose one with --model")
+
+
+def probe_endpoint(
+    endpoint: str,
+    model: str | None,
+    *,
+    name: str,
+    headers: dict[str, str] | None = None,
+    gateway: str | None = None,
+    timeout_s: float = 10.0,
+    transport: httpx.BaseTransport | None = None,
+) -> ProbeResult:
+    """Probe `endpoint` for `model` (None: the one it serves, or the one called `name`).
+
+    Raises `EndpointProbeError` when the endpoint cannot be reached, is not
+    OpenAI-compatible, or does not serve the model; the message never carries `headers`."""
+    base = endpoint.rstrip("/")
+    with httpx.Client(trust_env=False, timeout=timeout_s, headers=headers or {},
+                      transport=transport) as client:
+        try:
+            status, listing = _get(client, "GET", f"{base}/models")
+        except httpx.HTTPError as exc:
+            raise EndpointProbeError(
+                f"cannot reach {endpoint} ({type(exc).__name__}: {str(exc)[:120] or 'no answer'}); "
+                "is the server running, and is --endpoint its base URL?") from None
+        if status in (401, 403):
+            raise EndpointProbeError(
+                f"{endpoint} answered HTTP {status} to GET /models: it needs a key; export a "
+                "virtual key and pass the variable's name with --key-env")
+        ids = model_ids(listing) if status == 200 else None
+        if ids is None:
+            got = f"HTTP {status}" if status != 200 else "a body without a `data` list"
+            raise EndpointProbeError(
+                f"{endpoint} is not an OpenAI-compatible API: GET {base}/models gave {got}; "
+                "give the base URL that serves /chat/completions (usually ending in /v1)")
+        chosen = _choose_model(model, name, ids, endpoint)
+        facts = ServerFacts()
+        result = ProbeResult(model=chosen, ids=ids, facts=facts)
+        vllm = from_vllm(listed_model(listing, chosen))
+        if vllm is not None:
+            facts.merge(vllm)
+            return _with_gateway(result, gateway, props_found=False)
+        root = server_root(base)
+        props = _optional(client, "GET", f"{root}/props")
+        llama = from_llama_props(props)
+        if llama is not None:
+            facts.merge(llama)
+            return _with_gateway(result, gateway, props_found=True)
+        tags = _optional(client, "GET", f"{root}/api/tags")
+        if isinstance(tags, dict) and isinstance(tags.get("models"), list):
+            show = _optional(client, "POST", f"{root}/api/show", json={"model": chosen})
+            ollama = from_ollama(tags, show, chosen)
+            if ollama is not None:
+                facts.merge(ollama)
+        return _with_gateway(result, gateway, props_found=False)
+
+
+def _optional(client: httpx.Client, method: str, url: str, **kwargs: Any) -> Any:
+    """A self-description that a stack may not offer: its JSON, or None."""
+    try:
+        status, body = _get(client, method, url, **kwargs)
+    except httpx.HTTPError:
+        return None
+    return body if status == 200 else None
+
+
+def _with_gateway(result: ProbeResult, gateway: str | None, *, props_found: bool) -> ProbeResult:
+    if gateway is not None:
+        result.facts.notes += gateway_findings(gateway, props_found)
+    return result

@@ -1,0 +1,204 @@
+"""What a serving stack says about a model, turned into catalogue serving notes (pure).
+
+`models add` asks the server (see `probe.py`) and hands the parsed JSON bodies here. Each
+reader takes one documented response shape and returns `ServerFacts`: serving-note fields,
+a discovered revision where the stack states one, and plain-words notes. Nothing here does
+IO, so every shape (and every malformed variant of it) is cheap to test.
+
+Shapes read (from each project's public API docs and server code):
+- llama.cpp `GET /props`: `build_info`, `chat_template`, `total_slots`,
+  `default_generation_settings.n_ctx` (older builds: top-level `n_ctx`), `model_path`.
+- Ollama `GET /api/tags`: `models[]` of {name, model, digest, details{format, family,
+  parameter_size, quantization_level}}; `POST /api/show`: {modelfile, template, parameters,
+  details, model_info{"<arch>.context_length"}}.
+- vLLM `GET /v1/models`: `data[]` of {id, root, parent, max_model_len, owned_by: "vllm"}.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+READ_FROM_SERVER = "read from the server"
+"""How serving notes that a server reported are marked (the user's own are "stated")."""
+
+
+@dataclass
+class ServerFacts:
+    """What one server said. `serving` holds `ServingNotes` fields (with `extra` strings)."""
+
+    stack: str | None = None
+    """"llama.cpp llama-server", "Ollama", "vLLM", or None when the stack is not known."""
+    serving: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, str] = field(default_factory=dict)
+    revision: str | None = None
+    """A revision the stack states for the model (Ollama's digest), else None."""
+    revision_source: str | None = None
+    weights_file: str | None = None
+    """A weights file path the server names (Ollama's `FROM`, llama.cpp's model_path)."""
+    weights_root: str | None = None
+    """vLLM's `root`: the repo id or folder it loaded."""
+    sources: list[str] = field(default_factory=list)
+    """The requests these facts came from, e.g. "GET /props"."""
+    notes: list[str] = field(default_factory=list)
+    """Plain-words findings for the user (what a gateway hides, what could not be read)."""
+
+    def merge(self, other: ServerFacts) -> None:
+        """Fold `other` in; values already set win (first reader to know a fact names it)."""
+        self.stack = self.stack or other.stack
+        for key, value in other.serving.items():
+            self.serving.setdefault(key, value)
+        for key, value in other.extra.items():
+            self.extra.setdefault(key, value)
+        if self.revision is None and other.revision is not None:
+            self.revision, self.revision_source = other.revision, other.revision_source
+        self.weights_file = self.weights_file or other.weights_file
+        self.weights_root = self.weights_root or other.weights_root
+        self.sources += [s for s in other.sources if s not in self.sources]
+        self.notes += other.notes
+
+
+def _text(value: Any, limit: int = 200) -> str | None:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
+        return str(value).strip()[:limit]
+    return None
+
+
+def _positive_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value > 0:
+        return value
+    if isinstance(value, float) and value.is_integer() and value > 0:
+        return int(value)
+    return None
+
+
+def _template_summary(template: str) -> tuple[str, str]:
+    digest = hashlib.sha256(template.encode("utf-8")).hexdigest()
+    return f"served by the server, sha256:{digest[:12]} ({len(template)} chars)", digest
+
+
+def model_ids(listing: Any) -> list[str] | None:
+    """The ids in an OpenAI `GET /v1/models` body, or None when it is not that shape."""
+    data = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(data, list):
+        return None
+    return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
+def listed_model(listing: Any, model_id: str) -> dict[str, Any] | None:
+    """The `data[]` object for `model_id` in a `/v1/models` body, else None."""
+    data = listing.get("data") if isinstance(listing, dict) else None
+    for item in data if isinstance(data, list) else []:
+        if isinstance(item, dict) and item.get("id") == model_id:
+            return item
+    return None
+
+
+def from_llama_props(props: Any) -> ServerFacts | None:
+    """llama.cpp's `/props`, or None when the body is not llama.cpp's."""
+    if not isinstance(props, dict) or not (
+        "build_info" in props or "default_generation_settings" in props or "total_slots" in props
+    ):
+        return None
+    facts = ServerFacts(stack="llama.cpp llama-server", sources=["GET /props"])
+    build = _text(props.get("build_info"))
+    if build:
+        facts.serving["build"] = build
+    settings = props.get("default_generation_settings")
+    n_ctx = _positive_int(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    n_ctx = n_ctx or _positive_int(props.get("n_ctx"))
+    if n_ctx:
+        facts.serving["context_size"] = n_ctx
+    slots = _positive_int(props.get("total_slots"))
+    if slots:
+        facts.extra["parallel_slots"] = str(slots)
+    template = props.get("chat_template")
+    if isinstance(template, str) and template:
+        facts.serving["chat_template"], facts.extra["chat_template_sha256"] = _template_summary(template)
+    path = _text(props.get("model_path"), 4096)
+    if path:
+        facts.weights_file = path
+    return facts
+
+
+def from_ollama(tags: Any, show: Any, model_id: str) -> ServerFacts | None:
+    """Ollama's `/api/tags` entry for `model_id` and its `/api/show` body, or None when
+    `tags` is not Ollama's shape. The tag's digest becomes the revision."""
+    models = tags.get("models") if isinstance(tags, dict) else None
+    if not isinstance(models, list):
+        return None
+    facts = ServerFacts(stack="Ollama", sources=["GET /api/tags"])
+    wanted = {model_id, f"{model_id}:latest"} if ":" not in model_id else {model_id}
+    tag = next((m for m in models if isinstance(m, dict)
+                and (m.get("name") in wanted or m.get("model") in wanted)), None)
+    if tag is None:
+        facts.notes.append(f"Ollama's /api/tags does not list {model_id!r}; its digest could not be read")
+        return facts
+    digest = _text(tag.get("digest"), 100)
+    if digest and re.fullmatch(r"(sha256:)?[0-9a-f]{64}", digest):
+        facts.revision = "ollama:sha256:" + digest.removeprefix("sha256:")
+        facts.revision_source = "Ollama's model digest (GET /api/tags)"
+        facts.extra["ollama_digest"] = digest.removeprefix("sha256:")
+    details = tag.get("details")
+    if isinstance(show, dict):
+        facts.sources.append("POST /api/show")
+        details = show.get("details") if isinstance(show.get("details"), dict) else details
+        template = show.get("template")
+        if isinstance(template, str) and template:
+            facts.serving["chat_template"], facts.extra["chat_template_sha256"] = _template_summary(template)
+        parameters = _text(show.get("parameters"), 1000)
+        if parameters:
+            facts.extra["ollama_parameters"] = parameters
+        info = show.get("model_info")
+        if isinstance(info, dict):
+            for key, value in info.items():
+                if isinstance(key, str) and key.endswith(".context_length") and _positive_int(value):
+                    facts.serving["context_size"] = _positive_int(value)
+                    break
+        modelfile = show.get("modelfile")
+        if isinstance(modelfile, str):
+            match = re.search(r"^FROM\s+(/\S+)\s*$", modelfile, re.M)
+            if match:
+                facts.weights_file = match.group(1)
+    if isinstance(details, dict):
+        quant = _text(details.get("quantization_level"))
+        if quant:
+            facts.serving["quantisation"] = quant
+        for key in ("format", "family", "parameter_size"):
+            value = _text(details.get(key))
+            if value:
+                facts.extra[f"ollama_{key}"] = value
+    return facts
+
+
+def from_vllm(item: Any) -> ServerFacts | None:
+    """vLLM's `/v1/models` object for the model, or None when it is not vLLM's shape
+    (vLLM alone adds `max_model_len` and `root`, and owns its models as "vllm")."""
+    if not isinstance(item, dict) or not (
+        item.get("owned_by") == "vllm" or ("max_model_len" in item and "root" in item)
+    ):
+        return None
+    facts = ServerFacts(stack="vLLM", sources=["GET /v1/models"])
+    max_len = _positive_int(item.get("max_model_len"))
+    if max_len:
+        facts.serving["context_size"] = max_len
+    root = _text(item.get("root"), 4096)
+    if root:
+        facts.extra["vllm_root"] = root
+        facts.weights_root = root
+    parent = _text(item.get("parent"), 4096)
+    if parent:
+        facts.extra["vllm_parent"] = parent
+    return facts
+
+
+def gateway_findings(gateway: str, props_found: bool) -> list[str]:
+    """What a gateway hides, as the notes `models add` records and prints."""
+    hidden = [] if props_found else ["/props (build, chat template, context, slots)"]
+    hidden.append("server `timings` in answers (server-side prompt/decode times)")
+    return [f"through the {gateway} gateway these cannot be read: {'; '.join(hidden)}; "
+            "state the upstream stack with --note stack=… (recorded as stated, not verified)"]

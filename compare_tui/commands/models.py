@@ -1,0 +1,262 @@
+"""`compare-tui models add | list | show | verify | remove`: the catalogue's front door.
+
+Pins are computed (the weights are hashed) or discovered (the server's self-description,
+a Hugging Face cache snapshot, Ollama's digest), never typed. Exit codes: 0 done, 1
+`verify` found drift, 2 bad input or a refusal (nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from compare_tui.commands.common import CommandError, add_catalogue_option, catalogue_path
+
+_ADD_EXAMPLES = """\
+examples:
+  # a llama.cpp server and the folder it loads weights from
+  compare-tui models add qwen-0.5b --endpoint http://127.0.0.1:8080/v1 \\
+      --weights-dir ~/.cache/huggingface/hub/models--Qwen--Qwen2.5-0.5B-Instruct-GGUF/snapshots/<commit> \\
+      --usd-per-hour 0.50
+  # an Ollama model (the weights file and revision are read from Ollama)
+  compare-tui models add llama3.2 --endpoint http://127.0.0.1:11434/v1 --model llama3.2:latest --usd-per-hour 0.30
+  # a hosted model behind a LiteLLM gateway, charged by token
+  compare-tui models add gpt-4o-mini --kind hosted --endpoint http://127.0.0.1:4000/v1 --gateway litellm \\
+      --key-env COMPARE_TUI_KEY --revision 2024-07-18 --price-in 0.15 --price-out 0.60 \\
+      --price-date 2026-11-30 --price-source https://openai.com/api/pricing
+"""
+
+_EXAMPLES = """\
+examples:
+  compare-tui models list
+  compare-tui models show smollm2-135m
+  compare-tui models verify --all
+  compare-tui models remove old-candidate
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    group = subparsers.add_parser("models", help="add, list, verify and remove catalogue models",
+                                  description="Manage the model catalogue (models.toml) with pins computed "
+                                  "from the weights and read from the server.",
+                                  epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    group.set_defaults(group_parser=group)
+    sub = group.add_subparsers(dest="models_command", metavar="SUBCOMMAND")
+
+    add = sub.add_parser("add", help="probe an endpoint, hash its weights and add the model",
+                         description="Probe the endpoint, hash every weights file (local) and write a "
+                         "pinned entry into the catalogue, keeping its comments and order. Nothing is "
+                         "written unless every step succeeds.",
+                         epilog=_ADD_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add.add_argument("name", help="what users type and see (--model NAME in `run`)")
+    add.add_argument("--endpoint", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
+    add.add_argument("--model", dest="model_id", metavar="ID", help="the model id the server serves (default: "
+                     "NAME if served, else the only one it serves)")
+    add.add_argument("--kind", choices=("local", "hosted"), default="local", help="local: weights hashed "
+                     "here (default); hosted: provenance by host attestation")
+    weights = add.add_mutually_exclusive_group()
+    weights.add_argument("--weights-dir", metavar="DIR", help="the folder the server loads weights from")
+    weights.add_argument("--weights", nargs="+", metavar="FILE", default=[], help="the weights files themselves")
+    add.add_argument("--revision", metavar="REV", help="required unless discovered (HF cache snapshot, Ollama digest)")
+    add.add_argument("--host-digest", metavar="DIGEST", help="hosted: the digest the host states (sha256:…)")
+    add.add_argument("--key-env", metavar="VAR", help="environment variable holding a virtual key")
+    add.add_argument("--usd-per-hour", type=float, metavar="X", help="hardware cost basis: the box's $/hour")
+    add.add_argument("--price-in", type=float, metavar="USD_PER_MTOK", help="token price of input tokens")
+    add.add_argument("--price-out", type=float, metavar="USD_PER_MTOK", help="token price of output tokens")
+    add.add_argument("--price-date", metavar="YYYY-MM-DD", help="when the price was read")
+    add.add_argument("--price-source", metavar="URL", help="where the price was read")
+    add.add_argument("--note", action="append", default=[], metavar="KEY=VALUE",
+                     help="a stated serving note (stack, tool_parser, quantisation, … or any key)")
+    add.add_argument("--gateway", choices=("litellm",), help="the endpoint is a gateway in front of the stack")
+    add.add_argument("--replace", action="store_true", help="overwrite an entry of the same name")
+    add_catalogue_option(add)
+    add.set_defaults(handler=_add)
+
+    listing = sub.add_parser("list", help="every entry and whether a run would be refused")
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_catalogue_option(listing)
+    listing.set_defaults(handler=_list)
+
+    show = sub.add_parser("show", help="one entry in full, with its readiness")
+    show.add_argument("name")
+    show.add_argument("--json", action="store_true", help="print JSON instead of TOML")
+    add_catalogue_option(show)
+    show.set_defaults(handler=_show)
+
+    verify = sub.add_parser("verify", help="re-hash weights against the pins (exit 1 on drift)",
+                            epilog="example:\n  compare-tui models verify smollm2-135m",
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    target = verify.add_mutually_exclusive_group(required=True)
+    target.add_argument("name", nargs="?")
+    target.add_argument("--all", action="store_true", help="every entry")
+    add_catalogue_option(verify)
+    verify.set_defaults(handler=_verify)
+
+    remove = sub.add_parser("remove", help="remove an entry, keeping the rest of the file as it is")
+    remove.add_argument("name")
+    add_catalogue_option(remove)
+    remove.set_defaults(handler=_remove)
+
+
+def _path(args: argparse.Namespace) -> Path:
+    return catalogue_path(args.models)
+
+
+def _catalogue(args: argparse.Namespace):
+    from compare_tui.commands.common import load_catalogue_or_fail
+
+    return load_catalogue_or_fail(args.models)
+
+
+class _HashProgress:
+    """Bytes hashed over all files, as a Rich bar on a terminal, else one line per file, on stderr."""
+
+    def __init__(self) -> None:
+        self.done: dict[str, int] = {}
+        self.totals: dict[str, int] = {}
+        self.bar = None
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+            self.bar = Progress(TextColumn("hashing"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                                console=Console(stderr=True), transient=True)
+            self.task = self.bar.add_task("hashing", total=None)
+
+    def __enter__(self) -> _HashProgress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def __call__(self, name: str, done: int, total: int) -> None:
+        self.done[name], self.totals[name] = done, total
+        if self.bar is not None:
+            self.bar.update(self.task, completed=sum(self.done.values()), total=sum(self.totals.values()))
+        elif done == total:
+            print(f"hashed {name} ({total / 2**20:.1f} MiB)", file=sys.stderr, flush=True)
+
+
+def _add(args: argparse.Namespace) -> int:
+    from compare_tui.catalogue import CatalogueError
+    from compare_tui.catalogue.adding import AddRequest, add_model
+
+    request = AddRequest(
+        name=args.name, endpoint=args.endpoint, model=args.model_id, kind=args.kind,
+        weights_dir=Path(args.weights_dir).expanduser() if args.weights_dir else None,
+        weights=tuple(Path(w).expanduser() for w in args.weights), revision=args.revision,
+        key_env=args.key_env, usd_per_hour=args.usd_per_hour, price_in=args.price_in,
+        price_out=args.price_out, price_date=args.price_date, price_source=args.price_source,
+        host_digest=args.host_digest, notes=tuple(args.note), gateway=args.gateway, replace=args.replace)
+    try:
+        with _HashProgress() as progress:
+            outcome = add_model(request, _path(args), progress=progress)
+    except CatalogueError as exc:
+        raise CommandError(f"models add: {exc}; nothing was written") from None
+    entry = outcome.entry
+    verb = "replaced" if outcome.replaced else "added"
+    pinned = f"{len(entry.files)} file(s) pinned, {outcome.bytes_hashed / 2**20:.1f} MiB hashed" if entry.files else "host attestation"
+    print(f"{verb} {entry.name} ({entry.kind}, model {entry.model!r}) in {outcome.path}: {pinned}")
+    print(f"  revision {entry.revision}; weights_digest {entry.weights_digest}")
+    for finding in outcome.findings:
+        print(f"  {finding}")
+    print(f"next: compare-tui models verify {entry.name}   then   compare-tui run SET --model {entry.name}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from compare_tui.catalogue.readiness import cost_summary, readiness
+
+    catalogue = _catalogue(args)
+    rows = []
+    for entry in catalogue.models:
+        state = readiness(entry)
+        rows.append({"name": entry.name, "kind": entry.kind, "endpoint": entry.endpoint,
+                     "files": len(entry.files), "cost": cost_summary(entry), "ready": state.ready,
+                     "reasons": state.reasons, "gateway": entry.gateway})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("name", "kind", "endpoint", "files", "cost basis", "run", box=None, pad_edge=False)
+    for row, entry in zip(rows, catalogue.models):
+        state = "ready" if row["ready"] else "refused: " + "; ".join(row["reasons"])
+        table.add_row(entry.name, entry.kind + (" (gateway)" if entry.gateway else ""), entry.endpoint,
+                      str(row["files"]), row["cost"], state)
+    Console(soft_wrap=False).print(table)
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from compare_tui.catalogue import CatalogueError
+    from compare_tui.catalogue.loader import entry_table
+    from compare_tui.catalogue.readiness import readiness
+
+    catalogue = _catalogue(args)
+    try:
+        entry = catalogue.get(args.name)
+    except CatalogueError as exc:
+        raise CommandError(str(exc)) from None
+    state = readiness(entry)
+    table = entry_table(entry)
+    if args.json:
+        print(json.dumps({"entry": table, "ready": state.ready, "reasons": state.reasons}, indent=2))
+        return 0
+    import tomlkit
+
+    print(tomlkit.dumps({"model": [table]}).rstrip())
+    print(f"# run: {state.summary() if state.ready else 'refused'}")
+    for reason in state.reasons:
+        print(f"#   - {reason}")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from compare_tui.catalogue import CatalogueError, ModelRefused, verify_weights
+
+    catalogue = _catalogue(args)
+    try:
+        entries = list(catalogue.models) if args.all else [catalogue.get(args.name)]
+    except CatalogueError as exc:
+        raise CommandError(str(exc)) from None
+    drift = 0
+    for entry in entries:
+        try:
+            with _HashProgress() as progress:
+                result = verify_weights(entry, progress=progress)
+        except ModelRefused as exc:
+            drift += 1
+            print(f"{entry.name}: DRIFT")
+            for problem in exc.problems:
+                print(f"  - {problem}")
+            continue
+        hashed = f", {len(result.digests)} file(s), {result.bytes_hashed / 2**20:.1f} MiB" if result.digests else ""
+        print(f"{entry.name}: {result.label}{hashed}")
+    if drift:
+        print(f"{drift} of {len(entries)} model(s) do not match their pins; restore the weights, or re-pin "
+              "with `compare-tui models add NAME … --replace`", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _remove(args: argparse.Namespace) -> int:
+    from compare_tui.catalogue import CatalogueError
+    from compare_tui.catalogue.editing import read_for_edit, save, without_entry
+
+    path = _path(args)
+    if not path.exists():
+        raise CommandError(f"models remove: no model catalogue at {path}")
+    try:
+        document, _ = read_for_edit(path)
+        save(without_entry(document, args.name, path=path), path)
+    except CatalogueError as exc:
+        raise CommandError(f"models remove: {exc}") from None
+    print(f"removed {args.name} from {path}")
+    return 0
