@@ -141,10 +141,21 @@ def with_entry(document: TOMLDocument, entry: ModelEntry, *, replace: bool, comm
     return document
 
 
+def _split_block(items: list[Any]) -> tuple[list[Any], list[Any]]:
+    """Split trailing trivia at its last blank line: (what belongs to this table, the
+    comment block touching the next header, which describes the next entry)."""
+    blanks = [i for i, item in enumerate(items) if isinstance(item, Whitespace) and "\n" in item.as_string()]
+    if not blanks:
+        return [], items
+    last = blanks[-1]
+    return items[: last + 1], items[last + 1:]
+
+
 def without_entry(document: TOMLDocument, name: str, *, path: Path | None = None) -> TOMLDocument:
-    """`document` without the entry called `name`; comments after it (which describe the
-    next entry) move to the previous one. Raises `CatalogueEditError` for an unknown name,
-    or when it is the last entry (a catalogue needs one; delete the file instead)."""
+    """`document` without the entry called `name`, its own comments included: those inside
+    it, and the comment block directly above its header (no blank line between). Comments
+    that describe other entries stay. Raises `CatalogueEditError` for an unknown name, or
+    when it is the last entry (a catalogue needs one; delete the file instead)."""
     models = _models(document)
     index = _index(models, name)
     if models is None or index is None:
@@ -154,21 +165,29 @@ def without_entry(document: TOMLDocument, name: str, *, path: Path | None = None
     if len(models) == 1:
         raise CatalogueEditError(f"{name!r} is the only model in {path or 'the catalogue'}; a catalogue "
                                  "needs at least one, so delete the file instead", path)
+    is_last = index == len(models) - 1
+    # At the end of the file there is no next header: trailing comments there are kept.
     trailing = _take_trailing(models[index])
+    _own, for_next = _split_block(trailing) if not is_last else ([], [t for t in trailing if isinstance(t, Comment)])
     del models[index]
-    if index > 0 and trailing:
-        _append_trivia(models[index - 1], trailing)
-    elif trailing:
-        comments = [t for t in trailing if isinstance(t, Comment)]
-        if comments:  # the first entry's trailing comments describe what is now the first
-            return _with_preamble(document, comments)
-    return document
+    if index > 0:
+        previous = models[index - 1]
+        kept, _describes_removed = _split_block(_take_trailing(previous))
+        block = kept + for_next
+        if is_last:
+            while block and isinstance(block[-1], Whitespace):
+                block.pop()
+        _append_trivia(previous, block)
+        return document
+    comments = [t for t in for_next if isinstance(t, Comment)]
+    return _with_preamble(document, comments) if comments else document
 
 
 def _with_preamble(document: TOMLDocument, comments: list[Comment]) -> TOMLDocument:
     """A copy of `document` with `comments` just before its `[[model]]` tables (rebuilt,
     because inserting into a parsed body by hand would desynchronise tomlkit's key map)."""
     rebuilt = tomlkit.document()
+    rebuilt.parsing(True)  # as the parser does: take items as they are, add no blank lines
     for key, item in document.body:
         if key is None:
             rebuilt.add(item)
@@ -177,6 +196,7 @@ def _with_preamble(document: TOMLDocument, comments: list[Comment]) -> TOMLDocum
             for comment in comments:
                 rebuilt.add(comment)
         rebuilt.add(key, item)
+    rebuilt.parsing(False)
     return rebuilt
 
 

@@ -50,14 +50,19 @@ class ModelRefused(Exception):
         super().__init__(reason)
 
     @classmethod
-    def listing(cls, model: str, summary: str, problems: Sequence[str]) -> ModelRefused:
-        """One refusal naming the model, with each problem on its own line."""
+    def listing(cls, model: str, summary: str, problems: Sequence[str], *, fix: str | None = None) -> ModelRefused:
+        """One refusal naming the model, with each problem on its own line, and `fix` (the
+        command that mends it) last."""
         if len(problems) == 1:
             reason = f"model {model!r} refused: {summary}: {problems[0]}"
+            if fix:
+                reason += f"; fix: {fix}"
         else:
             reason = f"model {model!r} refused: {summary}:\n" + "\n".join(
                 f"  - {p}" for p in problems
             )
+            if fix:
+                reason += f"\n  fix: {fix}"
         return cls(reason, model=model, problems=problems)
 
 

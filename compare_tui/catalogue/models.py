@@ -258,4 +258,5 @@ class Catalogue(BaseModel):
             close = difflib.get_close_matches(name, self.names(), n=1)
             if close:
                 message += f" (did you mean {close[0]!r}?)"
+        message += f"; to add it: `compare-tui models add {name} --endpoint URL …` (see --help)"
         raise UnknownModel(name, self.path, message)

@@ -93,5 +93,15 @@ def refuse_if_needed(entry: ModelEntry) -> None:
     refusals = check_entry(entry)
     if refusals:
         raise ModelRefused.listing(
-            entry.name, "its catalogue entry is not pinned", [r.message for r in refusals]
+            entry.name, "its catalogue entry is not pinned", [r.message for r in refusals],
+            fix=f"`{repin_command(entry)}` computes them",
         )
+
+
+def repin_command(entry: ModelEntry) -> str:
+    """The `models add` command line that (re)computes `entry`'s pins, for refusal messages."""
+    if entry.kind == "hosted":
+        where = "--kind hosted --revision REV --price-in … --price-out … --price-date … --price-source …"
+    else:
+        where = f"--weights-dir {entry.weights_dir or 'DIR'} --usd-per-hour X"
+    return f"compare-tui models add {entry.name} --endpoint {entry.endpoint} {where} --replace"

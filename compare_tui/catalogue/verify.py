@@ -20,7 +20,7 @@ from pathlib import Path
 from compare_tui.catalogue.errors import ModelRefused
 from compare_tui.catalogue.models import ModelEntry
 from compare_tui.catalogue.provenance import HOST_ATTESTED, VERIFIED, ProvenanceLabel
-from compare_tui.catalogue.refusals import refuse_if_needed
+from compare_tui.catalogue.refusals import refuse_if_needed, repin_command
 
 WEIGHT_SUFFIXES = (".gguf", ".safetensors", ".bin", ".pt", ".pth")
 """Files a serving stack might load as weights; any in weights_dir must be pinned."""
@@ -114,6 +114,7 @@ def verify_weights(
         raise ModelRefused.listing(
             entry.name, "its weights cannot be verified",
             [f"weights_dir {root} is not a folder; fix weights_dir or restore the weights"],
+            fix=f"`compare-tui models verify {entry.name}` once restored, or `{repin_command(entry)}`",
         )
 
     started = time.monotonic()
@@ -142,7 +143,11 @@ def verify_weights(
             "load it, so pin it in files or move it out"
         )
     if problems:
-        raise ModelRefused.listing(entry.name, "its weights do not match the pins", problems)
+        raise ModelRefused.listing(
+            entry.name, "its weights do not match the pins", problems,
+            fix=f"restore the files and check with `compare-tui models verify {entry.name}`; if the "
+            f"change is intended, re-pin with `{repin_command(entry)}`",
+        )
 
     digests = {name: str(d) for name, d in measured.items()}
     return VerificationResult(

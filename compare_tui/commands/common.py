@@ -56,8 +56,8 @@ def load_catalogue_or_fail(explicit: str | None):
     path = catalogue_path(explicit)
     if not path.exists():
         raise CommandError(
-            f"no model catalogue at {path}: pass --models FILE, or run `compare-tui local up` to start "
-            "the bundled models and write one"
+            f"no model catalogue at {path}: pass --models FILE, run `compare-tui local up` to start "
+            "the bundled models and write one, or add your own with `compare-tui models add NAME --endpoint URL …`"
         )
     try:
         return load_catalogue(path)
