@@ -3,6 +3,7 @@
 Nothing is opened at import time: call `Store.open(path)`.
 """
 
+from compare_tui.store.decisions import DecisionKind, DecisionRecord
 from compare_tui.store.errors import AmbiguousIdError, RunNotFoundError, StoreError
 from compare_tui.store.experiments import ExperimentNotFoundError, ExperimentRecord
 from compare_tui.store.records import (
@@ -32,6 +33,8 @@ __all__ = [
     "AttemptRecord",
     "AuditRow",
     "ComparisonRecord",
+    "DecisionKind",
+    "DecisionRecord",
     "ExperimentNotFoundError",
     "ExperimentRecord",
     "ReviewRecord",

@@ -20,8 +20,8 @@ class ComparisonAccessors(StoreBase):
 
         def work(conn: sqlite3.Connection) -> None:
             try:
-                conn.execute("INSERT INTO comparisons (id, name, created_at) VALUES (?, ?, ?)",
-                             [comparison.id, comparison.name, comparison.created_at])
+                conn.execute("INSERT INTO comparisons (id, name, created_at, baseline) VALUES (?, ?, ?, ?)",
+                             [comparison.id, comparison.name, comparison.created_at, comparison.baseline])
             except sqlite3.IntegrityError:
                 raise StoreError(f"a comparison with id {comparison.id} already exists") from None
             self._insert_members(conn, comparison.id, comparison.run_ids)
@@ -41,6 +41,16 @@ class ComparisonAccessors(StoreBase):
             self._insert_members(conn, comparison_id, run_ids)
 
         self._write(work)
+        return self.get_comparison(comparison_id)
+
+    def set_comparison_baseline(self, comparison_id: str, model: str | None) -> ComparisonRecord:
+        """Name (or, with None, clear) the model a comparison's others are judged against."""
+        def work(conn: sqlite3.Connection) -> int:
+            return conn.execute("UPDATE comparisons SET baseline = ? WHERE id = ?",
+                                [model, comparison_id]).rowcount
+
+        if not self._write(work):
+            raise RunNotFoundError(f"no comparison with id {comparison_id!r} in {self.path}")
         return self.get_comparison(comparison_id)
 
     def delete_comparison(self, comparison_id: str) -> None:
@@ -74,4 +84,5 @@ class ComparisonAccessors(StoreBase):
             "SELECT run_id FROM comparison_runs WHERE comparison_id = ? ORDER BY position", [row["id"]]
         )
         return ComparisonRecord(id=row["id"], name=row["name"], created_at=row["created_at"],
-                                run_ids=[member["run_id"] for member in members])
+                                run_ids=[member["run_id"] for member in members],
+                                baseline=row.get("baseline"))

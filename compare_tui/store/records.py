@@ -238,3 +238,5 @@ class ComparisonRecord(_Record):
     created_at: Timestamp = Field(default_factory=utc_now)
     run_ids: list[str] = []
     """In the order the user chose (the first is the baseline in a diff)."""
+    baseline: str | None = None
+    """The model (catalogue name) the others are judged against, when one was named."""

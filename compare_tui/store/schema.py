@@ -215,6 +215,30 @@ CREATE INDEX audit_by_toolcall_run ON audit(toolcall_run_id)
 )
 
 
+_V7 = """
+ALTER TABLE comparisons ADD COLUMN baseline TEXT;
+CREATE TABLE decisions (
+    id TEXT PRIMARY KEY,
+    workload_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    previous_model TEXT,
+    comparison_id TEXT,
+    goldset_digest TEXT NOT NULL DEFAULT '',
+    kind TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    decided_by TEXT NOT NULL DEFAULT '',
+    decided_at TEXT NOT NULL,
+    canary_percent REAL,
+    pins TEXT NOT NULL DEFAULT '{}',
+    figures TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX decisions_by_workload ON decisions(workload_id, decided_at)
+"""
+"""v7: a comparison may name its baseline model; `decisions` records each promotion (the
+workload's baseline is its latest decision). `comparison_id` is kept as text, not a foreign
+key, so a decision's history outlives a deleted comparison."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
     # migration and its version bump land together or not at all.
@@ -228,6 +252,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V1), _script(_V2), _script(_V3), _script(_V4), _script(_V5), _script(_V6),
+    _script(_V7),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

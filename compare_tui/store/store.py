@@ -1,10 +1,11 @@
 """`Store`: the run store, one SQLite file holding runs, attempts, audit, reviews, comparisons,
-experiments and judge verdicts."""
+experiments, judge verdicts and baseline decisions."""
 
 from __future__ import annotations
 
 from compare_tui.store.attempts import AttemptAccessors
 from compare_tui.store.comparisons import ComparisonAccessors
+from compare_tui.store.decisions import DecisionAccessors
 from compare_tui.store.experiments import ExperimentAccessors
 from compare_tui.store.judgements import JudgementAccessors
 from compare_tui.store.reviews import ReviewAccessors
@@ -13,7 +14,7 @@ from compare_tui.store.summary import RunSummary, summarise
 
 
 class Store(RunAccessors, AttemptAccessors, ReviewAccessors, ComparisonAccessors, ExperimentAccessors,
-            JudgementAccessors):
+            JudgementAccessors, DecisionAccessors):
     """The run store. Open with `Store.open(path)`; use as a context manager or `close()` it.
 
     Every accessor takes and returns domain records (`compare_tui.store.records`). Every
