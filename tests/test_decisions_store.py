@@ -6,7 +6,14 @@ import sqlite3
 
 import pytest
 
-from compare_tui.store import ComparisonRecord, DecisionRecord, RunRecord, Store, StoreError, schema
+from compare_tui.store import (
+    ComparisonRecord,
+    DecisionRecord,
+    RunRecord,
+    Store,
+    StoreError,
+    schema,
+)
 
 
 def _runs(store: Store, *models: str) -> list[str]:

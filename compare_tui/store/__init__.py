@@ -22,7 +22,13 @@ from compare_tui.store.records import (
 )
 from compare_tui.store.schema import CURRENT_VERSION
 from compare_tui.store.store import Store
-from compare_tui.store.summary import NOT_MEASURED_CLASSES, RunSummary, measured, summarise, task_outcome
+from compare_tui.store.summary import (
+    NOT_MEASURED_CLASSES,
+    RunSummary,
+    measured,
+    summarise,
+    task_outcome,
+)
 
 __all__ = [
     "CURRENT_VERSION",
@@ -45,8 +51,8 @@ __all__ = [
     "Store",
     "StoreError",
     "attempt_id",
-    "new_run_id",
     "measured",
+    "new_run_id",
     "summarise",
     "task_outcome",
     "tool_calls_of",
