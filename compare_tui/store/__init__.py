@@ -22,13 +22,7 @@ from compare_tui.store.records import (
 )
 from compare_tui.store.schema import CURRENT_VERSION
 from compare_tui.store.store import Store
-from compare_tui.store.summary import (
-    NOT_MEASURED_CLASSES,
-    RunSummary,
-    measured,
-    summarise,
-    task_outcome,
-)
+from compare_tui.store.summary import NOT_MEASURED_CLASSES, RunSummary, measured, summarise, task_outcome
 
 __all__ = [
     "CURRENT_VERSION",

@@ -17,12 +17,7 @@ import sqlite_utils
 
 from compare_tui.paths import store_path
 from compare_tui.store.connection import open_database, with_retry
-from compare_tui.store.errors import (
-    AmbiguousIdError,
-    RunNotFoundError,
-    StoreError,
-    translate,
-)
+from compare_tui.store.errors import AmbiguousIdError, RunNotFoundError, StoreError, translate
 
 T = TypeVar("T")
 
