@@ -56,10 +56,13 @@ def readiness(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> Re
 
 
 def cost_summary(entry: ModelEntry) -> str:
-    """The cost basis in a few words, e.g. "hardware $0.50/h" or "token $0.15/$0.60 per Mtok (2026-11-30)"."""
+    """The cost basis in a few words, e.g. "hardware $0.5/h" or "token $0.15/$0.6 per Mtok
+    (2026-11-30)": the one spelling of a catalogue entry's cost (`models list|show`, Home)."""
     cost = entry.cost
     if cost is None:
-        return "none"
+        return "none (runs will be refused in reports)"
     if cost.basis == "hardware":
         return f"hardware ${cost.usd_per_hour:g}/h"
-    return f"token ${cost.usd_per_mtok_input:g}/${cost.usd_per_mtok_output:g} per Mtok ({cost.captured})"
+    symbol = "$" if cost.currency == "USD" else f"{cost.currency} "
+    return (f"token {symbol}{cost.usd_per_mtok_input:g}/{symbol}{cost.usd_per_mtok_output:g} per Mtok "
+            f"({cost.captured})")

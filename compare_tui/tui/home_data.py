@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compare_tui.catalogue import HOST_ATTESTED, ModelEntry, check_entry
+from compare_tui.catalogue.readiness import cost_summary
 from compare_tui.goldset import GoldenSetError, discover_golden_sets
 from compare_tui.report import ReportNotFoundError, build_report, load_report_inputs
 from compare_tui.report import formatting as fmt
@@ -117,17 +118,7 @@ def model_row(entry: ModelEntry) -> ModelRow:
         provenance = HOST_ATTESTED
     else:
         provenance = "pinned: weights hashed at run start"
-    return ModelRow(entry.name, entry.kind, entry.endpoint, provenance, refusals, cost_basis_text(entry))
-
-
-def cost_basis_text(entry: ModelEntry) -> str:
-    cost = entry.cost
-    if cost is None:
-        return "none (runs will be refused in reports)"
-    if cost.basis == "hardware":
-        return f"hardware {fmt.money(cost.usd_per_hour)}/h"
-    return (f"token {fmt.money(cost.usd_per_mtok_input, cost.currency)}/"
-            f"{fmt.money(cost.usd_per_mtok_output, cost.currency)} per Mtok ({cost.captured})")
+    return ModelRow(entry.name, entry.kind, entry.endpoint, provenance, refusals, cost_summary(entry))
 
 
 @dataclass(frozen=True, slots=True)
