@@ -1,4 +1,4 @@
-"""The app's themes: TOML files in the repository's `themes/` folder, loaded at startup.
+"""The app's themes: TOML files packaged in `compare_tui/tui/theme_files/`, loaded at startup.
 
 Each file holds the fields of `textual.theme.Theme` (name, dark, primary, …) plus an optional
 `[variables]` table. A broken file is reported (by name and reason) and skipped, never fatal.
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from textual.theme import Theme
 
-THEMES_DIR = Path(__file__).resolve().parents[2] / "themes"
-"""`themes/` beside the package (the repository root in a checkout or an editable install)."""
+THEMES_DIR = Path(__file__).resolve().parent / "theme_files"
+"""The packaged themes (package data, so a wheel install has them as a checkout does)."""
 DEFAULT_THEME = "compare-dark"
 SHORT_NAMES = {"dark": "compare-dark", "light": "compare-light", "high-contrast": "compare-high-contrast"}
 """What `--theme` accepts besides a full theme name or a path to a theme file."""
