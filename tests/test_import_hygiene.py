@@ -1,4 +1,4 @@
-"""The core never imports Textual (STYLE.md §1): only `compare_tui/tui` may. Rich is allowed in
+"""The core never imports Textual: only `compare_tui/tui` may. Rich is allowed in
 `cli.py`, `commands/` and the report's text renderer. Each module is imported in a fresh
 interpreter, so a module imported earlier by another cannot hide what this one pulls in.
 
@@ -75,3 +75,12 @@ def test_the_probe_catches_a_direct_import(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1])["asked"]
+
+
+def test_the_project_docs_stand_alone_no_file_cites_a_document_outside_the_repository():
+    outside = ("DESIGN.md", "STYLE.md", "shared/reference")
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    cited = [f"{path}: {word}" for path in tracked
+             if path.endswith((".py", ".md", ".toml", ".tcss")) and path != "tests/test_import_hygiene.py"
+             for word in outside if word in (ROOT / path).read_text(encoding="utf-8", errors="replace")]
+    assert cited == []

@@ -1,4 +1,4 @@
-"""Read and write `models.toml` (DESIGN.md §3). Every problem becomes one line of a
+"""Read and write `models.toml` (README.md, "Model catalogue"). Every problem becomes one line of a
 `CatalogueError` naming the file, the `[[model]]` entry, the field and the fix; no
 traceback or pydantic wording reaches a user, and no value that looks like a key is echoed.
 """
@@ -37,8 +37,8 @@ def load_catalogue(path: str | os.PathLike[str]) -> Catalogue:
     try:
         raw = tomllib.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CatalogueError(file, [f"{file}: no such file; create it (see DESIGN.md §3, "
-                                    "\"Model catalogue\") or give the path of an existing one"]) from None
+        raise CatalogueError(file, [f"{file}: no such file; create it with `compare-tui "
+                                    "models add` or `compare-tui local up`, or give the path of an existing one"]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogueError(file, [f"{file}: cannot be read ({exc}); check the path and its permissions"]) from None
     except tomllib.TOMLDecodeError as exc:

@@ -1,4 +1,4 @@
-"""Which catalogue entries may be run at all (DESIGN.md §3, "Refusals").
+"""Which catalogue entries may be run at all (README.md, "Model catalogue").
 
 These checks need no file system: they look at the pins as written. Hashing the weights
 against the pins is `verify.verify_weights`, which applies these checks first.

@@ -1,6 +1,6 @@
 """Weights verification: hash every pinned file and compare with the catalogue's pins.
 
-Runs before a local model's first request (DESIGN.md §4). Files are hashed in parallel
+Runs before a local model's first request (ARCHITECTURE.md). Files are hashed in parallel
 threads: hashlib releases the GIL while it digests a large buffer, so threads scale with
 cores and disks without processes. Each file is read sequentially in large chunks into
 one reused buffer, which keeps memory flat and matches `sha256sum` throughput.

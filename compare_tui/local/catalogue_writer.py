@@ -1,4 +1,4 @@
-"""Write the `models.toml` catalogue (DESIGN.md §3) for the servers `local up` runs.
+"""Write the `models.toml` catalogue for the servers `local up` runs.
 
 Entries are built as the catalogue package's own `ModelEntry` objects and written with its
 `write_catalogue`, so what `up` writes is validated by, and always loads back through, the

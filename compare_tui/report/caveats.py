@@ -1,4 +1,4 @@
-"""Caveats: everything the report could not establish, in plain words (DESIGN.md §5).
+"""Caveats: everything the report could not establish, in plain words.
 
 Each caveat is derived from the figures and inputs, never from the renderers, so every
 surface lists the same ones in the same order.

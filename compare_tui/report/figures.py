@@ -1,4 +1,4 @@
-"""Per-model figures (DESIGN.md §5): pass rate, blocks, latency, tokens, GPU memory, cost.
+"""Per-model figures: pass rate, blocks, latency, tokens, GPU memory, cost.
 
 Every figure a user sees is computed here, once; the renderers only format it.
 

@@ -1,4 +1,4 @@
-"""The recommendation and its confidence, by the fixed rule of DESIGN.md §5.
+"""The recommendation and its confidence, by the report's fixed rule.
 
 The rule, exactly:
 - no recommendation when no model completed a task;

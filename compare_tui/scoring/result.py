@@ -9,7 +9,7 @@ from typing import Any
 
 
 class Outcome(StrEnum):
-    """The four outcomes of DESIGN.md §2. `error` means nothing was measured."""
+    """The four outcomes of a task (README.md, "Concepts"). `error` means nothing was measured."""
 
     PASS = "pass"
     FAIL = "fail"

@@ -1,4 +1,4 @@
-"""Run a user's program as a scorer inside a process sandbox (DESIGN.md §3, `command`).
+"""Run a user's program as a scorer inside a process sandbox (the `command` scorer).
 
 Guarantees of `run_sandboxed`, each covered by tests/test_sandbox.py:
 - cwd is a fresh temporary directory holding `files`, removed afterwards;

@@ -101,7 +101,7 @@ class _Record(BaseModel):
 
 
 class RunRecord(_Record):
-    """One golden set × one model × settings (DESIGN.md §2)."""
+    """One golden set × one model × settings."""
 
     id: str = Field(default_factory=new_run_id, min_length=1)
     status: RunStatus = RunStatus.PENDING

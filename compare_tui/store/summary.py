@@ -61,7 +61,7 @@ class RunSummary:
 def task_outcome(outcomes: Iterable[str], verdict: str | None = None) -> str:
     """One task's outcome from its attempts' outcomes and the latest human verdict.
 
-    A task passes when any attempt passes (DESIGN.md §5). Otherwise an attempt awaiting a
+    A task passes when any attempt passes. Otherwise an attempt awaiting a
     person keeps the task in `review` until a reviewer says pass or fail (a `skip` leaves it
     waiting); failing that, any measured failure is a `fail`, and only a task whose every
     attempt errored is an `error`.

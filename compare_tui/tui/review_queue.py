@@ -2,8 +2,8 @@
 that asked for review) and any the user flagged, one item per (run, task). Pure.
 
 The queue is read from the report each time a verdict is saved, so it always agrees with the
-report: a pass or fail verdict removes a waiting task; a skip leaves it waiting (DESIGN.md:
-a task stays in review until a person decides).
+report: a pass or fail verdict removes a waiting task; a skip leaves it waiting (a task stays
+in review until a person decides).
 """
 
 from __future__ import annotations
