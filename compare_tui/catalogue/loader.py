@@ -110,7 +110,8 @@ def write_catalogue(catalogue: Catalogue, path: str | os.PathLike[str], *, heade
 def entry_table(entry: ModelEntry) -> dict[str, Any]:
     """The `[[model]]` table for `entry` as plain TOML-ready values: unset fields and empty
     tables left out. Both `write_catalogue` and `models add` write entries this way."""
-    return _compact(entry.model_dump(mode="json", exclude_none=True))
+    table: dict[str, Any] = _compact(entry.model_dump(mode="json", exclude_none=True))
+    return table
 
 
 def validation_problems(exc: ValidationError, label: str) -> list[str]:

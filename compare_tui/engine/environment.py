@@ -36,8 +36,8 @@ def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
     return platform.processor() or None
 
 
-def capture_environment(*, server_identity: dict | None = None, gpu: dict | None = None,
-                        settings: dict | None = None) -> dict[str, Any]:
+def capture_environment(*, server_identity: dict[str, Any] | None = None, gpu: dict[str, Any] | None = None,
+                        settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """A JSON-ready description of this machine, plus the given server identity (from
     `fetch_server_identity`), GPU report and run settings, stored as given."""
     return {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compare_tui.catalogue.models import CostBasis, HardwareCost, TokenPriceCost
 from compare_tui.engine.request import estimated_prompt_tokens
 from compare_tui.engine.settings import RunSettings
 from compare_tui.goldset.models import GoldenSet
@@ -27,19 +28,19 @@ class SpendEstimate:
         return "no cost basis" if self.usd is None else f"≤ ${self.usd:.4f} ({self.explanation})"
 
 
-def estimate_spend(goldset: GoldenSet, cost: object | None, settings: RunSettings) -> SpendEstimate:
+def estimate_spend(goldset: GoldenSet, cost: CostBasis | None, settings: RunSettings) -> SpendEstimate:
     requests = len(goldset.tasks) * settings.attempts
     if cost is None:
         return SpendEstimate(None, "none", "the catalogue entry has no cost basis")
-    basis = getattr(cost, "basis", None)
-    if basis == "token_price":
+    basis = cost.basis
+    if isinstance(cost, TokenPriceCost):
         prompt = sum(estimated_prompt_tokens(t) for t in goldset.tasks) * settings.attempts
         completion = requests * settings.max_tokens
         usd = (prompt * cost.usd_per_mtok_input + completion * cost.usd_per_mtok_output) / 1e6
         return SpendEstimate(
             usd, basis, f"{requests} requests, ~{prompt} prompt + ≤{completion} completion tokens at the listed price"
         )
-    if basis == "hardware":
+    if isinstance(cost, HardwareCost):
         per_request_s = settings.max_tokens / ASSUMED_TOKENS_PER_S + 0.5
         hours = requests * per_request_s / max(1, settings.concurrency) / 3600
         usd = hours * cost.usd_per_hour  # the whole machine's rate (catalogue: HardwareCost)

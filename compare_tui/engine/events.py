@@ -78,5 +78,5 @@ class CollectingObserver:
     def on_event(self, event: EngineEvent) -> None:
         self.events.append(event)
 
-    def of(self, kind: type) -> list:
+    def of(self, kind: type) -> list[EngineEvent]:
         return [e for e in self.events if isinstance(e, kind)]

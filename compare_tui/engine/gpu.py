@@ -51,7 +51,7 @@ class GpuReport:
 
     measured: bool
     reason: str | None = None
-    devices: list[dict] = field(default_factory=list)
+    devices: list[dict[str, Any]] = field(default_factory=list)
     driver: str | None = None
     samples: int = 0
     interval_s: float = 0.1
@@ -77,9 +77,9 @@ class GpuSampler:
 
     def __init__(self, interval_s: float = 0.1, *, nvml: ModuleType | None = None) -> None:
         self.interval_s = interval_s
-        self._nvml = nvml
+        self._nvml: Any = nvml
         self._handles: list[Any] = []
-        self._devices: list[dict] = []
+        self._devices: list[dict[str, Any]] = []
         self._v2 = True
         self._notes: list[str] = []
         self._driver: str | None = None

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from compare_tui.catalogue import ModelEntry, ModelRefused, refuse_if_needed, resolve_key, verify_weights
+from compare_tui.catalogue.provenance import ProvenanceLabel
 from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
 from compare_tui.goldset.models import GoldenSet
@@ -39,7 +40,7 @@ Progress = Callable[[str, int, int], None]
 
 def check_model(
     entry: ModelEntry, *, environ: Mapping[str, str] | None = None, progress: Progress | None = None
-) -> tuple[str, dict[str, str]]:
+) -> tuple[ProvenanceLabel, dict[str, str]]:
     """Refusals, key policy and weights verification: return (provenance label, headers)."""
     try:
         refuse_if_needed(entry)
@@ -73,7 +74,7 @@ def prepare_run(
         raise RunRefusedError(entry.name, refusal)
     provenance, headers = check_model(entry, environ=environ, progress=progress)
     run = RunRecord(
-        status="pending",
+        status=RunStatus.PENDING,
         goldset_id=goldset.manifest.workload_id,
         goldset_name=goldset.manifest.name,
         goldset_version=goldset.manifest.version,

@@ -177,7 +177,7 @@ class RunExecutor:
         notes = exchange.notes + (acc.notes if acc else [])
         record = AttemptRecord(
             id=f"{run.id}:{task.id}:{number}", run_id=run.id, task_id=task.id, attempt=number,
-            outcome=result.outcome.value, answer_text=answer.text,
+            outcome=result.outcome, answer_text=answer.text,
             tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in answer.tool_calls],
             reasoning=answer.reasoning, score_detail=result.detail, score_data=result.data | ({"notes": notes} if notes else {}),
             isolation=result.isolation, error_class=exchange.error_class, error=exchange.error,

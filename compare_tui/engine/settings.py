@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from compare_tui.goldset.models import GoldenSet
 
@@ -32,7 +33,7 @@ class RunSettings:
     concurrency: int
     timeout_s: float
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

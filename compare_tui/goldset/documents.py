@@ -112,10 +112,10 @@ def _parse(file: Path, text: str, syntax: str) -> Any | Problem:
         )
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"at line (\d+)", str(exc))
-        line = int(found.group(1)) if found else None
+        at_line = int(found.group(1)) if found else None
         return Problem(
             file, None, f"invalid TOML: {exc}",
-            "fix the TOML syntax there (strings need quotes; tables are written [name])", line,
+            "fix the TOML syntax there (strings need quotes; tables are written [name])", at_line,
         )
     except _DuplicateKey as exc:
         return Problem(file, None, f"the key `{exc}` appears twice in one object", "keep only one of them")

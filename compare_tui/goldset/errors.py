@@ -8,6 +8,7 @@ carries every problem found in a set, so one load reports them all, not just the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 
@@ -88,5 +89,5 @@ class GoldenSetError(Exception):
             return str(self.problems[0])
         return f"{self.problems[0]} (and {more} more problem{'s' if more > 1 else ''})"
 
-    def __reduce__(self):  # keeps the error picklable across worker processes
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # keeps the error picklable across worker processes
         return (GoldenSetError.from_problems, (self.problems,))

@@ -226,7 +226,7 @@ def problems_from_validation(
     """One `Problem` per wrong field of `file`, validated as `model` from `syntax` (toml|json)."""
     merged: dict[str | None, tuple[str, str]] = {}
     for err in exc.errors(include_url=False):
-        field, message, fix = _one(err, model, syntax)
+        field, message, fix = _one(dict(err), model, syntax)
         if field in merged:
             # A union reports one error per member: "expected a string, got …" and
             # "expected an array, got …" become "expected a string or an array, got …".

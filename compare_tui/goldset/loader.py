@@ -12,7 +12,7 @@ Callers can rely on:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -64,9 +64,12 @@ def _kind(path: Path) -> str:
         return "unreadable"
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
 def _validate(
-    model: type[BaseModel], data: Any, file: Path, syntax: str, problems: list[Problem]
-) -> Any:
+    model: type[M], data: Any, file: Path, syntax: str, problems: list[Problem]
+) -> M | None:
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -95,7 +95,8 @@ def _load_schema(
         problems.append(doc)
         return None
     files[rel] = hashlib.sha256(doc.raw).hexdigest()
-    return doc.data
+    data: dict[str, Any] | None = doc.data
+    return data
 
 
 def _check_command(
@@ -135,11 +136,13 @@ def resolve_scorer(
         _check_command(scorer, root, file, field, files, problems)
     if not isinstance(scorer, JsonScorer) or scorer.schema_ is None:
         return scorer
-    schema = scorer.schema_
-    if isinstance(schema, str):
-        schema = _load_schema(schema, root, file, f"{field}.schema", files, problems)
-        if schema is None:
+    if isinstance(scorer.schema_, str):
+        loaded = _load_schema(scorer.schema_, root, file, f"{field}.schema", files, problems)
+        if loaded is None:
             return scorer
+        schema = loaded
+    else:
+        schema = scorer.schema_
     why = schema_problem(schema)
     if why is not None:
         where = f" (in {scorer.schema_})" if isinstance(scorer.schema_, str) else ""

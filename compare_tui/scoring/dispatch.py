@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from compare_tui.scoring.result import Answer, Outcome, ScoreResult
 from compare_tui.scoring.text import score_exact, score_regex
 from compare_tui.scoring.tool_call import score_tool_call
 
-PURE_SCORERS = {
+PURE_SCORERS: dict[str, Callable[[Task, Any, Answer], ScoreResult]] = {
     "exact": score_exact,
     "regex": score_regex,
     "json": score_json,
@@ -35,7 +36,7 @@ def score(task: Task, spec: Any, answer: Answer, *, set_root: Path) -> ScoreResu
     try:
         if kind == "command":
             return score_command(task, spec, answer, set_root)
-        scorer = PURE_SCORERS.get(kind)  # type: ignore[arg-type]
+        scorer = PURE_SCORERS.get(str(kind))
         if scorer is None:
             return ScoreResult(Outcome.ERROR, f"task {task.id}: unknown scorer kind {kind!r}")
         return scorer(task, spec, answer)

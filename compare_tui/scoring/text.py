@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
 from compare_tui.goldset.models import ExactScorer, RegexScorer, Task
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
@@ -60,7 +61,7 @@ def score_regex(task: Task, spec: RegexScorer, answer: Answer) -> ScoreResult:
     """Pass when the pattern matches the answer text (`re.search` or `re.fullmatch`)."""
     pattern = spec.compiled()
     found = pattern.fullmatch(answer.text) if spec.mode == "fullmatch" else pattern.search(answer.text)
-    data = {"pattern": spec.pattern, "mode": spec.mode, "flags": list(spec.flags)}
+    data: dict[str, Any] = {"pattern": spec.pattern, "mode": spec.mode, "flags": list(spec.flags)}
     verb = "fullmatch" if spec.mode == "fullmatch" else "search"
     if found is None:
         return ScoreResult(Outcome.FAIL, f"/{spec.pattern}/ ({verb}) does not match {shorten(answer.text)}", data)

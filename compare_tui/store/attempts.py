@@ -48,7 +48,7 @@ class AttemptAccessors(StoreBase):
         self._write(work)
         return len(batch)
 
-    def _upsert(self, conn: sqlite3.Connection, batch: list[dict]) -> None:
+    def _upsert(self, conn: sqlite3.Connection, batch: list[dict[str, Any]]) -> None:
         try:
             conn.executemany(rows.UPSERT_ATTEMPT, batch)
         except sqlite3.IntegrityError:
@@ -101,7 +101,7 @@ class AttemptAccessors(StoreBase):
 
         def work(conn: sqlite3.Connection) -> int:
             try:
-                return conn.execute(rows.INSERT_AUDIT, data).lastrowid
+                return int(conn.execute(rows.INSERT_AUDIT, data).lastrowid or 0)
             except sqlite3.IntegrityError:
                 raise StoreError(f"cannot audit a request of run {row.run_id}: no such run in {self.path}") from None
 

@@ -223,7 +223,7 @@ class JudgementAccessors(StoreBase):
 
         def work(conn: sqlite3.Connection) -> int:
             try:
-                return conn.execute(_INSERT_LABEL, data).lastrowid
+                return int(conn.execute(_INSERT_LABEL, data).lastrowid or 0)
             except sqlite3.IntegrityError:
                 raise StoreError(f"cannot label runs {label.run_id}/{label.other_run_id}: not in {self.path}") from None
 

@@ -29,7 +29,7 @@ class ReviewAccessors(StoreBase):
 
         def work(conn: sqlite3.Connection) -> int:
             try:
-                return conn.execute(rows.INSERT_REVIEW, data).lastrowid
+                return int(conn.execute(rows.INSERT_REVIEW, data).lastrowid or 0)
             except sqlite3.IntegrityError:
                 raise StoreError(f"cannot review run {review.run_id}: no such run in {self.path}") from None
 

@@ -41,7 +41,8 @@ class RunAccessors(StoreBase):
     def list_runs(self, *, goldset_id: str | None = None, model: str | None = None,
                   status: RunStatus | str | None = None, limit: int | None = None) -> list[RunRecord]:
         """Runs, newest first, optionally only those of one golden set, model or status."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         for column, value in (("goldset_id", goldset_id), ("model_name", model), ("status", status)):
             if value is not None:
                 where.append(f"{column} = ?")
