@@ -1,8 +1,9 @@
 """The command line: `compare-tui SUBCOMMAND …`; with no arguments it opens the TUI.
 
 Each subcommand lives in `compare_tui/commands/` and registers itself here. Handlers return
-an exit code; a `CommandError` becomes one clear line on stderr and exit code 2, never a
-traceback.
+an exit code; any `CompareTuiError` (a `CommandError` or a package's own error that a handler
+let through) becomes one clear line on stderr and its exit code (2 unless it says otherwise),
+never a traceback.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 
 from compare_tui import __version__
 from compare_tui.commands import COMMAND_MODULES
-from compare_tui.commands.common import CommandError
+from compare_tui.errors import CompareTuiError
 
 EPILOG = """\
 examples:
@@ -67,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(handler(args) or 0)
-    except CommandError as exc:
+    except CompareTuiError as exc:  # CommandError included: every error meant for the user
         print(f"compare-tui: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:

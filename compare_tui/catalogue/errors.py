@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from compare_tui.errors import CompareTuiError
 
-class CatalogueError(Exception):
+
+class CatalogueError(CompareTuiError):
     """A catalogue file that cannot be used: unreadable, not TOML, or invalid entries.
 
     `problems` holds one line per problem (each names the file, the entry, the field and
@@ -39,7 +41,7 @@ class UnknownModel(CatalogueError, KeyError):
         return str(self.args[0])
 
 
-class ModelRefused(Exception):
+class ModelRefused(CompareTuiError):
     """A model that must not be run: missing pins, weights that do not match them, or a key
     that looks like a provider API key. `problems` lists each reason separately."""
 

@@ -6,8 +6,10 @@ import argparse
 import os
 from pathlib import Path
 
+from compare_tui.errors import CompareTuiError
 
-class CommandError(Exception):
+
+class CommandError(CompareTuiError):
     """A user-facing failure: one line saying what was wrong and what to do."""
 
     def __init__(self, message: str, exit_code: int = 2) -> None:

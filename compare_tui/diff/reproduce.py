@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from compare_tui.diff.tolerances import Tolerance
+from compare_tui.errors import CompareTuiError
 from compare_tui.experiment.cells import RUN_SETTINGS, canonical, normalised_settings
 from compare_tui.experiment.confounds import FIXED_VARIABLES
 from compare_tui.report import ReportInputs, build_report
@@ -28,7 +29,7 @@ _SCORED = ("pass", "fail", "error")
 _EPSILON = 1e-9  # a delta equal to its tolerance is within it, whatever float rounding says
 
 
-class NotComparable(ValueError):
+class NotComparable(CompareTuiError, ValueError):
     """The two runs cannot reproduce each other (different set or model); the message says why."""
 
 

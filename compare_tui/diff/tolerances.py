@@ -20,11 +20,13 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from compare_tui.errors import CompareTuiError
+
 DEFAULTS: dict[str, str] = {"pass_rate": "2pp", "agreement": "95%", "latency_p50": "20%", "tokens": "5%"}
 """The documented defaults, in the form a user writes them."""
 
 
-class ToleranceError(ValueError):
+class ToleranceError(CompareTuiError, ValueError):
     """A tolerance that cannot be read; the message names it, where it came from and the form."""
 
 

@@ -11,11 +11,12 @@ from compare_tui.catalogue import ModelEntry, ModelRefused, refuse_if_needed, re
 from compare_tui.catalogue.provenance import ProvenanceLabel
 from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
+from compare_tui.errors import CompareTuiError
 from compare_tui.goldset.models import GoldenSet
-from compare_tui.store import RunRecord, RunStatus, Store, utc_now
+from compare_tui.store import RunRecord, RunStatus, Store
 
 
-class RunRefusedError(Exception):
+class RunRefusedError(CompareTuiError):
     """The engine will not run this model on this set; `reason` says why and what to do."""
 
     def __init__(self, model_name: str, reason: str) -> None:

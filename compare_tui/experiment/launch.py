@@ -19,6 +19,7 @@ from typing import Any
 
 from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry
 from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, prepare_run, refuse_unreachable
+from compare_tui.errors import CompareTuiError
 from compare_tui.experiment.cells import run_cell_key
 from compare_tui.experiment.config import ArmConfig, ExperimentConfig
 from compare_tui.experiment.load import arm_selections, candidate_runs
@@ -26,7 +27,7 @@ from compare_tui.goldset.models import GoldenSet
 from compare_tui.store import Store
 
 
-class LaunchRefused(Exception):
+class LaunchRefused(CompareTuiError):
     """Nothing can be launched for this experiment; the message says why and what to do."""
 
 

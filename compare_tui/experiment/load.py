@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from compare_tui.errors import CompareTuiError
 from compare_tui.experiment.config import ArmConfig, ExperimentConfig
 from compare_tui.experiment.selection import ArmRuns, select_arm_runs
 from compare_tui.report.inputs import RunInput
@@ -19,7 +20,7 @@ from compare_tui.store import ExperimentRecord, Store
 from compare_tui.store.records import RunRecord
 
 
-class ExperimentConfigError(ValueError):
+class ExperimentConfigError(CompareTuiError, ValueError):
     """A saved experiment whose configuration this version cannot read (the message says why)."""
 
 

@@ -8,8 +8,10 @@ carries every problem found in a set, so one load reports them all, not just the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 from pathlib import Path
+from typing import Any
+
+from compare_tui.errors import CompareTuiError
 
 
 def _one_line(text: str) -> str:
@@ -48,7 +50,7 @@ class Problem:
         return text
 
 
-class GoldenSetError(Exception):
+class GoldenSetError(CompareTuiError):
     """A golden set could not be loaded.
 
     `file`, `field`, `message`, `fix` and `line` describe the first problem; `problems`

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compare_tui.errors import CompareTuiError
 from compare_tui.judge.answers import judged_answers
 from compare_tui.judge.evaluator import (
     DEFAULT_MIN_LABELLED, FAILED_CALL, NOT_JUDGED, Decision, EvaluatorComparison, EvaluatorRow, compare_evaluators,
@@ -15,7 +16,7 @@ from compare_tui.store.judgements import JudgementRecord, JudgingRecord
 SCORER = "scorer"
 
 
-class EvaluatorNotFound(LookupError):
+class EvaluatorNotFound(CompareTuiError, LookupError):
     """The current evaluator named cannot be found among the stored ones; the message lists them."""
 
 

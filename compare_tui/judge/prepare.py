@@ -9,6 +9,7 @@ from pathlib import Path
 
 from compare_tui.catalogue import ModelEntry
 from compare_tui.engine.prepare import RunRefusedError, check_model
+from compare_tui.errors import CompareTuiError
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.judge.answers import StoredAnswer, expected_text, judged_answers, task_text
 from compare_tui.judge.call import JudgeSettings
@@ -19,7 +20,7 @@ from compare_tui.store import RunRecord, Store
 from compare_tui.store.judgements import JudgingRecord
 
 
-class JudgingRefused(Exception):
+class JudgingRefused(CompareTuiError):
     """The judging cannot start; the message says why and what to do. Nothing was sent."""
 
 

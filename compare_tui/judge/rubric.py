@@ -11,6 +11,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from compare_tui.errors import CompareTuiError
+
 MODES = ("direct", "reference")
 """`direct`: which answer better satisfies the rubric. `reference`: which is closer to the
 expected outcome (the user's baseline)."""
@@ -24,7 +26,7 @@ DEFAULT_REFERENCE_RUBRIC = (
 )
 
 
-class RubricError(ValueError):
+class RubricError(CompareTuiError, ValueError):
     """The rubric cannot be used; the message names the file and what to do."""
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from compare_tui.errors import CompareTuiError
 
-class LocalError(Exception):
+
+class LocalError(CompareTuiError):
     """A failure a user can act on. `message` says what was wrong (and where); `fix` says what
     to do. `str()` gives both, so a CLI can print it as-is and a test can match on either."""
 

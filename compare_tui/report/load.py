@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from compare_tui.errors import CompareTuiError
 from compare_tui.report.inputs import OUTCOMES, AttemptFacts, ReportInputs, RunInput
 from compare_tui.store import AmbiguousIdError, RunNotFoundError, Store
 from compare_tui.store.records import RunRecord
@@ -22,7 +23,7 @@ _FACT_COLUMNS = ("task_id", "attempt", "outcome", "ttft_ms", "e2e_ms", "prompt_t
                  "completion_tokens", "usage_missing", "isolation", "error_class", "score_detail", "error")
 
 
-class ReportNotFoundError(LookupError):
+class ReportNotFoundError(CompareTuiError, LookupError):
     """The reference names no comparison or run (the message says what to do)."""
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from compare_tui.errors import CompareTuiError
 
-class SamplingError(Exception):
+
+class SamplingError(CompareTuiError):
     """A user-facing failure: what was wrong, where (file, option), and what to do."""

@@ -12,6 +12,7 @@ from typing import Any
 
 import jsonschema
 
+from compare_tui.errors import CompareTuiError
 from compare_tui.goldset.models import JsonScorer, Task
 from compare_tui.scoring.json_values import json_equal
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
@@ -79,7 +80,7 @@ def json_pointer(path: Any) -> str:
     return "/" + "/".join(parts) if parts else "(root)"
 
 
-class SchemaProblem(Exception):
+class SchemaProblem(CompareTuiError):
     """The schema (part of the golden set) is unusable; the score is `error`."""
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from compare_tui.errors import CompareTuiError
 
-class StoreError(Exception):
+
+class StoreError(CompareTuiError):
     """The run store cannot do what was asked; the message says why and what to do."""
 
 

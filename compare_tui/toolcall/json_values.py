@@ -11,11 +11,13 @@ import json
 import math
 from typing import Any
 
+from compare_tui.errors import CompareTuiError
+
 MAX_DEPTH = 64
 """Deepest nesting of arrays/objects accepted in a tools file or in a call's arguments."""
 
 
-class JsonLimitError(ValueError):
+class JsonLimitError(CompareTuiError, ValueError):
     """The text is not JSON, or is JSON past a limit; the message says which and where."""
 
 

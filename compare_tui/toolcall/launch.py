@@ -15,6 +15,7 @@ import httpx
 
 from compare_tui.catalogue import ModelEntry, refuse_if_needed, resolve_key
 from compare_tui.engine.transport import endpoint_client
+from compare_tui.errors import CompareTuiError
 from compare_tui.store import AuditRow, new_run_id, utc_now
 from compare_tui.toolcall.exchange import RawExchange
 from compare_tui.toolcall.results import ScenarioResult, ToolcallRun
@@ -27,7 +28,7 @@ from compare_tui.toolcall.suite import Suite
 from compare_tui.toolcall.tools_file import ToolsFile
 
 
-class ToolcallRefused(ValueError):
+class ToolcallRefused(CompareTuiError, ValueError):
     """The run cannot start as asked; the message says what to change. Nothing was sent."""
 
 

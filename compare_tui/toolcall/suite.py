@@ -14,13 +14,14 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from compare_tui.errors import CompareTuiError
 from compare_tui.toolcall.scenario import CallPattern, Expectation, Scenario, ToolSpec
 
 SUITE_DIR = "v1"
 """The folder under `suite/` that holds the current version's data files."""
 
 
-class SuiteDataError(ValueError):
+class SuiteDataError(CompareTuiError, ValueError):
     """The packaged suite data is malformed (a packaging bug, reported with file and field)."""
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compare_tui.errors import CompareTuiError
 from compare_tui.toolcall.json_values import MAX_DEPTH, nesting_depth
 from compare_tui.toolcall.names import NameMap, map_names
 from compare_tui.toolcall.tools_items import ItemProblem, UserToolDraft, documents_items
@@ -28,7 +29,7 @@ MAX_TOOLS = 128
 MAX_DOCUMENTS = 100
 
 
-class ToolsFileError(ValueError):
+class ToolsFileError(CompareTuiError, ValueError):
     """The tools file cannot be used; the message names the file, the place and the fix."""
 
 
