@@ -99,6 +99,9 @@ def _json_response(status: int, body: bytes, keep: bool, extra: dict | None = No
 
 _STREAM_HEAD = _head(200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                            "Transfer-Encoding": "chunked", "Connection": "keep-alive"})
+# A stream the plan cuts short says so up front, so a client never reuses a connection this
+# server is about to close (which would race: the next request meets a reset, not the fault).
+_STREAM_HEAD_CLOSING = _STREAM_HEAD.replace(b"Connection: keep-alive", b"Connection: close")
 
 
 def _last_user_content(body: dict) -> str:
@@ -299,8 +302,9 @@ class FakeServer:
             return await self._whole(plan, base, prompt, writer, keep)
         steps = answer_steps(plan, base={**base, "object": "chat.completion.chunk"},
                              include_usage=include_usage, prompt_tokens=prompt)
-        writer.write(_STREAM_HEAD)
-        return await self._stream(plan, steps, writer) and keep
+        ends = plan.reset_after is not None or plan.truncate_after is not None
+        writer.write(_STREAM_HEAD_CLOSING if ends else _STREAM_HEAD)
+        return await self._stream(plan, steps, writer) and keep and not ends
 
     async def _stream(self, plan: Answer, steps: list, writer: asyncio.StreamWriter) -> bool:
         for delay, kind, payload in steps:
