@@ -63,8 +63,11 @@ def test_a_server_stopped_mid_run_leaves_tasks_not_done_and_a_resume_gets_the_un
         finally:
             if observer.stopper is not None:
                 observer.stopper.join()
-            # The same port as before (bundled model i prefers base + i), so the pins still match.
-            again = up([MODEL], parallel=4, ctx=4096, catalogue_path=local_cluster.catalogue_path)
+            # The same port as before, so the pins still match. Named: the preferred port
+            # (bundled model i takes base + i) may be another server's on a shared machine.
+            port = int(entry.endpoint.rsplit(":", 1)[1].split("/")[0])
+            again = up([MODEL], parallel=4, ctx=4096, port=port,
+                       catalogue_path=local_cluster.catalogue_path)
         assert status == "incomplete"
         run = store.get_run(cut.run.id)
         assert "tasks not done: nothing was measured" in run.error and "connect" in run.error
