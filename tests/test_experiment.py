@@ -3,7 +3,9 @@ the bootstrap of a mean, and the store's experiment rows."""
 
 from __future__ import annotations
 
+import math
 import sqlite3
+import statistics
 
 import pytest
 from pydantic import ValidationError
@@ -17,8 +19,9 @@ from compare_tui.experiment import (
     select_arm_runs,
 )
 from compare_tui.experiment.load import ArmInput, ExperimentInputs
+from compare_tui.experiment.render import interval_text
 from compare_tui.report import AttemptFacts, ReportInputs, RunInput, build_report
-from compare_tui.report.stats import bootstrap_mean_ci, seed_for
+from compare_tui.report.stats import bootstrap_mean_ci
 from compare_tui.store import CURRENT_VERSION, ExperimentNotFoundError, ExperimentRecord, RunRecord, Store, StoreError
 from tests.test_experiment_helpers import entry
 
@@ -163,7 +166,7 @@ def test_flaky_and_consistent_tasks_and_a_deterministic_interval_of_the_mean():
     per_run = [{"t1": "pass", "t2": "pass", "t3": "fail", "x": "pass", "h": "review"},
                {"t1": "pass", "t2": "fail", "t3": "fail", "x": "pass", "h": "review"},
                {"t1": "pass", "t2": "pass", "t3": "error", "x": "scorer-error", "h": "review"}]
-    figures = experiment_figures(inputs_for(per_run), resamples=2000)
+    figures = experiment_figures(inputs_for(per_run))
     alpha, beta = figures.arms
     assert {t.task_id: t.state for t in alpha.tasks} == {
         "t1": "consistent pass", "t2": "flaky", "t3": "consistent fail", "x": "consistent pass"}
@@ -172,9 +175,13 @@ def test_flaky_and_consistent_tasks_and_a_deterministic_interval_of_the_mean():
     # recorded error) counts as not passed.
     assert [(r.passed, r.conclusive) for r in alpha.runs] == [(3, 4), (2, 4), (2, 3)]
     assert alpha.pass_rate == pytest.approx((3 / 4 + 2 / 4 + 2 / 3) / 3)
-    assert alpha.seed == seed_for(["run0", "run1", "run2"])
-    assert alpha.interval.low <= alpha.pass_rate <= alpha.interval.high
-    assert experiment_figures(inputs_for(per_run), resamples=2000).arms[0].interval == alpha.interval
+    # Three runs: a Student-t interval (t with 2 degrees of freedom), the same every time.
+    rates = [3 / 4, 2 / 4, 2 / 3]
+    half = 4.302652729749464 * statistics.stdev(rates) / math.sqrt(3)
+    assert alpha.interval.low == pytest.approx(statistics.fmean(rates) - half)
+    assert alpha.interval.high == pytest.approx(min(1.0, statistics.fmean(rates) + half))
+    assert experiment_figures(inputs_for(per_run)).arms[0].interval == alpha.interval
+    assert interval_text(alpha).startswith("95% CI ")
     assert alpha.latency_p50_ms.values == (100.0, 110.0, 120.0) and alpha.latency_p50_ms.median == 110.0
     assert (beta.observed, beta.to_launch, beta.pass_rate, beta.interval) == (0, 3, None, None)
     assert not figures.complete and figures.to_launch == 3
@@ -182,7 +189,7 @@ def test_flaky_and_consistent_tasks_and_a_deterministic_interval_of_the_mean():
 
 def test_with_nothing_inconclusive_a_run_pass_rate_is_the_report_pass_rate():
     outcomes = {"t1": "pass", "t2": "fail", "t3": "error", "x": "pass", "h": "review"}
-    figures = experiment_figures(inputs_for([outcomes]), resamples=100)
+    figures = experiment_figures(inputs_for([outcomes]))
     report = build_report(ReportInputs(runs=(RunInput(run("run0"), facts(outcomes, e2e=100.0)),),
                                        task_kinds=KINDS, task_ids=tuple(KINDS)))
     [row] = figures.arms[0].runs
@@ -190,6 +197,15 @@ def test_with_nothing_inconclusive_a_run_pass_rate_is_the_report_pass_rate():
     assert row.latency_p50_ms == report.models[0].latency.e2e_ms.p50
     assert row.tokens_total == report.models[0].tokens.prompt_total + report.models[0].tokens.completion_total
     assert figures.arms[0].interval is None  # one run: no interval to show
+    assert interval_text(figures.arms[0]) == "a 95% CI needs three or more runs"
+
+
+def test_two_runs_show_their_range_labelled_as_a_range_not_an_interval():
+    per_run = [{"t1": "pass", "t2": "pass", "t3": "fail", "x": "pass", "h": "review"},
+               {"t1": "pass", "t2": "fail", "t3": "fail", "x": "pass", "h": "review"}]
+    alpha = experiment_figures(inputs_for(per_run)).arms[0]
+    assert alpha.interval is None and alpha.rate_range.values == (0.75, 0.5)
+    assert interval_text(alpha) == "range 50.0–75.0 % (2 runs: too few for a 95% CI)"
 
 
 def test_a_run_the_report_refuses_has_no_figures_here_either():

@@ -66,7 +66,7 @@ async def test_the_screen_lists_experiments_with_counts_intervals_flaky_tasks_an
             arms = screen.query_one("#arms-table", DataTable)
             alpha = expected.arms[0]
             assert [cell_text(arms, 0, c) for c in range(6)] == [
-                "alpha", "3/3", "0", percent(alpha.pass_rate), interval_text(alpha.interval, 3), str(len(alpha.flaky))]
+                "alpha", "3/3", "0", percent(alpha.pass_rate), interval_text(alpha), str(len(alpha.flaky))]
             tasks = str(screen.query_one("#experiment-tasks", Static).render())
             assert "alpha: flaky tasks: t2 (" in tasks and "beta: flaky tasks: none" in tasks
 

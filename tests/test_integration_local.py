@@ -24,7 +24,7 @@ def demo_run(local_cluster, tmp_path_factory):
     store = tmp / "runs.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
-        [sys.executable, "-m", "compare_tui", "run", str(SET), "--model", "smollm2-135m", "--model", "gemma3-270m",
+        [sys.executable, "-m", "compare_tui", "run", str(SET), "--baseline", "gemma3-270m", "--model", "smollm2-135m",
          "--models", str(local_cluster.catalogue_path), "--store", str(store), "--json",
          # Gemma 3 270M (base) rarely stops on its own: a shorter cap keeps the suite quick.
          "--max-tokens", "32"],
@@ -37,6 +37,8 @@ def demo_run(local_cluster, tmp_path_factory):
 def test_both_models_answer_through_the_real_server_and_differ(demo_run):
     store_path, summary, _ = demo_run
     assert [r["status"] for r in summary["runs"]] == ["completed", "completed"]
+    assert [r["model"] for r in summary["runs"]] == ["gemma3-270m", "smollm2-135m"]  # the baseline runs first
+    assert summary["decision"].startswith(("Switch to candidate smollm2-135m", "Keep gemma3-270m"))
     with Store.open(store_path) as store:
         outcomes = {}
         for row in summary["runs"]:
@@ -73,8 +75,41 @@ def test_every_report_format_from_the_real_run(demo_run, fmt, tmp_path):
         assert report["schema"] == "compare-tui/report"
         assert {m["model"] for m in report["models"]} == {"smollm2-135m", "gemma3-270m"}
         assert report["recommendation"]["confidence"] in {"low", "medium", "high", None}
+        decision = report["decision"]
+        assert decision["baseline"] == "gemma3-270m" and decision["baseline_source"] == "named"
+        [versus] = decision["versus"]
+        assert versus["candidate"] == "smollm2-135m"
+        assert versus["verdict"] in {"better", "no worse", "worse", "inconclusive"}
+        low, high = versus["ci95_pp"]["low"], versus["ci95_pp"]["high"]
+        assert (low > 0 or high < 0) == (versus["mcnemar_p"] < 0.05)  # the test beside it agrees
+        assert decision["summary"] == summary["decision"]
     elif fmt == "junit":
         suites = ET.fromstring(content).findall(".//testsuite")
-        assert len(suites) == 2
+        assert [s.get("name") for s in suites] == ["gemma3-270m", "smollm2-135m", "versus gemma3-270m"]
     else:
         assert "smollm2-135m" in content and "gemma3-270m" in content
+
+
+def test_promote_on_the_real_comparison_refuses_or_records_and_history_lists_it(demo_run):
+    store_path, summary, env = demo_run
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "compare_tui", *args, "--store", str(store_path)],
+                              env=env, capture_output=True, text=True, timeout=300)
+
+    report = json.loads(cli("report", summary["comparison"], "--format", "json").stdout)
+    verdict = report["decision"]["versus"][0]["verdict"]
+    first = cli("promote", summary["comparison"], "--model", "smollm2-135m")
+    if verdict in ("worse", "inconclusive"):
+        assert first.returncode == 3 and f"refused: smollm2-135m is {verdict} against gemma3-270m" in first.stderr
+        forced = cli("promote", summary["comparison"], "--model", "smollm2-135m", "--force",
+                     "--reason", "integration test: accepted risk")
+        assert forced.returncode == 0, forced.stderr
+        kind = "forced"
+    else:
+        assert first.returncode == 0, first.stderr
+        kind = "promoted"
+    history = cli("baseline", "history", "support-triage", "--json")
+    [decision] = json.loads(history.stdout)
+    assert (decision["model"], decision["kind"], decision["comparison_id"]) == ("smollm2-135m", kind,
+                                                                                 summary["comparison"])

@@ -14,7 +14,7 @@ from compare_tui.judge import (
     parse_pair_reply, preferred_side, render_answer, same_family_caveat, strip_reasoning,
 )
 from compare_tui.judge.prompts import pair_messages
-from compare_tui.report.stats import wilson_interval
+from compare_tui.report.stats import wilson_interval, win_rate_interval
 from compare_tui.scoring.result import Answer, ToolCall
 from compare_tui.store.judgements import JudgementRecord
 
@@ -95,7 +95,7 @@ def test_a_model_wins_only_when_it_wins_both_orderings():
     assert combine(None, None) == "not judged"
 
 
-def test_win_rate_counts_ties_as_half_and_uses_the_wilson_interval():
+def test_win_rate_counts_ties_as_half_with_an_interval_that_accounts_for_ties():
     judgements = [_j("w1", "ab", "B", "candidate"), _j("w1", "ba", "A", "candidate"),
                   _j("w2", "ab", "B", "candidate"), _j("w2", "ba", "A", "candidate"),
                   _j("l1", "ab", "A", "baseline"), _j("l1", "ba", "B", "baseline"),
@@ -106,7 +106,10 @@ def test_win_rate_counts_ties_as_half_and_uses_the_wilson_interval():
     assert (figures.wins, figures.losses, figures.ties, figures.inconsistent, figures.failed, figures.not_judged) == \
         (2, 1, 0, 1, 1, 1)
     assert figures.judged == 4 and figures.win_rate == pytest.approx(2.5 / 4)
-    assert figures.interval == wilson_interval(2.5, 4)
+    assert figures.interval == win_rate_interval(2, 1, 1)
+    # The tie carries less uncertainty than a coin flip: narrower than Wilson on 2.5 of 4.
+    wilson = wilson_interval(2.5, 4)
+    assert wilson.low < figures.interval.low <= figures.interval.high < wilson.high
     assert figures.conclusion == "inconclusive"
     assert (figures.first_position_picks, figures.decided_calls) == (6, 9)
 

@@ -443,7 +443,9 @@ def test_paired_lead_within_noise_estimates_more_tasks():
     p = report.paired[0]
     assert (p.model_a, p.only_a, p.only_b) == ("model-a", 2, 0)
     assert p.within_noise is True and p.more_tasks > 0
-    assert f"Roughly {p.more_tasks} more tasks like these" in p.sentence
+    # Connor (1987): n = (z·√ψ + z_β·√(ψ − δ²))² / δ² with ψ = δ = 0.2 → 37 tasks in all.
+    assert p.tasks_needed == 37 and p.more_tasks == 27
+    assert "About 37 tasks like these in all (27 more) would give 80 % power" in p.sentence
 
 
 def test_paired_lead_larger_than_noise():

@@ -23,6 +23,7 @@ from compare_tui.report import (
 )
 from compare_tui.report import formatting as fmt
 from compare_tui.report.render_text import render_text
+from compare_tui.report.stats import PAIRED_METHOD
 from test_report import TOKEN_PRICE, attempts, inputs, make_run, one
 
 SCHEMA_DOC = Path(__file__).resolve().parents[1] / "compare_tui" / "report" / "SCHEMA.md"
@@ -46,7 +47,7 @@ def text_of(report) -> str:
 
 def test_json_has_the_schema_and_the_reports_numbers(report):
     doc = json.loads(render_json(report))
-    assert (doc["schema"], doc["schema_version"]) == (SCHEMA, 1)
+    assert (doc["schema"], doc["schema_version"]) == (SCHEMA, 2)
     assert doc == report_document(report)  # the text round-trips
     by_label = {m["label"]: m for m in doc["models"]}
     for row in report.models:
@@ -61,7 +62,7 @@ def test_json_has_the_schema_and_the_reports_numbers(report):
                                "reason": report.refused[0].reason}]
     assert doc["recommendation"]["confidence"] == report.recommendation.confidence
     assert doc["paired"][0]["flips"]["both"] == report.paired[0].both
-    assert re.fullmatch(r"[0-9a-f]{16}", doc["paired"][0]["seed"])
+    assert doc["paired"][0]["ci_method"] == PAIRED_METHOD and "seed" not in doc["paired"][0]
     assert [c["code"] for c in doc["caveats"]] == [c.code for c in report.caveats]
 
 
@@ -161,7 +162,7 @@ def test_text_blocks_are_coloured_by_status():
 ], ids=["no runs", "empty run", "all errors", "only a refused row"])
 def test_every_renderer_copes_with_thin_reports(built):
     report = build_report(built)
-    assert json.loads(render_json(report))["schema_version"] == 1
+    assert json.loads(render_json(report))["schema_version"] == 2
     assert report.recommendation.summary in render_md(report)
     ET.fromstring(render_junit(report))
     assert "No recommendation" in text_of(report)

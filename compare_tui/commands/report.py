@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from compare_tui.commands.common import CommandError, add_store_option, open_store
@@ -15,16 +16,23 @@ examples:
   compare-tui report latest
   compare-tui report 3f9a --format md --out report.md
   compare-tui report latest --format junit --out results.xml --fail-under 80% --require-confidence medium
+  compare-tui report latest --baseline gemma3-270m --margin 5 --require-verdict no-worse
 
 exit codes:
   0  the report was produced, and every gate given was met
   2  bad input: no such comparison or run (or an ambiguous prefix), a bad option value,
      a store or output file that cannot be used
-  3  a gate failed (--fail-under, --require-confidence, --require-winner); the reasons are
-     printed on stderr, and the report is still printed or written
+  3  a gate failed (--fail-under, --require-confidence, --require-winner, --require-verdict);
+     the reasons are printed on stderr, and the report is still printed or written
 
 --fail-under checks the best pass rate in the report (the recommended model's, or the only
 model's): 0.8, 80 and 80% all mean 80 %. Confidence is the report's own rating by its fixed rule.
+
+--baseline MODEL judges every other model against MODEL (the comparison's own baseline, else
+the workload's promoted one, is used when it is not given). Verdict, with the paired 95 %
+interval (L, U) of candidate − baseline in points and margin M (--margin, else the manifest's
+[decision] margin_pp, else 5): better when L > 0; no worse when L > −M; worse when U < 0;
+inconclusive otherwise.
 """
 
 
@@ -48,7 +56,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="gate: exit 3 when the confidence is lower than this")
     parser.add_argument("--require-winner", metavar="MODEL",
                         help="gate: exit 3 unless the report recommends MODEL")
+    parser.add_argument("--baseline", metavar="MODEL",
+                        help="judge the other models against MODEL (re-frames any stored comparison)")
+    parser.add_argument("--margin", metavar="POINTS", type=_margin,
+                        help="the verdict's non-inferiority margin in points (default: the manifest's, else 5)")
+    parser.add_argument("--require-verdict", choices=("better", "no-worse"),
+                        help="gate: exit 3 unless a candidate (or --candidate) is at least this against the baseline")
+    parser.add_argument("--candidate", metavar="MODEL", help="the candidate --require-verdict checks")
     parser.set_defaults(handler=_report)
+
+
+def _margin(text: str) -> float:
+    try:
+        value = float(text.strip().removesuffix("pts").removesuffix("pp").strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a number of points such as 5 (got {text!r})") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 100 points (got {text!r})")
+    return value
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -59,6 +84,7 @@ def _report(args: argparse.Namespace) -> int:
         load_report_inputs,
         parse_pass_rate,
     )
+    from compare_tui.report.model import BaselineError
     from compare_tui.store import StoreError
 
     try:
@@ -70,10 +96,20 @@ def _report(args: argparse.Namespace) -> int:
             inputs = load_report_inputs(store, args.ref)
         except (ReportNotFoundError, StoreError) as exc:
             raise CommandError(str(exc)) from None
-    report = build_report(inputs)
+    if args.candidate is not None and args.require_verdict is None:
+        raise CommandError("--candidate names the model --require-verdict checks: give --require-verdict too")
+    if args.baseline is not None:
+        inputs = replace(inputs, baseline=args.baseline, baseline_source="named")
+    if args.margin is not None:
+        inputs = replace(inputs, margin_pp=args.margin)
+    try:
+        report = build_report(inputs)
+    except BaselineError as exc:
+        raise CommandError(str(exc)) from None
     _emit(report, args.format, args.out)
     gate = check_gate(report, fail_under=threshold, require_confidence=args.require_confidence,
-                      require_winner=args.require_winner)
+                      require_winner=args.require_winner, require_verdict=args.require_verdict,
+                      candidate=args.candidate)
     for reason in gate.reasons:
         print(f"compare-tui: gate failed: {reason}", file=sys.stderr)
     return gate.exit_code

@@ -21,6 +21,7 @@ from compare_tui.commands.common import (
 EPILOG = """\
 examples:
   compare-tui run sample_sets/support-triage --model smollm2-135m --model gemma3-270m
+  compare-tui run sample_sets/support-triage --baseline gemma3-270m --model smollm2-135m
   compare-tui run sample_sets/order-extraction --model smollm2-135m --attempts 2 --max-cost 0.05 --json
   compare-tui run --resume 20261202-101500-ab12cd
 
@@ -28,6 +29,10 @@ exit codes: 0 every run completed; 1 a run did not complete (interrupted, failed
             some tasks measured nothing because the endpoint failed; `--resume` retries them);
             2 bad input or a refusal, e.g. an endpoint that does not answer (nothing was sent);
             130 interrupted by Ctrl-C
+
+--baseline A runs A too (first) and judges every --model against it in the report. Without
+it, the workload's promoted baseline (`compare-tui promote`) is the baseline when it is one
+of the models run.
 """
 
 
@@ -42,6 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("set", nargs="?", help="the golden set folder")
     p.add_argument("--model", action="append", default=[], metavar="NAME", help="a catalogue model (repeat for several)")
+    p.add_argument("--baseline", metavar="NAME",
+                   help="the model you run today: run it too and judge every --model against it")
     add_catalogue_option(p)
     add_store_option(p)
     p.add_argument("--concurrency", type=int, default=4, metavar="N", help="requests at once per model (default 4)")
@@ -86,13 +93,15 @@ def _handle(args: argparse.Namespace) -> int:
             if not args.set or not args.model:
                 raise CommandError("give a golden set and at least one --model (or --resume RUN_ID); see --help")
             goldset = load_set_or_fail(args.set)
-            entries = [_entry(catalogue, name) for name in dict.fromkeys(args.model)]
+            names = list(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
+            entries = [_entry(catalogue, name) for name in names]
+            baseline = _baseline(store, goldset.manifest.workload_id, args.baseline, names, quiet=args.json)
             try:
                 refuse_unreachable(entries)  # before hashing weights or writing anything
             except RunRefusedError as exc:
                 raise CommandError(f"refused: {exc}") from None
             name = args.name or f"{goldset.manifest.workload_id} {datetime.now(UTC):%Y-%m-%d %H:%M}"
-            comparison_id = store.create_comparison(ComparisonRecord(name=name)).id
+            comparison_id = store.create_comparison(ComparisonRecord(name=name, baseline=baseline)).id
             overrides = RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
             prepared = []
             try:
@@ -110,6 +119,23 @@ def _handle(args: argparse.Namespace) -> int:
         else:
             _print_outcome(store, comparison_id, prepared, statuses)
     return 0 if all(s == "completed" for s in statuses) else 1
+
+
+def _baseline(store, workload_id: str, named: str | None, names: list[str], *, quiet: bool) -> str | None:
+    """The comparison's baseline: the one named, else the workload's promoted baseline when it
+    is among the models run (said on stderr either way)."""
+    if named:
+        return named
+    current = store.current_baseline(workload_id)
+    if current is None:
+        return None
+    if current.model in names:
+        if not quiet:
+            print(f"baseline: {current.model} (the promoted baseline of workload {workload_id})", file=sys.stderr)
+        return current.model
+    print(f"note: workload {workload_id}'s promoted baseline {current.model} is not in this run, so no "
+          f"candidate is judged against it (add --baseline {current.model})", file=sys.stderr)
+    return None
 
 
 def _execute_all(store, prepared, *, quiet: bool) -> list[str]:
@@ -143,7 +169,8 @@ def _execute_all(store, prepared, *, quiet: bool) -> list[str]:
 
 
 def _summary(store, comparison_id, prepared, statuses) -> dict:
-    out = {"comparison": comparison_id, "runs": []}
+    out = {"comparison": comparison_id, "runs": [],
+           "decision": _decision_summary(store, comparison_id) if comparison_id else None}
     for p, status in zip(prepared, statuses):
         tally = store.pass_rate_summary(p.run.id)
         out["runs"].append(
@@ -160,7 +187,20 @@ def _print_outcome(store, comparison_id, prepared, statuses) -> None:
         print(f"{p.run.model_name}: run {p.run.id} {status}: {tally} ({p.run.provenance})")
         if status == "incomplete":
             print(f"  {store.get_run_exact(p.run.id).error}")
+    summary = _decision_summary(store, comparison_id) if comparison_id else None
+    if summary:
+        print(f"decision: {summary}")
     print(f"comparison {comparison_id}: see `compare-tui report {comparison_id}`")
+
+
+def _decision_summary(store, comparison_id: str) -> str | None:
+    """The report's one-line decision, when the comparison has a baseline."""
+    from compare_tui.report import build_report, load_report_inputs
+
+    report = build_report(load_report_inputs(store, comparison_id))
+    if report.decision is None:
+        return report.decision_note
+    return report.decision.summary
 
 
 def _tally_dict(t) -> dict:

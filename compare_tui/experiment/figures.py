@@ -1,9 +1,10 @@
 """An experiment's figures, per arm: runs held vs wanted, the pass rate as a mean over runs
-with a seeded bootstrap 95% CI, each task's consistency across runs, latency and cost spread
+with a Student-t 95% CI (from three runs; below that, the runs' range, labelled as a range),
+each task's consistency across runs, latency and cost spread
 across runs, and confounds.
 
 Pure and deterministic: `experiment_figures(inputs)` is computed from the stored runs every
-time it is called (the bootstrap seed comes from the sorted run ids), so the CLI, JSON and
+time it is called (no figure depends on a seed), so the CLI, JSON and
 the TUI always show the same numbers. Per-run figures come from each run's own report
 (`run_figures`), never recomputed here.
 """
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from compare_tui.experiment.confounds import Confound, check_arm
 from compare_tui.experiment.load import ArmInput, ExperimentInputs
 from compare_tui.experiment.run_figures import RunFigures, run_figures
-from compare_tui.report.stats import BOOTSTRAP_RESAMPLES, Interval, bootstrap_mean_ci, seed_for
+from compare_tui.report.stats import Interval, mean_interval
 
 CONSISTENT_PASS, CONSISTENT_FAIL, FLAKY, INCONCLUSIVE = "consistent pass", "consistent fail", "flaky", "inconclusive"
 
@@ -61,8 +62,9 @@ class ArmFigures:
     pass_rate: float | None
     """Mean over runs of each run's automated pass rate."""
     interval: Interval | None
-    """Seeded bootstrap 95% CI of that mean (None with fewer than two runs)."""
-    seed: int
+    """Student-t 95% CI of that mean (None with fewer than three rated runs: show `rate_range`)."""
+    rate_range: Spread
+    """The rated runs' pass rates, lowest to highest (the only honest summary of two runs)."""
     tasks: tuple[TaskConsistency, ...]
     latency_p50_ms: Spread
     cost_per_task: Spread
@@ -135,13 +137,12 @@ def task_consistency(task_ids: Sequence[str], runs: Sequence[RunFigures]) -> tup
     return tuple(out)
 
 
-def arm_figures(inputs: ExperimentInputs, arm_input: ArmInput, resamples: int = BOOTSTRAP_RESAMPLES) -> ArmFigures:
+def arm_figures(inputs: ExperimentInputs, arm_input: ArmInput) -> ArmFigures:
     """The figures of one arm."""
     config, arm, selection = inputs.config, arm_input.arm, arm_input.runs
     task_ids = inputs.task_ids or tuple(sorted({a.task_id for r in arm_input.inputs for a in r.attempts}))
     runs = tuple(run_figures(r, task_ids, inputs.task_kinds) for r in arm_input.inputs)
     rated = [r for r in runs if r.rate is not None]
-    seed = seed_for(r.run_id for r in rated)
     check = check_arm(arm.label, selection.held, arm.model, config.arm_settings(arm))
     shown = [r for r in runs if r.refused is None]
     return ArmFigures(
@@ -149,7 +150,8 @@ def arm_figures(inputs: ExperimentInputs, arm_input: ArmInput, resamples: int = 
         observed=len(selection.held), in_flight=tuple(r.id for r in selection.in_flight), spare=selection.spare,
         to_launch=selection.missing, runs=runs,
         pass_rate=statistics.fmean(r.rate for r in rated) if rated else None,
-        interval=bootstrap_mean_ci([r.rate for r in rated], seed, resamples), seed=seed,
+        interval=mean_interval([r.rate for r in rated if r.rate is not None]),
+        rate_range=spread([r.rate for r in rated]),
         tasks=task_consistency(task_ids, runs),
         latency_p50_ms=spread([r.latency_p50_ms for r in shown]),
         cost_per_task=spread([r.cost_per_task for r in shown]),
@@ -160,13 +162,13 @@ def arm_figures(inputs: ExperimentInputs, arm_input: ArmInput, resamples: int = 
     )
 
 
-def experiment_figures(inputs: ExperimentInputs, resamples: int = BOOTSTRAP_RESAMPLES) -> ExperimentFigures:
+def experiment_figures(inputs: ExperimentInputs) -> ExperimentFigures:
     """Every figure of an experiment, from its inputs. Deterministic; no IO."""
     config = inputs.config
     goldset = {"workload_id": config.goldset.workload_id, "name": config.goldset.name,
                "version": config.goldset.version, "digest": config.goldset.digest, "path": config.goldset.path}
     return ExperimentFigures(
         name=inputs.name, created_at=inputs.created_at, goldset=goldset, settings=dict(config.settings),
-        repeats=config.repeats, arms=tuple(arm_figures(inputs, a, resamples) for a in inputs.arms),
+        repeats=config.repeats, arms=tuple(arm_figures(inputs, a) for a in inputs.arms),
         notes=inputs.notes,
     )

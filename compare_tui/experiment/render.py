@@ -6,19 +6,23 @@ from __future__ import annotations
 from typing import Any
 
 from compare_tui.experiment.figures import ArmFigures, ExperimentFigures, Spread
-from compare_tui.report.stats import Interval
+from compare_tui.report.stats import MEAN_METHOD
 
-JSON_SCHEMA_VERSION = 1
+JSON_SCHEMA_VERSION = 2
 
 
 def percent(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:.1f} %"
 
 
-def interval_text(interval: Interval | None, runs: int) -> str:
-    if interval is None:
-        return "95% CI needs two or more runs" if runs < 2 else "no CI"
-    return f"95% CI {interval.low * 100:.1f}–{interval.high * 100:.1f} %"
+def interval_text(arm: ArmFigures) -> str:
+    """`95% CI 61.0–74.2 %` from three rated runs; below that, the runs' range, said to be one."""
+    interval, rates = arm.interval, arm.rate_range
+    if interval is not None:
+        return f"95% CI {interval.low * 100:.1f}–{interval.high * 100:.1f} %"
+    if len(rates.values) == 2 and rates.low is not None and rates.high is not None:
+        return f"range {rates.low * 100:.1f}–{rates.high * 100:.1f} % (2 runs: too few for a 95% CI)"
+    return "a 95% CI needs three or more runs"
 
 
 def ms(value: float | None) -> str:
@@ -55,8 +59,8 @@ def arm_lines(arm: ArmFigures) -> list[str]:
     lines = [f"arm {arm.label}: runs {arm.observed}/{arm.desired} ({state}){flight}"
              + (f" · {arm.spare} more completed in the cell" if arm.spare else "")]
     rated = [r for r in arm.runs if r.rate is not None]
-    lines.append(f"  pass rate, mean over runs: {percent(arm.pass_rate)}  {interval_text(arm.interval, len(rated))}"
-                 + (f" (bootstrap over {len(rated)} runs, seed {arm.seed})" if arm.interval else ""))
+    lines.append(f"  pass rate, mean over runs: {percent(arm.pass_rate)}  {interval_text(arm)}"
+                 + (f" ({MEAN_METHOD}, {len(rated)} runs)" if arm.interval else ""))
     for run in arm.runs:
         if run.refused:
             lines.append(f"    run {run.run_id[:8]}: not shown: {run.refused}")
@@ -101,7 +105,7 @@ def _spread(s: Spread) -> dict[str, Any]:
 
 
 def experiment_document(figures: ExperimentFigures) -> dict[str, Any]:
-    """The experiment as a JSON-ready document (stable keys; schema version 1)."""
+    """The experiment as a JSON-ready document (stable keys; schema version 2)."""
     return {
         "schema_version": JSON_SCHEMA_VERSION, "name": figures.name, "created_at": figures.created_at,
         "goldset": figures.goldset, "settings": figures.settings, "repeats": figures.repeats,
@@ -114,7 +118,8 @@ def experiment_document(figures: ExperimentFigures) -> dict[str, Any]:
             "in_flight": list(a.in_flight), "spare": a.spare, "to_launch": a.to_launch,
             "pass_rate": a.pass_rate,
             "interval": None if a.interval is None else {"low": a.interval.low, "high": a.interval.high},
-            "seed": a.seed, "human_tasks": a.human_tasks, "inconclusive": a.inconclusive,
+            "interval_method": MEAN_METHOD if a.interval is not None else None,
+            "rate_range": _spread(a.rate_range), "human_tasks": a.human_tasks, "inconclusive": a.inconclusive,
             "flaky": list(a.flaky),
             "tasks": [{"task_id": t.task_id, "passed": t.passed, "conclusive": t.conclusive, "state": t.state}
                       for t in a.tasks],

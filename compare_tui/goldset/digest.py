@@ -22,10 +22,19 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _manifest_form(manifest: Manifest) -> dict[str, Any]:
+    """The manifest as digested. An absent optional `[decision]` table is left out, so a set
+    that never had one keeps the digest it had before the table existed."""
+    form = manifest.model_dump(mode="json", by_alias=True)
+    if form.get("decision") is None:
+        form.pop("decision", None)
+    return form
+
+
 def digest_golden_set(manifest: Manifest, tasks: Iterable[Task], files: Mapping[str, str]) -> str:
     """`sha256:<hex>` of manifest + tasks (any order) + referenced files (relpath -> sha256 hex)."""
     payload = {
-        "manifest": manifest.model_dump(mode="json", by_alias=True),
+        "manifest": _manifest_form(manifest),
         "tasks": [t.model_dump(mode="json", by_alias=True) for t in sorted(tasks, key=lambda t: t.id)],
         "files": dict(files),
     }

@@ -177,6 +177,11 @@ class RunSettings(_Strict):
     max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
 
 
+class DecisionSettings(_Strict):
+    margin_pp: float = Field(default=5.0, ge=0.0, le=100.0)
+    """The non-inferiority margin of the versus-baseline verdict, in percentage points."""
+
+
 class Manifest(_Strict):
     workload_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
     name: str = Field(min_length=1)
@@ -186,6 +191,8 @@ class Manifest(_Strict):
     caveats: list[str] = []
     tolerances: dict[str, str] = {}
     """Optional reproduce-check tolerances, e.g. {pass_rate = "2pp"}."""
+    decision: DecisionSettings | None = None
+    """Optional `[decision]` table (margin_pp); absent, the report's default margin applies."""
 
 
 class GoldenSet(BaseModel):

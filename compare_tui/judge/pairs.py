@@ -3,7 +3,9 @@
 Position-bias control: each pair is judged twice, the answers swapped. A model wins a pair
 only when it wins both orderings; two ties are a tie; anything else is *inconsistent* and
 counts as a tie. Win rate = (wins + ½ ties) / judged pairs, where ties include inconsistent
-pairs, with a Wilson 95% interval; inconclusive when the interval contains 50%.
+pairs, with a 95% score interval that accounts for ties (the trinomial score interval: a
+tie carries less uncertainty than a coin flip; without ties it is Wilson's); inconclusive
+when the interval contains 50%.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from compare_tui.report.stats import Interval, wilson_interval
+from compare_tui.report.stats import Interval, win_rate_interval
 from compare_tui.store.judgements import JudgementRecord
 
 CANDIDATE, BASELINE, TIE, INCONSISTENT, FAILED, NOT_JUDGED = (
@@ -73,8 +75,8 @@ class PairFigures:
 
     @property
     def interval(self) -> Interval | None:
-        """Wilson 95% interval of the win rate (a tie counts as half a win)."""
-        return wilson_interval(self.wins + self.all_ties / 2, self.judged) if self.judged else None
+        """95% trinomial score interval of the win rate (a tie counts as half a win)."""
+        return win_rate_interval(self.wins, self.all_ties, self.losses) if self.judged else None
 
     @property
     def conclusion(self) -> str:

@@ -57,7 +57,7 @@ def render_pair_text(report: PairReport) -> str:
         "",
         f"Pairs: {f.judged} judged · candidate wins {f.wins} · baseline wins {f.losses} · ties {f.all_ties} "
         f"(consistent {f.ties}, inconsistent {f.inconsistent}) · judge call failed {f.failed} · not judged {f.not_judged}",
-        f"Candidate win rate {percent(f.win_rate)} (95% CI {ci}, Wilson; a tie counts half) → {f.conclusion}"
+        f"Candidate win rate {percent(f.win_rate)} (95% CI {ci}, trinomial score interval; a tie counts half) → {f.conclusion}"
         + (": the interval includes 50%" if f.conclusion == "inconclusive" else ""),
     ]
     if report.labelled:

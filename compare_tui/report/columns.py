@@ -19,6 +19,7 @@ TITLES = {
     "cost": "Provenance, GPU memory and cost",
     "utilisation": "Hardware cost per completed task by utilisation",
     "paired": "Is the lead larger than noise? (paired, on tasks both scored)",
+    "versus": "Versus the baseline (paired, on tasks both scored; Δ = candidate − baseline)",
 }
 LATENCY_CAPTION = "tokens/task = prompt + completion per completed task, summed over every attempt"
 
@@ -98,3 +99,49 @@ def paired_columns(report: Report) -> list[Column]:
                                     f"{p.interval.low * 100:+.1f} to {p.interval.high * 100:+.1f} pts"
                                     for p in pairs), 0),
     ]
+
+
+def versus_columns(report: Report) -> list[Column]:
+    """One row per candidate against the baseline (empty without a decision)."""
+    if report.decision is None:
+        return []
+    items = report.decision.versus
+    return [
+        Column("candidate", tuple(v.candidate for v in items), "label"),
+        Column("verdict", tuple(str(v.verdict) if v.verdict else fmt.DASH for v in items), "text"),
+        _number("Δ pass", (fmt.signed(v.delta_pp, " pts") for v in items)),
+        _number("95% CI", (fmt.points_interval(v.interval_pp) for v in items)),
+        _number("McNemar p", (fmt.DASH if v.paired.mcnemar_p is None else f"{v.paired.mcnemar_p:.3g}"
+                              for v in items), 4),
+        _number("tasks", (str(v.paired.tasks) for v in items), 3),
+        _number("Δ TTFT p50", (fmt.signed(v.ttft_p50_pct, "%", 0) for v in items), 1),
+        _number("Δ E2E p50", (fmt.signed(v.e2e_p50_pct, "%", 0) for v in items), 6),
+        _number("Δ E2E p95", (fmt.signed(v.e2e_p95_pct, "%", 0) for v in items), 2),
+        _number("Δ tokens", (fmt.signed(v.tokens_per_task_pct, "%", 0) for v in items), 0),
+        _number("Δ cost/task", (fmt.signed(v.cost.change_pct, "%", 0) for v in items), 5),
+        _number("savings", (fmt.DASH if v.cost.savings is None else f"{v.cost.savings * 100:.0f}%"
+                            for v in items), 7),
+    ]
+
+
+def versus_notes(report: Report) -> list[str]:
+    """The sentences under the versus table: rule, margin, tasks needed, cost notes, left out."""
+    decision = report.decision
+    if decision is None:
+        return []
+    source = ("named for this comparison" if decision.baseline_source == "named"
+              else "the workload's promoted baseline")
+    lines = [f"Baseline: {decision.baseline} ({source}); margin M = {decision.margin_pp:g} points. "
+             f"Verdict: {decision.rule}."]
+    for v in decision.versus:
+        base_cost = fmt.money(v.cost.baseline_per_task, v.cost.currency)
+        cand_cost = fmt.money(v.cost.candidate_per_task, v.cost.currency)
+        if v.tasks_needed is not None:
+            lines.append(f"{v.candidate}: inconclusive; about {v.tasks_needed} tasks like these in all would give "
+                         "80 % power to detect a difference of this size (Connor 1987).")
+        if v.cost.note:
+            lines.append(f"{v.candidate}: cost per completed task {cand_cost} vs {base_cost} for "
+                         f"{decision.baseline}: {v.cost.note}.")
+        if v.paired.left_out:
+            lines.append(f"{v.candidate}: left out " + "; ".join(f"{n} {why}" for why, n in v.paired.left_out) + ".")
+    return lines

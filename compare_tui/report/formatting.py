@@ -95,3 +95,18 @@ def cost_basis(cost: Cost, gpu: GpuMemory | None = None) -> str:
         return f"hardware {money(cost.usd_per_hour, cost.currency)}/h{gpus}"
     return (f"token price {money(cost.price_input, cost.currency)} in / {money(cost.price_output, cost.currency)} "
             f"out per Mtok, captured {cost.captured}")
+
+
+def signed(value: float | None, unit: str = "", digits: int = 1) -> str:
+    """`+1.2 pts`, `−40.0%`: an explicit sign (a real minus), or a dash when unknown."""
+    if value is None:
+        return DASH
+    text = f"{value:+.{digits}f}"
+    return text.replace("-", "−") + unit
+
+
+def points_interval(low_high: tuple[float, float] | None) -> str:
+    """`−4.0 to +1.6 pts`."""
+    if low_high is None:
+        return DASH
+    return f"{signed(low_high[0])} to {signed(low_high[1])} pts"

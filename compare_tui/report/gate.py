@@ -5,6 +5,8 @@
   with or without `%`): `0.8`, `80` and `80%` mean the same; `1` means 100 %.
 - `--require-confidence medium|high`: the rule's confidence must be at least that.
 - `--require-winner MODEL`: the rule must recommend MODEL (a tie recommends no one).
+- `--require-verdict better|no-worse [--candidate B]`: against the baseline, B's verdict (or,
+  without `--candidate`, some candidate's) must be at least that (`better` meets `no-worse`).
 
 Comparisons are exact (fractions), so 8/10 meets `--fail-under 0.8`.
 """
@@ -49,8 +51,12 @@ def parse_pass_rate(text: str) -> Fraction:
     return value
 
 
+VERDICT_LEVELS = {"better": ("better",), "no-worse": ("better", "no worse")}
+
+
 def check_gate(report: Report, *, fail_under: Fraction | float | str | None = None,
-               require_confidence: str | None = None, require_winner: str | None = None) -> GateResult:
+               require_confidence: str | None = None, require_winner: str | None = None,
+               require_verdict: str | None = None, candidate: str | None = None) -> GateResult:
     """Check every condition given; a condition left as None is not checked."""
     reasons = []
     if fail_under is not None:
@@ -76,7 +82,32 @@ def check_gate(report: Report, *, fail_under: Fraction | float | str | None = No
                                f"{report.recommendation.summary}")
             else:
                 reasons.append(f"the recommended model is {winner}, not {require_winner}")
+    if require_verdict is not None:
+        reasons += _verdict_reasons(report, require_verdict, candidate)
     return GateResult(not reasons, tuple(reasons))
+
+
+def _verdict_reasons(report: Report, required: str, candidate: str | None) -> list[str]:
+    if required not in VERDICT_LEVELS:
+        raise ValueError(f"--require-verdict expects better or no-worse (got {required!r})")
+    decision = report.decision
+    if decision is None:
+        return ["there is no baseline to hold a verdict to: name one with --baseline "
+                "(or promote one for the workload)"]
+    wanted = VERDICT_LEVELS[required]
+    if candidate is not None:
+        found = decision.for_candidate(candidate)
+        if found is None:
+            names = ", ".join(v.candidate for v in decision.versus) or "none"
+            return [f"{candidate} is not a candidate against the baseline {decision.baseline} (candidates: {names})"]
+        if str(found.verdict) in wanted:
+            return []
+        return [f"{found.candidate}'s verdict against {decision.baseline} is {found.verdict or 'none'}, "
+                f"not {required.replace('-', ' ')}"]
+    if any(str(v.verdict) in wanted for v in decision.versus):
+        return []
+    verdicts = ", ".join(f"{v.candidate} {v.verdict or 'none'}" for v in decision.versus) or "no candidate"
+    return [f"no candidate is {required.replace('-', ' ')} against {decision.baseline} ({verdicts})"]
 
 
 def _pass_rate_reasons(report: Report, threshold: Fraction) -> list[str]:

@@ -76,3 +76,9 @@ class ReportInputs:
     """What the loader could not establish (an unreadable set, a changed set), in words."""
     comparison_id: str | None = None
     comparison_name: str = ""
+    baseline: str | None = None
+    """The model the candidates are judged against (None: no versus-baseline figures)."""
+    baseline_source: str = "named"
+    """`named` (the comparison's or the command's) or `workload` (the promoted baseline)."""
+    margin_pp: float | None = None
+    """The verdict's margin in points (None: the default); from the manifest's `[decision]`."""

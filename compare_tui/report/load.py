@@ -32,9 +32,26 @@ def load_report_inputs(store: Store, ref: str) -> ReportInputs:
     nothing to report on, or when a prefix is ambiguous."""
     comparison_id, name, run_ids = _resolve(store, ref.strip())
     runs = tuple(_run_input(store, store.get_run_exact(run_id)) for run_id in run_ids)
-    kinds, task_ids, caveats, notes = _golden_sets([r.run for r in runs])
+    kinds, task_ids, caveats, notes, margin = _golden_sets([r.run for r in runs])
+    baseline, source = _baseline(store, comparison_id, [r.run for r in runs])
     return ReportInputs(runs=runs, task_kinds=kinds, task_ids=task_ids, manifest_caveats=caveats,
-                        notes=notes, comparison_id=comparison_id, comparison_name=name)
+                        notes=notes, comparison_id=comparison_id, comparison_name=name,
+                        baseline=baseline, baseline_source=source, margin_pp=margin)
+
+
+def _baseline(store: Store, comparison_id: str | None, runs: list[RunRecord]) -> tuple[str | None, str]:
+    """The comparison's named baseline; else the workload's promoted one when it is among the
+    runs (a report of one run has no baseline to be judged against)."""
+    if comparison_id is not None:
+        named = store.get_comparison(comparison_id).baseline
+        if named:
+            return named, "named"
+    if len(runs) < 2 or not runs[0].goldset_id:
+        return None, "named"
+    current = store.current_baseline(runs[0].goldset_id)
+    if current is not None and any(run.model_name == current.model for run in runs):
+        return current.model, "workload"
+    return None, "named"
 
 
 def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
@@ -105,14 +122,17 @@ def _comparison_runs(comparison: Any) -> tuple[str, str, list[str]]:
     return comparison.id, comparison.name, list(comparison.run_ids)
 
 
-def _golden_sets(runs: list[RunRecord]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """Scorer kinds, task order, manifest caveats and loader notes from the runs' golden sets."""
+def _golden_sets(runs: list[RunRecord]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...],
+                                                 tuple[str, ...], float | None]:
+    """Scorer kinds, task order, manifest caveats, loader notes and the `[decision]` margin
+    from the runs' golden sets."""
     from compare_tui.goldset import GoldenSetError, load_golden_set
 
     kinds: dict[str, str] = {}
     task_ids: list[str] = []
     caveats: list[str] = []
     notes: list[str] = []
+    margin: float | None = None
     if runs and not any(run.goldset_path for run in runs):
         notes.append("The runs did not record where their golden set is, so its caveats are not shown and "
                      "tasks scored by a person are recognised from their attempts only.")
@@ -133,4 +153,6 @@ def _golden_sets(runs: list[RunRecord]) -> tuple[dict[str, str], tuple[str, ...]
                 kinds[task.id] = goldset.scorer_for(task).kind
                 task_ids.append(task.id)
         caveats += [text for text in goldset.manifest.caveats if text not in caveats]
-    return kinds, tuple(task_ids), tuple(caveats), tuple(notes)
+        if margin is None and goldset.manifest.decision is not None:
+            margin = goldset.manifest.decision.margin_pp
+    return kinds, tuple(task_ids), tuple(caveats), tuple(notes), margin

@@ -1,7 +1,7 @@
 """The report object and `build_report`, the one place a report's figures are put together.
 
 `build_report` is a pure, deterministic function of `ReportInputs`: the same stored rows give
-the same report (the bootstrap is seeded from the run ids), so the terminal, the TUI, JSON,
+the same report (no figure depends on a seed), so the terminal, the TUI, JSON,
 Markdown and JUnit always agree. Renderers read a `Report`; they never compute a figure.
 """
 
@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compare_tui.errors import CompareTuiError
 from compare_tui.report.caveats import Caveat, build_caveats
+from compare_tui.report.decision import Decision, decide
 from compare_tui.report.figures import ModelFigures, RefusedRow, model_figures, refusal
 from compare_tui.report.inputs import ReportInputs
 from compare_tui.report.paired import PairedComparison, paired_comparisons
 from compare_tui.report.rule import Recommendation, Standing, recommend
-from compare_tui.report.stats import BOOTSTRAP_RESAMPLES
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +45,18 @@ class Report:
     recommendation: Recommendation
     paired: tuple[PairedComparison, ...]
     caveats: tuple[Caveat, ...]
+    decision: Decision | None = None
+    """Each candidate against the baseline (None: no baseline named or promoted)."""
+    decision_note: str | None = None
+    """Why a baseline that was asked for has no decision (its row refused or absent)."""
 
     def figures_for(self, label: str) -> ModelFigures | None:
         """The shown row with this label (usually the model name), or None."""
         return next((row for row in self.models if row.label == label), None)
+
+
+class BaselineError(CompareTuiError, LookupError):
+    """The baseline named is not a model of the report (the message lists the models)."""
 
 
 def report_task_ids(inputs: ReportInputs) -> tuple[str, ...]:
@@ -65,7 +74,7 @@ def labels(inputs: ReportInputs) -> list[str]:
             for name, r in zip(names, inputs.runs, strict=True)]
 
 
-def build_report(inputs: ReportInputs, *, resamples: int = BOOTSTRAP_RESAMPLES) -> Report:
+def build_report(inputs: ReportInputs) -> Report:
     """Compute every figure of a report from its inputs. Deterministic; no IO."""
     task_ids = report_task_ids(inputs)
     rows, refused = [], []
@@ -86,11 +95,28 @@ def build_report(inputs: ReportInputs, *, resamples: int = BOOTSTRAP_RESAMPLES) 
         first.goldset_id if first else "", first.goldset_name if first else "",
         first.goldset_version if first else "", first.goldset_digest if first else "",
     )
+    decision, note = _decision(inputs, rows, refused)
     title = inputs.comparison_name or " ".join(p for p in (goldset.name or goldset.workload_id, goldset.version) if p)
     return Report(
         title=title or "report", comparison_id=inputs.comparison_id, goldset=goldset,
         run_ids=tuple(r.run.id for r in inputs.runs), task_ids=task_ids, models=tuple(rows),
         refused=tuple(refused), recommendation=recommendation,
-        paired=paired_comparisons(rows, recommendation, resamples),
-        caveats=build_caveats(inputs, rows),
+        paired=paired_comparisons(rows, recommendation),
+        caveats=build_caveats(inputs, rows), decision=decision, decision_note=note,
     )
+
+
+def _decision(inputs: ReportInputs, rows: list[ModelFigures],
+              refused: list[RefusedRow]) -> tuple[Decision | None, str | None]:
+    if inputs.baseline is None:
+        return None, None
+    name = inputs.baseline
+    if any(name in (r.label, r.model_name) for r in rows):
+        return decide(rows, name, source=inputs.baseline_source, margin_pp=inputs.margin_pp), None
+    if any(name in (r.label, r.model_name) for r in refused):
+        return None, f"No verdict against the baseline {name}: its row is not shown (see below)."
+    if inputs.baseline_source == "workload":
+        return None, None
+    shown = ", ".join(r.label for r in rows) or "none"
+    raise BaselineError(f"the baseline {name!r} is not a model of this report (its models: {shown}); "
+                        "name one of them with --baseline")

@@ -1,9 +1,11 @@
 """Beside the rule (never changing it): is the lead larger than noise?
 
 For two models, only the tasks both scored are compared, task by task: the 2×2 table of
-flips, McNemar's exact test on the tasks where they disagree, and a seeded paired-bootstrap
-95% interval of the pass-rate difference. When the interval includes zero the report says
-"the lead is within noise" and estimates how many more tasks would resolve a lead this size.
+flips, McNemar's exact test on the tasks where they disagree, and the 95% interval of the
+pass-rate difference (Tango's score interval, made to agree with the exact test: it excludes
+zero exactly when p < 0.05). When the interval includes zero the report says "the lead is
+within noise" and how many tasks like these would give 80 % power to detect a lead this size.
+No figure depends on a seed.
 """
 
 from __future__ import annotations
@@ -15,12 +17,10 @@ from dataclasses import dataclass
 from compare_tui.report.figures import Block, ModelFigures
 from compare_tui.report.rule import Recommendation
 from compare_tui.report.stats import (
-    BOOTSTRAP_RESAMPLES,
     Interval,
     mcnemar_exact,
-    paired_bootstrap_ci,
-    seed_for,
-    tasks_to_resolve,
+    paired_interval,
+    tasks_for_power,
 )
 
 _SCORED = ("pass", "fail", "error")
@@ -43,30 +43,31 @@ class PairedComparison:
     difference: float | None
     """Pass rate of A minus pass rate of B on these tasks (a share, not points)."""
     interval: Interval | None
-    """Paired-bootstrap 95% interval of `difference`."""
+    """95% interval of `difference` (`PAIRED_METHOD`); excludes zero exactly when `mcnemar_p` < 0.05."""
     mcnemar_p: float | None
     within_noise: bool | None
     """True when `interval` includes zero."""
+    tasks_needed: int | None
+    """Paired tasks (in all) for 80 % power at the observed difference, Connor 1987 (None: no
+    difference, or no task)."""
     more_tasks: int | None
-    """Roughly how many more tasks like these would resolve a lead this size (None: no lead)."""
-    seed: int
-    resamples: int
+    """`tasks_needed` minus the tasks compared, when the lead is within noise (else None)."""
     sentence: str
     left_out: tuple[tuple[str, int], ...] = ()
     """Tasks of the report not in `tasks`, by reason (e.g. "not done by B": 2), most first."""
 
 
-def paired_comparisons(rows: Sequence[ModelFigures], recommendation: Recommendation,
-                       resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[PairedComparison, ...]:
+def paired_comparisons(rows: Sequence[ModelFigures],
+                       recommendation: Recommendation) -> tuple[PairedComparison, ...]:
     """The leader (the winner, else the first tied or first model) against each other model."""
     if len(rows) < 2:
         return ()
     leader_name = recommendation.winner or (recommendation.tied[0] if recommendation.tied else rows[0].label)
     leader = next((r for r in rows if r.label == leader_name), rows[0])
-    return tuple(paired(leader, other, resamples) for other in rows if other is not leader)
+    return tuple(paired(leader, other) for other in rows if other is not leader)
 
 
-def paired(a: ModelFigures, b: ModelFigures, resamples: int = BOOTSTRAP_RESAMPLES) -> PairedComparison:
+def paired(a: ModelFigures, b: ModelFigures) -> PairedComparison:
     """The paired comparison of two runs whose blocks are over the same tasks, in order."""
     both = only_a = only_b = neither = 0
     left_out: Counter[str] = Counter()
@@ -84,26 +85,25 @@ def paired(a: ModelFigures, b: ModelFigures, resamples: int = BOOTSTRAP_RESAMPLE
         else:
             neither += 1
     tasks = both + only_a + only_b + neither
-    # Seeded by this pair's runs only, so adding a third run to a comparison leaves it alone.
-    seed = seed_for([a.run_id, b.run_id])
     if tasks == 0:
         return PairedComparison(a.label, a.run_id, b.label, b.run_id, 0, 0, 0, 0, 0, None, None,
-                                None, None, None, seed, resamples,
+                                None, None, None, None,
                                 f"{a.label} and {b.label} scored no task in common, so they "
                                 "cannot be compared task by task.",
                                 tuple(sorted(left_out.items(), key=lambda item: (-item[1], item[0]))))
     difference = (only_a - only_b) / tasks
-    interval = paired_bootstrap_ci(only_a, only_b, both + neither, seed, resamples)
+    interval = paired_interval(only_a, only_b, both + neither)
+    assert interval is not None  # tasks > 0
     p_value = mcnemar_exact(only_a, only_b)
     within = interval.contains(0.0)
-    more = tasks_to_resolve(only_a, only_b, both + neither) if within else None
-    sentence = _sentence(a.label, b.label, tasks, difference, interval, p_value, within, more)
+    needed = tasks_for_power(only_a, only_b, both + neither)
+    more = max(0, needed - tasks) if within and needed is not None else None
+    sentence = _sentence(a.label, b.label, tasks, difference, interval, p_value, within, needed)
     reasons = tuple(sorted(left_out.items(), key=lambda item: (-item[1], item[0])))
     if reasons:
         sentence += " Left out: " + "; ".join(f"{n} {why}" for why, n in reasons) + "."
     return PairedComparison(a.label, a.run_id, b.label, b.run_id, tasks, both, only_a, only_b,
-                            neither, difference, interval, p_value, within, more, seed, resamples, sentence,
-                            reasons)
+                            neither, difference, interval, p_value, within, needed, more, sentence, reasons)
 
 
 def _why_left_out(name_a: str, block_a: Block, name_b: str, block_b: Block) -> str:
@@ -119,7 +119,7 @@ def _why_left_out(name_a: str, block_a: Block, name_b: str, block_b: Block) -> s
 
 
 def _sentence(name_a: str, name_b: str, tasks: int, difference: float, interval: Interval,
-              p_value: float, within: bool, more: int | None) -> str:
+              p_value: float, within: bool, needed: int | None) -> str:
     span = (f"the 95% interval of the difference ({name_a} − {name_b}) runs from "
             f"{interval.low * 100:+.1f} to {interval.high * 100:+.1f} points (McNemar exact p = {p_value:.3g})")
     if not within:
@@ -127,8 +127,8 @@ def _sentence(name_a: str, name_b: str, tasks: int, difference: float, interval:
         return (f"The lead is larger than noise: on the {tasks} tasks both scored, {name_a}'s pass rate is "
                 f"{abs(difference) * 100:.1f} points {direction} than {name_b}'s; {span}.")
     text = f"The lead is within noise: on the {tasks} tasks both scored, {span} and includes zero."
-    if more is None:
+    if needed is None:
         return text + " The two pass the same number of these tasks, so there is no lead to resolve."
-    if more == 0:
-        return text + " The interval is borderline: a few more tasks like these would likely resolve it."
-    return text + f" Roughly {more} more tasks like these would be needed to resolve a lead of this size."
+    more = max(0, needed - tasks)
+    return text + (f" About {needed} tasks like these in all ({more} more) would give 80 % power to detect "
+                   "a lead of this size (Connor 1987).")

@@ -1,4 +1,4 @@
-"""The report as JSON, schema `compare-tui/report` version 1 (documented in SCHEMA.md).
+"""The report as JSON, schema `compare-tui/report` version 2 (documented in SCHEMA.md).
 
 The field names here are the schema: they are written out one by one (not derived from the
 dataclasses) so that renaming a Python field can never silently change the file format.
@@ -14,10 +14,10 @@ from compare_tui.report.cost import Cost
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
 from compare_tui.report.paired import PairedComparison
-from compare_tui.report.stats import Interval, Percentiles
+from compare_tui.report.stats import PAIRED_METHOD, Interval, Percentiles
 
 SCHEMA = "compare-tui/report"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def render_json(report: Report) -> str:
@@ -46,6 +46,7 @@ def report_document(report: Report) -> dict[str, Any]:
         "refused": [{"run_id": r.run_id, "model": r.model_name, "label": r.label, "reason": r.reason}
                     for r in report.refused],
         "paired": [_paired(p) for p in report.paired],
+        "decision": _decision(report),
         "caveats": [{"code": c.code, "text": c.text} for c in report.caveats],
     }
 
@@ -107,7 +108,29 @@ def _paired(p: PairedComparison) -> dict[str, Any]:
         "model_a": p.model_a, "run_a": p.run_a, "model_b": p.model_b, "run_b": p.run_b, "tasks": p.tasks,
         "flips": {"both": p.both, "only_a": p.only_a, "only_b": p.only_b, "neither": p.neither},
         "difference": p.difference, "ci95": _interval(p.interval), "mcnemar_p": p.mcnemar_p,
-        "within_noise": p.within_noise, "more_tasks": p.more_tasks,
-        "seed": f"{p.seed:016x}",  # hex: a 64-bit integer does not survive JavaScript numbers
-        "resamples": p.resamples, "sentence": p.sentence, "left_out": dict(p.left_out),
+        "ci_method": PAIRED_METHOD, "within_noise": p.within_noise, "tasks_needed": p.tasks_needed,
+        "more_tasks": p.more_tasks, "sentence": p.sentence, "left_out": dict(p.left_out),
+    }
+
+
+def _decision(report: Report) -> dict[str, Any] | None:
+    decision = report.decision
+    if decision is None:
+        return None if report.decision_note is None else {"baseline": None, "note": report.decision_note}
+    return {
+        "baseline": decision.baseline, "baseline_source": decision.baseline_source,
+        "margin_pp": decision.margin_pp, "rule": decision.rule, "summary": decision.summary, "note": None,
+        "versus": [{
+            "candidate": v.candidate, "run_id": v.run_id, "verdict": None if v.verdict is None else str(v.verdict),
+            "delta_pp": v.delta_pp,
+            "ci95_pp": None if v.interval_pp is None else {"low": v.interval_pp[0], "high": v.interval_pp[1]},
+            "mcnemar_p": v.paired.mcnemar_p, "tasks": v.paired.tasks, "tasks_needed": v.tasks_needed,
+            "left_out": dict(v.paired.left_out),
+            "ttft_p50_pct": v.ttft_p50_pct, "e2e_p50_pct": v.e2e_p50_pct, "e2e_p95_pct": v.e2e_p95_pct,
+            "tokens_per_task_pct": v.tokens_per_task_pct,
+            "cost": {"baseline_per_task": v.cost.baseline_per_task, "candidate_per_task": v.cost.candidate_per_task,
+                     "baseline_basis": v.cost.baseline_basis, "candidate_basis": v.cost.candidate_basis,
+                     "currency": v.cost.currency, "comparable": v.cost.comparable,
+                     "change_pct": v.cost.change_pct, "savings": v.cost.savings, "note": v.cost.note},
+        } for v in decision.versus],
     }

@@ -4,6 +4,8 @@ One `<testsuite>` per shown model, one `<testcase>` per task: `fail` → `<failu
 `error` → `<error>`, `review` → `<skipped message="needs review">`, not done →
 `<skipped message="not done">`. A task a person decided reads as pass or failure (the failure
 says so). Suite properties carry the pass rate, provenance and the report's confidence.
+With a baseline, one more suite, `versus <baseline>`, has one `<testcase>` per candidate
+verdict: `worse` → `<failure>`, `inconclusive` → `<skipped>`, `better` and `no worse` pass.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ def render_junit(report: Report) -> str:
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for row in report.models:
         suite = _suite(row, report)
+        root.append(suite)
+        for key in totals:
+            totals[key] += int(suite.get(key, "0"))
+    if report.decision is not None:
+        suite = _decision_suite(report)
         root.append(suite)
         for key in totals:
             totals[key] += int(suite.get(key, "0"))
@@ -47,6 +54,34 @@ def _suite(row: ModelFigures, report: Report) -> ET.Element:
         if key:
             counts[key] += 1
     suite.set("tests", str(len(row.blocks)))
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    return suite
+
+
+def _decision_suite(report: Report) -> ET.Element:
+    decision = report.decision
+    assert decision is not None
+    suite = ET.Element("testsuite", name=f"versus {decision.baseline}")
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (("baseline", decision.baseline), ("margin_pp", f"{decision.margin_pp:g}"),
+                        ("rule", decision.rule), ("summary", decision.summary)):
+        ET.SubElement(properties, "property", name=name, value=value)
+    counts = {"failures": 0, "skipped": 0}
+    for v in decision.versus:
+        case = ET.SubElement(suite, "testcase", name=f"{v.candidate} vs {decision.baseline}", classname="verdict")
+        message = (f"{v.verdict or 'no verdict'}: Δ pass {fmt.signed(v.delta_pp, ' pts')}, "
+                   f"95% CI {fmt.points_interval(v.interval_pp)}, margin {decision.margin_pp:g} pts")
+        if v.verdict == "worse":
+            ET.SubElement(case, "failure", message=message, type="worse")
+            counts["failures"] += 1
+        elif v.verdict in ("inconclusive", None):
+            ET.SubElement(case, "skipped", message=message)
+            counts["skipped"] += 1
+        else:
+            ET.SubElement(case, "system-out").text = message
+    suite.set("tests", str(len(decision.versus)))
+    suite.set("errors", "0")
     for key, value in counts.items():
         suite.set(key, str(value))
     return suite

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from compare_tui.report import columns
 from compare_tui.report import formatting as fmt
 from compare_tui.report.model import Report
 
@@ -20,6 +21,7 @@ def render_md(report: Report) -> str:
     goldset = report.goldset
     lines += [f"Golden set `{goldset.workload_id}` {goldset.version} ({goldset.digest or 'no digest'}); "
               f"runs {', '.join(f'`{r}`' for r in report.run_ids) or 'none'}.", ""]
+    lines += _decision(report)
     lines += ["## Recommendation", "", f"**{rec.summary}**", "", f"_{rec.label}_", ""]
     lines += [f"- {reason}" for reason in rec.reasons] + [""]
     if report.models:
@@ -42,6 +44,29 @@ def render_md(report: Report) -> str:
     if report.caveats:
         lines += ["## Caveats", ""] + [f"- {c.text}" for c in report.caveats] + [""]
     return "\n".join(lines)
+
+
+def _decision(report: Report) -> list[str]:
+    decision = report.decision
+    if decision is None:
+        return ["## Decision", "", report.decision_note, ""] if report.decision_note else []
+    lines = ["## Decision", "", f"**{decision.summary}**", ""]
+    if decision.versus:
+        lines += ["| candidate | verdict | Δ pass | 95% CI | McNemar p | tasks | Δ TTFT p50 | Δ E2E p50 | Δ E2E p95 "
+                  "| Δ tokens/task | Δ cost/task | savings |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for v in decision.versus:
+            p_value = "–" if v.paired.mcnemar_p is None else f"{v.paired.mcnemar_p:.3g}"
+            savings = "–" if v.cost.savings is None else f"{v.cost.savings * 100:.0f}%"
+            lines.append(
+                f"| {_cell(v.candidate)} | {v.verdict or '–'} | {fmt.signed(v.delta_pp, ' pts')} | "
+                f"{fmt.points_interval(v.interval_pp)} | {p_value} | {v.paired.tasks} | "
+                f"{fmt.signed(v.ttft_p50_pct, '%', 0)} | {fmt.signed(v.e2e_p50_pct, '%', 0)} | "
+                f"{fmt.signed(v.e2e_p95_pct, '%', 0)} | {fmt.signed(v.tokens_per_task_pct, '%', 0)} | "
+                f"{fmt.signed(v.cost.change_pct, '%', 0)} | {savings} |")
+        lines.append("")
+    lines += [f"- {line}" for line in columns.versus_notes(report)] + [""]
+    return lines
 
 
 def _figures(report: Report) -> list[str]:

@@ -26,7 +26,10 @@ CONFIDENCE_STYLES = {"high": "green", "medium": "yellow", "low": "red", None: "g
 
 def render_text(report: Report) -> Group:
     """The whole report: banner, figures, costs, blocks, paired statistics, refusals, caveats."""
-    parts: list[RenderableType] = [recommendation_banner(report)]
+    parts: list[RenderableType] = []
+    if report.decision is not None or report.decision_note:
+        parts.append(decision_banner(report))
+    parts.append(recommendation_banner(report))
     if report.models:
         parts += [figures_table(report), latency_table(report), cost_table(report)]
         utilisation = utilisation_table(report)
@@ -39,6 +42,26 @@ def render_text(report: Report) -> Group:
         parts.append(paired_table(report))
     if report.caveats:
         parts.append(caveat_list(report))
+    return Group(*parts)
+
+
+VERDICT_STYLES = {"better": "green", "no worse": "green", "worse": "red", "inconclusive": "yellow"}
+
+
+def decision_banner(report: Report) -> Group:
+    """The one-line decision, then each candidate against the baseline."""
+    decision = report.decision
+    if decision is None:
+        return Group(Text(report.decision_note or "", style="bold"))
+    keep = decision.summary.startswith("Keep")
+    parts: list[RenderableType] = [
+        Panel(Text(decision.summary, style="bold"), title="Decision", box=box.HEAVY,
+              border_style="yellow" if keep else "green"),
+    ]
+    if decision.versus:
+        styles = {n: VERDICT_STYLES.get(str(v.verdict), "") for n, v in enumerate(decision.versus)}
+        parts.append(FittedTable(columns.TITLES["versus"], columns.versus_columns(report), styles=styles))
+    parts += [Text(line, style="dim" if n == 0 else "") for n, line in enumerate(columns.versus_notes(report))]
     return Group(*parts)
 
 

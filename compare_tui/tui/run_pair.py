@@ -1,5 +1,5 @@
 """An A/B diff of two retained runs, built from the report: `build_report` over exactly the two
-runs computes every figure and `report.paired.paired` the flips, McNemar test and bootstrap
+runs computes every figure and `report.paired.paired` the flips, McNemar test and paired interval
 interval with A as the base. This module only picks out what the Diff screen lists.
 
 `read_run_pair` does the IO (a worker thread); everything else is pure.

@@ -1,5 +1,5 @@
 """A/B diff of two retained runs: base run A against compared run B. The flips table (both pass,
-only A, only B, both fail) with the McNemar test and the bootstrap interval from the report;
+only A, only B, both fail) with the McNemar test and the paired interval from the report;
 latency, token and cost deltas; and every task that changed outcome, each opening both answers
 side by side."""
 
@@ -110,7 +110,7 @@ class DiffScreen(CompareScreen):
             table.add_row(label, str(value))
         p_value = fmt.DASH if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}"
         ci = fmt.DASH if p.interval is None else f"{p.interval.low * 100:+.1f} to {p.interval.high * 100:+.1f} points"
-        sentence.update(f"McNemar exact p = {p_value} · 95% paired-bootstrap CI of A − B: {ci}\n{p.sentence}")
+        sentence.update(f"McNemar exact p = {p_value} · 95% paired CI of A − B: {ci}\n{p.sentence}")
 
     @on(ChangedTasks.Chosen)
     def _changed_chosen(self, event: ChangedTasks.Chosen) -> None:

@@ -126,9 +126,8 @@ class ExperimentsScreen(StoreReaderScreen):
         self.query_one("#experiment-controls", Static).update(f"controls: {controls_text(item)}")
         arms.add_columns("arm", "runs", "in flight", "pass rate (mean)", "95% CI", "flaky", "latency p50 (median)")
         for arm in item.arms:
-            rated = sum(1 for r in arm.runs if r.rate is not None)
             arms.add_row(Text(arm.label), Text(f"{arm.observed}/{arm.desired}"), Text(str(len(arm.in_flight))),
-                         Text(percent(arm.pass_rate)), Text(interval_text(arm.interval, rated)),
+                         Text(percent(arm.pass_rate)), Text(interval_text(arm)),
                          Text(str(len(arm.flaky))), Text(ms(arm.latency_p50_ms.median)))
         self.query_one("#experiment-tasks", Static).update("\n".join(self._task_lines(item)))
 
