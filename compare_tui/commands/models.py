@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from compare_tui.commands.common import CommandError, add_catalogue_option, catalogue_path
+from compare_tui.commands.common import CommandError, add_catalogue_option, add_store_option, catalogue_path, open_store
 
 _ADD_EXAMPLES = """\
 examples:
@@ -96,7 +96,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     remove = sub.add_parser("remove", help="remove an entry, keeping the rest of the file as it is")
     remove.add_argument("name")
+    remove.add_argument("--force", action="store_true",
+                        help="remove it even when it is some workload's baseline (the decisions stay in the store)")
     add_catalogue_option(remove)
+    add_store_option(remove)
     remove.set_defaults(handler=_remove)
 
 
@@ -253,6 +256,12 @@ def _remove(args: argparse.Namespace) -> int:
     path = _path(args)
     if not path.exists():
         raise CommandError(f"models remove: no model catalogue at {path}")
+    if not args.force:
+        with open_store(args.store) as store:
+            workloads = store.workloads_with_baseline(args.name)
+        if workloads:
+            raise CommandError(f"models remove: {args.name} is the baseline of workload "
+                               f"{', '.join(workloads)}; promote another model first, or give --force")
     try:
         document, _ = read_for_edit(path)
         save(without_entry(document, args.name, path=path), path)

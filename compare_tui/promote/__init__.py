@@ -1,0 +1,128 @@
+"""Promote: act on a decision. Make a candidate the workload's baseline, recorded in the store
+with what it was decided on, or refuse (nothing written) when its verdict does not allow it.
+
+The rule: a promotion of B is allowed when B's verdict against the comparison's baseline (else
+the workload's current one) is `better` or `no worse`. `worse` or `inconclusive` refuse unless
+forced with a reason (recorded as `forced`). A workload's first baseline may be set from a
+comparison without one (`initial`). Pure planning (`plan_promotion`) apart from the one write
+(`Store.record_decision`), so the CLI and the TUI confirm exactly what will be recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from compare_tui.errors import CompareTuiError
+from compare_tui.report import ReportInputs, build_report, report_document
+from compare_tui.report import formatting as fmt
+from compare_tui.report.decision import Verdict
+from compare_tui.report.model import Report
+from compare_tui.store import DecisionRecord
+from compare_tui.store.decisions import DecisionKind
+
+ALLOWED = (Verdict.BETTER, Verdict.NO_WORSE)
+
+
+class PromotionRefused(CompareTuiError):
+    """The verdict does not allow the promotion (the message says why and what would)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    """What `promote` will record, and the figures it was decided on."""
+
+    record: DecisionRecord
+    report: Report
+    verdict: Verdict | None
+    """The candidate's verdict against the baseline (None for an initial baseline)."""
+    summary: str
+    """One sentence: what will happen, with the verdict and its interval."""
+
+
+def plan_promotion(inputs: ReportInputs, model: str, *, current_baseline: str | None, force: bool = False,
+                   reason: str = "", initial: bool = False, canary_percent: float | None = None,
+                   decided_by: str = "") -> Promotion:
+    """The decision to record for making `model` the workload's baseline, or `PromotionRefused`."""
+    if force and not reason.strip():
+        raise PromotionRefused("--force needs --reason \"…\": a forced promotion records why")
+    baseline = inputs.baseline or current_baseline
+    framed = replace(inputs, baseline=baseline, baseline_source=inputs.baseline_source if inputs.baseline
+                     else "workload") if baseline else inputs
+    report = build_report(framed)
+    row = report.figures_for(model) or next((r for r in report.models if r.model_name == model), None)
+    if row is None:
+        shown = ", ".join(r.label for r in report.models) or "none"
+        raise PromotionRefused(f"{model} is not a shown model of this comparison (its models: {shown})")
+    workload = report.goldset.workload_id
+    kind: DecisionKind
+    if baseline is None or row.model_name == baseline or row.label == baseline:
+        if baseline is not None and current_baseline == row.model_name:
+            raise PromotionRefused(f"{row.model_name} is already the baseline of workload {workload}")
+        if not initial:
+            raise PromotionRefused(
+                f"workload {workload} has no baseline and this comparison names none, so there is no verdict "
+                f"for {model}: give --initial to make it the workload's first baseline, or re-frame the "
+                "comparison with `report --baseline`")
+        kind, verdict = "initial", None
+        summary = f"{row.model_name} becomes workload {workload}'s first baseline (initial; no verdict)."
+    else:
+        decision = report.decision
+        versus = decision.for_candidate(row.label) if decision else None
+        verdict = versus.verdict if versus else None
+        words = _verdict_words(versus, decision.margin_pp if decision else 0.0, baseline)
+        if verdict in ALLOWED:
+            kind = "promoted"
+        elif force:
+            kind = "forced"
+        else:
+            raise PromotionRefused(f"refused: {row.model_name} is {words}; promote it only with "
+                                   "--force --reason \"…\" (recorded as forced)")
+        summary = (f"{row.model_name} replaces {baseline} as workload {workload}'s baseline ({kind}): "
+                   f"{row.model_name} is {words}.")
+    pins = _pins(inputs, {row.model_name, *(m for m in (baseline, current_baseline) if m)})
+    if canary_percent is not None:
+        if not 0 < canary_percent < 100:
+            raise PromotionRefused(f"--canary is a share of traffic between 0 and 100 % (got {canary_percent:g})")
+        if current_baseline is None or current_baseline not in pins:
+            raise PromotionRefused("--canary splits traffic with the current baseline, which must be one of this "
+                                   "comparison's models")
+        summary += (f" Canary: {canary_percent:g}% of traffic to {row.model_name}, "
+                    f"{100 - canary_percent:g}% stays on {current_baseline}.")
+    record = DecisionRecord(
+        workload_id=workload, model=row.model_name, previous_model=current_baseline,
+        comparison_id=report.comparison_id, goldset_digest=report.goldset.digest, kind=kind,
+        reason=reason.strip(), decided_by=decided_by, canary_percent=canary_percent,
+        pins=pins, figures=_figures(report, row.label),
+    )
+    return Promotion(record, report, verdict, summary)
+
+
+def _verdict_words(versus: Any, margin_pp: float, baseline: str) -> str:
+    if versus is None or versus.verdict is None:
+        return f"without a verdict against {baseline} (no task scored by both)"
+    return (f"{versus.verdict} against {baseline} ({fmt.signed(versus.delta_pp, ' pts')}, 95% CI "
+            f"{fmt.points_interval(versus.interval_pp)}, margin {margin_pp:g})")
+
+
+def _pins(inputs: ReportInputs, names: set[str]) -> dict[str, Any]:
+    """Each named model's pins as its run recorded them (the catalogue may change later)."""
+    out: dict[str, Any] = {}
+    for run_input in inputs.runs:
+        run = run_input.run
+        if run.model_name in names and run.model_name not in out:
+            entry = dict(run.model_entry)
+            entry.pop("key_env", None)
+            out[run.model_name] = {"run_id": run.id, **entry}
+    return out
+
+
+def _figures(report: Report, label: str) -> dict[str, Any]:
+    """The decision's figures at this moment, in the report's JSON shape."""
+    document = report_document(report)
+    decision = document.get("decision") or {}
+    versus = next((v for v in decision.get("versus", []) if v["candidate"] == label), None)
+    row = next((m for m in document["models"] if m["label"] == label), None)
+    return {"schema_version": document["schema_version"], "summary": decision.get("summary"),
+            "margin_pp": decision.get("margin_pp"), "versus": versus,
+            "pass_rate": row["pass_rate"] if row else None}
