@@ -254,3 +254,19 @@ REPORT_TABS = {"summary": ("enter",), "figures": ("enter", "2"), "figures-scroll
 @pytest.mark.parametrize("tab", list(REPORT_TABS))
 def test_report_with_real_length_texts(make_long_app, snap_compare, tab, size):
     assert snap_compare(make_long_app(), terminal_size=size, run_before=keys(*REPORT_TABS[tab]))
+
+
+@pytest.fixture
+def make_baseline_app(tmp_path):
+    """The same store, its comparison naming smollm2-135m as the baseline."""
+    store, sets = build_store(tmp_path)
+    store.set_comparison_baseline(COMPARISON_ID, "smollm2-135m")
+    catalogue = write_catalogue(tmp_path / "models.toml")
+    yield lambda: create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester",
+                             probe=fixed_probe)
+    store.close()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_report_summary_leads_with_the_decision(make_baseline_app, snap_compare, size):
+    assert snap_compare(make_baseline_app(), terminal_size=size, run_before=keys("enter"))

@@ -47,6 +47,8 @@ class NewRunPlan:
     model_names: tuple[str, ...]
     overrides: RunOverrides
     max_cost: float | None = None
+    baseline: str | None = None
+    """The model the others are judged against (None: the workload's promoted one, if run)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +168,11 @@ class EngineSession:
         for entry in entries:
             self.tally.set_gpu(entry.name, gpu_before_run(entry.kind))
         name = f"{goldset.manifest.workload_id} {datetime.now(UTC):%Y-%m-%d %H:%M}"
-        self.comparison_id = store.create_comparison(ComparisonRecord(name=name)).id
+        baseline = plan.baseline
+        if baseline is None:
+            current = store.current_baseline(goldset.manifest.workload_id)
+            baseline = current.model if current is not None and current.model in plan.model_names else None
+        self.comparison_id = store.create_comparison(ComparisonRecord(name=name, baseline=baseline)).id
         prepared: list[PreparedRun] = []
         try:
             for entry in entries:

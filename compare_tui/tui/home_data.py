@@ -16,7 +16,7 @@ from compare_tui.catalogue.readiness import cost_summary
 from compare_tui.goldset import GoldenSetError, discover_golden_sets
 from compare_tui.report import ReportNotFoundError, build_report, load_report_inputs
 from compare_tui.report import formatting as fmt
-from compare_tui.store import RunRecord, RunSummary, Store, StoreError
+from compare_tui.store import DecisionRecord, RunRecord, RunSummary, Store, StoreError
 from compare_tui.tui.workspace import Workspace
 
 RUN_SORTS = ("newest", "pass rate", "model", "set", "status")
@@ -35,6 +35,8 @@ class SetRow:
     digest: str
     problems: tuple[str, ...]
     """Validation problems, each one line with the file named relative to the sets folder."""
+    baseline: str | None = None
+    """The workload's promoted baseline in words (`model-a (promoted 2026-12-04 by ana)`), if any."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,8 @@ class HomeData:
 def read_home(workspace: Workspace) -> HomeData:
     """Everything the Home screen shows. Blocking (reads files and the store)."""
     workspace.forget_sets()
-    sets = tuple(_set_row(workspace, path) for path in discover_golden_sets(workspace.sets_dir))
+    baselines = workspace.store.current_baselines()
+    sets = tuple(_set_row(workspace, path, baselines) for path in discover_golden_sets(workspace.sets_dir))
     read = workspace.read_catalogue()
     models = tuple(model_row(e) for e in read.catalogue.models) if read.catalogue else ()
     store = workspace.store
@@ -84,7 +87,7 @@ def read_home(workspace: Workspace) -> HomeData:
     return HomeData(sets, models, read.problem, runs)
 
 
-def _set_row(workspace: Workspace, path: Path) -> SetRow:
+def _set_row(workspace: Workspace, path: Path, baselines: dict[str, DecisionRecord]) -> SetRow:
     try:
         goldset = workspace.golden_set(path)
     except GoldenSetError as exc:
@@ -96,7 +99,11 @@ def _set_row(workspace: Workspace, path: Path) -> SetRow:
     kinds = Counter(goldset.scorer_for(task).kind for task in goldset.tasks)
     scorers = ", ".join(f"{kind}×{n}" for kind, n in sorted(kinds.items()))
     m = goldset.manifest
-    return SetRow(path.name, path, m.name, m.version, len(goldset.tasks), scorers, short_digest(goldset.digest), ())
+    current = baselines.get(m.workload_id)
+    baseline = (f"{current.model} ({current.kind} {current.decided_at[:10]}"
+                + (f" by {current.decided_by}" if current.decided_by else "") + ")") if current else None
+    return SetRow(path.name, path, m.name, m.version, len(goldset.tasks), scorers, short_digest(goldset.digest), (),
+                  baseline)
 
 
 def _relative(text: str, folder: Path) -> str:

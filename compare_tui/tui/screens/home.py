@@ -194,6 +194,8 @@ class HomeScreen(CompareScreen):
         if row is None:
             return
         text = "\n".join(f"✗ {p}" for p in row.problems) if row.problems else f"{row.folder}/ · Enter or n starts a new run on this set"
+        if row.baseline:
+            text += f"\nbaseline: {row.baseline}"
         self.query_one("#set-detail", Static).update(text)
 
     @on(DataTable.RowHighlighted, "#models-table")

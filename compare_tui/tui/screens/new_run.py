@@ -51,6 +51,8 @@ class NewRunScreen(CompareScreen):
             yield Select([], prompt="choose a golden set", id="set-select", allow_blank=True)
             yield Label("Models (space toggles)", classes="section-title")
             yield SelectionList(id="model-list")
+            yield Label("Baseline: the model you run today (optional)", classes="section-title")
+            yield Select([], prompt="none: no versus-baseline verdicts", id="baseline-select", allow_blank=True)
             with Horizontal(id="settings-row"):
                 for field_id, label, kind in (("attempts", "attempts", "integer"), ("concurrency", "concurrency", "integer"),
                                               ("max-tokens", "max tokens", "integer"), ("max-cost", "spend cap $", "number")):
@@ -122,7 +124,16 @@ class NewRunScreen(CompareScreen):
         if self.choices is not None and self.choices.catalogue is not None:
             for index, entry in enumerate(self.choices.catalogue.models):
                 models.replace_option_prompt_at_index(index, _model_prompt(entry, entry.name in chosen))
+        self._offer_baselines(list(models.selected))
         self._update()
+
+    def _offer_baselines(self, names: list[str]) -> None:
+        """The baseline is one of the chosen models: keep the pick while it is still chosen."""
+        select = self.query_one("#baseline-select", Select)
+        kept = select.value if isinstance(select.value, str) and select.value in names else None
+        select.set_options([(name, name) for name in names])
+        if kept is not None:
+            select.value = kept
 
     def _goldset(self) -> GoldenSet | None:
         value = self.query_one("#set-select", Select).value
@@ -196,7 +207,10 @@ class NewRunScreen(CompareScreen):
             self.app.push_screen(RefusalScreen("The engine would refuse this run; nothing was sent.", "\n".join(reasons)))
             return
         overrides, cap, _ = self._overrides()
-        plan = NewRunPlan(goldset.root, tuple(m.name for m in current.models), overrides, cap)
+        baseline = self.query_one("#baseline-select", Select).value
+        names = tuple(m.name for m in current.models)
+        plan = NewRunPlan(goldset.root, names, overrides, cap,
+                          baseline=baseline if isinstance(baseline, str) and baseline in names else None)
         self.app.pop_screen()
         self.nav.open_live(plan)
 

@@ -1,4 +1,5 @@
-"""Report: the recommendation, confidence and caveats; the per-model figures; the grid of task
+"""Report: the decision against the baseline (when there is one) leading, then the
+recommendation, confidence and caveats; the per-model figures; the grid of task
 blocks with keyboard navigation; the hardware-cost utilisation view.
 
 Built in a worker from `compare_tui.report` (the one place figures are computed); this screen
@@ -15,7 +16,13 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from compare_tui.report import Report, ReportNotFoundError, build_report, columns, load_report_inputs
+from compare_tui.report import (
+    Report,
+    ReportNotFoundError,
+    build_report,
+    columns,
+    load_report_inputs,
+)
 from compare_tui.store import StoreError
 from compare_tui.tui import messages
 from compare_tui.tui.screen_base import CompareScreen
@@ -40,6 +47,7 @@ class ReportScreen(CompareScreen):
         Binding("v", "review", "Review queue"),
         Binding("f", "flag", "Flag task"),
         Binding("d", "diff", "A/B diff"),
+        Binding("P", "promote", "Promote"),
         Binding("g", "rebuild", "Rebuild"),
         Binding("escape", "back", "Back"),
     ]
@@ -56,6 +64,10 @@ class ReportScreen(CompareScreen):
         with TabbedContent(initial="summary", id="report-tabs"):
             with TabPane("Summary [1]", id="summary"):
                 with VerticalScroll(id="summary-scroll"):
+                    yield Static("", id="decision", markup=False)
+                    yield Static(columns.TITLES["versus"], id="versus-title", classes="section-title")
+                    yield _figure_table("versus-table")
+                    yield Static("", id="versus-notes", classes="muted notes", markup=False)
                     yield Static("", id="recommendation", markup=False)
                     yield Static("", id="refused", classes="error-line", markup=False)
                     yield Static(columns.TITLES["paired"], classes="section-title")
@@ -106,6 +118,11 @@ class ReportScreen(CompareScreen):
             box.display = bool(notes)
             self.query_one(f"#{name}-table", DataTable).set_class(bool(notes), "-noted")
 
+        versus = tables.fill_versus(self.query_one("#versus-table", DataTable), report, width)
+        notes = (*versus, *columns.versus_notes(report))
+        show("versus", notes)
+        for name in ("#versus-title", "#versus-table"):
+            self.query_one(name).display = report.decision is not None and bool(report.decision.versus)
         show("paired", tables.fill_paired(self.query_one("#paired-table", DataTable), report, width))
         show("pass", tables.fill_pass_rates(self.query_one("#pass-table", DataTable), report, width))
         show("latency", tables.fill_latency(self.query_one("#latency-table", DataTable), report, width))
@@ -146,6 +163,10 @@ class ReportScreen(CompareScreen):
         report = self.report = message.report
         self.build_seconds = message.seconds
         self.sub_title = f"report · {report.title}"
+        decision = self.query_one("#decision", Static)
+        decision.update(tables.decision_text(report))
+        decision.display = bool(tables.decision_text(report))
+        decision.set_class(report.decision is not None and report.decision.summary.startswith("Keep"), "-keep")
         banner = self.query_one("#recommendation", Static)
         banner.update(tables.recommendation_text(report))
         for level in ("high", "medium", "low", "none"):
@@ -214,6 +235,49 @@ class ReportScreen(CompareScreen):
             self.nav.open_diff(runs[0], runs[1])
         else:
             self.nav.open_diff(runs[0] if runs else None)
+
+    def action_promote(self) -> None:
+        """Promote the decision's best candidate (or, without a baseline, set the recommended
+        model as the workload's first): show the verdict and what will be recorded, then ask."""
+        from compare_tui.promote import PromotionRefused, plan_promotion
+        from compare_tui.tui.screens.confirm import ConfirmScreen
+        from compare_tui.tui.screens.refusal import RefusalScreen
+
+        report = self.report
+        if report is None or report.comparison_id is None:
+            self.notify("Promote acts on a comparison of two or more models.", severity="warning")
+            return
+        store = self.workspace.store
+        inputs = load_report_inputs(store, report.comparison_id)
+        current = store.current_baseline(report.goldset.workload_id)
+        decision = report.decision
+        allowed = [v for v in decision.versus if str(v.verdict) in ("better", "no worse")] if decision else []
+        model = (allowed[0].model_name if allowed else
+                 (decision.versus[0].model_name if decision and decision.versus else report.recommendation.winner))
+        if model is None:
+            self.notify("There is no candidate to promote.", severity="warning")
+            return
+        initial = decision is None and current is None
+        try:
+            plan = plan_promotion(inputs, model, current_baseline=current.model if current else None,
+                                  initial=initial, decided_by=self.workspace.reviewer)
+        except PromotionRefused as exc:
+            self.app.push_screen(RefusalScreen(f"Not promoted: {model}", f"{exc}\n\nFrom the command line: "
+                                               f"compare-tui promote {report.comparison_id} --model {model} "
+                                               "--force --reason \"…\" records a forced promotion."))
+            return
+        record = plan.record
+        body = (f"{plan.summary}\n\nWill record: workload {record.workload_id} → {record.model} ({record.kind}), "
+                f"comparison {record.comparison_id}, set digest {record.goldset_digest[:19]}…, both models' pins "
+                f"and these figures, by {record.decided_by or 'unknown'}.")
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed:
+                store.record_decision(record)
+                self.notify(f"{record.model} is now the baseline of {record.workload_id}.", title="Promoted")
+                self.action_rebuild()
+
+        self.app.push_screen(ConfirmScreen(f"Promote {model}?", body, "Promote"), done)
 
     def action_back(self) -> None:
         self.app.pop_screen()

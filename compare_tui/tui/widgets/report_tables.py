@@ -57,6 +57,18 @@ def fill_paired(table: DataTable, report: Report, width: int) -> tuple[str, ...]
     return fill(table, columns.paired_columns(report), width)
 
 
+def fill_versus(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
+    found = columns.versus_columns(report)
+    return fill(table, found, width) if found else ()
+
+
+def decision_text(report: Report) -> str:
+    """The decision's one line, or why there is none (empty without a baseline)."""
+    if report.decision is not None:
+        return report.decision.summary
+    return report.decision_note or ""
+
+
 def recommendation_text(report: Report) -> Text:
     rec = report.recommendation
     text = Text()
