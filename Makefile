@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine (Debian 12, Python 3.11, no GPU):
-#   make demo   set up, start the two bundled local models, run the sample golden set, show the report
+#   make demo   set up, start the two bundled local models, run the sample golden set against a baseline, show the decision
 #   make test   set up and run the whole test suite (integration tests use the real llama-server)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -28,7 +28,7 @@ setup: $(VENV)/.installed
 demo: setup
 	$(BIN)/compare-tui local up
 	trap '$(BIN)/compare-tui local down' EXIT; \
-	$(BIN)/compare-tui run $(SET) --model smollm2-135m --model gemma3-270m && \
+	$(BIN)/compare-tui run $(SET) --baseline gemma3-270m --model smollm2-135m && \
 	$(BIN)/compare-tui report latest
 
 test: setup

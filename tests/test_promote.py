@@ -128,3 +128,30 @@ def test_a_workloads_baseline_cannot_be_removed_from_the_catalogue_without_force
     assert "model-a" in catalogue.read_text(encoding="utf-8")
     assert cli(comparisons, "models", "remove", "model-a", "--models", str(catalogue), "--force") == 0
     assert "model-a" not in catalogue.read_text(encoding="utf-8")
+
+
+def test_promoting_the_comparisons_own_baseline_is_judged_against_the_workloads(comparisons, capsys):
+    # --initial never bypasses a verdict: cmp-2 names model-a, so model-c is judged, and refused.
+    assert cli(comparisons, "promote", "cmp-2", "--model", "model-c", "--initial") == 3
+    assert comparisons.current_baseline(WORKLOAD) is None
+    capsys.readouterr()
+    # With model-c as the workload's baseline, promoting cmp-2's own baseline model-a is judged
+    # against model-c (one task apart of ten: inconclusive).
+    comparisons.set_comparison_baseline("cmp-2", None)
+    assert cli(comparisons, "promote", "cmp-2", "--model", "model-c", "--initial") == 0
+    comparisons.set_comparison_baseline("cmp-2", "model-a")
+    capsys.readouterr()
+    assert cli(comparisons, "promote", "cmp-2", "--model", "model-a") == 3
+    assert "refused: model-a is inconclusive against model-c" in capsys.readouterr().err
+
+
+def test_a_workload_baseline_outside_the_comparison_gives_no_verdict(comparisons, capsys):
+    cli(comparisons, "promote", "cmp-2", "--model", "model-c", "--force", "--reason", "set up")
+    capsys.readouterr()
+    assert comparisons.current_baseline(WORKLOAD).model == "model-c"
+    # cmp-1 (a, b) names no baseline and does not hold model-c.
+    assert cli(comparisons, "promote", "cmp-1", "--model", "model-a") == 3
+    err = capsys.readouterr().err
+    assert "the workload's baseline model-c is not in this comparison" in err
+    assert cli(comparisons, "promote", "cmp-1", "--model", "model-a", "--force", "--reason", "known good") == 0
+    assert comparisons.current_baseline(WORKLOAD).kind == "forced"

@@ -46,31 +46,45 @@ def plan_promotion(inputs: ReportInputs, model: str, *, current_baseline: str | 
     """The decision to record for making `model` the workload's baseline, or `PromotionRefused`."""
     if force and not reason.strip():
         raise PromotionRefused("--force needs --reason \"…\": a forced promotion records why")
-    baseline = inputs.baseline or current_baseline
-    framed = replace(inputs, baseline=baseline, baseline_source=inputs.baseline_source if inputs.baseline
-                     else "workload") if baseline else inputs
-    report = build_report(framed)
+    named = inputs.baseline
+    # Judged against the comparison's baseline, unless that is the model promoted: then against
+    # the workload's current baseline.
+    against = named if named and named != model else (
+        current_baseline if current_baseline and current_baseline != model else None)
+    source = inputs.baseline_source if against == named else "workload"
+    report = build_report(replace(inputs, baseline=against, baseline_source=source) if against else
+                          replace(inputs, baseline=None))
     row = report.figures_for(model) or next((r for r in report.models if r.model_name == model), None)
     if row is None:
         shown = ", ".join(r.label for r in report.models) or "none"
         raise PromotionRefused(f"{model} is not a shown model of this comparison (its models: {shown})")
     workload = report.goldset.workload_id
     kind: DecisionKind
-    if baseline is None or row.model_name == baseline or row.label == baseline:
-        if baseline is not None and current_baseline == row.model_name:
+    verdict: Verdict | None = None
+    if against is None:
+        if current_baseline == row.model_name:
             raise PromotionRefused(f"{row.model_name} is already the baseline of workload {workload}")
         if not initial:
+            why = (f"{model} is this comparison's own baseline" if named == model
+                   else "this comparison names no baseline")
             raise PromotionRefused(
-                f"workload {workload} has no baseline and this comparison names none, so there is no verdict "
-                f"for {model}: give --initial to make it the workload's first baseline, or re-frame the "
-                "comparison with `report --baseline`")
-        kind, verdict = "initial", None
+                f"workload {workload} has no baseline yet and {why}, so there is no verdict for {model}: give "
+                "--initial to make it the workload's first baseline, or re-frame the comparison with "
+                "`report --baseline`")
+        kind = "initial"
         summary = f"{row.model_name} becomes workload {workload}'s first baseline (initial; no verdict)."
+    elif report.decision is None:
+        words = (f"without a verdict: the workload's baseline {against} is not in this comparison (compare the two "
+                 f"with `run SET --baseline {against} --model {row.model_name}`)")
+        if not force:
+            raise PromotionRefused(f"refused: {row.model_name} is {words}; promote it only with --force --reason \"…\"")
+        kind = "forced"
+        summary = f"{row.model_name} replaces {against} as workload {workload}'s baseline (forced): {row.model_name} is {words}."
     else:
         decision = report.decision
-        versus = decision.for_candidate(row.label) if decision else None
+        versus = decision.for_candidate(row.label)
         verdict = versus.verdict if versus else None
-        words = _verdict_words(versus, decision.margin_pp if decision else 0.0, baseline)
+        words = _verdict_words(versus, decision.margin_pp, against)
         if verdict in ALLOWED:
             kind = "promoted"
         elif force:
@@ -78,9 +92,9 @@ def plan_promotion(inputs: ReportInputs, model: str, *, current_baseline: str | 
         else:
             raise PromotionRefused(f"refused: {row.model_name} is {words}; promote it only with "
                                    "--force --reason \"…\" (recorded as forced)")
-        summary = (f"{row.model_name} replaces {baseline} as workload {workload}'s baseline ({kind}): "
+        summary = (f"{row.model_name} replaces {against} as workload {workload}'s baseline ({kind}): "
                    f"{row.model_name} is {words}.")
-    pins = _pins(inputs, {row.model_name, *(m for m in (baseline, current_baseline) if m)})
+    pins = _pins(inputs, {row.model_name, *(m for m in (against, current_baseline) if m)})
     if canary_percent is not None:
         if not 0 < canary_percent < 100:
             raise PromotionRefused(f"--canary is a share of traffic between 0 and 100 % (got {canary_percent:g})")
