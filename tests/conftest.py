@@ -12,6 +12,11 @@ import signal
 import pytest
 
 
+SESSION_MODELS = ["smollm2-135m", "gemma3-270m"]
+"""The session servers: the two small bundled models. The third (Qwen2.5-Coder 0.5B) is started
+only by the tests it adds coverage to (tool calls, the decision end to end), to keep CI quick."""
+
+
 def _interrupt(signum, frame):
     # SIGTERM/SIGHUP (a CI timeout, `timeout`, a closed SSH session) would kill pytest without
     # running fixture teardown, leaving the servers behind; as KeyboardInterrupt, pytest tears
@@ -42,7 +47,7 @@ def local_cluster(tmp_path_factory):
             signal.signal(sig, _interrupt)
     try:
         try:
-            cluster = up(parallel=4, ctx=4096, catalogue_path=state_dir / "models.toml")
+            cluster = up(SESSION_MODELS, parallel=4, ctx=4096, catalogue_path=state_dir / "models.toml")
         except LocalError as exc:
             pytest.fail(f"could not provision the local llama.cpp servers:\n{exc}", pytrace=False)
         yield cluster

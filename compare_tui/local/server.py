@@ -72,9 +72,11 @@ def port_busy_error(port: int) -> LocalError:
 
 
 def server_cmdline(
-    model_file: Path, *, name: str, port: int, ctx: int, parallel: int, jinja: bool
+    model_file: Path, *, name: str, port: int, ctx: int, parallel: int, jinja: bool, threads: int | None = None
 ) -> list[str]:
-    """The exact argv of one server; it is also what identifies the process later (/proc)."""
+    """The exact argv of one server; it is also what identifies the process later (/proc).
+    `threads` (generation and prompt processing alike) None: llama.cpp's default, every core."""
+    thread_args = [] if threads is None else ["--threads", str(threads), "--threads-batch", str(threads)]
     return [
         str(binary_path()),
         "-m", str(model_file),
@@ -86,6 +88,7 @@ def server_cmdline(
         # Stated explicitly rather than relying on the build's default: tool calls need the
         # model's Jinja chat template; --no-jinja makes the server refuse requests with tools.
         "--jinja" if jinja else "--no-jinja",
+        *thread_args,
     ]  # fmt: skip
 
 

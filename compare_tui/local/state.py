@@ -45,6 +45,8 @@ class ServerRecord:
     jinja: bool
     props: dict = field(default_factory=dict)
     """Serving notes read from the server's `/props` once it was healthy (empty before)."""
+    threads: int | None = None
+    """`--threads`/`--threads-batch` it was started with (None: llama.cpp's default, all cores)."""
 
     @property
     def endpoint(self) -> str:
