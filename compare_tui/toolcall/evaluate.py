@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from compare_tui.scoring.result import ToolCall
+from compare_tui.scoring.textual_call import ADVICE, written_as_text
 from compare_tui.toolcall.checks import STREAM, UNIVERSAL, ParsedCall, parse_calls, stream_check, universal_checks
 from compare_tui.toolcall.exchange import RawExchange
 from compare_tui.toolcall.expectations import expectation_checks, planned
@@ -52,10 +54,18 @@ def evaluate(scenario: Scenario, ex: RawExchange) -> ScenarioResult:
     called = {c.name for c in calls}
     approximate = [f"{t.name}: pattern at {p}" for t in scenario.tools if t.wire_name in called for p in survey(t.parameters).approximate]
     content = message.get("content") if isinstance(message.get("content"), str) else None
+    as_text = None
+    if failed and not calls:
+        # Right intent, unparsed by this stack: said apart from "no call" (the serving setup's
+        # template or tool parser, as much as the model).
+        found = written_as_text(content, schemas)
+        if found is not None:
+            as_text = ToolCall(scenario.wire_to_name().get(found.name, found.name), found.arguments).canonical()
+            reason = f"{reason} — a tool call written as text, {as_text}; {ADVICE}"
     return ScenarioResult(
         outcome=outcome, reason=reason, checks=tuple(checks), not_checked=tuple(not_checked),
         approximate=tuple(approximate), calls=tuple(_record(c, scenario) for c in calls), content=content,
-        content_chars=len(content or ""), finish_reason=finish, notes=tuple(notes), **base,
+        content_chars=len(content or ""), finish_reason=finish, notes=tuple(notes), written_as_text=as_text, **base,
     )
 
 

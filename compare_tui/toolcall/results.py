@@ -80,6 +80,9 @@ class ScenarioResult:
     ttft_ms: float | None = None
     stream: bool = False
     notes: tuple[str, ...] = ()
+    written_as_text: str | None = None
+    """A call the scenario wanted, found written as JSON in the answer's *content* instead of
+    `tool_calls` (rendered canonically): the model meant to call, the server did not parse it."""
 
     @property
     def failed_checks(self) -> tuple[CheckResult, ...]:

@@ -17,7 +17,8 @@ from compare_tui.toolcall.results import (
 
 SYMBOLS = {ToolcallOutcome.PASS: "✓", ToolcallOutcome.FAIL: "✗", ToolcallOutcome.UNSUPPORTED: "⊘", ToolcallOutcome.ERROR: "!"}
 MISSING = "·"
-LEGEND = ("✓ pass   ✗ fail   ⊘ unsupported (the serving setup refused the request shape; not the model)   "
+LEGEND = ("✓ pass   ✗ fail   ✗ fail (text): the call was written as text, not parsed by the server   "
+          "⊘ unsupported (the serving setup refused the request shape; not the model)   "
           "! error (nothing measured)   · not run")
 
 
@@ -56,8 +57,8 @@ class Cell:
 
     @property
     def text(self) -> str:
-        """Symbol and word, e.g. "✗ fail"."""
-        return f"{self.symbol} {self.outcome.value}"
+        """Symbol and word, e.g. "✗ fail", or "✗ fail (text)" for a call written as text."""
+        return f"{self.symbol} {self.outcome.value}{' (text)' if self.result.written_as_text else ''}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,9 @@ def _caveats(runs: Sequence[ToolcallRun]) -> list[str]:
         out.append("The runs used different suite versions or digests; rows are matched by scenario id only.")
     if any(run.user_notes for run in runs):
         out.append(f"Serving notes are {NOTES_LABEL}.")
+    if any(res.written_as_text for res in results):
+        out.append("fail (text): the model wrote the tool call as JSON in its answer's content; the server did not "
+                   "parse it into tool_calls. Check the chat template and the server's tool parser before blaming the model.")
     if any(res.not_checked for res in results):
         out.append("Some schema keywords were not checked (listed per scenario); a pass does not vouch for them.")
     if any(res.approximate for res in results):
@@ -131,6 +135,8 @@ def detail_lines(result: ScenarioResult, column: Column | None = None) -> list[s
     idle = [c.id for c in result.checks if not c.applicable]
     if idle:
         lines.append(f"  – not applicable to this answer: {', '.join(idle)}")
+    if result.written_as_text:
+        lines.append(f"  written as text, not parsed into tool_calls: {result.written_as_text}")
     for call in result.calls:
         shown = "" if call.arguments is None else f" {call.arguments}"
         lines.append(f"  call {call.name} (id {call.id}){shown}")
