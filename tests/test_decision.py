@@ -327,3 +327,21 @@ def test_a_bad_manifest_margin_names_the_field(tmp_path):
     manifest.write_text(manifest.read_text(encoding="utf-8") + "\n[decision]\nmargin_pp = -1\n", encoding="utf-8")
     with pytest.raises(GoldenSetError, match="margin_pp"):
         load_golden_set(copy)
+
+
+def test_latency_deltas_are_over_the_same_tasks_not_each_models_completed_ones():
+    from compare_tui.report import AttemptFacts, RunInput
+
+    def facts(passes: set[int], e2e) -> tuple[AttemptFacts, ...]:
+        return tuple(AttemptFacts(f"t{i:02d}", 1, "pass" if i in passes else "fail", ttft_ms=e2e(i) / 10,
+                                  e2e_ms=e2e(i), prompt_tokens=10, completion_tokens=2) for i in range(10))
+
+    # The baseline completes only the five quick tasks; the candidate completes all ten, slowly.
+    base = RunInput(one("p", "run-a", "model-a").run, facts(set(range(5)), lambda i: 100.0 if i < 5 else 1000.0))
+    cand = RunInput(one("p", "run-b", "model-b").run, facts(set(range(10)), lambda i: 1000.0))
+    report = build_report(inputs(base, cand, baseline="model-a"))
+    [v] = report.decision.versus
+    # Per completed task the baseline's p50 is 100 ms (+900 %); on the same ten tasks it is 550 ms.
+    assert report.figures_for("model-a").latency.e2e_ms.p50 == 100.0
+    assert v.e2e_p50_pct == pytest.approx((1000 - 550) / 550 * 100)
+    assert v.ttft_p50_pct == pytest.approx((100 - 55) / 55 * 100)

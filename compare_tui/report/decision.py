@@ -5,7 +5,9 @@ workload's promoted baseline. Per candidate, on the tasks both scored:
 
 - Δ pass rate in points with its paired 95% interval (L, U) and the exact McNemar p; the
   interval excludes zero exactly when p < 0.05, so the verdict never contradicts the test;
-- Δ TTFT p50, Δ end-to-end p50 and p95, Δ tokens per completed task, in % of the baseline;
+- Δ TTFT p50, Δ end-to-end p50 and p95 over the same tasks (those both scored, each task's
+  deciding attempt, so a model is not timed on easier tasks than the other), and Δ tokens per
+  completed task, in % of the baseline;
 - Δ cost per completed task and the **savings** (baseline − candidate) / baseline, only when
   both rows have the same cost basis and currency (else both figures, no savings);
 - the **verdict**, with margin M (points, default 5):
@@ -22,7 +24,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from compare_tui.report.figures import ModelFigures
-from compare_tui.report.paired import PairedComparison, paired
+from compare_tui.report.paired import PairedComparison, both_scored, paired
+from compare_tui.report.stats import Percentiles, percentiles
 
 DEFAULT_MARGIN_PP = 5.0
 VERDICT_RULE = ("better when the 95% interval's lower bound L > 0; no worse when L > −M and not better; "
@@ -150,14 +153,26 @@ def cost_versus(candidate: ModelFigures, baseline: ModelFigures) -> CostVersus:
                       change, savings, note)
 
 
+def paired_latency(candidate: ModelFigures, baseline: ModelFigures) -> tuple[Percentiles, Percentiles, Percentiles,
+                                                                             Percentiles]:
+    """(candidate TTFT, baseline TTFT, candidate E2E, baseline E2E) over the tasks both scored
+    (the paired set), each task's deciding attempt, where both sides have the timing."""
+    pairs = [(c, b) for c, b in zip(candidate.blocks, baseline.blocks, strict=True) if both_scored(c, b)]
+    ttft = [(c.ttft_ms, b.ttft_ms) for c, b in pairs if c.ttft_ms is not None and b.ttft_ms is not None]
+    e2e = [(c.e2e_ms, b.e2e_ms) for c, b in pairs if c.e2e_ms is not None and b.e2e_ms is not None]
+    return (percentiles(c for c, _ in ttft), percentiles(b for _, b in ttft),
+            percentiles(c for c, _ in e2e), percentiles(b for _, b in e2e))
+
+
 def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float) -> Versus:
     p = paired(candidate, baseline)
     verdict = None if p.interval is None else verdict_for(p.interval.low * 100, p.interval.high * 100, margin_pp)
+    ttft_c, ttft_b, e2e_c, e2e_b = paired_latency(candidate, baseline)
     return Versus(
         candidate=candidate.label, model_name=candidate.model_name, run_id=candidate.run_id, paired=p, verdict=verdict,
-        ttft_p50_pct=percent_change(candidate.latency.ttft_ms.p50, baseline.latency.ttft_ms.p50),
-        e2e_p50_pct=percent_change(candidate.latency.e2e_ms.p50, baseline.latency.e2e_ms.p50),
-        e2e_p95_pct=percent_change(candidate.latency.e2e_ms.p95, baseline.latency.e2e_ms.p95),
+        ttft_p50_pct=percent_change(ttft_c.p50, ttft_b.p50),
+        e2e_p50_pct=percent_change(e2e_c.p50, e2e_b.p50),
+        e2e_p95_pct=percent_change(e2e_c.p95, e2e_b.p95),
         tokens_per_task_pct=percent_change(_tokens_per_task(candidate), _tokens_per_task(baseline)),
         cost=cost_versus(candidate, baseline),
     )

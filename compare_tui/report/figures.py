@@ -44,6 +44,9 @@ class Block:
     """The latest verdict a person gave (`pass`, `fail`, `skip`), if any."""
     detail: str = ""
     """Why, in the scorer's words, from the attempt that decided the status."""
+    ttft_ms: float | None = None
+    e2e_ms: float | None = None
+    """Timings of the attempt that decided the status (for the paired latency of the decision)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +199,8 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
         shown = passing or next((a for a in reversed(attempts) if a.outcome == status), None)
         shown = shown or (attempts[-1] if attempts else None)
         blocks.append(Block(task_id, status, is_human(task_id, outcomes, task_kinds), verdict,
-                            shown.detail if shown else ""))
+                            shown.detail if shown else "", shown.ttft_ms if shown else None,
+                            shown.e2e_ms if shown else None))
         if status == "pass":
             # The passing attempt, or for a person's pass the attempt they were shown.
             representative.append(passing or next(a for a in attempts if a.outcome == "review"))

@@ -72,7 +72,7 @@ def paired(a: ModelFigures, b: ModelFigures) -> PairedComparison:
     both = only_a = only_b = neither = 0
     left_out: Counter[str] = Counter()
     for block_a, block_b in zip(a.blocks, b.blocks, strict=True):
-        if block_a.human or block_b.human or block_a.status not in _SCORED or block_b.status not in _SCORED:
+        if not both_scored(block_a, block_b):
             left_out[_why_left_out(a.label, block_a, b.label, block_b)] += 1
             continue
         passed_a, passed_b = block_a.status == "pass", block_b.status == "pass"
@@ -104,6 +104,11 @@ def paired(a: ModelFigures, b: ModelFigures) -> PairedComparison:
         sentence += " Left out: " + "; ".join(f"{n} {why}" for why, n in reasons) + "."
     return PairedComparison(a.label, a.run_id, b.label, b.run_id, tasks, both, only_a, only_b,
                             neither, difference, interval, p_value, within, needed, more, sentence, reasons)
+
+
+def both_scored(block_a: Block, block_b: Block) -> bool:
+    """The task counts in a paired comparison: automatically scored (pass, fail or error) by both."""
+    return not (block_a.human or block_b.human) and block_a.status in _SCORED and block_b.status in _SCORED
 
 
 def _why_left_out(name_a: str, block_a: Block, name_b: str, block_b: Block) -> str:
