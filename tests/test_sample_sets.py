@@ -23,7 +23,7 @@ from compare_tui.goldset import SCORER_KINDS, GoldenSet, Manifest, Task, discove
 from compare_tui.scoring import Answer, Outcome, ToolCall, score
 
 SAMPLE_SETS = Path(__file__).resolve().parent.parent / "sample_sets"
-SET_NAMES = ("support-triage", "order-extraction", "calendar-assistant")
+SET_NAMES = ("support-triage", "order-extraction", "calendar-assistant", "ticket-labels")
 SET_DIRS = sorted(d for d in SAMPLE_SETS.iterdir() if (d / "golden.toml").is_file())
 CHECKER = SAMPLE_SETS / "order-extraction" / "checks" / "convert.py"
 
