@@ -155,3 +155,19 @@ def test_a_workload_baseline_outside_the_comparison_gives_no_verdict(comparisons
     assert "the workload's baseline model-c is not in this comparison" in err
     assert cli(comparisons, "promote", "cmp-1", "--model", "model-a", "--force", "--reason", "known good") == 0
     assert comparisons.current_baseline(WORKLOAD).kind == "forced"
+
+
+def test_the_summary_names_the_workload_baseline_replaced_not_the_comparison_baseline(comparisons, capsys):
+    # The workload's baseline is c (forced), the comparison's is a: promoting a no-worse d
+    # judged against a replaces c, and says so.
+    assert cli(comparisons, "promote", "cmp-2", "--model", "model-c", "--force", "--reason", "test") == 0
+    record(comparisons, "run-a3", "model-a", "p" * 100)
+    record(comparisons, "run-d", "model-d", "p" * 100)
+    compare(comparisons, "cmp-3", "run-a3", "run-d")
+    comparisons.set_comparison_baseline("cmp-3", "model-a")
+    capsys.readouterr()
+    assert cli(comparisons, "promote", "cmp-3", "--model", "model-d") == 0
+    printed = capsys.readouterr().out
+    assert "model-d replaces model-c as workload support-triage's baseline (promoted): model-d is no worse against " \
+           "model-a" in printed
+    assert comparisons.current_baseline(WORKLOAD).previous_model == "model-c"

@@ -79,7 +79,7 @@ def plan_promotion(inputs: ReportInputs, model: str, *, current_baseline: str | 
         if not force:
             raise PromotionRefused(f"refused: {row.model_name} is {words}; promote it only with --force --reason \"…\"")
         kind = "forced"
-        summary = f"{row.model_name} replaces {against} as workload {workload}'s baseline (forced): {row.model_name} is {words}."
+        summary = f"{_takes_over(row.model_name, current_baseline, workload)} (forced): {row.model_name} is {words}."
     else:
         decision = report.decision
         versus = decision.for_candidate(row.label)
@@ -92,8 +92,7 @@ def plan_promotion(inputs: ReportInputs, model: str, *, current_baseline: str | 
         else:
             raise PromotionRefused(f"refused: {row.model_name} is {words}; promote it only with "
                                    "--force --reason \"…\" (recorded as forced)")
-        summary = (f"{row.model_name} replaces {against} as workload {workload}'s baseline ({kind}): "
-                   f"{row.model_name} is {words}.")
+        summary = f"{_takes_over(row.model_name, current_baseline, workload)} ({kind}): {row.model_name} is {words}."
     pins = _pins(inputs, {row.model_name, *(m for m in (against, current_baseline) if m)})
     if canary_percent is not None:
         if not 0 < canary_percent < 100:
@@ -110,6 +109,14 @@ def plan_promotion(inputs: ReportInputs, model: str, *, current_baseline: str | 
         pins=pins, figures=_figures(report, row.label),
     )
     return Promotion(record, report, verdict, summary)
+
+
+def _takes_over(model: str, current_baseline: str | None, workload: str) -> str:
+    """Who the promotion replaces: the workload's current baseline, which may differ from the
+    model the verdict was judged against (the comparison's own baseline)."""
+    if current_baseline is None:
+        return f"{model} becomes workload {workload}'s baseline"
+    return f"{model} replaces {current_baseline} as workload {workload}'s baseline"
 
 
 def _verdict_words(versus: Any, margin_pp: float, baseline: str) -> str:
