@@ -17,6 +17,7 @@ from compare_tui.report.stats import (
     percentiles,
     seed_for,
     tasks_to_resolve,
+    proportion_interval,
     wilson_interval,
 )
 
@@ -50,6 +51,39 @@ def test_wilson_bounds_within_unit_interval_and_contain_the_estimate(counts):
     successes, trials = counts
     interval = wilson_interval(successes, trials)
     assert 0.0 <= interval.low <= successes / trials <= interval.high <= 1.0
+
+
+def test_the_pass_rate_interval_is_exact_clopper_pearson():
+    # Known values (Clopper & Pearson 1934; also statsmodels' "beta" method).
+    two = proportion_interval(2, 10)
+    assert two.low == pytest.approx(0.0252107, abs=1e-6) and two.high == pytest.approx(0.5560955, abs=1e-6)
+    none = proportion_interval(0, 10)
+    assert none.low == 0.0 and none.high == pytest.approx(0.3084971, abs=1e-6)
+    assert proportion_interval(10, 10).low == pytest.approx(0.6915029, abs=1e-6)
+    assert proportion_interval(0, 0) is None
+    with pytest.raises(ValueError, match="within 0..3"):
+        proportion_interval(4, 3)
+
+
+def _exact_coverage(n: int, p: float) -> float:
+    return sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)
+               if (i := proportion_interval(k, n)).low <= p <= i.high)
+
+
+@pytest.mark.parametrize("n", [5, 10, 19, 64])
+@pytest.mark.parametrize("p", [0.01, 0.05, 0.3, 0.5, 0.9, 0.99])
+def test_the_pass_rate_interval_covers_at_least_95_percent_exactly(n, p):
+    # Summed over every outcome, no simulation: where Wilson covers 0.904 (n=10, p=0.01).
+    assert _exact_coverage(n, p) >= 0.95
+
+
+@given(st.integers(min_value=1, max_value=2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_the_pass_rate_interval_contains_the_estimate_and_mirrors(counts):
+    successes, trials = counts
+    exact = proportion_interval(successes, trials)
+    assert 0.0 <= exact.low <= successes / trials <= exact.high <= 1.0
+    mirror = proportion_interval(trials - successes, trials)
+    assert mirror.low == pytest.approx(1 - exact.high, abs=1e-9) and mirror.high == pytest.approx(1 - exact.low, abs=1e-9)
 
 
 # ------------------------------------------------------------------ percentiles

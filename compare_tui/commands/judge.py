@@ -23,7 +23,7 @@ examples:
 
 Every pair is judged twice with the answers swapped; a model wins a pair only when it wins
 both orderings, anything else is a tie (inconsistent orderings are counted and shown).
-Win rate = (wins + ½ ties) / judged pairs with a Wilson 95% interval; inconclusive when the
+Win rate = (wins + ½ ties) / judged pairs with a 95% score interval that accounts for ties (Wilson's when there are none); inconclusive when the
 interval includes 50%. Verdicts are stored as they arrive: run the same command again after
 an interruption and only missing or failed calls are made.
 

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compare_tui.report.stats import Interval, wilson_interval
+from compare_tui.report.stats import Interval, proportion_interval
 
 DEFAULT_MIN_LABELLED = 20
 """Labelled rows needed before the badge rates correctness (below it: Not enough data)."""
@@ -86,9 +86,9 @@ class EvaluatorComparison:
         return self.labelled >= self.min_labelled
 
     def correctness_interval(self, which: str) -> Interval | None:
-        """Wilson 95% interval of `current` or `candidate` correctness on labelled rows."""
+        """exact (Clopper–Pearson) 95% interval of `current` or `candidate` correctness on labelled rows."""
         correct = self.current_correct if which == "current" else self.candidate_correct
-        return wilson_interval(correct, self.labelled) if self.labelled else None
+        return proportion_interval(correct, self.labelled) if self.labelled else None
 
     def agreement_map(self) -> str:
         """One mark per row in task order: `=` same level, `≠` changed, `!` failed candidate call,

@@ -13,7 +13,7 @@ from compare_tui.report.figures import ModelFigures
 from compare_tui.report.inputs import ReportInputs, RunInput
 
 MARGIN_THRESHOLD = 0.05
-"""Wilson half-widths at or above this (five points) get a margin-of-error caveat."""
+"""Pass-rate interval half-widths at or above this (five points) get a margin-of-error caveat."""
 _LISTED = 5
 
 
@@ -80,7 +80,7 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
     interval = row.pass_rate.interval
     if interval is not None and interval.half_width >= MARGIN_THRESHOLD:
         out.append(Caveat("margin", f"With {_plural(row.pass_rate.scored, 'scored task')}, {name}'s pass rate could "
-                          f"be anywhere from {interval.low * 100:.1f} to {interval.high * 100:.1f} % (Wilson 95% "
+                          f"be anywhere from {interval.low * 100:.1f} to {interval.high * 100:.1f} % (95% "
                           f"interval, about ±{interval.half_width * 100:.0f} points): a small set's margin of error."))
     if counts.human:
         out.append(Caveat("human", f"{name}: {_plural(counts.human, 'task')} scored by a person "

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_duration_s
 from compare_tui.report.inputs import AttemptFacts, RunInput
-from compare_tui.report.stats import Interval, Percentiles, percentiles, wilson_interval
+from compare_tui.report.stats import Interval, Percentiles, percentiles, proportion_interval
 from compare_tui.store.summary import measured, task_outcome
 
 STATUSES = ("pass", "fail", "review", "error", "missing")
@@ -71,7 +71,7 @@ class Counts:
 
 @dataclass(frozen=True, slots=True)
 class PassRate:
-    """Share of scored tasks that passed, with its Wilson 95% interval."""
+    """Share of scored tasks that passed, with its 95% interval (exact Clopper–Pearson, `stats.proportion_interval`)."""
 
     passed: int
     scored: int
@@ -245,7 +245,7 @@ def _pass_rate(blocks: Sequence[Block]) -> PassRate:
     passed = sum(1 for b in scored if b.status == "pass")
     errored = sum(1 for b in scored if b.status == "error")
     rate = passed / len(scored) if scored else None
-    return PassRate(passed, len(scored), errored, rate, wilson_interval(passed, len(scored)))
+    return PassRate(passed, len(scored), errored, rate, proportion_interval(passed, len(scored)))
 
 
 def _tokens(attempts: Sequence[AttemptFacts], completed: int) -> Tokens:
