@@ -157,7 +157,7 @@ async def measure_live(tasks: int) -> dict[str, float]:
                              sets_dir=root / "sets", reviewer="bench", probe=lambda endpoint: "healthy")
             app.freeze_gc_after_start = FREEZE_GC
             lags: list[float] = []
-            async with app.run_test(size=SIZE) as pilot:
+            async with app.run_test(size=SIZE):
                 await app.workers.wait_for_complete()
                 expected = [time.perf_counter()]
 

@@ -16,4 +16,12 @@ fi
 export COMPARE_TUI_TEST_ROOT="${COMPARE_TUI_TEST_ROOT:-$PWD/.state/test}"
 mkdir -p "$COMPARE_TUI_TEST_ROOT"
 export COMPARE_TUI_MODELS_DIR="${COMPARE_TUI_MODELS_DIR:-$PWD/.state/models}"
+# Lint and types first (configured in pyproject.toml), only for the whole suite: a run of
+# chosen test files (arguments given) is a developer's quick loop.
+if [ "$#" -eq 0 ]; then
+  .venv/bin/ruff check --quiet compare_tui tests bench  # set -e: a finding fails the suite
+  echo "ruff: clean"
+  .venv/bin/mypy
+
+fi
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -27,7 +27,6 @@ from tests.support.fake_openai import (
     FakeServer,
     ToolCall,
     error_in_stream,
-    fail_then,
     http_error,
     malformed,
     rate_limited,

@@ -4,7 +4,6 @@ entries and gateways; and the pure readers of each stack's self-description."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st

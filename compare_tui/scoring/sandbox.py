@@ -197,7 +197,7 @@ def _remove_tree(path: str) -> None:
 def _environment(workdir: str, limits: Limits, env_files: Mapping[str, str], extra_env: Mapping[str, str]) -> dict[str, str]:
     env = {"PATH": limits.path, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": workdir, "TMPDIR": workdir,
            "COMPARE_TUI_WORKDIR": workdir}
-    for name, value in [*env_files.items(), *extra_env.items()]:
+    for name in [*env_files, *extra_env]:
         if not name.startswith("COMPARE_TUI_"):
             raise ValueError(f"sandbox environment variable {name!r} must start with COMPARE_TUI_")
     env.update({name: os.path.join(workdir, file) for name, file in env_files.items()})
