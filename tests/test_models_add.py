@@ -235,6 +235,21 @@ def test_duplicate_name(tmp_path, weights, llama, capsys):
             "'hosted-one' is already in", "--replace")
 
 
+def test_duplicate_name_is_refused_before_probing_or_hashing(tmp_path, weights, llama, monkeypatch, capsys):
+    path = tmp_path / "models.toml"
+    path.write_text(EXISTING)
+    hashed: list[Path] = []
+
+    def record_hash(path, **kwargs):
+        hashed.append(Path(path))
+        return "sha256:" + "0" * 64
+
+    monkeypatch.setattr(verify_module, "hash_file", record_hash)
+    argv = base(llama.url, weights)
+    refused(capsys, path, argv[:2] + ["hosted-one"] + argv[3:], "'hosted-one' is already in", "--replace")
+    assert hashed == [] and not llama.requests  # a duplicate costs neither a hash nor a request
+
+
 def test_hosted_without_price_or_date(tmp_path, capsys):
     routes = {("GET", "/v1/models"): (200, openai_models("gpt-x", owned_by="openai"))}
     with ScriptedServer(routes) as server:
