@@ -94,6 +94,7 @@ def test_up_says_the_servers_run_and_how_to_fix_a_malformed_catalogue(tmp_path, 
     monkeypatch.setattr(cluster, "ensure_models", lambda names: [])
     with pytest.raises(LocalError) as caught:
         cluster.up(["smollm2-135m"], catalogue_path=path)
-    assert f"the catalogue {path} was left unchanged" in caught.value.message
+    assert "the servers run, but their catalogue could not be written" in caught.value.message
+    assert f"{path} is not valid TOML" in caught.value.message and "left unchanged" in caught.value.message
     assert "local up" in caught.value.fix
     assert path.read_text() == "[[model]\n"

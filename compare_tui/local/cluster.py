@@ -246,7 +246,7 @@ def up(
         raise LocalError(f"the servers run, but the catalogue could not be written to {path}: {exc}",
                          "pass a writable --catalogue PATH (`compare-tui local down` stops the servers)") from None
     except CatalogueError as exc:  # an existing file that does not load: never overwritten
-        raise LocalError(f"the servers run, but the catalogue {path} was left unchanged: {exc}",
+        raise LocalError(f"the servers run, but their catalogue could not be written: {exc}",
                          "fix or move that file, then run `compare-tui local up` again (running servers are "
                          "reused), or pass another --catalogue PATH") from None
     return LocalCluster(tuple(ServerInfo.from_record(r) for r in records), path, tuple(reused))
