@@ -203,6 +203,16 @@ def test_symlink_loop(tmp_path, weights, llama, capsys):
     refused(capsys, tmp_path / "models.toml", base(llama.url, weights), "symlink loop", "loop-a.gguf")
 
 
+def test_a_weights_folder_or_file_that_is_itself_a_symlink_loop(tmp_path, llama, capsys):
+    os.symlink(tmp_path / "loop-y", tmp_path / "loop-x")
+    os.symlink(tmp_path / "loop-x", tmp_path / "loop-y")
+    refused(capsys, tmp_path / "models.toml", base(llama.url, tmp_path / "loop-x"), "symlink loop", "loop-x")
+    argv = ["models", "add", "tiny", "--endpoint", llama.url, "--weights", str(tmp_path / "loop-y"),
+            "--revision", "v1", "--usd-per-hour", "0.5"]
+    refused(capsys, tmp_path / "models.toml", argv, "symlink loop", "loop-y")
+    assert not llama.requests  # refused before the endpoint was asked anything
+
+
 def test_a_file_that_vanishes_mid_hash(tmp_path, weights, llama, monkeypatch, capsys):
     real = verify_module.hash_file
 
@@ -233,6 +243,21 @@ def test_duplicate_name(tmp_path, weights, llama, capsys):
     path.write_text(EXISTING)
     refused(capsys, path, base(llama.url, weights)[:2] + ["hosted-one"] + base(llama.url, weights)[3:],
             "'hosted-one' is already in", "--replace")
+
+
+def test_duplicate_name_is_refused_before_probing_or_hashing(tmp_path, weights, llama, monkeypatch, capsys):
+    path = tmp_path / "models.toml"
+    path.write_text(EXISTING)
+    hashed: list[Path] = []
+
+    def record_hash(path, **kwargs):
+        hashed.append(Path(path))
+        return "sha256:" + "0" * 64
+
+    monkeypatch.setattr(verify_module, "hash_file", record_hash)
+    argv = base(llama.url, weights)
+    refused(capsys, path, argv[:2] + ["hosted-one"] + argv[3:], "'hosted-one' is already in", "--replace")
+    assert hashed == [] and not llama.requests  # a duplicate costs neither a hash nor a request
 
 
 def test_hosted_without_price_or_date(tmp_path, capsys):

@@ -207,6 +207,34 @@ def test_toolcall_table(make_app, snap_compare):
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=opened(open_table, "right"))
 
 
+# ------------------------------------------------------------------ the Models screen
+
+
+@pytest.fixture
+def make_models_app(tmp_path, monkeypatch):
+    """The usual store over the Models screen's catalogue (tests/test_models_screen.py), run from
+    the catalogue's folder so the paths shown are the same on every machine."""
+    from tests.test_models_screen import write_models_catalogue
+
+    store, sets = build_store(tmp_path)
+    catalogue = write_models_catalogue(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    yield lambda: create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester",
+                             probe=fixed_probe)
+    store.close()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_models_after_verify_all(make_models_app, snap_compare, size):
+    """`m` from Home, `V` verifies every model; the cursor on the one whose weights changed."""
+    async def run_before(pilot) -> None:
+        await keys("m", "V", "down")(pilot)
+        pilot.app.clear_notifications()  # the toast would cover the reasons below it
+        await pilot.pause()
+
+    assert snap_compare(make_models_app(), terminal_size=size, run_before=run_before)
+
+
 # ------------------------------------------------------------------ the report with real-length texts
 
 NVML_REASON = "NVML library not found (no NVIDIA driver installed on this machine)"

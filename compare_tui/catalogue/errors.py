@@ -45,10 +45,13 @@ class ModelRefused(CompareTuiError):
     """A model that must not be run: missing pins, weights that do not match them, or a key
     that looks like a provider API key. `problems` lists each reason separately."""
 
-    def __init__(self, reason: str, *, model: str | None = None, problems: Sequence[str] = ()) -> None:
+    def __init__(self, reason: str, *, model: str | None = None, problems: Sequence[str] = (),
+                 fix: str | None = None) -> None:
         self.reason = reason
         self.model = model
         self.problems: tuple[str, ...] = tuple(problems) or (reason,)
+        self.fix = fix
+        """The command that mends it, when known (also part of `reason`)."""
         super().__init__(reason)
 
     @classmethod
@@ -65,7 +68,7 @@ class ModelRefused(CompareTuiError):
             )
             if fix:
                 reason += f"\n  fix: {fix}"
-        return cls(reason, model=model, problems=problems)
+        return cls(reason, model=model, problems=problems, fix=fix)
 
 
 class CatalogueEditError(CatalogueError):

@@ -4,6 +4,8 @@
 refusals, the key policy and the cheap half of verification (the folder and every pinned
 file exist, no unpinned weights file beside them); whether the bytes still match is left
 to `verify_weights` (`models verify`), which every run does before its first request.
+`catalogue_rows` and `verify_entry` are what `models list` and `models verify` print and
+the Models screen shows, computed here once for both.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from compare_tui.catalogue.errors import ModelRefused
 from compare_tui.catalogue.keys import resolve_key
-from compare_tui.catalogue.models import ModelEntry
+from compare_tui.catalogue.models import Catalogue, ModelEntry
+from compare_tui.catalogue.provenance import ProvenanceLabel
 from compare_tui.catalogue.refusals import check_entry
-from compare_tui.catalogue.verify import find_weight_files
+from compare_tui.catalogue.verify import Progress, find_weight_files, verify_weights
 
 
 @dataclass(frozen=True)
@@ -66,3 +70,63 @@ def cost_summary(entry: ModelEntry) -> str:
     symbol = "$" if cost.currency == "USD" else f"{cost.currency} "
     return (f"token {symbol}{cost.usd_per_mtok_input:g}/{symbol}{cost.usd_per_mtok_output:g} per Mtok "
             f"({cost.captured})")
+
+
+@dataclass(frozen=True)
+class CatalogueRow:
+    """One entry as `models list` prints it and the Models screen shows it."""
+
+    entry: ModelEntry
+    cost: str
+    """`cost_summary(entry)`."""
+    readiness: Readiness
+
+    def as_json(self) -> dict[str, Any]:
+        """The object `models list --json` prints for this entry."""
+        entry = self.entry
+        return {"name": entry.name, "kind": entry.kind, "endpoint": entry.endpoint, "files": len(entry.files),
+                "cost": self.cost, "ready": self.readiness.ready, "reasons": self.readiness.reasons,
+                "gateway": entry.gateway}
+
+
+def catalogue_rows(catalogue: Catalogue, environ: Mapping[str, str] | None = None) -> list[CatalogueRow]:
+    """Every entry in file order with its cost basis and readiness (lists weights folders,
+    hashes nothing)."""
+    return [CatalogueRow(entry, cost_summary(entry), readiness(entry, environ)) for entry in catalogue.models]
+
+
+@dataclass(frozen=True)
+class VerifyOutcome:
+    """What `models verify` found for one entry: its provenance label when every pin matched,
+    else each changed, missing, unreadable or extra file (or the refusal) on its own line."""
+
+    name: str
+    label: ProvenanceLabel | None
+    """None when the weights do not match their pins (or the entry is refused outright)."""
+    files: int = 0
+    bytes_hashed: int = 0
+    problems: tuple[str, ...] = ()
+    fix: str | None = None
+    """The command that mends it, when the refusal names one."""
+
+    @property
+    def matched(self) -> bool:
+        return self.label is not None
+
+    def summary(self) -> str:
+        """One line: "verified, 2 file(s), 135.2 MiB", the host-attestation label, or "DRIFT"."""
+        if self.label is None:
+            return "DRIFT"
+        hashed = f", {self.files} file(s), {self.bytes_hashed / 2**20:.1f} MiB" if self.files else ""
+        return f"{self.label}{hashed}"
+
+
+def verify_entry(entry: ModelEntry, *, progress: Progress | None = None) -> VerifyOutcome:
+    """Re-hash `entry`'s weights against its pins (`verify_weights`): never raises for drift
+    or a refusal, which come back as `problems`. An exception raised by `progress` (e.g. to
+    cancel) propagates."""
+    try:
+        result = verify_weights(entry, progress=progress)
+    except ModelRefused as exc:
+        return VerifyOutcome(entry.name, None, problems=exc.problems, fix=exc.fix)
+    return VerifyOutcome(entry.name, result.label, files=len(result.digests), bytes_hashed=result.bytes_hashed)

@@ -173,26 +173,21 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from compare_tui.catalogue.readiness import cost_summary, readiness
+    from compare_tui.catalogue.readiness import catalogue_rows
 
-    catalogue = _catalogue(args)
-    rows = []
-    for entry in catalogue.models:
-        state = readiness(entry)
-        rows.append({"name": entry.name, "kind": entry.kind, "endpoint": entry.endpoint,
-                     "files": len(entry.files), "cost": cost_summary(entry), "ready": state.ready,
-                     "reasons": state.reasons, "gateway": entry.gateway})
+    rows = catalogue_rows(_catalogue(args))
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps([row.as_json() for row in rows], indent=2))
         return 0
     from rich.console import Console
     from rich.table import Table
 
     table = Table("name", "kind", "endpoint", "files", "cost basis", "run", box=None, pad_edge=False)
-    for row, entry in zip(rows, catalogue.models):
-        state = "ready" if row["ready"] else "refused: " + "; ".join(row["reasons"])
+    for row in rows:
+        entry = row.entry
+        state = "ready" if row.readiness.ready else "refused: " + "; ".join(row.readiness.reasons)
         table.add_row(entry.name, entry.kind + (" (gateway)" if entry.gateway else ""), entry.endpoint,
-                      str(row["files"]), row["cost"], state)
+                      str(len(entry.files)), row.cost, state)
     Console(soft_wrap=False).print(table)
     return 0
 
@@ -222,7 +217,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from compare_tui.catalogue import CatalogueError, ModelRefused, verify_weights
+    from compare_tui.catalogue import CatalogueError
+    from compare_tui.catalogue.readiness import verify_entry
 
     catalogue = _catalogue(args)
     try:
@@ -231,17 +227,13 @@ def _verify(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     drift = 0
     for entry in entries:
-        try:
-            with _HashProgress() as progress:
-                result = verify_weights(entry, progress=progress)
-        except ModelRefused as exc:
+        with _HashProgress() as progress:
+            outcome = verify_entry(entry, progress=progress)
+        print(f"{entry.name}: {outcome.summary()}")
+        if not outcome.matched:
             drift += 1
-            print(f"{entry.name}: DRIFT")
-            for problem in exc.problems:
+            for problem in outcome.problems:
                 print(f"  - {problem}")
-            continue
-        hashed = f", {len(result.digests)} file(s), {result.bytes_hashed / 2**20:.1f} MiB" if result.digests else ""
-        print(f"{entry.name}: {result.label}{hashed}")
     if drift:
         print(f"{drift} of {len(entries)} model(s) do not match their pins; restore the weights, or re-pin "
               "with `compare-tui models add NAME … --replace`", file=sys.stderr)

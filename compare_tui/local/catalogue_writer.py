@@ -1,9 +1,12 @@
 """Write the `models.toml` catalogue for the servers `local up` runs.
 
 Entries are built as the catalogue package's own `ModelEntry` objects and written with its
-`write_catalogue`, so what `up` writes is validated by, and always loads back through, the
-same code a run uses. Pins are real: each GGUF was hashed by this `up`, so runs against these
-entries are provenance-verified. Serving notes come from the server (`/props`) and the GGUF.
+editor (`catalogue.editing`, tomlkit), so what `up` writes is validated by, and always loads
+back through, the same code a run uses. `up` owns only the entries named after a bundled
+model: it replaces those, and every other entry and comment in the file (a model the user
+added with `compare-tui models add`) stays as it was. Pins are real: each GGUF was hashed by
+this `up`, so runs against these entries are provenance-verified. Serving notes come from the
+server (`/props`) and the GGUF.
 """
 
 from __future__ import annotations
@@ -11,8 +14,13 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from compare_tui.local.bundled import BUNDLED
 from compare_tui.local.state import ServerRecord
+
+if TYPE_CHECKING:
+    from tomlkit.toml_document import TOMLDocument
 
 DEFAULT_USD_PER_HOUR = 0.10
 """Hardware cost basis of the embedded default: a small CPU box (about what a 2-4 vCPU cloud VM
@@ -103,16 +111,69 @@ def catalogue_entry(record: ServerRecord, usd_per_hour: float):
     })
 
 
-def write_catalogue(records: Iterable[ServerRecord], path: Path, usd_per_hour: float) -> Path:
-    """Write the catalogue of `records` atomically to `path` and return it."""
-    from compare_tui.catalogue import Catalogue
-    from compare_tui.catalogue import write_catalogue as write_toml
+OLD_HEADER_START = "# Written by `compare-tui local up` at "
+"""The first line of the header `up` wrote before it edited catalogues in place: a file that
+starts with it gets the current header instead (its timestamp would otherwise go stale)."""
 
-    header = (
-        f"Written by `compare-tui local up` at {time.strftime('%Y-%m-%d %H:%M:%S %z')}.\n"
-        "Local llama.cpp servers on 127.0.0.1; pins are sha256 of the GGUF files hashed at start.\n"
-        f"Cost basis: hardware, {usd_per_hour:.2f} USD/hour, an assumed CPU box "
-        "(change with --usd-per-hour)."
-    )
-    catalogue = Catalogue(models=tuple(catalogue_entry(r, usd_per_hour) for r in records))
-    return write_toml(catalogue, path, header=header)
+
+HEADER = (
+    "Models served by `compare-tui local up` (llama.cpp on 127.0.0.1), and your own.\n"
+    "`local up` rewrites only the entries named after its bundled models (`local up --help`\n"
+    "lists them); every other entry and comment here (e.g. from `models add`) is kept."
+)
+
+
+def write_catalogue(records: Iterable[ServerRecord], path: Path, usd_per_hour: float, *,
+                    now: str | None = None) -> Path:
+    """Write the entries of `records` into the catalogue at `path` and return it.
+
+    A new file gets a header and one entry per record. An existing one is edited in place:
+    each record's entry replaces the entry of the same name (or is appended); an entry named
+    after a bundled model whose server is not in `records` is removed (the file lists the
+    bundled servers that run); every other entry and comment is kept. Raises
+    `CatalogueEditError` (the file left unchanged) when the existing file does not load.
+    `now` stamps each entry's comment (default: the local time)."""
+    from compare_tui.catalogue.editing import read_for_edit, save, with_entry, without_entry
+
+    records = list(records)
+    stamp = now or time.strftime("%Y-%m-%d %H:%M:%S %z")
+    document, existing = read_for_edit(path)
+    document = _with_current_header(document)
+    for record in records:
+        entry = catalogue_entry(record, usd_per_hour)
+        comment = f"written by `compare-tui local up` at {stamp}; cost basis: an assumed CPU box (--usd-per-hour)"
+        document = with_entry(document, entry, replace=True, comment=comment, path=path)
+    running = {r.name for r in records}
+    for name in existing.names() if existing is not None else []:
+        if name in BUNDLED and name not in running:
+            document = without_entry(document, name, path=path)
+    return save(document, path)
+
+
+def _with_current_header(document: TOMLDocument) -> TOMLDocument:
+    """`document` with the header comment on top: added to a new file, put in place of the
+    old writer's header, and left alone when the file starts any other way (it is the user's)."""
+    import tomlkit
+    from tomlkit.items import Comment, Whitespace
+
+    body = document.body
+    if body and not body[0][1].as_string().startswith(OLD_HEADER_START):
+        return document
+    rest = 0  # past the old header: its comment lines, then the blank lines after them
+    while rest < len(body) and body[rest][0] is None and isinstance(body[rest][1], Comment):
+        rest += 1
+    while rest < len(body) and body[rest][0] is None and isinstance(body[rest][1], Whitespace):
+        rest += 1
+    rebuilt = tomlkit.document()
+    for line in HEADER.splitlines():
+        rebuilt.add(tomlkit.comment(line))
+    if rest < len(body):
+        rebuilt.add(tomlkit.nl())
+    rebuilt.parsing(True)  # take the rest as it was parsed: add no blank lines of its own
+    for key, item in body[rest:]:
+        if key is None:
+            rebuilt.add(item)
+        else:
+            rebuilt.add(key, item)
+    rebuilt.parsing(False)
+    return rebuilt

@@ -263,12 +263,18 @@ def up(
                     stop_server(record)
             state.save_records([r for r in records if r.name not in starting])
             raise
+    from compare_tui.catalogue.errors import CatalogueError
+
     path = Path(catalogue_path) if catalogue_path else default_catalogue_path()
     try:
         write_catalogue(records, path, usd_per_hour)
     except OSError as exc:
         raise LocalError(f"the servers run, but the catalogue could not be written to {path}: {exc}",
                          "pass a writable --catalogue PATH (`compare-tui local down` stops the servers)") from None
+    except CatalogueError as exc:  # an existing file that does not load: never overwritten
+        raise LocalError(f"the servers run, but their catalogue could not be written: {exc}",
+                         "fix or move that file, then run `compare-tui local up` again (running servers are "
+                         "reused), or pass another --catalogue PATH") from None
     return LocalCluster(tuple(ServerInfo.from_record(r) for r in records), path, tuple(reused))
 
 

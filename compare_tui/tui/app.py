@@ -22,6 +22,7 @@ from compare_tui.tui.screens.experiments import ExperimentsScreen
 from compare_tui.tui.screens.help import HelpScreen
 from compare_tui.tui.screens.home import HomeScreen
 from compare_tui.tui.screens.live import LiveScreen
+from compare_tui.tui.screens.models import ModelsScreen
 from compare_tui.tui.screens.new_run import NewRunScreen
 from compare_tui.tui.screens.report import ReportScreen
 from compare_tui.tui.screens.review import ReviewScreen
@@ -125,6 +126,9 @@ class CompareApp(App[None]):
     def open_toolcall(self) -> None:
         self.push_screen(ToolcallScreen(self.workspace.store))
 
+    def open_models(self, highlight: str | None = None) -> None:
+        self.push_screen(ModelsScreen(highlight))
+
     def open_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -153,6 +157,7 @@ class CompareApp(App[None]):
         yield SystemCommand("Triage latest judging", "Where a judge disagrees with people, the scorers or itself",
                             lambda: self.open_triage("latest"))
         yield SystemCommand("Experiments", "Arms × N runs: intervals, flaky tasks, confounds", self.open_experiments)
+        yield SystemCommand("Models", "The catalogue: would a run be refused, and verify the weights", self.open_models)
         yield SystemCommand("Tool-call conformance", "Scenario table: tool-call runs side by side", self.open_toolcall)
         yield SystemCommand("Help", "Every key binding", self.open_help)
         yield from super().get_system_commands(screen)

@@ -30,6 +30,24 @@ class EndpointChecked(Message):
 
 
 @dataclass
+class ModelsRead(Message):
+    """The Models screen's catalogue was read, each entry with its readiness."""
+
+    rows: Any
+    """`compare_tui.catalogue.readiness.CatalogueRow`s, in file order ([] when none)."""
+    problem: str | None
+    """Why there is no catalogue to show (missing or malformed file), else None."""
+
+
+@dataclass
+class ModelVerified(Message):
+    """One model's weights were re-hashed against its pins (or verification was refused)."""
+
+    outcome: Any
+    """A `compare_tui.catalogue.readiness.VerifyOutcome`."""
+
+
+@dataclass
 class RunRated(Message):
     """A retained run's pass rate, read from its report."""
 

@@ -20,6 +20,7 @@ def _sections() -> list[tuple[str, list[Binding]]]:
     from compare_tui.tui.screens.experiments import ExperimentsScreen
     from compare_tui.tui.screens.home import HomeScreen
     from compare_tui.tui.screens.live import LiveScreen
+    from compare_tui.tui.screens.models import ModelsScreen
     from compare_tui.tui.screens.new_run import NewRunScreen
     from compare_tui.tui.screens.report import ReportScreen
     from compare_tui.tui.screens.review import ReviewScreen
@@ -44,6 +45,7 @@ def _sections() -> list[tuple[str, list[Binding]]]:
         ("Judge triage", _declared(TriageScreen)),
         ("Experiments", _declared(ExperimentsScreen)),
         ("Tool-call table", _declared(ToolcallScreen)),
+        ("Models", _declared(ModelsScreen)),
     ]
     return [(title, [b if isinstance(b, Binding) else Binding(*b) for b in bindings]) for title, bindings in sections]
 

@@ -44,6 +44,7 @@ class HomeScreen(CompareScreen):
         Binding("e", "experiments", "Exp", tooltip="Experiments"),
         Binding("t", "toolcall", "Tools", tooltip="Tool-call table"),
         Binding("j", "triage", "Triage", tooltip="Judge triage"),
+        Binding("m", "models", "Models", show=False, tooltip="Models: readiness, verify weights"),
         Binding("slash", "filter", "Filter", tooltip="Filter runs"),
         # Escape is a binding of the screen, so it reaches us while the filter has focus (an
         # Input consumes printable keys, and with them every shortcut the footer shows).
@@ -205,7 +206,8 @@ class HomeScreen(CompareScreen):
             return
         health = self.health.get(row.name, "checking…")
         lines = [f"✗ refused: {r}" for r in row.refusals] or [
-            f"{row.name} at {row.endpoint} ({health}): {row.provenance}; cost basis {row.cost_basis}"]
+            f"{row.name} at {row.endpoint} ({health}): {row.provenance}; cost basis {row.cost_basis} · "
+            "Enter: Models (verify)"]
         self.query_one("#model-detail", Static).update("\n".join(lines))
 
     @on(DataTable.RowHighlighted, "#runs-table")
@@ -272,6 +274,8 @@ class HomeScreen(CompareScreen):
         tab = self._active_tab()
         if tab == "sets":
             self.action_new_run()
+        elif tab == "models":
+            self.action_models()
         elif tab == "runs":
             row = self._selected_run()
             if row is None:
@@ -284,6 +288,12 @@ class HomeScreen(CompareScreen):
 
     def action_toolcall(self) -> None:
         self.nav.open_toolcall()
+
+    def action_models(self) -> None:
+        table = self.query_one("#models-table", DataTable)
+        rows = self.data.models if self.data else []
+        chosen = rows[table.cursor_row].name if self._active_tab() == "models" and 0 <= table.cursor_row < len(rows) else None
+        self.nav.open_models(chosen)
 
     def action_triage(self) -> None:
         self.nav.open_triage("latest")
