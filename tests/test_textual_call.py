@@ -34,6 +34,19 @@ def test_a_call_cut_short_of_its_closing_brace_is_still_found():
     call = written_as_text(short, ["create_ticket"])
     assert call is not None and json.loads(call.arguments)["category"] == "hardware"
     assert written_as_text('{"name": "create_ticket", "arguments": {"category": "hard', ["create_ticket"]) is None
+    fenced_short = "```json\n" + short + "\n```"
+    tagged_short = "<tool_call>\n" + short + "\n</tool_call>"
+    for content in (fenced_short, tagged_short):
+        call = written_as_text(content, ["create_ticket"])
+        assert call is not None and json.loads(call.arguments)["category"] == "hardware", content
+
+
+def test_a_fence_or_tag_inside_the_arguments_is_kept_as_written():
+    # Found by Hypothesis in CI: removing fences everywhere changed the key "```" to " ".
+    for value in ("```", "```json", "<tool_call>", "</tool_call>"):
+        content = json.dumps({"name": "f", "arguments": {value: value}})
+        call = written_as_text(content, ["f"])
+        assert call is not None and json.loads(call.arguments) == {value: value}
 
 
 def test_fenced_tagged_and_prose_wrapped_calls_are_found_and_others_are_not():

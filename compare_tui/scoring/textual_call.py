@@ -17,8 +17,8 @@ from typing import Any
 from compare_tui.scoring.result import ToolCall
 
 ADVICE = "the server did not parse it: check the chat template and the server's tool parser"
-_FENCE = re.compile(r"```(?:json)?\s*|\s*```")
-_TAGS = re.compile(r"</?tool_call>")
+_TRAILER = re.compile(r"(?:\s*(?:```|</tool_call>))+\s*$")
+"""A closing code fence or tag after a call cut short: dropped before closing the braces."""
 _DECODER = json.JSONDecoder()
 _MAX_STARTS = 64
 """Objects looked at per answer: a tool call is near the start; long prose is not searched whole."""
@@ -34,15 +34,16 @@ def written_as_text(content: str | None, tool_names: Iterable[str]) -> ToolCall 
     if not content or "{" not in content:
         return None
     names = set(tool_names)
-    text = _TAGS.sub(" ", _FENCE.sub(" ", content))
-    starts = [i for i, ch in enumerate(text) if ch == "{"][:_MAX_STARTS]
+    # Fences and tags lie outside the JSON, so each `{` is decoded in the content as it is
+    # (removing them everywhere would also change a string inside the call that holds them).
+    starts = [i for i, ch in enumerate(content) if ch == "{"][:_MAX_STARTS]
     for start in starts:
-        call = _as_call(_decode(text, start), names)
+        call = _as_call(_decode(content, start), names)
         if call is not None:
             return call
     # Small models often stop one or two braces short at the end of the answer (seen from
     # Qwen2.5-Coder 0.5B): the intent is still plain, so close the object and look again.
-    tail = text.rstrip()
+    tail = _TRAILER.sub("", content).rstrip()
     for start in starts:
         for closing in ("}", "}}"):
             call = _as_call(_decode(tail + closing, start), names)
