@@ -169,7 +169,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from compare_tui.commands.run import _execute_all
+    from compare_tui.commands.run import execute_prepared
     from compare_tui.experiment import (
         ExperimentConfigError,
         LaunchRefused,
@@ -203,7 +203,7 @@ def _run(args: argparse.Namespace) -> int:
             check_goldset(config, goldset)
             entries = arm_entries(config, catalogue)
             result = launch_missing(store, config, goldset, entries,
-                                    lambda prepared: _execute_all(store, [prepared], quiet=args.json)[0])
+                                    lambda prepared: execute_prepared(store, [prepared], quiet=args.json)[0])
         except LaunchRefused as exc:
             raise CommandError(f"experiment {args.name}: {exc}") from None
         after = _figures(store, args.name)

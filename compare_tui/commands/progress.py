@@ -75,7 +75,7 @@ class RichProgress:
 
 
 class _Silent:
-    def __enter__(self):
+    def __enter__(self) -> _Silent:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -85,7 +85,11 @@ class _Silent:
         pass
 
 
-def make_observer(*, quiet: bool, total: int):
+ProgressObserver = PlainProgress | RichProgress | _Silent
+
+
+def make_observer(*, quiet: bool) -> ProgressObserver:
+    """Nothing when `quiet`, Rich bars on a terminal, plain lines otherwise."""
     if quiet:
         return _Silent()
     if sys.stdout.isatty():

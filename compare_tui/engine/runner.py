@@ -102,10 +102,12 @@ class RunExecutor:
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
                     | {"http_transport": transport_name(transport)},
                 )
+                done_before = len(self.p.goldset.tasks) - len(pending)
                 self.observer.on_event(
                     RunStarted(
                         run.id, run.model_name, run.goldset_name, len(self.p.goldset.tasks),
-                        len(self.p.goldset.tasks) - len(pending), run.provenance or "", self.p.estimate.text(),
+                        done_before, run.provenance or "", self.p.estimate.text(),
+                        self._prior_counts() if done_before else {},
                     )
                 )
                 tasks = iter(pending)
@@ -253,7 +255,13 @@ class RunExecutor:
             self.store.update_run_status(run.id, status, finished_at=now_iso(), error=error)
         except Exception:  # noqa: BLE001 - the store may be the thing that failed (disk full)
             pass
-        self.observer.on_event(RunFinished(run.id, run.model_name, status, dict(self._counts), error))
+        self.observer.on_event(RunFinished(run.id, run.model_name, status, dict(self._counts), error,
+                                           gpu=gpu, model_kind=self.p.entry.kind))
+
+    def _prior_counts(self) -> dict[str, int]:
+        """Task outcomes an earlier execution of this run recorded, as the store tallies them."""
+        s = self.store.pass_rate_summary(self.p.run.id)
+        return {"pass": s.passed, "fail": s.failed, "review": s.review, "error": s.errored}
 
 
 def _task_done(prior: dict[int, str], attempts: int) -> bool:
