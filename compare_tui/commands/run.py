@@ -17,6 +17,7 @@ from compare_tui.commands.common import (
     load_set_or_fail,
     open_store,
 )
+from compare_tui.vocabulary import RunStatus
 
 if TYPE_CHECKING:
     from compare_tui.commands.progress import ProgressObserver
@@ -91,7 +92,6 @@ def _handle(args: argparse.Namespace) -> int:
         RunOverrides,
         RunRefusedError,
     )
-    from compare_tui.store import RunStatus
 
     store = open_store(args.store)
     catalogue = load_catalogue_or_fail(args.models)
@@ -169,7 +169,7 @@ def _say_baseline(event: BaselineChosen, *, quiet: bool) -> None:
 def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
     """Execute a prepared session with the display open; SIGTERM and Ctrl-C interrupt the
     current run (resumable), and the runs not started count as interrupted too."""
-    from compare_tui.store import RunStatus, StoreError
+    from compare_tui.store import StoreError
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -212,7 +212,7 @@ def _print_outcome(store, comparison_id, prepared, statuses) -> None:
     for p, status in zip(prepared, statuses):
         tally = _tally_text(store.pass_rate_summary(p.run.id))
         print(f"{p.run.model_name}: run {p.run.id} {status}: {tally} ({p.run.provenance})")
-        if status == "incomplete":
+        if status == RunStatus.INCOMPLETE:
             print(f"  {store.get_run_exact(p.run.id).error}")
     summary = _decision_summary(store, comparison_id) if comparison_id else None
     if summary:

@@ -163,7 +163,7 @@ class EngineSession:
 
     def final_statuses(self) -> tuple[str, ...]:
         """Every run's status, `pending` for those never started."""
-        return tuple(self.statuses) + ("pending",) * (len(self.prepared) - len(self.statuses))
+        return tuple(self.statuses) + (RunStatus.PENDING.value,) * (len(self.prepared) - len(self.statuses))
 
     # ------------------------------------------------------------------ preparing
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compare_tui.store import RunRecord
+from compare_tui.vocabulary import RunStatus
 
 CELL_SETTINGS = ("attempts", "temperature", "max_tokens")
 """The settings that select a cell: they change what is sent to the model."""
@@ -29,7 +30,7 @@ RUN_SETTINGS = ("attempts", "temperature", "max_tokens", "concurrency", "timeout
 """Every setting a run records (`engine.RunSettings`); all are checked for drift."""
 MODEL_IDENTITY = ("name", "kind", "model")
 """The catalogue entry's fields that name the model a cell is about."""
-IN_FLIGHT = frozenset({"pending", "running"})
+IN_FLIGHT = frozenset({RunStatus.PENDING, RunStatus.RUNNING})
 """Run statuses that hold a place in a cell without being complete yet."""
 
 

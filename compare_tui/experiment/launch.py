@@ -25,6 +25,7 @@ from compare_tui.experiment.config import ArmConfig, ExperimentConfig
 from compare_tui.experiment.load import arm_selections, candidate_runs
 from compare_tui.goldset.models import GoldenSet
 from compare_tui.store import Store
+from compare_tui.vocabulary import RunStatus
 
 
 class LaunchRefused(CompareTuiError):
@@ -129,7 +130,7 @@ def launch_missing(store: Store, config: ExperimentConfig, goldset: GoldenSet, e
             prepared = _prepare(store, config, arm, goldset, entries[arm.label], environ)
             status = execute(prepared)
             result.launched.append((arm.label, prepared.run.id, status))
-            if status in ("interrupted", "incomplete"):
+            if status in (RunStatus.INTERRUPTED, RunStatus.INCOMPLETE):
                 result.stopped = True
                 return result
     return result

@@ -37,6 +37,7 @@ from compare_tui.engine import EngineEvent, SessionEnded, SessionPlan
 from compare_tui.tui.engine_bridge import TallyObserver
 from compare_tui.tui.live_tally import LiveTally
 from compare_tui.tui.workspace import Workspace
+from compare_tui.vocabulary import RunStatus
 
 CANCEL = "cancel"
 
@@ -107,7 +108,7 @@ class ProcessEngineSession:
                 except EOFError:
                     code = _wait(child, 10)
                     if not self.observer.ended:
-                        statuses = ("interrupted",) * len(self.observer.run_ids)
+                        statuses = (RunStatus.INTERRUPTED.value,) * len(self.observer.run_ids)
                         self.observer.on_event(SessionEnded(statuses, self._cancelled))
                     raise RuntimeError(f"the engine process ended unexpectedly (exit code {code}); every finished "
                                        f"attempt is stored, and r resumes.{_tail(log)}") from None

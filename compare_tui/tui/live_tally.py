@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from compare_tui.engine.events import AttemptFinished, ModelEvent, RunFinished, RunRefused, RunStarted, VerificationProgressed
+from compare_tui.vocabulary import FINISHED_STATUSES, RunStatus
 
 ROLLING_ATTEMPTS = 100
 """TTFT and end-to-end medians are over this many latest attempts."""
@@ -33,7 +34,7 @@ class ModelView:
     model_name: str
     run_id: str | None
     state: str
-    """`waiting`, `verifying`, `running`, `completed`, `incomplete`, `interrupted`, `failed` or `refused`."""
+    """`waiting`, `verifying`, `running`, `completed`, `incomplete`, `interrupted` or `refused`."""
     total: int
     done: int
     counts: dict[str, int]
@@ -96,14 +97,14 @@ class LiveTally:
         elif isinstance(event, RunStarted):
             # A new run starts from nothing; a resumed one from what the store had recorded.
             model.counts = Counter({k: v for k, v in event.prior_counts.items() if v})
-            model.run_id, model.state = event.run_id, "running"
+            model.run_id, model.state = event.run_id, RunStatus.RUNNING.value
             model.total, model.done = event.task_count, event.tasks_done
             resumed = f"; resumed after {event.tasks_done} done" if event.tasks_done else ""
             model.detail = f"{event.provenance}; estimate {event.estimate}{resumed}"
         elif isinstance(event, AttemptFinished):
             self._attempt(model, event)
         elif isinstance(event, RunFinished):
-            model.state = event.status if event.status in ("completed", "incomplete", "interrupted", "failed") else "interrupted"
+            model.state = event.status if event.status in FINISHED_STATUSES else RunStatus.INTERRUPTED.value
             if event.error:
                 model.detail = event.error
         elif isinstance(event, RunRefused):
