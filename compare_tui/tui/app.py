@@ -180,7 +180,7 @@ def create_app(
     """The app over these dependencies. `store` is an open `Store` (the caller closes it) or a
     path (the app opens it and closes it on exit); None means the default store. Raises
     `StoreError` when the store cannot be opened."""
-    from compare_tui.commands.common import catalogue_path as default_catalogue
+    from compare_tui.paths import catalogue_path as default_catalogue
 
     owns = not isinstance(store, Store)
     opened = Store.open(store) if owns else store
