@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry
-from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, prepare_run, refuse_unreachable
+from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, RunSettings, prepare_run, refuse_unreachable
 from compare_tui.errors import CompareTuiError
 from compare_tui.experiment.cells import run_cell_key
 from compare_tui.experiment.config import ArmConfig, ExperimentConfig
@@ -80,9 +80,7 @@ def arm_entries(config: ExperimentConfig, catalogue: Catalogue) -> dict[str, Mod
 
 
 def _overrides(settings: Mapping[str, Any]) -> RunOverrides:
-    return RunOverrides(attempts=settings["attempts"], temperature=settings["temperature"],
-                        max_tokens=settings["max_tokens"], concurrency=settings["concurrency"],
-                        timeout_s=settings["timeout_s"])
+    return RunSettings.from_dict(settings).overrides()
 
 
 def _missing(store: Store, config: ExperimentConfig) -> dict[str, int]:
