@@ -12,8 +12,6 @@ reviewer; everything that touches the store runs in a worker thread.
 
 from __future__ import annotations
 
-import getpass
-import os
 from dataclasses import dataclass
 
 from textual import work
@@ -26,6 +24,7 @@ from textual.widgets import Footer, Header, Static
 from textual.worker import Worker, WorkerState
 
 from compare_tui.judge.triage import KINDS, TriageItem, TriageView, filtered, load_triage, save_label
+from compare_tui.reviewer import reviewer_name
 from compare_tui.store import Store
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 
@@ -74,7 +73,7 @@ class TriageScreen(Screen):
         self.judging = judging
         self.current = current
         """For a grade judging: `scorer` or a judging id (default: what it was last compared with)."""
-        self.reviewer = reviewer or os.environ.get("COMPARE_TUI_REVIEWER") or _user()
+        self.reviewer = reviewer_name(reviewer)
         self.view: TriageView | None = None
         self.items: list[TriageItem] = []
         """The queue under the current filter."""
@@ -231,9 +230,3 @@ class TriageScreen(Screen):
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()
 
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no passwd entry (some containers)
-        return "unknown"
