@@ -19,13 +19,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
 from compare_tui.judge.triage import KINDS, TriageItem, TriageView, filtered, load_triage, save_label
 from compare_tui.reviewer import reviewer_name
 from compare_tui.store import Store
+from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 
 FILTERS: tuple[str | None, ...] = (None, *KINDS)
@@ -50,7 +50,7 @@ class TriageLabelSaved(Message):
     saved: str
 
 
-class TriageScreen(Screen):
+class TriageScreen(CompareScreen):
     """The disagreement queue of one judging (pairwise, or graded against a current evaluator)."""
 
     CSS_PATH = "triage.tcss"
@@ -118,13 +118,9 @@ class TriageScreen(Screen):
         self.post_message(TriageLabelSaved(task_id, save_label(self.store, view, task_id, key, reviewer=self.reviewer,
                                                                note=note)))
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # One place for every worker failure: a notification, never a crash.
-        if event.state == WorkerState.ERROR:
-            self.saving = False
-            error = event.worker.error
-            self.notify(f"{event.worker.description} failed: {type(error).__name__}: {error}", title="Error",
-                        severity="error", timeout=12)
+    def worker_failed(self, worker: Worker) -> None:
+        # The notification is the base screen's (one handler for every worker failure).
+        self.saving = False
 
     def on_triage_loaded(self, message: TriageLoaded) -> None:
         self.view = message.view
