@@ -16,7 +16,7 @@ def stated_order() -> dict[str, int]:
     """Package (or top-level module) name → its line in ARCHITECTURE.md's order, 0 first."""
     text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     section = text.split("## Dependency order", 1)[1]
-    block = re.search(r"```\n(.*?)```", section, re.S)
+    block = re.search(r"```\n(.*?)```", section, re.DOTALL)
     assert block, "ARCHITECTURE.md: the Dependency order section has no fenced block"
     return {name.strip(): level for level, line in enumerate(block.group(1).splitlines())
             for name in line.split("·") if name.strip()}

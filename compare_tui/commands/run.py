@@ -7,7 +7,7 @@ import asyncio
 import json
 import signal
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from compare_tui.commands.common import (
     CommandError,
@@ -138,7 +138,7 @@ class _CommandObserver:
     def __init__(self, progress: ProgressObserver, *, quiet: bool) -> None:
         self.progress, self.quiet = progress, quiet
 
-    def __enter__(self) -> _CommandObserver:
+    def __enter__(self) -> Self:
         self.progress.__enter__()
         return self
 
