@@ -40,6 +40,17 @@ def store_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     return data_dir() / "runs.sqlite"
 
 
+def catalogue_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The model catalogue: `--models`, else `$COMPARE_TUI_MODELS`, else the one `local up` wrote
+    (`<state dir>/local/models.toml`)."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("COMPARE_TUI_MODELS")
+    if env:
+        return Path(env)
+    return state_dir() / "local" / "models.toml"
+
+
 def local_models_dir() -> Path:
     """Where the embedded default assembles its GGUF files (`$COMPARE_TUI_MODELS_DIR` overrides)."""
     override = os.environ.get("COMPARE_TUI_MODELS_DIR")

@@ -98,8 +98,8 @@ def test_arm_specs_parse_per_arm_settings_and_refuse_bad_ones():
 
 def test_an_arm_holds_the_first_n_completed_runs_and_counts_runs_in_flight():
     runs = [run("late", minute=9), run("early", minute=1), run("mid", minute=5),
-            run("stopped", status="interrupted", minute=2), run("gone", status="cancelled", minute=3),
-            run("failed", status="failed", minute=4), run("busy", status="running", minute=6),
+            run("stopped", status="interrupted", minute=2), run("gone", status="incomplete", minute=3),
+            run("busy", status="running", minute=6),
             run("queued", status="pending", minute=7), run("other", settings={**SETTINGS, "max_tokens": 99})]
     cell = config().arm_cell(config().arms[0])
     two = select_arm_runs(runs, cell, 2)

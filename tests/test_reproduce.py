@@ -76,7 +76,7 @@ def test_a_flipped_task_is_outside_and_listed_and_a_tight_tolerance_fails_on_lat
     check = reproduce_check(inputs("a", SAME), inputs("b", flipped), DEFAULTS)
     assert not check.reproduced
     assert {f.name for f in check.outside} == {"pass_rate", "agreement"}
-    assert [(t.task_id, t.a, t.b) for t in check.changed] == [("t2", "pass", "fail")]
+    assert [(t.task_id, t.status_a, t.status_b) for t in check.changed] == [("t2", "pass", "fail")]
     assert {f.name: f.delta for f in check.figures}["pass_rate"] == pytest.approx(-1 / 3)
     tight = resolve_tolerances(given=["latency_p50=5%"])
     drift = reproduce_check(inputs("a", SAME), inputs("b", SAME, e2e=110.0), tight)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from compare_tui.errors import CompareTuiError
@@ -32,14 +31,10 @@ def add_catalogue_option(parser: argparse.ArgumentParser) -> None:
 
 
 def catalogue_path(explicit: str | None) -> Path:
-    from compare_tui.paths import state_dir
+    """The catalogue a command reads (`paths.catalogue_path`: the TUI uses the same)."""
+    from compare_tui.paths import catalogue_path as default
 
-    if explicit:
-        return Path(explicit)
-    env = os.environ.get("COMPARE_TUI_MODELS")
-    if env:
-        return Path(env)
-    return state_dir() / "local" / "models.toml"
+    return default(explicit)
 
 
 def open_store(explicit: str | None):

@@ -14,6 +14,7 @@ from compare_tui.commands.common import (
     load_set_or_fail,
     open_store,
 )
+from compare_tui.vocabulary import RunStatus
 
 EPILOG = """\
 examples:
@@ -106,7 +107,12 @@ def _new(args: argparse.Namespace) -> int:
 
     from compare_tui.catalogue import CatalogueError
     from compare_tui.engine.settings import RunOverrides, resolve_settings
-    from compare_tui.experiment import MAX_REPEATS, check_name, define_experiment, parse_arm_spec
+    from compare_tui.experiment import (
+        MAX_REPEATS,
+        check_name,
+        define_experiment,
+        parse_arm_spec,
+    )
     from compare_tui.store import ExperimentRecord, StoreError
 
     try:
@@ -146,7 +152,11 @@ def _new(args: argparse.Namespace) -> int:
 
 
 def _figures(store, name: str):
-    from compare_tui.experiment import ExperimentConfigError, experiment_figures, load_experiment
+    from compare_tui.experiment import (
+        ExperimentConfigError,
+        experiment_figures,
+        load_experiment,
+    )
     from compare_tui.store import StoreError
 
     try:
@@ -169,7 +179,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from compare_tui.commands.run import _execute_all
+    from compare_tui.commands.run import execute_prepared
     from compare_tui.experiment import (
         ExperimentConfigError,
         LaunchRefused,
@@ -203,7 +213,7 @@ def _run(args: argparse.Namespace) -> int:
             check_goldset(config, goldset)
             entries = arm_entries(config, catalogue)
             result = launch_missing(store, config, goldset, entries,
-                                    lambda prepared: _execute_all(store, [prepared], quiet=args.json)[0])
+                                    lambda prepared: execute_prepared(store, [prepared], quiet=args.json)[0])
         except LaunchRefused as exc:
             raise CommandError(f"experiment {args.name}: {exc}") from None
         after = _figures(store, args.name)
@@ -213,11 +223,17 @@ def _run(args: argparse.Namespace) -> int:
     _print_figures(after, args.json)
     if result.stopped:
         return 130
-    return 0 if all(status == "completed" for _, _, status in result.launched) else 1
+    return 0 if all(status == RunStatus.COMPLETED for _, _, status in result.launched) else 1
 
 
 def _list(args: argparse.Namespace) -> int:
-    from compare_tui.experiment import ExperimentConfigError, arm_selections, candidate_runs, check_arm, parse_config
+    from compare_tui.experiment import (
+        ExperimentConfigError,
+        arm_selections,
+        candidate_runs,
+        check_arm,
+        parse_config,
+    )
 
     rows = []
     with open_store(args.store) as store:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from typing import Self
 
 from compare_tui.engine.events import AttemptFinished, EngineEvent, RunFinished, RunStarted
 
@@ -75,7 +76,7 @@ class RichProgress:
 
 
 class _Silent:
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -85,7 +86,11 @@ class _Silent:
         pass
 
 
-def make_observer(*, quiet: bool, total: int):
+ProgressObserver = PlainProgress | RichProgress | _Silent
+
+
+def make_observer(*, quiet: bool) -> ProgressObserver:
+    """Nothing when `quiet`, Rich bars on a terminal, plain lines otherwise."""
     if quiet:
         return _Silent()
     if sys.stdout.isatty():

@@ -4,13 +4,12 @@ act on a decision, and see each workload's baseline and how it got there."""
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
-import os
 import sys
 from pathlib import Path
 
 from compare_tui.commands.common import CommandError, add_store_option, open_store
+from compare_tui.reviewer import reviewer_name
 
 EPILOG = """\
 examples:
@@ -61,12 +60,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     history.set_defaults(handler=_history)
 
 
-def _who() -> str:
-    try:
-        return os.environ.get("COMPARE_TUI_REVIEWER") or getpass.getuser()
-    except (KeyError, OSError):
-        return ""
-
 
 def _promote(args: argparse.Namespace) -> int:
     from compare_tui.promote import PromotionRefused, plan_promotion
@@ -91,7 +84,7 @@ def _promote(args: argparse.Namespace) -> int:
         try:
             plan = plan_promotion(inputs, args.model, current_baseline=current.model if current else None,
                                   force=args.force, reason=args.reason, initial=args.initial,
-                                  canary_percent=args.canary, decided_by=_who())
+                                  canary_percent=args.canary, decided_by=reviewer_name())
         except PromotionRefused as exc:
             message = str(exc)
             code = 3 if message.startswith("refused:") else 2

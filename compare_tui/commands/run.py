@@ -7,7 +7,7 @@ import asyncio
 import json
 import signal
 import sys
-from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Self
 
 from compare_tui.commands.common import (
     CommandError,
@@ -17,6 +17,17 @@ from compare_tui.commands.common import (
     load_set_or_fail,
     open_store,
 )
+from compare_tui.vocabulary import RunStatus
+
+if TYPE_CHECKING:
+    from compare_tui.commands.progress import ProgressObserver
+    from compare_tui.engine import (
+        BaselineChosen,
+        EngineEvent,
+        EngineSession,
+        PreparedRun,
+    )
+    from compare_tui.store import Store
 
 EPILOG = """\
 examples:
@@ -73,99 +84,115 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from compare_tui.engine import RunOverrides, RunRefusedError, prepare_resume, prepare_run, refuse_unreachable
-    from compare_tui.store import ComparisonRecord
+    from compare_tui.commands.progress import make_observer
+    from compare_tui.engine import (
+        EngineSession,
+        NewRunPlan,
+        ResumePlan,
+        RunOverrides,
+        RunRefusedError,
+    )
 
     store = open_store(args.store)
     catalogue = load_catalogue_or_fail(args.models)
     with store:
         if args.resume:
-            run = _get_run(store, args.resume)
+            run = store.get_run(args.resume)  # an unknown id is a StoreError: one line, exit 2
             goldset = load_set_or_fail(args.set or run.goldset_path)
-            entry = _entry(catalogue, run.model_name)
-            try:
-                refuse_unreachable([entry])
-                prepared = [prepare_resume(store, run.id, goldset, entry)]
-            except RunRefusedError as exc:
-                raise CommandError(str(exc)) from None
-            comparison_id = run.comparison_id
+            plan: NewRunPlan | ResumePlan = ResumePlan((run.id,))
         else:
             if not args.set or not args.model:
                 raise CommandError("give a golden set and at least one --model (or --resume RUN_ID); see --help")
             goldset = load_set_or_fail(args.set)
-            names = list(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
-            entries = [_entry(catalogue, name) for name in names]
-            baseline = _baseline(store, goldset.manifest.workload_id, args.baseline, names, quiet=args.json)
-            try:
-                refuse_unreachable(entries)  # before hashing weights or writing anything
-            except RunRefusedError as exc:
-                raise CommandError(f"refused: {exc}") from None
-            name = args.name or f"{goldset.manifest.workload_id} {datetime.now(UTC):%Y-%m-%d %H:%M}"
-            comparison_id = store.create_comparison(ComparisonRecord(name=name, baseline=baseline)).id
+            names = tuple(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
             overrides = RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
-            prepared = []
-            try:
-                for entry in entries:
-                    prepared.append(prepare_run(store, goldset, entry, overrides, max_cost=args.max_cost, comparison_id=comparison_id))
-            except RunRefusedError as exc:
-                for p in prepared:  # refuse the whole command before any request is sent
-                    store.delete_run(p.run.id)
-                store.delete_comparison(comparison_id)
-                raise CommandError(f"refused: {exc}") from None
-            store.set_comparison_runs(comparison_id, [p.run.id for p in prepared])
-        statuses = _execute_all(store, prepared, quiet=args.json)
+            plan = NewRunPlan(goldset.root, names, overrides, args.max_cost, args.baseline, args.name)
+        observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
+        session = EngineSession(store, plan, catalogue, observer, goldset=goldset)
+        try:
+            prepared = session.prepare()
+        except RunRefusedError as exc:
+            raise CommandError(str(exc) if args.resume else f"refused: {exc}") from None
+        statuses = _execute(session, observer)
+        comparison_id = session.comparison_id
         if args.json:
             print(json.dumps(_summary(store, comparison_id, prepared, statuses), indent=2))
         else:
             _print_outcome(store, comparison_id, prepared, statuses)
-    return 0 if all(s == "completed" for s in statuses) else 1
+    return 0 if all(s == RunStatus.COMPLETED for s in statuses) else 1
 
 
-def _baseline(store, workload_id: str, named: str | None, names: list[str], *, quiet: bool) -> str | None:
-    """The comparison's baseline: the one named, else the workload's promoted baseline when it
-    is among the models run (said on stderr either way)."""
-    if named:
-        return named
-    current = store.current_baseline(workload_id)
-    if current is None:
-        return None
-    if current.model in names:
-        if not quiet:
-            print(f"baseline: {current.model} (the promoted baseline of workload {workload_id})", file=sys.stderr)
-        return current.model
-    print(f"note: workload {workload_id}'s promoted baseline {current.model} is not in this run, so no "
-          f"candidate is judged against it (add --baseline {current.model})", file=sys.stderr)
-    return None
-
-
-def _execute_all(store, prepared, *, quiet: bool) -> list[str]:
+def execute_prepared(store: Store, prepared: list[PreparedRun], *, quiet: bool) -> list[str]:
+    """Execute runs prepared elsewhere (an experiment's) with this command's progress display;
+    return their final statuses."""
     from compare_tui.commands.progress import make_observer
-    from compare_tui.engine import RunExecutor
-    from compare_tui.store import StoreError
+    from compare_tui.engine import EngineSession
 
-    observer = make_observer(quiet=quiet, total=sum(len(p.goldset.tasks) for p in prepared))
-    statuses: list[str] = []
+    observer = _CommandObserver(make_observer(quiet=quiet), quiet=quiet)
+    return _execute(EngineSession.of_prepared(store, prepared, observer), observer)
+
+
+class _CommandObserver:
+    """The progress display, plus the baseline lines this command prints on stderr."""
+
+    def __init__(self, progress: ProgressObserver, *, quiet: bool) -> None:
+        self.progress, self.quiet = progress, quiet
+
+    def __enter__(self) -> Self:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(*exc)
+
+    def on_event(self, event: EngineEvent) -> None:
+        from compare_tui.engine import BaselineChosen
+
+        if isinstance(event, BaselineChosen):
+            _say_baseline(event, quiet=self.quiet)
+        else:
+            self.progress.on_event(event)
+
+
+def _say_baseline(event: BaselineChosen, *, quiet: bool) -> None:
+    """Where a baseline not named on the command line came from (or why there is none)."""
+    if event.named or event.promoted is None:
+        return
+    if event.baseline is not None:
+        if not quiet:
+            print(f"baseline: {event.baseline} (the promoted baseline of workload {event.workload_id})", file=sys.stderr)
+        return
+    print(f"note: workload {event.workload_id}'s promoted baseline {event.promoted} is not in this run, so no "
+          f"candidate is judged against it (add --baseline {event.promoted})", file=sys.stderr)
+
+
+def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
+    """Execute a prepared session with the display open; SIGTERM and Ctrl-C interrupt the
+    current run (resumable), and the runs not started count as interrupted too."""
+    from compare_tui.store import StoreError
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
         current = asyncio.current_task()
+        assert current is not None
         loop.add_signal_handler(signal.SIGTERM, current.cancel)
         with observer:
-            for p in prepared:  # one model at a time, so runs never compete for the machine
-                statuses.append(await RunExecutor(store, p, observer=observer).execute())
+            await session.execute()
 
+    prepared = session.prepared
     try:
         asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        ids = ", ".join(p.run.id for p in prepared[len(statuses):])
+        ended = [s for s in session.statuses if s != RunStatus.INTERRUPTED]  # the interrupted one is resumable
+        ids = ", ".join(p.run.id for p in prepared[len(ended):])
         print(f"interrupted; every finished attempt is stored. Resume with: compare-tui run --resume <id> ({ids})", file=sys.stderr)
-        statuses.extend("interrupted" for _ in prepared[len(statuses):])
     except StoreError as exc:
         # The store failed mid-run (disk full, read-only): one clear line, not a traceback.
-        stopped = prepared[len(statuses)].run.id
+        stopped = session.stopped_run_id
         raise CommandError(f"run {stopped} stopped: {exc}; every attempt finished before this is stored "
                            f"(resume with `compare-tui run --resume {stopped}`)", exit_code=1) from None
-    return statuses
+    statuses = list(session.statuses)
+    return statuses + [RunStatus.INTERRUPTED.value] * (len(prepared) - len(statuses))
 
 
 def _summary(store, comparison_id, prepared, statuses) -> dict:
@@ -185,7 +212,7 @@ def _print_outcome(store, comparison_id, prepared, statuses) -> None:
     for p, status in zip(prepared, statuses):
         tally = _tally_text(store.pass_rate_summary(p.run.id))
         print(f"{p.run.model_name}: run {p.run.id} {status}: {tally} ({p.run.provenance})")
-        if status == "incomplete":
+        if status == RunStatus.INCOMPLETE:
             print(f"  {store.get_run_exact(p.run.id).error}")
     summary = _decision_summary(store, comparison_id) if comparison_id else None
     if summary:
@@ -211,17 +238,3 @@ def _tally_dict(t) -> dict:
 def _tally_text(t) -> str:
     not_done = f", {t.not_done} not done" if t.not_done else ""
     return f"{t.passed} pass, {t.failed} fail, {t.review} review, {t.errored} error{not_done} of {t.tasks_planned} tasks"
-
-
-def _entry(catalogue, name: str):
-    try:
-        return catalogue.get(name)
-    except KeyError as exc:
-        raise CommandError(str(exc.args[0]) if exc.args else f"unknown model {name}") from None
-
-
-def _get_run(store, run_id: str):
-    try:
-        return store.get_run(run_id)
-    except KeyError as exc:
-        raise CommandError(str(exc.args[0]) if exc.args else f"no run {run_id}") from None

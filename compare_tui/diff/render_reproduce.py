@@ -57,7 +57,7 @@ def render_text(check: ReproduceCheck) -> str:
     lines.append("")
     if check.changed:
         lines.append(f"tasks whose outcome changed ({len(check.changed)}):")
-        lines += [f"  {t.task_id}: {t.a} → {t.b}" for t in check.changed]
+        lines += [f"  {t.task_id}: {t.status_a} → {t.status_b}" for t in check.changed]
     else:
         lines.append("no task changed its outcome")
     if check.human_tasks:
@@ -79,6 +79,6 @@ def reproduce_document(check: ReproduceCheck) -> dict[str, Any]:
         "figures": [{"name": f.name, "a": f.a, "b": f.b, "delta": f.delta, "within": f.within, "note": f.note,
                      "tolerance": {"limit": f.tolerance.limit, "text": f.tolerance.text,
                                    "source": f.tolerance.source}} for f in check.figures],
-        "changed_tasks": [{"task_id": t.task_id, "a": t.a, "b": t.b} for t in check.changed],
+        "changed_tasks": [{"task_id": t.task_id, "a": t.status_a, "b": t.status_b} for t in check.changed],
         "compared_tasks": check.compared_tasks, "human_tasks": check.human_tasks,
     }

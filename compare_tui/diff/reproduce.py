@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from compare_tui.diff.ab import ChangedTask
 from compare_tui.diff.tolerances import Tolerance
 from compare_tui.errors import CompareTuiError
 from compare_tui.experiment.cells import RUN_SETTINGS, canonical, normalised_settings
@@ -22,6 +23,7 @@ from compare_tui.experiment.confounds import FIXED_VARIABLES
 from compare_tui.report import ReportInputs, build_report
 from compare_tui.report.figures import ModelFigures
 from compare_tui.store import RunRecord
+from compare_tui.vocabulary import RunStatus
 
 PINS = ("model", "revision", "weights_digest", "files")
 """The recorded pins two runs must share to be a reproduction of each other."""
@@ -57,13 +59,6 @@ class FigureCheck:
 
 
 @dataclass(frozen=True, slots=True)
-class ChangedTask:
-    task_id: str
-    a: str
-    b: str
-
-
-@dataclass(frozen=True, slots=True)
 class ReproduceCheck:
     """The whole check, as every surface shows it."""
 
@@ -96,7 +91,7 @@ def differences(a: RunRecord, b: RunRecord) -> tuple[Difference, ...]:
     """What should be fixed between two runs but differs: each setting, then every fixed
     variable the experiments check (`confounds.FIXED_VARIABLES`), endpoint and serving notes."""
     found = []
-    if str(a.status) != "completed" or str(b.status) != "completed":
+    if a.status != RunStatus.COMPLETED or b.status != RunStatus.COMPLETED:
         found.append(Difference("run status", str(a.status), str(b.status)))
     sa, sb = normalised_settings(a.settings), normalised_settings(b.settings)
     found += [Difference(name, _text(sa[name]), _text(sb[name])) for name in RUN_SETTINGS if sa[name] != sb[name]]

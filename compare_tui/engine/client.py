@@ -19,7 +19,7 @@ import httpx
 from compare_tui.engine.sse import SseError, SseFramer
 from compare_tui.engine.stream import StreamAccumulator, accumulate_message
 from compare_tui.engine.transport import classify_exception
-
+from compare_tui.vocabulary import RETRYABLE_CLASSES, ErrorClass
 
 
 @dataclass(slots=True)
@@ -44,7 +44,7 @@ class Exchange:
     @property
     def retryable(self) -> bool:
         """Connection failures, 429 and 5xx are retried; nothing else is (issue 4)."""
-        return self.error_class in {"connect", "reset", "http_429", "http_5xx"}
+        return self.error_class in RETRYABLE_CLASSES
 
 
 def chat_url(endpoint: str) -> str:
@@ -67,7 +67,7 @@ async def stream_chat(
         async with asyncio.timeout(timeout_s):
             await _exchange(client, chat_url(endpoint), payload, headers or {}, body.get("stream", True), ex)
     except TimeoutError:
-        ex.error_class, ex.error = "timeout", f"no complete answer within {timeout_s:g} s"
+        ex.error_class, ex.error = ErrorClass.TIMEOUT, f"no complete answer within {timeout_s:g} s"
     except Exception as exc:  # noqa: BLE001 - classified below; anything unknown is re-raised
         classified = classify_exception(exc)
         if classified is None:
@@ -97,7 +97,7 @@ async def _exchange(
             try:
                 ex.acc = accumulate_message(json.loads(raw), ex.sent_ns, ex.ended_ns)
             except ValueError as exc:
-                ex.error_class, ex.error = "malformed_response", f"response body is not JSON: {exc}"
+                ex.error_class, ex.error = ErrorClass.MALFORMED_RESPONSE, f"response body is not JSON: {exc}"
             return
         await _read_stream(response, ex)
 
@@ -129,13 +129,13 @@ async def _read_stream(response: httpx.Response, ex: Exchange) -> None:
                 else:
                     acc.feed(json.loads(event.data), event.arrived_ns)
     except (ValueError, SseError) as exc:
-        ex.error_class, ex.error = "malformed_stream", f"the stream is not valid SSE/JSON: {str(exc)[:200]}"
+        ex.error_class, ex.error = ErrorClass.MALFORMED_STREAM, f"the stream is not valid SSE/JSON: {str(exc)[:200]}"
         return
     ex.ended_ns = time.perf_counter_ns()
     if acc.error is not None:
-        ex.error_class, ex.error = "stream_error", f"the server reported an error inside the stream: {acc.error[:500]}"
+        ex.error_class, ex.error = ErrorClass.STREAM_ERROR, f"the server reported an error inside the stream: {acc.error[:500]}"
     elif not done and acc.finish_reason is None:
-        ex.error_class, ex.error = "truncated", "the stream ended without a finish reason or [DONE]"
+        ex.error_class, ex.error = ErrorClass.TRUNCATED, "the stream ended without a finish reason or [DONE]"
     elif not done:
         ex.notes.append("the stream ended without [DONE]")
     if acc.usage is None and ex.error_class is None:
@@ -146,15 +146,15 @@ def _classify_status(response: httpx.Response, raw: bytes, ex: Exchange) -> None
     status = response.status_code
     message = _error_message(raw)
     if status == 429:
-        ex.error_class = "http_429"
+        ex.error_class = ErrorClass.HTTP_429
         ex.retry_after_s = _retry_after(response.headers.get("retry-after"))
     elif status >= 500:
-        ex.error_class = "http_5xx"
+        ex.error_class = ErrorClass.HTTP_5XX
         ex.retry_after_s = _retry_after(response.headers.get("retry-after"))
     elif status in (401, 403):
-        ex.error_class = "auth"
+        ex.error_class = ErrorClass.AUTH
     else:
-        ex.error_class = "http_4xx"
+        ex.error_class = ErrorClass.HTTP_4XX
     ex.error = f"HTTP {status}: {message}" if message else f"HTTP {status}"
 
 

@@ -4,7 +4,7 @@ Rich, the TUI bridges them to Textual messages, tests collect them in a list."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +22,43 @@ class VerificationProgressed:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelsResolved:
+    """Every model of a session is in the catalogue and its endpoint answered; nothing is hashed
+    or written yet. `kinds`: model name → catalogue kind (`local` or `hosted`), in run order."""
+
+    kinds: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineChosen:
+    """The baseline a new session's comparison records (`baseline`), and the workload's promoted
+    baseline (`promoted`) when there is one, so an observer can say where the choice came from."""
+
+    workload_id: str
+    baseline: str | None
+    promoted: str | None
+    named: bool
+    """True when the caller named the baseline; False when it came from the workload."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunsPrepared:
+    """Every model of a session passed its checks and has a run record; requests start now."""
+
+    comparison_id: str | None
+    run_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded:
+    """The session is done with every run: `statuses` in run order (`pending` for a run it never
+    started); `cancelled` when `cancel()` was called. A refused session ends with no statuses."""
+
+    statuses: tuple[str, ...]
+    cancelled: bool
+
+
+@dataclass(frozen=True, slots=True)
 class RunStarted:
     run_id: str
     model_name: str
@@ -31,6 +68,8 @@ class RunStarted:
     """Tasks already finished by an earlier process (a resumed run)."""
     provenance: str
     estimate: str
+    prior_counts: dict[str, int] = field(default_factory=dict)
+    """Task outcomes (`pass`, `fail`, `review`, `error`) recorded before this execution (a resumed run)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +96,17 @@ class RunFinished:
     status: str
     counts: dict[str, int] = field(default_factory=dict)
     error: str | None = None
+    gpu: dict[str, Any] | None = None
+    """What the GPU sampler recorded for the run (`RunRecord.gpu`), as stored."""
+    model_kind: str | None = None
+    """The catalogue kind of the run's model (`local` or `hosted`)."""
 
 
-EngineEvent = RunRefused | VerificationProgressed | RunStarted | AttemptFinished | RunFinished
+ModelEvent = RunRefused | VerificationProgressed | RunStarted | AttemptFinished | RunFinished
+"""The events about one model (each has `model_name`)."""
+SessionEvent = ModelsResolved | BaselineChosen | RunsPrepared | SessionEnded
+"""The events about a whole session (`engine/session.py`)."""
+EngineEvent = ModelEvent | SessionEvent
 
 
 class RunObserver(Protocol):

@@ -120,6 +120,6 @@ def prepare_resume(
         )
     provenance, headers = check_model(entry, environ=environ, progress=progress)
     s = run.settings
-    settings = RunSettings(s["attempts"], s["temperature"], s["max_tokens"], s["concurrency"], s["timeout_s"])
+    settings = RunSettings.from_dict(s)
     estimate = SpendEstimate(s.get("estimate_usd"), "recorded", s.get("estimate", ""))
     return PreparedRun(run, goldset, entry, settings, estimate, headers)

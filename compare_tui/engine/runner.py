@@ -38,12 +38,7 @@ from compare_tui.scoring import score
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
 from compare_tui.store import AttemptRecord, AuditRow, RunStatus, Store, measured
 from compare_tui.store import utc_now as now_iso
-
-_FINAL = {Outcome.PASS.value, Outcome.REVIEW.value}
-"""Outcomes that end a task: a pass completes it, and asking again cannot settle a review."""
-
-NOT_DONE = "not_done"
-"""The outcome observers are told for an attempt that measured nothing."""
+from compare_tui.vocabulary import NOT_DONE, TASK_ENDING_OUTCOMES, ErrorClass
 
 OUTAGE_AFTER = 5
 """Attempts in a row that could not connect after which a run stops sending (the server is gone)."""
@@ -89,9 +84,9 @@ class RunExecutor:
         run, settings = self.p.run, self.p.settings
         recorded = self._recorded()
         pending = [t for t in self.p.goldset.tasks if not _task_done(recorded.get(t.id, {}), settings.attempts)]
-        self.store.update_run_status(run.id, "running", started_at=run.started_at or now_iso())
+        self.store.update_run_status(run.id, RunStatus.RUNNING, started_at=run.started_at or now_iso())
         sampler = self._sampler()
-        status, error = "interrupted", None
+        status, error = RunStatus.INTERRUPTED.value, None
         transport = self.transport if self.transport is not None else make_transport(settings.concurrency)
         async with endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency,
                                    transport=transport) as client:
@@ -102,10 +97,12 @@ class RunExecutor:
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
                     | {"http_transport": transport_name(transport)},
                 )
+                done_before = len(self.p.goldset.tasks) - len(pending)
                 self.observer.on_event(
                     RunStarted(
                         run.id, run.model_name, run.goldset_name, len(self.p.goldset.tasks),
-                        len(self.p.goldset.tasks) - len(pending), run.provenance or "", self.p.estimate.text(),
+                        done_before, run.provenance or "", self.p.estimate.text(),
+                        self._prior_counts() if done_before else {},
                     )
                 )
                 tasks = iter(pending)
@@ -113,10 +110,10 @@ class RunExecutor:
                 await asyncio.gather(*workers)
                 status, error = self._outcome(len(pending))
             except asyncio.CancelledError:
-                status, error = "interrupted", "interrupted by the user; resume with `compare-tui run --resume " + run.id + "`"
+                status, error = RunStatus.INTERRUPTED.value, "interrupted by the user; resume with `compare-tui run --resume " + run.id + "`"
                 raise
             except Exception as exc:  # a store failure (disk full) or a bug: stop, keep what is stored
-                status, error = "interrupted", f"{type(exc).__name__}: {exc}"
+                status, error = RunStatus.INTERRUPTED.value, f"{type(exc).__name__}: {exc}"
                 raise
             finally:
                 try:
@@ -142,11 +139,11 @@ class RunExecutor:
                 # number), and asking again now would only meet the same failure.
                 self._not_measured[error_class or ""] += 1
                 self._not_measured_example.setdefault(error_class or "", error or "")
-                self._in_a_row = self._in_a_row + 1 if error_class == "connect" else 0
+                self._in_a_row = self._in_a_row + 1 if error_class == ErrorClass.CONNECT else 0
                 self._outage = self._outage or self._in_a_row >= OUTAGE_AFTER
                 return
             self._in_a_row = 0
-            if outcome in _FINAL:
+            if outcome in TASK_ENDING_OUTCOMES:
                 return
 
     async def _attempt(self, client: httpx.AsyncClient, task: Task, number: int) -> tuple[str, str | None, str | None]:
@@ -192,7 +189,7 @@ class RunExecutor:
         # this execution (the store keeps the error for the report's caveat and the resume).
         shown = record.outcome if measured(record.outcome, record.error_class) else NOT_DONE
         self._counts[shown] += 1
-        done = shown in _FINAL or shown == NOT_DONE or number >= self.p.settings.attempts
+        done = shown in TASK_ENDING_OUTCOMES or shown == NOT_DONE or number >= self.p.settings.attempts
         self.observer.on_event(
             AttemptFinished(
                 run.id, run.model_name, task.id, number, shown, done, record.ttft_ms, record.e2e_ms,
@@ -253,11 +250,17 @@ class RunExecutor:
             self.store.update_run_status(run.id, status, finished_at=now_iso(), error=error)
         except Exception:  # noqa: BLE001 - the store may be the thing that failed (disk full)
             pass
-        self.observer.on_event(RunFinished(run.id, run.model_name, status, dict(self._counts), error))
+        self.observer.on_event(RunFinished(run.id, run.model_name, status, dict(self._counts), error,
+                                           gpu=gpu, model_kind=self.p.entry.kind))
+
+    def _prior_counts(self) -> dict[str, int]:
+        """Task outcomes an earlier execution of this run recorded, as the store tallies them."""
+        s = self.store.pass_rate_summary(self.p.run.id)
+        return {"pass": s.passed, "fail": s.failed, "review": s.review, "error": s.errored}
 
 
 def _task_done(prior: dict[int, str], attempts: int) -> bool:
-    return any(outcome in _FINAL for outcome in prior.values()) or len(prior) >= attempts and max(prior, default=0) >= attempts
+    return any(outcome in TASK_ENDING_OUTCOMES for outcome in prior.values()) or len(prior) >= attempts and max(prior, default=0) >= attempts
 
 
 def _round(value: float | None) -> float | None:

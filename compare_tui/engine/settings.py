@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from compare_tui.goldset.models import GoldenSet
@@ -35,6 +36,15 @@ class RunSettings:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, recorded: Mapping[str, Any]) -> RunSettings:
+        """The settings a run recorded (`as_dict`, with any other keys beside them ignored)."""
+        return cls(**{f.name: recorded[f.name] for f in fields(cls)})
+
+    def overrides(self) -> RunOverrides:
+        """Overrides that resolve to exactly these settings, whatever the set's manifest says."""
+        return RunOverrides(**self.as_dict())
 
 
 def resolve_settings(goldset: GoldenSet, overrides: RunOverrides) -> RunSettings:

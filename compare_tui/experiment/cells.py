@@ -19,17 +19,21 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import fields
+from typing import Any, get_type_hints
 
+from compare_tui.engine.settings import RunSettings
 from compare_tui.store import RunRecord
+from compare_tui.vocabulary import RunStatus
 
 CELL_SETTINGS = ("attempts", "temperature", "max_tokens")
 """The settings that select a cell: they change what is sent to the model."""
-RUN_SETTINGS = ("attempts", "temperature", "max_tokens", "concurrency", "timeout_s")
-"""Every setting a run records (`engine.RunSettings`); all are checked for drift."""
+RUN_SETTINGS = tuple(f.name for f in fields(RunSettings))
+"""Every setting a run records (the fields of `engine.RunSettings`); all are checked for drift."""
+_SETTING_TYPES = get_type_hints(RunSettings)
 MODEL_IDENTITY = ("name", "kind", "model")
 """The catalogue entry's fields that name the model a cell is about."""
-IN_FLIGHT = frozenset({"pending", "running"})
+IN_FLIGHT = frozenset({RunStatus.PENDING, RunStatus.RUNNING})
 """Run statuses that hold a place in a cell without being complete yet."""
 
 
@@ -47,9 +51,10 @@ def normalised_settings(settings: Mapping[str, Any], names: tuple[str, ...] = RU
     out: dict[str, Any] = {}
     for name in names:
         value = settings.get(name)
-        if name in ("temperature", "timeout_s") and isinstance(value, int | float):
+        kind = _SETTING_TYPES.get(name)
+        if kind is float and isinstance(value, int | float):
             value = float(value)
-        elif name in ("attempts", "max_tokens", "concurrency") and isinstance(value, float) and value.is_integer():
+        elif kind is int and isinstance(value, float) and value.is_integer():
             value = int(value)
         out[name] = value
     return out

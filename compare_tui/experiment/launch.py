@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry
-from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, prepare_run, refuse_unreachable
+from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, RunSettings, prepare_run, refuse_unreachable
 from compare_tui.errors import CompareTuiError
 from compare_tui.experiment.cells import run_cell_key
 from compare_tui.experiment.config import ArmConfig, ExperimentConfig
 from compare_tui.experiment.load import arm_selections, candidate_runs
 from compare_tui.goldset.models import GoldenSet
 from compare_tui.store import Store
+from compare_tui.vocabulary import RunStatus
 
 
 class LaunchRefused(CompareTuiError):
@@ -79,9 +80,7 @@ def arm_entries(config: ExperimentConfig, catalogue: Catalogue) -> dict[str, Mod
 
 
 def _overrides(settings: Mapping[str, Any]) -> RunOverrides:
-    return RunOverrides(attempts=settings["attempts"], temperature=settings["temperature"],
-                        max_tokens=settings["max_tokens"], concurrency=settings["concurrency"],
-                        timeout_s=settings["timeout_s"])
+    return RunSettings.from_dict(settings).overrides()
 
 
 def _missing(store: Store, config: ExperimentConfig) -> dict[str, int]:
@@ -129,7 +128,7 @@ def launch_missing(store: Store, config: ExperimentConfig, goldset: GoldenSet, e
             prepared = _prepare(store, config, arm, goldset, entries[arm.label], environ)
             status = execute(prepared)
             result.launched.append((arm.label, prepared.run.id, status))
-            if status in ("interrupted", "incomplete"):
+            if status in (RunStatus.INTERRUPTED, RunStatus.INCOMPLETE):
                 result.stopped = True
                 return result
     return result

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from compare_tui.report import ReportInputs, RunInput, build_report
 from compare_tui.report.figures import ModelFigures
+from compare_tui.vocabulary import Outcome
 
 VERDICTS = ("pass", "fail", "inconclusive", "human")
 
@@ -78,14 +79,14 @@ def run_figures(run_input: RunInput, task_ids: Sequence[str], task_kinds: Mappin
 
 def _verdicts(row: ModelFigures, run_input: RunInput) -> dict[str, str]:
     # Attempts whose answer the scorer could not judge: an error with no transport error class.
-    scorer_errors = {a.task_id for a in run_input.attempts if a.outcome == "error" and not a.error_class}
+    scorer_errors = {a.task_id for a in run_input.attempts if a.outcome == Outcome.ERROR and not a.error_class}
     verdicts = {}
     for block in row.blocks:
         if block.human:
             verdicts[block.task_id] = "human"
         elif block.status in ("pass", "fail"):
             verdicts[block.task_id] = block.status
-        elif block.status == "error":
+        elif block.status == Outcome.ERROR:
             verdicts[block.task_id] = "inconclusive" if block.task_id in scorer_errors else "fail"
         else:  # still awaiting a person, or not recorded by this run
             verdicts[block.task_id] = "inconclusive"

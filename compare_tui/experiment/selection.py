@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from compare_tui.experiment.cells import IN_FLIGHT, run_cell_key
 from compare_tui.store import RunRecord
+from compare_tui.vocabulary import RunStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,7 @@ def _finish_order(run: RunRecord) -> tuple[str, str, str]:
 def select_arm_runs(runs: Iterable[RunRecord], cell: str, repeats: int) -> ArmRuns:
     """The selection of `cell` among `runs` for an arm that wants `repeats` runs."""
     mine = [run for run in runs if run_cell_key(run) == cell]
-    completed = sorted((r for r in mine if r.status == "completed"), key=_finish_order)
+    completed = sorted((r for r in mine if r.status == RunStatus.COMPLETED), key=_finish_order)
     in_flight = sorted((r for r in mine if str(r.status) in IN_FLIGHT), key=lambda r: (r.created_at, r.id))
     return ArmRuns(cell=cell, repeats=repeats, held=tuple(completed[:repeats]), in_flight=tuple(in_flight),
                    spare=max(0, len(completed) - repeats))

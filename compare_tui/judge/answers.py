@@ -16,7 +16,7 @@ from compare_tui.goldset.models import Task
 from compare_tui.judge.traces import strip_reasoning
 from compare_tui.scoring.result import Answer, ToolCall
 from compare_tui.store.records import AttemptRecord
-from compare_tui.store.summary import task_outcome
+from compare_tui.vocabulary import task_outcome
 
 NO_ANSWER = "(empty answer)"
 

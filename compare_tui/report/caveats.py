@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.inputs import ReportInputs, RunInput
+from compare_tui.vocabulary import RunStatus
 
 MARGIN_THRESHOLD = 0.05
 """Pass-rate interval half-widths at or above this (five points) get a margin-of-error caveat."""
@@ -73,7 +74,7 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
             why = (f"; {_plural(sum(n for _, n in row.not_measured), 'attempt')} measured nothing because the "
                    f"endpoint failed ({classes})")
         resume = (f" Resume the run to finish them: `compare-tui run --resume {row.run_id}`."
-                  if row.run_status in ("incomplete", "interrupted", "pending", "running") else "")
+                  if row.run_status != RunStatus.COMPLETED else "")
         out.append(Caveat("incomplete", f"{name} has {_plural(counts.missing, 'task')} of the set not done "
                           f"(run {row.run_status}{why}); they are left out of every figure, and of the "
                           f"task-by-task comparison.{resume}"))

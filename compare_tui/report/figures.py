@@ -3,7 +3,7 @@
 Every figure a user sees is computed here, once; the renderers only format it.
 
 Words used below:
-- a task's *status* is its outcome over all attempts (`store.summary.task_outcome`): `pass`
+- a task's *status* is its outcome over all attempts (`vocabulary.task_outcome`): `pass`
   when any attempt passed, `review` while a person has not decided, `fail`, or `error` when
   every attempt errored; `missing` when this run recorded no attempt for it;
 - a *human* task is one whose scorer is `human` (from the golden set), or, when the set
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_duration_s
 from compare_tui.report.inputs import AttemptFacts, RunInput
 from compare_tui.report.stats import Interval, Percentiles, percentiles, proportion_interval
-from compare_tui.store.summary import measured, task_outcome
+from compare_tui.vocabulary import Outcome, measured, task_outcome
 
 STATUSES = ("pass", "fail", "review", "error", "missing")
 
@@ -176,7 +176,7 @@ def is_human(task_id: str, outcomes: Sequence[str], task_kinds: Mapping[str, str
     kind = task_kinds.get(task_id)
     if kind is not None:
         return kind == "human"
-    return bool(outcomes) and all(outcome == "review" for outcome in outcomes)
+    return bool(outcomes) and all(outcome == Outcome.REVIEW for outcome in outcomes)
 
 
 def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
@@ -193,7 +193,7 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
         outcomes = [a.outcome for a in attempts]
         verdict = run_input.verdicts.get(task_id)
         status = task_outcome(outcomes, verdict) if attempts else "missing"
-        passing = next((a for a in attempts if a.outcome == "pass"), None)
+        passing = next((a for a in attempts if a.outcome == Outcome.PASS), None)
         # The attempt that decided the status: the (first) passing one, else the last with
         # that outcome (a fail after a timeout reads as the fail), else the last attempt.
         shown = passing or next((a for a in reversed(attempts) if a.outcome == status), None)
@@ -201,9 +201,9 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
         blocks.append(Block(task_id, status, is_human(task_id, outcomes, task_kinds), verdict,
                             shown.detail if shown else "", shown.ttft_ms if shown else None,
                             shown.e2e_ms if shown else None))
-        if status == "pass":
+        if status == Outcome.PASS:
             # The passing attempt, or for a person's pass the attempt they were shown.
-            representative.append(passing or next(a for a in attempts if a.outcome == "review"))
+            representative.append(passing or next(a for a in attempts if a.outcome == Outcome.REVIEW))
     kind = run.model_entry.get("kind") if run.model_entry else None
     counts = _counts(blocks, run.task_count, len(kept))
     completed = counts.passed
@@ -221,7 +221,7 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
         run_status=str(run.status), completed=completed, pass_rate=_pass_rate(blocks),
         counts=counts, blocks=tuple(blocks), latency=latency, tokens=tokens, gpu=gpu, cost=cost,
         missing=_missing(completed, latency, tokens, gpu, cost),
-        awaiting_review=tuple(b.task_id for b in blocks if b.status == "review"),
+        awaiting_review=tuple(b.task_id for b in blocks if b.status == Outcome.REVIEW),
         error_classes=_error_classes(kept),
         not_measured=_error_classes(a for a in run_input.attempts if not measured(a.outcome, a.error_class)),
     )
@@ -241,9 +241,9 @@ def _counts(blocks: Sequence[Block], planned: int, attempts: int) -> Counts:
 
 
 def _pass_rate(blocks: Sequence[Block]) -> PassRate:
-    scored = [b for b in blocks if not b.human and b.status in ("pass", "fail", "error")]
-    passed = sum(1 for b in scored if b.status == "pass")
-    errored = sum(1 for b in scored if b.status == "error")
+    scored = [b for b in blocks if not b.human and b.status in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR)]
+    passed = sum(1 for b in scored if b.status == Outcome.PASS)
+    errored = sum(1 for b in scored if b.status == Outcome.ERROR)
     rate = passed / len(scored) if scored else None
     return PassRate(passed, len(scored), errored, rate, proportion_interval(passed, len(scored)))
 
@@ -279,7 +279,7 @@ def gpu_memory(gpu: Mapping | None, kind: str | None) -> GpuMemory:
 def _error_classes(attempts: Iterable[AttemptFacts]) -> tuple[tuple[str, int], ...]:
     tally: dict[str, int] = defaultdict(int)
     for attempt in attempts:
-        if attempt.outcome == "error":
+        if attempt.outcome == Outcome.ERROR:
             tally[attempt.error_class or "unclassified"] += 1
     return tuple(sorted(tally.items(), key=lambda item: (-item[1], item[0])))
 

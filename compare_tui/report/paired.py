@@ -22,6 +22,7 @@ from compare_tui.report.stats import (
     paired_interval,
     tasks_for_power,
 )
+from compare_tui.vocabulary import Outcome
 
 _SCORED = ("pass", "fail", "error")
 
@@ -75,7 +76,7 @@ def paired(a: ModelFigures, b: ModelFigures) -> PairedComparison:
         if not both_scored(block_a, block_b):
             left_out[_why_left_out(a.label, block_a, b.label, block_b)] += 1
             continue
-        passed_a, passed_b = block_a.status == "pass", block_b.status == "pass"
+        passed_a, passed_b = block_a.status == Outcome.PASS, block_b.status == Outcome.PASS
         if passed_a and passed_b:
             both += 1
         elif passed_a:

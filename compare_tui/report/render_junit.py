@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import Block, ModelFigures
 from compare_tui.report.model import Report
+from compare_tui.vocabulary import Outcome
 
 
 def render_junit(report: Report) -> str:
@@ -89,15 +90,15 @@ def _decision_suite(report: Report) -> ET.Element:
 
 def _outcome_element(case: ET.Element, block: Block) -> str | None:
     """Add the child that says how the task went; return the suite counter it adds to."""
-    if block.status == "fail":
+    if block.status == Outcome.FAIL:
         message = "failed by a reviewer" if block.human else block.detail or "the answer did not pass its check"
         ET.SubElement(case, "failure", message=message, type="fail")
         return "failures"
-    if block.status == "error":
+    if block.status == Outcome.ERROR:
         message = block.detail or "nothing was measured (the request or the check errored)"
         ET.SubElement(case, "error", message=message, type="error")
         return "errors"
-    if block.status == "review":
+    if block.status == Outcome.REVIEW:
         ET.SubElement(case, "skipped", message="needs review")
         return "skipped"
     if block.status == "missing":

@@ -14,7 +14,7 @@ import jsonschema
 
 from compare_tui.errors import CompareTuiError
 from compare_tui.goldset.models import JsonScorer, Task
-from compare_tui.scoring.json_values import json_equal
+from compare_tui.scoring.json_values import STRICT_DECODER, json_equal
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
 from compare_tui.scoring.text import shorten
 
@@ -25,16 +25,7 @@ _ERRORS_SHOWN = 3
 _NOT_FOUND = object()
 
 
-class _NotJson(ValueError):
-    pass
-
-
-def _reject_constant(name: str) -> Any:
-    # Python's json accepts NaN/Infinity; JSON does not, and a schema cannot reason about them.
-    raise _NotJson(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_DECODER = STRICT_DECODER
 
 
 def _loads(text: str) -> Any:

@@ -11,6 +11,16 @@ import json
 from typing import Any
 
 
+def reject_constant(name: str) -> Any:
+    """`parse_constant` of a strict decoder: Python's json accepts NaN and Infinity; JSON does
+    not, and neither a schema nor an equality can reason about them."""
+    raise ValueError(f"{name} is not JSON (JSON has no NaN or Infinity)")
+
+
+STRICT_DECODER = json.JSONDecoder(parse_constant=reject_constant)
+"""The one strict JSON decoder (no NaN/Infinity); use `decode` or `raw_decode`."""
+
+
 def json_equal(left: Any, right: Any) -> bool:
     """True when two decoded JSON values are the same JSON value.
 

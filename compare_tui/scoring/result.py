@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from compare_tui.vocabulary import Outcome
 
-class Outcome(StrEnum):
-    """The four outcomes of a task (README.md, "Concepts"). `error` means nothing was measured."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    REVIEW = "review"
-    ERROR = "error"
+__all__ = ["Answer", "Outcome", "ScoreResult", "ToolCall"]
 
 
 @dataclass(frozen=True, slots=True)

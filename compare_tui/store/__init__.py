@@ -14,7 +14,6 @@ from compare_tui.store.records import (
     ComparisonRecord,
     ReviewRecord,
     RunRecord,
-    RunStatus,
     attempt_id,
     new_run_id,
     tool_calls_of,
@@ -23,6 +22,7 @@ from compare_tui.store.records import (
 from compare_tui.store.schema import CURRENT_VERSION
 from compare_tui.store.store import Store
 from compare_tui.store.summary import NOT_MEASURED_CLASSES, RunSummary, measured, summarise, task_outcome
+from compare_tui.vocabulary import RunStatus
 
 __all__ = [
     "CURRENT_VERSION",

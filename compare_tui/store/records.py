@@ -10,32 +10,24 @@ from __future__ import annotations
 import re
 import secrets
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 
 from compare_tui.scoring.result import Answer, Outcome, ToolCall
+from compare_tui.vocabulary import RunStatus
 
 PROVENANCE_VERIFIED = "verified"
 PROVENANCE_ATTESTED = "provenance by host attestation, not verified"
 Provenance = Literal["verified", "provenance by host attestation, not verified"]
 Verdict = Literal["pass", "fail", "skip"]
-
-
-class RunStatus(StrEnum):
-    """Where a run stands. `interrupted` and `incomplete` runs can be resumed."""
-
-    PENDING = "pending"
-    RUNNING = "running"
-    INTERRUPTED = "interrupted"
-    """Stopped by the user, a signal or a crash before every task was tried."""
-    INCOMPLETE = "incomplete"
-    """Every task was tried, but some measured nothing (the endpoint failed): they are not done,
-    and a resume retries exactly those."""
-    COMPLETED = "completed"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
 
 
 def utc_now() -> str:

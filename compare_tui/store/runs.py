@@ -8,9 +8,9 @@ from typing import Any
 from compare_tui.store import rows
 from compare_tui.store.base import StoreBase
 from compare_tui.store.errors import RunNotFoundError, StoreError
-from compare_tui.store.records import RunRecord, RunStatus, utc_now
+from compare_tui.store.records import RunRecord, utc_now
+from compare_tui.vocabulary import FINISHED_STATUSES, RunStatus
 
-_FINAL = {RunStatus.INTERRUPTED, RunStatus.INCOMPLETE, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED}
 # Identity and birth date are fixed once a run exists; everything else may be filled in later.
 _IMMUTABLE = {"id", "created_at"}
 
@@ -98,7 +98,7 @@ class RunAccessors(StoreBase):
             changes["finished_at"] = None
             if self.get_run_exact(run_id).started_at is None:
                 changes["started_at"] = started_at or utc_now()
-        elif status in _FINAL:
+        elif status in FINISHED_STATUSES:
             changes["finished_at"] = finished_at or utc_now()
         elif finished_at is not None:
             changes["finished_at"] = finished_at

@@ -2,7 +2,8 @@
 
 Pure: it takes (task, outcome) pairs and the latest human verdicts, so it can be tested
 without a store. The report's figures (intervals, latency, cost) are computed by `report/`;
-this is only the one-line tally a listing shows beside each run.
+this is only the one-line tally a listing shows beside each run. It has no pass rate: that
+figure is the report's (`report/figures.py`), which knows which tasks a person scores.
 """
 
 from __future__ import annotations
@@ -11,17 +12,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-NOT_MEASURED_CLASSES = frozenset({"connect", "reset", "timeout", "transport", "http_429", "http_5xx", "auth"})
-"""Error classes of an attempt where no model answered: the network or the server failed
-(connection refused or reset, a timeout, 5xx or 429 after the retries, a refused key). Such
-an attempt measured nothing: its task stays *not done*, a resume retries it, and it never
-enters a figure. Every other error (the scorer itself failed, the server rejected the
-request, a stream cut short after part of an answer) is a recorded outcome."""
+from compare_tui.vocabulary import NOT_MEASURED_CLASSES, Outcome, measured, task_outcome
 
-
-def measured(outcome: str, error_class: str | None) -> bool:
-    """False for an attempt that measured nothing (`NOT_MEASURED_CLASSES`)."""
-    return not (outcome == "error" and error_class in NOT_MEASURED_CLASSES)
+__all__ = ["NOT_MEASURED_CLASSES", "RunSummary", "measured", "summarise", "task_outcome"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,34 +40,6 @@ class RunSummary:
         """Tasks with at least one recorded attempt."""
         return self.passed + self.failed + self.review + self.errored
 
-    @property
-    def scored(self) -> int:
-        """Tasks with a pass/fail decision: the denominator of the pass rate."""
-        return self.passed + self.failed
-
-    @property
-    def pass_rate(self) -> float | None:
-        """Share of scored tasks that passed; None when no task was scored."""
-        return self.passed / self.scored if self.scored else None
-
-
-def task_outcome(outcomes: Iterable[str], verdict: str | None = None) -> str:
-    """One task's outcome from its attempts' outcomes and the latest human verdict.
-
-    A task passes when any attempt passes. Otherwise an attempt awaiting a
-    person keeps the task in `review` until a reviewer says pass or fail (a `skip` leaves it
-    waiting); failing that, any measured failure is a `fail`, and only a task whose every
-    attempt errored is an `error`.
-    """
-    seen = set(outcomes)
-    if "pass" in seen:
-        return "pass"
-    if "review" in seen:
-        return verdict if verdict in ("pass", "fail") else "review"
-    if "fail" in seen:
-        return "fail"
-    return "error"
-
 
 def summarise(attempts: Iterable[tuple[str, str, str | None]], verdicts: Mapping[str, str],
               tasks_planned: int) -> RunSummary:
@@ -84,8 +49,8 @@ def summarise(attempts: Iterable[tuple[str, str, str | None]], verdicts: Mapping
     for task_id, outcome, error_class in attempts:
         if measured(str(outcome), error_class):
             by_task[task_id].append(str(outcome))
-    counts = {"pass": 0, "fail": 0, "review": 0, "error": 0}
+    counts = dict.fromkeys(Outcome, 0)
     for task_id, outcomes in by_task.items():
         counts[task_outcome(outcomes, verdicts.get(task_id))] += 1
-    return RunSummary(tasks_planned=tasks_planned, passed=counts["pass"], failed=counts["fail"],
-                      review=counts["review"], errored=counts["error"])
+    return RunSummary(tasks_planned=tasks_planned, passed=counts[Outcome.PASS], failed=counts[Outcome.FAIL],
+                      review=counts[Outcome.REVIEW], errored=counts[Outcome.ERROR])

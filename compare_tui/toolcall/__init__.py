@@ -12,7 +12,7 @@ Nothing happens at import time; the runner needs an endpoint, the store an open 
 
 from compare_tui.toolcall.evaluate import evaluate
 from compare_tui.toolcall.launch import RunRequest, ToolcallRefused, check_request, execute
-from compare_tui.toolcall.refusals import UNSUPPORTED_MEANS, classify
+from compare_tui.toolcall.unsupported import UNSUPPORTED_MEANS, classify
 from compare_tui.toolcall.render import render_json, render_text
 from compare_tui.toolcall.results import (
     NOT_AN_AGENT_TEST,

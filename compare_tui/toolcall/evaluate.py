@@ -16,7 +16,7 @@ from compare_tui.scoring.textual_call import ADVICE, written_as_text
 from compare_tui.toolcall.checks import STREAM, UNIVERSAL, ParsedCall, parse_calls, stream_check, universal_checks
 from compare_tui.toolcall.exchange import RawExchange
 from compare_tui.toolcall.expectations import expectation_checks, planned
-from compare_tui.toolcall.refusals import classify
+from compare_tui.toolcall.unsupported import classify
 from compare_tui.toolcall.results import CallRecord, CheckFailure, CheckResult, ScenarioResult, ToolcallOutcome
 from compare_tui.toolcall.scenario import Scenario
 from compare_tui.toolcall.schema_survey import survey

@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from compare_tui.scoring.json_values import json_equal
 from compare_tui.toolcall.checks import ParsedCall
-from compare_tui.toolcall.json_values import child, is_integer, json_equal, pointer
+from compare_tui.toolcall.json_values import child, is_integer, pointer
 from compare_tui.toolcall.results import CheckFailure, CheckResult
 from compare_tui.toolcall.scenario import CallPattern, Expectation, Scenario
 

@@ -7,11 +7,11 @@ the tools-file reader, the schema checker and the argument checks alike.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 from compare_tui.errors import CompareTuiError
+from compare_tui.scoring.json_values import STRICT_DECODER
 
 MAX_DEPTH = 64
 """Deepest nesting of arrays/objects accepted in a tools file or in a call's arguments."""
@@ -46,17 +46,13 @@ def nesting_depth(text: str) -> int:
     return deepest
 
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON (JSON has no NaN or Infinity)")
-
-
 def loads_bounded(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
     """Strict JSON (no NaN/Infinity) nested at most `max_depth` deep; `JsonLimitError` else."""
     depth = nesting_depth(text)
     if depth > max_depth:
         raise JsonLimitError(f"nested {depth} levels deep; the limit is {max_depth}")
     try:
-        return json.loads(text, parse_constant=_no_constants)
+        return STRICT_DECODER.decode(text)
     except RecursionError:  # pragma: no cover - the depth scan makes this unreachable
         raise JsonLimitError(f"nested too deeply (the limit is {max_depth})") from None
     except ValueError as exc:
@@ -98,19 +94,6 @@ def json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality in JSON's data model: 1 == 1.0, but true != 1 and "1" != 1."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if is_number(a) and is_number(b):
-        return a == b
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
 
 
 def pointer_token(key: str | int) -> str:

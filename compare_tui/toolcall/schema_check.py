@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from compare_tui.toolcall.json_values import child, is_integer, is_number, json_equal, json_type, resolve_pointer
+from compare_tui.scoring.json_values import json_equal
+from compare_tui.toolcall.json_values import child, is_integer, is_number, json_type, resolve_pointer
 from compare_tui.toolcall.schema_survey import NotChecked, keyword_problem, local_ref_target, survey
 
 MAX_STEPS = 50_000

@@ -8,7 +8,7 @@ Reference notes (c), keyed by choice index + tool-call index:
  5. a tool delta after the chunk carrying `finish_reason` fails;   6. a usage chunk with
  `choices: []` is fine;   7. a missing `[DONE]` is a note.   Also: parallel calls use the
  indices 0..n-1 (OpenAI's stream), so a gap fails.
-Rule 8 (an `error` payload) is the exchange's business (`exchange.py`, `refusals.py`).
+Rule 8 (an `error` payload) is the exchange's business (`exchange.py`, `unsupported.py`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compare_tui.toolcall.refusals import UNSUPPORTED_MEANS
+from compare_tui.toolcall.unsupported import UNSUPPORTED_MEANS
 from compare_tui.toolcall.results import (
     NOT_AN_AGENT_TEST, NOTES_LABEL, ScenarioResult, ToolcallOutcome, ToolcallRun,
 )

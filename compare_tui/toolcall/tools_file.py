@@ -13,12 +13,12 @@ recursion, tool count), and every problem is reported with where it is and what 
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from compare_tui.errors import CompareTuiError
+from compare_tui.scoring.json_values import STRICT_DECODER
 from compare_tui.toolcall.json_values import MAX_DEPTH, nesting_depth
 from compare_tui.toolcall.names import NameMap, map_names
 from compare_tui.toolcall.tools_items import ItemProblem, UserToolDraft, documents_items
@@ -103,13 +103,9 @@ def parse_tools_bytes(data: bytes, where: str = "<tools>") -> ToolsFile:
     return ToolsFile(where, "sha256:" + hashlib.sha256(data).hexdigest(), shape, final, names, tuple(notes))
 
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _documents(text: str, where: str) -> list[Any]:
     """Every JSON document in `text`: one, or several one after another (saved pages, JSONL)."""
-    decoder = json.JSONDecoder(parse_constant=_no_constants)
+    decoder = STRICT_DECODER
     documents: list[Any] = []
     position = 0
     while True:

@@ -5,7 +5,6 @@ screens together (each screen does its own work); `run_app` is `compare-tui` wit
 from __future__ import annotations
 
 import gc
-import getpass
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,6 +13,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from compare_tui.reviewer import reviewer_name
 from compare_tui.store import Store, StoreError
 from compare_tui.tui.engine_bridge import NewRunPlan, ResumePlan
 from compare_tui.tui.health import probe_endpoint
@@ -185,7 +185,7 @@ def create_app(
     """The app over these dependencies. `store` is an open `Store` (the caller closes it) or a
     path (the app opens it and closes it on exit); None means the default store. Raises
     `StoreError` when the store cannot be opened."""
-    from compare_tui.commands.common import catalogue_path as default_catalogue
+    from compare_tui.paths import catalogue_path as default_catalogue
 
     owns = not isinstance(store, Store)
     opened = Store.open(store) if owns else store
@@ -193,7 +193,7 @@ def create_app(
         store=opened,
         catalogue_path=default_catalogue(str(catalogue_path) if catalogue_path else None),
         sets_dir=Path(sets_dir) if sets_dir else default_sets_dir(),
-        reviewer=reviewer or os.environ.get("COMPARE_TUI_REVIEWER") or _user(),
+        reviewer=reviewer_name(reviewer),
         probe=probe or probe_endpoint,
     )
     return CompareApp(workspace, theme=theme, themes_dir=themes_dir, owns_store=owns)
@@ -205,13 +205,6 @@ def default_sets_dir() -> Path:
     if env:
         return Path(env)
     return Path("sample_sets") if Path("sample_sets").is_dir() else Path(".")
-
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no passwd entry (some containers)
-        return "unknown"
 
 
 def run_app(store: str | None = None, models: str | None = None, sets: str | None = None,

@@ -8,17 +8,16 @@ the GIL with the UI. Measured with 5,000 tasks at concurrency 128 against the ze
 (bench/soak/load_soak.py): the UI's event-loop lag p99 was 55 ms with the engine as a thread
 even when the screen repainted nothing at all, and 3.2 ms with the engine in another process.
 
-The child runs the very same `EngineSession` over its own connection to the store (SQLite in
-WAL mode takes writers from several processes); its tally calls and milestone messages are
-relayed: the parent applies each tally call to the screen's `LiveTally` and rebuilds each
-message before posting it, so the Live screen cannot tell the two apart. The child ignores
-SIGINT (keys belong to the TUI) and cancels its session when asked, or when the pipe closes
-because the TUI went away, so its run is marked `interrupted` (resumable) either way.
+The child runs the core `EngineSession` (`compare_tui.engine.session`) over its own connection
+to the store (SQLite in WAL mode takes writers from several processes) with an observer that
+sends each engine event, a frozen dataclass, as it is; the parent hands each one to the same
+`TallyObserver` an in-process session uses, so the Live screen cannot tell the two apart. The
+child ignores SIGINT (keys belong to the TUI) and cancels its session when asked, or when the
+pipe closes because the TUI went away, so its run is marked `interrupted` (resumable) either way.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import socket
@@ -34,14 +33,13 @@ from typing import Any
 
 from textual.message import Message
 
-from compare_tui.tui import messages
-from compare_tui.tui.engine_bridge import EngineSession, NewRunPlan, ResumePlan
+from compare_tui.engine import EngineEvent, SessionEnded, SessionPlan
+from compare_tui.tui.engine_bridge import TallyObserver
 from compare_tui.tui.live_tally import LiveTally
 from compare_tui.tui.workspace import Workspace
+from compare_tui.vocabulary import RunStatus
 
 CANCEL = "cancel"
-_TALLY_CALLS = frozenset({"on_event", "seed", "set_gpu"})
-"""The `LiveTally` methods `EngineSession` calls (and so the only ones relayed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,23 +48,25 @@ class _Spec:
 
     store_path: str
     catalogue_path: str
-    sets_dir: str
-    reviewer: str
-    plan: NewRunPlan | ResumePlan
+    plan: SessionPlan
 
 
 class ProcessEngineSession:
     """One session of runs in a child process. `run()` blocks (call it from a worker thread)."""
 
-    def __init__(self, workspace: Workspace, plan: NewRunPlan | ResumePlan, tally: LiveTally,
+    def __init__(self, workspace: Workspace, plan: SessionPlan, tally: LiveTally,
                  post: Callable[[Message], None]) -> None:
-        self.workspace, self.plan, self.tally, self.post = workspace, plan, tally, post
-        self.comparison_id: str | None = None
+        self.workspace, self.plan = workspace, plan
+        self.observer = TallyObserver(tally, post)
         self.pid: int | None = None
         """The engine process while it runs."""
         self._conn: Connection | None = None
         self._cancelled = False
         self._guard = threading.Lock()
+
+    @property
+    def comparison_id(self) -> str | None:
+        return self.observer.comparison_id
 
     def cancel(self) -> None:
         """Stop after the attempts in flight; the current run becomes `interrupted`."""
@@ -79,8 +79,7 @@ class ProcessEngineSession:
                     pass
 
     def run(self) -> tuple[str, ...]:
-        spec = _Spec(str(self.workspace.store.path), str(self.workspace.catalogue_path), str(self.workspace.sets_dir),
-                     self.workspace.reviewer, self.plan)
+        spec = _Spec(str(self.workspace.store.path), str(self.workspace.catalogue_path), self.plan)
         # A plain subprocess, not multiprocessing: under Textual sys.stderr has no real file
         # descriptor, which multiprocessing's spawn needs. Its stderr goes to a temporary file
         # whose tail is shown if the child dies.
@@ -94,8 +93,6 @@ class ProcessEngineSession:
         theirs_sock.close()
         self.pid = child.pid
         ours = Connection(ours_sock.detach())
-        run_ids: tuple[str, ...] = ()
-        ended = False
         try:
             try:
                 ours.send(spec)
@@ -110,20 +107,14 @@ class ProcessEngineSession:
                     item = ours.recv()
                 except EOFError:
                     code = _wait(child, 10)
-                    if not ended:
-                        self.post(messages.SessionEnded(("interrupted",) * len(run_ids), self._cancelled))
+                    if not self.observer.ended:
+                        statuses = (RunStatus.INTERRUPTED.value,) * len(self.observer.run_ids)
+                        self.observer.on_event(SessionEnded(statuses, self._cancelled))
                     raise RuntimeError(f"the engine process ended unexpectedly (exit code {code}); every finished "
                                        f"attempt is stored, and r resumes.{_tail(log)}") from None
-                kind = item[0]
-                if kind == "tally" and item[1] in _TALLY_CALLS:
-                    getattr(self.tally, item[1])(*item[2])
-                elif kind == "post":
-                    message = getattr(messages, item[1])(**item[2])
-                    if isinstance(message, messages.RunsPrepared):
-                        self.comparison_id, run_ids = message.comparison_id, message.run_ids
-                    ended = ended or isinstance(message, messages.SessionEnded)
-                    self.post(message)
-                elif kind == "done":
+                if item[0] == "event":
+                    self.observer.on_event(item[1])
+                elif item[0] == "done":
                     _, statuses, error = item
                     if error is not None:
                         raise RuntimeError(error)
@@ -161,41 +152,29 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _fields(message: Message) -> dict[str, Any]:
-    return {f.name: getattr(message, f.name) for f in dataclasses.fields(message)}  # type: ignore[arg-type]
-
-
-def _no_probe(endpoint: str) -> str:
-    return "not probed"
-
-
 def _child_main(conn: Connection) -> None:
-    """The child process: the same `EngineSession`, its reports sent over `conn` (whose first
-    message is the `_Spec`)."""
+    """The child process: the core `EngineSession`, each of its events sent over `conn` (whose
+    first message is the `_Spec`)."""
+    from compare_tui.engine import EngineSession
     from compare_tui.store import Store
 
     spec: _Spec = conn.recv()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ctrl+c is a key of the TUI, not a signal for the engine
     sending = threading.Lock()
 
-    def send(item: tuple) -> None:
+    def send(item: tuple[Any, ...]) -> None:
         with sending:
             try:
                 conn.send(item)
             except OSError:  # the TUI is gone; the watcher below cancels the session
                 pass
 
-    class Relay:
-        def __getattr__(self, name: str) -> Callable[..., None]:
-            if name not in _TALLY_CALLS:
-                raise AttributeError(name)
-            return lambda *args: send(("tally", name, args))
+    class Forward:
+        def on_event(self, event: EngineEvent) -> None:
+            send(("event", event))
 
     with Store.open(spec.store_path) as store:
-        workspace = Workspace(store=store, catalogue_path=Path(spec.catalogue_path), sets_dir=Path(spec.sets_dir),
-                              reviewer=spec.reviewer, probe=_no_probe)
-        session = EngineSession(workspace, spec.plan, Relay(),  # type: ignore[arg-type]
-                                lambda message: send(("post", type(message).__name__, _fields(message))))
+        session = EngineSession(store, spec.plan, Path(spec.catalogue_path), Forward())
 
         def watch() -> None:
             try:

@@ -17,7 +17,8 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from compare_tui.engine.events import AttemptFinished, EngineEvent, RunFinished, RunRefused, RunStarted, VerificationProgressed
+from compare_tui.engine.events import AttemptFinished, ModelEvent, RunFinished, RunRefused, RunStarted, VerificationProgressed
+from compare_tui.vocabulary import FINISHED_STATUSES, RunStatus
 
 ROLLING_ATTEMPTS = 100
 """TTFT and end-to-end medians are over this many latest attempts."""
@@ -33,7 +34,7 @@ class ModelView:
     model_name: str
     run_id: str | None
     state: str
-    """`waiting`, `verifying`, `running`, `completed`, `incomplete`, `interrupted`, `failed` or `refused`."""
+    """`waiting`, `verifying`, `running`, `completed`, `incomplete`, `interrupted` or `refused`."""
     total: int
     done: int
     counts: dict[str, int]
@@ -74,7 +75,7 @@ class LiveTally:
         self.version = 0
         """Moves on every change; the screen repaints only when it differs from the last paint."""
 
-    def on_event(self, event: EngineEvent) -> None:
+    def on_event(self, event: ModelEvent) -> None:
         with self._lock:
             model = self._models.get(event.model_name)
             if model is None:
@@ -88,29 +89,22 @@ class LiveTally:
             self._models.setdefault(model_name, _Model(model_name)).gpu = text
             self.version += 1
 
-    def seed(self, model_name: str, counts: dict[str, int]) -> None:
-        """Task outcomes recorded before this session (a resumed run), as the store tallies them."""
-        with self._lock:
-            model = self._models.setdefault(model_name, _Model(model_name))
-            model.counts = Counter({k: v for k, v in counts.items() if v})
-            self.version += 1
-
-    def _apply(self, model: _Model, event: EngineEvent) -> None:
+    def _apply(self, model: _Model, event: ModelEvent) -> None:
         if isinstance(event, VerificationProgressed):
             model.state = "verifying"
             share = event.bytes_done / event.bytes_total if event.bytes_total else 1.0
             model.detail = f"hashing weights: {event.file} {share:.0%}"
         elif isinstance(event, RunStarted):
-            if model.run_id != event.run_id or not event.tasks_done:
-                model.counts = Counter()  # a new run; a resume is seeded from the store
-            model.run_id, model.state = event.run_id, "running"
+            # A new run starts from nothing; a resumed one from what the store had recorded.
+            model.counts = Counter({k: v for k, v in event.prior_counts.items() if v})
+            model.run_id, model.state = event.run_id, RunStatus.RUNNING.value
             model.total, model.done = event.task_count, event.tasks_done
             resumed = f"; resumed after {event.tasks_done} done" if event.tasks_done else ""
             model.detail = f"{event.provenance}; estimate {event.estimate}{resumed}"
         elif isinstance(event, AttemptFinished):
             self._attempt(model, event)
         elif isinstance(event, RunFinished):
-            model.state = event.status if event.status in ("completed", "incomplete", "interrupted", "failed") else "interrupted"
+            model.state = event.status if event.status in FINISHED_STATUSES else RunStatus.INTERRUPTED.value
             if event.error:
                 model.detail = event.error
         elif isinstance(event, RunRefused):

@@ -8,17 +8,24 @@ timer, and only the session's milestones arrive here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
+
+if TYPE_CHECKING:  # the payloads' types, named without importing their modules at runtime
+    from compare_tui.catalogue.readiness import CatalogueRow, VerifyOutcome
+    from compare_tui.diff.ab import RunPairDiff
+    from compare_tui.report import Report
+    from compare_tui.store import ReviewRecord
+    from compare_tui.tui.home_data import HomeData, RunRate
+    from compare_tui.tui.task_facts import TaskFacts
 
 
 @dataclass
 class HomeLoaded(Message):
     """The Home screen's sets, models and runs were read."""
 
-    data: Any
-    """A `compare_tui.tui.home_data.HomeData`."""
+    data: HomeData
 
 
 @dataclass
@@ -33,8 +40,8 @@ class EndpointChecked(Message):
 class ModelsRead(Message):
     """The Models screen's catalogue was read, each entry with its readiness."""
 
-    rows: Any
-    """`compare_tui.catalogue.readiness.CatalogueRow`s, in file order ([] when none)."""
+    rows: list[CatalogueRow]
+    """The catalogue's entries in file order ([] when none)."""
     problem: str | None
     """Why there is no catalogue to show (missing or malformed file), else None."""
 
@@ -43,16 +50,14 @@ class ModelsRead(Message):
 class ModelVerified(Message):
     """One model's weights were re-hashed against its pins (or verification was refused)."""
 
-    outcome: Any
-    """A `compare_tui.catalogue.readiness.VerifyOutcome`."""
+    outcome: VerifyOutcome
 
 
 @dataclass
 class RunRated(Message):
     """A retained run's pass rate, read from its report."""
 
-    rate: Any
-    """A `compare_tui.tui.home_data.RunRate`."""
+    rate: RunRate
 
 
 @dataclass
@@ -93,8 +98,7 @@ class SessionEnded(Message):
 class ReportBuilt(Message):
     """A report (and what the screen needs beside it) was built in a worker."""
 
-    report: Any
-    """A `compare_tui.report.Report`."""
+    report: Report
     seconds: float
 
 
@@ -109,21 +113,18 @@ class ReportFailed(Message):
 class DiffBuilt(Message):
     """An A/B diff was built in a worker."""
 
-    diff: Any
-    """A `compare_tui.tui.run_pair.RunPairDiff`."""
+    diff: RunPairDiff
 
 
 @dataclass
 class TaskDetailLoaded(Message):
     """The task's input, expected outcome and every run's attempts were read."""
 
-    detail: Any
-    """A `compare_tui.tui.task_facts.TaskFacts`."""
+    detail: TaskFacts
 
 
 @dataclass
 class ReviewSaved(Message):
     """A verdict was written to the store."""
 
-    review: Any
-    """The stored `compare_tui.store.ReviewRecord` (with its id)."""
+    review: ReviewRecord

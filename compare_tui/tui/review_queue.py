@@ -12,6 +12,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from compare_tui.report import Report
+from compare_tui.vocabulary import Outcome
 
 NEEDS_A_PERSON = "needs a person"
 FLAGGED = "flagged"
@@ -39,7 +40,7 @@ def review_queue(report: Report, flagged: Collection[tuple[str, str]] = ()) -> l
     for index, task_id in enumerate(report.task_ids):
         for row in report.models:
             block = row.blocks[index]
-            if block.status == "review":
+            if block.status == Outcome.REVIEW:
                 items.append(ReviewItem(row.run_id, row.label, task_id, NEEDS_A_PERSON, block.verdict))
             elif (row.run_id, task_id) in flagged:
                 items.append(ReviewItem(row.run_id, row.label, task_id, FLAGGED, block.verdict))

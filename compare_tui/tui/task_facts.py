@@ -12,10 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from compare_tui.goldset import Task
-from compare_tui.store import AttemptRecord, ReviewRecord, RunRecord
+from compare_tui.store import AttemptRecord, ReviewRecord, RunRecord, RunStatus
 from compare_tui.tui.workspace import Workspace
-
-_FINAL = {"completed", "failed", "cancelled"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +52,7 @@ class AttemptCache:
             for attempt in workspace.store.attempts_for_run(run.id):
                 grouped[attempt.task_id].append(attempt)
             cached = {task: tuple(items) for task, items in grouped.items()}
-            if str(run.status) in _FINAL:  # a run still going (or resumable) may gain attempts
+            if run.status == RunStatus.COMPLETED:  # a run still going (or resumable) may gain attempts
                 with self._lock:
                     self._by_run[run.id] = cached
         return cached.get(task_id, ())

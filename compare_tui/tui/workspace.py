@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compare_tui.catalogue import Catalogue, CatalogueError, load_catalogue
+from compare_tui.engine.session import no_catalogue_reason
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.store import Store
 
@@ -47,8 +48,7 @@ class Workspace:
     def read_catalogue(self) -> CatalogueRead:
         path = self.catalogue_path
         if not path.exists():
-            return CatalogueRead(None, f"no model catalogue at {path}: start the bundled models with "
-                                       "`compare-tui local up`, or pass --models FILE")
+            return CatalogueRead(None, no_catalogue_reason(path))
         try:
             return CatalogueRead(load_catalogue(path))
         except CatalogueError as exc:

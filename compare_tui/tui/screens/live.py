@@ -14,7 +14,7 @@ from textual.widgets import Footer, Header, Static
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from compare_tui.tui import messages
-from compare_tui.tui.engine_bridge import EngineSession, NewRunPlan, ResumePlan
+from compare_tui.tui.engine_bridge import NewRunPlan, ResumePlan, ThreadEngineSession
 from compare_tui.tui.engine_process import ProcessEngineSession
 from compare_tui.tui.live_tally import LiveTally
 from compare_tui.tui.screen_base import CompareScreen
@@ -34,15 +34,15 @@ class LiveScreen(CompareScreen):
     ]
 
     def __init__(self, plan: NewRunPlan | ResumePlan, *,
-                 session_factory: type[EngineSession] | type[ProcessEngineSession] = ProcessEngineSession) -> None:
+                 session_factory: type[ThreadEngineSession] | type[ProcessEngineSession] = ProcessEngineSession) -> None:
         """`session_factory` builds the engine session: by default in a child process (see
-        `engine_process`); `EngineSession` runs it in this process; tests inject a scripted one."""
+        `engine_process`); `ThreadEngineSession` runs it in this process; tests inject a scripted one."""
         super().__init__()
         self.plan = plan
         self.session_factory = session_factory
         names = plan.model_names if isinstance(plan, NewRunPlan) else ()
         self.tally = LiveTally([(name, 0, "") for name in names])
-        self.session: EngineSession | ProcessEngineSession | None = None
+        self.session: ThreadEngineSession | ProcessEngineSession | None = None
         self.running = False
         self.comparison_id: str | None = None
         self.run_ids: tuple[str, ...] = ()
@@ -69,7 +69,7 @@ class LiveScreen(CompareScreen):
         self.run_engine(self.session)
 
     @work(thread=True, exit_on_error=False, group="engine", description="the run engine")
-    def run_engine(self, session: EngineSession | ProcessEngineSession) -> None:
+    def run_engine(self, session: ThreadEngineSession | ProcessEngineSession) -> None:
         session.run()
 
     def worker_failed(self, worker) -> None:

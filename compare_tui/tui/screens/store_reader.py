@@ -1,8 +1,8 @@
 """`StoreReaderScreen`: a screen over one store that reads what it shows in a worker thread and
 lays it out when the worker is done (the Experiments and Tool-call screens).
 
-The reading, the loading state, `g` to read again, Esc to go back and the one handler that turns
-a failed read into a notification (never a crash) live here; a subclass says what to read
+The reading, the loading state, `g` to read again and Esc to go back live here (a failed read
+is a notification, never a crash, by the base screen's one handler); a subclass says what to read
 (`read_store`, in the worker) and how to show it (`show_read`, on the UI thread). It takes the
 store itself, so the app wires such a screen with one line and a test can host it alone.
 """
@@ -12,16 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from textual import work
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
 from compare_tui.store import Store
+from compare_tui.tui.screen_base import CompareScreen
 
 
-class StoreReaderScreen(Screen):
+class StoreReaderScreen(CompareScreen):
     """Base of the store-reading screens (not a screen of its own)."""
 
     BINDINGS: ClassVar[list[Binding]] = [
@@ -58,16 +57,16 @@ class StoreReaderScreen(Screen):
     def action_back(self) -> None:
         self.app.pop_screen()
 
-    @work(thread=True, exit_on_error=False, exclusive=True, group="store-reader", description="reading the store")
     def _read(self) -> None:
+        self.run_worker(self._read_in_worker, thread=True, exit_on_error=False, exclusive=True,
+                        group="store-reader", description=f"reading {self.WHAT}")
+
+    def _read_in_worker(self) -> None:
         self.post_message(self.Read(self.read_store()))
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # One handler for every failure of this screen's worker: say so, never crash the app.
-        if event.state == WorkerState.ERROR:
-            self.query_one(f"#{self.LOADING_ID}").loading = False
-            self.app.notify(f"reading {self.WHAT} failed: {event.worker.error}", title="Error",
-                            severity="error", timeout=12)
+    def worker_failed(self, worker: Worker) -> None:
+        # The notification is the base screen's (one handler for every worker failure).
+        self.query_one(f"#{self.LOADING_ID}").loading = False
 
     def on_store_reader_screen_read(self, message: Read) -> None:
         self.query_one(f"#{self.LOADING_ID}").loading = False

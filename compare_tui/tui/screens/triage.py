@@ -12,8 +12,6 @@ reviewer; everything that touches the store runs in a worker thread.
 
 from __future__ import annotations
 
-import getpass
-import os
 from dataclasses import dataclass
 
 from textual import work
@@ -21,12 +19,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
 from compare_tui.judge.triage import KINDS, TriageItem, TriageView, filtered, load_triage, save_label
+from compare_tui.reviewer import reviewer_name
 from compare_tui.store import Store
+from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 
 FILTERS: tuple[str | None, ...] = (None, *KINDS)
@@ -51,7 +50,7 @@ class TriageLabelSaved(Message):
     saved: str
 
 
-class TriageScreen(Screen):
+class TriageScreen(CompareScreen):
     """The disagreement queue of one judging (pairwise, or graded against a current evaluator)."""
 
     CSS_PATH = "triage.tcss"
@@ -74,7 +73,7 @@ class TriageScreen(Screen):
         self.judging = judging
         self.current = current
         """For a grade judging: `scorer` or a judging id (default: what it was last compared with)."""
-        self.reviewer = reviewer or os.environ.get("COMPARE_TUI_REVIEWER") or _user()
+        self.reviewer = reviewer_name(reviewer)
         self.view: TriageView | None = None
         self.items: list[TriageItem] = []
         """The queue under the current filter."""
@@ -119,13 +118,9 @@ class TriageScreen(Screen):
         self.post_message(TriageLabelSaved(task_id, save_label(self.store, view, task_id, key, reviewer=self.reviewer,
                                                                note=note)))
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # One place for every worker failure: a notification, never a crash.
-        if event.state == WorkerState.ERROR:
-            self.saving = False
-            error = event.worker.error
-            self.notify(f"{event.worker.description} failed: {type(error).__name__}: {error}", title="Error",
-                        severity="error", timeout=12)
+    def worker_failed(self, worker: Worker) -> None:
+        # The notification is the base screen's (one handler for every worker failure).
+        self.saving = False
 
     def on_triage_loaded(self, message: TriageLoaded) -> None:
         self.view = message.view
@@ -231,9 +226,3 @@ class TriageScreen(Screen):
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()
 
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no passwd entry (some containers)
-        return "unknown"

@@ -1,0 +1,305 @@
+"""A session of runs: one golden set against several models (or the unfinished runs of earlier
+sessions), prepared together and executed one model at a time, reporting every step through
+the observer protocol (`events`). The CLI's `run`, the TUI (in its engine process) and
+experiments are callers and observers of this one implementation.
+
+Preparing a new session: read the set, find every model in the catalogue, probe every endpoint
+(`ModelsResolved`), choose the baseline (`BaselineChosen`), create the comparison, prepare each
+model (`VerificationProgressed` while weights are hashed) and link the runs (`RunsPrepared`).
+A refusal anywhere (`RunRefused`) rolls back whatever was written, so nothing is left behind
+and nothing was sent. Executing: `RunExecutor` per run (`RunStarted`, `AttemptFinished`,
+`RunFinished`), then `SessionEnded`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry, load_catalogue
+from compare_tui.engine.events import (
+    BaselineChosen,
+    ModelsResolved,
+    RunObserver,
+    RunRefused,
+    RunsPrepared,
+    SessionEnded,
+    VerificationProgressed,
+)
+from compare_tui.engine.prepare import (
+    PreparedRun,
+    Progress,
+    RunRefusedError,
+    prepare_resume,
+    prepare_run,
+)
+from compare_tui.engine.reachability import refuse_unreachable
+from compare_tui.engine.runner import RunExecutor
+from compare_tui.engine.settings import RunOverrides
+from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
+from compare_tui.store import (
+    ComparisonRecord,
+    RunNotFoundError,
+    RunRecord,
+    RunStatus,
+    Store,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NewRunPlan:
+    """A new session: one set, one or more models (in run order), the settings, a spend cap."""
+
+    set_path: Path
+    model_names: tuple[str, ...]
+    overrides: RunOverrides
+    max_cost: float | None = None
+    baseline: str | None = None
+    """The model the others are judged against (None: the workload's promoted one, if run)."""
+    name: str | None = None
+    """The comparison's name (None: the workload id and the time)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResumePlan:
+    """Runs to finish, in order (interrupted, pending or killed ones); completed ones are skipped."""
+
+    run_ids: tuple[str, ...]
+    set_path: Path | None = None
+    """Read the set from here instead of where each run recorded it."""
+
+
+SessionPlan = NewRunPlan | ResumePlan
+
+
+def no_catalogue_reason(path: Path) -> str:
+    """Why a session cannot start when the catalogue file is missing, and what to do."""
+    return (f"no model catalogue at {path}: start the bundled models with `compare-tui local up`, "
+            "or pass --models FILE")
+
+
+class EngineSession:
+    """One session of runs over one store. `prepare()` then `await execute()`, or `run()` for
+    both on an event loop of the calling thread; `cancel()` may be called from any thread."""
+
+    def __init__(self, store: Store, plan: SessionPlan, catalogue: Catalogue | Path, observer: RunObserver, *,
+                 goldset: GoldenSet | None = None, environ: Mapping[str, str] | None = None) -> None:
+        """`catalogue`: the catalogue, or its file (read when the session prepares: a missing or
+        malformed file is a refusal). `goldset`: the plan's set when the caller has already read
+        it (else it is read from disk when the session prepares). `environ`: where virtual keys
+        are read (default os.environ)."""
+        self.store, self.plan, self.observer, self.environ = store, plan, observer, environ
+        self._goldset_given = goldset
+        self._catalogue_source = catalogue
+        self.comparison_id: str | None = None
+        self.prepared: list[PreparedRun] = []
+        self.statuses: list[str] = []
+        """The final status of each run executed so far, in order."""
+        self.stopped_run_id: str | None = None
+        """The run that was executing when the store or a bug stopped the session."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._cancelled = threading.Event()
+        self._guard = threading.Lock()
+
+    @classmethod
+    def of_prepared(cls, store: Store, prepared: list[PreparedRun], observer: RunObserver) -> EngineSession:
+        """A session over runs prepared elsewhere (an experiment prepares one run at a time);
+        `run()` and `execute()` skip preparing."""
+        session = cls(store, ResumePlan(tuple(p.run.id for p in prepared)), Path(), observer)
+        session.prepared = list(prepared)
+        session.comparison_id = prepared[0].run.comparison_id if prepared else None
+        return session
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    # ------------------------------------------------------------------ any thread
+
+    def cancel(self) -> None:
+        """Stop after the attempts in flight; the current run becomes `interrupted` (resumable) and
+        the runs not yet started stay `pending` (a resume accepts those too)."""
+        self._cancelled.set()
+        with self._guard:
+            if self._loop is not None and self._task is not None and not self._loop.is_closed():
+                self._loop.call_soon_threadsafe(self._task.cancel)
+
+    # ------------------------------------------------------------------ blocking
+
+    def run(self) -> tuple[str, ...]:
+        """Prepare (unless prepared already) and execute on a new event loop of this thread;
+        return the statuses (empty when
+        refused: the refusal was reported as `RunRefused`). Other errors propagate, after
+        `SessionEnded`."""
+        if not self.prepared:
+            try:
+                self.prepare()
+            except RunRefusedError:
+                self.observer.on_event(SessionEnded((), False))
+                return ()
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(self._execute_on(loop))
+        except asyncio.CancelledError:
+            pass  # cancelled before the first run began: the session ended all the same
+        finally:
+            with self._guard:
+                self._loop = None
+            loop.close()
+        return self.final_statuses()
+
+    async def _execute_on(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._guard:
+            self._loop, self._task = loop, asyncio.current_task()
+        if self._cancelled.is_set():
+            self.observer.on_event(SessionEnded(self.final_statuses(), True))
+            return
+        await self.execute()
+
+    def final_statuses(self) -> tuple[str, ...]:
+        """Every run's status, `pending` for those never started."""
+        return tuple(self.statuses) + (RunStatus.PENDING.value,) * (len(self.prepared) - len(self.statuses))
+
+    # ------------------------------------------------------------------ preparing
+
+    def prepare(self) -> list[PreparedRun]:
+        """Check and record every run of the plan. On a refusal, report `RunRefused`, undo what was
+        written, and raise `RunRefusedError` (nothing was sent)."""
+        try:
+            if isinstance(self.plan, ResumePlan):
+                self.prepared = self._prepare_resume(self.plan)
+            else:
+                self.prepared = self._prepare_new(self.plan)
+        except RunRefusedError as exc:
+            self.observer.on_event(RunRefused(exc.model_name, exc.reason))
+            raise
+        self.observer.on_event(RunsPrepared(self.comparison_id, tuple(p.run.id for p in self.prepared)))
+        return self.prepared
+
+    def _catalogue(self) -> Catalogue:
+        source = self._catalogue_source
+        if isinstance(source, Catalogue):
+            return source
+        if not source.exists():
+            raise RunRefusedError("catalogue", no_catalogue_reason(source))
+        try:
+            return load_catalogue(source)
+        except CatalogueError as exc:
+            raise RunRefusedError("catalogue", str(exc)) from None
+
+    @staticmethod
+    def _entry(catalogue: Catalogue, name: str) -> ModelEntry:
+        try:
+            return catalogue.get(name)
+        except CatalogueError as exc:
+            raise RunRefusedError(name, str(exc)) from None
+
+    def _goldset(self, path: Path, model_name: str) -> GoldenSet:
+        if self._goldset_given is not None:
+            return self._goldset_given
+        # Read from disk now, never from a cache: a run records exactly the set it ran.
+        try:
+            return load_golden_set(path)
+        except GoldenSetError as exc:
+            raise RunRefusedError(model_name, str(exc)) from None
+        except OSError as exc:
+            raise RunRefusedError(model_name, f"{path}: {exc.strerror or exc}") from None
+
+    def _progress(self, model_name: str) -> Progress:
+        def report(file: str, done: int, total: int) -> None:
+            self.observer.on_event(VerificationProgressed(model_name, file, done, total))
+        return report
+
+    def _prepare_new(self, plan: NewRunPlan) -> list[PreparedRun]:
+        store = self.store
+        catalogue = self._catalogue()
+        goldset = self._goldset(plan.set_path, plan.model_names[0] if plan.model_names else "session")
+        entries = [self._entry(catalogue, name) for name in plan.model_names]
+        refuse_unreachable(entries)  # before hashing weights or writing anything
+        self.observer.on_event(ModelsResolved({e.name: e.kind for e in entries}))
+        baseline = self._baseline(goldset.manifest.workload_id, plan)
+        name = plan.name or f"{goldset.manifest.workload_id} {datetime.now(UTC):%Y-%m-%d %H:%M}"
+        self.comparison_id = store.create_comparison(ComparisonRecord(name=name, baseline=baseline)).id
+        prepared: list[PreparedRun] = []
+        try:
+            for entry in entries:
+                prepared.append(prepare_run(store, goldset, entry, plan.overrides, max_cost=plan.max_cost,
+                                            comparison_id=self.comparison_id, environ=self.environ,
+                                            progress=self._progress(entry.name)))
+        except RunRefusedError:
+            for p in prepared:  # refuse the whole session before any request is sent
+                store.delete_run(p.run.id)
+            store.delete_comparison(self.comparison_id)
+            self.comparison_id = None
+            raise
+        store.set_comparison_runs(self.comparison_id, [p.run.id for p in prepared])
+        return prepared
+
+    def _baseline(self, workload_id: str, plan: NewRunPlan) -> str | None:
+        """The one named, else the workload's promoted baseline when it is among the models run."""
+        current = self.store.current_baseline(workload_id)
+        promoted = current.model if current is not None else None
+        if plan.baseline:
+            chosen: str | None = plan.baseline
+        else:
+            chosen = promoted if promoted in plan.model_names else None
+        self.observer.on_event(BaselineChosen(workload_id, chosen, promoted, bool(plan.baseline)))
+        return chosen
+
+    def _prepare_resume(self, plan: ResumePlan) -> list[PreparedRun]:
+        store = self.store
+        catalogue = self._catalogue()
+        prepared: list[PreparedRun] = []
+        finished: list[RunRecord] = []
+        for run_id in plan.run_ids:
+            try:
+                run = store.get_run(run_id)
+            except RunNotFoundError as exc:
+                raise RunRefusedError("resume", str(exc)) from None
+            if run.status == RunStatus.COMPLETED:
+                finished.append(run)
+                continue
+            self.comparison_id = self.comparison_id or run.comparison_id
+            goldset = self._goldset(plan.set_path or Path(run.goldset_path), run.model_name)
+            entry = self._entry(catalogue, run.model_name)
+            refuse_unreachable([entry])
+            self.observer.on_event(ModelsResolved({entry.name: entry.kind}))
+            prepared.append(prepare_resume(store, run.id, goldset, entry, environ=self.environ,
+                                           progress=self._progress(run.model_name)))
+        if not prepared:
+            if len(finished) == 1:
+                raise RunRefusedError(finished[0].model_name, f"run {finished[0].id} is already completed; nothing to resume")
+            raise RunRefusedError("resume", "every run of this session is already completed; nothing to resume")
+        return prepared
+
+    # ------------------------------------------------------------------ executing
+
+    async def execute(self, executor: Callable[[PreparedRun], RunExecutor] | None = None) -> list[str]:
+        """Run every prepared run to its end, one model at a time (runs never compete for the
+        machine), and report `SessionEnded`. Cancelling marks the current run `interrupted`; an
+        error (the store failed) marks it so too and propagates, naming it in `stopped_run_id`."""
+        make = executor or (lambda p: RunExecutor(self.store, p, observer=self.observer))
+        with self._guard:
+            if self._loop is None:
+                self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+        try:
+            for p in self.prepared:
+                if self._cancelled.is_set():
+                    break
+                try:
+                    self.statuses.append(await make(p).execute())
+                except asyncio.CancelledError:
+                    self.statuses.append(RunStatus.INTERRUPTED.value)
+                    raise
+                except Exception:
+                    self.statuses.append(RunStatus.INTERRUPTED.value)
+                    self.stopped_run_id = p.run.id
+                    raise
+        finally:
+            self.observer.on_event(SessionEnded(self.final_statuses(), self._cancelled.is_set()))
+        return list(self.statuses)

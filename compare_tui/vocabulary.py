@@ -1,0 +1,97 @@
+"""The product's words, once: task outcomes, run statuses, the error classes of an attempt, and
+the rules that join them (which attempts measured something, what a task's outcome is).
+
+Every package compares against these members, never against raw strings. Imports nothing from
+the project, so any package may import it (it is first in the dependency order, ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    """The four outcomes of a task (README.md, "Concepts"). `error` means nothing was measured."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    REVIEW = "review"
+    ERROR = "error"
+
+
+NOT_DONE = "not_done"
+"""The outcome observers are told for an attempt that measured nothing (never stored)."""
+
+TASK_ENDING_OUTCOMES = frozenset({Outcome.PASS, Outcome.REVIEW})
+"""Attempt outcomes that end a task: a pass completes it, and asking again cannot settle a review."""
+
+
+class RunStatus(StrEnum):
+    """Where a run stands. `interrupted` and `incomplete` runs can be resumed, and so can a
+    `pending` one (prepared, never started) or a `running` one whose process was killed."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    INTERRUPTED = "interrupted"
+    """Stopped by the user, a signal or a crash before every task was tried."""
+    INCOMPLETE = "incomplete"
+    """Every task was tried, but some measured nothing (the endpoint failed): they are not done,
+    and a resume retries exactly those."""
+    COMPLETED = "completed"
+
+
+FINISHED_STATUSES = frozenset({RunStatus.INTERRUPTED, RunStatus.INCOMPLETE, RunStatus.COMPLETED})
+"""Statuses a run stops in (its `finished_at` is set). Only `completed` gains no more attempts."""
+
+
+class ErrorClass(StrEnum):
+    """Why an attempt's request produced no usable answer (`AttemptRecord.error_class`)."""
+
+    CONNECT = "connect"
+    RESET = "reset"
+    TIMEOUT = "timeout"
+    TRANSPORT = "transport"
+    HTTP_429 = "http_429"
+    HTTP_5XX = "http_5xx"
+    AUTH = "auth"
+    HTTP_4XX = "http_4xx"
+    MALFORMED_RESPONSE = "malformed_response"
+    MALFORMED_STREAM = "malformed_stream"
+    STREAM_ERROR = "stream_error"
+    TRUNCATED = "truncated"
+
+
+RETRYABLE_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.RESET, ErrorClass.HTTP_429, ErrorClass.HTTP_5XX})
+"""Connection failures, 429 and 5xx are retried; nothing else is."""
+
+NOT_MEASURED_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.RESET, ErrorClass.TIMEOUT, ErrorClass.TRANSPORT,
+                                  ErrorClass.HTTP_429, ErrorClass.HTTP_5XX, ErrorClass.AUTH})
+"""Error classes of an attempt where no model answered: the network or the server failed
+(connection refused or reset, a timeout, 5xx or 429 after the retries, a refused key). Such
+an attempt measured nothing: its task stays *not done*, a resume retries it, and it never
+enters a figure. Every other error (the scorer itself failed, the server rejected the
+request, a stream cut short after part of an answer) is a recorded outcome."""
+
+
+def measured(outcome: str, error_class: str | None) -> bool:
+    """False for an attempt that measured nothing (`NOT_MEASURED_CLASSES`)."""
+    return not (outcome == Outcome.ERROR and error_class in NOT_MEASURED_CLASSES)
+
+
+def task_outcome(outcomes: Iterable[str], verdict: str | None = None) -> Outcome:
+    """One task's outcome from its attempts' outcomes and the latest human verdict.
+
+    A task passes when any attempt passes. Otherwise an attempt awaiting a person keeps the
+    task in `review` until a reviewer says pass or fail (a `skip` leaves it waiting); failing
+    that, any measured failure is a `fail`, and only a task whose every attempt errored is an
+    `error`.
+    """
+    seen = set(outcomes)
+    if Outcome.PASS in seen:
+        return Outcome.PASS
+    if Outcome.REVIEW in seen:
+        return Outcome(verdict) if verdict in (Outcome.PASS, Outcome.FAIL) else Outcome.REVIEW
+    if Outcome.FAIL in seen:
+        return Outcome.FAIL
+    return Outcome.ERROR
