@@ -61,16 +61,19 @@ class RunSummary:
 def task_outcome(outcomes: Iterable[str], verdict: str | None = None) -> str:
     """One task's outcome from its attempts' outcomes and the latest human verdict.
 
-    A task passes when any attempt passes. Otherwise an attempt awaiting a
-    person keeps the task in `review` until a reviewer says pass or fail (a `skip` leaves it
-    waiting); failing that, any measured failure is a `fail`, and only a task whose every
-    attempt errored is an `error`.
+    A person's `pass` or `fail` is final: it decides a task awaiting review, and it replaces
+    the scorer's outcome of a scored task (a reviewer flagged it and judged otherwise). A
+    `skip`, or no verdict, leaves the attempts to decide: a task passes when any attempt
+    passes; otherwise an attempt awaiting a person keeps it in `review`; failing that, any
+    measured failure is a `fail`, and only a task whose every attempt errored is an `error`.
     """
     seen = set(outcomes)
+    if verdict in ("pass", "fail") and seen:
+        return str(verdict)
     if "pass" in seen:
         return "pass"
     if "review" in seen:
-        return verdict if verdict in ("pass", "fail") else "review"
+        return "review"
     if "fail" in seen:
         return "fail"
     return "error"

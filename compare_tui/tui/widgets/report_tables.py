@@ -33,7 +33,7 @@ def fill(table: DataTable, table_columns: list[fit.Column], width: int) -> tuple
 
 
 def fill_pass_rates(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
-    return fill(table, columns.pass_rate_columns(report), width)
+    return fill(table, columns.pass_rate_columns(report), width) + (columns.PASS_RATE_CAPTION,)
 
 
 def fill_latency(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
