@@ -203,3 +203,79 @@ async def test_a_flagged_fail_marked_pass_in_review_changes_block_counts_and_rat
         assert "ticket-03 fail → pass" in str(report.query_one("#caveats").render())
         line = str(report.query_one("#block-line").render())
         assert "the scorer said ✗ fail" in line, line
+
+
+@pytest.fixture
+def fresh_attempts():
+    """The attempt cache is per process and keyed by run id; these tests add an attempt to a run
+    id every test store shares, so nothing cached may leak in or out."""
+    ATTEMPTS.forget()
+    yield
+    ATTEMPTS.forget()
+
+
+async def test_a_verdict_on_an_answer_never_scrolled_into_view_asks_first(tmp_path, fresh_attempts):
+    from compare_tui.store import AttemptRecord
+    from compare_tui.tui.screens.review import ReviewScreen
+    from tests.test_tui_data import RUN_IDS
+
+    store, sets = build_store(tmp_path)
+    long_answer = "\n".join(f"line {n}: we are sorry, and we have refunded you." for n in range(40))
+    store.record_attempts([AttemptRecord(run_id=RUN_IDS["smollm2-135m"], task_id="reply-01", attempt=2,
+                                         outcome="review", answer_text=long_answer,
+                                         score_detail="a person decides (human scorer)",
+                                         started_at="2026-01-05T10:00:03Z", finished_at="2026-01-05T10:00:04Z")])
+    catalogue = write_catalogue(tmp_path / "models.toml")
+    app = create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester", probe=fixed_probe)
+    with store:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await _open_report(pilot)
+            await pilot.press("v")
+            await settle(pilot)
+            review = app.screen
+            assert isinstance(review, ReviewScreen) and review.queue[0].task_id == "reply-01"
+            answer = review.query_one("#review-answer")
+            assert answer.region.y < 6  # the answer comes first, under the status line
+            assert not review.answer_seen and review.lines_below() > 0
+            assert "more lines" in str(review.query_one("#review-seen").render())
+            await pilot.press("p")
+            await settle(pilot)
+            assert "reply-01" not in store.reviews_for_run(RUN_IDS["smollm2-135m"])  # not taken silently
+            assert any("not seen the whole answer" in n.message for n in app._notifications)
+            await pilot.press("p")  # the same key again: saved anyway, as asked
+            await settle(pilot)
+            assert store.reviews_for_run(RUN_IDS["smollm2-135m"])["reply-01"].verdict == "pass"
+            # The next item has a short answer: its end is on screen, the verdict is taken at once.
+            await pilot.press("f")
+            await settle(pilot)
+            assert store.reviews_for_run(RUN_IDS["gemma3-270m"])["reply-01"].verdict == "fail"
+
+
+async def test_scrolling_to_the_end_of_the_answer_lets_the_verdict_through(tmp_path, fresh_attempts):
+    from compare_tui.store import AttemptRecord
+    from compare_tui.tui.screens.review import ReviewScreen
+    from tests.test_tui_data import RUN_IDS
+
+    store, sets = build_store(tmp_path)
+    long_answer = "\n".join(f"line {n}" for n in range(40))
+    store.record_attempts([AttemptRecord(run_id=RUN_IDS["smollm2-135m"], task_id="reply-01", attempt=2,
+                                         outcome="review", answer_text=long_answer,
+                                         started_at="2026-01-05T10:00:03Z", finished_at="2026-01-05T10:00:04Z")])
+    app = create_app(store=store, catalogue_path=write_catalogue(tmp_path / "models.toml"), sets_dir=sets,
+                     reviewer="tester", probe=fixed_probe)
+    with store:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await _open_report(pilot)
+            await pilot.press("v")
+            await settle(pilot)
+            review = app.screen
+            assert isinstance(review, ReviewScreen) and not review.answer_seen
+            for _ in range(4):
+                await pilot.press("pagedown")
+            await settle(pilot)
+            assert review.answer_seen and not review.query_one("#review-seen").display
+            await pilot.press("f")
+            await settle(pilot)
+            assert store.reviews_for_run(RUN_IDS["smollm2-135m"])["reply-01"].verdict == "fail"

@@ -46,6 +46,11 @@ class AttemptCache:
         self._by_run: dict[str, dict[str, tuple[AttemptRecord, ...]]] = {}
         self._lock = threading.Lock()
 
+    def forget(self) -> None:
+        """Drop every cached run (another store may reuse the same run ids: tests do)."""
+        with self._lock:
+            self._by_run.clear()
+
     def for_task(self, workspace: Workspace, run: RunRecord, task_id: str) -> tuple[AttemptRecord, ...]:
         with self._lock:
             cached = self._by_run.get(run.id)
