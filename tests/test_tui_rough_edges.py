@@ -279,3 +279,26 @@ async def test_scrolling_to_the_end_of_the_answer_lets_the_verdict_through(tmp_p
             await pilot.press("f")
             await settle(pilot)
             assert store.reviews_for_run(RUN_IDS["smollm2-135m"])["reply-01"].verdict == "fail"
+
+
+# ------------------------------------------------------------------ triage with no judging
+
+
+async def test_triage_without_a_judging_says_how_to_make_one(app):
+    from compare_tui.tui.screens.triage import TriageScreen
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("j")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TriageScreen)
+        status = str(screen.query_one("#triage-status").render())
+        assert "reading the judging" not in status
+        assert "compare-tui judge RUN_A RUN_B --judge MODEL" in status and "press g" in status
+        assert "this store has no judging yet" in str(screen.query_one("#triage-figures").render())
+        assert not screen.query_one("#triage-answers").display  # no empty boxes
+        assert not any(n.severity == "error" or "Error" in n.message for n in app._notifications)
+        await pilot.press("p", "g")  # keys do nothing harmful on the empty state
+        await settle(pilot)
+        assert isinstance(app.screen, TriageScreen) and not app._notifications

@@ -270,3 +270,19 @@ def make_baseline_app(tmp_path):
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 def test_report_summary_leads_with_the_decision(make_baseline_app, snap_compare, size):
     assert snap_compare(make_baseline_app(), terminal_size=size, run_before=keys("enter"))
+
+
+# ------------------------------------------------------------------ issue 22: screens at both sizes
+
+SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_review_answer_first(make_app, snap_compare, size):
+    assert snap_compare(make_app(), terminal_size=SIZES[size],
+                        run_before=opened(lambda app: app.open_review(COMPARISON_ID)))
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_triage_without_a_judging(make_app, snap_compare, size):
+    assert snap_compare(make_app(), terminal_size=SIZES[size], run_before=keys("j"))
