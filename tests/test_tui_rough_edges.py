@@ -302,3 +302,41 @@ async def test_triage_without_a_judging_says_how_to_make_one(app):
         await pilot.press("p", "g")  # keys do nothing harmful on the empty state
         await settle(pilot)
         assert isinstance(app.screen, TriageScreen) and not app._notifications
+
+
+# ------------------------------------------------------------------ Live: ETA, tok/s, waiting
+
+
+def test_live_tally_gives_an_eta_a_whole_run_rate_that_outlives_the_run_and_says_waiting():
+    from compare_tui.engine.events import (
+        AttemptFinished,
+        RunFinished,
+        RunStarted,
+        VerificationProgressed,
+    )
+    from compare_tui.tui.live_tally import LiveTally
+    from compare_tui.tui.widgets.model_progress import STATE_WORDS, figures
+
+    now = [0.0]
+    tally = LiveTally([("a", 0, ""), ("b", 0, "")], clock=lambda: now[0])
+    tally.on_event(VerificationProgressed("b", "b.gguf", 50, 100))
+    assert {v.model_name: v.state for v in tally.snapshot()}["b"] == "verifying"
+    tally.on_event(VerificationProgressed("b", "b.gguf", 100, 100))
+    b = tally.snapshot()[1]
+    assert b.state == "waiting" and "waiting for its turn" in b.detail and "100%" not in b.detail
+    assert STATE_WORDS[b.state] == "waiting for its turn"
+
+    tally.on_event(RunStarted("r1", "a", "set", 10, 0, "verified", "≤ $0.01"))
+    assert tally.snapshot()[0].eta_s is None  # nothing finished yet: no rate to go by
+    for n in range(4):
+        now[0] += 5.0
+        tally.on_event(AttemptFinished("r1", "a", f"t{n}", 1, "pass", True, 10.0, 100.0, 5, 20))
+    a = tally.snapshot()[0]
+    assert a.eta_s == 6 * 20.0 / 4  # 6 tasks left at 4 tasks per 20 s
+    assert a.run_tokens_per_s == 80 / 20.0
+    assert "ETA 30 s" in figures(a) and "4.0 whole run" in figures(a)
+    tally.on_event(RunFinished("r1", "a", "completed", {}, None))
+    now[0] += 600.0  # long after the end: the whole-run rate does not decay to nothing
+    a = tally.snapshot()[0]
+    assert a.tokens_per_s is None and a.run_tokens_per_s == 80 / 20.0 and a.eta_s is None
+    assert "– now · 4.0 whole run" in figures(a) and "ETA" not in figures(a)

@@ -286,3 +286,10 @@ def test_review_answer_first(make_app, snap_compare, size):
 @pytest.mark.parametrize("size", list(SIZES))
 def test_triage_without_a_judging(make_app, snap_compare, size):
     assert snap_compare(make_app(), terminal_size=SIZES[size], run_before=keys("j"))
+
+
+def test_live_progress_wide(make_app, snap_compare):
+    def push(app):
+        plan = NewRunPlan(app.workspace.sets_dir / "support-mini", ("fake-a", "fake-b"), RunOverrides())
+        app.push_screen(LiveScreen(plan, session_factory=ScriptedSession))
+    assert snap_compare(make_app(), terminal_size=SIZES["120x40"], run_before=opened(push))

@@ -103,8 +103,9 @@ class LiveScreen(CompareScreen):
         self.workspace.edits += 1  # new runs exist: lists elsewhere read them again
         self.comparison_id = message.comparison_id
         self.run_ids = message.run_ids
-        self._line(f"running {len(message.run_ids)} run(s), one model at a time · c cancels (resumable) · "
-                   "o opens the report")
+        runs = len(message.run_ids)
+        self._line(f"running {runs} run{'s' if runs != 1 else ''}, one model at a time · c cancels (resumable) · "
+                   "o report")
 
     def on_run_ended(self, message: messages.RunEnded) -> None:
         severity = "information" if message.status == "completed" else "warning"
@@ -126,7 +127,7 @@ class LiveScreen(CompareScreen):
             self._line("Some tasks measured nothing (the endpoint failed): they are not done and not in any "
                        "figure · start the server, then r retries exactly those · o opens the report so far")
         else:
-            self._line("Stopped: interrupted runs keep every finished attempt · r resumes · o opens the report so far")
+            self._line("Stopped: every finished attempt is kept · r resumes · o report so far")
 
     @staticmethod
     def _cancelled_session(message: messages.SessionEnded) -> bool:
