@@ -340,3 +340,82 @@ def test_live_tally_gives_an_eta_a_whole_run_rate_that_outlives_the_run_and_says
     a = tally.snapshot()[0]
     assert a.tokens_per_s is None and a.run_tokens_per_s == 80 / 20.0 and a.eta_s is None
     assert "– now · 4.0 whole run" in figures(a) and "ETA" not in figures(a)
+
+
+# ------------------------------------------------------------------ q and c during a run ask first
+
+
+class BlockingSession:
+    """A run that goes on until it is cancelled, like a long real one (no server needed)."""
+
+    cancelled = 0
+
+    def __init__(self, workspace, plan, tally, post) -> None:
+        import threading
+
+        self.tally, self.post, self.stop = tally, post, threading.Event()
+
+    def cancel(self) -> None:
+        BlockingSession.cancelled += 1
+        self.stop.set()
+
+    def run(self) -> None:
+        from compare_tui.engine.events import RunFinished, RunStarted
+        from compare_tui.tui import messages
+
+        self.post(messages.RunsPrepared("cmp-block", ("block-run",)))
+        self.tally.on_event(RunStarted("block-run", "fake-a", "Support mini", 12, 0, "verified", "≤ $0.01"))
+        self.stop.wait(30)
+        self.tally.on_event(RunFinished("block-run", "fake-a", "interrupted", {}, "interrupted by the user"))
+        self.post(messages.SessionEnded(("interrupted",), True))
+
+
+async def _live(pilot):
+    from compare_tui.engine import RunOverrides
+    from compare_tui.tui.engine_bridge import NewRunPlan
+    from compare_tui.tui.screens.live import LiveScreen
+
+    app = pilot.app
+    plan = NewRunPlan(app.workspace.sets_dir / "support-mini", ("fake-a",), RunOverrides())
+    live = LiveScreen(plan, session_factory=BlockingSession)
+    app.push_screen(live)
+    await pilot.pause()
+    return live
+
+
+async def test_cancel_during_a_run_asks_first_and_esc_keeps_it_going(app):
+    from compare_tui.tui.screens.confirm import ConfirmScreen
+
+    BlockingSession.cancelled = 0
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        live = await _live(pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "resume" in str(app.screen.query_one("#refusal-reason").render()).lower()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is live and live.running and BlockingSession.cancelled == 0
+        await pilot.press("c", "y")
+        await settle(pilot)
+        assert BlockingSession.cancelled == 1 and live.statuses == ("interrupted",)
+
+
+async def test_quit_during_a_run_asks_first(app):
+    from compare_tui.tui.screens.confirm import ConfirmScreen
+
+    BlockingSession.cancelled = 0
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        live = await _live(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen) and app.is_running
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is live and live.running and BlockingSession.cancelled == 0
+        await pilot.press("q", "y")
+        await settle(pilot)
+        assert BlockingSession.cancelled == 1 and live.statuses == ("interrupted",)
+        assert app.return_code == 0  # and then it quit

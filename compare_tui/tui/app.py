@@ -17,11 +17,12 @@ from textual.screen import Screen
 from compare_tui.store import Store, StoreError
 from compare_tui.tui.engine_bridge import NewRunPlan, ResumePlan
 from compare_tui.tui.health import probe_endpoint
+from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.diff import DiffScreen
 from compare_tui.tui.screens.experiments import ExperimentsScreen
 from compare_tui.tui.screens.help import HelpScreen
 from compare_tui.tui.screens.home import HomeScreen
-from compare_tui.tui.screens.live import LiveScreen
+from compare_tui.tui.screens.live import RUN_STOP_TEXT, LiveScreen
 from compare_tui.tui.screens.new_run import NewRunScreen
 from compare_tui.tui.screens.report import ReportScreen
 from compare_tui.tui.screens.review import ReviewScreen
@@ -131,11 +132,22 @@ class CompareApp(App[None]):
 
     async def action_quit(self) -> None:
         running = [s for s in self.screen_stack if isinstance(s, LiveScreen) and s.running]
-        if running:
+        if not running:
+            self.exit()
+            return
+        if any(isinstance(s, ConfirmScreen) for s in self.screen_stack):
+            return  # already asking
+
+        async def answered(quit_now: bool | None) -> None:
+            if not quit_now:
+                return
             self.notify("Cancelling the run first: it is marked interrupted (resumable), then compare-tui quits.")
-        for screen in running:
-            await screen.stop_for_exit()
-        self.exit()
+            for screen in running:
+                await screen.stop_for_exit()
+            self.exit()
+
+        self.push_screen(ConfirmScreen("Quit while a run is going?", RUN_STOP_TEXT + " Then compare-tui quits.",
+                                       "Quit"), answered)
 
     def action_help(self) -> None:
         self.open_help()

@@ -18,10 +18,14 @@ from compare_tui.tui.engine_bridge import EngineSession, NewRunPlan, ResumePlan
 from compare_tui.tui.engine_process import ProcessEngineSession
 from compare_tui.tui.live_tally import LiveTally
 from compare_tui.tui.screen_base import CompareScreen
+from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.refusal import RefusalScreen
 from compare_tui.tui.widgets.model_progress import ModelProgress
 
 REPAINT_S = 0.25
+RUN_STOP_TEXT = ("The run stops: attempts in flight finish, it is marked interrupted and keeps every "
+                 "finished attempt. Resume it later with r here, R on Home, or `compare-tui run --resume RUN_ID`.")
+"""What cancelling (or quitting during) a run does, as the confirmation says it."""
 
 
 class LiveScreen(CompareScreen):
@@ -139,6 +143,15 @@ class LiveScreen(CompareScreen):
         if not self.running or self.session is None:
             self.notify("No run is in progress.", severity="warning")
             return
+
+        def answered(cancel: bool | None) -> None:
+            if cancel and self.running and self.session is not None:
+                self._cancel_now()
+
+        self.app.push_screen(ConfirmScreen("Cancel the run?", RUN_STOP_TEXT, "Cancel the run"), answered)
+
+    def _cancel_now(self) -> None:
+        assert self.session is not None
         self.session.cancel()
         self._line("Cancelling: attempts in flight finish, then the run is marked interrupted (resumable)…")
 
