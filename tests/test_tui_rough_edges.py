@@ -419,3 +419,39 @@ async def test_quit_during_a_run_asks_first(app):
         await settle(pilot)
         assert BlockingSession.cancelled == 1 and live.statuses == ("interrupted",)
         assert app.return_code == 0  # and then it quit
+
+
+# ------------------------------------------------------------------ A/B diff across golden sets
+
+
+def add_run_on_another_set(store, tmp_path) -> str:
+    """A run of a second set (same workload id and version, other digest): what an edited set gives."""
+    from compare_tui.goldset import load_golden_set
+    from tests.test_tui_data import OUTCOMES, _attempts, _run, write_mini_set
+
+    other = load_golden_set(write_mini_set(tmp_path / "other"))
+    run = store.create_run(_run("other-model", "d4d4d4d4d4d4d4d4", other).model_copy(
+        update={"goldset_digest": "sha256:" + "f" * 64}))
+    store.record_attempts(_attempts(run.id, OUTCOMES["gemma3-270m"]))
+    return run.id
+
+
+async def test_a_diff_across_golden_sets_refuses_the_paired_verdict_and_labels_each_side(app, tmp_path):
+    from compare_tui.tui.screens.diff import DiffScreen
+    from tests.test_tui_data import RUN_IDS
+
+    other = add_run_on_another_set(app.workspace.store, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_diff(RUN_IDS["smollm2-135m"], other)
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DiffScreen) and screen.diff is not None
+        assert screen.diff.paired is None
+        title = str(screen.query_one("#diff-title").render())
+        assert "A: smollm2-135m" in title and "B: other-model" in title
+        a_line, b_line = title.splitlines()
+        assert "sha256:ffffffff" in b_line and "sha256:ffffffff" not in a_line
+        sentence = str(screen.query_one("#flips-sentence").render())
+        assert "no paired verdict" in sentence and "noise" not in sentence
+        assert "no paired verdict across sets" in str(screen.query_one("#diff-problems").render())

@@ -293,3 +293,14 @@ def test_live_progress_wide(make_app, snap_compare):
         plan = NewRunPlan(app.workspace.sets_dir / "support-mini", ("fake-a", "fake-b"), RunOverrides())
         app.push_screen(LiveScreen(plan, session_factory=ScriptedSession))
     assert snap_compare(make_app(), terminal_size=SIZES["120x40"], run_before=opened(push))
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_diff_across_golden_sets(make_app, snap_compare, tmp_path, size):
+    from tests.test_tui_rough_edges import add_run_on_another_set
+
+    def open_diff(app) -> None:
+        other = add_run_on_another_set(app.workspace.store, tmp_path)
+        app.open_diff(RUN_IDS["smollm2-135m"], other)
+
+    assert snap_compare(make_app(), terminal_size=SIZES[size], run_before=opened(open_diff))
