@@ -455,3 +455,36 @@ async def test_a_diff_across_golden_sets_refuses_the_paired_verdict_and_labels_e
         sentence = str(screen.query_one("#flips-sentence").render())
         assert "no paired verdict" in sentence and "noise" not in sentence
         assert "no paired verdict across sets" in str(screen.query_one("#diff-problems").render())
+
+
+# ------------------------------------------------------------------ human-scorer instructions
+
+
+def test_instructions_reflow_hard_line_breaks_and_keep_paragraphs():
+    from compare_tui.tui.task_facts import reflow
+
+    text = "Pass if the reply is polite\n  and offers a refund.\n\nFail if it\nblames the customer.\n"
+    assert reflow(text) == "Pass if the reply is polite and offers a refund.\n\nFail if it blames the customer."
+    assert reflow(None) == "" and reflow("one line") == "one line"
+
+
+async def test_review_shows_instructions_as_prose(tmp_path):
+    from compare_tui.tui.screens.review import ReviewScreen
+
+    store, sets = build_store(tmp_path)
+    task = sets / "support-mini" / "tasks" / "reply-01.json"
+    import json
+
+    data = json.loads(task.read_text())
+    data["scorer"]["instructions"] = "Pass if the reply\nis polite and offers\na refund.\n\nFail otherwise."
+    task.write_text(json.dumps(data))
+    app = create_app(store=store, catalogue_path=write_catalogue(tmp_path / "models.toml"), sets_dir=sets,
+                     reviewer="tester", probe=fixed_probe)
+    with store:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            app.open_review("latest")
+            await settle(pilot)
+            assert isinstance(app.screen, ReviewScreen)
+            text = str(app.screen.query_one("#review-scorer").render())
+            assert "Pass if the reply is polite and offers a refund.\n\nFail otherwise." in text
