@@ -488,3 +488,36 @@ async def test_review_shows_instructions_as_prose(tmp_path):
             assert isinstance(app.screen, ReviewScreen)
             text = str(app.screen.query_one("#review-scorer").render())
             assert "Pass if the reply is polite and offers a refund.\n\nFail otherwise." in text
+
+
+# ------------------------------------------------------------------ a fast burst of keys, the run picker
+
+
+async def test_a_fast_burst_of_keys_ends_on_home(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("n", "escape", "n", "escape", "o", "escape", "d", "escape", "n", "escape", "d", "escape")
+        await settle(pilot, rounds=5)
+        assert isinstance(app.screen, HomeScreen), app.screen_stack
+
+
+async def test_run_picker_esc_steps_back_only_from_a_choice_made_in_it(app):
+    from compare_tui.tui.screens.run_picker import RunPickerScreen
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_diff()  # nothing preselected: pick A, then B
+        await settle(pilot)
+        picker = app.screen
+        assert isinstance(picker, RunPickerScreen)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert picker.run_a is not None
+        headers = [str(c.label) for c in picker.query_one("#picker-table", DataTable).columns.values()]
+        assert headers[3:5] == ["model", "status"]
+        await pilot.press("escape")  # back to picking A
+        await settle(pilot)
+        assert app.screen is picker and picker.run_a is None
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, HomeScreen)

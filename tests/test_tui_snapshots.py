@@ -304,3 +304,7 @@ def test_diff_across_golden_sets(make_app, snap_compare, tmp_path, size):
         app.open_diff(RUN_IDS["smollm2-135m"], other)
 
     assert snap_compare(make_app(), terminal_size=SIZES[size], run_before=opened(open_diff))
+
+
+def test_run_picker_wide(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZES["120x40"], run_before=keys("down", "d"))
