@@ -521,3 +521,25 @@ async def test_run_picker_esc_steps_back_only_from_a_choice_made_in_it(app):
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, HomeScreen)
+
+
+# ------------------------------------------------------------------ Enter on an invalid set
+
+
+async def test_enter_on_an_invalid_set_shows_its_problems_not_new_run(app):
+    from compare_tui.tui.screens.new_run import NewRunScreen
+    from compare_tui.tui.screens.refusal import RefusalScreen
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("1")  # the broken set sorts first
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RefusalScreen), app.screen_stack
+        text = str(app.screen.query_one("#refusal-reason").render())
+        assert "✗" in text and "sets validate" in text
+        assert "broken-set cannot run" in str(app.screen.query_one("#refusal-title").render())
+        await pilot.press("escape", "down", "enter")  # the valid set opens New run on that set
+        await settle(pilot)
+        assert isinstance(app.screen, NewRunScreen)

@@ -265,7 +265,19 @@ class HomeScreen(CompareScreen):
         path = None
         if self._active_tab() == "sets" and self.data and self.data.sets:
             table = self.query_one("#sets-table", DataTable)
-            path = str(self.data.sets[max(0, table.cursor_row)].path)
+            row = self.data.sets[max(0, table.cursor_row)]
+            if row.problems:
+                # New run cannot run this set: say why, rather than open it on another set.
+                from compare_tui.tui.screens.refusal import RefusalScreen
+
+                count = len(row.problems)
+                self.app.push_screen(RefusalScreen(
+                    f"{row.folder} cannot run: {count} problem{'s' if count != 1 else ''}",
+                    "\n".join(f"✗ {p}" for p in row.problems)
+                    + f"\n\nFix the set, then g here reads it again (`compare-tui sets validate {row.path}` "
+                      "lists the same problems). n on the Runs tab starts a run on another set."))
+                return
+            path = str(row.path)
         self.nav.open_new_run(path)
 
     def action_open(self) -> None:
