@@ -308,3 +308,8 @@ def test_diff_across_golden_sets(make_app, snap_compare, tmp_path, size):
 
 def test_run_picker_wide(make_app, snap_compare):
     assert snap_compare(make_app(), terminal_size=SIZES["120x40"], run_before=keys("down", "d"))
+
+
+def test_new_run_two_models_wide(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZES["120x40"],
+                        run_before=keys("1", "down", "n", "space", "down", "space"))
