@@ -143,7 +143,7 @@ class CompareApp(App[None]):
         self.push_screen(TriageScreen(self.workspace.store, judging, reviewer=self.workspace.reviewer, current=current))
 
     def open_experiments(self) -> None:
-        self.push_screen(ExperimentsScreen(self.workspace.store))
+        self.push_screen(ExperimentsScreen(self.workspace.store, self.workspace.catalogue_path))
 
     def open_toolcall(self) -> None:
         self.push_screen(ToolcallScreen(self.workspace.store))
