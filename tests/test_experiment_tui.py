@@ -7,7 +7,7 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from compare_tui.experiment import experiment_figures, load_experiment
-from compare_tui.experiment.render import interval_text, percent
+from compare_tui.experiment.render import interval_cell, percent
 from compare_tui.store import Store
 from compare_tui.tui.screens.experiments import ExperimentsScreen
 from tests.support.fake_openai import FakeServer, text
@@ -66,7 +66,7 @@ async def test_the_screen_lists_experiments_with_counts_intervals_flaky_tasks_an
             arms = screen.query_one("#arms-table", DataTable)
             alpha = expected.arms[0]
             assert [cell_text(arms, 0, c) for c in range(6)] == [
-                "alpha", "3/3", "0", percent(alpha.pass_rate), interval_text(alpha), str(len(alpha.flaky))]
+                "alpha", "3/3", "0", percent(alpha.pass_rate), interval_cell(alpha), str(len(alpha.flaky))]
             tasks = str(screen.query_one("#experiment-tasks", Static).render())
             assert "alpha: flaky tasks: t2 (" in tasks and "beta: flaky tasks: none" in tasks
 

@@ -626,3 +626,42 @@ async def test_the_model_checkbox_is_empty_until_picked(app):
         await pilot.press("space")
         await settle(pilot)
         assert "X" in line(0)[:4] and "X" not in line(1)[:4]
+
+
+# ------------------------------------------------------------------ cells that fit at 80 columns
+
+
+def test_home_cells_are_short_and_the_detail_line_says_it_whole():
+    from compare_tui.tui.screens.home import fit_list, short_cost, short_health, short_provenance
+
+    many = "command×2, exact×10, human×2, json×3, tool_call×4"
+    assert fit_list("exact×10, human×2", 22) == "exact×10, human×2"
+    assert fit_list(many, 22) == "command×2 +4 more" and len(fit_list(many, 22)) <= 22
+    assert short_health("unreachable: Connection refused") == "✗ unreachable" and short_health("healthy") == "✓ healthy"
+    assert short_provenance("provenance by host attestation, not verified", "x") == "host attested"
+    assert short_cost("token $1/$2 per Mtok (2026-12-01)") == "token $1/$2 per Mtok"
+    assert short_cost("none (runs will be refused in reports)") == "✗ none"
+
+
+async def test_home_models_table_fits_at_80_columns(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#models-table", DataTable)
+        widths = [c.get_render_width(table) for c in table.columns.values()]
+        assert sum(widths[:5]) <= SIZE[0]  # model, kind, health, provenance, cost basis on screen
+
+
+def test_experiment_arm_cells_are_short():
+    from compare_tui.experiment.render import interval_cell
+
+    class Rates:
+        values, low, high = (0.5, 0.7), 0.5, 0.7
+
+    class Arm:
+        interval, rate_range = None, Rates()
+
+    assert interval_cell(Arm()) == "range 50.0–70.0 %"
+    Arm.rate_range = type("R", (), {"values": (), "low": None, "high": None})()
+    assert interval_cell(Arm()) == "– (<3 runs)"

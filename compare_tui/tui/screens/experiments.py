@@ -28,7 +28,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from compare_tui.experiment import ExperimentFigures
-from compare_tui.experiment.render import banner_lines, controls_text, interval_text, ms, percent
+from compare_tui.experiment.render import INTERVAL_NOTE, banner_lines, controls_text, interval_cell, ms, percent
 from compare_tui.store import Store
 from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.store_reader import StoreReaderScreen
@@ -41,7 +41,7 @@ def run_command(argv: list[str]) -> tuple[int, str]:
     """The default `Launcher`: a child process, its stderr kept for the result line."""
     done = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
     lines = [line for line in (done.stderr or "").splitlines() if line.strip()]
-    return done.returncode, lines[-1] if lines else ""
+    return done.returncode, lines[-1].removeprefix("compare-tui: ") if lines else ""
 
 
 @dataclass
@@ -161,10 +161,11 @@ class ExperimentsScreen(StoreReaderScreen):
         self.query_one("#experiment-title", Static).update(
             f"{item.name}: {g['name'] or g['workload_id']} {g['version']} ({g['digest'][:19]}…)")
         self.query_one("#experiment-controls", Static).update(f"controls: {controls_text(item)}")
-        arms.add_columns("arm", "runs", "in flight", "pass rate (mean)", "95% CI", "flaky", "latency p50 (median)")
+        # Short headers and cells: every column fits at 80; INTERVAL_NOTE under the table says the rest.
+        arms.add_columns("arm", "runs", "running", "pass (mean)", "95% CI", "flaky", "latency p50")
         for arm in item.arms:
             arms.add_row(Text(arm.label), Text(f"{arm.observed}/{arm.desired}"), Text(str(len(arm.in_flight))),
-                         Text(percent(arm.pass_rate)), Text(interval_text(arm)),
+                         Text(percent(arm.pass_rate)), Text(interval_cell(arm)),
                          Text(str(len(arm.flaky))), Text(ms(arm.latency_p50_ms.median)))
         self.query_one("#experiment-tasks", Static).update("\n".join(self._task_lines(item)))
 
@@ -229,4 +230,4 @@ class ExperimentsScreen(StoreReaderScreen):
             lines.append(f"{arm.label}: flaky tasks: {flaky or 'none'} · excluded: {arm.human_tasks} scored by a "
                          f"person, {arm.inconclusive} inconclusive")
         lines += [f"note: {note}" for note in item.notes]
-        return lines
+        return [INTERVAL_NOTE, *lines]
