@@ -665,3 +665,18 @@ def test_experiment_arm_cells_are_short():
     assert interval_cell(Arm()) == "range 50.0–70.0 %"
     Arm.rate_range = type("R", (), {"values": (), "low": None, "high": None})()
     assert interval_cell(Arm()) == "– (<3 runs)"
+
+
+async def test_task_detail_footer_fits_at_80_columns(app):
+    from textual.widgets._footer import FooterKey
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("3", "enter")
+        await settle(pilot)
+        keys = {key.key_display or key.key for key in app.screen.query(FooterKey)}
+        assert {"n", "p", "f", "?", "q"} <= keys
+        quit_key = next(k for k in app.screen.query(FooterKey) if k.key == "q")
+        assert quit_key.region.x + len(" q Quit") <= SIZE[0] - len("▏^p palette")  # left of the palette key
