@@ -202,7 +202,7 @@ async def test_a_flagged_fail_marked_pass_in_review_changes_block_counts_and_rat
         assert cells()[1] == "80.0% (8/10)"
         assert "ticket-03 fail → pass" in str(report.query_one("#caveats").render())
         line = str(report.query_one("#block-line").render())
-        assert "the scorer said ✗ fail" in line, line
+        assert "✓ pass by a person (scorer: ✗ fail)" in line, line
 
 
 @pytest.fixture

@@ -91,4 +91,6 @@ def refused_text(report: Report) -> str:
 
 
 def legend() -> str:
-    return "   ".join(f"{fmt.MARKS[s]} {w}" for s, w in fmt.MARK_WORDS.items())
+    """Every mark and its words on one line that fits at 80 columns (two spaces apart)."""
+    words = {**fmt.MARK_WORDS, "error": "error (scorer/request failed)"}
+    return "  ".join(f"{fmt.MARKS[s]} {w}" for s, w in words.items())

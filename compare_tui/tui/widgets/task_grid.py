@@ -260,7 +260,7 @@ def describe(row: GridRow, block: Block) -> str:
         text += " · scored by a person"
     if block.overridden:
         was = block.scorer_status or ""
-        text += f" · a person's verdict (the scorer said {MARKS.get(was, '?')} {MARK_WORDS.get(was, was)})"
+        text += f" by a person (scorer: {MARKS.get(was, '?')} {was})"
     elif block.verdict:
         text += f" · verdict {block.verdict}"
     return text
