@@ -179,6 +179,9 @@ class ReviewScreen(CompareScreen):
         if below == 0 and self.query_one("#review-body", VerticalScroll).scroll_y > 0:
             self._scrolled_to_end = True
         line = self.query_one("#review-seen", Static)
+        if line.display != (not self.answer_seen):
+            # Showing (or hiding) this line resizes the body: count again once it has.
+            self.call_after_refresh(self._check_seen)
         line.display = not self.answer_seen
         if not self.answer_seen:
             line.update(f"↓ the answer goes on for {below} more line{'s' if below != 1 else ''}: "
