@@ -25,6 +25,16 @@ def state_dir() -> Path:
     return _xdg("XDG_STATE_HOME", ".local/state") / "compare-tui"
 
 
+def config_dir() -> Path:
+    """`$XDG_CONFIG_HOME/compare-tui` (default `~/.config/compare-tui`): the user's preferences."""
+    return _xdg("XDG_CONFIG_HOME", ".config") / "compare-tui"
+
+
+def user_config_path() -> Path:
+    """The TUI's preferences file (`config.toml` in `config_dir()`): the theme chosen last."""
+    return config_dir() / "config.toml"
+
+
 def cache_dir() -> Path:
     """`$XDG_CACHE_HOME/compare-tui` (default `~/.cache/compare-tui`)."""
     return _xdg("XDG_CACHE_HOME", ".cache") / "compare-tui"

@@ -82,16 +82,19 @@ def measured(outcome: str, error_class: str | None) -> bool:
 def task_outcome(outcomes: Iterable[str], verdict: str | None = None) -> Outcome:
     """One task's outcome from its attempts' outcomes and the latest human verdict.
 
-    A task passes when any attempt passes. Otherwise an attempt awaiting a person keeps the
-    task in `review` until a reviewer says pass or fail (a `skip` leaves it waiting); failing
-    that, any measured failure is a `fail`, and only a task whose every attempt errored is an
-    `error`.
+    A person's `pass` or `fail` is final: it decides a task awaiting review, and it replaces
+    the scorer's outcome of a scored task (a reviewer flagged it and judged otherwise). A
+    `skip`, or no verdict, leaves the attempts to decide: a task passes when any attempt
+    passes; otherwise an attempt awaiting a person keeps it in `review`; failing that, any
+    measured failure is a `fail`, and only a task whose every attempt errored is an `error`.
     """
     seen = set(outcomes)
+    if verdict in (Outcome.PASS, Outcome.FAIL) and seen:
+        return Outcome(verdict)
     if Outcome.PASS in seen:
         return Outcome.PASS
     if Outcome.REVIEW in seen:
-        return Outcome(verdict) if verdict in (Outcome.PASS, Outcome.FAIL) else Outcome.REVIEW
+        return Outcome.REVIEW
     if Outcome.FAIL in seen:
         return Outcome.FAIL
     return Outcome.ERROR

@@ -7,7 +7,7 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from compare_tui.experiment import experiment_figures, load_experiment
-from compare_tui.experiment.render import interval_text, percent
+from compare_tui.experiment.render import interval_cell, percent
 from compare_tui.store import Store
 from compare_tui.tui.screens.experiments import ExperimentsScreen
 from tests.support.fake_openai import FakeServer, text
@@ -66,7 +66,7 @@ async def test_the_screen_lists_experiments_with_counts_intervals_flaky_tasks_an
             arms = screen.query_one("#arms-table", DataTable)
             alpha = expected.arms[0]
             assert [cell_text(arms, 0, c) for c in range(6)] == [
-                "alpha", "3/3", "0", percent(alpha.pass_rate), interval_text(alpha), str(len(alpha.flaky))]
+                "alpha", "3/3", "0", percent(alpha.pass_rate), interval_cell(alpha), str(len(alpha.flaky))]
             tasks = str(screen.query_one("#experiment-tasks", Static).render())
             assert "alpha: flaky tasks: t2 (" in tasks and "beta: flaky tasks: none" in tasks
 
@@ -90,3 +90,33 @@ async def test_an_empty_store_says_how_to_make_an_experiment(tmp_path):
             await settle(pilot)
             empty = pilot.app.screen.query_one("#experiments-empty", Static)
             assert empty.display and "experiment new" in str(empty.render())
+
+
+async def test_L_launches_the_missing_runs_in_a_worker_after_asking(tmp_path):  # noqa: N802 - the key is L
+    from compare_tui.tui.screens.confirm import ConfirmScreen
+
+    with FakeServer({"t1": text("ok"), "t2": text("ok"), "t3": text("no")}) as server:
+        models = catalogue(tmp_path / "models.toml", entry(server.url, "alpha"), entry(server.url, "beta"))
+        goldset = str(three_task_set(tmp_path / "set"))
+        store_file = tmp_path / "runs.sqlite"
+        assert cli("experiment", "new", "pending", goldset, "--arm", "alpha", "--arm", "beta",
+                   "--repeats", "1", "--models", str(models), "--store", str(store_file)).code == 0
+        with Store.open(store_file) as store:
+            host = ScreenHost(store, lambda s: ExperimentsScreen(s, models))
+            async with host.run_test(size=(100, 30)) as pilot:
+                await settle(pilot)
+                screen = pilot.app.screen
+                table = screen.query_one("#experiments-table", DataTable)
+                assert cell_text(table, 0, 4) == "… 2 to launch (L)"
+                await pilot.press("L")
+                await pilot.pause()
+                assert isinstance(pilot.app.screen, ConfirmScreen)
+                await pilot.press("escape")  # asked, declined: nothing launched
+                await settle(pilot)
+                assert pilot.app.screen is screen and store.list_runs() == []
+                await pilot.press("L", "y")
+                await settle(pilot)
+                await settle(pilot)  # the worker ends, then the figures are read again
+                assert screen.launching is None
+                assert cell_text(table, 0, 3) == "2/2" and cell_text(table, 0, 4) == "✓ complete"
+                assert len(store.list_runs()) == 2

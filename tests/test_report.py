@@ -199,6 +199,44 @@ def test_a_persons_pass_completes_the_task_but_stays_out_of_the_pass_rate():
     assert row.latency.e2e_ms.p50 == 5.0
 
 
+def test_a_persons_verdict_on_a_flagged_scored_task_replaces_the_scorers_outcome_everywhere():
+    # Issue 22: flag a scored ✗ task, mark it pass in review: block, counts and rate all move.
+    from compare_tui.report import columns
+
+    facts = attempts("ppff") + (AttemptFacts("h1", 1, "review"),)
+    kinds = {"h1": "human"}
+    before = build_report(inputs(RunInput(make_run(), facts), task_kinds=kinds)).models[0]
+    report = build_report(inputs(RunInput(make_run(), facts, {"t02": "pass", "h1": "pass"}), task_kinds=kinds))
+    row = report.models[0]
+    block = next(b for b in row.blocks if b.task_id == "t02")
+    assert (block.task_id, block.status, block.scorer_status, block.overridden) == ("t02", "pass", "fail", True)
+    assert (before.pass_rate.passed, before.pass_rate.scored) == (2, 4)
+    assert (row.pass_rate.passed, row.pass_rate.scored) == (3, 4)  # the override counts; h1 stays apart
+    assert row.counts.overridden == 1 and (row.counts.human_passed, row.counts.human_failed) == (1, 0)
+    cells = {c.header: c.cells[0] for c in columns.pass_rate_columns(report)}
+    assert cells["pass rate"] == "75.0% (3/4)"
+    assert (cells["✓ pass"], cells["✗ fail"], cells["! error"]) == ("3", "1", "0")  # they add up to the 4 scored
+    assert cells["human ✓/✗/?"] == "1/0/0"
+    override = next(c for c in report.caveats if c.code == "override")
+    assert "t02 fail → pass" in override.text
+    # A person's fail on a passing task is an override too; a skip changes nothing.
+    row = build_report(inputs(RunInput(make_run(), facts, {"t00": "fail", "t03": "skip"}), task_kinds=kinds)).models[0]
+    status = {b.task_id: b for b in row.blocks}
+    assert [status[t].status for t in ("t00", "t01", "t02", "t03")] == ["fail", "pass", "fail", "fail"]
+    assert row.pass_rate.passed == 1 and status["t03"].scorer_status is None and status["t00"].overridden
+
+
+def test_the_pass_tables_counts_add_up_to_the_rates_denominator():
+    facts = attempts("ppfe") + (AttemptFacts("h1", 1, "review"), AttemptFacts("h2", 1, "review"))
+    from compare_tui.report import columns
+
+    report = build_report(inputs(RunInput(make_run(), facts, {"h1": "fail"}), task_kinds={"h1": "human", "h2": "human"}))
+    cells = {c.header: c.cells[0] for c in columns.pass_rate_columns(report)}
+    assert cells["pass rate"] == "50.0% (2/4)"
+    assert sum(int(cells[h]) for h in ("✓ pass", "✗ fail", "! error")) == 4
+    assert cells["human ✓/✗/?"] == "0/1/1"
+
+
 def test_without_the_set_a_task_whose_every_attempt_asks_for_review_counts_as_human():
     facts = (AttemptFacts("h1", 1, "review"), AttemptFacts("t1", 1, "pass"))
     row = build_report(inputs(RunInput(make_run(), facts))).models[0]

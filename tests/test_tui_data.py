@@ -244,7 +244,10 @@ def test_a_diff_of_runs_on_different_sets_says_so(tmp_path):
         update={"goldset_digest": "sha256:" + "f" * 64}))
     store.record_attempts(_attempts(changed.id, OUTCOMES["gemma3-270m"]))
     diff = read_run_pair(store, RUN_IDS["smollm2-135m"], changed.id)
-    assert not diff.same_set and "different golden sets" in diff.problems[0]
+    assert not diff.same_set and "no paired verdict across sets" in diff.problems[0]
+    assert diff.paired is None  # refused: no "larger than noise" across sets
+    assert diff.sets[0].startswith("support-mini 1.0.0 (sha256:") and diff.sets[1].endswith("(sha256:ffffffff)")
+    assert diff.sets[0] != diff.sets[1]
 
 
 def test_spend_preview_refuses_what_the_engine_would(tmp_path):

@@ -103,7 +103,7 @@ async def test_cancel_keeps_the_run_resumable_and_resume_finishes_it(tmp_path):
             live = await _start_new_run(pilot, concurrency="2")
             await until(pilot, lambda: live.run_ids and len(store.attempts_for_run(live.run_ids[0])) >= 5,
                         what="five recorded attempts")
-            await pilot.press("c")
+            await pilot.press("c", "y")  # cancelling asks first
             await until(pilot, lambda: live.statuses, what="the cancelled run to stop")
             run_id = live.run_ids[0]
             assert live.statuses == ("interrupted",)
@@ -269,7 +269,7 @@ async def test_quitting_during_a_run_leaves_it_interrupted_and_resumable(tmp_pat
             live = await _start_new_run(pilot, concurrency="2")
             await until(pilot, lambda: live.run_ids and len(store.attempts_for_run(live.run_ids[0])) >= 3,
                         what="three recorded attempts")
-            await pilot.press("q")
+            await pilot.press("q", "y")  # quitting during a run asks first
             await until(pilot, lambda: not app.is_running, what="the app to quit", timeout_s=60)
         run = store.get_run(live.run_ids[0])
         assert run.status == "interrupted" and "resume" in (run.error or "")

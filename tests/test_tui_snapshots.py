@@ -298,3 +298,46 @@ def make_baseline_app(tmp_path):
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 def test_report_summary_leads_with_the_decision(make_baseline_app, snap_compare, size):
     assert snap_compare(make_baseline_app(), terminal_size=size, run_before=keys("enter"))
+
+
+# ------------------------------------------------------------------ issue 22: screens at both sizes
+
+SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_review_answer_first(make_app, snap_compare, size):
+    assert snap_compare(make_app(), terminal_size=SIZES[size],
+                        run_before=opened(lambda app: app.open_review(COMPARISON_ID)))
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_triage_without_a_judging(make_app, snap_compare, size):
+    assert snap_compare(make_app(), terminal_size=SIZES[size], run_before=keys("j"))
+
+
+def test_live_progress_wide(make_app, snap_compare):
+    def push(app):
+        plan = NewRunPlan(app.workspace.sets_dir / "support-mini", ("fake-a", "fake-b"), RunOverrides())
+        app.push_screen(LiveScreen(plan, session_factory=ScriptedSession))
+    assert snap_compare(make_app(), terminal_size=SIZES["120x40"], run_before=opened(push))
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_diff_across_golden_sets(make_app, snap_compare, tmp_path, size):
+    from tests.test_tui_rough_edges import add_run_on_another_set
+
+    def open_diff(app) -> None:
+        other = add_run_on_another_set(app.workspace.store, tmp_path)
+        app.open_diff(RUN_IDS["smollm2-135m"], other)
+
+    assert snap_compare(make_app(), terminal_size=SIZES[size], run_before=opened(open_diff))
+
+
+def test_run_picker_wide(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZES["120x40"], run_before=keys("down", "d"))
+
+
+def test_new_run_two_models_wide(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZES["120x40"],
+                        run_before=keys("1", "down", "n", "space", "down", "space"))

@@ -53,7 +53,11 @@ class RunPairDiff:
     b: ModelFigures | None
     """None when that run's row was refused (`problems` says why)."""
     paired: PairedComparison | None
+    """None when a row is refused, or when A and B ran different golden sets (no paired verdict
+    across sets: the flips would compare different tasks or checks)."""
     same_set: bool
+    sets: tuple[str, str]
+    """Each side's golden set as `workload version (digest start)`."""
     problems: tuple[str, ...]
     """Warnings to show above everything (different golden sets, refused rows)."""
     changed: tuple[ChangedTask, ...]
@@ -72,24 +76,34 @@ def pair_inputs(store: Store, run_a: str, run_b: str) -> ReportInputs:
 
 
 def read_run_pair(store: Store, run_a: str, run_b: str) -> RunPairDiff:
-    return diff_of(build_report(pair_inputs(store, run_a, run_b)))
+    inputs = pair_inputs(store, run_a, run_b)
+    labels = tuple(set_label(r.run.goldset_id, r.run.goldset_version, r.run.goldset_digest) for r in inputs.runs)
+    return diff_of(build_report(inputs), (labels[0], labels[-1]))
 
 
-def diff_of(report: Report) -> RunPairDiff:
-    """What the Diff screen shows, picked out of a report over exactly two runs."""
+def set_label(workload_id: str, version: str, digest: str | None) -> str:
+    """`support-triage 1.0.0 (sha256:1a2b3c4d)`: enough to tell two sets, or two versions, apart."""
+    return f"{workload_id} {version}" + (f" ({digest[:15]})" if digest else "")
+
+
+def diff_of(report: Report, sets: tuple[str, str] = ("", "")) -> RunPairDiff:
+    """What the Diff screen shows, picked out of a report over exactly two runs (`sets`: each
+    run's golden set, as `set_label` spells it)."""
     run_a, run_b = report.run_ids
     rows = {row.run_id: row for row in report.models}
     a, b = rows.get(run_a), rows.get(run_b)
     problems = [f"run {r.run_id[:8]} ({r.label}) is not shown: {r.reason}" for r in report.refused]
     same_set = not any(c.code == "different_sets" for c in report.caveats)
     if not same_set:
-        problems.insert(0, "A and B ran different golden sets (their digests differ): the flips compare "
-                           "different tasks or checks. Pick runs of the same set version for a fair diff.")
+        problems.insert(0, f"A ran {sets[0] or 'one golden set'}, B ran {sets[1] or 'another'}: no paired "
+                           "verdict across sets (the flips would compare different tasks or checks). c picks "
+                           "two runs of the same set version.")
     if a is None or b is None:
-        return RunPairDiff(report, a, b, None, same_set, tuple(problems), (), ())
+        return RunPairDiff(report, a, b, None, same_set, sets, tuple(problems), (), ())
     changed = tuple(ChangedTask(x.task_id, x.status, y.status) for x, y in zip(a.blocks, b.blocks, strict=True)
                     if x.status != y.status)
-    return RunPairDiff(report, a, b, paired(a, b), same_set, tuple(problems), changed, deltas(a, b))
+    return RunPairDiff(report, a, b, paired(a, b) if same_set else None, same_set, sets, tuple(problems),
+                       changed, deltas(a, b))
 
 
 def _points(a: float | None, b: float | None) -> str:
@@ -110,7 +124,8 @@ def _latency_delta(a: Percentiles, b: Percentiles) -> str:
 
 
 def _number(a: float | None, b: float | None) -> str:
-    return fmt.DASH if a is None or b is None else f"{b - a:+,.0f}"
+    # Rounded first, so a change under half a token reads +0, never -0.
+    return fmt.DASH if a is None or b is None else f"{round(b - a):+,}"
 
 
 def _money(a: float | None, b: float | None, currency: str) -> str:

@@ -25,6 +25,22 @@ def interval_text(arm: ArmFigures) -> str:
     return "a 95% CI needs three or more runs"
 
 
+def interval_cell(arm: ArmFigures) -> str:
+    """`interval_text` for a table cell: `61.0–74.2 %`, `range 61.0–74.2 %`, or `– (<3 runs)`
+    (the table's note says what each is)."""
+    interval, rates = arm.interval, arm.rate_range
+    if interval is not None:
+        return f"{interval.low * 100:.1f}–{interval.high * 100:.1f} %"
+    if len(rates.values) == 2 and rates.low is not None and rates.high is not None:
+        return f"range {rates.low * 100:.1f}–{rates.high * 100:.1f} %"
+    return "– (<3 runs)"
+
+
+INTERVAL_NOTE = ("95% CI: a Student-t interval of the mean pass rate from three runs; with two runs, their range "
+                 "(not an interval); latency p50: the median over the arm's runs")
+"""What the arms table's interval and latency cells are (under the table)."""
+
+
 def ms(value: float | None) -> str:
     return "—" if value is None else f"{value:,.0f} ms"
 

@@ -87,6 +87,12 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
         out.append(Caveat("human", f"{name}: {_plural(counts.human, 'task')} scored by a person "
                           f"({counts.human_decided} decided) {_verb(counts.human, 'is', 'are')} left out of the "
                           "pass rate; the verdicts show in the blocks."))
+    overrides = [b for b in row.blocks if b.overridden and not b.human]
+    if overrides:
+        changes = _listed([f"{b.task_id} {b.scorer_status} → {b.status}" for b in overrides])
+        out.append(Caveat("override", f"{name}: a person's verdict replaced the scorer's outcome of "
+                          f"{_plural(len(overrides), 'scored task')} ({changes}); the blocks, counts, pass "
+                          "rate and paired figures use the person's verdict."))
     if row.awaiting_review:
         waiting = row.awaiting_review
         out.append(Caveat("review", f"{name}: {_plural(len(waiting), 'task')} still "

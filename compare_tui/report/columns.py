@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from compare_tui.report import formatting as fmt
+from compare_tui.report.figures import Counts
 from compare_tui.report.fit import Column
 from compare_tui.report.model import Report
 
@@ -14,13 +15,16 @@ UTILISATION_DROP_RANKS = {0.10: 0, 0.75: 1, 0.25: 2, 0.50: 3}
 """At a narrow width the extremes' neighbours go first; full utilisation is always shown."""
 
 TITLES = {
-    "pass": "Pass rate (human tasks excluded; errors count as not passed)",
+    "pass": "Pass rate of the scored tasks (human tasks apart)",
     "latency": "Latency (one value per completed task) and tokens",
     "cost": "Provenance, GPU memory and cost",
     "utilisation": "Hardware cost per completed task by utilisation",
     "paired": "Is the lead larger than noise? (paired, on tasks both scored)",
     "versus": "Versus the baseline (paired, on tasks both scored; Δ = candidate − baseline)",
 }
+PASS_RATE_CAPTION = ("pass rate = ✓ ÷ (✓ + ✗ + !) over the tasks a scorer checked (a person's verdict on a "
+                     "flagged one replaces the scorer's); human tasks never enter it: human ✓/✗/? = passed, "
+                     "failed, waiting")
 LATENCY_CAPTION = "tokens/task = prompt + completion per completed task, summed over every attempt"
 
 
@@ -40,12 +44,18 @@ def pass_rate_columns(report: Report) -> list[Column]:
         Column("model", labels(report), "label"),
         _number("pass rate", (fmt.pass_rate(r.pass_rate) for r in rows)),
         _number("95% CI", (fmt.interval(r.pass_rate.interval) for r in rows), 5),
-        _number("✓ pass", (str(r.counts.passed) for r in rows), 2),
-        _number("✗ fail", (str(r.counts.failed) for r in rows), 3),
-        _number("? person", (str(r.counts.review) for r in rows), 1),
-        _number("! error", (str(r.counts.errored) for r in rows), 4),
+        _number("✓ pass", (str(r.pass_rate.passed) for r in rows), 1),  # also in "(7/10)"
+        _number("✗ fail", (str(r.pass_rate.scored - r.pass_rate.passed - r.pass_rate.errored) for r in rows), 3),
+        _number("! error", (str(r.pass_rate.errored) for r in rows), 4),
+        _number("human ✓/✗/?", (human_counts(r.counts) for r in rows), 2),
         _number("· not done", (str(r.counts.missing) for r in rows), 0),
     ]
+
+
+def human_counts(counts: Counts) -> str:
+    """`2/1/3`: human tasks a person passed / failed, and tasks still waiting for a person (a
+    task of another scorer whose attempt asked for review waits too); never in the pass rate."""
+    return f"{counts.human_passed}/{counts.human_failed}/{counts.review}"
 
 
 def latency_columns(report: Report) -> list[Column]:

@@ -3,9 +3,11 @@
 Every figure a user sees is computed here, once; the renderers only format it.
 
 Words used below:
-- a task's *status* is its outcome over all attempts (`vocabulary.task_outcome`): `pass`
-  when any attempt passed, `review` while a person has not decided, `fail`, or `error` when
-  every attempt errored; `missing` when this run recorded no attempt for it;
+- a task's *status* is its outcome over all attempts (`vocabulary.task_outcome`): a
+  person's `pass` or `fail` verdict when there is one (it replaces the scorer's outcome of a
+  scored task: an *override*, counted apart); else `pass` when any attempt passed, `review`
+  while a person has not decided, `fail`, or `error` when every attempt errored; `missing`
+  when this run recorded no attempt for it;
 - a *human* task is one whose scorer is `human` (from the golden set), or, when the set
   could not be read, one whose every attempt asked for review;
 - an attempt that *measured nothing* (the endpoint failed: `store.NOT_MEASURED_CLASSES`) is
@@ -13,7 +15,8 @@ Words used below:
   reasons are counted apart (`not_measured`) for the caveat that says so;
 - a task is *scored* when it is not human and its status is pass, fail or error: errors
   (a recorded outcome: the scorer failed, or the server rejected the request) count as not
-  passed (and are shown separately); human tasks never enter the pass rate;
+  passed (and are shown separately); human tasks never enter the pass rate (their verdicts
+  are counted apart: `Counts.human_passed`, `human_failed`);
 - a task is *completed* when its status is `pass` (a person's pass included): the
   denominator of tokens and cost per completed task.
 """
@@ -47,6 +50,14 @@ class Block:
     ttft_ms: float | None = None
     e2e_ms: float | None = None
     """Timings of the attempt that decided the status (for the paired latency of the decision)."""
+    scorer_status: str | None = None
+    """The status the attempts alone give, when a person's verdict replaced it (an override of
+    a scored task's `pass`, `fail` or `error`); None otherwise."""
+
+    @property
+    def overridden(self) -> bool:
+        """A person's verdict replaced the scorer's outcome of this (scored) task."""
+        return self.scorer_status is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +75,13 @@ class Counts:
     """Tasks scored by a person (excluded from the pass rate)."""
     human_decided: int
     """Human tasks with a pass or fail verdict."""
+    human_passed: int
+    """Human tasks a person passed (in `passed`, never in the pass rate)."""
+    human_failed: int
+    """Human tasks a person failed (in `failed`, never in the pass rate)."""
+    overridden: int
+    """Scored tasks whose outcome a person's verdict replaced (counted by the pass rate as the
+    person decided)."""
     planned: int
     """Tasks the run set out to do."""
     attempts: int
@@ -193,6 +211,10 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
         outcomes = [a.outcome for a in attempts]
         verdict = run_input.verdicts.get(task_id)
         status = task_outcome(outcomes, verdict) if attempts else "missing"
+        own = task_outcome(outcomes) if attempts else "missing"
+        # A verdict on a task that was waiting for a person decides it; on any other (scored)
+        # task it is an override, which the block keeps the scorer's word for.
+        scorer_status = own if status != own and own != "review" else None
         passing = next((a for a in attempts if a.outcome == Outcome.PASS), None)
         # The attempt that decided the status: the (first) passing one, else the last with
         # that outcome (a fail after a timeout reads as the fail), else the last attempt.
@@ -200,10 +222,11 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
         shown = shown or (attempts[-1] if attempts else None)
         blocks.append(Block(task_id, status, is_human(task_id, outcomes, task_kinds), verdict,
                             shown.detail if shown else "", shown.ttft_ms if shown else None,
-                            shown.e2e_ms if shown else None))
+                            shown.e2e_ms if shown else None, scorer_status))
         if status == Outcome.PASS:
-            # The passing attempt, or for a person's pass the attempt they were shown.
-            representative.append(passing or next(a for a in attempts if a.outcome == Outcome.REVIEW))
+            # The passing attempt, or for a person's pass the attempt they were shown (the one
+            # awaiting review, else the last).
+            representative.append(passing or next((a for a in attempts if a.outcome == Outcome.REVIEW), attempts[-1]))
     kind = run.model_entry.get("kind") if run.model_entry else None
     counts = _counts(blocks, run.task_count, len(kept))
     completed = counts.passed
@@ -236,6 +259,9 @@ def _counts(blocks: Sequence[Block], planned: int, attempts: int) -> Counts:
         passed=tally["pass"], failed=tally["fail"], review=tally["review"], errored=tally["error"],
         missing=tally["missing"], human=len(humans),
         human_decided=sum(1 for b in humans if b.status in ("pass", "fail")),
+        human_passed=sum(1 for b in humans if b.status == "pass"),
+        human_failed=sum(1 for b in humans if b.status == "fail"),
+        overridden=sum(1 for b in blocks if b.overridden and not b.human),
         planned=planned, attempts=attempts,
     )
 

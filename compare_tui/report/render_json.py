@@ -68,7 +68,8 @@ def _model(row: ModelFigures) -> dict[str, Any]:
                       "errored": row.pass_rate.errored, "ci95": _interval(row.pass_rate.interval)},
         "counts": {"pass": counts.passed, "fail": counts.failed, "review": counts.review,
                    "error": counts.errored, "missing": counts.missing, "human": counts.human,
-                   "human_decided": counts.human_decided, "planned": counts.planned,
+                   "human_decided": counts.human_decided, "human_passed": counts.human_passed,
+                   "human_failed": counts.human_failed, "overridden": counts.overridden, "planned": counts.planned,
                    "attempts": counts.attempts},
         "latency": {"ttft_ms": _percentiles(row.latency.ttft_ms), "e2e_ms": _percentiles(row.latency.e2e_ms),
                     "includes_network": row.latency.includes_network},
@@ -86,7 +87,7 @@ def _model(row: ModelFigures) -> dict[str, Any]:
         "error_classes": dict(row.error_classes),
         "not_measured": dict(row.not_measured),
         "tasks": [{"id": b.task_id, "status": b.status, "human": b.human, "verdict": b.verdict,
-                   "detail": b.detail} for b in row.blocks],
+                   "scorer_status": b.scorer_status, "detail": b.detail} for b in row.blocks],
     }
 
 

@@ -71,18 +71,20 @@ def _decision(report: Report) -> list[str]:
 
 def _figures(report: Report) -> list[str]:
     lines = ["## Figures", "",
-             "| model | provenance | pass rate | 95% CI | ✓ | ✗ | ? | ! | TTFT p50/p95/p99 | E2E p50/p95/p99 "
+             "| model | provenance | pass rate | 95% CI | ✓ | ✗ | ! | human ✓/✗/? | TTFT p50/p95/p99 | E2E p50/p95/p99 "
              "| tokens / completed task (prompt + completion) | GPU peak | cost / completed task |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in report.models:
-        c = row.counts
+        rate = row.pass_rate
         lines.append(
             f"| {_cell(row.label)} | {_cell(row.provenance)} | {fmt.pass_rate(row.pass_rate)} | "
-            f"{fmt.interval(row.pass_rate.interval)} | {c.passed} | {c.failed} | {c.review} | {c.errored} | "
+            f"{fmt.interval(row.pass_rate.interval)} | {rate.passed} | "
+            f"{rate.scored - rate.passed - rate.errored} | {rate.errored} | {columns.human_counts(row.counts)} | "
             f"{fmt.latency(row.latency.ttft_ms)} | {fmt.latency(row.latency.e2e_ms)} | {fmt.tokens(row.tokens)} | "
             f"{_cell(fmt.gpu(row.gpu))} | {fmt.cost_per_task(row.cost)} |"
         )
-    return lines + ["", "✓ pass · ✗ fail · ? needs a person · ! error (scorer or request failed) · · not done", ""]
+    return lines + ["", f"{columns.PASS_RATE_CAPTION}.", "",
+                    "✓ pass · ✗ fail · ? needs a person · ! error (scorer or request failed) · · not done", ""]
 
 
 def _costs(report: Report) -> list[str]:

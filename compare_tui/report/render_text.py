@@ -109,7 +109,8 @@ class FittedTable:
 def figures_table(report: Report) -> FittedTable:
     winner = report.recommendation.winner
     styles = {n: "bold" for n, r in enumerate(report.models) if r.label == winner}
-    return FittedTable(columns.TITLES["pass"], columns.pass_rate_columns(report), styles=styles)
+    return FittedTable(columns.TITLES["pass"], columns.pass_rate_columns(report), styles=styles,
+                       caption=columns.PASS_RATE_CAPTION)
 
 
 def latency_table(report: Report) -> FittedTable:

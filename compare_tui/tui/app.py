@@ -12,16 +12,20 @@ from pathlib import Path
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.theme import Theme
 
 from compare_tui.reviewer import reviewer_name
+from compare_tui.paths import user_config_path
 from compare_tui.store import Store, StoreError
 from compare_tui.tui.engine_bridge import NewRunPlan, ResumePlan
 from compare_tui.tui.health import probe_endpoint
+from compare_tui.tui.preferences import read_preferences, save_theme
+from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.diff import DiffScreen
 from compare_tui.tui.screens.experiments import ExperimentsScreen
 from compare_tui.tui.screens.help import HelpScreen
 from compare_tui.tui.screens.home import HomeScreen
-from compare_tui.tui.screens.live import LiveScreen
+from compare_tui.tui.screens.live import RUN_STOP_TEXT, LiveScreen
 from compare_tui.tui.screens.models import ModelsScreen
 from compare_tui.tui.screens.new_run import NewRunScreen
 from compare_tui.tui.screens.report import ReportScreen
@@ -46,11 +50,21 @@ class CompareApp(App[None]):
     ]
 
     def __init__(self, workspace: Workspace, *, theme: str | None = None, themes_dir: Path = THEMES_DIR,
-                 owns_store: bool = False) -> None:
+                 owns_store: bool = False, config_path: Path | None = None) -> None:
+        """`config_path`: the preferences file that remembers the theme (None: nothing is
+        remembered, as in tests); `theme` (from `--theme`) wins over the remembered one."""
         super().__init__()
         self.workspace = workspace
         self._owns_store = owns_store
+        self._config_path = config_path
         self._startup_problems: list[str] = []
+        self._remembered: str | None = None
+        if config_path is not None:
+            remembered = read_preferences(config_path)
+            self._remembered = remembered.theme
+            theme = theme or remembered.theme
+            if remembered.problem:
+                self._startup_problems.append(remembered.problem)
         self._apply_themes(theme, themes_dir)
 
     def _apply_themes(self, requested: str | None, themes_dir: Path) -> None:
@@ -76,10 +90,19 @@ class CompareApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(HomeScreen())
+        if self._config_path is not None:
+            self.theme_changed_signal.subscribe(self, self._remember_theme)
         for problem in self._startup_problems:
             self.notify(problem, title="Theme", severity="warning", timeout=10)
         if self.freeze_gc_after_start:
             self.call_after_refresh(_freeze_gc)
+
+    def _remember_theme(self, theme: Theme) -> None:
+        if self._config_path is not None and theme.name != self._remembered:
+            self._remembered = theme.name
+            problem = save_theme(self._config_path, theme.name)
+            if problem:
+                self.notify(problem, title="Theme", severity="warning", timeout=10)
 
     def on_unmount(self) -> None:
         if self._owns_store:
@@ -121,7 +144,7 @@ class CompareApp(App[None]):
         self.push_screen(TriageScreen(self.workspace.store, judging, reviewer=self.workspace.reviewer, current=current))
 
     def open_experiments(self) -> None:
-        self.push_screen(ExperimentsScreen(self.workspace.store))
+        self.push_screen(ExperimentsScreen(self.workspace.store, self.workspace.catalogue_path))
 
     def open_toolcall(self) -> None:
         self.push_screen(ToolcallScreen(self.workspace.store))
@@ -135,11 +158,22 @@ class CompareApp(App[None]):
 
     async def action_quit(self) -> None:
         running = [s for s in self.screen_stack if isinstance(s, LiveScreen) and s.running]
-        if running:
+        if not running:
+            self.exit()
+            return
+        if any(isinstance(s, ConfirmScreen) for s in self.screen_stack):
+            return  # already asking
+
+        async def answered(quit_now: bool | None) -> None:
+            if not quit_now:
+                return
             self.notify("Cancelling the run first: it is marked interrupted (resumable), then compare-tui quits.")
-        for screen in running:
-            await screen.stop_for_exit()
-        self.exit()
+            for screen in running:
+                await screen.stop_for_exit()
+            self.exit()
+
+        self.push_screen(ConfirmScreen("Quit while a run is going?", RUN_STOP_TEXT + " Then compare-tui quits.",
+                                       "Quit"), answered)
 
     def action_help(self) -> None:
         self.open_help()
@@ -181,10 +215,12 @@ def create_app(
     reviewer: str | None = None,
     probe: HealthProbe | None = None,
     themes_dir: Path = THEMES_DIR,
+    config_path: Path | None = None,
 ) -> CompareApp:
     """The app over these dependencies. `store` is an open `Store` (the caller closes it) or a
-    path (the app opens it and closes it on exit); None means the default store. Raises
-    `StoreError` when the store cannot be opened."""
+    path (the app opens it and closes it on exit); None means the default store. `config_path`
+    remembers the theme across restarts (`run_app` passes the user's; None remembers nothing).
+    Raises `StoreError` when the store cannot be opened."""
     from compare_tui.paths import catalogue_path as default_catalogue
 
     owns = not isinstance(store, Store)
@@ -196,7 +232,7 @@ def create_app(
         reviewer=reviewer_name(reviewer),
         probe=probe or probe_endpoint,
     )
-    return CompareApp(workspace, theme=theme, themes_dir=themes_dir, owns_store=owns)
+    return CompareApp(workspace, theme=theme, themes_dir=themes_dir, owns_store=owns, config_path=config_path)
 
 
 def default_sets_dir() -> Path:
@@ -213,7 +249,7 @@ def run_app(store: str | None = None, models: str | None = None, sets: str | Non
     import sys
 
     try:
-        app = create_app(store, models, sets, theme)
+        app = create_app(store, models, sets, theme, config_path=user_config_path())
     except StoreError as exc:
         print(f"compare-tui: {exc}", file=sys.stderr)
         return 2

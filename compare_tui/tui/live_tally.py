@@ -41,6 +41,11 @@ class ModelView:
     ttft_p50_ms: float | None
     e2e_p50_ms: float | None
     tokens_per_s: float | None
+    """Completion tokens per second over the latest `RATE_WINDOW_S` (None when idle)."""
+    run_tokens_per_s: float | None
+    """Completion tokens per second over this session's whole run so far (kept after it ends)."""
+    eta_s: float | None
+    """Seconds until the run's last task, at the task rate seen so far (None until known)."""
     recent_errors: tuple[str, ...]
     detail: str
     """A line under the bar: provenance and estimate, verification progress, or the refusal."""
@@ -62,6 +67,15 @@ class _Model:
     errors: deque = field(default_factory=lambda: deque(maxlen=RECENT_ERRORS))
     detail: str = ""
     gpu: str = ""
+    started: float | None = None
+    """Clock time this session's run started (RunStarted)."""
+    ended: float | None = None
+    done_at_start: int = 0
+    """Tasks already done when this session's run started (a resume)."""
+    tokens_total: int = 0
+    """Completion tokens of this session's run."""
+    hashing: dict = field(default_factory=dict)
+    """file → whether it is hashed, while the weights are verified."""
 
 
 class LiveTally:
@@ -91,20 +105,30 @@ class LiveTally:
 
     def _apply(self, model: _Model, event: ModelEvent) -> None:
         if isinstance(event, VerificationProgressed):
-            model.state = "verifying"
             share = event.bytes_done / event.bytes_total if event.bytes_total else 1.0
-            model.detail = f"hashing weights: {event.file} {share:.0%}"
+            model.hashing[event.file] = share >= 1.0
+            if all(model.hashing.values()):
+                # Hashed: it only waits for the models before it (runs are one at a time).
+                model.state = "waiting"
+                files = len(model.hashing)
+                model.detail = f"weights hashed ({files} file{'s' if files != 1 else ''}); waiting for its turn"
+            else:
+                model.state = "verifying"
+                model.detail = f"hashing weights: {event.file} {share:.0%}"
         elif isinstance(event, RunStarted):
             # A new run starts from nothing; a resumed one from what the store had recorded.
             model.counts = Counter({k: v for k, v in event.prior_counts.items() if v})
             model.run_id, model.state = event.run_id, RunStatus.RUNNING.value
             model.total, model.done = event.task_count, event.tasks_done
+            model.started, model.ended = self._clock(), None
+            model.done_at_start, model.tokens_total = event.tasks_done, 0
             resumed = f"; resumed after {event.tasks_done} done" if event.tasks_done else ""
             model.detail = f"{event.provenance}; estimate {event.estimate}{resumed}"
         elif isinstance(event, AttemptFinished):
             self._attempt(model, event)
         elif isinstance(event, RunFinished):
             model.state = event.status if event.status in FINISHED_STATUSES else RunStatus.INTERRUPTED.value
+            model.ended = self._clock()
             if event.error:
                 model.detail = event.error
         elif isinstance(event, RunRefused):
@@ -121,6 +145,7 @@ class LiveTally:
             model.e2e.append(event.e2e_ms)
         if event.completion_tokens:
             model.tokens.append((now, event.completion_tokens))
+            model.tokens_total += event.completion_tokens
         while model.tokens and model.tokens[0][0] < now - RATE_WINDOW_S:
             model.tokens.popleft()
         if event.error:
@@ -138,10 +163,20 @@ class LiveTally:
             rate: float | None = sum(recent) / min(span, RATE_WINDOW_S)
         else:
             rate = None
+        if m.state != "running":
+            rate = None  # nothing is being generated now; the whole-run rate stays
+        run_rate, eta = None, None
+        if m.started is not None:
+            elapsed = (m.ended if m.ended is not None else now) - m.started
+            if elapsed > 0 and m.tokens_total:
+                run_rate = m.tokens_total / elapsed
+            finished = m.done - m.done_at_start
+            if m.state == "running" and finished > 0 and elapsed > 0:
+                eta = max(0, m.total - m.done) * elapsed / finished
         return ModelView(
             m.name, m.run_id, m.state, m.total, m.done, dict(m.counts),
             statistics.median(m.ttft) if m.ttft else None, statistics.median(m.e2e) if m.e2e else None,
-            rate, tuple(m.errors), m.detail, m.gpu,
+            rate, run_rate, eta, tuple(m.errors), m.detail, m.gpu,
         )
 
     def run_ids(self) -> list[str]:

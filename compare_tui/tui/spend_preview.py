@@ -1,16 +1,22 @@
 """What a new run would cost and what the engine would refuse, before anything is sent.
 
-Pure: the engine's own `resolve_settings`, `estimate_spend` and `check_spend`, and the
-catalogue's `check_entry`, applied to the New run screen's choices. No Textual here.
+Pure: the engine's own `resolve_settings` and `estimate_spend` and the catalogue's
+`check_entry`, applied to the New run screen's choices. No Textual here.
+
+Money is spelled one way on the screen: every model's estimate and the cap in dollars with the
+same number of decimals, each estimate rounded *up* (they are upper bounds), and the total is
+the sum of the amounts shown, so the lines add up. The spend refusal names the screen's own
+fields, never a command-line flag.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compare_tui.catalogue import ModelEntry, check_entry
-from compare_tui.engine.estimate import check_spend, estimate_spend
+from compare_tui.engine.estimate import estimate_spend
 from compare_tui.engine.settings import RunOverrides, resolve_settings
 from compare_tui.goldset import GoldenSet
 
@@ -19,7 +25,9 @@ from compare_tui.goldset import GoldenSet
 class ModelPreview:
     name: str
     estimate: str
+    """`≤ $0.00080 (12 requests, …)`, or `no cost basis`."""
     usd: float | None
+    """The estimate as shown (rounded up to `SpendPreview.decimals`)."""
     refusals: tuple[str, ...]
     """Every reason the engine would refuse this model (pins, spend cap); empty when none."""
 
@@ -30,9 +38,11 @@ class SpendPreview:
     """`attempts 2 · max tokens 64 · concurrency 4 · temperature 0`."""
     models: tuple[ModelPreview, ...]
     total_usd: float | None
-    """Sum of the estimates; None when any model has no estimate."""
+    """Sum of the estimates as shown; None when any model has no estimate."""
     problem: str | None = None
     """Settings the engine would not accept (then `models` is empty)."""
+    decimals: int = 2
+    """Decimals every amount on the screen is written with."""
 
     @property
     def refused(self) -> bool:
@@ -47,14 +57,39 @@ def preview(goldset: GoldenSet, entries: Sequence[ModelEntry], overrides: RunOve
         return SpendPreview("", (), None, str(exc))
     text = (f"{len(goldset.tasks)} tasks · attempts {settings.attempts} · max tokens {settings.max_tokens} · "
             f"concurrency {settings.concurrency} · temperature {settings.temperature:g}")
+    estimates = [estimate_spend(goldset, entry.cost, settings) for entry in entries]
+    digits = decimals([e.usd for e in estimates] + [max_cost])
     models = []
-    for entry in entries:
-        estimate = estimate_spend(goldset, entry.cost, settings)
+    for entry, estimate in zip(entries, estimates, strict=True):
         refusals = [r.message for r in check_entry(entry)]
-        over = check_spend(estimate, max_cost)
-        if over:
-            refusals.append(over.replace("--max-cost", "the spend cap"))
-        models.append(ModelPreview(entry.name, estimate.text(), estimate.usd, tuple(refusals)))
+        shown = None if estimate.usd is None else round_up(estimate.usd, digits)
+        if max_cost is not None and estimate.usd is None:
+            refusals.append(f"the spend cap is set but this model's spend cannot be estimated: {estimate.explanation}")
+        elif max_cost is not None and estimate.usd is not None and estimate.usd > max_cost:
+            refusals.append(f"its estimated spend ≤ {dollars(shown, digits)} is over the spend cap "
+                            f"{dollars(max_cost, digits)}: lower attempts or max tokens, or raise the spend cap")
+        said = "no cost basis" if shown is None else f"≤ {dollars(shown, digits)} ({estimate.explanation})"
+        models.append(ModelPreview(entry.name, said, shown, tuple(refusals)))
     usds = [m.usd for m in models]
-    total = sum(usds) if usds and all(u is not None for u in usds) else None
-    return SpendPreview(text, tuple(models), total)
+    total = round(sum(u for u in usds if u is not None), digits) if usds and None not in usds else None
+    return SpendPreview(text, tuple(models), total, decimals=digits)
+
+
+def decimals(amounts: Sequence[float | None]) -> int:
+    """Decimals that show the smallest non-zero amount with three significant digits (at least
+    two: cents), so every amount on the screen is written the same way."""
+    smallest = min((a for a in amounts if a), default=None)
+    if smallest is None or smallest >= 1:
+        return 2
+    return max(2, 2 - math.floor(math.log10(smallest)))
+
+
+def round_up(amount: float, digits: int) -> float:
+    """`amount` rounded up to `digits` decimals (an estimate is an upper bound: keep it one)."""
+    scale = 10 ** digits
+    return math.ceil(round(amount * scale, 6)) / scale
+
+
+def dollars(amount: float, digits: int) -> str:
+    """`$0.00080`: fixed decimals, never scientific notation."""
+    return f"${amount:,.{digits}f}"

@@ -7,6 +7,7 @@ read once per session and kept by task, so moving from task to task is instant.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
@@ -43,6 +44,11 @@ class AttemptCache:
     def __init__(self) -> None:
         self._by_run: dict[str, dict[str, tuple[AttemptRecord, ...]]] = {}
         self._lock = threading.Lock()
+
+    def forget(self) -> None:
+        """Drop every cached run (another store may reuse the same run ids: tests do)."""
+        with self._lock:
+            self._by_run.clear()
 
     def for_task(self, workspace: Workspace, run: RunRecord, task_id: str) -> tuple[AttemptRecord, ...]:
         with self._lock:
@@ -87,8 +93,18 @@ def scorer_words(scorer) -> str:
     """`exact (normalize: case, whitespace)`, `human: <instructions>`, …"""
     data = scorer.model_dump(by_alias=True, exclude_defaults=True, exclude={"kind"})
     if scorer.kind == "human":
-        return f"human: {scorer.instructions or 'no instructions given'}"
+        return f"human: {reflow(scorer.instructions) or 'no instructions given'}"
     if scorer.kind == "json" and isinstance(data.get("schema"), dict):
         data["schema"] = "{…}"
     settings = ", ".join(f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in data.items())
     return f"{scorer.kind} ({settings})" if settings else scorer.kind
+
+
+def reflow(text: str | None) -> str:
+    """A manifest's text as prose: the hard line breaks inside a paragraph (a TOML multi-line
+    string wrapped at some width) become spaces, so the screen wraps it at its own width; blank
+    lines between paragraphs stay paragraph breaks."""
+    if not text:
+        return ""
+    paragraphs = re.split(r"\n\s*\n", text.strip())
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines() if line.strip()) for p in paragraphs)

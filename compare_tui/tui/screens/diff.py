@@ -82,9 +82,13 @@ class DiffScreen(CompareScreen):
         problems.update("\n".join(f"⚠ {p}" for p in diff.problems))
         problems.display = bool(diff.problems)
         a, b = diff.a, diff.b
-        title = (f"A: {a.label if a else diff.report.run_ids[0][:8]} (run {diff.report.run_ids[0][:8]})   vs   "
-                 f"B: {b.label if b else diff.report.run_ids[1][:8]} (run {diff.report.run_ids[1][:8]})   "
-                 f"· {diff.report.goldset.workload_id} {diff.report.goldset.version}")
+        ids = diff.report.run_ids
+        side_a = f"A: {a.label if a else ids[0][:8]} (run {ids[0][:8]})"
+        side_b = f"B: {b.label if b else ids[1][:8]} (run {ids[1][:8]})"
+        if diff.same_set:
+            title = f"{side_a}   vs   {side_b}\nboth on set {diff.sets[0] or diff.report.goldset.workload_id}"
+        else:  # each side under its own set's name
+            title = f"{side_a} · set {diff.sets[0]}\n{side_b} · set {diff.sets[1]}"
         self.query_one("#diff-title", Static).update(title)
         self._fill_flips(diff)
         deltas = self.query_one("#deltas-table", DataTable)
@@ -101,8 +105,10 @@ class DiffScreen(CompareScreen):
         table.clear(columns=True)
         sentence = self.query_one("#flips-sentence", Static)
         p = diff.paired
+        table.display = p is not None
         if p is None:
-            sentence.update("No flips: a run's row is not shown (see above).")
+            sentence.update("No flips and no paired verdict: A and B ran different golden sets (see above)."
+                            if not diff.same_set else "No flips: a run's row is not shown (see above).")
             return
         table.add_columns("on the tasks both scored", "tasks")
         for label, value in (("✓✓ both pass", p.both), ("✓✗ only A passes", p.only_a),

@@ -5,22 +5,52 @@ Read in a worker from `compare_tui.experiment` (the one place experiment figures
 computed, from the runs, each time): this screen only lays `ExperimentFigures` out, so it
 shows the numbers `compare-tui experiment show` prints. Self-contained: it takes the store,
 so the app wires it with one line and a test can host it alone.
+
+`L` launches the highlighted experiment's missing runs after a confirmation: a worker runs
+`compare-tui experiment run NAME` in a child process (the same engine and rules as the command;
+a process of its own keeps the UI responsive), then the figures are read again.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from compare_tui.experiment import ExperimentFigures
-from compare_tui.experiment.render import banner_lines, controls_text, interval_text, ms, percent
+from compare_tui.experiment.render import INTERVAL_NOTE, banner_lines, controls_text, interval_cell, ms, percent
 from compare_tui.store import Store
+from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.store_reader import StoreReaderScreen
+
+Launcher = Callable[[list[str]], tuple[int, str]]
+"""Runs a command line to its end: (exit code, its last lines of output)."""
+
+
+def run_command(argv: list[str]) -> tuple[int, str]:
+    """The default `Launcher`: a child process, its stderr kept for the result line."""
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+    lines = [line for line in (done.stderr or "").splitlines() if line.strip()]
+    return done.returncode, lines[-1].removeprefix("compare-tui: ") if lines else ""
+
+
+@dataclass
+class ExperimentLaunched(Message):
+    """`compare-tui experiment run NAME` ended."""
+
+    name: str
+    code: int
+    last_line: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +82,17 @@ class ExperimentsScreen(StoreReaderScreen):
     LOADING_ID = "experiments-table"
     WHAT = "experiments"
 
-    def __init__(self, store: Store) -> None:
+    BINDINGS = [Binding("L", "launch", "Launch runs", tooltip="Launch the missing runs")]
+
+    def __init__(self, store: Store, catalogue_path: Path | None = None, launcher: Launcher = run_command) -> None:
+        """`catalogue_path`: the catalogue the launched runs use (None: the command's default)."""
         super().__init__(store)
+        self.catalogue_path = catalogue_path
+        self.launcher = launcher
         self.experiments: list[ExperimentFigures | Unreadable] = []
         """What was read last, newest first (the table's rows, in order)."""
+        self.launching: str | None = None
+        """The experiment whose runs are being launched now."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -97,7 +134,7 @@ class ExperimentsScreen(StoreReaderScreen):
             return [Text(item.name), Text("—"), Text("—"), Text("—"), Text("✗ unreadable"), Text("—")]
         held = sum(a.observed for a in item.arms)
         wanted = sum(a.desired for a in item.arms)
-        state = "✓ complete" if item.complete else f"… {item.to_launch} to launch"
+        state = "✓ complete" if item.complete else f"… {item.to_launch} to launch (L)"
         confounds = f"⚠ {len(item.confounds)}" if item.confounds else "none"
         return [Text(item.name), Text(f"{item.goldset['workload_id']} {item.goldset['version']}"),
                 Text(f"{len(item.arms)} × {item.repeats}"), Text(f"{held}/{wanted}"), Text(state), Text(confounds)]
@@ -124,12 +161,66 @@ class ExperimentsScreen(StoreReaderScreen):
         self.query_one("#experiment-title", Static).update(
             f"{item.name}: {g['name'] or g['workload_id']} {g['version']} ({g['digest'][:19]}…)")
         self.query_one("#experiment-controls", Static).update(f"controls: {controls_text(item)}")
-        arms.add_columns("arm", "runs", "in flight", "pass rate (mean)", "95% CI", "flaky", "latency p50 (median)")
+        # Short headers and cells: every column fits at 80; INTERVAL_NOTE under the table says the rest.
+        arms.add_columns("arm", "runs", "running", "pass (mean)", "95% CI", "flaky", "latency p50")
         for arm in item.arms:
             arms.add_row(Text(arm.label), Text(f"{arm.observed}/{arm.desired}"), Text(str(len(arm.in_flight))),
-                         Text(percent(arm.pass_rate)), Text(interval_text(arm)),
+                         Text(percent(arm.pass_rate)), Text(interval_cell(arm)),
                          Text(str(len(arm.flaky))), Text(ms(arm.latency_p50_ms.median)))
         self.query_one("#experiment-tasks", Static).update("\n".join(self._task_lines(item)))
+
+    # ------------------------------------------------------------------ launching
+
+    def _selected(self) -> ExperimentFigures | Unreadable | None:
+        table = self.query_one("#experiments-table", DataTable)
+        return self.experiments[table.cursor_row] if 0 <= table.cursor_row < len(self.experiments) else None
+
+    def action_launch(self) -> None:
+        item = self._selected()
+        if self.launching is not None:
+            self.notify(f"Still launching the runs of {self.launching}.", severity="warning")
+            return
+        if item is None or isinstance(item, Unreadable):
+            self.notify("Pick a readable experiment to launch its runs.", severity="warning")
+            return
+        if item.to_launch == 0:
+            self.notify(f"{item.name}: nothing to launch (every arm holds or is running its runs).")
+            return
+        arms = ", ".join(f"{a.label} ×{a.to_launch}" for a in item.arms if a.to_launch)
+        body = (f"Launch {item.to_launch} run{'s' if item.to_launch != 1 else ''} of {item.name} ({arms}), one "
+                "at a time, as `compare-tui experiment run` does: requests go to each arm's endpoint and cost "
+                "what New run would estimate. The figures here update when they end; an interrupted run is "
+                "resumable (Home, R).")
+
+        def answered(go: bool | None) -> None:
+            if go:
+                self.launching = item.name
+                self.query_one("#experiments-empty", Static).update(
+                    f"Launching the runs of {item.name}… (this takes as long as the runs do)")
+                self.query_one("#experiments-empty", Static).display = True
+                self._launch(item.name)
+
+        self.app.push_screen(ConfirmScreen(f"Launch the runs {item.name} lacks?", body, "Launch"), answered)
+
+    def launch_argv(self, name: str) -> list[str]:
+        argv = [sys.executable, "-m", "compare_tui", "experiment", "run", name, "--json", "--store", str(self.store.path)]
+        if self.catalogue_path is not None:
+            argv += ["--models", str(self.catalogue_path)]
+        return argv
+
+    @work(thread=True, exit_on_error=False, group="experiment-launch", description="launching experiment runs")
+    def _launch(self, name: str) -> None:
+        code, last = self.launcher(self.launch_argv(name))
+        self.post_message(ExperimentLaunched(name, code, last))
+
+    def on_experiment_launched(self, message: ExperimentLaunched) -> None:
+        self.launching = None
+        self.query_one("#experiments-empty", Static).display = False
+        ok = message.code == 0
+        self.notify(f"{message.name}: {message.last_line or ('runs launched' if ok else 'the launch failed')}",
+                    title="Experiment runs" + ("" if ok else f" (exit {message.code})"),
+                    severity="information" if ok else "warning", timeout=12)
+        self.action_refresh()
 
     @staticmethod
     def _task_lines(item: ExperimentFigures) -> list[str]:
@@ -139,4 +230,4 @@ class ExperimentsScreen(StoreReaderScreen):
             lines.append(f"{arm.label}: flaky tasks: {flaky or 'none'} · excluded: {arm.human_tasks} scored by a "
                          f"person, {arm.inconclusive} inconclusive")
         lines += [f"note: {note}" for note in item.notes]
-        return lines
+        return [INTERVAL_NOTE, *lines]

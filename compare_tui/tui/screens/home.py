@@ -140,8 +140,7 @@ class HomeScreen(CompareScreen):
         self.health[message.model_name] = message.health
         table = self.query_one("#models-table", DataTable)
         if message.model_name in table.rows:
-            mark = "✓ " if message.health == "healthy" else "✗ "
-            table.update_cell(message.model_name, "health", plain(mark + message.health), update_width=True)
+            table.update_cell(message.model_name, "health", plain(short_health(message.health)), update_width=True)
 
     def worker_failed(self, worker) -> None:
         self.query_one("#home-tabs").loading = False
@@ -154,7 +153,8 @@ class HomeScreen(CompareScreen):
         for row in self.data.sets:
             status = f"✗ {len(row.problems)} problem{'s' if len(row.problems) != 1 else ''}" if row.problems else "✓ valid"
             tasks = fmt.DASH if row.tasks is None else str(row.tasks)
-            table.add_row(*plain_row(row.name, row.version, tasks, row.scorers, row.digest, status), key=str(row.path))
+            table.add_row(*plain_row(row.name, row.version, tasks, fit_list(row.scorers, SCORERS_WIDTH), row.digest,
+                                     status), key=str(row.path))
         if not self.data.sets:
             self.query_one("#set-detail", Static).update(
                 f"No golden sets in {self.workspace.sets_dir} (a set is a folder with golden.toml and tasks/); "
@@ -166,7 +166,8 @@ class HomeScreen(CompareScreen):
         for row in self.data.models:
             provenance = f"✗ {row.provenance}" if row.refusals else row.provenance
             health = self.health.get(row.name, "checking…")
-            table.add_row(*plain_row(row.name, row.kind, health, provenance, row.cost_basis, row.endpoint), key=row.name)
+            table.add_row(*plain_row(row.name, row.kind, short_health(health), short_provenance(row.provenance, provenance),
+                                     short_cost(row.cost_basis), row.endpoint), key=row.name)
         if self.data.catalogue_problem:
             self.query_one("#model-detail", Static).update(f"✗ {self.data.catalogue_problem}")
 
@@ -194,7 +195,8 @@ class HomeScreen(CompareScreen):
         row = next((s for s in self.data.sets if str(s.path) == event.row_key.value), None) if self.data else None
         if row is None:
             return
-        text = "\n".join(f"✗ {p}" for p in row.problems) if row.problems else f"{row.folder}/ · Enter or n starts a new run on this set"
+        text = ("\n".join(f"✗ {p}" for p in row.problems) if row.problems else
+                f"{row.folder}/ · scorers {row.scorers} · Enter or n starts a new run on this set")
         if row.baseline:
             text += f"\nbaseline: {row.baseline}"
         self.query_one("#set-detail", Static).update(text)
@@ -205,7 +207,7 @@ class HomeScreen(CompareScreen):
         if row is None:
             return
         health = self.health.get(row.name, "checking…")
-        lines = [f"✗ refused: {r}" for r in row.refusals] or [
+        lines = [f"✗ refused: {r}" for r in row.refusals] + ([f"{row.endpoint} · cost basis {row.cost_basis}"] if row.refusals else []) or [
             f"{row.name} at {row.endpoint} ({health}): {row.provenance}; cost basis {row.cost_basis} · "
             "Enter: Models (verify)"]
         self.query_one("#model-detail", Static).update("\n".join(lines))
@@ -267,7 +269,19 @@ class HomeScreen(CompareScreen):
         path = None
         if self._active_tab() == "sets" and self.data and self.data.sets:
             table = self.query_one("#sets-table", DataTable)
-            path = str(self.data.sets[max(0, table.cursor_row)].path)
+            row = self.data.sets[max(0, table.cursor_row)]
+            if row.problems:
+                # New run cannot run this set: say why, rather than open it on another set.
+                from compare_tui.tui.screens.refusal import RefusalScreen
+
+                count = len(row.problems)
+                self.app.push_screen(RefusalScreen(
+                    f"{row.folder} cannot run: {count} problem{'s' if count != 1 else ''}",
+                    "\n".join(f"✗ {p}" for p in row.problems)
+                    + f"\n\nFix the set, then g here reads it again (`compare-tui sets validate {row.path}` "
+                      "lists the same problems). n on the Runs tab starts a run on another set."))
+                return
+            path = str(row.path)
         self.nav.open_new_run(path)
 
     def action_open(self) -> None:
@@ -323,3 +337,44 @@ class HomeScreen(CompareScreen):
         # a report, nothing has, and re-reading every run's report would be wasted work.
         if self.data is not None and self.workspace.edits != self._loaded_at_edit:
             self.action_refresh()
+
+
+# ------------------------------------------------------------------ cells that fit at 80 columns
+# Each table cell is short; the line under the table (the highlighted row's detail) says it whole.
+
+SCORERS_WIDTH = 22
+
+
+def fit_list(text: str, width: int) -> str:
+    """`exact×10, human×2` whole when it fits `width`, else as many items as fit and `+N more`."""
+    if len(text) <= width:
+        return text
+    items = text.split(", ")
+    for keep in range(len(items) - 1, 0, -1):
+        shown = ", ".join(items[:keep]) + f" +{len(items) - keep} more"
+        if len(shown) <= width:
+            return shown
+    return f"{len(items)} kinds"
+
+
+def short_health(health: str) -> str:
+    """`✓ healthy`, `✗ unreachable`, `checking…`: the reason after the colon is in the detail line."""
+    if health == "checking…":
+        return health
+    return ("✓ " if health == "healthy" else "✗ ") + health.split(":", 1)[0]
+
+
+def short_provenance(provenance: str, shown: str) -> str:
+    """`verified at run`, `host attested`, or the refusal mark."""
+    if shown.startswith("✗"):
+        return shown
+    if provenance.startswith("pinned"):
+        return "pinned (hashed at run)"
+    return "host attested" if "host attestation" in provenance else provenance
+
+
+def short_cost(cost: str) -> str:
+    """The cost basis without a token price's capture date (the detail line has it)."""
+    if cost.startswith("none"):
+        return "✗ none"
+    return cost.split(" (", 1)[0] if cost.startswith("token ") else cost

@@ -18,10 +18,14 @@ from compare_tui.tui.engine_bridge import NewRunPlan, ResumePlan, ThreadEngineSe
 from compare_tui.tui.engine_process import ProcessEngineSession
 from compare_tui.tui.live_tally import LiveTally
 from compare_tui.tui.screen_base import CompareScreen
+from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.refusal import RefusalScreen
 from compare_tui.tui.widgets.model_progress import ModelProgress
 
 REPAINT_S = 0.25
+RUN_STOP_TEXT = ("The run stops: attempts in flight finish, it is marked interrupted and keeps every "
+                 "finished attempt. Resume it later with r here, R on Home, or `compare-tui run --resume RUN_ID`.")
+"""What cancelling (or quitting during) a run does, as the confirmation says it."""
 
 
 class LiveScreen(CompareScreen):
@@ -103,8 +107,9 @@ class LiveScreen(CompareScreen):
         self.workspace.edits += 1  # new runs exist: lists elsewhere read them again
         self.comparison_id = message.comparison_id
         self.run_ids = message.run_ids
-        self._line(f"running {len(message.run_ids)} run(s), one model at a time · c cancels (resumable) · "
-                   "o opens the report")
+        runs = len(message.run_ids)
+        self._line(f"running {runs} run{'s' if runs != 1 else ''}, one model at a time · c cancels (resumable) · "
+                   "o report")
 
     def on_run_ended(self, message: messages.RunEnded) -> None:
         severity = "information" if message.status == "completed" else "warning"
@@ -126,7 +131,7 @@ class LiveScreen(CompareScreen):
             self._line("Some tasks measured nothing (the endpoint failed): they are not done and not in any "
                        "figure · start the server, then r retries exactly those · o opens the report so far")
         else:
-            self._line("Stopped: interrupted runs keep every finished attempt · r resumes · o opens the report so far")
+            self._line("Stopped: every finished attempt is kept · r resumes · o report so far")
 
     @staticmethod
     def _cancelled_session(message: messages.SessionEnded) -> bool:
@@ -138,6 +143,15 @@ class LiveScreen(CompareScreen):
         if not self.running or self.session is None:
             self.notify("No run is in progress.", severity="warning")
             return
+
+        def answered(cancel: bool | None) -> None:
+            if cancel and self.running and self.session is not None:
+                self._cancel_now()
+
+        self.app.push_screen(ConfirmScreen("Cancel the run?", RUN_STOP_TEXT, "Cancel the run"), answered)
+
+    def _cancel_now(self) -> None:
+        assert self.session is not None
         self.session.cancel()
         self._line("Cancelling: attempts in flight finish, then the run is marked interrupted (resumable)…")
 

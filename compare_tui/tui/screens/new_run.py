@@ -17,11 +17,11 @@ from compare_tui.catalogue import Catalogue, check_entry
 from compare_tui.engine import RunOverrides
 from compare_tui.engine.settings import DEFAULT_CONCURRENCY
 from compare_tui.goldset import GoldenSet, GoldenSetError, discover_golden_sets
-from compare_tui.report.formatting import money
 from compare_tui.tui.engine_bridge import NewRunPlan
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.refusal import RefusalScreen
-from compare_tui.tui.spend_preview import SpendPreview, preview
+from compare_tui.tui.spend_preview import SpendPreview, dollars, preview
+from compare_tui.tui.widgets.model_choices import ModelChoices
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,7 @@ class NewRunScreen(CompareScreen):
             yield Label("Golden set", classes="section-title")
             yield Select([], prompt="choose a golden set", id="set-select", allow_blank=True)
             yield Label("Models (space toggles)", classes="section-title")
-            yield SelectionList(id="model-list")
+            yield ModelChoices(id="model-list")
             yield Label("Baseline: the model you run today (optional)", classes="section-title")
             yield Select([], prompt="none: no versus-baseline verdicts", id="baseline-select", allow_blank=True)
             with Horizontal(id="settings-row"):
@@ -234,6 +234,8 @@ def _preview_lines(current: SpendPreview, cap: float | None) -> list[str]:
     for model in current.models:
         lines.append(f"{model.name}: estimate {model.estimate}")
         lines += [f"  ✗ refused: {reason}" for reason in model.refusals]
-    total = "unknown (a model has no cost basis)" if current.total_usd is None else f"≤ {money(current.total_usd)}"
-    lines.append(f"Total estimate {total} · spend cap {money(cap) if cap is not None else 'none'}")
+    digits = current.decimals
+    total = ("unknown (a model has no cost basis)" if current.total_usd is None
+             else f"≤ {dollars(current.total_usd, digits)}")
+    lines.append(f"Total estimate {total} · spend cap {dollars(cap, digits) if cap is not None else 'none'}")
     return lines

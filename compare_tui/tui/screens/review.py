@@ -1,7 +1,10 @@
-"""Human review: the queue of tasks that need a person (and any flagged), one at a time, with
-the input, the expected outcome and the answer. p / f / s save pass, fail or skip to the store
-at once, with who and when; the report is rebuilt and the "needs review" caveat clears when no
-task is left waiting."""
+"""Human review: the queue of tasks that need a person (and any flagged), one at a time: the
+answer first, then the expected outcome, the scorer's instructions and the input. p / f / s
+save pass, fail or skip to the store at once, with who and when; the report is rebuilt and the
+"needs review" caveat clears when no task is left waiting.
+
+A verdict on an answer whose end was never on screen is not taken silently: the first key says
+how much is still below and asks for the same key again (or a scroll down to read it)."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ class ReviewScreen(CompareScreen):
         Binding("s", "verdict('skip')", "Skip"),
         Binding("n", "note", "Note"),
         Binding("j,right", "step(1)", "Next"),
-        Binding("k,left", "step(-1)", "Previous"),
+        Binding("k,left", "step(-1)", "Prev", tooltip="Previous"),
         Binding("escape", "back", "Back"),
     ]
 
@@ -42,23 +45,32 @@ class ReviewScreen(CompareScreen):
         self.note = ""
         self.saving = False
         self._decided: tuple[list[ReviewItem], int] | None = None
+        self._scrolled_to_end = False
+        """The user scrolled the end of the current answer into view (it stays read)."""
+        self._loaded = False
+        """The current item's texts are on screen (not the previous item's)."""
+        self._asked: tuple[tuple[str, str], str] | None = None
+        """(item, verdict) of a verdict key pressed before the answer was seen: the same key
+        again saves it."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="review-status", classes="status-line", markup=False)
         with VerticalScroll(id="review-body"):
+            yield Static("Answer", classes="section-title")
+            yield Static("", id="review-answer", classes="block", markup=False)
+            yield Static("Expected outcome (your baseline)", classes="section-title")
+            yield Static("", id="review-expected", classes="block", markup=False)
             yield Static("", id="review-scorer", markup=False)
             yield Static("Input", classes="section-title")
             yield Static("", id="review-input", classes="block", markup=False)
-            yield Static("Expected outcome (your baseline)", classes="section-title")
-            yield Static("", id="review-expected", classes="block", markup=False)
-            yield Static("Answer", classes="section-title")
-            yield Static("", id="review-answer", classes="block", markup=False)
+        yield Static("", id="review-seen", classes="status-line", markup=False)
         yield Static("", id="review-note", classes="status-line", markup=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = f"review · {self.ref}"
+        self.watch(self.query_one("#review-body", VerticalScroll), "scroll_y", self._check_seen, init=False)
         self.rebuild()
 
     # ------------------------------------------------------------------ the queue
@@ -112,6 +124,7 @@ class ReviewScreen(CompareScreen):
             self._show_note()
             return
         left = waiting(self.queue)
+        self._unseen()
         status.update(f"{self.position + 1} of {len(self.queue)} · {left} waiting · {item.task_id} · {item.label} · "
                       f"{item.reason}" + (f" · last verdict {item.verdict}" if item.verdict else ""))
         self.query_one("#review-body").loading = True
@@ -133,8 +146,46 @@ class ReviewScreen(CompareScreen):
         self.query_one("#review-input", Static).update(input_text(task) if task else "(not available)")
         self.query_one("#review-expected", Static).update(expected_text(task) if task else "(not available)")
         self.query_one("#review-answer", Static).update(run_text(facts.runs[0]) if facts.runs else "(no run)")
-        self.query_one("#review-body").loading = False
-        self.query_one("#review-body").scroll_home(animate=False)
+        body = self.query_one("#review-body", VerticalScroll)
+        body.loading = False
+        body.scroll_home(animate=False)
+        self._loaded = True
+        self.call_after_refresh(self.call_after_refresh, self._check_seen)  # once the new text is laid out
+
+    # ------------------------------------------------------------------ has the answer been seen?
+
+    @property
+    def answer_seen(self) -> bool:
+        """The end of the current answer is on screen now, or was scrolled into view."""
+        return self._loaded and (self._scrolled_to_end or self.lines_below() == 0)
+
+    def _unseen(self) -> None:
+        self._scrolled_to_end = self._loaded = False
+        self._asked = None
+        self.query_one("#review-seen", Static).display = False
+
+    def lines_below(self) -> int:
+        """Lines of the answer still below the visible part of the body (0: its end is on screen)."""
+        body = self.query_one("#review-body", VerticalScroll)
+        answer = self.query_one("#review-answer", Static)
+        bottom = answer.virtual_region.bottom
+        visible = round(body.scroll_y) + body.scrollable_content_region.height
+        return max(0, bottom - visible)
+
+    def _check_seen(self, *_: object) -> None:
+        if not self._loaded or not self.is_mounted:
+            return
+        below = self.lines_below()
+        if below == 0 and self.query_one("#review-body", VerticalScroll).scroll_y > 0:
+            self._scrolled_to_end = True
+        line = self.query_one("#review-seen", Static)
+        if line.display != (not self.answer_seen):
+            # Showing (or hiding) this line resizes the body: count again once it has.
+            self.call_after_refresh(self._check_seen)
+        line.display = not self.answer_seen
+        if not self.answer_seen:
+            line.update(f"↓ the answer goes on for {below} more line{'s' if below != 1 else ''}: "
+                        "PgDn or ↓ to read it before a verdict")
 
     def _show_note(self) -> None:
         who = f"reviewing as {self.workspace.reviewer}"
@@ -149,6 +200,16 @@ class ReviewScreen(CompareScreen):
             return
         if self.saving:
             return
+        if not self.answer_seen and self._asked != (item.key, verdict):
+            self._asked = (item.key, verdict)
+            below = self.lines_below()
+            unread = (f"its last {below} line{'s' if below != 1 else ''} have not been on screen" if below
+                      else "it has not been shown yet")
+            self.notify(f"You have not seen the whole answer to {item.task_id} ({item.label}): {unread}. "
+                        f"Scroll down to read it, or press {verdict[0]} again to save {verdict} anyway.",
+                        title="Answer not read to the end", severity="warning", timeout=8)
+            return
+        self._asked = None
         self.saving = True
         self._decided = (list(self.queue), self.position)
         self.save(ReviewRecord(run_id=item.run_id, task_id=item.task_id, verdict=verdict, note=self.note,

@@ -37,6 +37,8 @@ class RunPickerScreen(ModalScreen[RunPair | None]):
     def __init__(self, preselected: str | None = None) -> None:
         super().__init__()
         self.preselected = preselected
+        self._picked_a_here = False
+        """A was picked in this picker (Esc steps back to picking A), not handed in (Esc closes)."""
         self.runs: list[RunRecord] = []
         self.shown: list[RunRecord] = []
         self.run_a: RunRecord | None = None
@@ -44,11 +46,13 @@ class RunPickerScreen(ModalScreen[RunPair | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="picker-box"):
             yield Static("", id="picker-title", markup=False)
-            yield DataTable(id="picker-table", cursor_type="row", zebra_stripes=True)
+            yield DataTable(id="picker-table", cursor_type="row", zebra_stripes=True, cell_padding=1)
             yield Static("Enter picks · Esc goes back", id="picker-hint")
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("", "run", "date (UTC)", "set", "model", "status")
+        # Model and status before the set: at 80 columns the last column is the one cut, and
+        # the mark already says whether a run is on A's set.
+        self.query_one(DataTable).add_columns("", "run", "date (UTC)", "model", "status", "set")
         self.load()
 
     @work(thread=True, exit_on_error=False, description="listing runs")
@@ -75,11 +79,12 @@ class RunPickerScreen(ModalScreen[RunPair | None]):
             others = [r for r in self.runs if r.id != a.id]
             self.shown = sorted(others, key=lambda r: r.goldset_digest != a.goldset_digest)
         for run in self.shown:
-            mark = ""
+            mark, set_text = "", f"{run.goldset_id} {run.goldset_version}"
             if self.run_a is not None:
-                mark = "✓ same set" if run.goldset_digest == self.run_a.goldset_digest else "⚠ other set"
-            table.add_row(*plain_row(mark, run.id[:8], run_date(run.created_at), f"{run.goldset_id} {run.goldset_version}",
-                                     run.model_name, run.status), key=run.id)
+                same = run.goldset_digest == self.run_a.goldset_digest
+                mark, set_text = ("✓ same", "A's set") if same else ("⚠ other", set_text)
+            table.add_row(*plain_row(mark, run.id[:8], run_date(run.created_at), run.model_name, run.status,
+                                     set_text), key=run.id)
         if not self.shown:
             title += " (no runs to pick: start one with n on Home)"
         self.query_one("#picker-title", Static).update(title)
@@ -94,14 +99,14 @@ class RunPickerScreen(ModalScreen[RunPair | None]):
             return
         run = self.shown[table.cursor_row]
         if self.run_a is None:
-            self.run_a = run
+            self.run_a, self._picked_a_here = run, True
             self._show()
         else:
             self.dismiss(RunPair(self.run_a.id, run.id))
 
     def action_back(self) -> None:
-        if self.run_a is not None:
-            self.run_a = None
+        if self.run_a is not None and self._picked_a_here:
+            self.run_a, self._picked_a_here = None, False
             self._show()
         else:
             self.dismiss(None)

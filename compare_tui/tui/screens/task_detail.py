@@ -41,7 +41,7 @@ class TaskDetailScreen(CompareScreen):
             yield Static("", id="task-expected", classes="block", markup=False)
             yield Static("Answers", classes="section-title")
             yield Horizontal(id="answers")
-        yield Footer()
+        yield Footer(compact=True)  # every key fits at 80 columns
 
     def on_mount(self) -> None:
         self.load(self.task_id)

@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.widgets import Footer, Header, Static
 from textual.worker import Worker
 
+from compare_tui.errors import CompareTuiError
 from compare_tui.judge.triage import KINDS, TriageItem, TriageView, filtered, load_triage, save_label
 from compare_tui.reviewer import reviewer_name
 from compare_tui.store import Store
@@ -33,6 +34,14 @@ FILTERS: tuple[str | None, ...] = (None, *KINDS)
 _PAIR_KEYS = "p candidate better · f baseline better · t tie · s skip · n note"
 _GRADE_KEYS = "p pass · f fail · s skip · n note"
 _BADGE_CLASS = {"Looks safe": "badge-safe", "Review first": "badge-review", "Not enough data": "badge-nodata"}
+HOW_TO_JUDGE = (
+    "A judging is made on the command line, from two runs of one golden set (or one run and a "
+    "candidate judge):\n"
+    "  compare-tui judge RUN_A RUN_B --judge MODEL --rubric rubric.txt\n"
+    "  compare-tui evaluator-compare --run RUN --current scorer --candidate MODEL\n"
+    "(run ids are on Home's Runs tab). Then press g here, or j on Home, to triage it. Esc goes back."
+)
+"""The empty state's instructions: how to create what this screen triages."""
 
 
 @dataclass
@@ -40,6 +49,13 @@ class TriageLoaded(Message):
     """The triage view was (re)read from the store."""
 
     view: TriageView
+
+
+@dataclass
+class TriageUnavailable(Message):
+    """There is no judging to triage (none in the store, or none matches the reference)."""
+
+    reason: str
 
 
 @dataclass
@@ -56,13 +72,14 @@ class TriageScreen(CompareScreen):
     CSS_PATH = "triage.tcss"
     BINDINGS = [
         Binding("j,down", "step(1)", "Next"),
-        Binding("k,up", "step(-1)", "Previous"),
+        Binding("k,up", "step(-1)", "Prev", tooltip="Previous"),
         Binding("p", "label('pass')", "Pass"),
         Binding("f", "label('fail')", "Fail"),
         Binding("t", "label('tie')", "Tie"),
         Binding("s", "label('skip')", "Skip"),
         Binding("n", "note", "Note"),
-        *(Binding(str(i), f"filter({i})", "All" if i == 0 else kind, show=i == 0) for i, kind in enumerate(FILTERS)),
+        Binding("g", "reload", "Refresh", show=False),
+        *(Binding(str(i), f"filter({i})", "All" if i == 0 else kind, show=False) for i, kind in enumerate(FILTERS)),
         Binding("escape", "back", "Back"),
     ]
 
@@ -101,7 +118,7 @@ class TriageScreen(CompareScreen):
                     with VerticalScroll():
                         yield Static("", id=f"rationale-{side}", classes="pane-body", markup=False)
         yield Static("", id="triage-label", markup=False)
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.sub_title = f"triage · {self.judging}"
@@ -111,7 +128,15 @@ class TriageScreen(CompareScreen):
 
     @work(thread=True, exit_on_error=False, group="triage-load", exclusive=True, description="reading the triage queue")
     def load(self) -> None:
-        self.post_message(TriageLoaded(load_triage(self.store, self.judging, self.current)))
+        if self.judging == "latest" and not self.store.list_judgings():
+            self.post_message(TriageUnavailable("this store has no judging yet"))
+            return
+        try:
+            view = load_triage(self.store, self.judging, self.current)
+        except CompareTuiError as exc:  # no judging (yet), or the reference matches none
+            self.post_message(TriageUnavailable(str(exc)))
+            return
+        self.post_message(TriageLoaded(view))
 
     @work(thread=True, exit_on_error=False, group="triage-save", description="saving the label")
     def save(self, view: TriageView, task_id: str, key: str, note: str) -> None:
@@ -122,7 +147,18 @@ class TriageScreen(CompareScreen):
         # The notification is the base screen's (one handler for every worker failure).
         self.saving = False
 
+    def on_triage_unavailable(self, message: TriageUnavailable) -> None:
+        self.view, self.items = None, []
+        self.sub_title = "triage · no judging"
+        self.query_one("#triage-figures", Static).update(f"Nothing to triage: {message.reason}.")
+        self.query_one("#triage-status", Static).update(HOW_TO_JUDGE)
+        self.query_one("#triage-label", Static).display = False
+        for part in ("#triage-answers", "#triage-rationales"):
+            self.query_one(part).display = False
+
     def on_triage_loaded(self, message: TriageLoaded) -> None:
+        for part in ("#triage-answers", "#triage-rationales", "#triage-label"):
+            self.query_one(part).display = True
         self.view = message.view
         self.sub_title = f"triage · {message.view.title}"
         self._refilter(self._follow)
@@ -196,6 +232,10 @@ class TriageScreen(CompareScreen):
             self.position = (self.position + delta) % len(self.items)
             self.note = ""
             self._show()
+
+    def action_reload(self) -> None:
+        self.query_one("#triage-status", Static).update("reading the judging…")
+        self.load()
 
     def action_filter(self, index: int) -> None:
         self.kind_filter = FILTERS[index]

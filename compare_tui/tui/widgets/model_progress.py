@@ -1,5 +1,6 @@
 """`ModelProgress`: one model's live run: a bar, pass/fail/review/error counters, rolling TTFT and
-end-to-end latency, tokens/s, GPU memory (or why not) and the latest errors."""
+end-to-end latency, tokens/s (now and over the whole run), the time left, GPU memory (or why
+not) and the latest errors."""
 
 from __future__ import annotations
 
@@ -29,10 +30,27 @@ def counters(view: ModelView) -> str:
             + (f"   {MARKS['missing']} not done {c['not_done']}" if c.get("not_done") else ""))
 
 
+def duration(seconds: float) -> str:
+    """`45 s`, `3 min 05 s`, `1 h 02 min`."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def _rate(value: float | None) -> str:
+    return DASH if value is None else f"{value:.1f}"
+
+
 def figures(view: ModelView) -> str:
-    rate = DASH if view.tokens_per_s is None else f"{view.tokens_per_s:.1f}"
-    return (f"TTFT p50 {_ms(view.ttft_p50_ms)} · E2E p50 {_ms(view.e2e_p50_ms)} (last 100) · "
-            f"{rate} tok/s\nGPU memory: {view.gpu or DASH}")
+    """Latency over the latest attempts; tok/s now and over the whole run; ETA; GPU memory."""
+    speed = f"tok/s {_rate(view.tokens_per_s)} now · {_rate(view.run_tokens_per_s)} whole run"
+    if view.state == "running":
+        speed += " · ETA " + (DASH if view.eta_s is None else duration(view.eta_s))
+    return (f"TTFT p50 {_ms(view.ttft_p50_ms)} · E2E p50 {_ms(view.e2e_p50_ms)} (last 100 attempts)\n"
+            f"{speed}\nGPU memory: {view.gpu or DASH}")
 
 
 class ModelProgress(Vertical):

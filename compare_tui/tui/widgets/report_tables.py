@@ -33,7 +33,7 @@ def fill(table: DataTable, table_columns: list[fit.Column], width: int) -> tuple
 
 
 def fill_pass_rates(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
-    return fill(table, columns.pass_rate_columns(report), width)
+    return fill(table, columns.pass_rate_columns(report), width) + (columns.PASS_RATE_CAPTION,)
 
 
 def fill_latency(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
@@ -91,4 +91,6 @@ def refused_text(report: Report) -> str:
 
 
 def legend() -> str:
-    return "   ".join(f"{fmt.MARKS[s]} {w}" for s, w in fmt.MARK_WORDS.items())
+    """Every mark and its words on one line that fits at 80 columns (two spaces apart)."""
+    words = {**fmt.MARK_WORDS, "error": "error (scorer/request failed)"}
+    return "  ".join(f"{fmt.MARKS[s]} {w}" for s, w in words.items())

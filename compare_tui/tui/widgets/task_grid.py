@@ -258,6 +258,9 @@ def describe(row: GridRow, block: Block) -> str:
     text = f"{block.task_id} · {row.label} · {MARKS.get(block.status, '?')} {MARK_WORDS.get(block.status, block.status)}"
     if block.human:
         text += " · scored by a person"
-    if block.verdict:
+    if block.overridden:
+        was = block.scorer_status or ""
+        text += f" by a person (scorer: {MARKS.get(was, '?')} {was})"
+    elif block.verdict:
         text += f" · verdict {block.verdict}"
     return text
