@@ -1,0 +1,226 @@
+"""The page of a comparison (or a single run): every figure of the `Report` (spelled by
+`report.columns`/`report.formatting`, the same strings the terminal shows), inline SVG plots of
+the report's own distributions, provenance and serving notes, caveats, and the per-task
+matrix with answers. Pure: a function of the report, the run records and the task details."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from compare_tui.publish import svg
+from compare_tui.publish.details import Masker, TaskDetail
+from compare_tui.publish.html import (
+    bullets,
+    column_table,
+    document,
+    esc,
+    key_values,
+    section,
+    task_filter,
+    toc,
+)
+from compare_tui.report import columns
+from compare_tui.report import formatting as fmt
+from compare_tui.report.model import Report
+from compare_tui.store.records import RunRecord
+
+STATUS_CLASS = {"pass": "p", "fail": "f", "review": "r", "error": "e", "missing": "m"}
+FILTERS = {"c": "changed between models", "f": "failed or errored", "r": "needs review"}
+_ENVIRONMENT_KEYS = ("os", "machine", "cpu_model", "cpu_count", "python", "compare_tui_version")
+
+
+def _header(report: Report) -> list[str]:
+    g = report.goldset
+    subject = (f"comparison {report.comparison_id}" if report.comparison_id
+               else f"run {report.run_ids[0]}" if report.run_ids else "no runs")
+    return [
+        f"<header><h1>{esc(report.title)}</h1>",
+        f'<p id="goldset">Golden set <strong>{esc(g.name or g.workload_id)}</strong> '
+        f"(<code>{esc(g.workload_id)}</code>) version {esc(g.version or fmt.DASH)}, digest "
+        f"<code>{esc(g.digest or 'not recorded')}</code>. {esc(subject)}; runs "
+        + ", ".join(f"<code>{esc(r)}</code>" for r in report.run_ids) + ".</p>",
+        ('<p class="note">A read-only bundle written by <code>compare-tui publish</code>: a measurement on this '
+         "team's tasks, not a general ranking, and not a decision.</p></header>"),
+    ]
+
+
+def _decision(report: Report) -> str:
+    decision = report.decision
+    if decision is None:
+        return section("decision", "Decision", f"<p>{esc(report.decision_note)}</p>") if report.decision_note else ""
+    keep = " keep" if decision.summary.startswith("Keep") else ""
+    return section(
+        "decision", "Decision against the baseline",
+        f'<p class="lead{keep}" id="decision-summary">{esc(decision.summary)}</p>',
+        column_table(columns.versus_columns(report), "versus-table", columns.TITLES["versus"]),
+        bullets(columns.versus_notes(report), "versus-notes"),
+    )
+
+
+def _recommendation(report: Report) -> str:
+    rec = report.recommendation
+    refused = bullets(f"{r.label} (run {r.run_id}) is not shown: {r.reason}" for r in report.refused)
+    return section(
+        "recommendation", "Recommendation and confidence",
+        f'<p class="lead" id="recommendation-summary">{esc(rec.summary)}</p>',
+        f'<p>Confidence: <strong id="confidence">{esc(rec.confidence or "none")}</strong>. '
+        f'<span class="note">{esc(rec.label)}</span></p>',
+        bullets(rec.reasons, "confidence-reasons"),
+        f'<div class="banner">{refused}</div>' if refused else "",
+    )
+
+
+def _pass_rates(report: Report) -> str:
+    rows = [(r.label, r.pass_rate.rate, r.pass_rate.interval.low if r.pass_rate.interval else None,
+             r.pass_rate.interval.high if r.pass_rate.interval else None) for r in report.models]
+    return section(
+        "pass-rates", "Pass rates",
+        column_table(columns.pass_rate_columns(report), "pass-table", columns.TITLES["pass"]),
+        svg.interval_plot(rows, "plot-pass-rate", "Pass rate with its Wilson 95% interval") if rows else "",
+    )
+
+
+def _latency(report: Report, document_: Mapping[str, Any]) -> str:
+    plots = []
+    for dist in document_.get("latency_distributions", ()):
+        plots.append(svg.ecdf_plot(dist, f"plot-{dist['metric']}-ecdf"))
+        plots.append(svg.histogram_plot(dist, f"plot-{dist['metric']}-histogram"))
+    return section(
+        "latency", "Latency and tokens",
+        column_table(columns.latency_columns(report), "latency-table", columns.TITLES["latency"]),
+        f'<p class="note">{esc(columns.LATENCY_CAPTION)}</p>',
+        f'<div class="plots">{"".join(plots)}</div>' if plots else "",
+        bullets(f"{r.label}: {r.tokens.note}" for r in report.models if r.tokens.note),
+    )
+
+
+def _cost(report: Report) -> str:
+    util = columns.utilisation_columns(report)
+    rows = [(r.label, [(p.utilisation, p.per_task) for p in r.cost.utilisation]) for r in report.models
+            if r.cost.utilisation]
+    currency = next((r.cost.currency for r in report.models if r.cost.utilisation), "USD")
+    return section(
+        "cost", "Provenance, GPU memory and cost",
+        column_table(columns.cost_columns(report), "cost-table", columns.TITLES["cost"]),
+        bullets(f"{r.label}: {r.cost.note}" for r in report.models if r.cost.note),
+        column_table(util, "utilisation-table", columns.TITLES["utilisation"]) if util else
+        '<p class="note">No model here is on a hardware cost basis.</p>',
+        svg.utilisation_plot(rows, currency, "plot-utilisation") if rows else "",
+    )
+
+
+def _paired(report: Report) -> str:
+    if not report.paired:
+        return ""
+    return section("paired", "Is the lead larger than noise?",
+                   column_table(columns.paired_columns(report), "paired-table", columns.TITLES["paired"]),
+                   bullets(p.sentence for p in report.paired))
+
+
+def _runs(report: Report, runs: Mapping[str, RunRecord], mask: Masker) -> str:
+    parts = []
+    for row in report.models:
+        run = runs.get(row.run_id)
+        if run is None:
+            continue
+        entry = run.model_entry or {}
+        env = run.environment or {}
+        server = env.get("server")
+        items: list[tuple[str, object]] = [
+            ("run", run.id), ("status", row.run_status), ("provenance", row.provenance),
+            ("model id", entry.get("model")), ("kind", entry.get("kind")), ("revision", entry.get("revision")),
+            ("weights digest", entry.get("weights_digest")),
+            ("started", run.started_at), ("finished", run.finished_at),
+            ("settings", json.dumps(run.settings, sort_keys=True) if run.settings else None),
+            ("GPU memory", fmt.gpu(row.gpu)), ("GPU notes", "; ".join(row.gpu.notes)),
+        ]
+        items += [(f"serving: {k}", mask(str(v))) for k, v in sorted((entry.get("serving") or {}).items())]
+        items += [(f"host: {k.replace('_', ' ')}", env.get(k)) for k in _ENVIRONMENT_KEYS]
+        if isinstance(server, Mapping) and server:
+            items.append(("server", mask(json.dumps(server, sort_keys=True, ensure_ascii=False))))
+        parts.append(f"<h3>{esc(row.label)}</h3>{key_values(items)}")
+    return section("runs", "Runs, provenance, environment and serving notes",
+                   '<p class="note">Serving notes are what the catalogue states (or what the server said '
+                   "of itself); they are not verified.</p>", *parts)
+
+
+def _caveats(report: Report) -> str:
+    return section("caveats", "Caveats (what this report could not establish)",
+                   bullets((c.text for c in report.caveats), "caveat-list") or "<p>None.</p>")
+
+
+def _flags(statuses: Sequence[str]) -> str:
+    flags = []
+    if len(set(statuses)) > 1:
+        flags.append("c")
+    if any(s in ("fail", "error") for s in statuses):
+        flags.append("f")
+    if "review" in statuses:
+        flags.append("r")
+    return " ".join(flags)
+
+
+def _detail(detail: TaskDetail, report: Report) -> str:
+    parts = [f"<h4>Input</h4><pre>{esc(detail.input or 'the golden set could not be read')}</pre>",
+             f"<h4>Expected outcome</h4><pre>{esc(detail.expected or fmt.DASH)}</pre>"]
+    if detail.scorer:
+        parts.append(f'<p class="note">scorer: {esc(detail.scorer)}</p>')
+    for row in report.models:
+        for a in detail.attempts.get(row.run_id, ()):
+            times = " · ".join(t for t in (
+                f"TTFT {a.ttft_ms:.0f} ms" if a.ttft_ms is not None else "",
+                f"E2E {a.e2e_ms:.0f} ms" if a.e2e_ms is not None else "") if t)
+            word = fmt.MARK_WORDS.get(a.outcome, a.outcome)
+            extra = f"<p>scorer: {esc(a.detail)}</p>" if a.detail else ""
+            extra += f"<p>error: {esc(a.error)}</p>" if a.error else ""
+            parts.append(f'<div class="attempt"><h4>{esc(row.label)} · attempt {a.attempt} · '
+                         f"{esc(fmt.MARKS.get(a.outcome, '?'))} {esc(word)}{' · ' + times if times else ''}</h4>"
+                         f"<pre>{esc(a.answer or '(empty answer)')}</pre>{extra}</div>")
+        review = detail.reviews.get(row.run_id)
+        if review is not None:
+            note = f": {review.note}" if review.note else ""
+            parts.append(f'<p class="review">{esc(row.label)}: a person said <strong>{esc(review.verdict)}</strong>'
+                         f"{esc(note)} ({esc(review.reviewer or 'unnamed')}, {esc(review.at)})</p>")
+    return f'<tr class="d"><td colspan="{len(report.models) + 1}"><details><summary>input, expected, answers' \
+           f"</summary>{''.join(parts)}</details></td></tr>"
+
+
+def _tasks(report: Report, details: Sequence[TaskDetail] | None) -> str:
+    if not report.models:
+        return ""
+    by_id = {d.task_id: d for d in details} if details is not None else {}
+    head = "".join(f'<th scope="col">{esc(r.label)}</th>' for r in report.models)
+    body = []
+    for index, task_id in enumerate(report.task_ids):
+        statuses = [r.blocks[index].status for r in report.models]
+        cells = "".join(f"<td class={STATUS_CLASS.get(s, 'm')}>{esc(fmt.MARKS.get(s, '·'))}" for s in statuses)
+        row = f'<tbody class="{_flags(statuses)}"><tr><th scope=row>{esc(task_id)}{cells}'
+        detail = by_id.get(task_id)
+        body.append(row + (_detail(detail, report) if detail is not None else "") + "</tbody>")
+    legend = ('<p class="legend">' + "".join(f'<span>{esc(fmt.MARKS[s])} {esc(fmt.MARK_WORDS[s])}</span>'
+                                             for s in STATUS_CLASS) + "</p>")
+    note = ("" if details is not None else
+            '<p class="note">Published with --no-answers: inputs, expected outcomes and answers are left out.</p>')
+    return section(
+        "tasks", "Tasks", legend, note, task_filter(FILTERS, len(report.task_ids)),
+        f'<div class="scroll"><table id="task-table"><thead><tr><th scope="col">task</th>{head}</tr></thead>'
+        + "\n".join(body) + "</table></div>",
+    )
+
+
+def comparison_page(report: Report, report_document: Mapping[str, Any], runs: Sequence[RunRecord],
+                    details: Sequence[TaskDetail] | None, mask: Masker) -> str:
+    """The whole page. `report_document` is `report_document(report)` (the report.json payload),
+    whose distributions the plots draw; `details` is None for `--no-answers`."""
+    by_run = {run.id: run for run in runs}
+    sections = [
+        _decision(report), _recommendation(report), _pass_rates(report), _latency(report, report_document),
+        _cost(report), _paired(report), _runs(report, by_run, mask), _caveats(report), _tasks(report, details),
+    ]
+    entries = [(i, t) for i, t in (("decision", "Decision"), ("recommendation", "Recommendation"),
+                                  ("pass-rates", "Pass rates"), ("latency", "Latency"), ("cost", "Cost"),
+                                  ("paired", "Noise"), ("runs", "Runs"), ("caveats", "Caveats"),
+                                  ("tasks", "Tasks")) if any(s.startswith(f'<section id="{i}"') for s in sections)]
+    return document(report.title, [*_header(report), toc(entries), *(s for s in sections if s)])
