@@ -27,12 +27,13 @@ code,pre{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--band);padding:6px 8px;margin:.2em 0;border-radius:3px}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;font-size:.92em}
+caption{text-align:left;caption-side:top;padding:2px 0}
 th,td{border-bottom:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .lead{font-size:1.1em;font-weight:600;padding:8px 12px;border-left:5px solid var(--pass);background:var(--band)}
 .lead.keep{border-left-color:var(--review)}
 .banner{padding:8px 12px;border-left:5px solid var(--fail);background:var(--band);margin:.5em 0}
-.plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:12px}
+.plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,440px),1fr));gap:12px}
 svg.plot{max-width:100%;height:auto;color:var(--fg)}svg .grid{stroke:var(--line)}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:.3em 0}dl.kv dt{color:var(--muted)}
 dl.kv dd{margin:0;overflow-wrap:anywhere}

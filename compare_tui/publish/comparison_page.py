@@ -78,15 +78,15 @@ def _pass_rates(report: Report) -> str:
     return section(
         "pass-rates", "Pass rates",
         column_table(columns.pass_rate_columns(report), "pass-table", columns.TITLES["pass"]),
-        svg.interval_plot(rows, "plot-pass-rate", "Pass rate with its Wilson 95% interval") if rows else "",
+        (f'<div class="plots">{svg.interval_plot(rows, "plot-pass-rate", "Pass rate with its Wilson 95% interval")}'
+         "</div>") if rows else "",
     )
 
 
 def _latency(report: Report, document_: Mapping[str, Any]) -> str:
-    plots = []
-    for dist in document_.get("latency_distributions", ()):
-        plots.append(svg.ecdf_plot(dist, f"plot-{dist['metric']}-ecdf"))
-        plots.append(svg.histogram_plot(dist, f"plot-{dist['metric']}-histogram"))
+    distributions = document_.get("latency_distributions", ())
+    plots = [svg.ecdf_plot(d, f"plot-{d['metric']}-ecdf") for d in distributions]
+    plots += [svg.histogram_plot(d, f"plot-{d['metric']}-histogram") for d in distributions]
     return section(
         "latency", "Latency and tokens",
         column_table(columns.latency_columns(report), "latency-table", columns.TITLES["latency"]),
@@ -107,7 +107,7 @@ def _cost(report: Report) -> str:
         bullets(f"{r.label}: {r.cost.note}" for r in report.models if r.cost.note),
         column_table(util, "utilisation-table", columns.TITLES["utilisation"]) if util else
         '<p class="note">No model here is on a hardware cost basis.</p>',
-        svg.utilisation_plot(rows, currency, "plot-utilisation") if rows else "",
+        f'<div class="plots">{svg.utilisation_plot(rows, currency, "plot-utilisation")}</div>' if rows else "",
     )
 
 

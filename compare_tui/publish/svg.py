@@ -20,7 +20,7 @@ DASHES = ("", "6 3", "2 3", "8 3 2 3", "1 2", "10 4")
 MARKERS = ("circle", "square", "diamond", "triangle")
 
 WIDTH, HEIGHT = 640, 300
-LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 64
+LEFT, RIGHT, TOP, BOTTOM = 70, 30, 16, 70
 
 
 def _n(value: float) -> str:
@@ -89,7 +89,7 @@ class _Frame:
 
     def axes(self, x_ticks: Sequence[float], y_ticks: Sequence[float], x_unit: str, y_unit: str,
              x_title: str, y_title: str) -> list[str]:
-        parts = ['<g class="axis" font-size="11" fill="currentColor">']
+        parts = ['<g class="axis" font-size="13" fill="currentColor">']
         base = HEIGHT - BOTTOM
         parts.append(f'<line x1="{LEFT}" y1="{base}" x2="{WIDTH - RIGHT}" y2="{base}" stroke="currentColor"/>')
         parts.append(f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{base}" stroke="currentColor"/>')
@@ -102,7 +102,7 @@ class _Frame:
             parts.append(f'<line x1="{LEFT}" y1="{y}" x2="{WIDTH - RIGHT}" y2="{y}" class="grid"/>'
                          f'<text x="{LEFT - 6}" y="{_n(self.y(tick) + 4)}" text-anchor="end">'
                          f'{escape(_tick_label(tick, y_unit))}</text>')
-        parts.append(f'<text x="{_n((LEFT + WIDTH - RIGHT) / 2)}" y="{base + 34}" text-anchor="middle">'
+        parts.append(f'<text x="{_n((LEFT + WIDTH - RIGHT) / 2)}" y="{base + 36}" text-anchor="middle">'
                      f'{escape(x_title)}</text>')
         parts.append(f'<text x="14" y="{_n((TOP + base) / 2)}" text-anchor="middle" '
                      f'transform="rotate(-90 14 {_n((TOP + base) / 2)})">{escape(y_title)}</text>')
@@ -111,18 +111,18 @@ class _Frame:
 
 
 def _legend(labels: Sequence[str], y: float) -> list[str]:
-    parts = ['<g class="legend" font-size="11" fill="currentColor">']
+    parts = ['<g class="legend" font-size="13" fill="currentColor">']
     x = float(LEFT)
     for index, label in enumerate(labels):
         colour, dash, marker = _style(index)
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         parts.append(f'<line x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x + 24)}" y2="{_n(y)}" stroke="{colour}" '
                      f'stroke-width="2.5"{dash_attr}/>' + _marker(marker, x + 12, y, colour))
-        text = label if len(label) <= 28 else label[:27] + "…"
+        text = label if len(label) <= 40 else label[:39] + "…"
         parts.append(f'<text x="{_n(x + 30)}" y="{_n(y + 4)}">{escape(text)}</text>')
-        x += 40 + 6.5 * len(text)
+        x += 40 + 7.5 * len(text)
         if x > WIDTH - 120:
-            x, y = float(LEFT), y + 14
+            x, y = float(LEFT), y + 16
     parts.append("</g>")
     return parts
 
@@ -170,7 +170,7 @@ def ecdf_plot(distribution: Mapping[str, Any], plot_id: str) -> str:
         median = s["quantiles_ms"][steps // 2]
         body.append(_marker(marker, frame.x(median), frame.y(50), colour))
         labels.append(f"{s['model']} (n={s['n']}, p50 {_tick_label(median, 'ms')})")
-    body += _legend(labels, HEIGHT - 12)
+    body += _legend(labels, HEIGHT - 14)
     desc = "; ".join(labels) + ". Markers sit at each model's median."
     return _svg(title, desc, body, plot_id)
 
@@ -184,7 +184,7 @@ def histogram_plot(distribution: Mapping[str, Any], plot_id: str) -> str:
         return _empty(title, plot_id, "No completed task has this time.")
     top = max(max(s["counts"]) for s in series)
     x_ticks = nice_ticks(edges[0], edges[-1])
-    y_ticks = nice_ticks(0, top, 4)
+    y_ticks = [t for t in nice_ticks(0, top, 4) if t == int(t)]  # whole tasks
     frame = _Frame((min([edges[0], *x_ticks]), max([edges[-1], *x_ticks])), (0, max([top, *y_ticks])))
     body = frame.axes(x_ticks, y_ticks, "ms", "", distribution["title"], "tasks")
     labels = []
@@ -202,7 +202,7 @@ def histogram_plot(distribution: Mapping[str, Any], plot_id: str) -> str:
         peak = max(range(len(s["counts"])), key=lambda i: s["counts"][i])
         body.append(_marker(marker, frame.x((edges[peak] + edges[peak + 1]) / 2), frame.y(s["counts"][peak]), colour))
         labels.append(f"{s['model']} (n={s['n']})")
-    body += _legend(labels, HEIGHT - 12)
+    body += _legend(labels, HEIGHT - 14)
     return _svg(title, "; ".join(labels) + ". Markers sit on each model's fullest bin.", body, plot_id)
 
 
@@ -229,7 +229,7 @@ def utilisation_plot(rows: Sequence[tuple[str, Sequence[tuple[float, float | Non
                     f'stroke="{colour}" stroke-width="2.5"{dash_attr}/>')
         body += [_marker(marker, frame.x(100 * u), frame.y(c), colour) for u, c in points]
         labels.append(label)
-    body += _legend(labels, HEIGHT - 12)
+    body += _legend(labels, HEIGHT - 14)
     return _svg(title, "One line per model on a hardware cost basis: " + ", ".join(labels), body, plot_id)
 
 
@@ -239,7 +239,7 @@ def interval_plot(rows: Sequence[tuple[str, float | None, float | None, float | 
     height = 28 * len(rows) + 48
     width_label = 170
     x0, x1 = width_label, WIDTH - RIGHT
-    body = ['<g font-size="11" fill="currentColor">']
+    body = ['<g font-size="13" fill="currentColor">']
     for tick in (0, 25, 50, 75, 100):
         x = _n(x0 + tick / 100 * (x1 - x0))
         body.append(f'<line x1="{x}" y1="8" x2="{x}" y2="{height - 28}" class="grid"/>'

@@ -8,6 +8,7 @@ histograms, the JSON. Pure and deterministic.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -46,10 +47,12 @@ class LatencyDistribution:
 def _edges(values: Sequence[float]) -> tuple[float, ...]:
     if not values:
         return ()
-    low, high = min(values), max(values)
+    # Rounded outwards to the microsecond, so the edges as written cover every value.
+    low, high = math.floor(min(values) * 1000) / 1000, math.ceil(max(values) * 1000) / 1000
     if high <= low:  # one value (or all equal): a bin of width 1 ms around it
         low, high = low - 0.5, high + 0.5
-    return tuple(round(float(e), 3) for e in np.linspace(low, high, BINS + 1))
+    inner = [round(float(e), 3) for e in np.linspace(low, high, BINS + 1)[1:-1]]
+    return (low, *inner, high)
 
 
 def _series(label: str, values: Sequence[float], edges: tuple[float, ...]) -> LatencySeries:
