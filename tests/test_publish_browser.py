@@ -39,7 +39,7 @@ def browser():
 
 
 def shown_rows(browser: Browser) -> list[str]:
-    return browser.evaluate("Array.prototype.filter.call(document.querySelectorAll('#task-table>tbody'),"
+    return browser.evaluate("Array.prototype.filter.call(document.querySelectorAll('#task-table tbody'),"
                             "function(b){return !b.hidden;}).map(function(b){return b.querySelector('th').textContent;})")
 
 
@@ -82,10 +82,22 @@ def test_the_filter_and_search_work_without_a_server(bundle, browser):
     assert len(shown_rows(browser)) == len(statuses)
 
 
+def test_a_task_opens_to_its_input_answers_and_review(bundle, browser):
+    browser.open(bundle.joinpath("index.html").as_uri())
+    browser.evaluate("Array.prototype.find.call(document.querySelectorAll('#task-table th[scope=row]'),"
+                     "function(t){return t.textContent==='reply-01';}).click()")
+    text = browser.evaluate("document.querySelector('#task-table tr.d').innerText")
+    assert "[redacted]" in text and VIRTUAL not in text and "<b>answer" in text  # shown as text, not markup
+    assert "smollm2-135m: a person said pass: kind enough (ana," in text
+    assert "smollm2-135m · attempt 1 · ? needs a person" in text and "Expected outcome" in text
+    browser.evaluate("document.getElementById('open-all').click()")
+    assert browser.evaluate("document.querySelectorAll('#task-table tr.d').length") == 21
+
+
 def test_no_request_is_attempted_and_no_policy_is_violated(bundle, browser):
     url = bundle.joinpath("index.html").as_uri()
     browser.open(url)
-    browser.evaluate("document.querySelectorAll('details').forEach(function(d){d.open=true;})")
+    browser.evaluate("document.getElementById('open-all').click()")
     assert browser.requests() == [url]
     assert browser.evaluate("window.__violations") == []
 
@@ -108,7 +120,7 @@ def test_screenshots_are_not_blank_and_nothing_overflows_sideways(bundle, browse
     width, height, mobile = VIEWPORTS[name]
     browser.viewport(width, height, mobile=mobile)
     browser.open(bundle.joinpath("index.html").as_uri())
-    browser.evaluate("document.querySelectorAll('details').forEach(function(d){d.open=true;})")
+    browser.evaluate("document.getElementById('open-all').click()")
     assert browser.evaluate("document.documentElement.scrollWidth") <= width
     wide = browser.evaluate("Array.prototype.filter.call(document.querySelectorAll('main *'),function(e){"
                             "var r=e.getBoundingClientRect();return r.right>window.innerWidth+1&&!e.closest('.scroll');"

@@ -39,9 +39,12 @@ dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:.3e
 dl.kv dd{margin:0;overflow-wrap:anywhere}
 .filters{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center;margin:.5em 0}
 .filters input[type=search]{font:inherit;padding:3px 6px;min-width:12em;max-width:100%}
-#tasks table{width:100%}
-#tasks tbody:nth-child(even){background:var(--band)}
-#tasks th[scope=row]{font-family:ui-monospace,Menlo,Consolas,monospace;font-weight:400;overflow-wrap:anywhere}
+.tasks table{width:100%;table-layout:fixed}.tasks col.id{width:38%}
+.chunk{content-visibility:auto;contain-intrinsic-size:auto 6400px}
+.tasks th[tabindex]{cursor:pointer;text-decoration:underline dotted}
+.tasks tbody.open th[scope=row]{font-weight:700}
+.tasks tbody:nth-child(even){background:var(--band)}
+.tasks th[scope=row]{font-family:ui-monospace,Menlo,Consolas,monospace;font-weight:400;overflow-wrap:anywhere}
 td.p,td.f,td.r,td.e,td.m{white-space:nowrap;font-weight:600}
 td.p{color:var(--pass)}td.f{color:var(--fail)}td.r{color:var(--review)}td.e{color:var(--error)}td.m{color:var(--missing)}
 td.p::after{content:" pass"}td.f::after{content:" fail"}td.r::after{content:" needs a person"}
@@ -57,20 +60,56 @@ details>summary{cursor:pointer;color:var(--muted)}
 
 SCRIPT = """
 (function(){
-var form=document.getElementById('task-filter');if(!form)return;
-var bodies=Array.prototype.slice.call(document.querySelectorAll('#task-table>tbody'));
+var form=document.getElementById('task-filter');var table=document.getElementById('task-table');
+if(!form||!table)return;
+var bodies=Array.prototype.slice.call(table.querySelectorAll('tbody'));
+var chunks=Array.prototype.slice.call(table.querySelectorAll('.chunk'));
+var source=document.getElementById('task-details');var data=source?JSON.parse(source.textContent):null;
 var out=document.getElementById('task-count');var texts=null;var timer=null;
+for(var i=0;i<bodies.length;i++){bodies[i].__i=i;}
+function words(i){
+if(!data)return bodies[i].textContent;
+var t=data.tasks[i];var parts=[bodies[i].querySelector('th').textContent,t[0],t[1]];
+t[3].forEach(function(m){m.forEach(function(a){parts.push(a[2],a[3],a[4]);});});
+return parts.join('\\n');}
 function apply(){
 var flag=(form.querySelector('input[name=show]:checked')||{}).value||'all';
 var q=form.querySelector('input[type=search]').value.trim().toLowerCase();
-if(q&&!texts){texts=bodies.map(function(b){return b.textContent.toLowerCase();});}
+if(q&&!texts){texts=bodies.map(function(b,i){return words(i).toLowerCase();});}
 var shown=0;
 for(var i=0;i<bodies.length;i++){
 var b=bodies[i];var ok=(flag==='all'||b.classList.contains(flag))&&(!q||texts[i].indexOf(q)!==-1);
 b.hidden=!ok;if(ok)shown++;}
+chunks.forEach(function(c){c.hidden=!c.querySelector('tbody:not([hidden])');});
 out.textContent='Showing '+shown+' of '+bodies.length+' tasks';
-document.body.setAttribute('data-shown',String(shown));
-}
+document.body.setAttribute('data-shown',String(shown));}
+function node(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;
+if(text!==undefined&&text!==null)e.textContent=text;return e;}
+function detail(i){
+var t=data.tasks[i];var td=node('td');td.colSpan=data.models.length+1;
+td.appendChild(node('h4',null,'Input'));td.appendChild(node('pre',null,t[0]||'the golden set could not be read'));
+td.appendChild(node('h4',null,'Expected outcome'));td.appendChild(node('pre',null,t[1]||'\u2013'));
+if(t[2])td.appendChild(node('p','note','scorer: '+t[2]));
+data.models.forEach(function(label,m){
+t[3][m].forEach(function(a){
+var mark=data.marks[a[1]]||['?',a[1]];var box=node('div','attempt');
+var head=label+' \u00b7 attempt '+a[0]+' \u00b7 '+mark[0]+' '+mark[1];
+if(a[5]!==null)head+=' \u00b7 TTFT '+a[5]+' ms';if(a[6]!==null)head+=' \u00b7 E2E '+a[6]+' ms';
+box.appendChild(node('h4',null,head));box.appendChild(node('pre',null,a[2]||'(empty answer)'));
+if(a[3])box.appendChild(node('p',null,'scorer: '+a[3]));if(a[4])box.appendChild(node('p',null,'error: '+a[4]));
+td.appendChild(box);});
+var r=t[4][m];if(r){var p=node('p','review',label+': a person said ');p.appendChild(node('strong',null,r[0]));
+p.appendChild(document.createTextNode((r[1]?': '+r[1]:'')+' ('+(r[2]||'unnamed')+', '+r[3]+')'));td.appendChild(p);}});
+var tr=node('tr','d');tr.appendChild(td);return tr;}
+function toggle(b,open){
+var row=b.querySelector('tr.d');if(row&&open!==true){row.remove();b.classList.remove('open');return;}
+if(!row){b.appendChild(detail(b.__i));b.classList.add('open');}}
+if(data){
+table.addEventListener('click',function(e){var th=e.target.closest('th[scope=row]');if(th)toggle(th.closest('tbody'));});
+table.addEventListener('keydown',function(e){var th=e.target.closest('th[scope=row]');
+if(th&&(e.key==='Enter'||e.key===' ')){e.preventDefault();toggle(th.closest('tbody'));}});
+var all=document.getElementById('open-all');
+if(all)all.addEventListener('click',function(){bodies.forEach(function(b){if(!b.hidden)toggle(b,true);});});}
 form.addEventListener('change',apply);
 form.addEventListener('input',function(){clearTimeout(timer);timer=setTimeout(apply,120);});
 form.addEventListener('submit',function(e){e.preventDefault();apply();});

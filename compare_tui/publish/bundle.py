@@ -12,6 +12,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compare_tui.errors import CompareTuiError
 from compare_tui.publish.comparison_page import comparison_page
@@ -66,11 +67,12 @@ def publish_report(store: Store, ref: str, out: Path, *, answers: bool = True,
         report_document,
     )
 
-    inputs = load_report_inputs(store, ref)
+    goldsets: dict[str, Any] = {}
+    inputs = load_report_inputs(store, ref, goldsets=goldsets)
     report = build_report(inputs)
     runs = [r.run for r in inputs.runs]
     mask = Masker(runs, environ)
-    details = task_details(store, runs, report.task_ids, mask) if answers else None
+    details = task_details(store, runs, report.task_ids, mask, goldsets) if answers else None
     page = comparison_page(report, report_document(report), runs, details, mask)
     index, report_path, page_bytes, json_bytes = _write(out, page, render_json(report))
     kind: BundleKind = "comparison" if report.comparison_id else "run"

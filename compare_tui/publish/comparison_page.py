@@ -16,9 +16,11 @@ from compare_tui.publish.html import (
     column_table,
     document,
     esc,
+    json_data,
     key_values,
     section,
     task_filter,
+    task_table,
     toc,
 )
 from compare_tui.report import columns
@@ -162,51 +164,47 @@ def _flags(statuses: Sequence[str]) -> str:
     return " ".join(flags)
 
 
-def _detail(detail: TaskDetail, report: Report) -> str:
-    parts = [f"<h4>Input</h4><pre>{esc(detail.input or 'the golden set could not be read')}</pre>",
-             f"<h4>Expected outcome</h4><pre>{esc(detail.expected or fmt.DASH)}</pre>"]
-    if detail.scorer:
-        parts.append(f'<p class="note">scorer: {esc(detail.scorer)}</p>')
-    for row in report.models:
-        for a in detail.attempts.get(row.run_id, ()):
-            times = " · ".join(t for t in (
-                f"TTFT {a.ttft_ms:.0f} ms" if a.ttft_ms is not None else "",
-                f"E2E {a.e2e_ms:.0f} ms" if a.e2e_ms is not None else "") if t)
-            word = fmt.MARK_WORDS.get(a.outcome, a.outcome)
-            extra = f"<p>scorer: {esc(a.detail)}</p>" if a.detail else ""
-            extra += f"<p>error: {esc(a.error)}</p>" if a.error else ""
-            parts.append(f'<div class="attempt"><h4>{esc(row.label)} · attempt {a.attempt} · '
-                         f"{esc(fmt.MARKS.get(a.outcome, '?'))} {esc(word)}{' · ' + times if times else ''}</h4>"
-                         f"<pre>{esc(a.answer or '(empty answer)')}</pre>{extra}</div>")
-        review = detail.reviews.get(row.run_id)
-        if review is not None:
-            note = f": {review.note}" if review.note else ""
-            parts.append(f'<p class="review">{esc(row.label)}: a person said <strong>{esc(review.verdict)}</strong>'
-                         f"{esc(note)} ({esc(review.reviewer or 'unnamed')}, {esc(review.at)})</p>")
-    return f'<tr class="d"><td colspan="{len(report.models) + 1}"><details><summary>input, expected, answers' \
-           f"</summary>{''.join(parts)}</details></td></tr>"
+def _details_data(report: Report, details: Sequence[TaskDetail]) -> dict[str, Any]:
+    """Per-task inputs, expected outcomes, answers and reviews for the page's script (rendered
+    when a task is opened: 10,000 tasks' answers as markup would make the page slow to load).
+    Compact arrays, in `report.task_ids` order; every string is already masked."""
+    by_id = {d.task_id: d for d in details}
+    tasks = []
+    for task_id in report.task_ids:
+        d = by_id.get(task_id)
+        if d is None:
+            tasks.append(["", "", "", [[] for _ in report.models], [0 for _ in report.models]])
+            continue
+        attempts = [[[a.attempt, a.outcome, a.answer, a.detail, a.error,
+                      None if a.ttft_ms is None else round(a.ttft_ms), None if a.e2e_ms is None else round(a.e2e_ms)]
+                     for a in d.attempts.get(row.run_id, ())] for row in report.models]
+        reviews = [[r.verdict, r.note, r.reviewer, r.at] if (r := d.reviews.get(row.run_id)) else 0
+                   for row in report.models]
+        tasks.append([d.input, d.expected, d.scorer, attempts, reviews])
+    marks = {status: [fmt.MARKS[status], fmt.MARK_WORDS[status]] for status in STATUS_CLASS}
+    return {"models": [row.label for row in report.models], "marks": marks, "tasks": tasks}
 
 
 def _tasks(report: Report, details: Sequence[TaskDetail] | None) -> str:
     if not report.models:
         return ""
-    by_id = {d.task_id: d for d in details} if details is not None else {}
-    head = "".join(f'<th scope="col">{esc(r.label)}</th>' for r in report.models)
-    body = []
+    opener = " tabindex=0" if details is not None else ""
+    rows = []
     for index, task_id in enumerate(report.task_ids):
         statuses = [r.blocks[index].status for r in report.models]
         cells = "".join(f"<td class={STATUS_CLASS.get(s, 'm')}>{esc(fmt.MARKS.get(s, '·'))}" for s in statuses)
-        row = f'<tbody class="{_flags(statuses)}"><tr><th scope=row>{esc(task_id)}{cells}'
-        detail = by_id.get(task_id)
-        body.append(row + (_detail(detail, report) if detail is not None else "") + "</tbody>")
+        rows.append(f'<tbody class="{_flags(statuses)}"><tr><th scope=row{opener}>{esc(task_id)}{cells}</tbody>')
     legend = ('<p class="legend">' + "".join(f'<span>{esc(fmt.MARKS[s])} {esc(fmt.MARK_WORDS[s])}</span>'
                                              for s in STATUS_CLASS) + "</p>")
-    note = ("" if details is not None else
-            '<p class="note">Published with --no-answers: inputs, expected outcomes and answers are left out.</p>')
+    if details is None:
+        note = '<p class="note">Published with --no-answers: inputs, expected outcomes and answers are left out.</p>'
+    else:
+        note = ('<p class="note">Select a task id (click, or Enter) to show its input, expected outcome, every '
+                "attempt's answer and scorer detail, and a person's review; “open all shown” before printing.</p>")
     return section(
-        "tasks", "Tasks", legend, note, task_filter(FILTERS, len(report.task_ids)),
-        f'<div class="scroll"><table id="task-table"><thead><tr><th scope="col">task</th>{head}</tr></thead>'
-        + "\n".join(body) + "</table></div>",
+        "tasks", "Tasks", legend, note, task_filter(FILTERS, len(report.task_ids), opener=details is not None),
+        task_table(["task", *(r.label for r in report.models)], rows),
+        json_data("task-details", _details_data(report, details)) if details is not None else "",
     )
 
 

@@ -14,7 +14,6 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from compare_tui.catalogue.keys import REDACTED, mask_provider_keys
@@ -22,6 +21,7 @@ from compare_tui.scoring.result import Answer, ToolCall
 from compare_tui.store import Store
 from compare_tui.store.records import RunRecord
 
+_KEY_PREFIX = re.compile(r"sk-|sk_|AIza|gsk_|xai-|hf_|r8_|pplx-|fw_|AKIA|ASIA|ghp_|github_pat_|gh[ousr]_")
 _COLUMNS = ("task_id", "attempt", "outcome", "answer_text", "tool_calls", "reasoning", "score_detail",
             "error_class", "error", "ttft_ms", "e2e_ms")
 
@@ -70,7 +70,8 @@ class Masker:
     def __call__(self, text: str) -> str:
         if not text:
             return text
-        text = mask_provider_keys(text)
+        if _KEY_PREFIX.search(text):  # a fast pre-check: every provider pattern starts so
+            text = mask_provider_keys(text)
         return self._pattern.sub(REDACTED, text) if self._pattern is not None else text
 
 
@@ -110,17 +111,18 @@ def _answer(row: Mapping[str, Any]) -> str:
     return Answer(text=row["answer_text"] or "", tool_calls=tool_calls).rendered()
 
 
-def _goldset_tasks(runs: Sequence[RunRecord]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Tasks by id and their scorer's kind, from the runs' golden sets (what can be read)."""
-    from compare_tui.goldset import GoldenSetError, load_golden_set
+def _goldset_tasks(runs: Sequence[RunRecord], goldsets: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Tasks by id and their scorer's kind, from the runs' golden sets as the report read them
+    (`load_report_inputs(…, goldsets=…)`); a set it could not read is left out (the report
+    carries a note saying so)."""
+    from compare_tui.goldset import GoldenSet
 
     tasks: dict[str, Any] = {}
     scorers: dict[str, str] = {}
     for path in dict.fromkeys(run.goldset_path for run in runs if run.goldset_path):
-        try:
-            goldset = load_golden_set(Path(path))
-        except (GoldenSetError, OSError):
-            continue  # the report already carries a note saying the set could not be read
+        goldset = goldsets.get(path)
+        if not isinstance(goldset, GoldenSet):
+            continue
         for task in goldset.tasks:
             if task.id not in tasks:
                 tasks[task.id] = task
@@ -128,10 +130,10 @@ def _goldset_tasks(runs: Sequence[RunRecord]) -> tuple[dict[str, Any], dict[str,
     return tasks, scorers
 
 
-def task_details(store: Store, runs: Sequence[RunRecord], task_ids: Sequence[str],
-                 mask: Masker) -> tuple[TaskDetail, ...]:
-    """One `TaskDetail` per task id, in order."""
-    tasks, scorers = _goldset_tasks(runs)
+def task_details(store: Store, runs: Sequence[RunRecord], task_ids: Sequence[str], mask: Masker,
+                 goldsets: Mapping[str, Any]) -> tuple[TaskDetail, ...]:
+    """One `TaskDetail` per task id, in order. `goldsets` are the sets the report read."""
+    tasks, scorers = _goldset_tasks(runs, goldsets)
     attempts: dict[str, dict[str, list[AttemptDetail]]] = {}
     reviews: dict[str, dict[str, ReviewDetail]] = defaultdict(dict)
     for run in runs:

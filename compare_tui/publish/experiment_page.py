@@ -30,6 +30,7 @@ from compare_tui.publish.html import (
     key_values,
     section,
     task_filter,
+    task_table,
     toc,
 )
 from compare_tui.report.formatting import DASH
@@ -70,7 +71,6 @@ def _runs(figures: ExperimentFigures) -> str:
 def _tasks(figures: ExperimentFigures) -> str:
     task_ids = list(dict.fromkeys(t.task_id for arm in figures.arms for t in arm.tasks))
     per_arm = [{t.task_id: t for t in arm.tasks} for arm in figures.arms]
-    head = "".join(f'<th scope="col">{esc(arm.label)}</th>' for arm in figures.arms)
     body = []
     for task_id in task_ids:
         states = [arms.get(task_id) for arms in per_arm]
@@ -89,8 +89,7 @@ def _tasks(figures: ExperimentFigures) -> str:
               '<span>? flaky (passed in some runs only)</span><span>· inconclusive or not run</span> '
               "Each cell: runs passed / runs automatically scored.</p>")
     return section("tasks", "Tasks across runs", legend, task_filter(FILTERS, len(task_ids)),
-                   f'<div class="scroll"><table id="task-table"><thead><tr><th scope="col">task</th>{head}</tr>'
-                   f"</thead>" + "\n".join(body) + "</table></div>")
+                   task_table(["task", *(arm.label for arm in figures.arms)], body))
 
 
 def experiment_page(figures: ExperimentFigures, document_: Mapping[str, Any]) -> str:

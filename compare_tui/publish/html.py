@@ -4,6 +4,7 @@ value lists and the task filter. Text is always escaped; nothing here computes a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 
@@ -82,10 +83,36 @@ def toc(entries: Iterable[tuple[str, str]]) -> str:
         f'<a href="#{esc(i)}">{esc(t)}</a>' for i, t in entries) + "</nav>"
 
 
-def task_filter(options: Mapping[str, str], total: int) -> str:
-    """The filter (radio buttons; values are the task rows' class names) and search box."""
+def task_filter(options: Mapping[str, str], total: int, *, opener: bool = False) -> str:
+    """The filter (radio buttons; values are the task rows' class names), the search box, and
+    (with answers) a button that opens every shown task's details."""
     radios = ['<label><input type="radio" name="show" value="all" checked> all</label>']
     radios += [f'<label><input type="radio" name="show" value="{esc(v)}"> {esc(t)}</label>' for v, t in options.items()]
     return (f'<form id="task-filter" class="filters" role="search">{"".join(radios)}'
             '<input type="search" name="q" placeholder="search task ids, inputs, answers" aria-label="search tasks">'
-            f'<output id="task-count" aria-live="polite">{total} tasks</output></form>')
+            + ('<button type="button" id="open-all">open all shown</button>' if opener else "")
+            + f'<output id="task-count" aria-live="polite">{total} tasks</output></form>')
+
+
+CHUNK = 200
+"""Task rows per table chunk: chunks off screen are neither laid out nor painted
+(`content-visibility: auto`), which keeps 10,000 tasks' `load` fast."""
+
+
+def task_table(head: Sequence[str], rows: Sequence[str]) -> str:
+    """The task matrix as chunks of one table each (same fixed column widths, so they read as
+    one table); each row is one `<tbody>` string (a task: its class names are its filter flags)."""
+    widths = f"<colgroup><col class=\"id\">{'<col>' * (len(head) - 1)}</colgroup>"
+    header = "<thead><tr>" + "".join(f'<th scope="col">{esc(h)}</th>' for h in head) + "</tr></thead>"
+    chunks = []
+    for start in range(0, max(len(rows), 1), CHUNK):
+        part = "\n".join(rows[start:start + CHUNK])
+        chunks.append(f'<div class="chunk"><table>{widths}{header if start == 0 else ""}\n{part}</table></div>')
+    return f'<div id="task-table" class="tasks">{"".join(chunks)}</div>'
+
+
+def json_data(element_id: str, data: object) -> str:
+    """Data for the page's script: JSON in a non-executed `<script>` element (so the policy's
+    script hash is not needed), with `<` escaped so no text can close the element."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    return f'<script type="application/json" id="{esc(element_id)}">{text}</script>'
