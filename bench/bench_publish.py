@@ -27,14 +27,19 @@ from pathlib import Path
 from compare_tui.publish import publish_report
 from compare_tui.publish.comparison_page import comparison_page
 from compare_tui.publish.details import Masker, task_details
-from compare_tui.report import build_report, load_report_inputs, render_json, report_document
+from compare_tui.report import (
+    build_report,
+    load_report_inputs,
+    render_json,
+    report_document,
+)
 from compare_tui.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_report import fill  # noqa: E402
+from bench_report import fill
 
-from tests.support.chromium import Browser  # noqa: E402
+from tests.support.chromium import Browser
 
 WRITE_TARGET_S, LOAD_TARGET_S = 2.0, 2.0
 SIZE_TARGETS = {True: 8_000_000, False: 1_000_000}
@@ -105,10 +110,10 @@ def render(results: dict[str, float], tasks: int, repeat: int) -> str:
         "",
         f"Command: `PYTHONPATH=. .venv/bin/python bench/bench_publish.py --tasks {tasks} --repeat {repeat}`",
         "",
-        f"A bundle of a comparison of 2 runs × {tasks:,} tasks (bench_report's store, plus a golden set of "
+        (f"A bundle of a comparison of 2 runs × {tasks:,} tasks (bench_report's store, plus a golden set of "
         f"{tasks:,} JSON task files). Median of {repeat} after a warm-up; Python {platform.python_version()}, "
         f"{platform.machine()}, {os.cpu_count()} CPUs visible; Chromium headless over the DevTools pipe, "
-        "1280×800, from file://.",
+        "1280×800, from file://."),
         "",
         "| measure | value | target | met |",
         "|---|---:|---:|---|",

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sqlite3
 from html.parser import HTMLParser
 from pathlib import Path
