@@ -109,3 +109,19 @@ class ReviewSaved(Message):
 
     review: Any
     """The stored `compare_tui.store.ReviewRecord` (with its id)."""
+
+
+@dataclass
+class BundlePublished(Message):
+    """`publish` wrote a bundle from the report screen (its worker)."""
+
+    index: Any
+    """The page's `Path`."""
+    sha256: str
+
+
+@dataclass
+class PublishFailed(Message):
+    """A bundle could not be written; `reason` is for the user."""
+
+    reason: str
