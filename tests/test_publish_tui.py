@@ -6,7 +6,11 @@ from __future__ import annotations
 import hashlib
 
 from compare_tui.report import build_report, load_report_inputs
-from compare_tui.tui.widgets.latency_histogram import LatencyHistogram, bars, histogram_text
+from compare_tui.tui.widgets.latency_histogram import (
+    LatencyHistogram,
+    bars,
+    histogram_text,
+)
 from tests.test_tui_data import COMPARISON_ID
 from tests.test_tui_decision import app_for, open_report
 from tests.test_tui_snapshots import settle
