@@ -54,7 +54,7 @@ td.p::after,td.f::after,td.r::after,td.e::after,td.m::after{font-weight:400}
 details>summary{cursor:pointer;color:var(--muted)}
 .attempt{margin:.4em 0 .6em;padding-left:8px;border-left:3px solid var(--line)}
 .attempt h4{margin:0;font-size:.92em}
-@media (max-width:600px){main{padding:10px}th,td{padding:3px 5px}.hide-narrow{display:none}}
+@media (max-width:600px){main{padding:10px}th,td{padding:3px 5px}td.p,td.f,td.r,td.e,td.m{white-space:normal}}
 @media print{nav.toc,.filters{display:none}main{max-width:none}a{color:inherit}}
 """
 

@@ -120,7 +120,7 @@ def _legend(labels: Sequence[str], y: float) -> list[str]:
                      f'stroke-width="2.5"{dash_attr}/>' + _marker(marker, x + 12, y, colour))
         text = label if len(label) <= 40 else label[:39] + "…"
         parts.append(f'<text x="{_n(x + 30)}" y="{_n(y + 4)}">{escape(text)}</text>')
-        x += 40 + 7.5 * len(text)
+        x += 44 + 8 * len(text)
         if x > WIDTH - 120:
             x, y = float(LEFT), y + 16
     parts.append("</g>")
