@@ -112,8 +112,9 @@ def experiment_page(figures: ExperimentFigures, document_: Mapping[str, Any]) ->
     sections = [
         section("confounds", "Confounds", *banners) if banners else "",
         section("arms", "Arms", f"<p>{esc(status)}</p>", _arms_table(figures),
-                svg.interval_plot(rows, "plot-arms", "Mean pass rate per arm with its 95% interval "
-                                  "(or the runs' range below three runs)") if rows else "",
+                ('<div class="plots">' + svg.interval_plot(rows, "plot-arms", "Mean pass rate per arm with its 95% "
+                                                           "interval (or the runs' range below three runs)")
+                 + "</div>") if rows else "",
                 '<p class="note">The interval is Student-t over runs from three runs; with fewer it is the '
                 "runs' range, and says so.</p>"),
         section("flaky", "Flaky tasks", bullets(flaky, "flaky-list") or "<p>No task passed in some runs only.</p>"),
