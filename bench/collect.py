@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["engine_overhead", "ttft_accuracy", "hashing", "sandbox", "store", "report", "tui", "sampling",
+ORDER = ["engine_overhead", "ttft_accuracy", "hashing", "sandbox", "store", "report", "publish", "tui", "sampling",
          "peers", "soak"]
 EMBEDDED = {"soak_chaos", "soak_load"}
 """Raw outputs of the soak scripts that soak.md quotes with its reading of them."""

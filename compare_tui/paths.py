@@ -17,6 +17,11 @@ def data_dir() -> Path:
     return _xdg("XDG_DATA_HOME", ".local/share") / "compare-tui"
 
 
+def bundles_dir() -> Path:
+    """`$XDG_DATA_HOME/compare-tui/bundles`: where the TUI publishes (one folder per comparison or run)."""
+    return data_dir() / "bundles"
+
+
 def state_dir() -> Path:
     """`$COMPARE_TUI_STATE_DIR`, else `$XDG_STATE_HOME/compare-tui`: pids, logs, local servers."""
     override = os.environ.get("COMPARE_TUI_STATE_DIR")

@@ -1,5 +1,6 @@
-"""The product's words, once: task outcomes, run statuses, the error classes of an attempt, and
-the rules that join them (which attempts measured something, what a task's outcome is).
+"""The product's words, once: task outcomes, run statuses, the error classes of an attempt, the
+rules that join them (which attempts measured something, what a task's outcome is), and the one
+money format.
 
 Every package compares against these members, never against raw strings. Imports nothing from
 the project, so any package may import it (it is first in the dependency order, ARCHITECTURE.md).
@@ -7,6 +8,7 @@ the project, so any package may import it (it is first in the dependency order, 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from enum import StrEnum
 
@@ -98,3 +100,18 @@ def task_outcome(outcomes: Iterable[str], verdict: str | None = None) -> Outcome
     if Outcome.FAIL in seen:
         return Outcome.FAIL
     return Outcome.ERROR
+
+
+def money(value: float | None, currency: str = "USD") -> str:
+    """The one money format: `$1,234.50` from a dollar up, three significant digits below
+    (`$0.0123`, `$0.0000105`), `–` for unknown."""
+    if value is None:
+        return "–"  # the report's dash for a figure that is not there
+    symbol = "$" if currency in ("USD", "") else f"{currency} "
+    if value == 0:
+        return f"{symbol}0"
+    if abs(value) >= 1:
+        return f"{symbol}{value:,.2f}"
+    # Small costs (fractions of a cent per task are common): three significant digits.
+    digits = 2 - math.floor(math.log10(abs(value)))
+    return f"{symbol}{value:.{digits}f}".rstrip("0").rstrip(".")

@@ -12,6 +12,15 @@ if ! command -v tmux >/dev/null 2>&1; then
     exit 2
   fi
 fi
+# The publish tests open bundles in a real headless browser (tests/test_publish_browser.py).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  else
+    echo "chromium is needed by the publish tests: install it (sudo apt-get install chromium)" >&2
+    exit 2
+  fi
+fi
 # Keep the suite's files (state dir, store, assembled models) away from the user's own.
 export COMPARE_TUI_TEST_ROOT="${COMPARE_TUI_TEST_ROOT:-$PWD/.state/test}"
 mkdir -p "$COMPARE_TUI_TEST_ROOT"

@@ -13,6 +13,7 @@ from compare_tui.catalogue.models import CostBasis, HardwareCost, TokenPriceCost
 from compare_tui.engine.request import estimated_prompt_tokens
 from compare_tui.engine.settings import RunSettings
 from compare_tui.goldset.models import GoldenSet
+from compare_tui.vocabulary import money
 
 ASSUMED_TOKENS_PER_S = 20.0
 """Per-request generation speed assumed for hardware estimates (a small model on a CPU)."""
@@ -58,10 +59,10 @@ def check_spend(estimate: SpendEstimate, max_cost: float | None) -> str | None:
     if max_cost is None:
         return None
     if estimate.usd is None:
-        return f"--max-cost {max_cost:g} was given but the spend cannot be estimated: {estimate.explanation}"
+        return f"--max-cost {money(max_cost)} was given but the spend cannot be estimated: {estimate.explanation}"
     if estimate.usd > max_cost:
         return (
-            f"the estimated spend ${estimate.usd:.4f} exceeds --max-cost ${max_cost:g} "
+            f"the estimated spend {money(estimate.usd)} exceeds --max-cost {money(max_cost)} "
             f"({estimate.explanation}); lower --attempts or --max-tokens, or raise --max-cost"
         )
     return None

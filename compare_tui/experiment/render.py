@@ -7,6 +7,7 @@ from typing import Any
 
 from compare_tui.experiment.figures import ArmFigures, ExperimentFigures, Spread
 from compare_tui.report.stats import MEAN_METHOD
+from compare_tui.vocabulary import money
 
 JSON_SCHEMA_VERSION = 2
 
@@ -43,13 +44,6 @@ INTERVAL_NOTE = ("95% CI: a Student-t interval of the mean pass rate from three 
 
 def ms(value: float | None) -> str:
     return "—" if value is None else f"{value:,.0f} ms"
-
-
-def money(value: float | None, currency: str) -> str:
-    if value is None:
-        return "—"
-    symbol = "$" if currency in ("USD", "") else f"{currency} "
-    return f"{symbol}{value:.6f}" if value < 0.01 else f"{symbol}{value:.4f}"
 
 
 def spread_text(s: Spread, fmt) -> str:

@@ -108,6 +108,10 @@ class Latency:
     e2e_ms: Percentiles
     includes_network: bool
     """True for hosted models: the time includes the network to the host."""
+    ttft_values: tuple[float, ...] = ()
+    """The values the TTFT percentiles are of, in task order (for the distributions)."""
+    e2e_values: tuple[float, ...] = ()
+    """The values the end-to-end percentiles are of, in task order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,11 +234,10 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
     kind = run.model_entry.get("kind") if run.model_entry else None
     counts = _counts(blocks, run.task_count, len(kept))
     completed = counts.passed
-    latency = Latency(
-        percentiles(a.ttft_ms for a in representative if a.ttft_ms is not None),
-        percentiles(a.e2e_ms for a in representative if a.e2e_ms is not None),
-        includes_network=kind == "hosted",
-    )
+    ttft = tuple(a.ttft_ms for a in representative if a.ttft_ms is not None)
+    e2e = tuple(a.e2e_ms for a in representative if a.e2e_ms is not None)
+    latency = Latency(percentiles(ttft), percentiles(e2e), includes_network=kind == "hosted",
+                      ttft_values=ttft, e2e_values=e2e)
     tokens = _tokens(kept, completed)
     gpu = gpu_memory(run.gpu, kind)
     cost = cost_figure(run.cost_basis or {}, kept, completed,

@@ -4,11 +4,10 @@ each number, so every surface shows the same string. Formatting only; no figure 
 
 from __future__ import annotations
 
-import math
-
 from compare_tui.report.cost import Cost
 from compare_tui.report.figures import GpuMemory, PassRate, Tokens
 from compare_tui.report.stats import Interval, Percentiles
+from compare_tui.vocabulary import money
 
 MARKS = {"pass": "✓", "fail": "✗", "review": "?", "error": "!", "missing": "·"}
 """One mark per block status: the shape carries the meaning, colour only repeats it."""
@@ -64,19 +63,6 @@ def gpu(memory: GpuMemory) -> str:
     if memory.measured and memory.peak_bytes is not None:
         return byte_size(memory.peak_bytes)
     return f"not measured ({memory.reason})" if memory.reason else "not measured"
-
-
-def money(value: float | None, currency: str = "USD") -> str:
-    if value is None:
-        return DASH
-    symbol = "$" if currency == "USD" else f"{currency} "
-    if value == 0:
-        return f"{symbol}0"
-    if abs(value) >= 1:
-        return f"{symbol}{value:,.2f}"
-    # Small costs (fractions of a cent per task are common): three significant digits.
-    digits = 2 - math.floor(math.log10(abs(value)))
-    return f"{symbol}{value:.{digits}f}".rstrip("0").rstrip(".")
 
 
 def cost_per_task(cost: Cost) -> str:

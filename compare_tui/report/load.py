@@ -27,12 +27,15 @@ class ReportNotFoundError(CompareTuiError, LookupError):
     """The reference names no comparison or run (the message says what to do)."""
 
 
-def load_report_inputs(store: Store, ref: str) -> ReportInputs:
+def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | None = None) -> ReportInputs:
     """The inputs of the report named by `ref`. Raises `ReportNotFoundError` when there is
-    nothing to report on, or when a prefix is ambiguous."""
+    nothing to report on, or when a prefix is ambiguous.
+
+    `goldsets`, when given, receives each golden set read (by its recorded path; the error when
+    it could not be read), so a caller that needs the tasks too (`publish`) reads them once."""
     comparison_id, name, run_ids = _resolve(store, ref.strip())
     runs = tuple(_run_input(store, store.get_run_exact(run_id)) for run_id in run_ids)
-    kinds, task_ids, caveats, notes, margin = _golden_sets([r.run for r in runs])
+    kinds, task_ids, caveats, notes, margin = _golden_sets([r.run for r in runs], {} if goldsets is None else goldsets)
     baseline, source = _baseline(store, comparison_id, [r.run for r in runs])
     return ReportInputs(runs=runs, task_kinds=kinds, task_ids=task_ids, manifest_caveats=caveats,
                         notes=notes, comparison_id=comparison_id, comparison_name=name,
@@ -122,7 +125,7 @@ def _comparison_runs(comparison: Any) -> tuple[str, str, list[str]]:
     return comparison.id, comparison.name, list(comparison.run_ids)
 
 
-def _golden_sets(runs: list[RunRecord]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...],
+def _golden_sets(runs: list[RunRecord], read: dict[str, Any]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...],
                                                  tuple[str, ...], float | None]:
     """Scorer kinds, task order, manifest caveats, loader notes and the `[decision]` margin
     from the runs' golden sets."""
@@ -138,8 +141,9 @@ def _golden_sets(runs: list[RunRecord]) -> tuple[dict[str, str], tuple[str, ...]
                      "tasks scored by a person are recognised from their attempts only.")
     for path in dict.fromkeys(run.goldset_path for run in runs if run.goldset_path):
         try:
-            goldset = load_golden_set(Path(path))
+            goldset = read[path] = load_golden_set(Path(path))
         except (GoldenSetError, OSError) as exc:
+            read[path] = exc
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             notes.append(f"The golden set at {path} could not be read ({first_line}), so its caveats are not "
                          "shown and tasks scored by a person are recognised from their attempts only.")

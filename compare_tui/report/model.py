@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from compare_tui.errors import CompareTuiError
 from compare_tui.report.caveats import Caveat, build_caveats
 from compare_tui.report.decision import Decision, decide
+from compare_tui.report.distribution import LatencyDistribution, latency_distributions
 from compare_tui.report.figures import ModelFigures, RefusedRow, model_figures, refusal
 from compare_tui.report.inputs import ReportInputs
 from compare_tui.report.paired import PairedComparison, paired_comparisons
@@ -49,6 +50,8 @@ class Report:
     """Each candidate against the baseline (None: no baseline named or promoted)."""
     decision_note: str | None = None
     """Why a baseline that was asked for has no decision (its row refused or absent)."""
+    latency_distributions: tuple[LatencyDistribution, ...] = ()
+    """TTFT and end-to-end distributions of every shown row, on shared bins."""
 
     def figures_for(self, label: str) -> ModelFigures | None:
         """The shown row with this label (usually the model name), or None."""
@@ -103,6 +106,8 @@ def build_report(inputs: ReportInputs) -> Report:
         refused=tuple(refused), recommendation=recommendation,
         paired=paired_comparisons(rows, recommendation),
         caveats=build_caveats(inputs, rows), decision=decision, decision_note=note,
+        latency_distributions=latency_distributions(
+            [(row.label, row.latency.ttft_values, row.latency.e2e_values) for row in rows]),
     )
 
 

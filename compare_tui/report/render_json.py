@@ -48,6 +48,11 @@ def report_document(report: Report) -> dict[str, Any]:
         "paired": [_paired(p) for p in report.paired],
         "decision": _decision(report),
         "caveats": [{"code": c.code, "text": c.text} for c in report.caveats],
+        "latency_distributions": [{
+            "metric": d.metric, "title": d.title, "edges_ms": list(d.edges),
+            "series": [{"model": s.label, "n": s.n, "counts": list(s.counts), "quantiles_ms": list(s.quantiles)}
+                       for s in d.series],
+        } for d in report.latency_distributions],
     }
 
 

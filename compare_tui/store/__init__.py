@@ -3,6 +3,7 @@
 Nothing is opened at import time: call `Store.open(path)`.
 """
 
+from compare_tui.store.bundles import BundleKind, BundleRecord
 from compare_tui.store.decisions import DecisionKind, DecisionRecord
 from compare_tui.store.errors import AmbiguousIdError, RunNotFoundError, StoreError
 from compare_tui.store.experiments import ExperimentNotFoundError, ExperimentRecord
@@ -32,6 +33,8 @@ __all__ = [
     "AmbiguousIdError",
     "AttemptRecord",
     "AuditRow",
+    "BundleKind",
+    "BundleRecord",
     "ComparisonRecord",
     "DecisionKind",
     "DecisionRecord",

@@ -69,7 +69,7 @@ class AttemptAccessors(StoreBase):
     _NARROW_COLUMNS = frozenset({
         "task_id", "attempt", "outcome", "ttft_ms", "e2e_ms", "prompt_tokens", "completion_tokens",
         "usage_missing", "isolation", "error_class", "score_detail", "error", "retries", "finish_reason",
-        "started_at", "finished_at",
+        "started_at", "finished_at", "answer_text", "tool_calls", "reasoning",
     })
 
     def attempt_columns(self, run_id: str, columns: Sequence[str]) -> list[dict[str, Any]]:

@@ -19,6 +19,8 @@ History (never edit a shipped migration; append a new one):
       ones (`toolcall_published_runs`/`toolcall_published_results`), created until now by
       `toolcall/storage.py` on first use (hence IF NOT EXISTS: a v5 store may hold them, with
       rows); `audit.toolcall_run_id`, so each tool-call request is a row of the audit ledger.
+  v7  a comparison's named baseline; `decisions` (promotions).
+  v8  `bundles`: each `publish` of a read-only HTML bundle (what, where, the page's sha256).
 """
 
 from __future__ import annotations
@@ -239,6 +241,26 @@ workload's baseline is its latest decision). `comparison_id` is kept as text, no
 key, so a decision's history outlives a deleted comparison."""
 
 
+_V8 = """
+CREATE TABLE bundles (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    path TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    report_sha256 TEXT NOT NULL,
+    answers INTEGER NOT NULL,
+    size_bytes INTEGER NOT NULL,
+    published_at TEXT NOT NULL
+);
+CREATE INDEX bundles_by_ref ON bundles(kind, ref, published_at)
+"""
+"""v8: every `publish` (kind `comparison`, `run` or `experiment`; `ref` the comparison or run id,
+or the experiment's name). `ref` is text, not a foreign key: the record of what was shared
+outlives a deleted run."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
     # migration and its version bump land together or not at all.
@@ -252,7 +274,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V1), _script(_V2), _script(_V3), _script(_V4), _script(_V5), _script(_V6),
-    _script(_V7),
+    _script(_V7), _script(_V8),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

@@ -1,9 +1,10 @@
 """`Store`: the run store, one SQLite file holding runs, attempts, audit, reviews, comparisons,
-experiments, judge verdicts and baseline decisions."""
+experiments, judge verdicts, baseline decisions and published bundles."""
 
 from __future__ import annotations
 
 from compare_tui.store.attempts import AttemptAccessors
+from compare_tui.store.bundles import BundleAccessors
 from compare_tui.store.comparisons import ComparisonAccessors
 from compare_tui.store.decisions import DecisionAccessors
 from compare_tui.store.experiments import ExperimentAccessors
@@ -14,7 +15,7 @@ from compare_tui.store.summary import RunSummary, summarise
 
 
 class Store(RunAccessors, AttemptAccessors, ReviewAccessors, ComparisonAccessors, ExperimentAccessors,
-            JudgementAccessors, DecisionAccessors):
+            JudgementAccessors, DecisionAccessors, BundleAccessors):
     """The run store. Open with `Store.open(path)`; use as a context manager or `close()` it.
 
     Every accessor takes and returns domain records (`compare_tui.store.records`). Every

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:  # the payloads' types, named without importing their modules at runtime
+    from pathlib import Path
+
     from compare_tui.catalogue.readiness import CatalogueRow, VerifyOutcome
     from compare_tui.diff.ab import RunPairDiff
     from compare_tui.report import Report
@@ -128,3 +130,19 @@ class ReviewSaved(Message):
     """A verdict was written to the store."""
 
     review: ReviewRecord
+
+
+@dataclass
+class BundlePublished(Message):
+    """`publish` wrote a bundle from the report screen (its worker)."""
+
+    index: Path
+    """The page's `Path`."""
+    sha256: str
+
+
+@dataclass
+class PublishFailed(Message):
+    """A bundle could not be written; `reason` is for the user."""
+
+    reason: str

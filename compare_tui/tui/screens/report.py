@@ -27,6 +27,7 @@ from compare_tui.store import StoreError
 from compare_tui.tui import messages
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.widgets import report_tables as tables
+from compare_tui.tui.widgets.latency_histogram import LatencyHistogram
 from compare_tui.tui.widgets.task_grid import GridRow, TaskGrid, describe
 
 
@@ -44,10 +45,11 @@ class ReportScreen(CompareScreen):
         Binding("1", "tab('summary')", "Summary", show=False),
         Binding("2", "tab('figures')", "Figures", show=False),
         Binding("3", "tab('tasks')", "Tasks", show=False),
-        Binding("v", "review", "Review queue"),
-        Binding("f", "flag", "Flag task"),
+        Binding("v", "review", "Review"),
+        Binding("f", "flag", "Flag"),
         Binding("d", "diff", "A/B diff"),
         Binding("P", "promote", "Promote"),
+        Binding("b", "publish", "Publish"),
         Binding("g", "rebuild", "Rebuild"),
         Binding("escape", "back", "Back"),
     ]
@@ -82,11 +84,13 @@ class ReportScreen(CompareScreen):
                         yield Static(columns.TITLES[name], classes="section-title")
                         yield _figure_table(f"{name}-table")
                         yield Static("", id=f"{name}-notes", classes="muted notes", markup=False)
+                        if name == "latency":
+                            yield LatencyHistogram("", id="latency-histogram", markup=False)
             with TabPane("Tasks [3]", id="tasks"):
                 yield TaskGrid(id="task-grid")
                 yield Static("", id="block-line", classes="status-line", markup=False)
                 yield Static(tables.legend(), id="legend", classes="muted")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)  # every key fits at 80 columns
 
     def on_mount(self) -> None:
         self.sub_title = f"report {self.ref}"
@@ -153,6 +157,8 @@ class ReportScreen(CompareScreen):
         self.post_message(messages.ReportBuilt(report, time.perf_counter() - started))
 
     def worker_failed(self, worker) -> None:
+        if worker.group == "publish":
+            return  # the notification says why; the report on screen is still right
         self.query_one("#recommendation", Static).update("✗ the report could not be built (see the notification)")
 
     def on_report_failed(self, message: messages.ReportFailed) -> None:
@@ -177,6 +183,7 @@ class ReportScreen(CompareScreen):
         sentences = "\n".join(p.sentence for p in report.paired) or "Only one model: nothing to pair."
         self.query_one("#paired-sentences", Static).update(sentences)
         self.query_one("#caveats", Static).update(tables.caveats_text(report))
+        self.query_one(LatencyHistogram).show(report)
         self._lay_out_tables()
         grid = self.query_one(TaskGrid)
         grid.set_rows([GridRow(row.label, row.run_id, row.blocks) for row in report.models])
@@ -278,6 +285,35 @@ class ReportScreen(CompareScreen):
                 self.action_rebuild()
 
         self.app.push_screen(ConfirmScreen(f"Promote {model}?", body, "Promote"), done)
+
+    def action_publish(self) -> None:
+        """Write the report's bundle (`compare-tui publish`) under the bundles folder, in a worker."""
+        report = self.report
+        if report is None or not report.run_ids:
+            self.notify("The report is not built yet.", severity="warning")
+            return
+        ref = report.comparison_id or report.run_ids[0]
+        self.notify(f"Publishing {ref}…")
+        self.publish(ref)
+
+    @work(thread=True, exit_on_error=False, group="publish", exclusive=True, description="publishing the bundle")
+    def publish(self, ref: str) -> None:
+        from compare_tui.paths import bundles_dir
+        from compare_tui.publish import PublishError, publish_report
+
+        try:
+            published = publish_report(self.workspace.store, ref, bundles_dir() / ref)
+        except (PublishError, ReportNotFoundError, StoreError) as exc:
+            self.post_message(messages.PublishFailed(str(exc)))
+            return
+        self.post_message(messages.BundlePublished(published.index, published.record.sha256))
+
+    def on_bundle_published(self, message: messages.BundlePublished) -> None:
+        self.notify(f"{message.index}\nOpen it in a browser (file://); report.json is beside it.",
+                    title="Published", timeout=15)
+
+    def on_publish_failed(self, message: messages.PublishFailed) -> None:
+        self.notify(message.reason, title="Not published", severity="error", timeout=10)
 
     def action_back(self) -> None:
         self.app.pop_screen()
