@@ -315,7 +315,7 @@ PROVIDER_KEYS = [
     (k("ASIA", "K" * 16), "AWS access key id (AKIA/ASIA)"),
     (k("ghp_", "L" * 36), "GitHub token (ghp_)"),
     (k("github_pat_", "M" * 70), "GitHub token (github_pat_)"),
-    (k("sk-litellm-", "N" * 20), "OpenAI or DeepSeek (sk-)"),  # gateway keys must not look like this
+    (k("sk-litellm-", "N" * 20), "OpenAI or DeepSeek (sk-)"),  # LiteLLM's shape: refused unless a gateway is declared
 ]
 
 
@@ -328,7 +328,7 @@ def test_provider_keys_refused_without_echo(key: str, provider: str) -> None:
         message = str(info.value)
         assert key not in message and key[:12] not in message.replace(provider, "")
         assert "$COMPARE_TUI_KEY" in message and provider in message
-        assert "vk-" in message
+        assert "vk-" not in message and "gateway" in message  # what to do, never the old wrong advice
 
 
 @pytest.mark.parametrize("key", [k("vk-", "x" * 32), "a" * 40, k("AIza", "short"), k("AKIA", "lower" * 4), "SK-upper-is-not-a-prefix"])

@@ -22,8 +22,9 @@ from tests.support.fake_openai import (
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def write_catalogue(path: Path, url: str, *, key_env: str | None = None) -> Path:
+def write_catalogue(path: Path, url: str, *, key_env: str | None = None, gateway: str | None = None) -> Path:
     key = f'key_env = "{key_env}"\n' if key_env else ""
+    key += f'gateway = "{gateway}"\n' if gateway else ""
     path.write_text(
         f"""[[model]]
 name = "fake"

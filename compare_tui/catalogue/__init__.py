@@ -2,14 +2,18 @@
 
 Load with `load_catalogue`, look an entry up with `Catalogue.get`, then before the first
 request: `verify_weights(entry)` (refuses unpinned or changed weights, labels provenance)
-and `resolve_key(entry)` (refuses provider API keys). `ModelEntry.pins()` is what a run
+and `resolve_key(entry)` (refuses provider API keys), then `check_key(entry, key)` (the
+endpoint accepts the key; a gateway confirms an `sk-` virtual key). `ModelEntry.pins()` is what a run
 records about its model.
 """
 
 from compare_tui.catalogue.errors import CatalogueError, ModelRefused, UnknownModel
+from compare_tui.catalogue.gateway import check_key
 from compare_tui.catalogue.keys import (
+    PROVIDER_API_HOSTS,
     PROVIDER_KEY_PATTERNS,
     REDACTED,
+    is_provider_host,
     mask_provider_keys,
     provider_key_kind,
     redact,
@@ -36,6 +40,7 @@ from compare_tui.catalogue.verify import (
 
 __all__ = [
     "HOST_ATTESTED",
+    "PROVIDER_API_HOSTS",
     "PROVIDER_KEY_PATTERNS",
     "REDACTED",
     "VERIFIED",
@@ -53,9 +58,11 @@ __all__ = [
     "UnknownModel",
     "VerificationResult",
     "check_entry",
+    "check_key",
     "combined_digest",
     "find_weight_files",
     "hash_file",
+    "is_provider_host",
     "load_catalogue",
     "mask_provider_keys",
     "provider_key_kind",

@@ -4,17 +4,21 @@ A provider's own API key is refused before any request is made, and is never for
 logged or stored. We recognise provider keys by their published prefixes; anything else is
 treated as a virtual key.
 
-Gateway virtual keys must not look like provider keys. LiteLLM issues `sk-…` virtual keys
-by default, which are indistinguishable from OpenAI (and DeepSeek) keys, so they are
-refused too: have the gateway issue keys with a prefix of their own, e.g. `vk-…` (LiteLLM's
-`/key/generate` accepts an explicit `key`). Providers without a fixed prefix (Mistral,
-Cohere, Together, Azure OpenAI) cannot be recognised and are not checked.
+One exception, because the most common gateway needs it: LiteLLM requires every virtual key
+it issues to start with `sk-` (its `/key/generate` rejects any other), which is also the
+shape of an OpenAI or DeepSeek key. A bare `sk-…` key is therefore accepted only for an
+entry that declares its endpoint a gateway (`gateway = "litellm"`) on a host that is not a
+known provider API host (`PROVIDER_API_HOSTS`), and only once the gateway has confirmed the
+key before the first task (`catalogue/gateway.py`). Every other `sk-` shape (`sk-ant-`,
+`sk-proj-`, …) names its provider and stays refused. Providers without a fixed prefix
+(Mistral, Cohere, Together, Azure OpenAI) cannot be recognised and are not checked.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from urllib.parse import urlsplit
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -50,6 +54,32 @@ PROVIDER_KEY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 
+GATEWAY_SHAPED = "OpenAI or DeepSeek (sk-)"
+"""The one provider pattern a gateway's virtual key may match (LiteLLM issues `sk-…` keys)."""
+
+PROVIDER_API_HOSTS: tuple[str, ...] = (
+    "api.openai.com",
+    "api.deepseek.com",
+    "api.anthropic.com",
+    "generativelanguage.googleapis.com",
+    "api.groq.com",
+    "api.x.ai",
+    "api.mistral.ai",
+    "api.cohere.com",
+    "api.cohere.ai",
+    "api.together.xyz",
+    "api.together.ai",
+    "api.fireworks.ai",
+    "api.perplexity.ai",
+    "openrouter.ai",
+    "api.replicate.com",
+    "api-inference.huggingface.co",
+    "router.huggingface.co",
+    "openai.azure.com",
+)
+"""Hosts (and their subdomains) of providers' own APIs: an `sk-` key is never sent to one of
+them, whatever the entry declares, because there it can only be a provider key."""
+
 _BEARER = re.compile(r"(?i)^bearer\s+")
 # Candidate tokens in free text for `mask_provider_keys`. Real provider keys are 20+
 # characters; 16 keeps the short prefixes in our own messages (e.g. "(sk-proj-)") intact.
@@ -66,6 +96,25 @@ def provider_key_kind(value: str) -> str | None:
         if pattern.match(candidate):
             return provider
     return None
+
+
+def is_provider_host(endpoint: str) -> bool:
+    """True when `endpoint`'s host is one of `PROVIDER_API_HOSTS` or a subdomain of one."""
+    host = (urlsplit(endpoint).hostname or "").lower().rstrip(".")
+    return any(host == known or host.endswith("." + known) for known in PROVIDER_API_HOSTS)
+
+
+def gateway_key_allowed(entry: ModelEntry, provider: str | None) -> bool:
+    """Whether a key matching `provider`'s pattern may go to `entry`'s endpoint: only a bare
+    `sk-` key, only for a declared gateway, only on a host that is not a provider's API."""
+    return (provider == GATEWAY_SHAPED and entry.gateway is not None
+            and not is_provider_host(entry.endpoint))
+
+
+def needs_gateway_confirmation(entry: ModelEntry, key: str | None) -> bool:
+    """True for a key `resolve_key` accepted only because `entry` declares a gateway: it must
+    be confirmed by that gateway (`gateway.confirm_key`) before any task is sent."""
+    return key is not None and provider_key_kind(key) is not None
 
 
 def resolve_key(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> str | None:
@@ -89,13 +138,9 @@ def resolve_key(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> 
         )
     key = raw.strip()
     provider = provider_key_kind(key)
-    if provider is not None:
-        raise ModelRefused(
-            f"model {entry.name!r}: ${var} holds what looks like a provider API key "
-            f"({provider}); compare-tui never sends provider keys. Issue a virtual key from "
-            f"your gateway with a prefix of its own (e.g. vk-…) and put that in ${var}",
-            model=entry.name,
-        )
+    if provider is not None and not gateway_key_allowed(entry, provider):
+        raise ModelRefused(f"model {entry.name!r}: {_provider_key_refusal(entry, var, provider)}",
+                           model=entry.name)
     if any(ord(c) < 0x20 or c == "\x7f" or c.isspace() for c in key):
         # A header value with control characters or spaces is either a paste error or an
         # attempt to inject a second header; neither should reach the wire.
@@ -105,6 +150,20 @@ def resolve_key(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> 
             model=entry.name,
         )
     return key
+
+
+def _provider_key_refusal(entry: ModelEntry, var: str, provider: str) -> str:
+    base = (f"${var} holds what looks like a provider API key ({provider}); compare-tui never "
+            "sends provider keys")
+    if provider != GATEWAY_SHAPED:
+        return base + f". Put a gateway in front and put its virtual key in ${var}"
+    if entry.gateway is not None:  # declared, but the host is a provider's own API
+        host = urlsplit(entry.endpoint).hostname
+        return (base + f", and {host} is a provider's own API host, not a gateway; point the "
+                "endpoint at your gateway")
+    return (base + ". If it is a LiteLLM virtual key (LiteLLM issues only sk-… keys), declare "
+            'the endpoint a gateway with gateway = "litellm" in the catalogue entry (the gateway '
+            "then has to confirm the key before any task is sent)")
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:

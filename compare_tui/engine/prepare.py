@@ -7,7 +7,14 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from compare_tui.catalogue import ModelEntry, ModelRefused, refuse_if_needed, resolve_key, verify_weights
+from compare_tui.catalogue import (
+    ModelEntry,
+    ModelRefused,
+    check_key,
+    refuse_if_needed,
+    resolve_key,
+    verify_weights,
+)
 from compare_tui.catalogue.provenance import ProvenanceLabel
 from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
@@ -34,6 +41,9 @@ class PreparedRun:
     estimate: SpendEstimate
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     """Request headers, holding the virtual key when there is one. Never stored or logged."""
+    key_check: str | None = None
+    """How the endpoint confirmed the key before the first task (`catalogue.gateway`), or None
+    without a key. Recorded in the run's environment; never the key itself."""
 
 
 Progress = Callable[[str, int, int], None]
@@ -42,15 +52,27 @@ Progress = Callable[[str, int, int], None]
 def check_model(
     entry: ModelEntry, *, environ: Mapping[str, str] | None = None, progress: Progress | None = None
 ) -> tuple[ProvenanceLabel, dict[str, str]]:
-    """Refusals, key policy and weights verification: return (provenance label, headers)."""
+    """`checked_model` without how the key was confirmed."""
+    label, headers, _ = checked_model(entry, environ=environ, progress=progress)
+    return label, headers
+
+
+def checked_model(
+    entry: ModelEntry, *, environ: Mapping[str, str] | None = None, progress: Progress | None = None
+) -> tuple[ProvenanceLabel, dict[str, str], str | None]:
+    """Refusals, key policy, the endpoint's acceptance of the key (`check_key`: a gateway
+    confirms an `sk-` virtual key; a key the endpoint rejects refuses the run) and weights
+    verification: return (provenance label, headers, how the key was confirmed). Nothing but
+    that key check is sent."""
     try:
         refuse_if_needed(entry)
         key = resolve_key(entry, os.environ if environ is None else environ)
+        key_check = check_key(entry, key)
         verification = verify_weights(entry, progress=progress)
     except ModelRefused as exc:
         raise RunRefusedError(entry.name, str(exc)) from None
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return verification.label, headers
+    return verification.label, headers, key_check
 
 
 def prepare_run(
@@ -73,7 +95,7 @@ def prepare_run(
     refusal = check_spend(estimate, max_cost)
     if refusal:
         raise RunRefusedError(entry.name, refusal)
-    provenance, headers = check_model(entry, environ=environ, progress=progress)
+    provenance, headers, key_check = checked_model(entry, environ=environ, progress=progress)
     run = RunRecord(
         status=RunStatus.PENDING,
         goldset_id=goldset.manifest.workload_id,
@@ -91,7 +113,7 @@ def prepare_run(
         comparison_id=comparison_id,
     )
     store.create_run(run)
-    return PreparedRun(run, goldset, entry, settings, estimate, headers)
+    return PreparedRun(run, goldset, entry, settings, estimate, headers, key_check)
 
 
 def prepare_resume(
@@ -118,8 +140,8 @@ def prepare_resume(
             run.model_name,
             f"the catalogue entry for {entry.name} changed since run {run.id} started; start a new run instead",
         )
-    provenance, headers = check_model(entry, environ=environ, progress=progress)
+    provenance, headers, key_check = checked_model(entry, environ=environ, progress=progress)
     s = run.settings
     settings = RunSettings.from_dict(s)
     estimate = SpendEstimate(s.get("estimate_usd"), "recorded", s.get("estimate", ""))
-    return PreparedRun(run, goldset, entry, settings, estimate, headers)
+    return PreparedRun(run, goldset, entry, settings, estimate, headers, key_check)

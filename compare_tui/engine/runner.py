@@ -95,7 +95,7 @@ class RunExecutor:
                 self.store.update_run(
                     run.id,
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
-                    | {"http_transport": transport_name(transport)},
+                    | {"http_transport": transport_name(transport), "key_check": self.p.key_check},
                 )
                 done_before = len(self.p.goldset.tasks) - len(pending)
                 self.observer.on_event(

@@ -1,8 +1,9 @@
 """From a catalogue entry and a choice of scenarios to a stored, finished tool-call run.
 
 The key policy is the catalogue's: the entry must be pinned (`refuse_if_needed`) and its key
-must be a virtual key (`resolve_key`); both refuse before any request, so a refused key is
-never sent. `--publishable` runs hold the full official suite and nothing of a user's tools.
+must be a virtual key (`resolve_key`), which the endpoint accepts (`check_key`: a gateway
+confirms an `sk-` virtual key); all refuse before any chat request, so a refused key is never
+sent to a model. `--publishable` runs hold the full official suite and nothing of a user's tools.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import httpx
 
-from compare_tui.catalogue import ModelEntry, refuse_if_needed, resolve_key
+from compare_tui.catalogue import ModelEntry, check_key, refuse_if_needed, resolve_key
 from compare_tui.engine.transport import endpoint_client
 from compare_tui.errors import CompareTuiError
 from compare_tui.store import AuditRow, new_run_id, utc_now
@@ -89,6 +90,7 @@ async def execute(
     check_request(request)
     entry = request.entry
     key = resolve_key(entry, environ)
+    await asyncio.to_thread(check_key, entry, key)  # the endpoint (a gateway) accepts the key
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     run = ToolcallRun(
         id=new_run_id(), created_at=utc_now(), model_name=entry.name, model_id=entry.model, endpoint=entry.endpoint,

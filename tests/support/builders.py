@@ -29,7 +29,8 @@ def load(root: Path):
     return load_golden_set(root)
 
 
-def hosted_entry(url: str, *, name: str = "fake", key_env: str | None = None, cost: dict | None = None) -> ModelEntry:
+def hosted_entry(url: str, *, name: str = "fake", key_env: str | None = None, cost: dict | None = None,
+                 gateway: str | None = None) -> ModelEntry:
     data = {
         "name": name,
         "kind": "hosted",
@@ -42,4 +43,6 @@ def hosted_entry(url: str, *, name: str = "fake", key_env: str | None = None, co
     }
     if key_env:
         data["key_env"] = key_env
+    if gateway:
+        data["gateway"] = gateway
     return ModelEntry.model_validate(data)

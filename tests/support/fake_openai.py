@@ -49,6 +49,31 @@ DEFAULT_PROPS = {
 
 
 @dataclass(frozen=True)
+class GatewayKeys:
+    """LiteLLM-like key checks on every route but /health: the `master` key is accepted
+    everywhere; with a `database`, so are the `issued` virtual keys, `/key/info` answers 200
+    for any of them, and any other key gets 401; without one, every other key (and `/key/info`
+    itself) gets LiteLLM's `400 No connected db.`"""
+
+    master: str
+    issued: tuple[str, ...] = ()
+    database: bool = False
+
+    def refusal(self, path: str, authorization: str | None) -> tuple[int, str] | None:
+        key = (authorization or "").removeprefix("Bearer ").strip()
+        known = key == self.master or (self.database and key in self.issued)
+        if path == "/key/info" and not self.database:
+            return 400, "No connected db."
+        if known:
+            return None
+        if not key:
+            return 401, "Authentication Error, No api key passed in."
+        if not self.database:
+            return 400, "No connected db."
+        return 401, f"Authentication Error, Invalid proxy server token passed. Received API Key = {key}"
+
+
+@dataclass(frozen=True)
 class ReceivedRequest:
     """One request as the server read it (headers lower-cased; body parsed when JSON)."""
 
@@ -131,10 +156,11 @@ class FakeServer:
     def __init__(self, script: Script | None = None, *, default: Plan | None = None,
                  mode: str = "scripted", port: int = 0, models: tuple[str, ...] = ("fake-model",),
                  props: dict | None = DEFAULT_PROPS, health_status: int = 200,
-                 record: bool = True) -> None:
+                 record: bool = True, gateway: GatewayKeys | None = None) -> None:
         if mode not in ("scripted", "zero-delay"):
             raise ValueError(f"mode must be 'scripted' or 'zero-delay', not {mode!r}")
         self.script, self.mode, self.record = script, mode, record
+        self.gateway = gateway
         self.default = default or Answer()
         self.models, self.props = models, props
         self.health_status = health_status  # mutable: flip to 503 to mimic a loading server
@@ -231,6 +257,15 @@ class FakeServer:
                        writer: asyncio.StreamWriter) -> bool:
         """Write one response; return whether the connection may be reused."""
         keep = headers.get("connection", "").lower() != "close"
+        refusal = (self.gateway.refusal(path, headers.get("authorization"))
+                   if self.gateway is not None and path != "/health" else None)
+        if refusal is not None:
+            self._log(method, path, headers, raw, None, None)
+            status, message = refusal
+            body = {"error": {"message": message, "type": "auth_error", "param": "None", "code": str(status)}}
+            writer.write(_json_response(status, dumps(body), keep))
+            await writer.drain()
+            return keep
         if method == "POST" and path in ("/v1/chat/completions", "/chat/completions"):
             return await self._chat(headers, raw, writer, keep)
         self._log(method, path, headers, raw, None, None)
@@ -242,6 +277,9 @@ class FakeServer:
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "llamacpp"}
                     for m in self.models]
             writer.write(_json_response(200, dumps({"object": "list", "data": data}), keep))
+        elif method == "GET" and path == "/key/info" and self.gateway is not None:
+            info = {"key": "hashed-token", "info": {"key_alias": None, "models": [], "spend": 0.0}}
+            writer.write(_json_response(200, dumps(info), keep))
         elif method == "GET" and path == "/props" and self.props is not None:
             writer.write(_json_response(200, dumps(self.props), keep))
         else:
