@@ -141,3 +141,32 @@ def test_cli_run_with_a_wrong_key_exits_2_before_any_task(tmp_path, monkeypatch,
         assert main(common) == 0
         assert len(_chat_requests(gw)) == 5
         assert MASTER not in capsys.readouterr().out
+
+
+def test_cli_run_without_a_key_against_a_gateway_that_wants_one_exits_2(tmp_path, monkeypatch, capsys) -> None:
+    set_path = write_set(tmp_path / "set", {"t0": "ok"})
+    monkeypatch.setenv("COMPARE_TUI_STATE_DIR", str(tmp_path / "state"))
+    with FakeServer(default=text("ok"), gateway=GatewayKeys(master=MASTER)) as gw:
+        catalogue = write_catalogue(tmp_path / "models.toml", gw.url, gateway="litellm")
+        code = main(["run", str(set_path), "--model", "fake", "--models", str(catalogue),
+                     "--store", str(tmp_path / "runs.sqlite")])
+        assert code == 2 and "no key_env" in capsys.readouterr().err
+        assert _chat_requests(gw) == []
+
+
+def test_models_add_through_a_gateway_confirms_an_sk_key_first(tmp_path, monkeypatch, capsys) -> None:
+    catalogue = tmp_path / "models.toml"
+    with FakeServer(gateway=GatewayKeys(master=MASTER)) as gw:
+        add = ["models", "add", "gw-model", "--kind", "hosted", "--endpoint", gw.url, "--model", "fake-model",
+               "--gateway", "litellm", "--key-env", "GW_KEY", "--revision", "r1", "--price-in", "0.1",
+               "--price-out", "0.2", "--price-date", "2026-12-01", "--price-source", "test",
+               "--models", str(catalogue)]
+        monkeypatch.setenv("GW_KEY", WRONG)
+        assert main(add) == 2
+        err = capsys.readouterr().err
+        assert "did not confirm" in err and WRONG not in err and not catalogue.exists()
+        assert [r.path for r in gw.requests] == ["/key/info", "/v1/models"]  # the probe never ran
+        monkeypatch.setenv("GW_KEY", MASTER)
+        assert main(add) == 0
+    text_written = catalogue.read_text()
+    assert 'gateway = "litellm"' in text_written and MASTER not in text_written

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from compare_tui.catalogue.editing import read_for_edit, save, with_entry
 from compare_tui.catalogue.errors import CatalogueEditError, ModelRefused
+from compare_tui.catalogue.gateway import check_key
 from compare_tui.catalogue.keys import mask_provider_keys, resolve_key
 from compare_tui.catalogue.loader import validation_problems
 from compare_tui.catalogue.models import ModelEntry, ServingNotes
@@ -89,9 +90,11 @@ def add_model(
             f"a model named {request.name!r} is already in {catalogue_path}; pass --replace to overwrite "
             "it, or choose another NAME", catalogue_path)
     shell = _validated({"name": request.name, "kind": "hosted", "endpoint": request.endpoint,
-                        "model": request.model or "-", "key_env": request.key_env}, request.name)
+                        "model": request.model or "-", "key_env": request.key_env,
+                        "gateway": request.gateway}, request.name)
     try:
         key = resolve_key(shell, os.environ if environ is None else environ)
+        check_key(shell, key)  # a gateway confirms an sk- key before the probe sends it anywhere
     except ModelRefused as exc:
         raise CatalogueEditError(mask_provider_keys(str(exc))) from None
     if request.kind == "local" and request.weights_dir is None and not request.weights:

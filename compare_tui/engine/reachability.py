@@ -3,7 +3,9 @@ request (and by the TUI's Models tab), so that a run never starts against a serv
 not there.
 
 No key is sent (a reachability check never handles credentials), so a host that wants one
-answers 401/403, which still proves it is up. Ambient proxies are ignored, as for every
+answers 401/403, which still proves it is up; it refuses an entry without `key_env`, whose
+every task would be refused. An entry with a key is asked again with it before the first task
+(`catalogue.check_key`). Ambient proxies are ignored, as for every
 request to a model endpoint. Blocking: call it from a worker thread in the TUI.
 """
 
@@ -56,3 +58,9 @@ def refuse_unreachable(entries: Iterable[ModelEntry], prober: Prober = probe_end
                     else "check the endpoint and the network")
             raise RunRefusedError(entry.name, f"the endpoint {entry.endpoint} is {verdict}; nothing was sent "
                                               f"({hint}, then try again)")
+        if entry.key_env is None and "wants a key" in verdict:
+            # Without a key every task would be refused the same way (`catalogue.check_key`
+            # asks again with the key where the entry has one).
+            raise RunRefusedError(entry.name, f"the endpoint {entry.endpoint} is {verdict} but the entry has "
+                                              "no key_env; nothing was sent (set key_env to the variable "
+                                              "holding your virtual key)")
