@@ -51,6 +51,9 @@ class ErrorClass(StrEnum):
     """Why an attempt's request produced no usable answer (`AttemptRecord.error_class`)."""
 
     CONNECT = "connect"
+    UPSTREAM = "upstream"
+    """A gateway answered, but reported (a 5xx body, or an error inside a 200 stream) that it
+    could not connect to the server behind it: a connection failure one hop further."""
     RESET = "reset"
     TIMEOUT = "timeout"
     TRANSPORT = "transport"
@@ -64,13 +67,19 @@ class ErrorClass(StrEnum):
     TRUNCATED = "truncated"
 
 
-RETRYABLE_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.RESET, ErrorClass.HTTP_429, ErrorClass.HTTP_5XX})
-"""Connection failures, 429 and 5xx are retried; nothing else is."""
+RETRYABLE_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.UPSTREAM, ErrorClass.RESET, ErrorClass.HTTP_429,
+                               ErrorClass.HTTP_5XX})
+"""Connection failures (ours, or a gateway's to its upstream), 429 and 5xx are retried; nothing else is."""
 
-NOT_MEASURED_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.RESET, ErrorClass.TIMEOUT, ErrorClass.TRANSPORT,
+CONNECTION_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.UPSTREAM})
+"""Failures to reach the model's server at all (directly, or from a gateway): a run of these in
+a row means the server is down (`engine.runner.OUTAGE_AFTER`)."""
+
+NOT_MEASURED_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.UPSTREAM, ErrorClass.RESET, ErrorClass.TIMEOUT, ErrorClass.TRANSPORT,
                                   ErrorClass.HTTP_429, ErrorClass.HTTP_5XX, ErrorClass.AUTH})
 """Error classes of an attempt where no model answered: the network or the server failed
-(connection refused or reset, a timeout, 5xx or 429 after the retries, a refused key). Such
+(connection refused or reset, a gateway that could not reach its upstream, a timeout, 5xx or
+429 after the retries, a refused key). Such
 an attempt measured nothing: its task stays *not done*, a resume retries it, and it never
 enters a figure. Every other error (the scorer itself failed, the server rejected the
 request, a stream cut short after part of an answer) is a recorded outcome."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,21 @@ class Exchange:
     def retryable(self) -> bool:
         """Connection failures, 429 and 5xx are retried; nothing else is (issue 4)."""
         return self.error_class in RETRYABLE_CLASSES
+
+
+UPSTREAM_FAILURE = re.compile(
+    r"APIConnectionError|\bconnection error\b|upstream connect error|connection refused"
+    r"|all connection attempts failed|cannot connect to host",
+    re.IGNORECASE,
+)
+"""How gateways word "I could not reach the server behind me" (LiteLLM's
+`litellm.APIConnectionError … Connection error` inside a stream, `litellm.InternalServerError …
+Connection error` in a 5xx body; Envoy's `upstream connect error`; httpx/aiohttp wording)."""
+
+
+def upstream_failure(message: str) -> bool:
+    """True when a server's error message reports that it could not connect to its upstream."""
+    return UPSTREAM_FAILURE.search(message) is not None
 
 
 def chat_url(endpoint: str) -> str:
@@ -132,7 +148,11 @@ async def _read_stream(response: httpx.Response, ex: Exchange) -> None:
         ex.error_class, ex.error = ErrorClass.MALFORMED_STREAM, f"the stream is not valid SSE/JSON: {str(exc)[:200]}"
         return
     ex.ended_ns = time.perf_counter_ns()
-    if acc.error is not None:
+    if acc.error is not None and upstream_failure(acc.error):
+        # Nothing the model said counts: the gateway lost its upstream (issue 23).
+        ex.error_class = ErrorClass.UPSTREAM
+        ex.error = f"the gateway could not reach its upstream (error inside the stream): {acc.error[:500]}"
+    elif acc.error is not None:
         ex.error_class, ex.error = ErrorClass.STREAM_ERROR, f"the server reported an error inside the stream: {acc.error[:500]}"
     elif not done and acc.finish_reason is None:
         ex.error_class, ex.error = ErrorClass.TRUNCATED, "the stream ended without a finish reason or [DONE]"
@@ -149,7 +169,7 @@ def _classify_status(response: httpx.Response, raw: bytes, ex: Exchange) -> None
         ex.error_class = ErrorClass.HTTP_429
         ex.retry_after_s = _retry_after(response.headers.get("retry-after"))
     elif status >= 500:
-        ex.error_class = ErrorClass.HTTP_5XX
+        ex.error_class = ErrorClass.UPSTREAM if upstream_failure(message) else ErrorClass.HTTP_5XX
         ex.retry_after_s = _retry_after(response.headers.get("retry-after"))
     elif status in (401, 403):
         ex.error_class = ErrorClass.AUTH

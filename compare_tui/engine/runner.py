@@ -8,7 +8,8 @@ flat however large the set: `concurrency` workers pull tasks from one iterator.
 An attempt that measured nothing (the endpoint failed: `store.NOT_MEASURED_CLASSES`) is
 stored with its audit rows as evidence but leaves its task *not done*: the run ends
 `incomplete` with the count and the reasons, and a resume retries exactly those tasks. After
-`OUTAGE_AFTER` attempts in a row that could not connect at all, the run stops handing out
+`OUTAGE_AFTER` attempts in a row that could not connect at all (or whose gateway could not
+connect to its upstream: `vocabulary.CONNECTION_CLASSES`), the run stops handing out
 tasks: the server is gone, and asking it every remaining task would only turn each into the
 same error (a task-specific failure, such as one request that always gets a 500, does not
 count towards this).
@@ -38,7 +39,7 @@ from compare_tui.scoring import score
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
 from compare_tui.store import AttemptRecord, AuditRow, RunStatus, Store, measured
 from compare_tui.store import utc_now as now_iso
-from compare_tui.vocabulary import NOT_DONE, TASK_ENDING_OUTCOMES, ErrorClass
+from compare_tui.vocabulary import CONNECTION_CLASSES, NOT_DONE, TASK_ENDING_OUTCOMES
 
 OUTAGE_AFTER = 5
 """Attempts in a row that could not connect after which a run stops sending (the server is gone)."""
@@ -139,7 +140,7 @@ class RunExecutor:
                 # number), and asking again now would only meet the same failure.
                 self._not_measured[error_class or ""] += 1
                 self._not_measured_example.setdefault(error_class or "", error or "")
-                self._in_a_row = self._in_a_row + 1 if error_class == ErrorClass.CONNECT else 0
+                self._in_a_row = self._in_a_row + 1 if error_class in CONNECTION_CLASSES else 0
                 self._outage = self._outage or self._in_a_row >= OUTAGE_AFTER
                 return
             self._in_a_row = 0
@@ -229,7 +230,7 @@ class RunExecutor:
         if reasons:
             text += f" ({reasons})"
         if skipped:
-            text += f"; {skipped} not tried after {OUTAGE_AFTER} failed connections in a row (the server looks down)"
+            text += f"; {skipped} not tried after {OUTAGE_AFTER} failed connections in a row (the server, or the one behind the gateway, looks down)"
         return RunStatus.INCOMPLETE.value, text + f"; resume with `compare-tui run --resume {self.p.run.id}` once it answers"
 
     def _sampler(self) -> GpuSampler | None:
