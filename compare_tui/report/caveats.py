@@ -141,6 +141,7 @@ def _serving(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
         out.append(Caveat("hardware", f"{name} was served on this machine{f' ({how})' if how else ''}, which may "
                           "not be your production hardware: its latency, GPU memory and hardware cost hold "
                           "for this machine and these serving settings only."))
+    out += _gateway(name, run_input)
     gpu = row.gpu
     if gpu.applicable and not gpu.measured:
         out.append(Caveat("gpu", f"GPU memory of {name} was not measured: {gpu.reason or 'no reason was recorded'}."))
@@ -149,3 +150,25 @@ def _serving(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
         out.append(Caveat("gpu_scope", f"GPU memory of {name} is the whole device's use (other processes "
                           f"included), sampled periodically, so spikes between samples can be missed.{notes}"))
     return out
+
+
+def _gateway(name: str, run_input: RunInput) -> list[Caveat]:
+    """What a gateway hid: the serving stack's own account (llama.cpp's `/props`, the `timings`
+    in answers), and the upstream stack as the user stated it, labelled so (issue 23)."""
+    entry = run_input.run.model_entry or {}
+    gateway = entry.get("gateway")
+    if not gateway:
+        return []
+    server = (run_input.run.environment or {}).get("server") or {}
+    props = server.get("props") if isinstance(server, dict) else None
+    hidden = ["server timings in answers"]
+    if not (isinstance(props, dict) and "error" not in props):
+        hidden.insert(0, "/props (build, chat template, context)")
+    serving = entry.get("serving") or {}
+    stated = ", ".join(f"{k}={serving[k]}" for k in ("stack", "quantisation", "chat_template", "tool_parser", "build")
+                       if serving.get(k))
+    upstream = (f"the upstream stack as stated in the catalogue: {stated} (stated, not verified)" if stated else
+                "no upstream stack is stated; add it to the catalogue's [model.serving] (recorded as stated, not verified)")
+    return [Caveat("gateway", f"{name} was reached through the {gateway} gateway, which hides the serving stack's "
+                   f"own account ({'; '.join(hidden)}), so serving facts were not read and the latency includes "
+                   f"the gateway; {upstream}.")]

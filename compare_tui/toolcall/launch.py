@@ -81,6 +81,15 @@ def audit_row(run: ToolcallRun, scenario: Scenario, exchange: RawExchange) -> Au
                     duration_ms=round(exchange.duration_ms, 3), error_class=exchange.error_class)
 
 
+def gateway_stated_serving(entry: ModelEntry) -> dict[str, str]:
+    """For an entry behind a gateway (which hides the stack's `/props`), the catalogue's
+    `[model.serving]` as the user stated it: shown as stated, not verified. Empty otherwise."""
+    if entry.gateway is None:
+        return {}
+    stated = entry.serving.model_dump(exclude={"extra"}, exclude_none=True)
+    return {k: str(v) for k, v in stated.items()} | dict(entry.serving.extra)
+
+
 async def execute(
     request: RunRequest, *, store: ToolcallStore | None = None, environ: Mapping[str, str] | None = None,
     on_result: Callable[[int, ScenarioResult], None] | None = None, client: httpx.AsyncClient | None = None,
@@ -95,7 +104,9 @@ async def execute(
     run = ToolcallRun(
         id=new_run_id(), created_at=utc_now(), model_name=entry.name, model_id=entry.model, endpoint=entry.endpoint,
         suite_name=request.suite.name, suite_version=request.suite.version, suite_digest=request.suite.digest,
-        user_notes=dict(request.user_notes), settings={**request.settings.as_dict(), "scenarios": list(request.scenario_patterns)},
+        user_notes={**gateway_stated_serving(entry), **request.user_notes},
+        settings={**request.settings.as_dict(), "scenarios": list(request.scenario_patterns)}
+        | ({"gateway": entry.gateway} if entry.gateway else {}),
         tools_file=tools_file_summary(request.tools) if request.tools else None, publishable=request.publishable,
         keep_arguments=request.keep_arguments, status="running",
     )

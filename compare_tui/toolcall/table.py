@@ -114,6 +114,17 @@ def _caveats(runs: Sequence[ToolcallRun]) -> list[str]:
         out.append("Some schema keywords were not checked (listed per scenario); a pass does not vouch for them.")
     if any(res.approximate for res in results):
         out.append("`pattern` is checked with Python's re, not ECMA-262: approximate.")
+    for run in runs:
+        gateway = run.settings.get("gateway")
+        if gateway and not run.server_notes:
+            stated = run.user_notes.get("stack")
+            upstream = (f"the upstream stack stated in the catalogue is {stated} ({NOTES_LABEL})" if stated else
+                        "no upstream stack is stated (add it to the catalogue's [model.serving], recorded as "
+                        "stated, not verified)")
+            out.append(f"{run.model_name} {run.id[:6]} was reached through the {gateway} gateway, which hides the "
+                       "serving stack's own account (llama.cpp's /props: whether the chat template supports tools; "
+                       "server timings): a fail or unsupported may be the serving setup's, not the model's; "
+                       f"{upstream}.")
     if any(run.status != "finished" for run in runs):
         out.append("A run did not finish; its missing scenarios show as · (not run).")
     return out
