@@ -8,12 +8,15 @@ words."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from compare_tui.engine import CollectingObserver, RetryPolicy, RunExecutor, RunOverrides, prepare_resume, prepare_run
 from compare_tui.engine.client import upstream_failure
 from compare_tui.engine.runner import OUTAGE_AFTER
 from compare_tui.store import Store
+from compare_tui.toolcall.exchange import post_chat
+from compare_tui.toolcall.unsupported import classify
 from compare_tui.vocabulary import ErrorClass, measured
 from tests.support.builders import hosted_entry, load, write_set
 from tests.support.fake_openai import FakeServer, error_in_stream, fail_then, http_error, text
@@ -83,3 +86,24 @@ async def test_a_lost_upstream_leaves_tasks_not_done_and_the_run_resumable(tmp_p
         resumed = prepare_resume(store, run.id, goldset, hosted_entry(gw.url), environ={})
         assert await RunExecutor(store, resumed, retry=FAST_RETRY).execute() == "completed"
     assert store.pass_rate_summary(run.id).passed == len(names)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_the_tool_call_runner_names_a_lost_upstream_and_keeps_a_plain_500_an_http_error(stream) -> None:
+    # The tool-call suite has its own exchange: a gateway's lost upstream must be an error there
+    # too (nothing measured), never the model's failure to handle the conversation.
+    script = {"body": http_error(500, IN_BODY), "stream": error_in_stream(IN_STREAM),
+              "plain": http_error(500, "tools param requires --jinja flag")}
+    with FakeServer(script) as gw:
+        async with httpx.AsyncClient(trust_env=False) as client:
+            async def ask(task: str):
+                body = {"model": "fake-model", "stream": stream, "messages": [{"role": "user", "content": task}]}
+                return await post_chat(client, gw.url, body, timeout_s=10)
+
+            lost_body, plain = await ask("body"), await ask("plain")
+            lost_stream = await ask("stream") if stream else None
+    assert lost_body.error_class == "upstream" and "Connection error" in (lost_body.error or "")
+    assert classify(lost_body).kind == "error"
+    assert plain.error_class == "http"
+    if lost_stream is not None:
+        assert lost_stream.error_class == "upstream" and classify(lost_stream).kind == "error"

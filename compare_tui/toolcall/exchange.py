@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from compare_tui.engine.client import chat_url
+from compare_tui.engine.client import chat_url, upstream_failure
 from compare_tui.engine.sse import SseError, SseFramer
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -30,7 +30,7 @@ class RawExchange:
 
     status: int | None = None
     error_class: str | None = None
-    """"timeout", "connect", "reset", "transport", "malformed", "too_large", "http" or
+    """"timeout", "connect", "upstream", "reset", "transport", "malformed", "too_large", "http" or
     "stream_error" (an `error` payload inside a 200 stream)."""
     error: str | None = None
     """A one-line description for people."""
@@ -95,7 +95,8 @@ async def _exchange(client: httpx.AsyncClient, url: str, payload: bytes, headers
                 return
             if response.status_code != 200:
                 ex.server_message = error_message(raw)
-                ex.error_class = "http"
+                # A gateway that lost its upstream: nothing the model did, never a fail of the model's.
+                ex.error_class = "upstream" if upstream_failure(ex.server_message or "") else "http"
                 ex.error = f"HTTP {response.status_code}: {ex.server_message}" if ex.server_message else f"HTTP {response.status_code}"
                 return
             try:
@@ -105,7 +106,8 @@ async def _exchange(client: httpx.AsyncClient, url: str, payload: bytes, headers
                 return
             if isinstance(ex.body, dict) and ex.body.get("error") is not None:
                 ex.server_message = _error_text(ex.body["error"])
-                ex.error_class, ex.error = "stream_error", f"HTTP 200 carrying an error: {ex.server_message}"
+                ex.error_class = "upstream" if upstream_failure(ex.server_message or "") else "stream_error"
+                ex.error = f"HTTP 200 carrying an error: {ex.server_message}"
             return
         await _read_stream(response, ex, started)
 
@@ -152,7 +154,8 @@ def _take(events: list[Any], ex: RawExchange, started: float) -> bool:
             ex.ttft_ms = (time.perf_counter() - started) * 1000
         if isinstance(chunk, dict) and chunk.get("error") is not None:
             ex.server_message = _error_text(chunk["error"])
-            ex.error_class, ex.error = "stream_error", f"the server reported an error inside the stream: {ex.server_message}"
+            ex.error_class = "upstream" if upstream_failure(ex.server_message or "") else "stream_error"
+            ex.error = f"the server reported an error inside the stream: {ex.server_message}"
             return True
     return False
 
