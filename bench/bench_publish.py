@@ -20,8 +20,6 @@ import sqlite3
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from compare_tui.publish import publish_report
@@ -37,7 +35,7 @@ from compare_tui.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_report import fill
+from bench_report import fill, median_s
 
 from tests.support.chromium import Browser
 
@@ -56,16 +54,6 @@ def write_set(root: Path, tasks: int) -> Path:
                 "expected": {"text": "billing"}}
         (root / "tasks" / f"task-{n:05d}.json").write_text(json.dumps(task))
     return root
-
-
-def median_s(work: Callable[[], object], repeat: int) -> float:
-    work()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def measure(tasks: int, repeat: int) -> dict[str, float]:

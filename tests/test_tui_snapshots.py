@@ -229,6 +229,12 @@ def test_models_after_verify_all(make_models_app, snap_compare, size):
     """`m` from Home, `V` verifies every model; the cursor on the one whose weights changed."""
     async def run_before(pilot) -> None:
         await keys("m", "V", "down")(pilot)
+        for _ in range(200):  # the last outcome is a message: on a busy machine it lands later
+            if not pilot.app.screen.queued:
+                break
+            await settle(pilot, rounds=1)
+        assert not pilot.app.screen.queued, "verify all did not finish"
+        await pilot.pause()
         pilot.app.clear_notifications()  # the toast would cover the reasons below it
         await pilot.pause()
 

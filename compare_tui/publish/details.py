@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compare_tui.catalogue.keys import REDACTED, mask_provider_keys
+from compare_tui.goldset.text import expected_text, input_text
 from compare_tui.scoring.result import Answer, ToolCall
 from compare_tui.store import Store
 from compare_tui.store.records import RunRecord
@@ -73,32 +74,6 @@ class Masker:
         if _KEY_PREFIX.search(text):  # a fast pre-check: every provider pattern starts so
             text = mask_provider_keys(text)
         return self._pattern.sub(REDACTED, text) if self._pattern is not None else text
-
-
-def input_text(task: Any) -> str:
-    lines = []
-    for message in task.input.chat_messages():
-        content = message.get("content")
-        if not isinstance(content, str):
-            content = json.dumps(content, ensure_ascii=False)
-        lines.append(f"[{message['role']}] {content}")
-        lines += [f"  {json.dumps(call, ensure_ascii=False, sort_keys=True)}" for call in message.get("tool_calls") or ()]
-    if task.input.tools:
-        names = [t.get("function", {}).get("name", "?") for t in task.input.tools]
-        lines.append(f"tools offered: {', '.join(names)}")
-    if task.input.response_format:
-        lines.append(f"response_format: {json.dumps(task.input.response_format, ensure_ascii=False, sort_keys=True)}")
-    return "\n".join(lines)
-
-
-def expected_text(task: Any) -> str:
-    expected = task.expected
-    if expected.tool_call is not None:
-        args = json.dumps(expected.tool_call.arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return f"[tool call] {expected.tool_call.name}({args})"
-    if expected.text is not None:
-        return str(expected.text)
-    return str(json.dumps(expected.json_, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def _answer(row: Mapping[str, Any]) -> str:

@@ -21,7 +21,8 @@ from compare_tui.tui.review_queue import ReviewItem, next_position, review_queue
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 from compare_tui.tui.task_facts import read_task_facts
-from compare_tui.tui.widgets.task_text import expected_text, input_text, run_text
+from compare_tui.goldset.text import expected_text, input_text
+from compare_tui.tui.widgets.task_text import run_text
 
 
 class ReviewScreen(CompareScreen):

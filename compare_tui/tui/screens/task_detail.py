@@ -13,7 +13,8 @@ from textual.widgets import Footer, Header, Static
 from compare_tui.tui import messages
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.task_facts import TaskFacts, read_task_facts
-from compare_tui.tui.widgets.task_text import expected_text, input_text, run_text, task_header
+from compare_tui.goldset.text import expected_text, input_text
+from compare_tui.tui.widgets.task_text import run_text, task_header
 
 
 class TaskDetailScreen(CompareScreen):
