@@ -190,10 +190,15 @@ def _tasks(report: Report, details: Sequence[TaskDetail] | None) -> str:
         return ""
     opener = " tabindex=0" if details is not None else ""
     rows = []
+    # A row's flags and cells depend only on its statuses, and few combinations occur: each is
+    # spelled once (10,000 tasks otherwise spell the same few strings 10,000 times).
+    spelled: dict[tuple[str, ...], tuple[str, str]] = {}
     for index, task_id in enumerate(report.task_ids):
-        statuses = [r.blocks[index].status for r in report.models]
-        cells = "".join(f"<td class={STATUS_CLASS.get(s, 'm')}>{esc(fmt.MARKS.get(s, '·'))}" for s in statuses)
-        rows.append(f'<tbody class="{_flags(statuses)}"><tr><th scope=row{opener}>{esc(task_id)}{cells}</tbody>')
+        statuses = tuple(r.blocks[index].status for r in report.models)
+        if (parts := spelled.get(statuses)) is None:
+            cells = "".join(f"<td class={STATUS_CLASS.get(s, 'm')}>{esc(fmt.MARKS.get(s, '·'))}" for s in statuses)
+            parts = spelled[statuses] = (f'<tbody class="{_flags(statuses)}"><tr><th scope=row{opener}>', cells)
+        rows.append(f"{parts[0]}{esc(task_id)}{parts[1]}</tbody>")
     legend = ('<p class="legend">' + "".join(f'<span>{esc(fmt.MARKS[s])} {esc(fmt.MARK_WORDS[s])}</span>'
                                              for s in STATUS_CLASS) + "</p>")
     if details is None:

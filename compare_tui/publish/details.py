@@ -77,8 +77,12 @@ class Masker:
 
 
 def _answer(row: Mapping[str, Any]) -> str:
+    stored_calls = row["tool_calls"]
+    if not stored_calls or stored_calls == "[]":
+        # Most answers call no tool: the text is the rendered answer (no JSON to parse).
+        return str(row["answer_text"] or "")
     try:
-        calls = json.loads(row["tool_calls"] or "[]")
+        calls = json.loads(stored_calls)
     except ValueError:
         calls = []
     tool_calls = tuple(ToolCall(name=str(c.get("name", "")), arguments=str(c.get("arguments", "")))
