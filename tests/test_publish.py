@@ -182,6 +182,13 @@ def test_bad_input_is_one_line_and_exit_2(store_path, tmp_path, args, message):
     assert not (tmp_path / "x").exists()
 
 
+def test_an_empty_out_is_refused_rather_than_read_as_the_current_folder(store_path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = cli("publish", "latest", "--out", "", "--store", str(store_path))
+    assert result.code == 2 and "--out is empty" in result.err and "Traceback" not in result.err
+    assert not (tmp_path / "index.html").exists() and not (tmp_path / "report.json").exists()
+
+
 def test_an_out_that_is_a_file_is_refused(store_path, tmp_path):
     (tmp_path / "file").write_text("x")
     result = publish(store_path, tmp_path / "file")

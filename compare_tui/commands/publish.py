@@ -61,6 +61,9 @@ def _publish(args: argparse.Namespace) -> int:
         raise CommandError("give what to publish: a comparison or run id (or `latest`), or --experiment NAME")
     if args.out is None:
         raise CommandError("give the folder to write the bundle into: --out DIR")
+    if not args.out.strip():
+        # An empty path would silently mean the current folder.
+        raise CommandError("--out is empty: give the folder to write the bundle into (--out . for the current one)")
     if args.experiment is not None and args.no_answers:
         raise CommandError("--no-answers applies to a comparison or run; an experiment's page holds no answers")
     with open_store(args.store) as store:
