@@ -1,18 +1,21 @@
 """Bundles opened in a real headless Chromium from file:// (driven through the DevTools protocol
 over a pipe: tests/support/chromium.py says why): the DOM holds the figures and task ids, the
 filter and search work, the page attempts no request and violates no policy, and screenshots at
-1280×800 and 390×844 are not blank and do not overflow sideways.
+1280×800 and 390×844 are not blank and do not overflow sideways; the page prints (print media hides
+the navigation and the filter, keeps opened tasks) and an experiment's bundle passes the same checks.
 
 scripts/test.sh installs Debian's `chromium`; without it these tests fail (they never skip)."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
 import pytest
 
 from tests.support.chromium import Browser, chromium_path, ink_share
+from tests.test_experiment_cli import new, run, world  # noqa: F401  (world is a fixture)
 from tests.test_experiment_helpers import cli
 from tests.test_publish import VIRTUAL, fill_store
 
@@ -129,3 +132,37 @@ def test_screenshots_are_not_blank_and_nothing_overflows_sideways(bundle, browse
     shot = browser.screenshot()
     (tmp_path / f"{name}.png").write_bytes(shot)
     assert ink_share(browser, shot) > 0.05
+
+
+def test_it_prints_without_the_navigation_and_with_every_opened_task(bundle, browser):
+    browser.viewport(1280, 800)
+    browser.open(bundle.joinpath("index.html").as_uri())
+    browser.evaluate("document.getElementById('open-all').click()")
+    browser.call("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        hidden = browser.evaluate("[getComputedStyle(document.querySelector('nav.toc')).display,"
+                                  "getComputedStyle(document.getElementById('task-filter')).display]")
+        opened = browser.evaluate("document.querySelectorAll('#task-table tr.d').length")
+        pdf = base64.b64decode(browser.call("Page.printToPDF", {})["data"])
+    finally:
+        browser.call("Emulation.setEmulatedMedia", {"media": ""})
+    assert hidden == ["none", "none"] and opened == 21
+    assert pdf.startswith(b"%PDF") and len(pdf) > 10_000
+
+
+def test_an_experiment_bundle_shows_its_arms_and_fits_a_desktop_and_a_phone(world, browser, tmp_path):  # noqa: F811
+    assert new(world).code == 0 and run(world).code == 0
+    out = tmp_path / "exp"
+    assert cli("publish", "--experiment", "e1", "--out", str(out), "--store", world["store"]).code == 0
+    url = out.joinpath("index.html").as_uri()
+    for name, (width, height, mobile) in VIEWPORTS.items():
+        browser.viewport(width, height, mobile=mobile)
+        browser.open(url)
+        text = browser.evaluate("document.body.innerText")
+        assert "alpha" in text and "beta" in text and "95% CI" in text, name
+        assert browser.evaluate("document.querySelector('#flaky-list').innerText") == "alpha: t2"
+        assert browser.requests() == [url] and browser.evaluate("window.__violations") == []
+        assert browser.evaluate("document.documentElement.scrollWidth") <= width, name
+        shot = browser.screenshot()
+        (tmp_path / f"experiment-{name}.png").write_bytes(shot)
+        assert ink_share(browser, shot) > 0.05, name
