@@ -189,6 +189,17 @@ def test_an_empty_out_is_refused_rather_than_read_as_the_current_folder(store_pa
     assert not (tmp_path / "index.html").exists() and not (tmp_path / "report.json").exists()
 
 
+def test_the_help_fits_80_columns_and_has_examples_and_exit_codes(capsys, monkeypatch):
+    from compare_tui.cli import main
+
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main(["publish", "--help"])
+    out = capsys.readouterr().out
+    assert "examples:" in out and "exit codes:" in out and "--no-answers" in out
+    assert [line for line in out.splitlines() if len(line) > 80] == []
+
+
 def test_an_out_that_is_a_file_is_refused(store_path, tmp_path):
     (tmp_path / "file").write_text("x")
     result = publish(store_path, tmp_path / "file")

@@ -16,16 +16,19 @@ examples:
   compare-tui publish --list
 
 what it writes:
-  DIR/index.html   one self-contained page: CSS, script and SVG plots inline; a Content-Security-
-                   Policy of default-src 'none' (nothing is fetched); opens from file://, prints
-  DIR/report.json  the same document as `report --format json` (for an experiment, as
-                   `experiment show --json`)
-Publishing the same stored rows again gives a byte-identical page. Every bundle is recorded in
-the store (when, what, the page's sha256): `publish --list` shows them.
+  DIR/index.html   one self-contained page: CSS, script and SVG plots inline;
+                   a Content-Security-Policy of default-src 'none' (nothing is
+                   fetched); opens from file://, prints
+  DIR/report.json  the same document as `report --format json` (for an
+                   experiment, as `experiment show --json`)
+Publishing the same stored rows again gives a byte-identical page. Every bundle
+is recorded in the store (when, what, the page's sha256): `publish --list`
+shows them.
 
 exit codes:
   0  the bundle was written (its path is printed)
-  2  bad input: no such comparison, run or experiment, or a folder that cannot be written
+  2  bad input: no such comparison, run or experiment, or a folder that cannot
+     be written
 """
 
 
@@ -33,8 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "publish",
         help="write a read-only HTML bundle of a comparison, run or experiment",
-        description="A self-contained HTML page (+ report.json) to share a comparison, a run or an experiment: "
-        "figures, verdicts, plots, caveats and (unless --no-answers) every task's answers.",
+        description="A self-contained HTML page (+ report.json) to share a comparison, a run or an\n"
+        "experiment: figures, verdicts, plots, caveats and (unless --no-answers) every\n"
+        "task's answers.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
