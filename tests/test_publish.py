@@ -225,6 +225,47 @@ def test_an_experiment_is_published_with_its_intervals_flaky_tasks_and_json(worl
     assert again.code == 0 and (tmp_path / "again" / "index.html").read_bytes() == (out / "index.html").read_bytes()
 
 
+def test_an_experiments_confound_is_a_banner_on_its_page(world, tmp_path):  # noqa: F811
+    assert new(world).code == 0 and run(world).code == 0
+    world["beta"].props = {**world["beta"].props, "build_info": "b10000-rebuilt"}
+    assert run(world, "e1", "--repeats", "4").code == 0  # beta's fourth run is on another server build
+    out = tmp_path / "exp"
+    assert cli("publish", "--experiment", "e1", "--out", str(out), "--store", world["store"]).code == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert '<section id="confounds">' in page and '<a href="#confounds">Confounds</a>' in page
+    banner = page.split('<p class="banner" role="alert">⚠ ', 1)[1].split("</p>", 1)[0]
+    assert banner.startswith("beta: server build differs across its runs") and "b10000-rebuilt" in banner
+
+
+def test_the_runs_section_shows_provenance_gpu_memory_environment_and_serving_notes(tmp_path, monkeypatch):
+    monkeypatch.setenv("WT17_TEST_KEY", VIRTUAL)
+    with Store.open(tmp_path / "runs.sqlite") as store:
+        for run_id, model, provenance, gpu in (
+                ("run-a", "local-a", "verified",
+                 {"measured": True, "devices": [{"index": 0, "peak_bytes": 3 * 2**30, "baseline_bytes": 2**30}]}),
+                ("run-b", "hosted-b", "provenance by host attestation, not verified",
+                 {"measured": False, "reason": "NVML library not found"})):
+            store.create_run(make_run(run_id, model, provenance=provenance, gpu=gpu, environment={
+                "os": "Linux 6.1", "python": "3.11.7", "cpu_count": 2, "server": {"build_info": "b4321", "note": VIRTUAL}},
+                model_entry={"kind": "local", "key_env": "WT17_TEST_KEY", "model": model, "revision": "r1",
+                             "serving": {"stack": "llama.cpp", "chat_template": f"built-in {VIRTUAL}"}}))
+            store.record_attempts([AttemptRecord(run_id=run_id, task_id="t1", attempt=1, outcome="pass",
+                                                 answer_text="billing", ttft_ms=10.0, e2e_ms=50.0)])
+        store.create_comparison(ComparisonRecord(id="cmp-r", name="runs", run_ids=["run-a", "run-b"]))
+    assert publish(tmp_path / "runs.sqlite", tmp_path / "b", ref="cmp-r").code == 0
+    page = (tmp_path / "b" / "index.html").read_text(encoding="utf-8")
+    runs = page.split('<section id="runs">', 1)[1].split("</section>", 1)[0]
+    for shown in ("<dt>provenance</dt><dd>verified</dd>",
+                  "<dt>provenance</dt><dd>provenance by host attestation, not verified</dd>",
+                  "<dt>GPU memory</dt><dd>not measured (NVML library not found)</dd>",
+                  "<dt>host: os</dt><dd>Linux 6.1</dd>", "<dt>host: python</dt><dd>3.11.7</dd>",
+                  "<dt>serving: stack</dt><dd>llama.cpp</dd>", "<dt>serving: chat_template</dt><dd>built-in [redacted]</dd>",
+                  "&quot;build_info&quot;: &quot;b4321&quot;", "<dt>model id</dt><dd>local-a</dd>"):
+        assert shown in runs, shown
+    assert "<dt>GPU memory</dt><dd>3.00 GiB</dd>" in runs  # the peak where measured; else why not (above)
+    assert VIRTUAL not in page
+
+
 # ------------------------------------------------------------------ the store (schema v8)
 
 
