@@ -33,7 +33,7 @@ if [ "$(cat "$COMPARE_TUI_LITELLM_VENV/.compare-tui-pin" 2>/dev/null)" != "litel
          "$COMPARE_TUI_LITELLM_VENV/bin/pip" install -q --disable-pip-version-check "litellm[proxy]==$LITELLM_PIN" &&
          [ -x "$COMPARE_TUI_LITELLM_VENV/bin/litellm" ] &&
          [ "$("$COMPARE_TUI_LITELLM_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("litellm"))')" = "$LITELLM_PIN" ]; }; then
-    echo "could not provision LiteLLM $LITELLM_PIN into $COMPARE_TUI_LITELLM_VENV (pip needs the package index): fix that and run the tests again" >&2
+    echo "could not provision LiteLLM $LITELLM_PIN into $COMPARE_TUI_LITELLM_VENV (the error is above; pip needs the package index or its cache): fix that and run the tests again" >&2
     exit 2
   fi
   echo "litellm[proxy]==$LITELLM_PIN" > "$COMPARE_TUI_LITELLM_VENV/.compare-tui-pin"
