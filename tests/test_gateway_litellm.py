@@ -3,8 +3,9 @@ environment (`scripts/test.sh`), on loopback in front of the session's llama-ser
 
 A golden set through the gateway gets the direct run's answers and token counts; a tool-call
 run and a judge go through it; its `sk-…` master key is confirmed by `GET /v1/models` (no key
-database) for a declared gateway and refused, nothing sent, for a provider host; a wrong key
-refuses the run before any task; the upstream stopped mid-run leaves a resumable run.
+database) for a declared gateway and refused, nothing sent, for a provider host; through the
+CLI a wrong key refuses the run before any task (exit 2) and the master key runs it (LiteLLM
+answers the keyless pre-run probe 500); the upstream stopped mid-run leaves a resumable run.
 
 The proxy fails the tests (never skips them) when it cannot be provisioned or started."""
 
@@ -178,7 +179,8 @@ def test_the_master_key_is_confirmed_for_a_declared_gateway_and_refused_on_a_pro
     assert connections == [] and gateway.master_key not in str(refused.value)
 
 
-def test_a_wrong_key_is_refused_before_any_task(gateway, tmp_path, monkeypatch, capsys):
+def test_through_the_cli_a_wrong_key_is_refused_before_any_task_and_the_master_key_runs(gateway, tmp_path, monkeypatch,
+                                                                                         capsys):
     catalogue = tmp_path / "models.toml"
     catalogue.write_text(f"""[[model]]
 name = "gw"
@@ -193,16 +195,25 @@ gateway = "litellm"
 basis = "hardware"
 usd_per_hour = 0.1
 """)
+    small_set = write_set(tmp_path / "set", {"refund-please": "billing", "app-crashes": "bug"}, max_tokens=8)
+    common = ["run", str(small_set), "--model", "gw", "--models", str(catalogue), "--store", str(tmp_path / "runs.sqlite"),
+              "--concurrency", "1"]
     monkeypatch.setenv("COMPARE_TUI_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("GW_KEY", "sk-" + "0" * 40)
     chats = gateway.requests_to("POST", "/v1/chat/completions")
-    code = main(["run", str(SET), "--model", "gw", "--models", str(catalogue), "--store", str(tmp_path / "runs.sqlite")])
+    assert main(common) == 2
     err = capsys.readouterr().err
-    assert code == 2 and "did not confirm" in err and "No connected db." in err and "nothing was sent" in err
+    assert "did not confirm" in err and "No connected db." in err and "nothing was sent" in err
     assert "0" * 40 not in err
     assert gateway.requests_to("POST", "/v1/chat/completions") == chats
     with Store.open(tmp_path / "runs.sqlite") as store:
         assert store.list_runs() == []
+    # The master key: the keyless pre-run probe gets LiteLLM's 500, the check with the key a 200.
+    monkeypatch.setenv("GW_KEY", gateway.master_key)
+    assert main(common) == 0
+    out = capsys.readouterr().out
+    assert "completed" in out and gateway.master_key not in out
+    assert gateway.requests_to("POST", "/v1/chat/completions") == chats + 2
 
 
 # ---------------------------------------------------------------- the upstream stopped mid-run
