@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.collect import write_section  # noqa: E402 (after the path)
+
 MODELS = ["smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"]
 ALLOCATIONS = {"shared": {}, "default": {"default_threads": True}}
 FIRST_PORT = 18281  # away from `local up`'s own 18181…: the user's servers may be running
@@ -136,10 +138,7 @@ def main() -> None:
             ratio = s[0] / d[0] if d[0] else float("nan")
             lines.append(f"| {mode} | {model} | {d[0]:.1f} | {s[0]:.1f} | {ratio:.2f} | {d[1]:.0f} | {s[1]:.0f} | "
                          f"{d[3]:.1f} | {s[3]:.1f} |")
-    out = ROOT / "bench" / "results" / "threads.md"
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    print(f"wrote {out}")
+    write_section("threads", lines)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,15 @@ EMBEDDED = {"soak_chaos", "soak_load"}
 """Raw outputs of the soak scripts that soak.md quotes with its reading of them."""
 
 
+def write_section(name: str, lines: list[str]) -> Path:
+    """Write one benchmark's `results/NAME.md` (what `main` joins) and echo it."""
+    out = HERE / "results" / f"{name}.md"
+    out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"wrote {out}")
+    return out
+
+
 def main() -> None:
     results = HERE / "results"
     files = {p.stem: p for p in results.glob("*.md") if p.stem not in EMBEDDED}

@@ -21,6 +21,23 @@ if ! command -v chromium >/dev/null 2>&1; then
     exit 2
   fi
 fi
+# The gateway tests (tests/test_gateway_litellm.py) run a real LiteLLM proxy, pinned, in its own
+# virtual environment (never the project's dependencies). Made once; a warm run only checks the
+# stamp. Never 1.107.0 (a compromised release). A failure here fails the suite: no silent skip.
+LITELLM_PIN="1.108.7"
+export COMPARE_TUI_LITELLM_VENV="${COMPARE_TUI_LITELLM_VENV:-$PWD/.state/litellm-venv}"
+if [ "$(cat "$COMPARE_TUI_LITELLM_VENV/.compare-tui-pin" 2>/dev/null)" != "litellm[proxy]==$LITELLM_PIN" ]; then
+  echo "provisioning LiteLLM $LITELLM_PIN into $COMPARE_TUI_LITELLM_VENV (once; pip caches it)" >&2
+  rm -rf "$COMPARE_TUI_LITELLM_VENV"
+  if ! { .venv/bin/python -m venv "$COMPARE_TUI_LITELLM_VENV" &&
+         "$COMPARE_TUI_LITELLM_VENV/bin/pip" install -q --disable-pip-version-check "litellm[proxy]==$LITELLM_PIN" &&
+         [ -x "$COMPARE_TUI_LITELLM_VENV/bin/litellm" ] &&
+         [ "$("$COMPARE_TUI_LITELLM_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("litellm"))')" = "$LITELLM_PIN" ]; }; then
+    echo "could not provision LiteLLM $LITELLM_PIN into $COMPARE_TUI_LITELLM_VENV (the error is above; pip needs the package index or its cache): fix that and run the tests again" >&2
+    exit 2
+  fi
+  echo "litellm[proxy]==$LITELLM_PIN" > "$COMPARE_TUI_LITELLM_VENV/.compare-tui-pin"
+fi
 # Keep the suite's files (state dir, store, assembled models) away from the user's own.
 export COMPARE_TUI_TEST_ROOT="${COMPARE_TUI_TEST_ROOT:-$PWD/.state/test}"
 mkdir -p "$COMPARE_TUI_TEST_ROOT"

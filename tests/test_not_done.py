@@ -114,6 +114,18 @@ def test_an_unreachable_endpoint_is_refused_naming_the_model_and_what_to_do():
     assert "is unreachable: Connection refused; nothing was sent" in refused.value.reason
 
 
+def test_a_keyless_5xx_is_left_to_the_key_check_for_an_entry_with_a_key():
+    # LiteLLM 1.108.7 without a key database answers a keyless GET /v1/models 500 (it fails
+    # importing its database client): the check with the key (`check_key`) decides, and
+    # refuses a 5xx then. An entry without a key is still refused.
+    keyed = hosted_entry(DEAD, name="gw", key_env="GW_KEY", gateway="litellm")
+    refuse_unreachable([keyed], prober=lambda url: "HTTP 500")
+    with pytest.raises(RunRefusedError, match="is HTTP 500; nothing was sent"):
+        refuse_unreachable([hosted_entry(DEAD, name="plain")], prober=lambda url: "HTTP 500")
+    with pytest.raises(RunRefusedError, match="is unreachable"):
+        refuse_unreachable([keyed], prober=lambda url: "unreachable: Connection refused")
+
+
 def test_cli_refuses_a_run_on_a_dead_endpoint_before_writing_anything(tmp_path, capsys):
     set_path = write_set(tmp_path / "set", {"a": "ok"})
     models = write_catalogue(tmp_path / "models.toml", DEAD)

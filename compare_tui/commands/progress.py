@@ -12,8 +12,9 @@ from compare_tui.engine.events import AttemptFinished, EngineEvent, RunFinished,
 class PlainProgress:
     """One line per finished task and per run: readable in CI logs."""
 
-    def __init__(self, stream=sys.stdout) -> None:
-        self.stream = stream
+    def __init__(self, stream=None) -> None:
+        # sys.stdout when called, not when this module was imported (a test's captured stream)
+        self.stream = sys.stdout if stream is None else stream
         self.done: Counter[str] = Counter()
 
     def __enter__(self) -> PlainProgress:

@@ -5,7 +5,8 @@ not there.
 No key is sent (a reachability check never handles credentials), so a host that wants one
 answers 401/403, which still proves it is up; it refuses an entry without `key_env`, whose
 every task would be refused. An entry with a key is asked again with it before the first task
-(`catalogue.check_key`). Ambient proxies are ignored, as for every
+(`catalogue.check_key`), which also decides when the keyless probe got a 5xx (a LiteLLM proxy
+without a key database answers every keyless request 500). Ambient proxies are ignored, as for every
 request to a model endpoint. Blocking: call it from a worker thread in the TUI.
 """
 
@@ -53,6 +54,12 @@ def refuse_unreachable(entries: Iterable[ModelEntry], prober: Prober = probe_end
     seen: dict[str, str] = {}
     for entry in entries:
         verdict = seen.get(entry.endpoint) or seen.setdefault(entry.endpoint, prober(entry.endpoint))
+        if entry.key_env is not None and verdict.startswith("HTTP 5"):
+            # A server answered. LiteLLM without a key database answers a keyless request 500
+            # (it fails looking for its database client), so a 5xx without the key says nothing
+            # about the run: the check with the key (`catalogue.check_key`) decides, and it
+            # refuses any 5xx the endpoint answers then.
+            continue
         if not is_reachable(verdict):
             hint = ("start the bundled servers with `compare-tui local up`" if entry.kind == "local"
                     else "check the endpoint and the network")
