@@ -68,8 +68,9 @@ def chat_session(*, timeout_s: float, concurrency: int = 1) -> aiohttp.ClientSes
     """A plain aiohttp session for a run's chat requests (`client.stream_chat` takes it or an
     httpx client), or None when httpx is forced or aiohttp is missing. Same promises as
     `endpoint_client`: no ambient proxy (`trust_env=False`), at most `concurrency`
-    connections, `timeout_s` per read, at most 10 s to connect; and no redirects followed, no
-    cookies kept (as httpx). The caller closes it."""
+    connections, at most 10 s to connect; and no redirects followed, no cookies kept (as
+    httpx). No per-read timer: `stream_chat` bounds the whole exchange by `timeout_s`, so each
+    read is bounded too, without re-arming a timer on every read. The caller closes it."""
     if not _aiohttp_wanted():
         return None
     try:
@@ -78,7 +79,7 @@ def chat_session(*, timeout_s: float, concurrency: int = 1) -> aiohttp.ClientSes
         return None
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=max(1, concurrency)),
-        timeout=aiohttp.ClientTimeout(total=None, sock_connect=min(10.0, timeout_s), sock_read=timeout_s),
+        timeout=aiohttp.ClientTimeout(total=None, sock_connect=min(10.0, timeout_s)),
         cookie_jar=aiohttp.DummyCookieJar(),
         trust_env=False,
     )
