@@ -90,7 +90,7 @@ class StoreBase:
         another writer of the file); else raise `connection.Busy` at once, having written and
         waited for nothing."""
         if not self._lock.acquire(blocking=False):
-            raise Busy
+            raise Busy(f"the store at {self._path} is being written by another thread")
         try:
             return write_if_free(self._database().conn, self._path, work)
         finally:

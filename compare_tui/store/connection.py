@@ -138,8 +138,9 @@ def with_retry(conn: sqlite3.Connection, path: Path | str, work: Callable[[sqlit
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
-class Busy(Exception):
-    """`write_if_free` found the write lock taken: nothing was written, nothing waited for."""
+class Busy(StoreError):
+    """`write_if_free` found the write lock taken: nothing was written, nothing waited for
+    (caught by the store's own callers; it never reaches a user)."""
 
 
 def write_if_free(conn: sqlite3.Connection, path: Path | str, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -153,7 +154,7 @@ def write_if_free(conn: sqlite3.Connection, path: Path | str, work: Callable[[sq
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             if is_busy(exc):
-                raise Busy from exc
+                raise Busy(f"the store at {path} is being written by another connection") from exc
             raise translate(exc, path) from exc
         try:
             result = work(conn)
