@@ -1,4 +1,4 @@
-"""Server-sent events framed from raw bytes (measurement.md §2).
+"""Server-sent events framed from raw bytes (docs/measurement.md §2).
 
 Network reads are not events: bytes are buffered and split on blank lines (`\\n\\n`,
 `\\r\\n\\r\\n`, `\\r\\r`). Each event keeps the arrival time of the read that completed it,
