@@ -5,8 +5,8 @@ same run against the zero-delay loopback SSE server (bench_engine_overhead.py's 
 At concurrency 64 both clients are CPU-bound on one core (the server runs in its own process),
 so requests/s ≈ 1 / CPU per request, and the engine / raw aiohttp ratio is the inverse ratio of
 their CPU per request. The rest row is the engine's CPU per request minus raw aiohttp's minus
-the steps measured alone: event-loop bookkeeping (the exchange's timeout, the writer's futures
-and thread hop, GIL hand-offs between the loop and the writer thread).
+the steps measured alone: event-loop bookkeeping (the exchange's timeout, the writer's futures),
+and what a step costs inside a real run beyond its cost in a hot loop (cache misses).
 
     PYTHONPATH=. .venv/bin/python bench/bench_engine_costs.py [--tasks 2000] [--rounds 3]
 """
@@ -157,7 +157,8 @@ def main() -> None:
     for name, us in parts.items():
         print(f"| {name} | {us:.1f} |")
     rest = eng_cpu - raw_cpu - sum(parts.values())
-    print(f"| rest: event loop, timeout, writer futures and thread hop, GIL hand-offs | {rest:.0f} |")
+    print(f"| rest: event loop, the exchange's timeout, writer futures, cache misses of a real run vs the hot loops above "
+          f"| {rest:.0f} |")
     print(f"| **engine, whole request** | **{eng_cpu:.0f}** |")
     print(f"\nFor 0.9× raw aiohttp the engine may spend {raw_cpu / 0.9 - raw_cpu:.0f} µs a request beyond aiohttp; "
           f"the steps measured alone take {sum(parts.values()):.0f}.")
