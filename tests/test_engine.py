@@ -56,7 +56,10 @@ def _by_task(store, run_id):
     return {a.task_id: a for a in store.attempts_for_run(run_id)}
 
 
-async def test_every_fault_ends_as_a_recorded_outcome_with_its_reason(tmp_path, store):
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+async def test_every_fault_ends_as_a_recorded_outcome_with_its_reason(tmp_path, store, monkeypatch, transport):
+    # Both ways a chat request can go (engine/transport.py): aiohttp directly, or httpx.
+    monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", transport)
     script = {
         "ok": text("billing", chunk_chars=2, timings=True),
         "reset": reset(),
@@ -76,6 +79,7 @@ async def test_every_fault_ends_as_a_recorded_outcome_with_its_reason(tmp_path, 
     # Resets and 500s after the retries measured nothing: those tasks stay not done.
     assert status == "incomplete"
     run = store.get_run(run_id)
+    assert run.environment["http_transport"] == transport
     assert "3 of 11 tasks not done" in run.error and "reset ×2" in run.error and "http_5xx ×1" in run.error
     assert f"--resume {run_id}" in run.error
     got = _by_task(store, run_id)

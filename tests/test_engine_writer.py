@@ -39,6 +39,7 @@ async def test_attempts_queued_together_commit_together_with_their_audit_rows(st
     seen = await asyncio.gather(*(one(t) for t in tasks))
     assert seen == [1] * len(tasks)
     assert 1 <= writer.batches < len(tasks)  # grouped: far fewer transactions than attempts
+    assert writer.waited == 0  # nobody else held the lock: every batch committed on the loop
     assert sorted(a.task_id for a in store.attempts_for_run("run-aaaa")) == tasks
     ledger = [row.task_id for row in store.audit_for_run("run-aaaa")]
     assert sorted(ledger) == sorted(tasks * 2)
@@ -82,3 +83,36 @@ async def test_a_cancelled_waiter_still_has_its_attempt_committed(store):
     await writer.drain()
     assert [a.task_id for a in store.attempts_for_run("run-aaaa")] == ["c"]
     assert [r.task_id for r in store.audit_for_run("run-aaaa")] == ["c"]
+
+
+async def test_a_store_locked_by_another_writer_is_waited_for_on_a_thread_never_on_the_loop(store):
+    writer = AttemptWriter(store)
+    other = sqlite3.connect(store.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer (the TUI saving a label) holds the lock
+    try:
+        pending = asyncio.create_task(writer.write([audit("d")], attempt("run-aaaa", "d")))
+        # The loop goes on: were it waiting in SQLite's busy handler, this sleep would not end
+        # before the lock is released, which happens only after it.
+        await asyncio.sleep(0.2)
+        assert not pending.done()
+        assert other.execute("SELECT count(*) FROM attempts").fetchone()[0] == 0
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    await pending  # committed once the lock came free
+    assert writer.waited == 1
+    assert [a.task_id for a in store.attempts_for_run("run-aaaa")] == ["d"]
+    assert [r.task_id for r in store.audit_for_run("run-aaaa")] == ["d"]
+
+
+def test_a_write_that_must_not_wait_writes_nothing_while_the_store_is_locked(store):
+    other = sqlite3.connect(store.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        assert store.record_outcomes([([audit("e")], attempt("run-aaaa", "e"))], wait=False) is None
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    assert store.attempts_for_run("run-aaaa") == [] and store.audit_for_run("run-aaaa") == []
+    assert store.record_outcomes([([audit("e")], attempt("run-aaaa", "e"))], wait=False) == 1
+    assert [a.task_id for a in store.attempts_for_run("run-aaaa")] == ["e"]

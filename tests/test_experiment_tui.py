@@ -102,7 +102,7 @@ async def test_L_launches_the_missing_runs_in_a_worker_after_asking(tmp_path):  
         assert cli("experiment", "new", "pending", goldset, "--arm", "alpha", "--arm", "beta",
                    "--repeats", "1", "--models", str(models), "--store", str(store_file)).code == 0
         with Store.open(store_file) as store:
-            host = ScreenHost(store, lambda s: ExperimentsScreen(s, models))
+            host = ScreenHost(store, ExperimentsScreen, catalogue_path=models)
             async with host.run_test(size=(100, 30)) as pilot:
                 await settle(pilot)
                 screen = pilot.app.screen

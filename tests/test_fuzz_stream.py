@@ -76,3 +76,27 @@ def test_a_whole_non_streamed_body_is_accumulated_or_refused(body):
         return
     acc.answer()
     acc.tokens()
+
+
+# ---------------------------------------------------------------- one event's JSON
+
+_PADS = ["", " ", " \n", "x", "}", ","]
+
+
+@FUZZ
+@given(st.one_of(st.tuples(st.sampled_from(_PADS), json_objects.map(_dumps), st.sampled_from(_PADS)).map("".join),
+                 st.text(max_size=30)))
+def test_a_chunk_is_read_exactly_as_json_loads_reads_it(data):
+    """The client's fast read of an event's JSON (`client._chunk`) gives what `json.loads`
+    gives, or the same refusal, whatever whitespace or trailing data surrounds it."""
+    import json
+
+    from compare_tui.engine.client import _chunk
+
+    def read(parse):
+        try:
+            return _dumps(parse(data))  # spelled out, so NaN compares equal to NaN
+        except ValueError as exc:
+            return type(exc)
+
+    assert read(_chunk) == read(json.loads)

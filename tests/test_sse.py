@@ -37,6 +37,45 @@ def test_framing_is_independent_of_how_bytes_are_split(payloads, sep, space, cut
     assert got == expected
 
 
+def _reference_events(raw: bytes) -> list[tuple[str, str | None]]:
+    """The SSE rule written plainly (a boundary is the first blank line, whatever the line
+    ends), against which the framer's fast paths are checked."""
+    import re
+
+    out = []
+    blocks = re.split(rb"\r\n\r\n|\n\n|\r\r|\r\n\n|\n\r\n", raw)
+    for block in blocks[:-1] + ([blocks[-1]] if blocks[-1].strip() else []):
+        data, name = [], None
+        for line in re.split(r"\r\n|\r|\n", block.decode("utf-8", errors="replace")):
+            if not line or line.startswith(":"):
+                continue
+            field, sep, value = line.partition(":")
+            value = value[1:] if sep and value.startswith(" ") else value
+            if field == "data":
+                data.append(value)
+            elif field == "event":
+                name = value
+        if data:
+            out.append(("\n".join(data), name))
+    return out
+
+
+@settings(max_examples=500)
+@given(
+    parts=st.lists(st.sampled_from([b"data: ", b"data:", b"event: e", b": ping", b"x", b"{}", b"\n", b"\r", b"\r\n",
+                                    b"\n\n", "é".encode(), b"[DONE]"]), max_size=40),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=10),
+)
+def test_framing_matches_the_plain_rule_however_bytes_are_split(parts, cuts):
+    raw = b"".join(parts)
+    framer, got = SseFramer(), []
+    points = sorted({c % (len(raw) + 1) for c in cuts} | {0, len(raw)})
+    for start, end in zip(points, points[1:]):
+        got.extend((e.data, e.event) for e in framer.feed(raw[start:end], 0))
+    got.extend((e.data, e.event) for e in framer.close(0))
+    assert got == _reference_events(raw)
+
+
 @settings(max_examples=300)
 @given(st.binary(max_size=2000))
 def test_framer_never_crashes_on_arbitrary_bytes(raw):

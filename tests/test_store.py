@@ -412,3 +412,15 @@ def test_nothing_is_opened_at_import(tmp_path: Path) -> None:
             "assert not {'textual', 'rich'} & set(sys.modules), 'store imported a UI library'")
     subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_timestamps_keep_their_one_spelling(monkeypatch):
+    # utc_now spells the time with isoformat (cheaper); it must stay strftime's old spelling,
+    # or stored timestamps would stop sorting and comparing as text.
+    from datetime import UTC, datetime
+
+    import compare_tui.store.records as records
+
+    for moment in (datetime(2026, 12, 6, 4, 12, 0, 0, tzinfo=UTC), datetime(2031, 1, 2, 3, 4, 5, 678, tzinfo=UTC)):
+        monkeypatch.setattr(records, "datetime", type("Frozen", (), {"now": staticmethod(lambda tz, m=moment: m)}))
+        assert records.utc_now() == moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -4,13 +4,13 @@ labels saved at once with who and when, notes, filters, n of m progress, live fi
 from __future__ import annotations
 
 import pytest
-from textual.app import App
 
 from compare_tui.judge import load_triage, save_label
 from compare_tui.store import Store
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 from compare_tui.tui.screens.triage import TriageScreen
+from tests.support.screen_host import ScreenHost
 from tests.test_judge_support import add_run, golden, scored
 
 TASKS = {"t1": "billing", "t2": "billing", "t3": "billing", "t4": "billing"}
@@ -79,13 +79,8 @@ def test_the_grade_queue_compares_with_the_current_evaluator(tmp_path):
             save_label(store, view, "t1", "tie", reviewer="ann")
 
 
-class _Host(App[None]):
-    def __init__(self, screen: TriageScreen) -> None:
-        super().__init__()
-        self._triage = screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self._triage)
+def _Host(store: Store, screen: TriageScreen) -> ScreenHost:  # noqa: N802 - reads as the app it builds
+    return ScreenHost(store, lambda: screen, reviewer="tester")
 
 
 async def _settle(pilot) -> None:
@@ -101,8 +96,8 @@ def _text(screen, selector: str) -> str:
 async def test_pilot_pair_triage_moves_labels_notes_and_filters(tmp_path):
     store, judging, base, cand = _pair_store(tmp_path)
     with store:
-        screen = TriageScreen(store, judging[:6], reviewer="tester")
-        async with _Host(screen).run_test(size=(120, 40)) as pilot:
+        screen = TriageScreen(judging[:6])
+        async with _Host(store, screen).run_test(size=(120, 40)) as pilot:
             await _settle(pilot)
             status = _text(screen, "#triage-status")
             assert "0 of 3 triaged" in status and "item 1 of 3" in status and "t1" in status
@@ -150,8 +145,8 @@ async def test_pilot_pair_triage_moves_labels_notes_and_filters(tmp_path):
 async def test_pilot_grade_triage_updates_the_badge_figures_live(tmp_path):
     store, judging, run = _grade_store(tmp_path)
     with store:
-        screen = TriageScreen(store, "latest", reviewer="tester")
-        async with _Host(screen).run_test(size=(120, 40)) as pilot:
+        screen = TriageScreen("latest")
+        async with _Host(store, screen).run_test(size=(120, 40)) as pilot:
             await _settle(pilot)
             figures = _text(screen, "#triage-figures")
             assert "labelled 0" in figures and "badge: Not enough data" in figures

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from compare_tui.catalogue.editing import read_for_edit, save, with_entry
 from compare_tui.catalogue.errors import CatalogueEditError, ModelRefused
 from compare_tui.catalogue.gateway import check_key
-from compare_tui.catalogue.keys import mask_provider_keys, resolve_key
+from compare_tui.catalogue.keys import key_headers, mask_provider_keys, resolve_key
 from compare_tui.catalogue.loader import validation_problems
 from compare_tui.catalogue.models import ModelEntry, ServingNotes
 from compare_tui.catalogue.pinning import WeightPins, hf_snapshot, pin_weights, weight_files
@@ -108,7 +108,7 @@ def add_model(
     if request.kind == "local" and not weights_needed:
         located = weight_files(request.weights_dir, list(request.weights))
 
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    headers = key_headers(key)
     probed = probe(shell.endpoint, request.model, name=request.name, headers=headers, gateway=request.gateway)
     facts = probed.facts
     findings = list(facts.notes)

@@ -20,7 +20,7 @@ import json
 from typing import TYPE_CHECKING
 
 from compare_tui.catalogue.errors import ModelRefused
-from compare_tui.catalogue.keys import mask_provider_keys, needs_gateway_confirmation, redact
+from compare_tui.catalogue.keys import key_headers, mask_provider_keys, needs_gateway_confirmation, redact
 from compare_tui.catalogue.models import ModelEntry
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def check_key(entry: ModelEntry, key: str | None, *, timeout_s: float = TIMEOUT_
         return None
     import httpx
 
-    headers = {"Authorization": f"Bearer {key}"}
+    headers = key_headers(key)
     models_url = f"{entry.endpoint.rstrip('/')}/models"
     gateway_key = needs_gateway_confirmation(entry, key)
     try:

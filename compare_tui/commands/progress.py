@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Self
 
 from compare_tui.engine.events import AttemptFinished, EngineEvent, RunFinished, RunStarted
+from compare_tui.vocabulary import NOT_DONE, Outcome
 
 
 class PlainProgress:
@@ -70,7 +71,7 @@ class RichProgress:
             counts = self.counts[event.run_id]
             counts[event.outcome] += 1
             text = " ".join(f"{k.replace('_', ' ')} {counts[k]}"
-                            for k in ("pass", "fail", "review", "error", "not_done") if counts[k])
+                            for k in (*Outcome, NOT_DONE) if counts[k])
             self.progress.update(self.bars[event.run_id], advance=1, counts=text)
         elif isinstance(event, RunFinished) and event.error:
             self.progress.console.print(f"[yellow]{event.model_name}: {event.status}: {event.error}[/]")

@@ -1,6 +1,6 @@
 """GPU memory high-water mark through NVML, sampled from one background thread.
 
-What the figure means (measurement.md §4): device-wide memory in use, read with
+What the figure means (docs/measurement.md §4): device-wide memory in use, read with
 `nvmlDeviceGetMemoryInfo(..., version=nvmlMemory_v2)` so that `used` matches nvidia-smi and
 excludes driver-reserved memory. Baseline is the reading at `start()`, peak the highest
 reading until `stop()`; spikes shorter than the interval can be missed. Scope is the whole

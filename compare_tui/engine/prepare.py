@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from compare_tui.catalogue import (
+    key_headers,
     ModelEntry,
     ModelRefused,
     check_key,
@@ -71,7 +72,7 @@ def checked_model(
         verification = verify_weights(entry, progress=progress)
     except ModelRefused as exc:
         raise RunRefusedError(entry.name, str(exc)) from None
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    headers = key_headers(key)
     return verification.label, headers, key_check
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
+from contextlib import AsyncExitStack
 from dataclasses import asdict
 from typing import Any
 
@@ -32,7 +33,7 @@ from compare_tui.engine.gpu import GpuSampler
 from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body
 from compare_tui.engine.retry import RetryPolicy, with_retries
-from compare_tui.engine.transport import endpoint_client, make_transport, transport_name
+from compare_tui.engine.transport import ChatClient, chat_session, endpoint_client, make_transport, transport_name
 from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task
 from compare_tui.scoring import score
@@ -89,14 +90,22 @@ class RunExecutor:
         sampler = self._sampler()
         status, error = RunStatus.INTERRUPTED.value, None
         transport = self.transport if self.transport is not None else make_transport(settings.concurrency)
-        async with endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency,
-                                   transport=transport) as client:
+        async with AsyncExitStack() as stack:
+            client = await stack.enter_async_context(
+                endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency, transport=transport))
+            # The chat requests skip httpx's models when they can (transport.py says why).
+            native = None if self.transport is not None else chat_session(
+                timeout_s=settings.timeout_s, concurrency=settings.concurrency)
+            chat: ChatClient = client
+            if native is not None:
+                chat = await stack.enter_async_context(native)
             try:
                 identity = await fetch_server_identity(client, self.p.entry.endpoint, self.p.headers)
                 self.store.update_run(
                     run.id,
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
-                    | {"http_transport": transport_name(transport), "key_check": self.p.key_check},
+                    | {"http_transport": transport_name(transport, native=native is not None),
+                       "key_check": self.p.key_check},
                 )
                 done_before = len(self.p.goldset.tasks) - len(pending)
                 self.observer.on_event(
@@ -107,7 +116,7 @@ class RunExecutor:
                     )
                 )
                 tasks = iter(pending)
-                workers = [self._worker(client, tasks, recorded) for _ in range(min(settings.concurrency, len(pending) or 1))]
+                workers = [self._worker(chat, tasks, recorded) for _ in range(min(settings.concurrency, len(pending) or 1))]
                 await asyncio.gather(*workers)
                 status, error = self._outcome(len(pending))
             except asyncio.CancelledError:
@@ -123,13 +132,13 @@ class RunExecutor:
                     self._finish(status, error, sampler)
         return status
 
-    async def _worker(self, client: httpx.AsyncClient, tasks: Any, recorded: dict[str, dict[int, str]]) -> None:
+    async def _worker(self, client: ChatClient, tasks: Any, recorded: dict[str, dict[int, str]]) -> None:
         for task in tasks:  # a shared iterator: each task goes to exactly one worker
             if self._outage:
                 return  # the endpoint is down: the remaining tasks stay not done
             await self._run_task(client, task, recorded.get(task.id, {}))
 
-    async def _run_task(self, client: httpx.AsyncClient, task: Task, prior: dict[int, str]) -> None:
+    async def _run_task(self, client: ChatClient, task: Task, prior: dict[int, str]) -> None:
         self._tried += 1
         attempts = self.p.settings.attempts
         first = max(prior, default=0) + 1
@@ -147,7 +156,7 @@ class RunExecutor:
             if outcome in TASK_ENDING_OUTCOMES:
                 return
 
-    async def _attempt(self, client: httpx.AsyncClient, task: Task, number: int) -> tuple[str, str | None, str | None]:
+    async def _attempt(self, client: ChatClient, task: Task, number: int) -> tuple[str, str | None, str | None]:
         run, entry = self.p.run, self.p.entry
         started = now_iso()
         body = chat_body(task, entry.model, self.p.settings)

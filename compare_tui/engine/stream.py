@@ -1,7 +1,7 @@
 """Turn the JSON chunks of one streamed chat completion into an answer and its timings.
 
 Pure and synchronous: the client hands it each parsed chunk with its arrival time. The
-rules follow measurement.md §2: TTFT starts at the first non-empty content, reasoning or
+rules follow docs/measurement.md §2: TTFT starts at the first non-empty content, reasoning or
 tool-call delta (never the role-only opener); the end is the last *token* chunk (the usage
 chunk does not move it); usage is the last non-null one the server sent and is never
 invented; streamed tool calls assemble by index, first id and name win, arguments are

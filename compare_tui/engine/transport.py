@@ -2,9 +2,13 @@
 
 httpx's own connection pool costs time proportional to its open connections on every request
 (encode/httpx#3215); at 16–64 requests in flight it, not the server, became the bottleneck
-(bench/RESULTS.md, "Engine overhead"). The engine therefore keeps httpx's API but sends through
-aiohttp (`httpx-aiohttp`'s transport) when it is installed. `COMPARE_TUI_HTTP_TRANSPORT=httpx`
-forces httpx's own pool, e.g. to compare the two.
+(bench/RESULTS.md, "Engine overhead"). Clients that send few requests (the judge, probes,
+the server identity) keep httpx's API and send through aiohttp (`httpx-aiohttp`'s transport)
+when it is installed. The engine's chat requests, the hot path of a run, go to aiohttp
+directly (`chat_session`): httpx's request and response models around the aiohttp transport
+cost about 300 µs a request (URL parsing, header merging, cookie extraction), more than the
+transport itself (bench/RESULTS.md, "Engine overhead"). `COMPARE_TUI_HTTP_TRANSPORT=httpx`
+forces httpx's own pool everywhere, e.g. to compare the two.
 
 Every HTTP client that talks to a model endpoint (the engine, the judge, the tool-call runner,
 every probe) is built by `endpoint_client` or `probe_client` here, so that none of them reads
@@ -15,13 +19,27 @@ answers and virtual keys. `tests/test_no_ambient_proxy.py` proves it.
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
 
 import httpx
+
+if TYPE_CHECKING:
+    import aiohttp
+
+ChatClient: TypeAlias = "httpx.AsyncClient | aiohttp.ClientSession"
+"""What `client.stream_chat` sends through: an httpx client, or `chat_session`'s aiohttp session."""
+
+
+def _aiohttp_wanted() -> bool:
+    return os.environ.get("COMPARE_TUI_HTTP_TRANSPORT", "aiohttp") != "httpx"
 
 
 def make_transport(concurrency: int) -> httpx.AsyncBaseTransport | None:
     """An aiohttp-backed transport sized for `concurrency`, or None for httpx's default."""
-    if os.environ.get("COMPARE_TUI_HTTP_TRANSPORT", "aiohttp") == "httpx":
+    if not _aiohttp_wanted():
         return None
     try:
         from httpx_aiohttp import AiohttpTransport
@@ -46,13 +64,64 @@ def endpoint_client(
     )
 
 
+def chat_session(*, timeout_s: float, concurrency: int = 1) -> aiohttp.ClientSession | None:
+    """A plain aiohttp session for a run's chat requests (`client.stream_chat` takes it or an
+    httpx client), or None when httpx is forced or aiohttp is missing. Same promises as
+    `endpoint_client`: no ambient proxy (`trust_env=False`), at most `concurrency`
+    connections, at most 10 s to connect; and no redirects followed, no cookies kept (as
+    httpx). No per-read timer: `stream_chat` bounds the whole exchange by `timeout_s`, so each
+    read is bounded too, without re-arming a timer on every read. The caller closes it."""
+    if not _aiohttp_wanted():
+        return None
+    try:
+        import aiohttp
+    except ImportError:
+        return None
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=max(1, concurrency)),
+        timeout=aiohttp.ClientTimeout(total=None, sock_connect=min(10.0, timeout_s)),
+        cookie_jar=aiohttp.DummyCookieJar(),
+        trust_env=False,
+    )
+
+
+@dataclass(slots=True)
+class StreamedResponse:
+    """The little of a response `client.stream_chat` reads, the same for either library."""
+
+    status: int
+    headers: Mapping[str, str]
+    read: Callable[[], Awaitable[bytes]]
+    """The whole body (for an error or a non-streamed answer)."""
+    chunks: Callable[[], AsyncIterator[bytes]]
+    """The body's bytes as they arrive, never held back to fill a chunk size."""
+
+
+@asynccontextmanager
+async def open_post(client: ChatClient, url: str, payload: bytes, headers: Mapping[str, str]) -> AsyncIterator[StreamedResponse]:
+    """POST `payload` through an httpx client or an aiohttp session; the response stays open
+    (streaming) until the block ends."""
+    if isinstance(client, httpx.AsyncClient):
+        async with client.stream("POST", url, content=payload, headers=dict(headers)) as response:
+            # No chunk size: httpx would otherwise hold bytes back until that many arrived,
+            # which delays every token to the end of a short answer and ruins TTFT.
+            yield StreamedResponse(response.status_code, response.headers, response.aread, response.aiter_raw)
+    else:
+        async with client.post(url, data=payload, headers=headers, allow_redirects=False) as response:
+            yield StreamedResponse(response.status, response.headers, response.read, response.content.iter_any)
+
+
 def probe_client(*, timeout_s: float) -> httpx.Client:
     """A blocking client for one quick probe of an endpoint (health, `/props`): never through
     an ambient proxy, no redirects followed. The caller closes it."""
     return httpx.Client(timeout=timeout_s, follow_redirects=False, trust_env=False)
 
 
-def transport_name(transport: httpx.AsyncBaseTransport | None) -> str:
+def transport_name(transport: httpx.AsyncBaseTransport | None, *, native: bool = False) -> str:
+    """What a run records as its `http_transport`: `aiohttp` for `chat_session`, else the
+    transport under httpx."""
+    if native:
+        return "aiohttp"
     return "httpx" if transport is None else type(transport).__module__.split(".")[0]
 
 

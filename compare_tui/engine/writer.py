@@ -1,15 +1,19 @@
 """Group commit for finished attempts: workers hand an attempt (with the audit rows of its
 requests) to one writer and await its commit; the writer writes every attempt that queued up
-meanwhile in one transaction, on a thread, so the event loop never waits on SQLite.
+meanwhile in one transaction.
+
+The transaction runs on the event loop when the store's write lock is free at that moment
+(`Store.record_outcomes(wait=False)`: SQLite's busy handler off, nothing waited for), and on a
+thread only when another writer holds the lock (the TUI saving a review label, a second run on
+the same store), so the loop never waits in SQLite's busy handler. Why not always on a thread:
+with the thread, the loop and the writer thread handed the GIL to each other on every row,
+which cost about 80 µs of CPU per attempt and more than doubled the engine's p99 at concurrency 64
+(bench/RESULTS.md, "Engine overhead"); a WAL commit at `synchronous = NORMAL` does not fsync,
+so committing a batch on the loop costs its rows' CPU and no disk wait.
 
 With one request in flight (`inline=True`, concurrency 1) there is nothing to group and
-nobody else on the loop to wait: the attempt is written at once, which is cheaper than the
-thread hop (bench/bench_engine_overhead.py at concurrency 1: 449 req/s inline, 302 through
-the thread).
+nobody else on the loop to wait: the attempt is written at once.
 
-Why: at high concurrency two short transactions per attempt on the event loop queued every
-request behind the disk (bench/bench_engine_overhead.py: +43 ms p99 at concurrency 64), and a
-busy store (the TUI saving a review label) stalled the whole loop in SQLite's busy handler.
 An attempt still counts as recorded only once its transaction has committed: a worker's
 `write` returns after that, and a failure (disk full, read-only) is raised to every worker
 whose attempt was in the failed batch.
@@ -37,6 +41,8 @@ class AttemptWriter:
         self._flusher: asyncio.Task[None] | None = None
         self.batches = 0
         """Transactions committed (tests and benchmarks read it)."""
+        self.waited = 0
+        """Of those, committed on a thread because another writer held the lock."""
 
     async def write(self, audits: Sequence[AuditRow], attempt: AttemptRecord) -> None:
         """Queue `attempt` and its requests' audit rows; return once they are committed."""
@@ -60,8 +66,12 @@ class AttemptWriter:
     async def _flush(self) -> None:
         while self._queue:
             batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch:]
+            outcomes = [(audits, attempt) for audits, attempt, _ in batch]
             try:
-                await asyncio.to_thread(self.store.record_outcomes, [(audits, attempt) for audits, attempt, _ in batch])
+                if self.store.record_outcomes(outcomes, wait=False) is None:
+                    # Another writer holds the lock: wait for it on a thread, never on the loop.
+                    await asyncio.to_thread(self.store.record_outcomes, outcomes)
+                    self.waited += 1
             except Exception as exc:  # noqa: BLE001 - handed to each waiting worker
                 for *_, done in batch:
                     if not done.done():

@@ -8,6 +8,7 @@ from typing import Any
 
 from compare_tui.store import rows
 from compare_tui.store.base import StoreBase
+from compare_tui.store.connection import Busy
 from compare_tui.store.errors import StoreError
 from compare_tui.store.records import AttemptRecord, AuditRow
 
@@ -30,10 +31,15 @@ class AttemptAccessors(StoreBase):
         self._write(lambda conn: self._upsert(conn, batch))
         return len(batch)
 
-    def record_outcomes(self, outcomes: Sequence[tuple[Sequence[AuditRow], AttemptRecord]]) -> int:
+    def record_outcomes(self, outcomes: Sequence[tuple[Sequence[AuditRow], AttemptRecord]], *,
+                        wait: bool = True) -> int | None:
         """Write finished attempts, each with the audit rows of its requests, in one transaction
         (the engine's group commit): an attempt and its requests land together or not at all,
-        so the audit ledger always matches the attempts. Returns how many attempts."""
+        so the audit ledger always matches the attempts. Returns how many attempts.
+
+        With `wait=False` nothing waits for the write lock: when another thread or process holds
+        it, nothing is written and this returns None (the engine's event loop then hands the
+        write to a thread, which waits)."""
         audits = [rows.to_row(row, columns=rows.AUDIT_COLUMNS) for requests, _ in outcomes for row in requests]
         batch = [rows.attempt_row(attempt) for _, attempt in outcomes]
 
@@ -45,7 +51,13 @@ class AttemptAccessors(StoreBase):
                 raise StoreError(f"cannot audit requests of run {', '.join(run_ids)}: no such run in {self.path}") from None
             self._upsert(conn, batch)
 
-        self._write(work)
+        if wait:
+            self._write(work)
+        else:
+            try:
+                self._write_if_free(work)
+            except Busy:
+                return None
         return len(batch)
 
     def _upsert(self, conn: sqlite3.Connection, batch: list[dict[str, Any]]) -> None:

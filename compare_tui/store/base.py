@@ -16,7 +16,7 @@ from typing import Any, Self, TypeVar
 import sqlite_utils
 
 from compare_tui.paths import store_path
-from compare_tui.store.connection import open_database, with_retry
+from compare_tui.store.connection import Busy, open_database, with_retry, write_if_free
 from compare_tui.store.errors import AmbiguousIdError, RunNotFoundError, StoreError, translate
 
 T = TypeVar("T")
@@ -84,6 +84,17 @@ class StoreBase:
         """Run `work` as one short write transaction, retried while another writer holds the lock."""
         with self._lock:
             return with_retry(self._database().conn, self._path, work)
+
+    def _write_if_free(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`_write`, but only if nobody holds the lock now (another thread of this process, or
+        another writer of the file); else raise `connection.Busy` at once, having written and
+        waited for nothing."""
+        if not self._lock.acquire(blocking=False):
+            raise Busy(f"the store at {self._path} is being written by another thread")
+        try:
+            return write_if_free(self._database().conn, self._path, work)
+        finally:
+            self._lock.release()
 
     # For modules that keep tables of their own in this file (tool-call runs): the store's
     # lock, transaction and busy retry, and its translation of SQLite errors.

@@ -136,3 +136,35 @@ def with_retry(conn: sqlite3.Connection, path: Path | str, work: Callable[[sqlit
                 continue
             raise translate(exc, path) from exc
     raise AssertionError("unreachable")  # the loop returns or raises
+
+
+class Busy(StoreError):
+    """`write_if_free` found the write lock taken: nothing was written, nothing waited for
+    (caught by the store's own callers; it never reaches a user)."""
+
+
+def write_if_free(conn: sqlite3.Connection, path: Path | str, work: Callable[[sqlite3.Connection], T]) -> T:
+    """Run `work` in one `BEGIN IMMEDIATE` transaction only if the write lock is free now:
+    SQLite's busy handler is off for this transaction, so when another connection holds the
+    lock this raises `Busy` at once instead of waiting (the caller then writes with
+    `with_retry`, somewhere waiting is harmless). Other SQLite failures become `StoreError`."""
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            if is_busy(exc):
+                raise Busy(f"the store at {path} is being written by another connection") from exc
+            raise translate(exc, path) from exc
+        try:
+            result = work(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return result
+    except sqlite3.Error as exc:
+        raise translate(exc, path) from exc
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")

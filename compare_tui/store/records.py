@@ -31,8 +31,10 @@ Verdict = Literal["pass", "fail", "skip"]
 
 
 def utc_now() -> str:
-    """The current time in the store's timestamp form."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """The current time in the store's timestamp form (`2026-12-06T04:12:00.123456Z`)."""
+    # isoformat spells the same string as strftime("%Y-%m-%dT%H:%M:%S.%fZ") at a third less
+    # cost (the engine stamps three per attempt); its "+00:00" becomes the "Z".
+    return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def new_run_id() -> str:

@@ -28,7 +28,11 @@ REVIEW_COLUMNS = tuple(name for name in ReviewRecord.model_fields if name != "id
 
 def _dumps(value: Any) -> str | None:
     # sort_keys: the same record always gives the same bytes (diffable, digest-stable).
-    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    if value is None:
+        return None
+    if not value and type(value) in (list, dict):  # most attempts' tool calls and score data
+        return "[]" if type(value) is list else "{}"
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def to_row(record: BaseModel, json_fields: frozenset[str] = frozenset(),

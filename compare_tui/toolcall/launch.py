@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import httpx
 
-from compare_tui.catalogue import ModelEntry, check_key, refuse_if_needed, resolve_key
+from compare_tui.catalogue import ModelEntry, check_key, key_headers, refuse_if_needed, resolve_key
 from compare_tui.engine.transport import endpoint_client
 from compare_tui.errors import CompareTuiError
 from compare_tui.store import AuditRow, new_run_id, utc_now
@@ -100,7 +100,7 @@ async def execute(
     entry = request.entry
     key = resolve_key(entry, environ)
     await asyncio.to_thread(check_key, entry, key)  # the endpoint (a gateway) accepts the key
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    headers = key_headers(key)
     run = ToolcallRun(
         id=new_run_id(), created_at=utc_now(), model_name=entry.name, model_id=entry.model, endpoint=entry.endpoint,
         suite_name=request.suite.name, suite_version=request.suite.version, suite_digest=request.suite.digest,

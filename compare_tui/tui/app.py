@@ -141,13 +141,13 @@ class CompareApp(App[None]):
         self.push_screen(ReviewScreen(ref))
 
     def open_triage(self, judging: str = "latest", current: str | None = None) -> None:
-        self.push_screen(TriageScreen(self.workspace.store, judging, reviewer=self.workspace.reviewer, current=current))
+        self.push_screen(TriageScreen(judging, current=current))
 
     def open_experiments(self) -> None:
-        self.push_screen(ExperimentsScreen(self.workspace.store, self.workspace.catalogue_path))
+        self.push_screen(ExperimentsScreen())
 
     def open_toolcall(self) -> None:
-        self.push_screen(ToolcallScreen(self.workspace.store))
+        self.push_screen(ToolcallScreen())
 
     def open_models(self, highlight: str | None = None) -> None:
         self.push_screen(ModelsScreen(highlight))

@@ -16,9 +16,25 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from compare_tui.engine.events import AttemptFinished, ModelEvent, RunFinished, RunRefused, RunStarted, VerificationProgressed
 from compare_tui.vocabulary import FINISHED_STATUSES, RunStatus
+
+
+
+class ModelState(StrEnum):
+    """Where one model of a session stands on the Live screen: before its run (waiting its
+    turn, verifying its weights, refused), then its run's own status (`vocabulary.RunStatus`)."""
+
+    WAITING = "waiting"
+    VERIFYING = "verifying"
+    REFUSED = "refused"
+    RUNNING = RunStatus.RUNNING.value
+    COMPLETED = RunStatus.COMPLETED.value
+    INCOMPLETE = RunStatus.INCOMPLETE.value
+    INTERRUPTED = RunStatus.INTERRUPTED.value
+
 
 ROLLING_ATTEMPTS = 100
 """TTFT and end-to-end medians are over this many latest attempts."""
@@ -33,8 +49,7 @@ class ModelView:
 
     model_name: str
     run_id: str | None
-    state: str
-    """`waiting`, `verifying`, `running`, `completed`, `incomplete`, `interrupted` or `refused`."""
+    state: ModelState
     total: int
     done: int
     counts: dict[str, int]
@@ -56,7 +71,7 @@ class ModelView:
 class _Model:
     name: str
     run_id: str | None = None
-    state: str = "waiting"
+    state: ModelState = ModelState.WAITING
     total: int = 0
     done: int = 0
     counts: Counter = field(default_factory=Counter)
@@ -109,16 +124,16 @@ class LiveTally:
             model.hashing[event.file] = share >= 1.0
             if all(model.hashing.values()):
                 # Hashed: it only waits for the models before it (runs are one at a time).
-                model.state = "waiting"
+                model.state = ModelState.WAITING
                 files = len(model.hashing)
                 model.detail = f"weights hashed ({files} file{'s' if files != 1 else ''}); waiting for its turn"
             else:
-                model.state = "verifying"
+                model.state = ModelState.VERIFYING
                 model.detail = f"hashing weights: {event.file} {share:.0%}"
         elif isinstance(event, RunStarted):
             # A new run starts from nothing; a resumed one from what the store had recorded.
             model.counts = Counter({k: v for k, v in event.prior_counts.items() if v})
-            model.run_id, model.state = event.run_id, RunStatus.RUNNING.value
+            model.run_id, model.state = event.run_id, ModelState.RUNNING
             model.total, model.done = event.task_count, event.tasks_done
             model.started, model.ended = self._clock(), None
             model.done_at_start, model.tokens_total = event.tasks_done, 0
@@ -127,12 +142,12 @@ class LiveTally:
         elif isinstance(event, AttemptFinished):
             self._attempt(model, event)
         elif isinstance(event, RunFinished):
-            model.state = event.status if event.status in FINISHED_STATUSES else RunStatus.INTERRUPTED.value
+            model.state = ModelState(event.status) if event.status in FINISHED_STATUSES else ModelState.INTERRUPTED
             model.ended = self._clock()
             if event.error:
                 model.detail = event.error
         elif isinstance(event, RunRefused):
-            model.state, model.detail = "refused", event.reason
+            model.state, model.detail = ModelState.REFUSED, event.reason
 
     def _attempt(self, model: _Model, event: AttemptFinished) -> None:
         now = self._clock()
@@ -163,7 +178,7 @@ class LiveTally:
             rate: float | None = sum(recent) / min(span, RATE_WINDOW_S)
         else:
             rate = None
-        if m.state != "running":
+        if m.state != ModelState.RUNNING:
             rate = None  # nothing is being generated now; the whole-run rate stays
         run_rate, eta = None, None
         if m.started is not None:
@@ -171,7 +186,7 @@ class LiveTally:
             if elapsed > 0 and m.tokens_total:
                 run_rate = m.tokens_total / elapsed
             finished = m.done - m.done_at_start
-            if m.state == "running" and finished > 0 and elapsed > 0:
+            if m.state == ModelState.RUNNING and finished > 0 and elapsed > 0:
                 eta = max(0, m.total - m.done) * elapsed / finished
         return ModelView(
             m.name, m.run_id, m.state, m.total, m.done, dict(m.counts),

@@ -1,20 +1,28 @@
-"""`ScreenHost`: just enough app to show one store-reading screen (Experiments, Tool-call table)
-over an open store, for Pilot tests of that screen alone."""
+"""`ScreenHost`: just enough app to show one screen over an open store, for Pilot tests of that
+screen alone: it has the workspace every screen reads (`screen_base.Navigator.workspace`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from textual.app import App
 from textual.screen import Screen
 
 from compare_tui.store import Store
+from compare_tui.tui.workspace import Workspace
+
+
+def _no_probe(endpoint: str) -> str:
+    return "not checked"
 
 
 class ScreenHost(App[None]):
-    def __init__(self, store: Store, make_screen: Callable[[Store], Screen]) -> None:
+    def __init__(self, store: Store, make_screen: Callable[[], Screen], *, catalogue_path: str | Path = "models.toml",
+                 reviewer: str = "tester") -> None:
         super().__init__()
-        self.store, self.make_screen = store, make_screen
+        self.workspace = Workspace(store, Path(catalogue_path), Path("."), reviewer, _no_probe)
+        self.make_screen = make_screen
 
     def on_mount(self) -> None:
-        self.push_screen(self.make_screen(self.store))
+        self.push_screen(self.make_screen())

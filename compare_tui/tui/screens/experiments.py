@@ -17,7 +17,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
@@ -75,7 +74,7 @@ def read_experiments(store: Store) -> list[ExperimentFigures | Unreadable]:
     return out
 
 
-class ExperimentsScreen(StoreReaderScreen):
+class ExperimentsScreen(StoreReaderScreen[list[ExperimentFigures | Unreadable]]):
     """The list of experiments (top) and the selected one's arms, flaky tasks and confounds."""
 
     CSS_PATH = "experiments.tcss"
@@ -84,10 +83,9 @@ class ExperimentsScreen(StoreReaderScreen):
 
     BINDINGS = [Binding("L", "launch", "Launch runs", tooltip="Launch the missing runs")]
 
-    def __init__(self, store: Store, catalogue_path: Path | None = None, launcher: Launcher = run_command) -> None:
-        """`catalogue_path`: the catalogue the launched runs use (None: the command's default)."""
-        super().__init__(store)
-        self.catalogue_path = catalogue_path
+    def __init__(self, launcher: Launcher = run_command) -> None:
+        """Launched runs use the workspace's store and catalogue."""
+        super().__init__()
         self.launcher = launcher
         self.experiments: list[ExperimentFigures | Unreadable] = []
         """What was read last, newest first (the table's rows, in order)."""
@@ -203,9 +201,8 @@ class ExperimentsScreen(StoreReaderScreen):
         self.app.push_screen(ConfirmScreen(f"Launch the runs {item.name} lacks?", body, "Launch"), answered)
 
     def launch_argv(self, name: str) -> list[str]:
-        argv = [sys.executable, "-m", "compare_tui", "experiment", "run", name, "--json", "--store", str(self.store.path)]
-        if self.catalogue_path is not None:
-            argv += ["--models", str(self.catalogue_path)]
+        argv = [sys.executable, "-m", "compare_tui", "experiment", "run", name, "--json", "--store", str(self.store.path),
+                "--models", str(self.workspace.catalogue_path)]
         return argv
 
     @work(thread=True, exit_on_error=False, group="experiment-launch", description="launching experiment runs")

@@ -21,6 +21,7 @@ from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.refusal import RefusalScreen
 from compare_tui.tui.widgets.model_progress import ModelProgress
+from compare_tui.vocabulary import RunStatus
 
 REPAINT_S = 0.25
 RUN_STOP_TEXT = ("The run stops: attempts in flight finish, it is marked interrupted and keeps every "
@@ -112,7 +113,7 @@ class LiveScreen(CompareScreen):
                    "o report")
 
     def on_run_ended(self, message: messages.RunEnded) -> None:
-        severity = "information" if message.status == "completed" else "warning"
+        severity = "information" if message.status == RunStatus.COMPLETED else "warning"
         self.notify(f"{message.model_name}: run {message.run_id[:8]} {message.status}", severity=severity)
 
     def on_session_refused(self, message: messages.SessionRefused) -> None:
@@ -125,9 +126,9 @@ class LiveScreen(CompareScreen):
         self._repaint()
         if not message.statuses:
             self._line("Nothing was run. Esc goes back.")
-        elif all(s == "completed" for s in message.statuses):
+        elif all(s == RunStatus.COMPLETED for s in message.statuses):
             self._line("Every run completed · o opens the report · Esc goes back")
-        elif "incomplete" in message.statuses and not self._cancelled_session(message):
+        elif RunStatus.INCOMPLETE in message.statuses and not self._cancelled_session(message):
             self._line("Some tasks measured nothing (the endpoint failed): they are not done and not in any "
                        "figure · start the server, then r retries exactly those · o opens the report so far")
         else:
@@ -135,7 +136,7 @@ class LiveScreen(CompareScreen):
 
     @staticmethod
     def _cancelled_session(message: messages.SessionEnded) -> bool:
-        return "interrupted" in message.statuses
+        return RunStatus.INTERRUPTED in message.statuses
 
     # ------------------------------------------------------------------ actions
 
@@ -160,7 +161,8 @@ class LiveScreen(CompareScreen):
             self.notify("The run is still going.", severity="warning")
             return
         run_ids = self.run_ids or self.tally.run_ids() or (self.plan.run_ids if isinstance(self.plan, ResumePlan) else ())
-        pending = tuple(r for r, s in zip(run_ids, self.statuses or ("interrupted",) * len(run_ids)) if s != "completed")
+        statuses = self.statuses or (RunStatus.INTERRUPTED,) * len(run_ids)
+        pending = tuple(r for r, s in zip(run_ids, statuses) if s != RunStatus.COMPLETED)
         if not pending:
             self.notify("Nothing to resume: every run completed.", severity="information")
             return

@@ -3,14 +3,15 @@ lays it out when the worker is done (the Experiments and Tool-call screens).
 
 The reading, the loading state, `g` to read again and Esc to go back live here (a failed read
 is a notification, never a crash, by the base screen's one handler); a subclass says what to read
-(`read_store`, in the worker) and how to show it (`show_read`, on the UI thread). It takes the
-store itself, so the app wires such a screen with one line and a test can host it alone.
+(`read_store`, in the worker) and how to show it (`show_read`, on the UI thread), both typed by
+what it reads (`StoreReaderScreen[T]`). Like every screen it reads the app's workspace (its
+store), so a test hosts it in an app that has one (tests/support/screen_host.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar, Generic, TypeVar, cast
 
 from textual.binding import Binding
 from textual.message import Message
@@ -19,8 +20,10 @@ from textual.worker import Worker
 from compare_tui.store import Store
 from compare_tui.tui.screen_base import CompareScreen
 
+T = TypeVar("T")
 
-class StoreReaderScreen(CompareScreen):
+
+class StoreReaderScreen(CompareScreen, Generic[T]):
     """Base of the store-reading screens (not a screen of its own)."""
 
     BINDINGS: ClassVar[list[Binding]] = [
@@ -34,19 +37,20 @@ class StoreReaderScreen(CompareScreen):
 
     @dataclass
     class Read(Message):
-        """The worker finished reading; `data` is what `read_store` returned."""
+        """The worker finished reading; `data` is what `read_store` returned (a `T` of the
+        screen that posted it: a message class cannot carry its screen's type parameter)."""
 
-        data: Any
+        data: object
 
-    def __init__(self, store: Store) -> None:
-        super().__init__()
-        self.store = store
+    @property
+    def store(self) -> Store:
+        return self.workspace.store
 
-    def read_store(self) -> Any:
+    def read_store(self) -> T:
         """What to show, read in a worker thread (blocking IO is fine here)."""
         raise NotImplementedError
 
-    def show_read(self, data: Any) -> None:
+    def show_read(self, data: T) -> None:
         """Lay out what `read_store` returned (UI thread)."""
         raise NotImplementedError
 
@@ -70,4 +74,4 @@ class StoreReaderScreen(CompareScreen):
 
     def on_store_reader_screen_read(self, message: Read) -> None:
         self.query_one(f"#{self.LOADING_ID}").loading = False
-        self.show_read(message.data)
+        self.show_read(cast(T, message.data))

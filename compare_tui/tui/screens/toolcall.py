@@ -57,7 +57,7 @@ def tally_text(run: ToolcallRun) -> str:
     return (f"✓{counts['pass']} ✗{counts['fail']} ⊘{counts['unsupported']} !{counts['error']}")
 
 
-class ToolcallScreen(StoreReaderScreen):
+class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
     """Runs (top: space picks the columns), the scenario table, and the highlighted cell."""
 
     CSS_PATH = "toolcall.tcss"
@@ -65,8 +65,8 @@ class ToolcallScreen(StoreReaderScreen):
     LOADING_ID = "toolcall-runs"
     WHAT = "tool-call runs"
 
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
+    def __init__(self) -> None:
+        super().__init__()
         self.runs: list[ToolcallRun] = []
         """Newest first: the run list's rows, in order."""
         self.selected: list[str] = []

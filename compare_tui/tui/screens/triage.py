@@ -24,7 +24,6 @@ from textual.worker import Worker
 
 from compare_tui.errors import CompareTuiError
 from compare_tui.judge.triage import KINDS, TriageItem, TriageView, filtered, load_triage, save_label
-from compare_tui.reviewer import reviewer_name
 from compare_tui.store import Store
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
@@ -83,14 +82,11 @@ class TriageScreen(CompareScreen):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self, store: Store, judging: str = "latest", *, reviewer: str | None = None,
-                 current: str | None = None) -> None:
+    def __init__(self, judging: str = "latest", *, current: str | None = None) -> None:
         super().__init__()
-        self.store = store
         self.judging = judging
         self.current = current
         """For a grade judging: `scorer` or a judging id (default: what it was last compared with)."""
-        self.reviewer = reviewer_name(reviewer)
         self.view: TriageView | None = None
         self.items: list[TriageItem] = []
         """The queue under the current filter."""
@@ -119,6 +115,15 @@ class TriageScreen(CompareScreen):
                         yield Static("", id=f"rationale-{side}", classes="pane-body", markup=False)
         yield Static("", id="triage-label", markup=False)
         yield Footer(compact=True, show_command_palette=False)
+
+    @property
+    def store(self) -> Store:
+        return self.workspace.store
+
+    @property
+    def reviewer(self) -> str:
+        """Who a label is recorded as: the workspace's reviewer, as for a review verdict."""
+        return self.workspace.reviewer
 
     def on_mount(self) -> None:
         self.sub_title = f"triage · {self.judging}"

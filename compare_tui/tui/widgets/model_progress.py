@@ -9,13 +9,13 @@ from textual.containers import Vertical
 from textual.widgets import ProgressBar, Static
 
 from compare_tui.report.formatting import DASH, MARKS
-from compare_tui.tui.live_tally import ModelView
+from compare_tui.tui.live_tally import ModelState, ModelView
 
 STATE_WORDS = {
-    "waiting": "waiting for its turn", "verifying": "verifying weights", "running": "running",
-    "completed": "completed", "incomplete": "incomplete: some tasks not done (resumable: r)",
-    "interrupted": "interrupted (resumable: r)", "failed": "failed",
-    "refused": "refused (nothing sent)",
+    ModelState.WAITING: "waiting for its turn", ModelState.VERIFYING: "verifying weights",
+    ModelState.RUNNING: "running", ModelState.COMPLETED: "completed",
+    ModelState.INCOMPLETE: "incomplete: some tasks not done (resumable: r)",
+    ModelState.INTERRUPTED: "interrupted (resumable: r)", ModelState.REFUSED: "refused (nothing sent)",
 }
 
 
@@ -47,7 +47,7 @@ def _rate(value: float | None) -> str:
 def figures(view: ModelView) -> str:
     """Latency over the latest attempts; tok/s now and over the whole run; ETA; GPU memory."""
     speed = f"tok/s {_rate(view.tokens_per_s)} now · {_rate(view.run_tokens_per_s)} whole run"
-    if view.state == "running":
+    if view.state == ModelState.RUNNING:
         speed += " · ETA " + (DASH if view.eta_s is None else duration(view.eta_s))
     return (f"TTFT p50 {_ms(view.ttft_p50_ms)} · E2E p50 {_ms(view.e2e_p50_ms)} (last 100 attempts)\n"
             f"{speed}\nGPU memory: {view.gpu or DASH}")
@@ -73,15 +73,15 @@ class ModelProgress(Vertical):
         bar = self.query_one(ProgressBar)
         if view.total:
             bar.update(total=view.total, progress=view.done)
-        state = STATE_WORDS.get(view.state, view.state)
+        state = STATE_WORDS[view.state]
         run = f" · run {view.run_id[:8]}" if view.run_id else ""
         self._set("mp-title", f"{view.model_name} · {state} · {view.done}/{view.total or DASH} tasks{run}")
         self._set("mp-counts", counters(view))
         self._set("mp-figures", figures(view))
         self._set("mp-detail", view.detail)
         self._set("mp-errors", "\n".join(f"! {e}" for e in view.recent_errors))
-        self.set_class(view.state in ("refused", "failed"), "-bad")
-        self.set_class(view.state == "completed", "-done")
+        self.set_class(view.state == ModelState.REFUSED, "-bad")
+        self.set_class(view.state == ModelState.COMPLETED, "-done")
 
     def _set(self, part: str, text: str) -> None:
         old = self._texts.get(part)
