@@ -16,7 +16,9 @@ from compare_tui.judge.evaluator import (
     DEFAULT_MIN_LABELLED, LOOKS_SAFE, NOT_ENOUGH_DATA, REVIEW_FIRST, Badge, Decision, EvaluatorComparison,
     EvaluatorRow, compare_evaluators,
 )
-from compare_tui.judge.evaluator_load import SCORER, EvaluatorNotFound, LoadedComparison, load_comparison, resolve_current
+from compare_tui.judge.evaluator_load import (
+    DEFAULT_PASS_AT, SCORER, EvaluatorNotFound, LoadedComparison, grade_level, load_comparison, resolve_current,
+)
 from compare_tui.judge.family import family, same_family_caveat
 from compare_tui.judge.grade_figures import GradeDelta, GradeFigures, grade_delta, grade_figures
 from compare_tui.judge.grade_report import (
@@ -49,7 +51,7 @@ __all__ = [
     "parse_pair_reply", "preferred_side", "prepare_grade_judging", "prepare_pair_judging", "render_answer",
     "render_evaluator_text", "render_pair_text", "resolve_current", "same_family_caveat", "save_label",
     "strip_reasoning", "task_text", "execute_judging",
-    "SCALE_MODES", "GradeDelta", "GradeFigures", "GradeReport", "GradeRow", "RunGrades", "build_grade_report",
+    "DEFAULT_PASS_AT", "grade_level", "SCALE_MODES", "GradeDelta", "GradeFigures", "GradeReport", "GradeRow", "RunGrades", "build_grade_report",
     "comparison_baseline", "grade_delta", "grade_figures", "grade_json", "load_run_grades", "load_scale_rubric",
     "parse_scale_reply", "prepare_scale_grading", "render_grade_text", "scale_messages",
 ]
