@@ -163,6 +163,18 @@ def test_text_names_the_judge_flags_its_family_and_fits_80_columns(tmp_path, run
     assert [line for line in out.splitlines() if len(line) > 80] == []
 
 
+def test_a_judge_that_gives_every_answer_the_same_grade_gets_a_caveat(tmp_path, runs, capsys):
+    store, base, cand = runs
+    with FakeServer(lambda body, count: text("5")) as judge:  # a bare grade, as small judges answer
+        assert _grade(tmp_path, judge.url, store, base, cand, "--format", "json") == 0
+    out = _json(capsys)
+    assert [r["figures"]["distribution"]["5"] for r in out["runs"]] == [6, 6]
+    assert any("same grade (5): it tells nothing apart" in c for c in out["caveats"])
+    with FakeServer(rule_grader) as judge:
+        _grade(tmp_path, judge.url, tmp_path / "other.sqlite", "x")  # an unknown run: refused, nothing sent
+    assert judge.requests == []
+
+
 def test_every_judge_request_is_an_audit_row_of_no_run(tmp_path, runs, capsys):
     store, base, cand = runs
     with FakeServer(rule_grader) as judge:

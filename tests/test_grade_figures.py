@@ -4,10 +4,11 @@ the paired Δ's 95% intervals (coverage simulated on grade-like data), failed ca
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from compare_tui.judge.grade_figures import HIGHER, LOWER, TOO_FEW, WITHIN_NOISE, grade_delta, grade_figures
@@ -40,12 +41,19 @@ def test_json_grades_are_read_and_traces_removed(grade, reason):
 
 @given(prose)
 def test_prose_without_a_grade_line_is_never_guessed(reply):
-    parsed = parse_scale_reply(reply.replace("rade", "rad"))
+    reply = reply.replace("rade", "rad")
+    assume(not re.fullmatch(r"\W*[1-5]\W*", reply))  # a bare grade is a grade
+    parsed = parse_scale_reply(reply)
     assert parsed.verdict is None and parsed.problem
 
 
+@given(grades, st.sampled_from(["{g}", " {g}\n", "**{g}**", "{g}/5", "{g} out of 5", "{g}."]))
+def test_a_reply_that_is_the_grade_alone_is_read(grade, form):
+    assert parse_scale_reply(form.format(g=grade)).verdict == str(grade)
+
+
 @pytest.mark.parametrize("reply", ["GRADE: 6", "GRADE: 0", "GRADE: 4 or 5", "GRADE: 4.5", '{"grade": 7}',
-                                   '{"grade": true}', "I'd give it a 5.", "GRADE: five"])
+                                   '{"grade": true}', "I'd give it a 5.", "GRADE: five", "6", "4 5", "3-4"])
 def test_out_of_scale_or_ambiguous_grades_are_unparseable(reply):
     assert parse_scale_reply(reply).verdict is None
 

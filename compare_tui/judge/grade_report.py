@@ -126,6 +126,12 @@ def build_grade_report(runs: Sequence[RunGrades], *, baseline: RunRecord | None,
         against = f"run {reference.id} ({reference.model_name})" if reference else "each task's expected outcome"
         caveats.append(f"Similarity grades measure closeness to {against}, not quality: an answer better than the "
                        "reference grades low.")
+    given = {r.grade for g in runs for r in g.rows if r.grade is not None}
+    graded = sum(g.figures.graded for g in runs)
+    if len(given) == 1 and graded >= 3:
+        caveats.append(f"The judge gave every one of the {graded} graded answers the same grade ({given.pop()}): it "
+                       "tells nothing apart here. Check it against the scorers and people's labels with "
+                       "`compare-tui evaluator-compare --grader`, or try a larger judge or --structured.")
     if baseline is not None and base is None:
         caveats.append(f"The baseline {baseline.model_name} (run {baseline.id}) has no grades here: no Δ is shown.")
     if first.provenance and first.provenance != "verified":

@@ -27,6 +27,9 @@ _GRADE = re.compile(rf"verdict{_DECOR}(pass|fail){_END}", re.IGNORECASE | re.MUL
 # A grade: `GRADE: 4`, `**Grade:** 4/5`, `grade - 4 out of 5`; the digit must end the line
 # (after an optional "/5" or "out of 5"), so "grade: 4 or 5" is no grade.
 _SCALE = re.compile(rf"grade{_DECOR}([1-5])(?:[ \t]*(?:/|out[ \t]+of)[ \t]*5)?{_END}", re.IGNORECASE | re.MULTILINE)
+# A reply that is nothing but the grade ("5", "4/5", "**3**") is unambiguous: small judges
+# often answer so, dropping the written form. Anything more needs the GRADE line.
+_BARE_GRADE = re.compile(r"[ \t*_`\"'\[(]*([1-5])(?:[ \t]*(?:/|out[ \t]+of)[ \t]*5)?[ \t*_`\"'\])}.!]*", re.IGNORECASE)
 _CODE_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
@@ -94,6 +97,10 @@ SCALE_GRADES = ("1", "2", "3", "4", "5")
 
 
 def parse_scale_reply(reply: str) -> ParsedReply:
-    """A grade `1`…`5` (as text) from a JSON `{"grade": …}` or the last `GRADE:` line (reasoning
-    traces removed first); the rationale is the rest, without a leading `REASON:`."""
+    """A grade `1`…`5` (as text) from a JSON `{"grade": …}`, the last `GRADE:` line, or a reply
+    that is the grade alone (reasoning traces removed first); the rationale is the rest, without
+    a leading `REASON:` (empty for a bare grade)."""
+    bare = _BARE_GRADE.fullmatch(strip_reasoning(reply))
+    if bare is not None:
+        return ParsedReply(bare.group(1), "", bare.group(0))
     return _parse(reply, _SCALE, SCALE_GRADES, False, "GRADE: 1-5", key="grade")
