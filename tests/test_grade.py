@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from compare_tui.cli import main
-from compare_tui.store import AttemptRecord, Store
+from compare_tui.store import AttemptRecord, ComparisonRecord, Store
 from compare_tui.store.schema import CURRENT_VERSION, MIGRATIONS
 from tests.support.fake_openai import FakeServer, http_error, text
 from tests.test_judge_support import TASKS, add_run, entry, fenced, golden, scored, write_models
@@ -70,6 +70,21 @@ def test_grade_reports_mean_distribution_and_delta_vs_the_baseline(tmp_path, run
     assert out["judge_usage"]["calls"] == 12 and out["judge_usage"]["cost"] > 0
     row = by_model["cand-model"]["rows"][0]
     assert row["grade"] == 5 and row["rationale"] == "the right label." and row["attempt"] == 1
+
+
+def test_the_comparisons_baseline_is_the_default_reference_and_graded_too(tmp_path, runs, capsys):
+    store, base, cand = runs
+    with Store.open(store) as s:
+        comparison = s.create_comparison(ComparisonRecord(name="c", baseline="base-model"))
+        s.set_comparison_runs(comparison.id, [base, cand])
+    conn = sqlite3.connect(store)
+    with conn:
+        conn.execute("UPDATE runs SET comparison_id = ?", [comparison.id])
+    with FakeServer(rule_grader) as judge:
+        assert _grade(tmp_path, judge.url, store, cand, "--format", "json") == 0
+    out = _json(capsys)
+    assert out["baseline"] == {"run": base, "model": "base-model"} and len(judge.requests) == 12
+    assert next(r for r in out["runs"] if r["run"] == cand)["delta_vs_baseline"]["delta"] == pytest.approx(1.5)
 
 
 def test_the_judge_sees_one_answer_alone_without_traces_and_tool_calls_canonical(tmp_path, capsys):

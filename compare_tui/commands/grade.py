@@ -13,24 +13,27 @@ from compare_tui.commands.judge import execute, get_run, judge_entry, settings_f
 EPILOG = """\
 examples:
   compare-tui grade 3f9a 8c21 --judge qwen2.5-coder-0.5b
-  compare-tui grade 8c21 --judge gemma3-270m --rubric similarity --reference 3f9a
-  compare-tui grade 8c21 --judge gemma3-270m --rubric my-rubric.txt --structured --format json
+  compare-tui grade 8c21 --judge gemma3-270m --rubric similarity \\
+      --reference 3f9a
+  compare-tui grade 8c21 --judge gemma3-270m --rubric rubric.txt --format json
 
-Rubrics (the scale is always 1 = wrong … 5 = fully right; a rubric file words it your way):
+Rubrics (the scale is always 1 = wrong ... 5 = fully right):
   quality     how well the answer does what the request asks (default)
-  similarity  how close the answer is to the reference run's answer to the same task
-              (--reference RUN, default the comparison's baseline when the runs share one),
-              else to the task's expected outcome
+  similarity  how close the answer is to the reference run's answer to the
+              same task (--reference RUN, default the comparison's baseline
+              when the runs share one), else to the task's expected outcome
   FILE        a plain-text rubric of your own, graded like quality
 
-Each answer is shown to the judge alone, never beside another (no position or incumbent bias).
-Grades are stored as they arrive under ids made of run, task, attempt, judge and rubric
-digest: the same command again asks only for what is missing or failed. The baseline
-(--reference, else the comparison's) is graded too under quality, for Δ vs the baseline.
+Each answer is shown to the judge alone, never beside another (no position or
+incumbent bias). Grades are stored as they arrive under ids made of run, task,
+attempt, judge and rubric digest: the same command again asks only for what is
+missing or failed. Under quality the baseline (--reference, else the
+comparison's) is graded too, for Δ vs the baseline.
 
 exit codes:
   0  every answer was graded
-  1  some judge calls failed or gave no readable grade (kept in the table, left out of the mean)
+  1  some judge calls failed or gave no readable grade (kept in the table,
+     left out of the mean)
   2  bad input or a refusal (nothing was sent)
   130 interrupted (every finished grade is stored)
 """
@@ -39,8 +42,9 @@ exit codes:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "grade", help="grade every answer of runs alone on a 1–5 rubric with an LLM judge (opt-in)",
-        description="Grade each stored answer of each run alone, on a fixed 1–5 scale with a short rationale, by a "
-        "judge model from the catalogue; report the mean grade, the distribution and Δ vs the baseline.",
+        description="Grade each stored answer of each run alone, on a fixed 1–5 scale with a short\n"
+        "rationale, by a judge model from the catalogue; report the mean grade, the\n"
+        "distribution and Δ vs the baseline.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", metavar="RUN", help="runs to grade (id or unique prefix)")
     p.add_argument("--judge", required=True, metavar="MODEL", help="the judge: a model in the catalogue")
