@@ -87,6 +87,24 @@ def test_the_comparisons_baseline_is_the_default_reference_and_graded_too(tmp_pa
     assert next(r for r in out["runs"] if r["run"] == cand)["delta_vs_baseline"]["delta"] == pytest.approx(1.5)
 
 
+def test_report_summarises_stored_grades_and_asks_nothing(tmp_path, runs, capsys):
+    store, base, cand = runs
+    with Store.open(store) as s:
+        comparison = s.create_comparison(ComparisonRecord(name="c", baseline="base-model"))
+        s.set_comparison_runs(comparison.id, [base, cand])
+    assert main(["report", comparison.id, "--store", str(store)]) in (0, 1)
+    assert "Rubric grades" not in capsys.readouterr().out
+    with FakeServer(rule_grader) as judge:
+        _grade(tmp_path, judge.url, store, base, cand)
+        capsys.readouterr()
+        assert main(["report", comparison.id, "--store", str(store)]) in (0, 1)
+        assert len(judge.requests) == 12
+    out = capsys.readouterr().out
+    summary = out[out.index("Rubric grades"):]
+    assert "by judge judge-model" in summary and "baseline: base-model" in summary
+    assert "+1.50" in summary and "not graded" not in summary and "Judge cost and latency" in summary
+
+
 def test_the_judge_sees_one_answer_alone_without_traces_and_tool_calls_canonical(tmp_path, capsys):
     goldset = golden(tmp_path, {"t1": "billing"})
     with Store.open(tmp_path / "runs.sqlite") as store:

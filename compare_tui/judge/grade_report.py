@@ -16,6 +16,12 @@ from compare_tui.store import RunRecord, Store
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
 
 
+ISOLATION_CAVEAT = ("Each answer was graded alone (never beside another answer), so the judge's position and "
+                    "incumbent biases cannot enter; its leniency and its own family's style still can.")
+GENERAL_CAVEATS = (JUDGE_IS_NOT_TRUTH, ISOLATION_CAVEAT)
+"""The caveats every grade report carries (a compact view may leave them to `grade`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class GradeRow:
     task_id: str
@@ -120,8 +126,7 @@ def build_grade_report(runs: Sequence[RunGrades], *, baseline: RunRecord | None,
     base = next((g for g in runs if baseline is not None and g.run.id == baseline.id), None)
     done = tuple(with_delta(g, base) if base is not None and g is not base else g for g in runs)
     usage = judge_usage([call for g in runs for call in g.calls], first.judge_entry.get("cost"))
-    caveats = [JUDGE_IS_NOT_TRUTH, "Each answer was graded alone (never beside another answer), so the judge's "
-               "position and incumbent biases cannot enter; its leniency and its own family's style still can."]
+    caveats = list(GENERAL_CAVEATS)
     if first.mode == "similarity":
         against = f"run {reference.id} ({reference.model_name})" if reference else "each task's expected outcome"
         caveats.append(f"Similarity grades measure closeness to {against}, not quality: an answer better than the "
@@ -156,3 +161,22 @@ def comparison_baseline(store: Store, runs: Sequence[RunRecord]) -> RunRecord | 
         if run.model_name == comparison.baseline:
             return run
     return None
+
+
+def load_stored_grade_reports(store: Store, runs: Sequence[RunRecord],
+                              baseline: RunRecord | None) -> list[GradeReport]:
+    """Every stored 1–5 grading of `runs`, one report per judge × rubric (× reference run),
+    newest grading first; nothing is asked of any judge. Δ is against `baseline` when it was
+    graded with the same judge and rubric."""
+    groups: dict[tuple[str, str, str | None], list[JudgingRecord]] = {}
+    for run in runs:
+        for judging in store.list_judgings(kind="scale", run_id=run.id):
+            if judging.run_id == run.id:
+                groups.setdefault((judging.judge_model, judging.rubric_digest, judging.other_run_id), []).append(judging)
+    reports = []
+    for (_, _, reference_id), judgings in groups.items():
+        order = {run.id: i for i, run in enumerate(runs)}
+        graded = [load_run_grades(store, j) for j in sorted(judgings, key=lambda j: order[j.run_id])]
+        reference = store.get_run_exact(reference_id) if reference_id else None
+        reports.append(build_grade_report(graded, baseline=None if reference_id else baseline, reference=reference))
+    return reports

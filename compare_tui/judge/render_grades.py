@@ -7,7 +7,7 @@ import textwrap
 from typing import Any
 
 from compare_tui.judge.grade_figures import GradeDelta, GradeFigures
-from compare_tui.judge.grade_report import GradeReport, GradeRow, RunGrades
+from compare_tui.judge.grade_report import GENERAL_CAVEATS, GradeReport, GradeRow, RunGrades
 from compare_tui.judge.usage import JudgeUsage
 from compare_tui.report.stats import Interval
 
@@ -55,7 +55,8 @@ def _delta_line(name: str, delta: GradeDelta) -> str:
             f"{counts:11}{delta.conclusion}")
 
 
-def render_grade_text(report: GradeReport, *, rationales: bool = False) -> str:
+def _summary(report: GradeReport) -> list[str]:
+    """The header, the figures table and the Δ table: what every text view of grades shows."""
     first = report.runs[0].judging
     lines = _wrap(f"Rubric grades (1–5, each answer alone) by judge {report.judge} "
                   f"({first.provenance or 'provenance unknown'})")
@@ -76,6 +77,20 @@ def render_grade_text(report: GradeReport, *, rationales: bool = False) -> str:
         lines += ["", "Δ mean grade vs the baseline, paired by task (t 95% CI; ▲ better ▼ worse):",
                   f"{'model':18} {'Δ':>6} {'95% CI':>12} {'tasks':>5}  {'▲ ▼ =':11}conclusion"]
         lines += [_delta_line(name, delta) for name, delta in deltas]
+    return lines
+
+
+def render_grade_summary(report: GradeReport) -> str:
+    """The figures without the task table (for `report`), with the caveats about the judge."""
+    lines = _summary(report) + ["", *_wrap(usage_line(report.usage))]
+    for caveat in report.caveats:
+        if caveat not in GENERAL_CAVEATS:  # `grade` prints those
+            lines += _wrap(f"- {caveat}", "  ")
+    return "\n".join(lines) + "\n"
+
+
+def render_grade_text(report: GradeReport, *, rationales: bool = False) -> str:
+    lines = _summary(report)
     lines += ["", _matrix_header(report.runs)]
     tasks = sorted({row.task_id for g in report.runs for row in g.rows})
     by_run = [{row.task_id: row for row in g.rows} for g in report.runs]
