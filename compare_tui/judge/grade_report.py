@@ -12,7 +12,7 @@ from compare_tui.judge.family import same_family_caveat
 from compare_tui.judge.grade_figures import GradeDelta, GradeFigures, grade_delta, grade_figures
 from compare_tui.judge.pair_report import JUDGE_IS_NOT_TRUTH
 from compare_tui.judge.usage import JudgeUsage, judge_usage
-from compare_tui.store import RunRecord, Store
+from compare_tui.store import RunRecord, Store, StoreError
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
 
 
@@ -153,7 +153,10 @@ def comparison_baseline(store: Store, runs: Sequence[RunRecord]) -> RunRecord | 
     ids = {run.comparison_id for run in runs}
     if len(ids) != 1 or None in ids:
         return None
-    comparison = store.get_comparison(str(next(iter(ids))))
+    try:
+        comparison = store.get_comparison(str(next(iter(ids))))
+    except StoreError:  # the comparison was deleted; its runs remain
+        return None
     if not comparison.baseline:
         return None
     for run_id in comparison.run_ids:
