@@ -175,6 +175,20 @@ def test_similarity_without_a_reference_run_grades_against_the_expected_outcome(
     assert "reference: expected outcome" in capsys.readouterr().out
 
 
+def test_a_rubric_file_is_sent_as_written_and_starts_its_own_grading(tmp_path, runs, capsys):
+    store, base, cand = runs
+    rubric = tmp_path / "rubric.txt"
+    rubric.write_text("Grade 5 only when the label is one word in lower case.\n", encoding="utf-8")
+    with FakeServer(rule_grader) as judge:
+        assert _grade(tmp_path, judge.url, store, cand, "--format", "json") == 0
+        first = _json(capsys)
+        assert _grade(tmp_path, judge.url, store, cand, "--rubric", str(rubric), "--format", "json") == 0
+    out = _json(capsys)
+    user = next(m["content"] for m in judge.requests[-1].body["messages"] if m["role"] == "user")
+    assert "Grade 5 only when the label is one word in lower case." in user and len(judge.requests) == 12
+    assert out["rubric"]["mode"] == "quality" and out["rubric"]["digest"] != first["rubric"]["digest"]
+
+
 def test_structured_grades_ask_for_a_json_schema_and_are_read(tmp_path, runs, capsys):
     store, base, cand = runs
     with FakeServer(lambda body, count: text('{"grade": 4, "reason": "close"}')) as judge:
