@@ -120,7 +120,8 @@ def execute(store, plan, *, quiet: bool) -> None:
 
     def progress(record, done: int, total: int) -> None:
         if not quiet:
-            what = f"failed: {record.error_class}" if record.failed else f"{record.verdict} → {record.preferred}"
+            what = (f"failed: {record.error_class}" if record.failed else f"grade {record.grade}"
+                    if record.grade is not None else f"{record.verdict} → {record.preferred}")
             print(f"  [{done}/{total}] {record.task_id} {record.ordering}: {what}", file=sys.stderr)
 
     try:

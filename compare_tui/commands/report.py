@@ -107,12 +107,27 @@ def _report(args: argparse.Namespace) -> int:
     except BaselineError as exc:
         raise CommandError(str(exc)) from None
     _emit(report, args.format, args.out)
+    if args.format == "text" and args.out is None:
+        _print_stored_grades(args.store, inputs)
     gate = check_gate(report, fail_under=threshold, require_confidence=args.require_confidence,
                       require_winner=args.require_winner, require_verdict=args.require_verdict,
                       candidate=args.candidate)
     for reason in gate.reasons:
         print(f"compare-tui: gate failed: {reason}", file=sys.stderr)
     return gate.exit_code
+
+
+def _print_stored_grades(store_path: str | None, inputs) -> None:
+    """Rubric grades stored for the report's runs (`compare-tui grade`), each judge × rubric
+    summarised; nothing is asked of a judge here."""
+    from compare_tui.judge import load_stored_grade_reports, render_grade_summary
+
+    runs = [r.run for r in inputs.runs]
+    baseline = next((run for run in runs if run.model_name == inputs.baseline), None)
+    with open_store(store_path) as store:
+        reports = load_stored_grade_reports(store, runs, baseline)
+    for grades in reports:
+        sys.stdout.write("\n" + render_grade_summary(grades))
 
 
 def _emit(report, fmt: str, out: str | None) -> None:

@@ -2,6 +2,8 @@
 evaluator comparison against people's labels, and the triage queue of disagreements.
 
 The six executable scorers stay the default; a judge only ever adds evidence beside them.
+Rubric grading in isolation (`scale`): `load_scale_rubric` → `prepare_scale_grading` →
+`execute_judging` → `load_run_grades` → `build_grade_report` → `render_grade_text` / `grade_json`.
 Flow: `load_rubric` → `prepare_pair_judging` / `prepare_grade_judging` (checks the judge like
 any candidate and lists the calls) → `execute_judging` (resumable) → `load_pair_report` /
 `load_comparison` (figures from stored rows) → `render_*` / `*_json`; `load_triage` and
@@ -14,15 +16,25 @@ from compare_tui.judge.evaluator import (
     DEFAULT_MIN_LABELLED, LOOKS_SAFE, NOT_ENOUGH_DATA, REVIEW_FIRST, Badge, Decision, EvaluatorComparison,
     EvaluatorRow, compare_evaluators,
 )
-from compare_tui.judge.evaluator_load import SCORER, EvaluatorNotFound, LoadedComparison, load_comparison, resolve_current
+from compare_tui.judge.evaluator_load import (
+    DEFAULT_PASS_AT, SCORER, EvaluatorNotFound, LoadedComparison, grade_level, load_comparison, resolve_current,
+)
 from compare_tui.judge.family import family, same_family_caveat
+from compare_tui.judge.grade_figures import GradeDelta, GradeFigures, grade_delta, grade_figures
+from compare_tui.judge.grade_report import (
+    GradeReport, GradeRow, RunGrades, build_grade_report, comparison_baseline, load_run_grades, load_stored_grade_reports,
+)
 from compare_tui.judge.pair_report import PairReport, PairRow, build_pair_report, load_pair_report
 from compare_tui.judge.pairs import PairFigures, combine, pair_figures, pair_results, preferred_side
-from compare_tui.judge.parse import UNPARSEABLE, ParsedReply, parse_grade_reply, parse_pair_reply
-from compare_tui.judge.prepare import JudgingRefused, load_run_set, prepare_grade_judging, prepare_pair_judging
+from compare_tui.judge.parse import UNPARSEABLE, ParsedReply, parse_grade_reply, parse_pair_reply, parse_scale_reply
+from compare_tui.judge.prepare import (
+    JudgingRefused, load_run_set, prepare_grade_judging, prepare_pair_judging, prepare_scale_grading,
+)
 from compare_tui.judge.render_evaluator import evaluator_json, render_evaluator_text
+from compare_tui.judge.render_grades import grade_json, render_grade_summary, render_grade_text
 from compare_tui.judge.render_pairs import pair_json, render_pair_text
 from compare_tui.judge.rubric import MODES, Rubric, RubricError, load_rubric
+from compare_tui.judge.scale import SCALE_MODES, load_scale_rubric, scale_messages
 from compare_tui.judge.runner import JudgeJob, JudgingPlan, JudgingTally, execute_judging
 from compare_tui.judge.traces import strip_reasoning
 from compare_tui.judge.triage import KINDS, LABEL_KEYS, TriageItem, TriageView, filtered, load_triage, save_label
@@ -39,4 +51,7 @@ __all__ = [
     "parse_pair_reply", "preferred_side", "prepare_grade_judging", "prepare_pair_judging", "render_answer",
     "render_evaluator_text", "render_pair_text", "resolve_current", "same_family_caveat", "save_label",
     "strip_reasoning", "task_text", "execute_judging",
+    "DEFAULT_PASS_AT", "grade_level", "load_stored_grade_reports", "render_grade_summary", "SCALE_MODES", "GradeDelta", "GradeFigures", "GradeReport", "GradeRow", "RunGrades", "build_grade_report",
+    "comparison_baseline", "grade_delta", "grade_figures", "grade_json", "load_run_grades", "load_scale_rubric",
+    "parse_scale_reply", "prepare_scale_grading", "render_grade_text", "scale_messages",
 ]

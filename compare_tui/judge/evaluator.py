@@ -76,6 +76,9 @@ class EvaluatorComparison:
     unlabelled_changes: int
     min_labelled: int
     badge: Badge
+    constant: str | None = None
+    """The one decision the candidate gave every answer, when the current evaluator or people's
+    labels tell answers apart (e.g. a grader that always answers 5): it discriminates nothing."""
 
     @property
     def agreement(self) -> float | None:
@@ -100,7 +103,9 @@ class EvaluatorComparison:
 def thresholds_text(min_labelled: int) -> str:
     return (f"Looks safe needs at least {min_labelled} rows labelled by a person, the candidate correct on at least "
             "as many of them as the current evaluator, no failed candidate call, and every changed decision "
-            f"labelled; fewer than {min_labelled} labelled rows is Not enough data. Agreement alone never counts.")
+            f"labelled; fewer than {min_labelled} labelled rows is Not enough data. Agreement alone never counts. "
+            "A candidate that gives every answer the same decision, where the current evaluator or people tell "
+            "answers apart, is Review first.")
 
 
 def compare_evaluators(rows: Sequence[EvaluatorRow], *, current_name: str, candidate_name: str,
@@ -116,24 +121,40 @@ def compare_evaluators(rows: Sequence[EvaluatorRow], *, current_name: str, candi
     candidate_correct = sum(1 for r in labelled if r.candidate.level == r.label)
     failed = sum(1 for r in rows if r.candidate.status == FAILED_CALL)
     unlabelled_changes = sum(1 for r in rows if r.changed and r.label is None)
-    badge = _badge(len(labelled), current_correct, candidate_correct, failed, unlabelled_changes, min_labelled)
+    constant = constant_decision(rows)
+    badge = _badge(len(labelled), current_correct, candidate_correct, failed, unlabelled_changes, min_labelled,
+                   constant)
     ordered = tuple((a, b, n) for (a, b), n in sorted(moves.items(), key=lambda item: (-item[1], item[0])))
     return EvaluatorComparison(current_name, candidate_name, tuple(rows), agreed, len(comparable), ordered,
                                dict(matrix), len(labelled), current_correct, candidate_correct, failed, unlabelled_changes,
-                               min_labelled, badge)
+                               min_labelled, badge, constant)
+
+
+def constant_decision(rows: Sequence[EvaluatorRow]) -> str | None:
+    """The candidate's only decision when it gave one level to every answer it decided while the
+    current evaluator's pass/fail decisions or people's labels differ between answers; else None."""
+    levels = {r.candidate.level for r in rows if r.candidate.level is not None}
+    truth = {r.current.level for r in rows if r.current.level in ("pass", "fail")} | {r.label for r in rows if r.label}
+    return next(iter(levels)) if len(levels) == 1 and len(truth) > 1 else None
 
 
 def _badge(labelled: int, current_correct: int, candidate_correct: int, failed: int, unlabelled_changes: int,
-           min_labelled: int) -> Badge:
+           min_labelled: int, constant: str | None = None) -> Badge:
     thresholds = thresholds_text(min_labelled)
     problems = []
+    if constant is not None:
+        # A defect whatever the labels say: no amount of labelling makes a constant evaluator useful.
+        problems.append(f"the candidate decided {constant} for every answer, where the current evaluator or people "
+                        "tell answers apart: it discriminates nothing (e.g. a grader that always answers 5)")
     if failed:
         problems.append(f"{failed} candidate call(s) failed; they stay in the table")
     if unlabelled_changes:
         problems.append(f"{unlabelled_changes} changed decision(s) no person has labelled yet: read them first")
-    if labelled < min_labelled:
+    if labelled < min_labelled and constant is None:
         return Badge(NOT_ENOUGH_DATA, (f"{labelled} labelled row(s); {min_labelled} needed", *problems), thresholds)
-    if candidate_correct < current_correct:
+    if labelled < min_labelled:
+        problems.append(f"{labelled} labelled row(s); {min_labelled} needed")
+    elif candidate_correct < current_correct:
         problems.append(f"the candidate is less correct on labelled rows ({candidate_correct} vs {current_correct} "
                         f"of {labelled})")
     if problems:

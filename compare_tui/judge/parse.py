@@ -24,6 +24,12 @@ _END = r"[ \t*_`\"'\])}.!]*$"
 _PAIR = re.compile(rf"verdict{_DECOR}(?:answer[ \t]+)?(a|b|tie){_END}", re.IGNORECASE | re.MULTILINE)
 _REASON = re.compile(r"^\W*reason\W*:\W*", re.IGNORECASE)
 _GRADE = re.compile(rf"verdict{_DECOR}(pass|fail){_END}", re.IGNORECASE | re.MULTILINE)
+# A grade: `GRADE: 4`, `**Grade:** 4/5`, `grade - 4 out of 5`; the digit must end the line
+# (after an optional "/5" or "out of 5"), so "grade: 4 or 5" is no grade.
+_SCALE = re.compile(rf"grade{_DECOR}([1-5])(?:[ \t]*(?:/|out[ \t]+of)[ \t]*5)?{_END}", re.IGNORECASE | re.MULTILINE)
+# A reply that is nothing but the grade ("5", "4/5", "**3**") is unambiguous: small judges
+# often answer so, dropping the written form. Anything more needs the GRADE line.
+_BARE_GRADE = re.compile(r"[ \t*_`\"'\[(]*([1-5])(?:[ \t]*(?:/|out[ \t]+of)[ \t]*5)?[ \t*_`\"'\])}.!]*", re.IGNORECASE)
 _CODE_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
@@ -37,7 +43,7 @@ class ParsedReply:
     problem: str | None = None
 
 
-def _from_json(text: str, allowed: tuple[str, ...], upper: bool) -> ParsedReply | None:
+def _from_json(text: str, allowed: tuple[str, ...], upper: bool, key: str = "verdict") -> ParsedReply | None:
     body = _CODE_FENCE.sub(r"\1", text.strip())
     if not body.startswith("{"):
         return None
@@ -45,26 +51,27 @@ def _from_json(text: str, allowed: tuple[str, ...], upper: bool) -> ParsedReply 
         data = json.loads(body)
     except ValueError:
         return None
-    if not isinstance(data, dict) or "verdict" not in data:
+    if not isinstance(data, dict) or key not in data:
         return None
     reason = str(data.get("reason") or "").strip()
-    verdict = str(data["verdict"]).strip()
+    verdict = str(data[key]).strip()
     verdict = verdict.upper() if upper else verdict.lower()
-    if verdict not in allowed:
-        return ParsedReply(None, reason, text, f"the judge's JSON verdict {data['verdict']!r} is not one of "
+    if verdict not in allowed or isinstance(data[key], bool):
+        return ParsedReply(None, reason, text, f"the judge's JSON {key} {data[key]!r} is not one of "
                                                f"{', '.join(allowed)}")
     return ParsedReply(verdict, reason, text)
 
 
-def _parse(reply: str, pattern: re.Pattern[str], allowed: tuple[str, ...], upper: bool, expected: str) -> ParsedReply:
+def _parse(reply: str, pattern: re.Pattern[str], allowed: tuple[str, ...], upper: bool, expected: str,
+           key: str = "verdict") -> ParsedReply:
     text = strip_reasoning(reply)
-    structured = _from_json(text, allowed, upper)
+    structured = _from_json(text, allowed, upper, key)
     if structured is not None:
         return structured
     matches = list(pattern.finditer(text))
     if not matches:
         shown = text[-160:].replace("\n", " ") if text else "(empty reply)"
-        return ParsedReply(None, text, text, f"no verdict line ({expected}) in the judge's reply: …{shown}")
+        return ParsedReply(None, text, text, f"no {key} line ({expected}) in the judge's reply: …{shown}")
     last = matches[-1]
     verdict = last.group(1).upper() if upper else last.group(1).lower()
     # The rationale is the reply without the line that carries the final verdict.
@@ -84,3 +91,16 @@ def parse_pair_reply(reply: str) -> ParsedReply:
 def parse_grade_reply(reply: str) -> ParsedReply:
     """`pass` or `fail` from a JSON verdict or the last `VERDICT:` line (reasoning traces removed first)."""
     return _parse(reply, _GRADE, ("pass", "fail"), False, "VERDICT: PASS|FAIL")
+
+
+SCALE_GRADES = ("1", "2", "3", "4", "5")
+
+
+def parse_scale_reply(reply: str) -> ParsedReply:
+    """A grade `1`…`5` (as text) from a JSON `{"grade": …}`, the last `GRADE:` line, or a reply
+    that is the grade alone (reasoning traces removed first); the rationale is the rest, without
+    a leading `REASON:` (empty for a bare grade)."""
+    bare = _BARE_GRADE.fullmatch(strip_reasoning(reply))
+    if bare is not None:
+        return ParsedReply(bare.group(1), "", bare.group(0))
+    return _parse(reply, _SCALE, SCALE_GRADES, False, "GRADE: 1-5", key="grade")

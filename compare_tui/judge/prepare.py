@@ -16,6 +16,8 @@ from compare_tui.judge.call import JudgeSettings
 from compare_tui.judge.prompts import GRADE_VERDICTS, PAIR_VERDICTS, grade_messages, pair_messages, response_format
 from compare_tui.judge.rubric import Rubric
 from compare_tui.judge.runner import JudgeJob, JudgingPlan
+from compare_tui.judge.scale import response_format as scale_response_format
+from compare_tui.judge.scale import scale_messages
 from compare_tui.store import RunRecord, Store
 from compare_tui.store.judgements import JudgingRecord
 
@@ -98,6 +100,50 @@ def prepare_grade_judging(store: Store, run: RunRecord, entry: ModelEntry, rubri
         messages = grade_messages(rubric, task_text(task), expected_text(task), answers[task.id].text)
         jobs.append(JudgeJob(task.id, "single", messages))
     constrain = response_format(GRADE_VERDICTS) if rubric.structured else None
+    return JudgingPlan(judging, entry, jobs, settings or JudgeSettings(), not_judged, headers, constrain)
+
+
+def prepare_scale_grading(store: Store, run: RunRecord, entry: ModelEntry, rubric: Rubric, *,
+                          reference: RunRecord | None = None, set_path: str | Path | None = None,
+                          settings: JudgeSettings | None = None,
+                          environ: Mapping[str, str] | None = None) -> JudgingPlan:
+    """A grading of each stored answer of `run`, alone, on the 1–5 scale: one call per task.
+
+    A `similarity` rubric grades against `reference`'s answer to the same task (a task the
+    reference did not answer is not graded), or against the task's expected outcome when no
+    reference run is given. A `quality` rubric ignores `reference`."""
+    similarity = rubric.mode == "similarity"
+    if similarity and reference is not None:
+        if reference.id == run.id:
+            raise JudgingRefused(f"run {run.id} is its own reference: a similarity grade of the reference run "
+                                 "says nothing; grade the other runs")
+        if reference.goldset_digest != run.goldset_digest:
+            raise JudgingRefused(f"runs {run.id} and {reference.id} ran different golden sets (or versions): a "
+                                 "similarity grade needs the reference's answer to the same task")
+    goldset = load_run_set(run, set_path)
+    provenance, headers = _check_judge(entry, environ)
+    against = reference if similarity else None
+    judging = store.save_judging(JudgingRecord(
+        kind="scale", run_id=run.id, other_run_id=against.id if against else None, judge_model=entry.name,
+        rubric_digest=rubric.digest, mode=rubric.mode, reply_form=rubric.reply_form, rubric=rubric.text,
+        judge_entry=entry.pins(), provenance=provenance))
+    answers = judged_answers(store.attempts_for_run(run.id))
+    references = judged_answers(store.attempts_for_run(against.id)) if against else {}
+    jobs, not_judged = [], {}
+    for task in goldset.tasks:
+        reason = _missing(answers.get(task.id), "run")
+        if reason is None and against is not None:
+            reason = _missing(references.get(task.id), "reference run")
+        if reason:
+            not_judged[task.id] = reason
+            continue
+        answer = answers[task.id]
+        ref = None
+        if similarity:
+            ref = references[task.id].text if against else expected_text(task)
+        messages = scale_messages(rubric, task_text(task), answer.text or "", ref)
+        jobs.append(JudgeJob(task.id, "single", messages, attempt=answer.attempt))
+    constrain = scale_response_format() if rubric.structured else None
     return JudgingPlan(judging, entry, jobs, settings or JudgeSettings(), not_judged, headers, constrain)
 
 

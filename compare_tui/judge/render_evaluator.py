@@ -84,6 +84,7 @@ def evaluator_json(loaded: LoadedComparison) -> dict[str, Any]:
         "labelled": c.labelled, "min_labelled": c.min_labelled,
         "correct": {"current": c.current_correct, "candidate": c.candidate_correct} if c.enough_labels else None,
         "failed_candidate_calls": c.failed_calls, "unlabelled_changes": c.unlabelled_changes,
+        "constant_candidate": c.constant,
         "badge": {"name": c.badge.name, "reasons": list(c.badge.reasons), "thresholds": c.badge.thresholds},
         "rows": [{"task": r.task_id, "current": decision_text(r.current), "candidate": decision_text(r.candidate),
                   "candidate_rationale": r.candidate.rationale, "label": r.label, "changed": r.changed}

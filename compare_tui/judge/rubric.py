@@ -40,6 +40,9 @@ class Rubric:
     """Where the text came from (a file path, or `built-in`), for messages."""
     structured: bool = False
     """Ask the server to constrain the judge's reply to a JSON verdict (`response_format`)."""
+    prompt_version: str = PROMPT_VERSION
+    """The version of the prompt templates this rubric is sent with (`scale.SCALE_PROMPT_VERSION`
+    for the 1–5 grades): part of the digest."""
 
     @property
     def reply_form(self) -> str:
@@ -48,7 +51,7 @@ class Rubric:
     @property
     def digest(self) -> str:
         """`sha256:<hex>` over the prompt version, the mode, the reply form and the rubric's text."""
-        parts = [PROMPT_VERSION, self.mode] + (["structured"] if self.structured else []) + [self.text.strip()]
+        parts = [self.prompt_version, self.mode] + (["structured"] if self.structured else []) + [self.text.strip()]
         payload = "\n".join(parts)
         return "sha256:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

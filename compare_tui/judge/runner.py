@@ -19,7 +19,7 @@ from compare_tui.engine.retry import RetryPolicy
 from compare_tui.engine.transport import endpoint_client, make_transport
 from compare_tui.judge.call import JudgeReply, JudgeSettings, ask_judge
 from compare_tui.judge.pairs import preferred_side
-from compare_tui.judge.parse import UNPARSEABLE, parse_grade_reply, parse_pair_reply
+from compare_tui.judge.parse import UNPARSEABLE, ParsedReply, parse_grade_reply, parse_pair_reply, parse_scale_reply
 from compare_tui.store import AuditRow, Store, utc_now
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord, judgement_id
 
@@ -31,6 +31,8 @@ class JudgeJob:
     task_id: str
     ordering: str
     messages: list[dict[str, Any]]
+    attempt: int | None = None
+    """scale: the attempt whose answer is graded (part of the judgement id)."""
 
 
 @dataclass(slots=True)
@@ -64,25 +66,35 @@ Progress = Callable[[JudgementRecord, int, int], None]
 
 def to_judgement(judging: JudgingRecord, job: JudgeJob, reply: JudgeReply) -> JudgementRecord:
     """The stored form of one reply: a verdict, or a failure (`unparseable` when it had none)."""
-    common = dict(judging_id=judging.id, task_id=job.task_id, ordering=job.ordering,
+    common = dict(judging_id=judging.id, task_id=job.task_id, ordering=job.ordering, attempt=job.attempt,
                   prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
                   e2e_ms=reply.e2e_ms, retries=reply.retries, judged_at=utc_now())
     if reply.error_class is not None:
         return JudgementRecord(**common, error_class=reply.error_class, error=reply.error)
-    parsed = parse_grade_reply(reply.text) if judging.kind == "grade" else parse_pair_reply(reply.text)
+    parsed = _parse(judging.kind, reply.text)
     if parsed.verdict is None:
         return JudgementRecord(**common, rationale=parsed.rationale, raw_text=parsed.text,
                                error_class=UNPARSEABLE, error=parsed.problem)
+    if judging.kind == "scale":
+        return JudgementRecord(**common, verdict=parsed.verdict, grade=int(parsed.verdict),
+                               rationale=parsed.rationale, raw_text=parsed.text)
     preferred = parsed.verdict if judging.kind == "grade" else preferred_side(job.ordering, parsed.verdict)
     return JudgementRecord(**common, verdict=parsed.verdict, preferred=preferred, rationale=parsed.rationale,
                            raw_text=parsed.text)
+
+
+def _parse(kind: str, text: str) -> ParsedReply:
+    if kind == "scale":
+        return parse_scale_reply(text)
+    return parse_grade_reply(text) if kind == "grade" else parse_pair_reply(text)
 
 
 async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.AsyncBaseTransport | None = None,
                           retry: RetryPolicy | None = None, progress: Progress | None = None) -> JudgingTally:
     """Make every judge call of `plan` that has no stored verdict yet; return what was done."""
     decided = store.decided_judgement_ids(plan.judging.id)
-    todo = [job for job in plan.jobs if judgement_id(plan.judging.id, job.task_id, job.ordering) not in decided]
+    todo = [job for job in plan.jobs if judgement_id(plan.judging.id, job.task_id, job.ordering, job.attempt)
+            not in decided]
     settings = plan.settings
     if not todo:
         return JudgingTally(0, len(plan.jobs), 0)

@@ -23,7 +23,9 @@ from compare_tui.store.base import StoreBase
 from compare_tui.store.errors import RunNotFoundError, StoreError
 from compare_tui.store.records import SafeDict, Timestamp, utc_now
 
-JudgingKind = Literal["pair", "grade"]
+JudgingKind = Literal["pair", "grade", "scale"]
+"""`pair`: which of two answers is better; `grade`: each answer pass/fail; `scale`: each answer
+graded alone on the fixed 1–5 scale (`compare-tui grade`)."""
 Ordering = Literal["ab", "ba", "single"]
 """`ab`: the baseline's answer shown first (as A); `ba`: the candidate's first; `single`: a grade."""
 PairLabel = Literal["candidate", "baseline", "tie", "skip"]
@@ -39,9 +41,11 @@ def judging_id(kind: str, run_id: str, other_run_id: str | None, judge_model: st
     return hashlib.sha256(identity.encode("utf-8")).hexdigest()[:16]
 
 
-def judgement_id(judging: str, task_id: str, ordering: str) -> str:
-    """The deterministic id of one judge call: `judging:task:ordering`."""
-    return f"{judging}:{task_id}:{ordering}"
+def judgement_id(judging: str, task_id: str, ordering: str, attempt: int | None = None) -> str:
+    """The deterministic id of one judge call: `judging:task:ordering`, and `:aN` when it graded
+    attempt N (a `scale` grade: run, judge and rubric digest are in the judging id)."""
+    base = f"{judging}:{task_id}:{ordering}"
+    return base if attempt is None else f"{base}:a{attempt}"
 
 
 class JudgingRecord(_Record):
@@ -53,11 +57,13 @@ class JudgingRecord(_Record):
     run_id: str = Field(min_length=1)
     """pair: the baseline run; grade: the run whose answers are graded."""
     other_run_id: str | None = None
-    """pair: the candidate run; grade: None."""
+    """pair: the candidate run; grade: None; scale: the reference run of a similarity rubric (else None)."""
     judge_model: str = Field(min_length=1)
     rubric_digest: str = Field(min_length=1)
     mode: str
-    """`direct` (quality against the rubric) or `reference` (closeness to the expected outcome)."""
+    """pair/grade: `direct` (quality against the rubric) or `reference` (closeness to the expected
+    outcome); scale: `quality` or `similarity` (closeness to the reference run's answer, or to the
+    expected outcome when there is no reference run)."""
     reply_form: Literal["text", "structured"] = "text"
     """`structured`: the server was asked to constrain replies to a JSON verdict (response_format)."""
     rubric: str = ""
@@ -89,7 +95,7 @@ class JudgementRecord(_Record):
     task_id: str = Field(min_length=1)
     ordering: Ordering
     verdict: str | None = None
-    """As the judge gave it: `A`/`B`/`TIE` (pair) or `pass`/`fail` (grade); None = failed call."""
+    """As the judge gave it: `A`/`B`/`TIE` (pair), `pass`/`fail` (grade), `1`…`5` (scale); None = failed call."""
     preferred: str | None = None
     """pair: `baseline`/`candidate`/`tie` (the verdict read through the ordering); grade: the verdict."""
     rationale: str = ""
@@ -103,12 +109,16 @@ class JudgementRecord(_Record):
     e2e_ms: float | None = None
     retries: int = Field(default=0, ge=0)
     judged_at: Timestamp = Field(default_factory=utc_now)
+    grade: int | None = Field(default=None, ge=1, le=5)
+    """scale: the grade on the fixed 1–5 scale (None = failed call); other kinds: None."""
+    attempt: int | None = None
+    """scale: which attempt of the task was graded (its judged answer); other kinds: None."""
 
     @model_validator(mode="before")
     @classmethod
     def _deterministic_id(cls, data: Any) -> Any:
         if isinstance(data, dict) and {"judging_id", "task_id", "ordering"} <= data.keys():
-            expected = judgement_id(data["judging_id"], data["task_id"], data["ordering"])
+            expected = judgement_id(data["judging_id"], data["task_id"], data["ordering"], data.get("attempt"))
             if data.get("id") and data["id"] != expected:
                 raise ValueError(f"judgement id must be {expected!r}, got {data['id']!r}")
             data = {**data, "id": expected}

@@ -21,6 +21,8 @@ History (never edit a shipped migration; append a new one):
       rows); `audit.toolcall_run_id`, so each tool-call request is a row of the audit ledger.
   v7  a comparison's named baseline; `decisions` (promotions).
   v8  `bundles`: each `publish` of a read-only HTML bundle (what, where, the page's sha256).
+  v9  rubric grades on the 1–5 scale (`compare-tui grade`): a judging of kind `scale` whose
+      judgements carry the `grade` and the graded `attempt`.
 """
 
 from __future__ import annotations
@@ -261,6 +263,16 @@ or the experiment's name). `ref` is text, not a foreign key: the record of what 
 outlives a deleted run."""
 
 
+_V9 = """
+ALTER TABLE judgements ADD COLUMN grade INTEGER;
+ALTER TABLE judgements ADD COLUMN attempt INTEGER
+"""
+"""v9: a `scale` judging (one judge + one rubric over one run, `other_run_id` the reference run
+of a similarity rubric) grades each answer alone on 1–5; its judgements keep the grade and
+which attempt was graded (part of the judgement id, so a new answer is a new grade). The
+judge's tokens and latency stay on judgements, apart from the candidates' attempts."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
     # migration and its version bump land together or not at all.
@@ -274,7 +286,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V1), _script(_V2), _script(_V3), _script(_V4), _script(_V5), _script(_V6),
-    _script(_V7), _script(_V8),
+    _script(_V7), _script(_V8), _script(_V9),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 
