@@ -82,3 +82,19 @@ def test_a_missing_step_is_named(tmp_path: Path) -> None:
 def test_an_inconsistent_of_names_both_tasks(tmp_path: Path) -> None:
     problems = _problems(_traced(tmp_path, {"run": "r", "step": 1, "of": 2}, {"run": "r", "step": 2, "of": 3}))
     assert any("t1.json: trace.of: task `t1` says run `r` has 3 steps, but task `t0`" in p for p in problems)
+
+
+def test_run_context_lists_the_earlier_steps_with_their_results() -> None:
+    from compare_tui.goldset import Task
+    from compare_tui.goldset.text import run_context_text
+
+    call = {"id": "c1", "type": "function", "function": {"name": "find", "arguments": '{"b": 2, "a": 1}'}}
+    task = Task.model_validate({
+        "id": "s2", "trace": {"run": "r", "step": 2, "of": 3}, "expected": {"text": "done"},
+        "input": {"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": [call]},
+                               {"role": "tool", "tool_call_id": "c1", "content": "ok"}]},
+    })
+    assert run_context_text(task) == 'step 2 of 3 of run r\nstep 1: [tool call] find({"a":1,"b":2})\n  → ok'
+    first = task.model_copy(update={"trace": task.trace.model_copy(update={"step": 1}), "input": task.input.model_copy(update={"messages": task.input.messages[:1]})})
+    assert run_context_text(first) == "step 1 of 3 of run r\n(the first step: no earlier action)"
+    assert run_context_text(task.model_copy(update={"trace": None})) is None
