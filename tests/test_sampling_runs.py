@@ -99,7 +99,7 @@ def test_the_sampled_set_loads_and_writes_byte_identically_twice(tmp_path):
     assert read_dir_bytes(tmp_path / "a") == read_dir_bytes(tmp_path / "b")
     golden = load_golden_set(tmp_path / "a")
     assert len(golden.tasks) == len(first.tasks) and all(t.trace is not None for t in golden.tasks)
-    assert any("divergent actions are judged, never followed" in c for c in golden.manifest.caveats)
+    assert any("its input is exactly the history and tools the agent saw" in c for c in golden.manifest.caveats)
 
 
 # ---------------------------------------------------------------- properties

@@ -54,10 +54,10 @@ RUN_RULE = {
 }
 REPLAY_CAVEAT = (
     "Each task replays one step of a recorded agent run: its input is exactly the history and tools the agent saw at "
-    "that step (earlier actions and tool results are the logged model's, never the candidate's). A candidate's "
-    "divergent actions are judged, never followed; this measures action fidelity against a recorded trajectory, "
-    "not free-running behaviour."
+    "that step (earlier actions and tool results are the logged model's, never the candidate's)."
 )
+"""The set's own caveat; the report adds the replay's boundary (`report.trajectories.CAVEAT`) to
+every report of a set with traced tasks, so it is not repeated here."""
 
 
 def run_id(conversation_hash: int) -> str:
