@@ -178,3 +178,9 @@ def test_mixed_up_counts_are_one_clear_line(tmp_path, capsys, args, message):
     log = write_jsonl(tmp_path / "agent.jsonl", agent_run("r", 2, END))
     code, _out, err = _cli(capsys, str(log), *args, "--out", str(tmp_path / "set"))
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_step_logged_twice_identically_counts_once(tmp_path):
+    records = agent_run("r", 3, END)
+    sampled, _ = _sample(tmp_path, [*records, records[1]], 2)
+    assert sorted(t["trace"]["step"] for t in sampled.tasks) == [1, 2, 3] and not sampled.info["skipped"]
