@@ -90,3 +90,63 @@ def test_batch_halves_join_into_one_turn():
     assert isinstance(request, BatchRequest) and isinstance(output, BatchOutput)
     turn = joined(request, output)
     assert turn.timestamp == END and turn.reply.text == "hi" and turn.models == ("gpt-4o", "gpt-4o-mini")
+
+
+# ---------------------------------------------------------------- agent runs (whole-run sampling)
+
+AGENT_TOOLS = [
+    {"type": "function", "function": {"name": "find_order", "description": "Find an order by customer e-mail.",
+                                      "parameters": {"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]}}},
+    {"type": "function", "function": {"name": "refund", "description": "Refund an order.",
+                                      "parameters": {"type": "object", "properties": {"order": {"type": "string"}, "amount": {"type": "number"}}, "required": ["order"]}}},
+]
+
+
+def agent_run(cid: str, steps: int, start: float, *, step_s: float = 5.0, email: str = "ana@example.com") -> list[dict[str, Any]]:
+    """The plain-shape records of one complete agent run: `steps - 1` tool calls, each followed
+    by its result, then a final text answer; one record per step, each request the history
+    the agent saw."""
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are the refunds agent. Use the tools."},
+        {"role": "user", "content": f"Refund my last order ({cid}); my e-mail is {email}."},
+    ]
+    records = []
+    for index in range(steps):
+        if index < steps - 1:
+            name, arguments = ("find_order", {"email": email}) if index == 0 else ("refund", {"order": f"{cid}-o{index}", "amount": 10 * index})
+            reply: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"call_{cid}_{index}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+        else:
+            reply = {"role": "assistant", "content": f"Done: {cid} refunded."}
+        records.append({
+            "request": {"model": "gpt-4o", "messages": list(history), "tools": AGENT_TOOLS},
+            "response": {"model": "gpt-4o", "choices": [{"message": reply, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}]},
+            "timestamp": start + index * step_s,
+            "conversation_id": cid,
+        })
+        history.append(reply)
+        if reply.get("tool_calls"):
+            history.append({"role": "tool", "tool_call_id": reply["tool_calls"][0]["id"], "content": json.dumps({"ok": True, "step": index})})
+    return records
+
+
+def broken_run(records: list[dict[str, Any]], how: str) -> list[dict[str, Any]]:
+    """A copy of an agent run's records (at least 3 steps) broken in one way; `how` is the
+    skip reason it must earn without `run_`: incomplete, interleaved, missing_tool_result,
+    tool_id_mismatch."""
+    out = json.loads(json.dumps(records))
+    if how == "incomplete":
+        return out[:-1]  # ends on a tool call: no final answer
+    if how == "interleaved":
+        twin = json.loads(json.dumps(out[1]))
+        twin["response"]["choices"][0]["message"] = {"role": "assistant", "content": "something else"}
+        return [*out, twin]
+    for record in out[1:]:
+        messages = record["request"]["messages"]
+        if how == "missing_tool_result":
+            record["request"]["messages"] = [m for m in messages if m["role"] != "tool"]
+        elif how == "tool_id_mismatch":
+            for message in messages:
+                if message["role"] == "tool":
+                    message["tool_call_id"] = "call_wrong"
+    return out

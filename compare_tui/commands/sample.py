@@ -1,4 +1,5 @@
-"""`compare-tui sample LOGS… --out DIR --samples N`: a golden set from logged traffic."""
+"""`compare-tui sample LOGS… --out DIR --samples N` (turns) or `--whole-runs [--runs N]` (whole
+agent runs): a golden set from logged traffic."""
 
 from __future__ import annotations
 
@@ -33,6 +34,15 @@ Record shapes accepted, one JSON object per line:
              custom_id) given among LOGS
   litellm    {"messages", "response", "startTime", "model", "metadata", …}
 Lines that cannot be used are counted per reason, with the first few file:line places.
+
+--whole-runs samples whole agent runs instead of turns (--runs N, default 20): a run is a
+conversation logged as one record per assistant step, with tool calls, each followed by its
+tool result, ending in a final text answer. Every step becomes a task carrying
+trace = {run, step, of}: its input is exactly the history and tools the agent saw, its
+expected outcome the recorded action (a tool call: `tool_call`, arguments matched as
+--arguments-match, default subset; the final text: --text-scorer). Runs with a missing step,
+no final answer, two different records of one step, a tool call without its result, or a
+result whose tool_call_id does not match are skipped whole, counted per reason.
 """
 
 EPILOG = """\
@@ -41,7 +51,11 @@ examples:
   compare-tui sample gateway.jsonl --out sets/billing --samples 50 --window 7d --tag billing \\
       --model gpt-4o --seed 7 --redact 'ACME-[0-9]{6}' --now 2025-03-10T00:00:00Z
   compare-tui sample batch_input.jsonl batch_output.jsonl --out sets/batch --samples 100
+  compare-tui sample agent.jsonl --whole-runs --runs 30 --out sets/agent-replay --seed 7
 """
+
+
+DEFAULT_RUNS = 20
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +68,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("logs", nargs="+", metavar="LOGS", help="JSONL log files, plain or gzip (told apart by content)")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the sampled golden set (must be empty, or see --force)")
-    parser.add_argument("--samples", required=True, type=int, metavar="N", help="how many turns to sample (fewer if the logs hold fewer)")
+    parser.add_argument("--samples", type=int, metavar="N", help="how many turns to sample (fewer if the logs hold fewer); required without --whole-runs")
+    parser.add_argument("--whole-runs", action="store_true", help="sample whole agent runs: every step a task with trace = {run, step, of}")
+    parser.add_argument("--runs", type=int, metavar="N", help=f"with --whole-runs: how many runs (default: {DEFAULT_RUNS}; fewer if the logs hold fewer)")
+    parser.add_argument("--arguments-match", choices=("exact", "subset"), help="how tool-call arguments are matched (default: exact for turns, subset for --whole-runs)")
     parser.add_argument("--window", default="30d", metavar="SPAN", help="how far back to sample: 1h to 30d, e.g. 1h, 12h, 1d, 7d (default and maximum: 30d)")
     parser.add_argument("--seed", default="0", metavar="S", help="sampling seed; the same seed gives the same sample (default: 0)")
     parser.add_argument("--tag", action="append", default=[], metavar="T", help="keep turns logged with this tag (repeat: any of them)")
@@ -72,13 +89,26 @@ def _progress(stage: str, lines: int) -> None:
     print(f"\r{stage}: {lines:,} lines", end="", file=sys.stderr, flush=True)
 
 
+def _count(args: argparse.Namespace) -> int:
+    """How many turns (or, with --whole-runs, runs) to sample; refuses a mixed-up command."""
+    if args.whole_runs:
+        if args.samples is not None:
+            raise CommandError("--samples counts turns; with --whole-runs give --runs N (how many runs)")
+        return args.runs if args.runs is not None else DEFAULT_RUNS
+    if args.runs is not None:
+        raise CommandError("--runs counts whole agent runs: add --whole-runs, or give --samples N for turns")
+    if args.samples is None:
+        raise CommandError("give --samples N (how many turns), or --whole-runs [--runs N] for whole agent runs")
+    return int(args.samples)
+
+
 def _sample(args: argparse.Namespace) -> int:
     from compare_tui.goldset import GoldenSetError, load_golden_set
-    from compare_tui.sampling import SampleOptions, SamplingError, sample_logs, write_sampled_set
+    from compare_tui.sampling import SampleOptions, SamplingError, sample_logs, sample_runs, write_sampled_set
     from compare_tui.sampling.writer import check_folder
 
     options = SampleOptions(
-        samples=args.samples,
+        samples=_count(args),
         window=args.window,
         seed=args.seed,
         models=tuple(args.model),
@@ -87,12 +117,14 @@ def _sample(args: argparse.Namespace) -> int:
         now=args.now,
         text_scorer=args.text_scorer,
         workload_id=args.workload_id,
+        tool_match=args.arguments_match,
     )
+    sample = sample_runs if args.whole_runs else sample_logs
     out = Path(args.out)
     show_progress = sys.stderr.isatty() and not args.json
     try:
         check_folder(out, args.force)  # refuse before reading a 1 GB log, not after
-        sampled = sample_logs(args.logs, options, progress=_progress if show_progress else None)
+        sampled = sample(args.logs, options, progress=_progress if show_progress else None)
         write_sampled_set(sampled, out, force=args.force)
     except SamplingError as exc:
         raise CommandError(str(exc)) from None
@@ -117,19 +149,32 @@ def _summary(info: dict, out: Path, digest: str) -> None:
 
     console = Console(highlight=False)
     counts, window = info["counts"], info["window"]
-    console.print(f"[bold]sampled {counts['sampled_turns']} turns[/] from {counts['sampled_conversations']} conversations → {escape(str(out))}")
+    runs = info.get("unit") == "run"
+    if runs:
+        console.print(f"[bold]sampled {counts['sampled_runs']} whole agent runs[/] ({counts['sampled_turns']} steps, "
+                      f"{counts['by_reply']['tool_call']} tool calls, {counts['by_reply']['text']} final answers) → {escape(str(out))}")
+    else:
+        console.print(f"[bold]sampled {counts['sampled_turns']} turns[/] from {counts['sampled_conversations']} conversations → {escape(str(out))}")
     console.print(f"digest   {digest}")
     console.print(f"window   {window['length']}: {window['start']} → {window['end']} (end: {window['end_from']})")
-    console.print(
-        f"lines    {counts['lines']:,} read, {counts['usable_turns']:,} usable turns, {counts['turns_in_window']:,} in the window; "
-        f"thirds early {counts['by_part']['early']} / middle {counts['by_part']['middle']} / late {counts['by_part']['late']}"
-    )
-    if counts["sampled_turns"] < info["requested_samples"]:
-        console.print(f"[yellow]note[/]     asked for {info['requested_samples']}, the window held only {counts['sampled_turns']} usable turns (5 per conversation at most)")
+    if runs:
+        console.print(
+            f"lines    {counts['lines']:,} read, {counts['usable_turns']:,} usable steps; runs: {counts['complete_runs'] + counts['skipped_runs']} "
+            f"found, {counts['complete_runs']} complete, {counts['skipped_runs']} skipped; tool-call arguments matched {info['rule']['arguments_match']}"
+        )
+        if counts["sampled_runs"] < info["requested_samples"]:
+            console.print(f"[yellow]note[/]     asked for {info['requested_samples']} runs, the window held only {counts['sampled_runs']} complete runs")
+    else:
+        console.print(
+            f"lines    {counts['lines']:,} read, {counts['usable_turns']:,} usable turns, {counts['turns_in_window']:,} in the window; "
+            f"thirds early {counts['by_part']['early']} / middle {counts['by_part']['middle']} / late {counts['by_part']['late']}"
+        )
+        if counts["sampled_turns"] < info["requested_samples"]:
+            console.print(f"[yellow]note[/]     asked for {info['requested_samples']}, the window held only {counts['sampled_turns']} usable turns (5 per conversation at most)")
     redaction = info["redaction"]["replaced"]
     console.print("redacted " + (", ".join(f"{kind}×{n}" for kind, n in redaction.items()) if redaction else "nothing matched"))
     if info["skipped"]:
-        table = Table("skipped", "lines", "why", "first at", box=None, pad_edge=False)
+        table = Table("skipped", "lines / runs" if runs else "lines", "why", "first at", box=None, pad_edge=False)
         for reason, entry in info["skipped"].items():
             table.add_row(reason, f"{entry['count']:,}", entry["meaning"], escape(", ".join(entry["first"])))
         console.print(table)

@@ -31,11 +31,20 @@ def _manifest_form(manifest: Manifest) -> dict[str, Any]:
     return form
 
 
+def _task_form(task: Task) -> dict[str, Any]:
+    """The task as digested. An absent `trace` is left out, so a set written before the field
+    existed keeps its digest."""
+    form = task.model_dump(mode="json", by_alias=True)
+    if form.get("trace") is None:
+        form.pop("trace", None)
+    return form
+
+
 def digest_golden_set(manifest: Manifest, tasks: Iterable[Task], files: Mapping[str, str]) -> str:
     """`sha256:<hex>` of manifest + tasks (any order) + referenced files (relpath -> sha256 hex)."""
     payload = {
         "manifest": _manifest_form(manifest),
-        "tasks": [t.model_dump(mode="json", by_alias=True) for t in sorted(tasks, key=lambda t: t.id)],
+        "tasks": [_task_form(t) for t in sorted(tasks, key=lambda t: t.id)],
         "files": dict(files),
     }
     # surrogatepass: a JSON task may hold a lone surrogate ("\ud800"); it must hash, not crash.

@@ -22,6 +22,7 @@ from .errors import GoldenSetError, Problem
 from .field_problems import kind_of, problems_from_validation
 from .models import GoldenSet, JsonScorer, Manifest, Task, ToolCallScorer
 from .references import resolve_scorer
+from .traces import trace_problems
 
 MANIFEST_NAME = "golden.toml"
 TASKS_DIR = "tasks"
@@ -182,6 +183,7 @@ def _collect(root: Path) -> tuple[GoldenSet | None, list[Problem]]:
         manifest = manifest.model_copy(update={"default_scorer": default})
 
     tasks: list[Task] = []
+    traced: list[tuple[Task, Path]] = []
     first_file: dict[str, Path] = {}
     for file in _task_files(root, problems):
         task = _load_task(file, problems)
@@ -199,6 +201,8 @@ def _collect(root: Path) -> tuple[GoldenSet | None, list[Problem]]:
         scorer = manifest.default_scorer if inherited and manifest is not None else task.scorer
         _check_against_scorer(task, scorer, file, inherited, problems)
         tasks.append(task)
+        traced.append((task, file))
+    problems.extend(trace_problems(traced))
 
     if problems or manifest is None:
         return None, problems

@@ -158,6 +158,26 @@ class Expected(_Strict):
 TASK_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
 
+class Trace(_Strict):
+    """Where a task sits in a recorded agent run: step `step` of `of` of run `run`.
+
+    Within one set every step 1..`of` of a run is present exactly once and every task of the
+    run gives the same `of` (the loader checks it, since it needs the whole set)."""
+
+    run: str = Field(min_length=1, max_length=128, strict=True)
+    """The run's id (any non-empty string; `sample --whole-runs` writes `c` + 12 hex digits)."""
+    step: int = Field(ge=1, strict=True)
+    """1-based place of the step in its run."""
+    of: int = Field(ge=1, le=10_000, strict=True)
+    """How many steps the run has."""
+
+    @model_validator(mode="after")
+    def _step_within(self) -> Trace:
+        if self.step > self.of:
+            raise ValueError(f"step {self.step} is past the run's {self.of} steps (`of`); 1 <= step <= of")
+        return self
+
+
 class Task(_Strict):
     id: str = Field(pattern=TASK_ID)
     """Unique within the set; letters, digits, `.`, `_`, `-`."""
@@ -166,6 +186,8 @@ class Task(_Strict):
     expected: Expected
     scorer: ScorerSpec | None = None
     """Optional; the manifest's `default_scorer` applies when absent."""
+    trace: Trace | None = None
+    """Optional: the task is one step of a recorded agent run (whole-run replay)."""
 
 
 # ---------------------------------------------------------------- manifest

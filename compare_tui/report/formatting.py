@@ -7,6 +7,7 @@ from __future__ import annotations
 from compare_tui.report.cost import Cost
 from compare_tui.report.figures import GpuMemory, PassRate, Tokens
 from compare_tui.report.stats import Interval, Percentiles
+from compare_tui.report.trajectories import DRIVEN, LOST, RunStrip, Trajectories
 from compare_tui.vocabulary import money
 
 MARKS = {"pass": "✓", "fail": "✗", "review": "?", "error": "!", "missing": "·"}
@@ -96,3 +97,39 @@ def points_interval(low_high: tuple[float, float] | None) -> str:
     if low_high is None:
         return DASH
     return f"{signed(low_high[0])} to {signed(low_high[1])} pts"
+
+
+def runs_driven(t: Trajectories) -> str:
+    """`3 of 4 runs (75.0%, 95% CI 19.4–99.4%)`, plus how many were not decided."""
+    text = f"{t.driven} of {t.decided} runs"
+    if t.decided:
+        text += f" ({percent(t.rate)}, 95% CI {interval(t.interval)})"
+    if t.undecided:
+        text += f"; {t.undecided} not decided"
+    return text
+
+
+def step_rate(t: Trajectories) -> str:
+    """`8/9 steps (88.9%, 95% CI 51.8–99.7%)`, plus the steps not measured."""
+    measured = t.steps_kept + t.steps_lost
+    text = f"{t.steps_kept}/{measured} steps"
+    if measured:
+        text += f" ({percent(t.step_rate)}, 95% CI {interval(t.step_interval)})"
+    if t.steps_not_measured:
+        text += f"; {t.steps_not_measured} not measured"
+    return text
+
+
+def strip_marks(strip: RunStrip) -> str:
+    """The run's steps as marks, step 1 first: `✓✓✗✓`."""
+    return "".join(MARKS[s] for s in strip.statuses)
+
+
+def run_verdict(strip: RunStrip) -> str:
+    """`driven`, `lost at step 3`, or `not decided (step 2 not measured)`."""
+    if strip.verdict == DRIVEN:
+        return "driven"
+    if strip.verdict == LOST:
+        return f"lost at step {strip.first_lost}"
+    steps = ", ".join(str(s) for s in strip.not_measured)
+    return f"not decided (step{'s' if len(strip.not_measured) > 1 else ''} {steps} not measured)"

@@ -70,6 +70,9 @@ class ReportInputs:
     task_ids: tuple[str, ...] = ()
     """The golden set's tasks in order, when it was read; tasks no run recorded show as
     not run. Empty: the tasks any run recorded, sorted."""
+    task_traces: Mapping[str, tuple[str, int, int]] = field(default_factory=dict)
+    """task id → (run, step, of) for the golden set's tasks that are steps of a recorded agent
+    run (`trace`); empty when none are, or when the set could not be read."""
     manifest_caveats: tuple[str, ...] = ()
     """The golden set manifest's `caveats`, which travel into every report."""
     notes: tuple[str, ...] = ()

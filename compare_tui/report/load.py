@@ -35,9 +35,10 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
     it could not be read), so a caller that needs the tasks too (`publish`) reads them once."""
     comparison_id, name, run_ids = _resolve(store, ref.strip())
     runs = tuple(_run_input(store, store.get_run_exact(run_id)) for run_id in run_ids)
-    kinds, task_ids, caveats, notes, margin = _golden_sets([r.run for r in runs], {} if goldsets is None else goldsets)
+    read: dict[str, Any] = {} if goldsets is None else goldsets
+    kinds, task_ids, caveats, notes, margin = _golden_sets([r.run for r in runs], read)
     baseline, source = _baseline(store, comparison_id, [r.run for r in runs])
-    return ReportInputs(runs=runs, task_kinds=kinds, task_ids=task_ids, manifest_caveats=caveats,
+    return ReportInputs(runs=runs, task_kinds=kinds, task_ids=task_ids, task_traces=_traces(read.values()), manifest_caveats=caveats,
                         notes=notes, comparison_id=comparison_id, comparison_name=name,
                         baseline=baseline, baseline_source=source, margin_pp=margin)
 
@@ -123,6 +124,19 @@ def _comparison_runs(comparison: Any) -> tuple[str, str, list[str]]:
     if not comparison.run_ids:
         raise ReportNotFoundError(f"comparison {comparison.id} has no runs to report on")
     return comparison.id, comparison.name, list(comparison.run_ids)
+
+
+def _traces(goldsets: Any) -> dict[str, tuple[str, int, int]]:
+    """task id → (run, step, of) of the traced tasks in the golden sets read (errors skipped)."""
+    from compare_tui.goldset import GoldenSet
+
+    traces: dict[str, tuple[str, int, int]] = {}
+    for goldset in goldsets:
+        if isinstance(goldset, GoldenSet):
+            for task in goldset.tasks:
+                if task.trace is not None and task.id not in traces:
+                    traces[task.id] = (task.trace.run, task.trace.step, task.trace.of)
+    return traces
 
 
 def _golden_sets(runs: list[RunRecord], read: dict[str, Any]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...],

@@ -15,6 +15,7 @@ from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
 from compare_tui.report.paired import PairedComparison
 from compare_tui.report.stats import PAIRED_METHOD, Interval, Percentiles
+from compare_tui.report.trajectories import Trajectories
 
 SCHEMA = "compare-tui/report"
 SCHEMA_VERSION = 2
@@ -53,6 +54,19 @@ def report_document(report: Report) -> dict[str, Any]:
             "series": [{"model": s.label, "n": s.n, "counts": list(s.counts), "quantiles_ms": list(s.quantiles)}
                        for s in d.series],
         } for d in report.latency_distributions],
+        "trajectories": [_trajectories(t) for t in report.trajectories],
+    }
+
+
+def _trajectories(t: Trajectories) -> dict[str, Any]:
+    return {
+        "model": t.label,
+        "runs_driven": {"driven": t.driven, "decided": t.decided, "rate": t.rate, "ci95": _interval(t.interval)},
+        "runs_lost": t.lost, "runs_undecided": t.undecided,
+        "steps": {"kept": t.steps_kept, "lost": t.steps_lost, "not_measured": t.steps_not_measured,
+                  "rate": t.step_rate, "ci95": _interval(t.step_interval)},
+        "runs": [{"run": s.run, "task_ids": list(s.task_ids), "statuses": list(s.statuses), "verdict": s.verdict,
+                  "first_lost_step": s.first_lost, "not_measured_steps": list(s.not_measured)} for s in t.runs],
     }
 
 

@@ -28,6 +28,8 @@ def render_md(report: Report) -> str:
         lines += _figures(report)
         lines += _costs(report)
         lines += _grid(report)
+    if report.trajectories:
+        lines += _runs(report)
     if report.refused:
         lines += ["## Not shown", ""]
         lines += [f"- **{r.label}** (run `{r.run_id}`): {r.reason}" for r in report.refused] + [""]
@@ -108,4 +110,16 @@ def _grid(report: Report) -> list[str]:
         marks = "".join(fmt.MARKS[b.status] for b in row.blocks)
         chunks = [marks[i:i + _GRID_WIDTH] for i in range(0, len(marks), _GRID_WIDTH)] or [""]
         lines += [f"**{row.label}**", "", "```", *chunks, "```", ""]
+    return lines
+
+
+def _runs(report: Report) -> list[str]:
+    lines = ["## Agent runs (whole-run replay)", "",
+             "A run is driven when no step is lost; a step not measured counts neither way.", ""]
+    for fig in report.trajectories:
+        lines += [f"**{_cell(fig.label)}**: runs driven without losing a step {fmt.runs_driven(fig)}; "
+                  f"step pass rate {fmt.step_rate(fig)}.", ""]
+        lines += ["| run | steps | result |", "|---|---|---|"]
+        lines += [f"| `{_cell(s.run)}` | `{fmt.strip_marks(s)}` | {fmt.run_verdict(s)} |" for s in fig.runs]
+        lines.append("")
     return lines

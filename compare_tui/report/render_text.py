@@ -36,6 +36,8 @@ def render_text(report: Report) -> Group:
         if utilisation is not None:
             parts.append(utilisation)
         parts.append(block_grid(report))
+    if report.trajectories:
+        parts.append(run_strips(report))
     if report.refused:
         parts.append(refused_list(report))
     if report.paired:
@@ -144,6 +146,22 @@ def block_grid(report: Report) -> Group:
         legend.append(f"{fmt.MARKS[status]} ", style=STATUS_STYLES[status])
         legend.append(f"{words}   ")
     parts.append(legend)
+    return Group(*parts)
+
+
+def run_strips(report: Report) -> Group:
+    """Whole-run replay: per model, runs driven without losing a step, then one strip per run."""
+    parts: list[RenderableType] = [Text("Agent runs (whole-run replay: a run is driven when no step is lost)", style="italic")]
+    for fig in report.trajectories:
+        parts.append(Text(fig.label, style="bold"))
+        parts.append(Text(f"  runs driven without losing a step: {fmt.runs_driven(fig)}"))
+        parts.append(Text(f"  step pass rate: {fmt.step_rate(fig)}"))
+        for strip in fig.runs:
+            line = Text(f"  {strip.run}  ")
+            for status, group in groupby(strip.statuses):
+                line.append(fmt.MARKS[status] * sum(1 for _ in group), style=STATUS_STYLES[status])
+            line.append(f"  {fmt.run_verdict(strip)}")
+            parts.append(line)
     return Group(*parts)
 
 

@@ -15,6 +15,7 @@ Accepted record shapes (one JSON object per line; see `records` for every field 
 3. LiteLLM-style: `{"messages", "response", "startTime", "model", "metadata", …}`.
 Timestamps are ISO 8601 (no zone: UTC) or epoch seconds (above 1e11: milliseconds).
 
+`sample_runs` samples whole agent runs instead (`runs`: every step a task with `trace`).
 The sampling rule is in `selection`; redaction kinds in `redaction`; skip reasons in
 `skips.REASONS`; the `sample.json` fields in `sampled`.
 """
@@ -23,12 +24,13 @@ from .chat import Reply, Skipped
 from .errors import SamplingError
 from .pipeline import MAX_SAMPLES, SampleOptions, sample_logs
 from .records import LoggedTurn, read_record
+from .runs import check_run, run_id, sample_runs
 from .redaction import KINDS as REDACTION_KINDS
 from .redaction import Redactor
 from .sampled import SampledSet
 from .selection import MAX_PER_CONVERSATION, PARTS
 from .skips import REASONS as SKIP_REASONS
-from .tasks import TEXT_SCORERS
+from .tasks import TEXT_SCORERS, TOOL_MATCHES
 from .window import DEFAULT_WINDOW, parse_window
 from .writer import write_sampled_set
 
@@ -40,6 +42,7 @@ __all__ = [
     "REDACTION_KINDS",
     "SKIP_REASONS",
     "TEXT_SCORERS",
+    "TOOL_MATCHES",
     "LoggedTurn",
     "Redactor",
     "Reply",
@@ -47,8 +50,11 @@ __all__ = [
     "SampledSet",
     "SamplingError",
     "Skipped",
+    "check_run",
     "parse_window",
     "read_record",
+    "run_id",
     "sample_logs",
+    "sample_runs",
     "write_sampled_set",
 ]

@@ -23,7 +23,7 @@ from .redaction import Redactor
 from .selection import PARTS, Candidate, TopConversations, recency_key, spread
 from .sampled import SampledSet, describe
 from .sources import Source
-from .tasks import TEXT_SCORERS, build_task, task_id
+from .tasks import TEXT_SCORERS, TOOL_MATCHES, build_task, task_id
 from .window import DEFAULT_WINDOW, iso, parse_now, parse_window, window_label
 
 MAX_SAMPLES = 100_000
@@ -44,6 +44,9 @@ class SampleOptions:
     """ISO 8601 end of the window; None: the newest usable timestamp in the logs."""
     text_scorer: str = "human"
     workload_id: str = "sampled-traffic"
+    tool_match: str | None = None
+    """The `tool_call` scorer's argument match, `exact` or `subset`; None: `exact` for turns,
+    `subset` for whole runs."""
 
 
 @dataclass
@@ -63,7 +66,8 @@ class _Plan:
     picks: list[_Pick] = field(default_factory=list)
 
 
-def _check(options: SampleOptions, paths: Sequence[Path | str]) -> None:
+def check_options(options: SampleOptions, paths: Sequence[Path | str]) -> None:
+    """Raise `SamplingError` for options (or no logs) that cannot be sampled."""
     if not paths:
         raise SamplingError("give at least one log file (JSONL, plain or gzip)")
     if not 1 <= options.samples <= MAX_SAMPLES:
@@ -72,9 +76,11 @@ def _check(options: SampleOptions, paths: Sequence[Path | str]) -> None:
         raise SamplingError(f"--workload-id {options.workload_id!r}: use letters, digits, `.`, `_` and `-`, starting with a letter or digit")
     if options.text_scorer not in TEXT_SCORERS:
         raise SamplingError(f"--text-scorer {options.text_scorer!r}: give one of {', '.join(TEXT_SCORERS)}")
+    if options.tool_match is not None and options.tool_match not in TOOL_MATCHES:
+        raise SamplingError(f"--arguments-match {options.tool_match!r}: give one of {', '.join(TOOL_MATCHES)}")
 
 
-def _names(sources: Sequence[Source]) -> list[str]:
+def source_names(sources: Sequence[Source]) -> list[str]:
     """Display names: the file name, or the path where two files share a name. Scrubbed
     too (uncounted), since they land in the output folder."""
     plain = [s.path.name for s in sources]
@@ -84,12 +90,12 @@ def _names(sources: Sequence[Source]) -> list[str]:
 
 def sample_logs(paths: Sequence[Path | str], options: SampleOptions, progress: Progress | None = None) -> SampledSet:
     """Sample `options.samples` turns from the logs at `paths` into a `SampledSet`."""
-    _check(options, paths)
+    check_options(options, paths)
     window_s = parse_window(options.window)
     now = parse_now(options.now) if options.now else None
     redactor = Redactor(options.redact)  # compiles the user's rules before any reading
     sources = [Source.open_path(Path(p)) for p in paths]
-    names = _names(sources)
+    names = source_names(sources)
     scanned = scan(sources, names, Filters(tuple(options.models), tuple(options.tags)), options.seed, progress)
     try:
         anchor = now if now is not None else scanned.newest
@@ -102,7 +108,8 @@ def sample_logs(paths: Sequence[Path | str], options: SampleOptions, progress: P
     if not plan.picks:
         raise SamplingError(f"no usable turn lies in the {window_label(window_s)} window ending {iso(anchor)}; widen --window or move --now")
     turns = fetch(sources, [p.seen for p in plan.picks])
-    tasks = [build_task(turns[p.seen.refs], p.seen.conversation, p.part, redactor, options.text_scorer) for p in plan.picks]
+    tasks = [build_task(turns[p.seen.refs], p.seen.conversation, p.part, redactor, options.text_scorer,
+                        tool_match=options.tool_match or "exact") for p in plan.picks]
     tasks.sort(key=lambda t: t["id"])
     return describe(
         tasks=tasks,

@@ -64,9 +64,15 @@ def _max_tokens(tasks: list[dict[str, Any]]) -> int:
     return min(4096, max(64, -(-tokens // 64) * 64))
 
 
+REPLAY_CAVEAT = "Each task replays its conversation up to the sampled turn: earlier assistant turns in the input are the logged model's, not the candidate's."
+
+
 def describe(*, tasks, options: SampleOptions, sources: list[tuple[str, Source, str, int]], window_s: int, anchor: float,
-             anchor_from: str, counts: dict[str, Any], skips: dict[str, Any], redaction: dict[str, int], provenance: list[dict[str, Any]]) -> SampledSet:
-    """Assemble the manifest and `sample.json` for `tasks`."""
+             anchor_from: str, counts: dict[str, Any], skips: dict[str, Any], redaction: dict[str, int], provenance: list[dict[str, Any]],
+             rule: dict[str, str] = RULE, sampled_what: str | None = None, replay_caveat: str = REPLAY_CAVEAT,
+             extra: dict[str, Any] | None = None) -> SampledSet:
+    """Assemble the manifest and `sample.json` for `tasks`. `sampled_what` says what was sampled
+    (default: the turns and conversations counted); `extra` adds fields to `sample.json`."""
     info: dict[str, Any] = {
         "format": FORMAT,
         "sources": [
@@ -85,7 +91,8 @@ def describe(*, tasks, options: SampleOptions, sources: list[tuple[str, Source, 
         "requested_samples": options.samples,
         "filters": {"model": list(options.models), "tag": list(options.tags)},
         "text_scorer": options.text_scorer,
-        "rule": RULE,
+        "rule": rule,
+        **(extra or {}),
         "counts": counts,
         "redaction": {
             "replaced": redaction,
@@ -97,13 +104,14 @@ def describe(*, tasks, options: SampleOptions, sources: list[tuple[str, Source, 
         "tasks": provenance,
     }
     end_day = datetime.fromtimestamp(anchor, tz=timezone.utc).strftime("%Y-%m-%d")
+    what = sampled_what or f"{counts['sampled_turns']} turns from {counts['sampled_conversations']} conversations"
     human = sum(1 for t in tasks if t["scorer"]["kind"] == "human")
     caveats = [
         "Expected outcomes are the replies logged in production: a pass means agreement with the logged baseline, not ground truth.",
-        f"Sampled from logged traffic: {counts['sampled_turns']} turns from {counts['sampled_conversations']} conversations, "
+        f"Sampled from logged traffic: {what}, "
         f"recency-weighted over the {window_label(window_s)} ending {iso(anchor)} (seed {options.seed!r}). "
         "sample.json in this folder pins the source files (sha256), the window, the seed, the counts and the sampling rule.",
-        "Each task replays its conversation up to the sampled turn: earlier assistant turns in the input are the logged model's, not the candidate's.",
+        replay_caveat,
         f"Personal data and secrets were redacted before writing ({sum(redaction.values())} values; counts per kind in sample.json); "
         "a reply that repeats a redacted value cannot match its [REDACTED:…] placeholder.",
     ]

@@ -1,4 +1,5 @@
-"""Why log lines were not used: counts per reason and the first few places, never contents."""
+"""Why log lines (or, for `--whole-runs`, whole agent runs) were not used: counts per reason
+and the first few places, never contents."""
 
 from __future__ import annotations
 
@@ -33,6 +34,13 @@ REASONS: dict[str, str] = {
     "batch_output_without_request": "batch output whose input line (same custom_id) was not among the logs",
     "batch_request_without_output": "batch input line with no output line (same custom_id)",
     "batch_duplicate_id": "a custom_id already seen (the first line is used)",
+    # Whole-run sampling (`--whole-runs`): counted once per run, at the run's first line.
+    "run_incomplete": "an agent run with a step missing, or that does not end in a final answer (text)",
+    "run_interleaved": "an agent run whose steps disagree: two different records of one step, or a step's history that is not the previous step's history and action",
+    "run_missing_tool_result": "an agent run where a tool call is not followed by its tool result",
+    "run_tool_id_mismatch": "an agent run where a tool result's tool_call_id does not match its tool call's id",
+    "run_without_tool_calls": "a conversation with no tool call: not an agent run",
+    "run_outside_window": "an agent run not wholly inside the sampling window",
 }
 
 

@@ -4,8 +4,8 @@ Callers can rely on:
 - the task's input is the logged conversation up to the turn (same tools, tool_choice and
   response_format); its expected outcome is the logged reply: `tool_call` when the reply
   was a tool call, else `text`;
-- the scorer is a match-reference scorer chosen per turn: `tool_call` (match `exact`) for a
-  tool call; for text, `human` unless the user asked for `exact` (whitespace-normalised) or
+- the scorer is a match-reference scorer chosen per turn: `tool_call` (match `exact`, or as
+  asked) for a tool call; for text, `human` unless the user asked for `exact` (whitespace-normalised) or
   `regex` (the logged reply escaped, whitespace-tolerant, full match);
 - every string (messages, tool definitions, tool-call arguments, expected outcome, tags) has
   passed through the `Redactor` before the task is returned; a regex scorer is built from
@@ -25,6 +25,7 @@ from .redaction import Redactor
 from .selection import PARTS
 
 TEXT_SCORERS = ("human", "exact", "regex")
+TOOL_MATCHES = ("exact", "subset")
 HUMAN_INSTRUCTIONS = (
     "Does the reply do the same job as the logged reply in `expected.text`? "
     "The logged reply is the production baseline, not ground truth."
@@ -66,10 +67,15 @@ def _text_scorer(kind: str, text: str) -> dict[str, Any]:
     return {"kind": "human", "instructions": HUMAN_INSTRUCTIONS}
 
 
-def build_task(turn: LoggedTurn, conversation_hash: int, part: int, redactor: Redactor, text_scorer: str = "human") -> dict[str, Any]:
-    """The task file's JSON for `turn`, sampled from third `part` of its conversation."""
+def build_task(turn: LoggedTurn, conversation_hash: int, part: int | None, redactor: Redactor, text_scorer: str = "human",
+               *, tool_match: str = "exact", trace: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The task file's JSON for `turn`, sampled from third `part` of its conversation (None:
+    a step of a whole run, which then carries `trace`). `tool_match` is the `tool_call`
+    scorer's argument match (`exact` or `subset`)."""
     if text_scorer not in TEXT_SCORERS:
         raise ValueError(f"text scorer must be one of {TEXT_SCORERS}")
+    if tool_match not in TOOL_MATCHES:
+        raise ValueError(f"tool match must be one of {TOOL_MATCHES}")
     request = turn.request
     task_input: dict[str, Any] = {"messages": _messages(turn, redactor)}
     if request.tools is not None:
@@ -81,7 +87,7 @@ def build_task(turn: LoggedTurn, conversation_hash: int, part: int, redactor: Re
     reply = turn.reply
     if reply.tool_name is not None:
         expected: dict[str, Any] = {"tool_call": {"name": redactor.text(reply.tool_name), "arguments": redactor.value(reply.tool_arguments or {})}}
-        scorer: dict[str, Any] = {"kind": "tool_call", "match": "exact"}
+        scorer: dict[str, Any] = {"kind": "tool_call", "match": tool_match}
         kind = "tool_call"
     else:
         text = redactor.text(reply.text or "")
@@ -89,7 +95,9 @@ def build_task(turn: LoggedTurn, conversation_hash: int, part: int, redactor: Re
         scorer = _text_scorer(text_scorer, text)
         kind = "text"
     tags = [redactor.text(t) for t in turn.tags]
-    tags = sorted(set(tags)) + [f"part:{PARTS[part]}", f"reply:{kind}"]
+    tags = sorted(set(tags)) + ([f"part:{PARTS[part]}"] if part is not None else []) + [f"reply:{kind}"]
     task = {"id": task_id(conversation_hash, turn.position), "tags": tags, "input": task_input, "expected": expected, "scorer": scorer}
+    if trace is not None:
+        task["trace"] = trace
     Task.model_validate(task)  # a sampled set must load; fail here, not in the user's run
     return task

@@ -72,6 +72,9 @@ class ReportScreen(CompareScreen):
                     yield Static("", id="versus-notes", classes="muted notes", markup=False)
                     yield Static("", id="recommendation", markup=False)
                     yield Static("", id="refused", classes="error-line", markup=False)
+                    yield Static("Agent runs (whole-run replay: a run is driven when no step is lost)",
+                                 id="runs-title", classes="section-title")
+                    yield Static("", id="runs", markup=False)
                     yield Static(columns.TITLES["paired"], classes="section-title")
                     yield _figure_table("paired-table")
                     yield Static("", id="paired-notes", classes="muted notes", markup=False)
@@ -183,6 +186,9 @@ class ReportScreen(CompareScreen):
         sentences = "\n".join(p.sentence for p in report.paired) or "Only one model: nothing to pair."
         self.query_one("#paired-sentences", Static).update(sentences)
         self.query_one("#caveats", Static).update(tables.caveats_text(report))
+        self.query_one("#runs", Static).update(tables.runs_text(report) if report.trajectories else "")
+        for name in ("#runs-title", "#runs"):
+            self.query_one(name).display = bool(report.trajectories)
         self.query_one(LatencyHistogram).show(report)
         self._lay_out_tables()
         grid = self.query_one(TaskGrid)

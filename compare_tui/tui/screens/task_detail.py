@@ -1,6 +1,8 @@
 """Task detail: the input, the expected outcome, and every run's answer per attempt (tool calls
 in canonical form), scorer detail, timings and tokens. Two runs show side by side (A | B);
-more show one under the other. n / p move to the next / previous task."""
+more show one under the other. n / p move to the next / previous task. A step of a recorded
+agent run (`trace`) shows first in its run's context: the earlier steps, then the recorded
+action beside each run's action."""
 
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ from textual.widgets import Footer, Header, Static
 from compare_tui.tui import messages
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.task_facts import TaskFacts, read_task_facts
-from compare_tui.goldset.text import expected_text, input_text
-from compare_tui.tui.widgets.task_text import run_text, task_header
+from compare_tui.goldset.text import expected_text, input_text, run_context_text
+from compare_tui.tui.widgets.task_text import run_text, step_action_text, task_header
 
 
 class TaskDetailScreen(CompareScreen):
@@ -36,6 +38,10 @@ class TaskDetailScreen(CompareScreen):
         yield Header()
         with VerticalScroll(id="task-body"):
             yield Static("", id="task-header", markup=False)
+            yield Static("Agent run: earlier steps, then this step's action, recorded | candidate",
+                         id="run-title", classes="section-title")
+            yield Static("", id="run-context", classes="block", markup=False)
+            yield Horizontal(id="step-actions")
             yield Static("Input", classes="section-title")
             yield Static("", id="task-input", classes="block", markup=False)
             yield Static("Expected outcome (your baseline)", classes="section-title")
@@ -72,6 +78,7 @@ class TaskDetailScreen(CompareScreen):
         task = facts.task
         self.query_one("#task-input", Static).update(input_text(task) if task else "(not available)")
         self.query_one("#task-expected", Static).update(expected_text(task) if task else "(not available)")
+        await self._show_run_context(facts)
         answers = self.query_one("#answers", Horizontal)
         await answers.remove_children()
         side_by_side = len(facts.runs) == 2
@@ -84,6 +91,26 @@ class TaskDetailScreen(CompareScreen):
             columns.append(column)
         await answers.mount_all(columns)
         self.query_one("#task-body").loading = False
+
+    async def _show_run_context(self, facts: TaskFacts) -> None:
+        """For a step of a recorded agent run: the earlier steps, then the recorded action beside
+        each run's action (its first attempt); hidden for other tasks."""
+        context = run_context_text(facts.task) if facts.task is not None else None
+        for name in ("#run-title", "#run-context", "#step-actions"):
+            self.query_one(name).display = context is not None
+        actions = self.query_one("#step-actions", Horizontal)
+        await actions.remove_children()
+        if context is None or facts.task is None:
+            return
+        self.query_one("#run-context", Static).update(context)
+        recorded = Static(expected_text(facts.task), classes="answer", markup=False)
+        recorded.border_title = "recorded"
+        columns = [recorded]
+        for row in facts.runs:
+            column = Static(step_action_text(row), classes="answer", markup=False)
+            column.border_title = row.run.model_name
+            columns.append(column)
+        await actions.mount_all(columns)
 
     def action_step(self, delta: int) -> None:
         if self.task_id not in self.task_ids:

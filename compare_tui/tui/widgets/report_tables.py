@@ -86,6 +86,19 @@ def caveats_text(report: Report) -> str:
     return "\n".join(f"• {c.text}" for c in report.caveats)
 
 
+def runs_text(report: Report) -> str:
+    """Whole-run replay: per model, runs driven without losing a step and the step pass rate,
+    then one row per run: a mark per step (step 1 first) and the result in words."""
+    lines = []
+    for fig in report.trajectories:
+        lines += [fig.label, f"  runs driven without losing a step: {fmt.runs_driven(fig)}",
+                  f"  step pass rate: {fmt.step_rate(fig)}"]
+        lines += [f"  {strip.run}  {fmt.strip_marks(strip)}  {fmt.run_verdict(strip)}" for strip in fig.runs]
+    lines.append("✓ step kept · ✗ step lost · ? needs a person · ! error · · not done "
+                 "(a step not measured counts neither as lost nor as kept)")
+    return "\n".join(lines)
+
+
 def refused_text(report: Report) -> str:
     return "\n".join(f"✗ {r.label} (run {r.run_id}) not shown: {r.reason}" for r in report.refused)
 

@@ -66,3 +66,16 @@ def run_text(row: RunAttempts) -> Text:
         text.append("\n")
         text.append_text(attempt_text(attempt))
     return text
+
+
+def step_action_text(row: RunAttempts) -> Text:
+    """A run's action at a replayed step: its first attempt's answer (tool calls in canonical
+    form) with the outcome's mark and words."""
+    if not row.attempts:
+        return Text(f"{MARKS['missing']} {MARK_WORDS['missing']}")
+    attempt = row.attempts[0]
+    outcome = str(attempt.outcome)
+    text = Text()
+    text.append(f"{MARKS.get(outcome, '?')} {MARK_WORDS.get(outcome, outcome)}\n", style="bold")
+    text.append(attempt.answer().rendered() or "(empty)")
+    return text
