@@ -152,3 +152,20 @@ def test_cli_reports_an_incomplete_run_and_its_resume_finishes_it(tmp_path, caps
         code = main(["run", "--resume", run["id"], *base])
         [again] = json.loads(capsys.readouterr().out)["runs"]
     assert code == 0 and again["status"] == "completed" and (again["pass"], again["not_done"]) == (2, 0)
+
+
+def test_home_health_reads_a_keyless_probe_for_what_a_run_of_the_entry_would_meet():
+    """A gateway that answers a keyless probe 500 (LiteLLM without a key database) or 401 is up for
+    an entry with a key (a run asks again with it); for an entry without one a key is wanted."""
+    from compare_tui.engine.reachability import health_for
+    from compare_tui.tui.screens.home import short_health
+
+    assert health_for("HTTP 500", has_key=True) == "up (HTTP 500 without a key; a run asks again with its key)"
+    assert health_for("up (HTTP 401: wants a key)", has_key=True) == "up (HTTP 401 without a key; a run asks again with its key)"
+    assert health_for("up (HTTP 401: wants a key)", has_key=False) == "wants a key (HTTP 401; the entry has no key_env)"
+    assert health_for("HTTP 500", has_key=False) == "HTTP 500"
+    assert health_for("healthy", has_key=True) == "healthy"
+    assert health_for("unreachable: Connection refused", has_key=True) == "unreachable: Connection refused"
+    shown = [short_health(health_for(v, k)) for v, k in [("HTTP 500", True), ("up (HTTP 403: wants a key)", False),
+                                                         ("HTTP 503", False), ("healthy", False)]]
+    assert shown == ["✓ up", "✗ wants a key", "✗ HTTP 503", "✓ healthy"]

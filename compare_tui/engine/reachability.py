@@ -48,6 +48,19 @@ def is_reachable(verdict: str) -> bool:
     return not verdict.startswith("unreachable") and not verdict.startswith("HTTP 5")
 
 
+def health_for(verdict: str, has_key: bool) -> str:
+    """What a keyless probe's `verdict` means for an entry with or without a key, in the words
+    Home shows: an endpoint that wants a key (401/403), or a gateway that answers a keyless
+    request 5xx (LiteLLM without a key database), is `up` for an entry with a key, since a run
+    asks again with it before the first task; for an entry without one, a key is wanted."""
+    if has_key and (verdict.startswith("HTTP 5") or "wants a key" in verdict):
+        code = verdict.removeprefix("up (").split(":")[0]
+        return f"up ({code} without a key; a run asks again with its key)"
+    if not has_key and "wants a key" in verdict:
+        return f"wants a key ({verdict.removeprefix('up (').split(':')[0]}; the entry has no key_env)"
+    return verdict
+
+
 def refuse_unreachable(entries: Iterable[ModelEntry], prober: Prober = probe_endpoint) -> None:
     """Raise `RunRefusedError` for the first entry whose endpoint does not answer (each distinct
     endpoint is probed once). Nothing else is sent."""

@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from compare_tui.engine.reachability import TIMEOUT_S, probe_endpoint
+from compare_tui.engine.reachability import TIMEOUT_S, health_for, probe_endpoint
 
-__all__ = ["TIMEOUT_S", "probe_endpoint"]
+__all__ = ["TIMEOUT_S", "health_for", "probe_endpoint"]

@@ -48,6 +48,8 @@ class ModelRow:
     """What provenance a run will get, or `refused` when the entry cannot be run."""
     refusals: tuple[str, ...]
     cost_basis: str
+    has_key: bool = False
+    """The entry names a `key_env`: a run asks the endpoint again with the key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +127,8 @@ def model_row(entry: ModelEntry) -> ModelRow:
         provenance = HOST_ATTESTED
     else:
         provenance = "pinned: weights hashed at run start"
-    return ModelRow(entry.name, entry.kind, entry.endpoint, provenance, refusals, cost_summary(entry))
+    return ModelRow(entry.name, entry.kind, entry.endpoint, provenance, refusals, cost_summary(entry),
+                    has_key=entry.key_env is not None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static, TabbedCont
 
 from compare_tui.report import formatting as fmt
 from compare_tui.tui import messages
+from compare_tui.tui.health import health_for
 from compare_tui.tui.home_data import (
     RUN_SORTS,
     HomeData,
@@ -117,7 +118,7 @@ class HomeScreen(CompareScreen):
         self._fill_runs()
         self.action_tab(self._active_tab() if self.data.runs else "sets")
         for row in self.data.models:
-            self.check_endpoint(row.name, row.endpoint)
+            self.check_endpoint(row.name, row.endpoint, row.has_key)
         self.rate_runs([row.run.id for row in self.data.runs if row.run.id not in self.rates])
 
     @work(thread=True, exit_on_error=False, group="rates", exclusive=True, description="reading pass rates")
@@ -133,8 +134,8 @@ class HomeScreen(CompareScreen):
             table.update_cell(rate.run_id, "rate", plain(rate.text), update_width=True)
 
     @work(thread=True, exit_on_error=False, group="health", description="checking an endpoint")
-    def check_endpoint(self, name: str, endpoint: str) -> None:
-        self.post_message(messages.EndpointChecked(name, self.workspace.probe(endpoint)))
+    def check_endpoint(self, name: str, endpoint: str, has_key: bool) -> None:
+        self.post_message(messages.EndpointChecked(name, health_for(self.workspace.probe(endpoint), has_key)))
 
     def on_endpoint_checked(self, message: messages.EndpointChecked) -> None:
         self.health[message.model_name] = message.health
@@ -358,10 +359,15 @@ def fit_list(text: str, width: int) -> str:
 
 
 def short_health(health: str) -> str:
-    """`✓ healthy`, `✗ unreachable`, `checking…`: the reason after the colon is in the detail line."""
+    """`✓ healthy`, `✓ up`, `✗ unreachable`, `✗ wants a key`, `checking…`: the reason is in the
+    detail line."""
     if health == "checking…":
         return health
-    return ("✓ " if health == "healthy" else "✗ ") + health.split(":", 1)[0]
+    if health == "healthy":
+        return "✓ healthy"
+    if health.startswith("up ("):
+        return "✓ up"
+    return "✗ " + health.split(":", 1)[0].split(" (", 1)[0]
 
 
 def short_provenance(provenance: str, shown: str) -> str:
