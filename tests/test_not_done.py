@@ -169,3 +169,16 @@ def test_home_health_reads_a_keyless_probe_for_what_a_run_of_the_entry_would_mee
     shown = [short_health(health_for(v, k)) for v, k in [("HTTP 500", True), ("up (HTTP 403: wants a key)", False),
                                                          ("HTTP 503", False), ("healthy", False)]]
     assert shown == ["✓ up", "✗ wants a key", "✗ HTTP 503", "✓ healthy"]
+
+
+def test_a_reader_given_a_store_path_that_does_not_exist_refuses_it_and_leaves_nothing_behind(tmp_path):
+    import subprocess
+    import sys
+
+    missing = tmp_path / "typo" / "runs.sqlite"
+    for args in (["report", "latest"], ["publish", "latest", "--out", str(tmp_path / "out")], ["runs", "list"]):
+        done = subprocess.run([sys.executable, "-m", "compare_tui", *args, "--store", str(missing)],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert f"no store at {missing}" in done.stderr
+    assert not missing.exists() and not missing.parent.exists()

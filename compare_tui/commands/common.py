@@ -37,10 +37,16 @@ def catalogue_path(explicit: str | None) -> Path:
     return default(explicit)
 
 
-def open_store(explicit: str | None):
+def open_store(explicit: str | None, create: bool = False):
+    """The store at `--store` (or the default). Only a command that makes runs (`create`) starts a
+    new store at a `--store` path that does not exist; any other refuses it (a mistyped path
+    would otherwise leave an empty store behind and report "no runs")."""
     from compare_tui.paths import store_path
     from compare_tui.store import Store, StoreError
 
+    if explicit and not create and not Path(explicit).expanduser().exists():
+        raise CommandError(f"no store at {explicit}: check the path given to --store (a store is made by "
+                           "`compare-tui run`, `toolcall run` or `experiment run`)")
     try:
         return Store.open(store_path(explicit))
     except StoreError as exc:

@@ -133,7 +133,7 @@ def _new(args: argparse.Namespace) -> int:
         config = define_experiment(goldset, arms, settings, args.repeats)
     except (CatalogueError, ValidationError, ValueError) as exc:
         raise CommandError(f"experiment {args.name}: {_validation_text(exc)}") from None
-    with open_store(args.store) as store:
+    with open_store(args.store, create=True) as store:
         try:
             store.create_experiment(ExperimentRecord(name=args.name, config=config.model_dump(mode="json")))
         except StoreError as exc:
@@ -190,7 +190,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     from compare_tui.store import StoreError
 
-    with open_store(args.store) as store:
+    with open_store(args.store, create=True) as store:
         try:
             config = parse_config(store.get_experiment(args.name))
             if args.repeats is not None:

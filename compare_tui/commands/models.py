@@ -249,7 +249,7 @@ def _remove(args: argparse.Namespace) -> int:
     if not path.exists():
         raise CommandError(f"models remove: no model catalogue at {path}")
     if not args.force:
-        with open_store(args.store) as store:
+        with open_store(args.store, create=True) as store:
             workloads = store.workloads_with_baseline(args.name)
         if workloads:
             raise CommandError(f"models remove: {args.name} is the baseline of workload "

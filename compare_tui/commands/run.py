@@ -93,7 +93,7 @@ def _handle(args: argparse.Namespace) -> int:
         RunRefusedError,
     )
 
-    store = open_store(args.store)
+    store = open_store(args.store, create=True)
     catalogue = load_catalogue_or_fail(args.models)
     with store:
         if args.resume:

@@ -128,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
         raise CommandError(f"refused: {exc}") from None
     from compare_tui.toolcall import render_json, render_text
 
-    store = open_store(args.store)
+    store = open_store(args.store, create=True)
     with store:
         progress = None if args.json else _progress(len(scenarios))
         try:
