@@ -60,3 +60,22 @@ def local_cluster(tmp_path_factory):
             os.environ.pop("COMPARE_TUI_STATE_DIR", None)
         else:
             os.environ["COMPARE_TUI_STATE_DIR"] = previous
+
+
+QWEN = "qwen2.5-coder-0.5b"
+
+
+@pytest.fixture(scope="module")
+def qwen_cluster(local_cluster, tmp_path_factory):
+    """The third bundled model started beside the session's two for one module, and stopped when
+    it ends. Its catalogue is a copy of the session's plus Qwen, so the session catalogue keeps
+    exactly the two session models for every other test."""
+    from compare_tui import local
+
+    catalogue = tmp_path_factory.mktemp("qwen-catalogue") / "models.toml"
+    catalogue.write_text(local_cluster.catalogue_path.read_text(encoding="utf-8"), encoding="utf-8")
+    cluster = local.up([QWEN], parallel=4, ctx=4096, catalogue_path=catalogue)
+    try:
+        yield cluster
+    finally:
+        local.down([QWEN])

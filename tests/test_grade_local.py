@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from compare_tui import local
 from compare_tui.cli import main
 
 pytestmark = pytest.mark.integration
@@ -25,12 +24,8 @@ SET = Path(__file__).resolve().parents[1] / "sample_sets" / "order-extraction"
 
 
 @pytest.fixture(scope="module")
-def qwen(local_cluster):
-    cluster = local.up([QWEN], parallel=4, ctx=4096, catalogue_path=local_cluster.catalogue_path)
-    try:
-        yield cluster
-    finally:
-        local.down([QWEN])
+def qwen(qwen_cluster):
+    return qwen_cluster
 
 
 def test_a_bundled_judge_grades_two_runs_and_a_second_grade_asks_nothing(qwen, tmp_path, capsys):

@@ -23,12 +23,8 @@ DEMO_SET = Path(__file__).resolve().parents[1] / "sample_sets" / "ticket-labels"
 
 
 @pytest.fixture(scope="module")
-def qwen(local_cluster):
-    cluster = local.up([QWEN], parallel=4, ctx=4096, catalogue_path=local_cluster.catalogue_path)
-    try:
-        yield cluster
-    finally:
-        local.down([QWEN])
+def qwen(qwen_cluster):
+    return qwen_cluster
 
 
 def test_qwen_serves_with_its_share_of_the_cores_and_is_pinned(qwen):

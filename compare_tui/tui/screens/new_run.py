@@ -107,7 +107,10 @@ class NewRunScreen(CompareScreen):
         if models.option_count:
             models.highlighted = 0
         self._update()
-        models.focus()
+        # Focus without scrolling: the form stays at its top (the set first). Scrolling the focused
+        # list into view centred it whenever the estimate had already grown the form, so the
+        # screen opened at one of two positions depending on timing.
+        models.focus(scroll_visible=False)
 
     # ------------------------------------------------------------------ the preview
 
