@@ -20,7 +20,8 @@ from compare_tui.errors import CompareTuiError
 from compare_tui.store import AuditRow, new_run_id, utc_now
 from compare_tui.toolcall.exchange import RawExchange
 from compare_tui.toolcall.results import ScenarioResult, ToolcallRun
-from compare_tui.toolcall.runner import RunSettings, run_scenarios
+from compare_tui.engine.settings import RunSettings
+from compare_tui.toolcall.runner import DEFAULT_SETTINGS, run_scenarios, stored_settings
 from compare_tui.toolcall.scenario import Scenario
 from compare_tui.toolcall.schema_survey import survey
 from compare_tui.toolcall.server_probe import probe
@@ -38,7 +39,7 @@ class RunRequest:
     entry: ModelEntry
     suite: Suite
     scenarios: tuple[Scenario, ...]
-    settings: RunSettings = RunSettings()
+    settings: RunSettings = DEFAULT_SETTINGS
     user_notes: dict[str, str] = field(default_factory=dict)
     tools: ToolsFile | None = None
     publishable: bool = False
@@ -56,6 +57,9 @@ def check_request(request: RunRequest) -> None:
                               "drop --scenario")
     if request.publishable and request.keep_arguments:
         raise ToolcallRefused("--publishable runs never keep argument values; drop --keep-arguments")
+    if request.settings.attempts != 1:
+        raise ToolcallRefused(f"a tool-call run sends one request per scenario (attempts 1, not "
+                              f"{request.settings.attempts}); run it again to measure it again")
     if not request.scenarios:
         raise ToolcallRefused("no scenario matches --scenario; `compare-tui toolcall list` shows the ids and names")
     refuse_if_needed(request.entry)
@@ -105,7 +109,7 @@ async def execute(
         id=new_run_id(), created_at=utc_now(), model_name=entry.name, model_id=entry.model, endpoint=entry.endpoint,
         suite_name=request.suite.name, suite_version=request.suite.version, suite_digest=request.suite.digest,
         user_notes={**gateway_stated_serving(entry), **request.user_notes},
-        settings={**request.settings.as_dict(), "scenarios": list(request.scenario_patterns)}
+        settings={**stored_settings(request.settings), "scenarios": list(request.scenario_patterns)}
         | ({"gateway": entry.gateway} if entry.gateway else {}),
         tools_file=tools_file_summary(request.tools) if request.tools else None, publishable=request.publishable,
         keep_arguments=request.keep_arguments, status="running",
