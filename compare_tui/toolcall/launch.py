@@ -17,8 +17,9 @@ import httpx
 from compare_tui.catalogue import ModelEntry, check_key, key_headers, refuse_if_needed, resolve_key
 from compare_tui.engine.transport import endpoint_client
 from compare_tui.errors import CompareTuiError
-from compare_tui.store import AuditRow, new_run_id, utc_now
-from compare_tui.toolcall.exchange import RawExchange
+from compare_tui.store import new_run_id, utc_now
+from compare_tui.engine.audit import audit_row
+from compare_tui.engine.client import RawExchange
 from compare_tui.toolcall.results import ScenarioResult, ToolcallRun
 from compare_tui.engine.settings import RunSettings
 from compare_tui.toolcall.runner import DEFAULT_SETTINGS, run_scenarios, stored_settings
@@ -76,15 +77,6 @@ def tools_file_summary(tools: ToolsFile) -> dict[str, object]:
     }
 
 
-def audit_row(run: ToolcallRun, scenario: Scenario, exchange: RawExchange) -> AuditRow:
-    """The audit-ledger row of one tool-call request: no headers, no body, only its measure."""
-    prompt, completion = exchange.tokens()
-    return AuditRow(at=utc_now(), toolcall_run_id=run.id, task_id=scenario.id, attempt=1, endpoint=run.endpoint,
-                    model=run.model_id, status=exchange.status, bytes_in=exchange.bytes_in,
-                    bytes_out=exchange.bytes_out, prompt_tokens=prompt, completion_tokens=completion,
-                    duration_ms=round(exchange.duration_ms, 3), error_class=exchange.error_class)
-
-
 def gateway_stated_serving(entry: ModelEntry) -> dict[str, str]:
     """For an entry behind a gateway (which hides the stack's `/props`), the catalogue's
     `[model.serving]` as the user stated it: shown as stated, not verified. Empty otherwise."""
@@ -123,7 +115,8 @@ async def execute(
 
         def sent(scenario: Scenario, exchange: RawExchange) -> None:
             if store is not None:  # every request to a model endpoint is a row of the audit ledger
-                store.record_audit(audit_row(run, scenario, exchange))
+                store.record_audit(audit_row(exchange, endpoint=run.endpoint, model=run.model_id, task_id=scenario.id,
+                                             attempt=1, toolcall_run_id=run.id))
 
         def heard(position: int, result: ScenarioResult) -> None:
             kept = result if request.keep_arguments else result.without_values()

@@ -13,10 +13,10 @@ from typing import Any
 
 import httpx
 
+from compare_tui.engine.client import RawExchange, chat_chunks
 from compare_tui.engine.settings import RunSettings
 from compare_tui.engine.transport import endpoint_client
 from compare_tui.toolcall.evaluate import evaluate
-from compare_tui.toolcall.exchange import RawExchange, post_chat
 from compare_tui.toolcall.results import ScenarioResult
 from compare_tui.toolcall.scenario import Scenario
 
@@ -51,7 +51,7 @@ async def run_scenarios(
     async def one(position: int, scenario: Scenario) -> ScenarioResult:
         async with gate:
             body = scenario.request_body(model_id, max_tokens=settings.max_tokens, temperature=settings.temperature)
-            exchange = await post_chat(http, endpoint, body, headers=headers, timeout_s=settings.timeout_s)
+            exchange = await chat_chunks(http, endpoint, body, headers=headers, timeout_s=settings.timeout_s)
         if on_exchange is not None:
             on_exchange(scenario, exchange)
         result = evaluate(scenario, exchange)
