@@ -65,11 +65,17 @@ class ErrorClass(StrEnum):
     MALFORMED_STREAM = "malformed_stream"
     STREAM_ERROR = "stream_error"
     TRUNCATED = "truncated"
+    TOO_LARGE = "too_large"
+    """The answer passed the raw reader's size bound (`engine.client.MAX_RAW_BYTES`): reading stopped."""
 
 
 RETRYABLE_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.UPSTREAM, ErrorClass.RESET, ErrorClass.HTTP_429,
                                ErrorClass.HTTP_5XX})
 """Connection failures (ours, or a gateway's to its upstream), 429 and 5xx are retried; nothing else is."""
+
+HTTP_STATUS_CLASSES = frozenset({ErrorClass.HTTP_429, ErrorClass.HTTP_5XX, ErrorClass.AUTH, ErrorClass.HTTP_4XX})
+"""The server answered with an error status (other than a gateway's lost upstream): its body
+may say why (the tool-call suite reads refusals there)."""
 
 CONNECTION_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.UPSTREAM})
 """Failures to reach the model's server at all (directly, or from a gateway): a run of these in

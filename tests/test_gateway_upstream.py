@@ -15,7 +15,7 @@ from compare_tui.engine import CollectingObserver, RetryPolicy, RunExecutor, Run
 from compare_tui.engine.client import upstream_failure
 from compare_tui.engine.runner import OUTAGE_AFTER
 from compare_tui.store import Store
-from compare_tui.toolcall.exchange import post_chat
+from compare_tui.engine.client import chat_chunks
 from compare_tui.toolcall.unsupported import classify
 from compare_tui.vocabulary import ErrorClass, measured
 from tests.support.builders import hosted_entry, load, write_set
@@ -90,7 +90,7 @@ async def test_a_lost_upstream_leaves_tasks_not_done_and_the_run_resumable(tmp_p
 
 @pytest.mark.parametrize("stream", [True, False])
 async def test_the_tool_call_runner_names_a_lost_upstream_and_keeps_a_plain_500_an_http_error(stream) -> None:
-    # The tool-call suite has its own exchange: a gateway's lost upstream must be an error there
+    # The tool-call runner reads raw chunks (`chat_chunks`): a gateway's lost upstream must be an error there
     # too (nothing measured), never the model's failure to handle the conversation.
     script = {"body": http_error(500, IN_BODY), "stream": error_in_stream(IN_STREAM),
               "plain": http_error(500, "tools param requires --jinja flag")}
@@ -98,12 +98,12 @@ async def test_the_tool_call_runner_names_a_lost_upstream_and_keeps_a_plain_500_
         async with httpx.AsyncClient(trust_env=False) as client:
             async def ask(task: str):
                 body = {"model": "fake-model", "stream": stream, "messages": [{"role": "user", "content": task}]}
-                return await post_chat(client, gw.url, body, timeout_s=10)
+                return await chat_chunks(client, gw.url, body, timeout_s=10)
 
             lost_body, plain = await ask("body"), await ask("plain")
             lost_stream = await ask("stream") if stream else None
     assert lost_body.error_class == "upstream" and "Connection error" in (lost_body.error or "")
     assert classify(lost_body).kind == "error"
-    assert plain.error_class == "http"
+    assert plain.error_class == ErrorClass.HTTP_5XX
     if lost_stream is not None:
         assert lost_stream.error_class == "upstream" and classify(lost_stream).kind == "error"

@@ -14,7 +14,7 @@ from compare_tui.scoring import Answer, Outcome, score_tool_call
 from compare_tui.scoring.textual_call import ADVICE, written_as_text
 from compare_tui.toolcall import ToolcallOutcome, official_suite
 from compare_tui.toolcall.evaluate import evaluate
-from compare_tui.toolcall.exchange import RawExchange
+from compare_tui.engine.client import RawExchange
 from compare_tui.toolcall.table import build_table, detail_lines
 from compare_tui.toolcall.results import ToolcallRun
 
@@ -97,7 +97,7 @@ def test_the_scorer_says_a_call_was_written_as_text_not_that_there_was_none():
 
 def _exchange(content: str) -> RawExchange:
     return RawExchange(status=200, body={"choices": [{"message": {"role": "assistant", "content": content},
-                                                      "finish_reason": "stop"}]}, duration_ms=5.0)
+                                                      "finish_reason": "stop"}]}, ended_ns=5_000_000)
 
 
 def test_the_suite_marks_a_scenario_failed_by_a_call_written_as_text():

@@ -14,7 +14,7 @@ import pytest
 from compare_tui import local
 from compare_tui.catalogue import load_catalogue
 from compare_tui.toolcall import RunRequest, RunSettings, ToolcallOutcome, classify, execute, official_suite, select
-from compare_tui.toolcall.exchange import post_chat
+from compare_tui.engine.client import chat_chunks
 
 pytestmark = pytest.mark.integration
 
@@ -43,7 +43,7 @@ async def test_an_unknown_tool_choice_string_is_a_400_naming_it(local_cluster):
     server = local_cluster.server("smollm2-135m")
     body = SUITE.scenarios[0].request_body("smollm2-135m", max_tokens=4, temperature=0) | {"tool_choice": "bogus"}
     async with httpx.AsyncClient() as client:
-        exchange = await post_chat(client, server.endpoint, body, timeout_s=60)
+        exchange = await chat_chunks(client, server.endpoint, body, timeout_s=60)
     assert exchange.status == 400 and "Invalid tool_choice" in (exchange.server_message or "")
     verdict = classify(exchange)
     assert (verdict.kind, verdict.confirmed) == ("unsupported", False)

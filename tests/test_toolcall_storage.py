@@ -96,7 +96,7 @@ def test_failed_toolcall_requests_are_audited_too(tmp_path):
             broken = _run_toolcall(store, server.url, ["S01"])
         [row] = ToolcallStore(store).audit(run.id)
         [gone] = ToolcallStore(store).audit(broken.id)
-    assert (row.status, row.error_class) == (503, "http")
+    assert (row.status, row.error_class) == (503, "http_5xx")  # the engine's vocabulary, as a golden-set row
     assert gone.error_class == "reset"
 
 

@@ -153,7 +153,7 @@ async def test_runs_list_leads_with_the_run_id_and_the_whole_date(app):
 
 def test_diff_deltas_never_print_plus_minus_and_keep_one_latency_unit():
     from compare_tui.report import RunInput, build_report
-    from compare_tui.tui.run_pair import deltas
+    from compare_tui.diff import deltas
     from tests.test_report import attempts, inputs, make_run
 
     slow = RunInput(make_run("run-a", "slow"), attempts("ppff", e2e_ms=25_000.0, prompt_tokens=900, completion_tokens=400))

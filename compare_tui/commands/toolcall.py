@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import sys
+from dataclasses import replace
 
 from compare_tui.commands.common import CommandError, add_catalogue_option, add_store_option, load_catalogue_or_fail, open_store
 
@@ -49,8 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-arguments", action="store_true", help="store the argument values and answer text (default: not stored)")
     p.add_argument("--publishable", action="store_true", help="store apart as a run of the official suite for general reading")
     p.add_argument("--max-tokens", type=int, metavar="N", help="answer length cap (default: the suite's, 256)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per-request timeout in seconds (default 120)")
-    p.add_argument("--concurrency", type=int, default=2, metavar="N", help="requests at once (default 2)")
+    p.add_argument("--timeout", type=float, metavar="S", help="per-request timeout in seconds (default 120)")
+    p.add_argument("--concurrency", type=int, metavar="N", help="requests at once (default 2)")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.set_defaults(handler=_run, group_parser=p)
     sub = p.add_subparsers(dest="toolcall_command", metavar="SUBCOMMAND")
@@ -109,17 +110,18 @@ def _scenarios(tools_path: str | None, patterns: list[str]):
 
 def _run(args: argparse.Namespace) -> int:
     from compare_tui.catalogue import ModelRefused
-    from compare_tui.toolcall import RunRequest, RunSettings, ToolcallRefused, ToolcallStore, check_request, execute
+    from compare_tui.toolcall import DEFAULT_SETTINGS, RunRequest, ToolcallRefused, ToolcallStore, check_request, execute
 
     if not args.model:
         raise CommandError("give --model NAME (a catalogue model), or a subcommand: show, list, runs; see --help")
-    if args.concurrency < 1 or args.timeout <= 0 or (args.max_tokens is not None and args.max_tokens < 1):
+    if any(v is not None and v <= 0 for v in (args.concurrency, args.timeout, args.max_tokens)):
         raise CommandError("--concurrency, --timeout and --max-tokens must be positive")
     entry = _entry(load_catalogue_or_fail(args.models), args.model)
     suite, tools, scenarios = _scenarios(args.tools, args.scenario)
-    settings = RunSettings(max_tokens=args.max_tokens or int(suite.defaults.get("max_tokens", 256)),
-                           temperature=float(suite.defaults.get("temperature", 0)), timeout_s=args.timeout,
-                           concurrency=args.concurrency)
+    default = DEFAULT_SETTINGS  # the engine's RunSettings, at a tool-call run's concurrency
+    settings = replace(default, max_tokens=args.max_tokens or int(suite.defaults.get("max_tokens", default.max_tokens)),
+                       temperature=float(suite.defaults.get("temperature", default.temperature)),
+                       timeout_s=args.timeout or default.timeout_s, concurrency=args.concurrency or default.concurrency)
     request = RunRequest(entry, suite, scenarios, settings, parse_notes(args.note), tools, args.publishable,
                          args.keep_arguments, tuple(args.scenario))
     try:

@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from compare_tui.engine.audit import audit_row
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.environment import capture_environment, fetch_server_identity
 from compare_tui.engine.events import AttemptFinished, RunFinished, RunObserver, RunStarted
@@ -167,15 +168,8 @@ class RunExecutor:
         requests: list[AuditRow] = []
 
         def audit(ex: Exchange) -> None:
-            prompt, completion = ex.acc.tokens() if ex.acc else (None, None)
-            requests.append(
-                AuditRow(
-                    at=now_iso(), run_id=run.id, task_id=task.id, attempt=number, endpoint=entry.endpoint,
-                    model=entry.model, status=ex.status, bytes_in=ex.bytes_in, bytes_out=ex.bytes_out,
-                    prompt_tokens=prompt, completion_tokens=completion, duration_ms=round(ex.duration_ms, 3),
-                    error_class=ex.error_class,
-                )
-            )
+            requests.append(audit_row(ex, endpoint=entry.endpoint, model=entry.model, task_id=task.id,
+                                      attempt=number, run_id=run.id))
 
         exchange, retries = await with_retries(send, self.retry, on_exchange=audit, rng=self._rng)
         result, answer = await self._score(task, exchange)

@@ -26,21 +26,28 @@ class RunOverrides:
 
 @dataclass(frozen=True, slots=True)
 class RunSettings:
-    """The settings a run actually used; stored with the run and compared by `reproduce`."""
+    """The settings a run actually used; stored with the run and compared by `reproduce`.
 
-    attempts: int
-    temperature: float
-    max_tokens: int
-    concurrency: int
-    timeout_s: float
+    The one set of run settings: a golden-set run resolves it from the manifest and the
+    user's overrides (`resolve_settings`); a tool-call run sends one request per scenario,
+    so it keeps `attempts` at 1 (`toolcall.launch.check_request` refuses any other). Each
+    setting has its name and default here only."""
+
+    attempts: int = 1
+    temperature: float = 0.0
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout_s: float = DEFAULT_TIMEOUT_S
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, recorded: Mapping[str, Any]) -> RunSettings:
-        """The settings a run recorded (`as_dict`, with any other keys beside them ignored)."""
-        return cls(**{f.name: recorded[f.name] for f in fields(cls)})
+        """The settings a run recorded (`as_dict`, with any other keys beside them ignored).
+        A key the record lacks takes its default: a tool-call run's stored settings have never
+        carried `attempts` (one request per scenario)."""
+        return cls(**{f.name: recorded[f.name] for f in fields(cls) if f.name in recorded})
 
     def overrides(self) -> RunOverrides:
         """Overrides that resolve to exactly these settings, whatever the set's manifest says."""

@@ -14,13 +14,14 @@ from typing import Any
 import httpx
 
 from compare_tui.catalogue import ModelEntry
+from compare_tui.engine.audit import audit_row
 from compare_tui.engine.client import Exchange
 from compare_tui.engine.retry import RetryPolicy
 from compare_tui.engine.transport import endpoint_client, make_transport
 from compare_tui.judge.call import JudgeReply, JudgeSettings, ask_judge
 from compare_tui.judge.pairs import preferred_side
 from compare_tui.judge.parse import UNPARSEABLE, ParsedReply, parse_grade_reply, parse_pair_reply, parse_scale_reply
-from compare_tui.store import AuditRow, Store, utc_now
+from compare_tui.store import Store, utc_now
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord, judgement_id
 
 
@@ -124,8 +125,4 @@ async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.A
 def _audit(store: Store, entry: ModelEntry, job: JudgeJob, ex: Exchange) -> None:
     # Every HTTP request is a row of the audit ledger. Judge calls belong to no run (run_id is
     # empty), so they can never be counted in a candidate's figures.
-    prompt, completion = ex.acc.tokens() if ex.acc else (None, None)
-    store.record_audit(AuditRow(at=utc_now(), run_id=None, task_id=job.task_id, endpoint=entry.endpoint,
-                                model=entry.model, status=ex.status, bytes_in=ex.bytes_in, bytes_out=ex.bytes_out,
-                                prompt_tokens=prompt, completion_tokens=completion,
-                                duration_ms=round(ex.duration_ms, 3), error_class=ex.error_class))
+    store.record_audit(audit_row(ex, endpoint=entry.endpoint, model=entry.model, task_id=job.task_id))

@@ -1,4 +1,4 @@
-"""Cost per completed task, on the run's own cost basis (measurement.md §5). Every attempt
+"""Cost per completed task, on the run's own cost basis (docs/measurement.md §5). Every attempt
 is charged: failed attempts, errors and retries cost money too.
 
 - `hardware`: the run's wall-clock duration at the hourly rate, divided by completed tasks,

@@ -24,7 +24,8 @@ from compare_tui.toolcall.results import (
     ToolcallOutcome,
     ToolcallRun,
 )
-from compare_tui.toolcall.runner import RunSettings, run_scenarios
+from compare_tui.engine.settings import RunSettings
+from compare_tui.toolcall.runner import DEFAULT_SETTINGS, run_scenarios
 from compare_tui.toolcall.scenario import Scenario, ToolSpec
 from compare_tui.toolcall.schema_check import SchemaFailure, SchemaReport, check_value
 from compare_tui.toolcall.schema_survey import NotChecked, survey
@@ -46,6 +47,7 @@ __all__ = [
     "NotChecked",
     "Row",
     "RunRequest",
+    "DEFAULT_SETTINGS",
     "RunSettings",
     "Scenario",
     "ScenarioResult",

@@ -14,13 +14,14 @@ from typing import Any
 from compare_tui.scoring.result import ToolCall
 from compare_tui.scoring.textual_call import ADVICE, written_as_text
 from compare_tui.toolcall.checks import STREAM, UNIVERSAL, ParsedCall, parse_calls, stream_check, universal_checks
-from compare_tui.toolcall.exchange import RawExchange
+from compare_tui.engine.client import RawExchange
 from compare_tui.toolcall.expectations import expectation_checks, planned
 from compare_tui.toolcall.unsupported import classify
 from compare_tui.toolcall.results import CallRecord, CheckFailure, CheckResult, ScenarioResult, ToolcallOutcome
 from compare_tui.toolcall.scenario import Scenario
 from compare_tui.toolcall.schema_survey import survey
 from compare_tui.toolcall.stream_rules import assemble
+from compare_tui.vocabulary import HTTP_STATUS_CLASSES
 
 _NOT_REFUSALS = {401, 403, 404, 408, 429}
 """4xx statuses that say nothing about the request's shape (auth, routing, rate)."""
@@ -79,14 +80,14 @@ def scenario_checks(scenario: Scenario) -> list[tuple[str, str]]:
 def _failed_exchange(scenario: Scenario, ex: RawExchange, base: dict[str, Any]) -> ScenarioResult:
     verdict = classify(ex)
     status = ex.status or 0
-    if (scenario.expect.refused and ex.error_class == "http" and 400 <= status < 500 and status not in _NOT_REFUSALS
+    if (scenario.expect.refused and ex.error_class in HTTP_STATUS_CLASSES and 400 <= status < 500 and status not in _NOT_REFUSALS
             and not (verdict.kind == "unsupported" and verdict.confirmed)):
         check = CheckResult("refused", "the invalid request is refused with a 4xx", True)
         return ScenarioResult(outcome=ToolcallOutcome.PASS, reason=f"refused as it should be: {ex.error}",
                               checks=(check,), **base)
     if verdict.kind == "unsupported":
         return ScenarioResult(outcome=ToolcallOutcome.UNSUPPORTED, reason=verdict.reason, **base)
-    if scenario.expect.http_error_is_fail and ex.error_class == "http" and status in (400, 422, 500) and ex.server_message:
+    if scenario.expect.http_error_is_fail and ex.error_class in HTTP_STATUS_CLASSES and status in (400, 422, 500) and ex.server_message:
         failure = CheckFailure("", "status", f"the server could not handle the conversation: {ex.server_message[:300]}")
         check = CheckResult("answered", "the request with tool results in its history is answered", False, True, (failure,))
         return ScenarioResult(outcome=ToolcallOutcome.FAIL, reason=f"failed: answered ({ex.error})", checks=(check,), **base)

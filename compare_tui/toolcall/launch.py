@@ -17,10 +17,12 @@ import httpx
 from compare_tui.catalogue import ModelEntry, check_key, key_headers, refuse_if_needed, resolve_key
 from compare_tui.engine.transport import endpoint_client
 from compare_tui.errors import CompareTuiError
-from compare_tui.store import AuditRow, new_run_id, utc_now
-from compare_tui.toolcall.exchange import RawExchange
+from compare_tui.store import new_run_id, utc_now
+from compare_tui.engine.audit import audit_row
+from compare_tui.engine.client import RawExchange
 from compare_tui.toolcall.results import ScenarioResult, ToolcallRun
-from compare_tui.toolcall.runner import RunSettings, run_scenarios
+from compare_tui.engine.settings import RunSettings
+from compare_tui.toolcall.runner import DEFAULT_SETTINGS, run_scenarios, stored_settings
 from compare_tui.toolcall.scenario import Scenario
 from compare_tui.toolcall.schema_survey import survey
 from compare_tui.toolcall.server_probe import probe
@@ -38,7 +40,7 @@ class RunRequest:
     entry: ModelEntry
     suite: Suite
     scenarios: tuple[Scenario, ...]
-    settings: RunSettings = RunSettings()
+    settings: RunSettings = DEFAULT_SETTINGS
     user_notes: dict[str, str] = field(default_factory=dict)
     tools: ToolsFile | None = None
     publishable: bool = False
@@ -56,6 +58,9 @@ def check_request(request: RunRequest) -> None:
                               "drop --scenario")
     if request.publishable and request.keep_arguments:
         raise ToolcallRefused("--publishable runs never keep argument values; drop --keep-arguments")
+    if request.settings.attempts != 1:
+        raise ToolcallRefused(f"a tool-call run sends one request per scenario (attempts 1, not "
+                              f"{request.settings.attempts}); run it again to measure it again")
     if not request.scenarios:
         raise ToolcallRefused("no scenario matches --scenario; `compare-tui toolcall list` shows the ids and names")
     refuse_if_needed(request.entry)
@@ -70,15 +75,6 @@ def tools_file_summary(tools: ToolsFile) -> dict[str, object]:
                    "not_checked": [str(n) for n in survey(t.parameters).not_checked],
                    "kept_for_report": sorted(t.extras)} for t in tools.tools],
     }
-
-
-def audit_row(run: ToolcallRun, scenario: Scenario, exchange: RawExchange) -> AuditRow:
-    """The audit-ledger row of one tool-call request: no headers, no body, only its measure."""
-    prompt, completion = exchange.tokens()
-    return AuditRow(at=utc_now(), toolcall_run_id=run.id, task_id=scenario.id, attempt=1, endpoint=run.endpoint,
-                    model=run.model_id, status=exchange.status, bytes_in=exchange.bytes_in,
-                    bytes_out=exchange.bytes_out, prompt_tokens=prompt, completion_tokens=completion,
-                    duration_ms=round(exchange.duration_ms, 3), error_class=exchange.error_class)
 
 
 def gateway_stated_serving(entry: ModelEntry) -> dict[str, str]:
@@ -105,7 +101,7 @@ async def execute(
         id=new_run_id(), created_at=utc_now(), model_name=entry.name, model_id=entry.model, endpoint=entry.endpoint,
         suite_name=request.suite.name, suite_version=request.suite.version, suite_digest=request.suite.digest,
         user_notes={**gateway_stated_serving(entry), **request.user_notes},
-        settings={**request.settings.as_dict(), "scenarios": list(request.scenario_patterns)}
+        settings={**stored_settings(request.settings), "scenarios": list(request.scenario_patterns)}
         | ({"gateway": entry.gateway} if entry.gateway else {}),
         tools_file=tools_file_summary(request.tools) if request.tools else None, publishable=request.publishable,
         keep_arguments=request.keep_arguments, status="running",
@@ -119,7 +115,8 @@ async def execute(
 
         def sent(scenario: Scenario, exchange: RawExchange) -> None:
             if store is not None:  # every request to a model endpoint is a row of the audit ledger
-                store.record_audit(audit_row(run, scenario, exchange))
+                store.record_audit(audit_row(exchange, endpoint=run.endpoint, model=run.model_id, task_id=scenario.id,
+                                             attempt=1, toolcall_run_id=run.id))
 
         def heard(position: int, result: ScenarioResult) -> None:
             kept = result if request.keep_arguments else result.without_values()

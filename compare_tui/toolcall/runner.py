@@ -9,30 +9,30 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
+from compare_tui.engine.client import RawExchange, chat_chunks
+from compare_tui.engine.settings import RunSettings
 from compare_tui.engine.transport import endpoint_client
 from compare_tui.toolcall.evaluate import evaluate
-from compare_tui.toolcall.exchange import RawExchange, post_chat
 from compare_tui.toolcall.results import ScenarioResult
 from compare_tui.toolcall.scenario import Scenario
 
 
-@dataclass(frozen=True, slots=True)
-class RunSettings:
-    """How requests are sent. Concurrency stays small: conformance is not a load test, and a
-    small local server answers several requests at once only as fast as one."""
+CONCURRENCY = 2
+"""A tool-call run's default concurrency, below the engine's: conformance is not a load test,
+and a small local server answers several requests at once only as fast as one."""
 
-    max_tokens: int = 256
-    temperature: float = 0.0
-    timeout_s: float = 120.0
-    concurrency: int = 2
+DEFAULT_SETTINGS = RunSettings(concurrency=CONCURRENCY)
+"""How a tool-call run sends requests unless told otherwise (the engine's `RunSettings`)."""
 
-    def as_dict(self) -> dict[str, float | int]:
-        return {"max_tokens": self.max_tokens, "temperature": self.temperature,
-                "timeout_s": self.timeout_s, "concurrency": self.concurrency}
+
+def stored_settings(settings: RunSettings) -> dict[str, Any]:
+    """A tool-call run's settings as its stored header keeps them: every setting but `attempts`,
+    which is always 1 here (one request per scenario) and which the stored form never held."""
+    return {k: v for k, v in settings.as_dict().items() if k != "attempts"}
 
 
 async def run_scenarios(
@@ -51,7 +51,7 @@ async def run_scenarios(
     async def one(position: int, scenario: Scenario) -> ScenarioResult:
         async with gate:
             body = scenario.request_body(model_id, max_tokens=settings.max_tokens, temperature=settings.temperature)
-            exchange = await post_chat(http, endpoint, body, headers=headers, timeout_s=settings.timeout_s)
+            exchange = await chat_chunks(http, endpoint, body, headers=headers, timeout_s=settings.timeout_s)
         if on_exchange is not None:
             on_exchange(scenario, exchange)
         result = evaluate(scenario, exchange)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from compare_tui.toolcall.exchange import RawExchange
+from compare_tui.engine.client import RawExchange
+from compare_tui.vocabulary import HTTP_STATUS_CLASSES, ErrorClass
 
 UNSUPPORTED_MEANS = (
     "unsupported: the server refused this request shape; that describes the serving setup "
@@ -78,7 +79,7 @@ def classify(ex: RawExchange) -> Classification:
     if signature is not None:
         return Classification("unsupported", f"{signature.meaning} (the server said: {message[:200]})",
                               True, signature.server)
-    if ex.error_class not in ("http", "stream_error"):
+    if ex.error_class not in HTTP_STATUS_CLASSES and ex.error_class != ErrorClass.STREAM_ERROR:
         return Classification("error", ex.error or ex.error_class or "no answer")
     status = ex.status or 0
     if status in _ERROR_STATUSES:

@@ -16,7 +16,7 @@ from compare_tui.report import ReportNotFoundError
 from compare_tui.store import StoreError
 from compare_tui.tui import messages
 from compare_tui.tui.plain_text import plain_row
-from compare_tui.tui.run_pair import RunPairDiff, read_run_pair
+from compare_tui.diff import RunPairDiff, read_run_pair
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.widgets.changed_tasks import ChangedTasks
 

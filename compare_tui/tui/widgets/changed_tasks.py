@@ -17,7 +17,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from compare_tui.report.formatting import MARKS
-from compare_tui.tui.run_pair import ChangedTask
+from compare_tui.diff import ChangedTask
 
 STATUS_WIDTH = 10
 
