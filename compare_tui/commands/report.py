@@ -4,6 +4,7 @@ with an optional CI gate."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -123,7 +124,6 @@ def _report(args: argparse.Namespace) -> int:
             if args.steps_by_grade is not None:
                 inputs = _with_step_grading(store, inputs, args.steps_by_grade, args.pass_at)
         except (ReportNotFoundError, StoreError, StepGradingError, RubricError) as exc:
-
             raise CommandError(str(exc)) from None
     if args.candidate is not None and args.require_verdict is None:
         raise CommandError("--candidate names the model --require-verdict checks: give --require-verdict too")
@@ -135,9 +135,8 @@ def _report(args: argparse.Namespace) -> int:
         report = build_report(inputs)
     except BaselineError as exc:
         raise CommandError(str(exc)) from None
-    _emit(report, args.format, args.out)
-    if args.format == "text" and args.out is None:
-        _print_stored_grades(args.store, inputs)
+    grades = _stored_grades(args.store, inputs) if args.format != "junit" else []
+    _emit(report, args.format, args.out, grades)
     gate = check_gate(report, fail_under=threshold, require_confidence=args.require_confidence,
                       require_winner=args.require_winner, require_verdict=args.require_verdict,
                       candidate=args.candidate)
@@ -148,45 +147,58 @@ def _report(args: argparse.Namespace) -> int:
 
 def _with_step_grading(store, inputs, spec: str, pass_at: int | None):
     """`inputs` with the stored grades that decide whole-run steps waiting for a person."""
+    from compare_tui.judge import DEFAULT_PASS_AT
     from compare_tui.judge.step_grades import load_step_grading, parse_step_grading
 
     judge, rubric = parse_step_grading(spec)
-    grading = load_step_grading(store, [r.run for r in inputs.runs], judge, rubric, 4 if pass_at is None else pass_at)
+    grading = load_step_grading(store, [r.run for r in inputs.runs], judge, rubric,
+                                DEFAULT_PASS_AT if pass_at is None else pass_at)
     return replace(inputs, step_grading=grading)
 
 
-def _print_stored_grades(store_path: str | None, inputs) -> None:
-    """Rubric grades stored for the report's runs (`compare-tui grade`), each judge × rubric
-    summarised; nothing is asked of a judge here."""
-    from compare_tui.judge import load_stored_grade_reports, render_grade_summary
+def _stored_grades(store_path: str | None, inputs) -> list:
+    """Rubric grades stored for the report's runs (`compare-tui grade`), one `GradeReport` per
+    judge × rubric; nothing is asked of a judge here."""
+    from compare_tui.judge import load_stored_grade_reports
 
     runs = [r.run for r in inputs.runs]
     baseline = next((run for run in runs if run.model_name == inputs.baseline), None)
     with open_store(store_path) as store:
-        reports = load_stored_grade_reports(store, runs, baseline)
-    for grades in reports:
-        sys.stdout.write("\n" + render_grade_summary(grades))
+        return load_stored_grade_reports(store, runs, baseline)
 
 
-def _emit(report, fmt: str, out: str | None) -> None:
+def _emit(report, fmt: str, out: str | None, grades: list) -> None:
+    """The report in `fmt`, then (text, Markdown) or within it (JSON, `grades`) the stored
+    grades' figures, rendered from the same `GradeReport`s."""
+    from compare_tui.judge import grade_summary_json, render_grade_md, render_grade_summary
+
     if fmt == "text":
         from rich.console import Console
 
         from compare_tui.report.render_text import render_text
 
+        tail = "".join("\n" + render_grade_summary(g) for g in grades)
         if out is None:
             Console().print(render_text(report))
+            sys.stdout.write(tail)
             return
         try:
             with open(out, "w", encoding="utf-8") as handle:
                 # A file gets plain text (no colour codes); the marks still carry every status.
                 Console(file=handle, width=120, no_color=True, force_terminal=False).print(render_text(report))
+                handle.write(tail)
         except OSError as exc:
             raise CommandError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
         return
-    from compare_tui.report import render_json, render_junit, render_md
+    from compare_tui.report import render_junit, render_md, report_document
 
-    text = {"json": render_json, "md": render_md, "junit": render_junit}[fmt](report)
+    if fmt == "json":
+        document = report_document(report) | {"grades": [grade_summary_json(g) for g in grades]}
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    elif fmt == "md":
+        text = render_md(report) + "".join("\n" + render_grade_md(g) for g in grades)
+    else:
+        text = render_junit(report)
     if out is None:
         sys.stdout.write(text)
         return
