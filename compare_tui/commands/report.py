@@ -135,7 +135,12 @@ def _report(args: argparse.Namespace) -> int:
         report = build_report(inputs)
     except BaselineError as exc:
         raise CommandError(str(exc)) from None
-    grades = _stored_grades(args.store, inputs) if args.format != "junit" else []
+    grades = []
+    if args.format != "junit":
+        from compare_tui.judge import load_report_grades
+
+        with open_store(args.store) as store:
+            grades = load_report_grades(store, inputs)  # read from the store: no judge is asked
     _emit(report, args.format, args.out, grades)
     gate = check_gate(report, fail_under=threshold, require_confidence=args.require_confidence,
                       require_winner=args.require_winner, require_verdict=args.require_verdict,
@@ -154,17 +159,6 @@ def _with_step_grading(store, inputs, spec: str, pass_at: int | None):
     grading = load_step_grading(store, [r.run for r in inputs.runs], judge, rubric,
                                 DEFAULT_PASS_AT if pass_at is None else pass_at)
     return replace(inputs, step_grading=grading)
-
-
-def _stored_grades(store_path: str | None, inputs) -> list:
-    """Rubric grades stored for the report's runs (`compare-tui grade`), one `GradeReport` per
-    judge × rubric; nothing is asked of a judge here."""
-    from compare_tui.judge import load_stored_grade_reports
-
-    runs = [r.run for r in inputs.runs]
-    baseline = next((run for run in runs if run.model_name == inputs.baseline), None)
-    with open_store(store_path) as store:
-        return load_stored_grade_reports(store, runs, baseline)
 
 
 def _emit(report, fmt: str, out: str | None, grades: list) -> None:

@@ -22,7 +22,8 @@ from compare_tui.judge.evaluator_load import (
 from compare_tui.judge.family import family, same_family_caveat
 from compare_tui.judge.grade_figures import GradeDelta, GradeFigures, grade_delta, grade_figures
 from compare_tui.judge.grade_report import (
-    GradeReport, GradeRow, RunGrades, build_grade_report, comparison_baseline, load_run_grades, load_stored_grade_reports,
+    GradeReport, GradeRow, RunGrades, build_grade_report, comparison_baseline, load_report_grades, load_run_grades,
+    load_stored_grade_reports,
 )
 from compare_tui.judge.pair_report import PairReport, PairRow, build_pair_report, load_pair_report
 from compare_tui.judge.pairs import PairFigures, combine, pair_figures, pair_results, preferred_side
@@ -57,7 +58,7 @@ __all__ = [
     "parse_pair_reply", "preferred_side", "prepare_grade_judging", "prepare_pair_judging", "render_answer",
     "render_evaluator_text", "render_pair_text", "resolve_current", "same_family_caveat", "save_label",
     "strip_reasoning", "task_text", "execute_judging",
-    "DEFAULT_PASS_AT", "grade_level", "load_stored_grade_reports", "render_grade_summary", "grade_summary_json", "render_grade_md", "SCALE_MODES", "GradeDelta", "GradeFigures", "GradeReport", "GradeRow", "RunGrades", "build_grade_report",
+    "DEFAULT_PASS_AT", "grade_level", "load_report_grades", "load_stored_grade_reports", "render_grade_summary", "grade_summary_json", "render_grade_md", "SCALE_MODES", "GradeDelta", "GradeFigures", "GradeReport", "GradeRow", "RunGrades", "build_grade_report",
     "comparison_baseline", "grade_delta", "grade_figures", "grade_json", "load_run_grades", "load_scale_rubric",
     "parse_scale_reply", "prepare_scale_grading", "render_grade_text", "scale_messages",
 ]
