@@ -75,6 +75,10 @@ def test_text_steps_decided_by_a_judges_grades_drive_or_lose_their_runs(tmp_path
         assert (fig["runs_driven"]["decided"], fig["runs_undecided"]) == (0, 3)
         missing = _cli(env, "report", "latest", "--store", store, "--steps-by-grade", "grader")
         assert missing.returncode == 2 and "compare-tui grade" in missing.stderr and "grader" in missing.stderr
+        unknown = _cli(env, "report", "latest", "--store", store, "--steps-by-grade", "grader:no-such-rubric.txt")
+        assert unknown.returncode == 2 and "--steps-by-grade grader:no-such-rubric.txt" in unknown.stderr
+        alone = _cli(env, "report", "latest", "--store", store, "--pass-at", "3")
+        assert alone.returncode == 2 and "--steps-by-grade" in alone.stderr
         graded = _cli(env, "grade", run_id, "--judge", "grader", "--rubric", "similarity",
                       "--models", str(catalogue), "--store", store)
         assert graded.returncode == 0, graded.stderr + graded.stdout

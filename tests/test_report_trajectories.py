@@ -145,10 +145,10 @@ def test_every_surface_names_the_judge_and_the_steps_it_decided():
     assert first["steps"]["by_grade"] == 3 and first["runs"][1]["by_grade_steps"] == [3]
     assert json.loads(render_json(_report("pprpprppr")))["step_grading"] is None
     md = render_md(report)
-    assert "3 steps waiting for a person decided by judge-model's grades (similarity, kept from 4)" in md
+    assert "3 steps decided by judge-model's grades (similarity, kept from 4)" in md
     assert "| `B` | `✓✓✗` | lost at step 3, step 3 by a judge's grade |" in md
     console = Console(width=80, record=True, color_system=None)
     console.print(render_text(report))
     text = console.export_text()
-    assert "3 steps waiting for a person decided by judge-model's grades" in text
+    assert "  3 steps decided by judge-model's grades (similarity, kept from 4)\n" in text
     assert "B  ✓✓✗  lost at step 3, step 3 by a judge's grade" in text

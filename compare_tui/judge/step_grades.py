@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from compare_tui.errors import CompareTuiError
 from compare_tui.judge.grade_report import load_run_grades
+from compare_tui.judge.rubric import RubricError
 from compare_tui.judge.scale import load_scale_rubric
 from compare_tui.report.inputs import StepGrading
 from compare_tui.store import RunRecord, Store
@@ -36,7 +37,11 @@ def load_step_grading(store: Store, runs: Sequence[RunRecord], judge: str, rubri
                       pass_at: int) -> StepGrading:
     """Each run's stored grades by `judge` under `rubric` (the newest such grading of a run).
     Raises `StepGradingError` when none of the runs has any."""
-    wanted = load_scale_rubric(rubric)
+    try:
+        wanted = load_scale_rubric(rubric)
+    except RubricError:
+        raise StepGradingError(f"--steps-by-grade {judge}:{rubric}: {rubric!r} is neither `similarity`, `quality` "
+                               "nor an existing rubric file; name the rubric the answers were graded with") from None
     grades: dict[str, dict[str, int]] = {}
     for run in runs:
         judging = next((j for j in store.list_judgings(kind="scale", run_id=run.id)

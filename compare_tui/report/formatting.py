@@ -142,7 +142,8 @@ def run_verdict(strip: RunStrip) -> str:
 
 
 def steps_by_grade(report_grading: StepGrading, fig: Trajectories) -> str:
-    """`2 steps decided by gemma3-270m's grades (similarity, kept from 4)`."""
+    """`2 steps decided by gemma3-270m's grades (similarity, kept from 4)`: the steps that
+    waited for a person (the caveat says so in full)."""
     steps = "step" if fig.steps_by_grade == 1 else "steps"
-    return (f"{fig.steps_by_grade} {steps} waiting for a person decided by {report_grading.judge}'s grades "
+    return (f"{fig.steps_by_grade} {steps} decided by {report_grading.judge}'s grades "
             f"({report_grading.rubric}, kept from {report_grading.pass_at})")
