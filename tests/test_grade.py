@@ -105,6 +105,41 @@ def test_report_summarises_stored_grades_and_asks_nothing(tmp_path, runs, capsys
     assert "+1.50" in summary and "not graded" not in summary and "Judge cost and latency" in summary
 
 
+def test_report_json_and_markdown_carry_the_stored_grades(tmp_path, runs, capsys):
+    store, base, cand = runs
+    with Store.open(store) as s:
+        comparison = s.create_comparison(ComparisonRecord(name="c", baseline="base-model"))
+        s.set_comparison_runs(comparison.id, [base, cand])
+    assert main(["report", comparison.id, "--store", str(store), "--format", "json"]) in (0, 1)
+    assert "grades" not in json.loads(capsys.readouterr().out)  # as a published bundle's report.json
+    assert main(["report", comparison.id, "--store", str(store), "--format", "md"]) in (0, 1)
+    assert "Rubric grades" not in capsys.readouterr().out
+
+    def failing_once(body, count):
+        return http_error(400, "context too long") if "t2" in fenced(body)["REQUEST"] else rule_grader(body, count)
+
+    with FakeServer(failing_once) as judge:
+        _grade(tmp_path, judge.url, store, base, cand)
+        capsys.readouterr()
+        assert main(["report", comparison.id, "--store", str(store), "--format", "json"]) in (0, 1)
+        doc = json.loads(capsys.readouterr().out)
+        assert main(["report", comparison.id, "--store", str(store), "--format", "md"]) in (0, 1)
+        md = capsys.readouterr().out
+        assert len(judge.requests) == 12  # the report asked nothing
+    (grades,) = doc["grades"]
+    assert grades["judge"]["model"] == "judge-model" and grades["rubric"]["mode"] == "quality"
+    assert grades["baseline"]["model"] == "base-model" and grades["judge_usage"]["calls"] == 12
+    by_model = {r["model"]: r for r in grades["runs"]}
+    cand_figs = by_model["cand-model"]["figures"]
+    assert (cand_figs["graded"], cand_figs["failed"], cand_figs["mean"]) == (5, 1, 5.0) and "rows" not in by_model["cand-model"]
+    assert by_model["base-model"]["figures"]["distribution"] == {"1": 0, "2": 2, "3": 0, "4": 0, "5": 3}
+    delta = by_model["cand-model"]["delta_vs_baseline"]
+    assert delta["tasks"] == 5 and delta["delta"] == pytest.approx(1.2) and delta["ci95"][0] < 1.2 < delta["ci95"][1]
+    assert any("left out of the mean" in c for c in grades["caveats"])
+    assert "## Rubric grades by judge-model" in md and "| cand-model | 5 | 1 | 5.00 |" in md
+    assert "| 0 | 2 | 0 | 0 | 3 | – |" in md and "+1.20 (" in md and "Judge cost and latency" in md
+
+
 def test_the_judge_sees_one_answer_alone_without_traces_and_tool_calls_canonical(tmp_path, capsys):
     goldset = golden(tmp_path, {"t1": "billing"})
     with Store.open(tmp_path / "runs.sqlite") as store:

@@ -82,3 +82,21 @@ async def test_p_sets_a_first_baseline_after_confirmation_and_home_shows_it(tmp_
         detail = str(pilot.app.screen.query_one("#set-detail", Static).render())
         assert "baseline: gemma3-270m (initial" in detail and "by tester" in detail
     store.close()
+
+
+async def test_the_summary_shows_stored_grades_only_when_there_are_some(tmp_path):
+    from tests.test_tui_snapshots import store_grades
+
+    store, app = app_for(tmp_path, baseline="smollm2-135m")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_report(pilot)
+        assert not screen.query_one("#grades").display and not screen.query_one("#grades-title").display
+        store_grades(store)
+        await pilot.press("g")  # rebuild: grades are read from the store with the report
+        await settle(pilot)
+        section = screen.query_one("#grades", Static)
+        text = str(section.render())
+        assert section.display and "judge judge-x · rubric quality · 24 calls, 1 failed" in text
+        assert "smollm2-135m  mean 3.50 (95% CI 2.80–4.20)" in text and "· 1 failed" in text
+        assert "Δ vs baseline +0.70 (95% CI -0.20 to +1.60) over 10 tasks: within noise" in text
+    store.close()

@@ -347,3 +347,52 @@ def test_run_picker_wide(make_app, snap_compare):
 def test_new_run_two_models_wide(make_app, snap_compare):
     assert snap_compare(make_app(), terminal_size=SIZES["120x40"],
                         run_before=keys("1", "down", "n", "space", "down", "space"))
+
+
+# ------------------------------------------------------------------ issue 21: stored rubric grades in the Summary
+
+GRADES = {"smollm2-135m": "4405424424" + "33", "gemma3-270m": "5555525255" + "44"}
+"""Per run, each task's stored 1–5 grade (0: the judge call failed) by the judge `judge-x`."""
+
+
+def store_grades(store) -> None:
+    """A quality grading of each compared run by `judge-x`, with fixed ids, times and figures."""
+    from compare_tui.judge.scale import QUALITY_RUBRIC
+    from compare_tui.store.judgements import JudgementRecord, JudgingRecord
+    from tests.test_tui_data import TASK_IDS
+
+    for model, run_id in RUN_IDS.items():
+        judging = store.save_judging(JudgingRecord(
+            kind="scale", run_id=run_id, judge_model="judge-x", rubric_digest="sha256:" + "1" * 64, mode="quality",
+            rubric=QUALITY_RUBRIC, judge_entry={"name": "judge-x", "kind": "local"}, provenance="verified",
+            created_at="2026-01-05T11:00:00Z"))
+        for n, (task_id, grade) in enumerate(zip(TASK_IDS, GRADES[model], strict=True)):
+            failed = grade == "0"
+            store.record_judgement(JudgementRecord(
+                judging_id=judging.id, task_id=task_id, ordering="single", attempt=1,
+                verdict=None if failed else grade, grade=None if failed else int(grade),
+                rationale="" if failed else "graded by rule", error_class="http" if failed else None,
+                error="HTTP 500" if failed else None, prompt_tokens=200, completion_tokens=12, e2e_ms=400.0 + 10 * n,
+                judged_at="2026-01-05T11:00:01Z"))
+
+
+@pytest.fixture
+def make_graded_app(tmp_path):
+    """The baseline store with stored grades of both compared runs."""
+    store, sets = build_store(tmp_path)
+    store.set_comparison_baseline(COMPARISON_ID, "smollm2-135m")
+    store_grades(store)
+    catalogue = write_catalogue(tmp_path / "models.toml")
+    yield lambda: create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester",
+                             probe=fixed_probe)
+    store.close()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_report_summary_with_stored_grades(make_graded_app, snap_compare, size):
+    async def run_before(pilot) -> None:
+        await keys("enter")(pilot)
+        pilot.app.screen.query_one("#grades-title").scroll_visible(animate=False, top=True)
+        await settle(pilot)
+
+    assert snap_compare(make_graded_app(), terminal_size=size, run_before=run_before)

@@ -4,6 +4,7 @@ with an optional CI gate."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +18,7 @@ examples:
   compare-tui report 3f9a --format md --out report.md
   compare-tui report latest --format junit --out results.xml --fail-under 80% --require-confidence medium
   compare-tui report latest --baseline gemma3-270m --margin 5 --require-verdict no-worse
+  compare-tui report latest --steps-by-grade gemma3-270m:similarity --pass-at 4
 
 exit codes:
   0  the report was produced, and every gate given was met
@@ -33,6 +35,11 @@ the workload's promoted one, is used when it is not given). Verdict, with the pa
 interval (L, U) of candidate − baseline in points and margin M (--margin, else the manifest's
 [decision] margin_pp, else 5): better when L > 0; no worse when L > −M; worse when U < 0;
 inconclusive otherwise.
+
+--steps-by-grade JUDGE[:RUBRIC] (whole-run replay, opt-in): a step that waits for a person
+(a recorded final text scored `human`) is kept when JUDGE's stored grade of the answer
+(`compare-tui grade RUN --judge JUDGE --rubric similarity`) is at least --pass-at, else lost.
+A person's review always wins; the report names the judge and counts those steps in a caveat.
 """
 
 
@@ -63,6 +70,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--require-verdict", choices=("better", "no-worse"),
                         help="gate: exit 3 unless a candidate (or --candidate) is at least this against the baseline")
     parser.add_argument("--candidate", metavar="MODEL", help="the candidate --require-verdict checks")
+    parser.add_argument("--steps-by-grade", metavar="JUDGE[:RUBRIC]",
+                        help="whole-run replay: decide steps waiting for a person by JUDGE's stored grades "
+                        "(`compare-tui grade`; RUBRIC default similarity); a person's review wins")
+    parser.add_argument("--pass-at", metavar="N", type=_pass_at, default=None,
+                        help="with --steps-by-grade: a grade from N up keeps the step (default 4)")
     parser.set_defaults(handler=_report)
 
 
@@ -76,6 +88,16 @@ def _margin(text: str) -> float:
     return value
 
 
+def _pass_at(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a grade from 1 to 5 (got {text!r})") from None
+    if not 1 <= value <= 5:
+        raise argparse.ArgumentTypeError(f"expects a grade from 1 to 5 (got {text!r})")
+    return value
+
+
 def _report(args: argparse.Namespace) -> int:
     from compare_tui.report import (
         ReportNotFoundError,
@@ -84,6 +106,8 @@ def _report(args: argparse.Namespace) -> int:
         load_report_inputs,
         parse_pass_rate,
     )
+    from compare_tui.judge import RubricError
+    from compare_tui.judge.step_grades import StepGradingError
     from compare_tui.report.model import BaselineError
     from compare_tui.store import StoreError
 
@@ -91,10 +115,15 @@ def _report(args: argparse.Namespace) -> int:
         threshold = parse_pass_rate(args.fail_under) if args.fail_under is not None else None
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    if args.pass_at is not None and args.steps_by_grade is None:
+        raise CommandError("--pass-at sets the grade that keeps a step decided by --steps-by-grade: "
+                           "give --steps-by-grade JUDGE[:RUBRIC] too")
     with open_store(args.store) as store:
         try:
             inputs = load_report_inputs(store, args.ref)
-        except (ReportNotFoundError, StoreError) as exc:
+            if args.steps_by_grade is not None:
+                inputs = _with_step_grading(store, inputs, args.steps_by_grade, args.pass_at)
+        except (ReportNotFoundError, StoreError, StepGradingError, RubricError) as exc:
             raise CommandError(str(exc)) from None
     if args.candidate is not None and args.require_verdict is None:
         raise CommandError("--candidate names the model --require-verdict checks: give --require-verdict too")
@@ -106,9 +135,13 @@ def _report(args: argparse.Namespace) -> int:
         report = build_report(inputs)
     except BaselineError as exc:
         raise CommandError(str(exc)) from None
-    _emit(report, args.format, args.out)
-    if args.format == "text" and args.out is None:
-        _print_stored_grades(args.store, inputs)
+    grades = []
+    if args.format != "junit":
+        from compare_tui.judge import load_report_grades
+
+        with open_store(args.store) as store:
+            grades = load_report_grades(store, inputs)  # read from the store: no judge is asked
+    _emit(report, args.format, args.out, grades)
     gate = check_gate(report, fail_under=threshold, require_confidence=args.require_confidence,
                       require_winner=args.require_winner, require_verdict=args.require_verdict,
                       candidate=args.candidate)
@@ -117,38 +150,51 @@ def _report(args: argparse.Namespace) -> int:
     return gate.exit_code
 
 
-def _print_stored_grades(store_path: str | None, inputs) -> None:
-    """Rubric grades stored for the report's runs (`compare-tui grade`), each judge × rubric
-    summarised; nothing is asked of a judge here."""
-    from compare_tui.judge import load_stored_grade_reports, render_grade_summary
+def _with_step_grading(store, inputs, spec: str, pass_at: int | None):
+    """`inputs` with the stored grades that decide whole-run steps waiting for a person."""
+    from compare_tui.judge import DEFAULT_PASS_AT
+    from compare_tui.judge.step_grades import load_step_grading, parse_step_grading
 
-    runs = [r.run for r in inputs.runs]
-    baseline = next((run for run in runs if run.model_name == inputs.baseline), None)
-    with open_store(store_path) as store:
-        reports = load_stored_grade_reports(store, runs, baseline)
-    for grades in reports:
-        sys.stdout.write("\n" + render_grade_summary(grades))
+    judge, rubric = parse_step_grading(spec)
+    grading = load_step_grading(store, [r.run for r in inputs.runs], judge, rubric,
+                                DEFAULT_PASS_AT if pass_at is None else pass_at)
+    return replace(inputs, step_grading=grading)
 
 
-def _emit(report, fmt: str, out: str | None) -> None:
+def _emit(report, fmt: str, out: str | None, grades: list) -> None:
+    """The report in `fmt`, then (text, Markdown) or within it (JSON, `grades`) the stored
+    grades' figures, rendered from the same `GradeReport`s."""
+    from compare_tui.judge import grade_summary_json, render_grade_md, render_grade_summary
+
     if fmt == "text":
         from rich.console import Console
 
         from compare_tui.report.render_text import render_text
 
+        tail = "".join("\n" + render_grade_summary(g) for g in grades)
         if out is None:
             Console().print(render_text(report))
+            sys.stdout.write(tail)
             return
         try:
             with open(out, "w", encoding="utf-8") as handle:
                 # A file gets plain text (no colour codes); the marks still carry every status.
                 Console(file=handle, width=120, no_color=True, force_terminal=False).print(render_text(report))
+                handle.write(tail)
         except OSError as exc:
             raise CommandError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
         return
-    from compare_tui.report import render_json, render_junit, render_md
+    from compare_tui.report import render_junit, render_md, report_document
 
-    text = {"json": render_json, "md": render_md, "junit": render_junit}[fmt](report)
+    if fmt == "json":
+        # Only when grades are stored: without them the document is byte for byte the one a
+        # published bundle carries as report.json.
+        document = report_document(report) | ({"grades": [grade_summary_json(g) for g in grades]} if grades else {})
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    elif fmt == "md":
+        text = render_md(report) + "".join("\n" + render_grade_md(g) for g in grades)
+    else:
+        text = render_junit(report)
     if out is None:
         sys.stdout.write(text)
         return

@@ -22,7 +22,8 @@ from compare_tui.judge.evaluator_load import (
 from compare_tui.judge.family import family, same_family_caveat
 from compare_tui.judge.grade_figures import GradeDelta, GradeFigures, grade_delta, grade_figures
 from compare_tui.judge.grade_report import (
-    GradeReport, GradeRow, RunGrades, build_grade_report, comparison_baseline, load_run_grades, load_stored_grade_reports,
+    GradeReport, GradeRow, RunGrades, build_grade_report, comparison_baseline, load_report_grades, load_run_grades,
+    load_stored_grade_reports,
 )
 from compare_tui.judge.pair_report import PairReport, PairRow, build_pair_report, load_pair_report
 from compare_tui.judge.pairs import PairFigures, combine, pair_figures, pair_results, preferred_side
@@ -31,7 +32,13 @@ from compare_tui.judge.prepare import (
     JudgingRefused, load_run_set, prepare_grade_judging, prepare_pair_judging, prepare_scale_grading,
 )
 from compare_tui.judge.render_evaluator import evaluator_json, render_evaluator_text
-from compare_tui.judge.render_grades import grade_json, render_grade_summary, render_grade_text
+from compare_tui.judge.render_grades import (
+    grade_json,
+    grade_summary_json,
+    render_grade_md,
+    render_grade_summary,
+    render_grade_text,
+)
 from compare_tui.judge.render_pairs import pair_json, render_pair_text
 from compare_tui.judge.rubric import MODES, Rubric, RubricError, load_rubric
 from compare_tui.judge.scale import SCALE_MODES, load_scale_rubric, scale_messages
@@ -51,7 +58,7 @@ __all__ = [
     "parse_pair_reply", "preferred_side", "prepare_grade_judging", "prepare_pair_judging", "render_answer",
     "render_evaluator_text", "render_pair_text", "resolve_current", "same_family_caveat", "save_label",
     "strip_reasoning", "task_text", "execute_judging",
-    "DEFAULT_PASS_AT", "grade_level", "load_stored_grade_reports", "render_grade_summary", "SCALE_MODES", "GradeDelta", "GradeFigures", "GradeReport", "GradeRow", "RunGrades", "build_grade_report",
+    "DEFAULT_PASS_AT", "grade_level", "load_report_grades", "load_stored_grade_reports", "render_grade_summary", "grade_summary_json", "render_grade_md", "SCALE_MODES", "GradeDelta", "GradeFigures", "GradeReport", "GradeRow", "RunGrades", "build_grade_report",
     "comparison_baseline", "grade_delta", "grade_figures", "grade_json", "load_run_grades", "load_scale_rubric",
     "parse_scale_reply", "prepare_scale_grading", "render_grade_text", "scale_messages",
 ]

@@ -12,6 +12,7 @@ from compare_tui.judge.family import same_family_caveat
 from compare_tui.judge.grade_figures import GradeDelta, GradeFigures, grade_delta, grade_figures
 from compare_tui.judge.pair_report import JUDGE_IS_NOT_TRUTH
 from compare_tui.judge.usage import JudgeUsage, judge_usage
+from compare_tui.report.inputs import ReportInputs
 from compare_tui.store import RunRecord, Store, StoreError
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
 
@@ -183,3 +184,11 @@ def load_stored_grade_reports(store: Store, runs: Sequence[RunRecord],
         reference = store.get_run_exact(reference_id) if reference_id else None
         reports.append(build_grade_report(graded, baseline=None if reference_id else baseline, reference=reference))
     return reports
+
+
+def load_report_grades(store: Store, inputs: ReportInputs) -> list[GradeReport]:
+    """The stored gradings of a report's runs (`load_stored_grade_reports`), Δ against the
+    report's baseline run: what `report` and the TUI's report screen show beside the report."""
+    runs = [r.run for r in inputs.runs]
+    baseline = next((run for run in runs if run.model_name == inputs.baseline), None)
+    return load_stored_grade_reports(store, runs, baseline)

@@ -132,7 +132,7 @@ def _usage(u: JudgeUsage) -> dict[str, Any]:
             "currency": u.currency, "cost_note": u.cost_note}
 
 
-def _run_json(g: RunGrades) -> dict[str, Any]:
+def _run_figures_json(g: RunGrades) -> dict[str, Any]:
     f, d = g.figures, g.delta
     return {
         "run": g.run.id, "model": g.run.model_name, "grading": g.judging.id,
@@ -142,26 +142,76 @@ def _run_json(g: RunGrades) -> dict[str, Any]:
             "tasks": d.tasks, "delta": d.delta, "ci95": _interval(d.interval), "conclusion": d.conclusion,
             "better": d.better, "worse": d.worse, "same": d.same},
         "judge_usage": _usage(g.usage),
+        "caveats": list(g.caveats),
+    }
+
+
+def _run_json(g: RunGrades) -> dict[str, Any]:
+    return _run_figures_json(g) | {
         "rows": [{"task": r.task_id, "attempt": r.answer.attempt if r.answer else None, "grade": r.grade,
                   "scorer": r.answer.outcome if r.answer else None,
                   "rationale": r.judgement.rationale if r.judgement else None,
                   "error_class": r.judgement.error_class if r.judgement else None, "reason": r.reason or None}
                  for r in g.rows],
-        "caveats": list(g.caveats),
     }
 
 
 def grade_json(report: GradeReport) -> dict[str, Any]:
+    """`grade --format json`: the figures and every graded answer's row."""
+    return {"schema": "compare-tui/grades", "schema_version": 1} | _header_json(report) | {
+        "runs": [_run_json(g) for g in report.runs],
+        "judge_usage": _usage(report.usage),
+        "caveats": list(report.caveats),
+    }
+
+
+def grade_summary_json(report: GradeReport) -> dict[str, Any]:
+    """The figures without the per-task rows: one entry of the report document's `grades`."""
+    return _header_json(report) | {
+        "runs": [_run_figures_json(g) for g in report.runs],
+        "judge_usage": _usage(report.usage),
+        "caveats": list(report.caveats),
+    }
+
+
+def _header_json(report: GradeReport) -> dict[str, Any]:
     first = report.runs[0].judging
     return {
-        "schema": "compare-tui/grades", "schema_version": 1,
         "judge": {"model": report.judge, "provenance": first.provenance, "entry": first.judge_entry},
         "rubric": {"mode": report.mode, "digest": report.rubric_digest, "reply_form": first.reply_form,
                    "text": first.rubric, "scale": [1, 5]},
         "reference": None if report.reference is None else {"run": report.reference.id,
                                                              "model": report.reference.model_name},
         "baseline": None if report.baseline is None else {"run": report.baseline.id, "model": report.baseline.model_name},
-        "runs": [_run_json(g) for g in report.runs],
-        "judge_usage": _usage(report.usage),
-        "caveats": list(report.caveats),
     }
+
+
+def _md_ci(interval: Interval | None, figures: GradeFigures | None = None, signed: bool = False) -> str:
+    return _ci(interval, figures, signed).replace("—", "–")
+
+
+def render_grade_md(report: GradeReport) -> str:
+    """The figures as a Markdown section (for `report --format md`): the same numbers as the
+    text summary and `grade_summary_json`."""
+    first = report.runs[0].judging
+    lines = [f"## Rubric grades by {report.judge}", "",
+             f"Each answer graded alone on a 1–5 scale by the judge **{report.judge}** "
+             f"({first.provenance or 'provenance unknown'}); rubric `{report.mode}` "
+             f"(`{report.rubric_digest[:19]}…`), {first.reply_form} replies."]
+    if report.mode == "similarity":
+        ref = f"run `{report.reference.id}` ({report.reference.model_name})" if report.reference else "each task's expected outcome"
+        lines[-1] += f" Reference: {ref}."
+    if report.baseline is not None:
+        lines[-1] += f" Baseline: {report.baseline.model_name} (run `{report.baseline.id}`)."
+    lines += ["", "| model | graded | failed | mean | 95% CI | 1 | 2 | 3 | 4 | 5 | Δ vs baseline (95% CI) |",
+              "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]
+    for g in report.runs:
+        f, d = g.figures, g.delta
+        mean = "–" if f.mean is None else f"{f.mean:.2f}"
+        delta = "–" if d is None else ("no task graded on both sides" if d.delta is None else
+                                       f"{d.delta:+.2f} ({_md_ci(d.interval, signed=True)}), {d.tasks} tasks, {d.conclusion}")
+        dist = " | ".join(str(n) for n in f.distribution)
+        lines.append(f"| {g.run.model_name} | {f.graded} | {f.failed} | {mean} | {_md_ci(f.interval, f)} | {dist} | {delta} |")
+    lines += ["", usage_line(report.usage), ""]
+    lines += [f"- {caveat}" for caveat in report.caveats]
+    return "\n".join(lines) + "\n"

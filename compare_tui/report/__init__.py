@@ -20,7 +20,7 @@ from compare_tui.report.figures import (
     Tokens,
 )
 from compare_tui.report.gate import GateResult, check_gate, parse_pass_rate
-from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput
+from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput, StepGrading
 from compare_tui.report.load import ReportNotFoundError, load_report_inputs
 from compare_tui.report.model import GoldenSetInfo, Report, build_report
 from compare_tui.report.paired import PairedComparison
@@ -54,6 +54,7 @@ __all__ = [
     "ReportInputs",
     "ReportNotFoundError",
     "RunInput",
+    "StepGrading",
     "Tokens",
     "UtilisationPoint",
     "build_report",

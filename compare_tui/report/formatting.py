@@ -7,6 +7,7 @@ from __future__ import annotations
 from compare_tui.report.cost import Cost
 from compare_tui.report.figures import GpuMemory, PassRate, Tokens
 from compare_tui.report.stats import Interval, Percentiles
+from compare_tui.report.inputs import StepGrading
 from compare_tui.report.trajectories import DRIVEN, LOST, RunStrip, Trajectories
 from compare_tui.vocabulary import money
 
@@ -126,10 +127,23 @@ def strip_marks(strip: RunStrip) -> str:
 
 
 def run_verdict(strip: RunStrip) -> str:
-    """`driven`, `lost at step 3`, or `not decided (step 2 not measured)`."""
+    """`driven`, `lost at step 3`, or `not decided (step 2 not measured)`; with `, step 4 by
+    a judge's grade` when a stored grade decided a step waiting for a person."""
+    graded = ""
+    if strip.by_grade:
+        steps = ", ".join(str(s) for s in strip.by_grade)
+        graded = f", step{'s' if len(strip.by_grade) > 1 else ''} {steps} by a judge's grade"
     if strip.verdict == DRIVEN:
-        return "driven"
+        return "driven" + graded
     if strip.verdict == LOST:
-        return f"lost at step {strip.first_lost}"
+        return f"lost at step {strip.first_lost}" + graded
     steps = ", ".join(str(s) for s in strip.not_measured)
-    return f"not decided (step{'s' if len(strip.not_measured) > 1 else ''} {steps} not measured)"
+    return f"not decided (step{'s' if len(strip.not_measured) > 1 else ''} {steps} not measured)" + graded
+
+
+def steps_by_grade(report_grading: StepGrading, fig: Trajectories) -> str:
+    """`2 steps decided by gemma3-270m's grades (similarity, kept from 4)`: the steps that
+    waited for a person (the caveat says so in full)."""
+    steps = "step" if fig.steps_by_grade == 1 else "steps"
+    return (f"{fig.steps_by_grade} {steps} decided by {report_grading.judge}'s grades "
+            f"({report_grading.rubric}, kept from {report_grading.pass_at})")

@@ -57,6 +57,21 @@ class RunInput:
 
 
 @dataclass(frozen=True, slots=True)
+class StepGrading:
+    """Stored 1–5 grades taken as the verdict of whole-run replay steps awaiting a person
+    (`report --steps-by-grade JUDGE[:RUBRIC]`): opt-in, and a person's review always wins."""
+
+    judge: str
+    """The judge's catalogue name (named wherever a step it decided is counted)."""
+    rubric: str
+    """`similarity` (closeness to the recorded final text), `quality`, or a rubric file."""
+    pass_at: int = 4
+    """A grade from this up keeps the step; below it the step is lost."""
+    grades: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """run id → task id → the stored grade of that task's judged answer."""
+
+
+@dataclass(frozen=True, slots=True)
 class ReportInputs:
     """Everything one report is computed from. Building it twice from the same rows gives
     the same report: nothing here depends on the clock or on the order of dicts' insertion
@@ -85,3 +100,5 @@ class ReportInputs:
     """`named` (the comparison's or the command's) or `workload` (the promoted baseline)."""
     margin_pp: float | None = None
     """The verdict's margin in points (None: the default); from the manifest's `[decision]`."""
+    step_grading: StepGrading | None = None
+    """Stored grades deciding traced steps that await a person (None: only people decide them)."""

@@ -14,7 +14,7 @@ from compare_tui.report.caveats import Caveat, build_caveats
 from compare_tui.report.decision import Decision, decide
 from compare_tui.report.distribution import LatencyDistribution, latency_distributions
 from compare_tui.report.figures import ModelFigures, RefusedRow, model_figures, refusal
-from compare_tui.report.inputs import ReportInputs
+from compare_tui.report.inputs import ReportInputs, StepGrading
 from compare_tui.report.paired import PairedComparison, paired_comparisons
 from compare_tui.report.rule import Recommendation, Standing, recommend
 from compare_tui.report.trajectories import Trajectories, replay_caveats, trajectories
@@ -56,6 +56,8 @@ class Report:
     trajectories: tuple[Trajectories, ...] = ()
     """Whole-run replay figures per shown row (`report.trajectories`); () when no task of the
     set is a step of a recorded agent run."""
+    step_grading: StepGrading | None = None
+    """The judge whose stored grades decided steps waiting for a person (opt-in), else None."""
 
     def figures_for(self, label: str) -> ModelFigures | None:
         """The shown row with this label (usually the model name), or None."""
@@ -103,17 +105,17 @@ def build_report(inputs: ReportInputs) -> Report:
         first.goldset_version if first else "", first.goldset_digest if first else "",
     )
     decision, note = _decision(inputs, rows, refused)
-    replay = trajectories(rows, inputs.task_traces, task_ids)
+    replay = trajectories(rows, inputs.task_traces, task_ids, inputs.step_grading)
     title = inputs.comparison_name or " ".join(p for p in (goldset.name or goldset.workload_id, goldset.version) if p)
     return Report(
         title=title or "report", comparison_id=inputs.comparison_id, goldset=goldset,
         run_ids=tuple(r.run.id for r in inputs.runs), task_ids=task_ids, models=tuple(rows),
         refused=tuple(refused), recommendation=recommendation,
         paired=paired_comparisons(rows, recommendation),
-        caveats=build_caveats(inputs, rows) + tuple(replay_caveats(replay)), decision=decision, decision_note=note,
+        caveats=build_caveats(inputs, rows) + tuple(replay_caveats(replay, inputs.step_grading)), decision=decision, decision_note=note,
         latency_distributions=latency_distributions(
             [(row.label, row.latency.ttft_values, row.latency.e2e_values) for row in rows]),
-        trajectories=replay,
+        trajectories=replay, step_grading=inputs.step_grading,
     )
 
 

@@ -55,6 +55,9 @@ def report_document(report: Report) -> dict[str, Any]:
                        for s in d.series],
         } for d in report.latency_distributions],
         "trajectories": [_trajectories(t) for t in report.trajectories],
+        "step_grading": None if report.step_grading is None else {
+            "judge": report.step_grading.judge, "rubric": report.step_grading.rubric,
+            "pass_at": report.step_grading.pass_at},
     }
 
 
@@ -64,9 +67,10 @@ def _trajectories(t: Trajectories) -> dict[str, Any]:
         "runs_driven": {"driven": t.driven, "decided": t.decided, "rate": t.rate, "ci95": _interval(t.interval)},
         "runs_lost": t.lost, "runs_undecided": t.undecided,
         "steps": {"kept": t.steps_kept, "lost": t.steps_lost, "not_measured": t.steps_not_measured,
-                  "rate": t.step_rate, "ci95": _interval(t.step_interval)},
+                  "by_grade": t.steps_by_grade, "rate": t.step_rate, "ci95": _interval(t.step_interval)},
         "runs": [{"run": s.run, "task_ids": list(s.task_ids), "statuses": list(s.statuses), "verdict": s.verdict,
-                  "first_lost_step": s.first_lost, "not_measured_steps": list(s.not_measured)} for s in t.runs],
+                  "first_lost_step": s.first_lost, "not_measured_steps": list(s.not_measured),
+                  "by_grade_steps": list(s.by_grade)} for s in t.runs],
     }
 
 

@@ -118,7 +118,8 @@ def _runs(report: Report) -> list[str]:
              "A run is driven when no step is lost; a step not measured counts neither way.", ""]
     for fig in report.trajectories:
         lines += [f"**{_cell(fig.label)}**: runs driven without losing a step {fmt.runs_driven(fig)}; "
-                  f"step pass rate {fmt.step_rate(fig)}.", ""]
+                  f"step pass rate {fmt.step_rate(fig)}"
+                  + (f"; {fmt.steps_by_grade(report.step_grading, fig)}" if report.step_grading else "") + ".", ""]
         lines += ["| run | steps | result |", "|---|---|---|"]
         lines += [f"| `{_cell(s.run)}` | `{fmt.strip_marks(s)}` | {fmt.run_verdict(s)} |" for s in fig.runs]
         lines.append("")

@@ -156,6 +156,8 @@ def run_strips(report: Report) -> Group:
         parts.append(Text(fig.label, style="bold"))
         parts.append(Text(f"  runs driven without losing a step: {fmt.runs_driven(fig)}"))
         parts.append(Text(f"  step pass rate: {fmt.step_rate(fig)}"))
+        if report.step_grading is not None:
+            parts.append(Text(f"  {fmt.steps_by_grade(report.step_grading, fig)}"))
         for strip in fig.runs:
             line = Text(f"  {strip.run}  ")
             for status, group in groupby(strip.statuses):

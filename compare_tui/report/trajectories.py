@@ -13,6 +13,11 @@ shows, a person's verdict included):
   pass rate uses (`stats.proportion_interval`);
 - step pass rate: kept / (kept + lost) over every step of every run, with the same interval.
 A candidate's divergent actions are judged, never followed (`CAVEAT`).
+
+Opt-in (`StepGrading`, `report --steps-by-grade`): a step still waiting for a person whose
+answer a judge graded is kept when its grade is at least `pass_at`, else lost; it is marked as
+decided by a grade, counted, and named in a caveat. A person's verdict, when given, already
+decided the block, so it always wins over a grade.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 
 from compare_tui.report.caveats import Caveat
 from compare_tui.report.figures import Block, ModelFigures
+from compare_tui.report.inputs import StepGrading
 from compare_tui.report.stats import Interval, proportion_interval
 from compare_tui.vocabulary import Outcome
 
@@ -49,6 +55,8 @@ class RunStrip:
     """The 1-based step first lost (None unless `lost`)."""
     not_measured: tuple[int, ...]
     """The 1-based steps not measured (error, not done, or waiting for a person)."""
+    by_grade: tuple[int, ...] = ()
+    """The 1-based steps that waited for a person and were decided by a judge's stored grade."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,8 @@ class Trajectories:
     steps_lost: int
     steps_not_measured: int
     step_interval: Interval | None
+    steps_by_grade: int = 0
+    """Steps waiting for a person that a judge's stored grade decided (`StepGrading`)."""
 
     @property
     def decided(self) -> int:
@@ -92,24 +102,32 @@ def run_order(traces: Mapping[str, Trace], task_ids: Sequence[str]) -> list[tupl
     return [(run, tuple(by_step[s] for s in sorted(by_step))) for run, by_step in steps.items()]
 
 
-def _strip(run: str, task_ids: tuple[str, ...], blocks: Mapping[str, Block]) -> RunStrip:
+def _strip(run: str, task_ids: tuple[str, ...], blocks: Mapping[str, Block],
+           grades: Mapping[str, int], pass_at: int) -> RunStrip:
     statuses = tuple(blocks[t].status if t in blocks else "missing" for t in task_ids)
+    by_grade = tuple(i for i, (t, s) in enumerate(zip(task_ids, statuses, strict=True), start=1)
+                     if s == Outcome.REVIEW and t in grades)
+    statuses = tuple((Outcome.PASS if grades[t] >= pass_at else Outcome.FAIL) if i in by_grade else s
+                     for i, (t, s) in enumerate(zip(task_ids, statuses, strict=True), start=1))
     lost = [i for i, s in enumerate(statuses, start=1) if s == Outcome.FAIL]
     unmeasured = tuple(i for i, s in enumerate(statuses, start=1) if s not in (Outcome.PASS, Outcome.FAIL))
     verdict = LOST if lost else UNDECIDED if unmeasured else DRIVEN
-    return RunStrip(run, task_ids, statuses, verdict, lost[0] if lost else None, unmeasured)
+    return RunStrip(run, task_ids, statuses, verdict, lost[0] if lost else None, unmeasured, by_grade)
 
 
 def trajectories(rows: Sequence[ModelFigures], traces: Mapping[str, Trace],
-                 task_ids: Sequence[str]) -> tuple[Trajectories, ...]:
-    """Per shown row, the whole-run figures; () when no task of the report carries a trace."""
+                 task_ids: Sequence[str], grading: StepGrading | None = None) -> tuple[Trajectories, ...]:
+    """Per shown row, the whole-run figures; () when no task of the report carries a trace.
+    With `grading`, a step waiting for a person is decided by its run's stored grade."""
     runs = run_order(traces, task_ids)
     if not runs:
         return ()
     out = []
     for row in rows:
         blocks = {b.task_id: b for b in row.blocks}
-        strips = tuple(_strip(run, ids, blocks) for run, ids in runs)
+        grades = grading.grades.get(row.run_id, {}) if grading is not None else {}
+        pass_at = grading.pass_at if grading is not None else 0
+        strips = tuple(_strip(run, ids, blocks, grades, pass_at) for run, ids in runs)
         driven = sum(1 for s in strips if s.verdict == DRIVEN)
         lost = sum(1 for s in strips if s.verdict == LOST)
         statuses = [status for s in strips for status in s.statuses]
@@ -119,16 +137,24 @@ def trajectories(rows: Sequence[ModelFigures], traces: Mapping[str, Trace],
             interval=proportion_interval(driven, driven + lost),
             steps_kept=kept, steps_lost=failed, steps_not_measured=len(statuses) - kept - failed,
             step_interval=proportion_interval(kept, kept + failed),
+            steps_by_grade=sum(len(s.by_grade) for s in strips),
         ))
     return tuple(out)
 
 
-def replay_caveats(figures: Sequence[Trajectories]) -> list[Caveat]:
-    """The replay's boundary, and per model the runs that could not be decided."""
+def replay_caveats(figures: Sequence[Trajectories], grading: StepGrading | None = None) -> list[Caveat]:
+    """The replay's boundary, per model the steps a judge's grade decided, and the runs that
+    could not be decided."""
     if not figures:
         return []
     out = [Caveat("replay", CAVEAT)]
     for fig in figures:
+        if grading is not None and fig.steps_by_grade:
+            steps = "step" if fig.steps_by_grade == 1 else "steps"
+            out.append(Caveat("steps_by_grade", f"{fig.label}: {fig.steps_by_grade} {steps} waiting for a person "
+                              f"were decided by the judge {grading.judge}'s stored grades ({grading.rubric} "
+                              f"rubric, kept from grade {grading.pass_at} up): a model's grade, not a person's "
+                              "review; a person's verdict, when given, wins."))
         if fig.undecided:
             runs = "run was" if fig.undecided == 1 else "runs were"
             out.append(Caveat("replay_undecided", f"{fig.label}: {fig.undecided} {runs} not decided: a step was not "

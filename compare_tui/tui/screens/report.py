@@ -23,6 +23,7 @@ from compare_tui.report import (
     columns,
     load_report_inputs,
 )
+from compare_tui.judge import load_report_grades
 from compare_tui.store import StoreError
 from compare_tui.tui import messages
 from compare_tui.tui.screen_base import CompareScreen
@@ -75,6 +76,9 @@ class ReportScreen(CompareScreen):
                     yield Static("Agent runs (whole-run replay: a run is driven when no step is lost)",
                                  id="runs-title", classes="section-title")
                     yield Static("", id="runs", markup=False)
+                    yield Static("Rubric grades (1–5, each answer alone; `compare-tui grade`)",
+                                 id="grades-title", classes="section-title")
+                    yield Static("", id="grades", markup=False)
                     yield Static(columns.TITLES["paired"], classes="section-title")
                     yield _figure_table("paired-table")
                     yield Static("", id="paired-notes", classes="muted notes", markup=False)
@@ -153,11 +157,13 @@ class ReportScreen(CompareScreen):
     def build(self, ref: str) -> None:
         started = time.perf_counter()
         try:
-            report = build_report(load_report_inputs(self.workspace.store, ref))
+            inputs = load_report_inputs(self.workspace.store, ref)
+            report = build_report(inputs)
+            grades = tuple(load_report_grades(self.workspace.store, inputs))
         except (ReportNotFoundError, StoreError) as exc:
             self.post_message(messages.ReportFailed(str(exc)))
             return
-        self.post_message(messages.ReportBuilt(report, time.perf_counter() - started))
+        self.post_message(messages.ReportBuilt(report, time.perf_counter() - started, grades))
 
     def worker_failed(self, worker) -> None:
         if worker.group == "publish":
@@ -189,6 +195,9 @@ class ReportScreen(CompareScreen):
         self.query_one("#runs", Static).update(tables.runs_text(report) if report.trajectories else "")
         for name in ("#runs-title", "#runs"):
             self.query_one(name).display = bool(report.trajectories)
+        self.query_one("#grades", Static).update(tables.grades_text(message.grades))
+        for name in ("#grades-title", "#grades"):
+            self.query_one(name).display = bool(message.grades)
         self.query_one(LatencyHistogram).show(report)
         self._lay_out_tables()
         grid = self.query_one(TaskGrid)

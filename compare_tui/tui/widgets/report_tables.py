@@ -3,11 +3,15 @@ figure comes from the report object and is spelled by `compare_tui.report.format
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual.widgets import DataTable
 
+from compare_tui.judge import GradeFigures, GradeReport
 from compare_tui.report import Report, columns, fit
 from compare_tui.report import formatting as fmt
+from compare_tui.vocabulary import money
 
 
 def fill(table: DataTable, table_columns: list[fit.Column], width: int) -> tuple[str, ...]:
@@ -97,6 +101,35 @@ def runs_text(report: Report) -> str:
     lines.append("✓ step kept · ✗ step lost · ? needs a person · ! error · · not done "
                  "(a step not measured counts neither as lost nor as kept)")
     return "\n".join(lines)
+
+
+def grades_text(grades: Sequence[GradeReport]) -> str:
+    """The stored rubric grades, short: per judge × rubric, the judge named with its own calls,
+    failures, latency and cost (apart from the graded models'), then per graded run the mean
+    with its interval, the distribution, failed calls, and Δ vs the baseline."""
+    lines = []
+    for g in grades:
+        usage = g.usage
+        latency = "" if usage.latency_ms.p50 is None else f", p50 {usage.latency_ms.p50 / 1000:.2f} s"
+        cost = "" if usage.cost is None else f", {money(usage.cost, usage.currency)}"
+        lines.append(f"judge {g.judge} · rubric {g.mode} · {usage.calls} calls, {usage.failed} failed{latency}{cost}")
+        for run in g.runs:
+            f, d = run.figures, run.delta
+            mean = "no grade" if f.mean is None else f"mean {f.mean:.2f} ({_grade_range(f)})"
+            dist = " ".join(f"{n}:{count}" for n, count in zip("12345", f.distribution, strict=True))
+            failed = f" · {f.failed} failed" if f.failed else ""
+            lines.append(f"  {run.run.model_name}  {mean}  {dist}{failed}")
+            if d is not None and d.delta is not None:
+                ci = "" if d.interval is None else f" (95% CI {d.interval.low:+.2f} to {d.interval.high:+.2f})"
+                lines.append(f"    Δ vs baseline {d.delta:+.2f}{ci} over {d.tasks} tasks: {d.conclusion}")
+    lines.append("`compare-tui grade RUN --judge J` shows every grade and the judge's caveats.")
+    return "\n".join(lines)
+
+
+def _grade_range(f: GradeFigures) -> str:
+    if f.interval is not None:
+        return f"95% CI {f.interval.low:.2f}–{f.interval.high:.2f}"
+    return f"range {f.low}–{f.high}" if f.low is not None else "—"
 
 
 def refused_text(report: Report) -> str:
