@@ -47,9 +47,7 @@ class SseFramer:
                 event = _parse_block(block, arrived_ns)
                 if event is not None:
                     events.append(event)
-            if len(self._buffer) > _MAX_PENDING:
-                raise SseError(f"an event grew past {_MAX_PENDING} bytes without a blank line")
-            return events
+            return self._bounded(events)
         while True:
             match = _BOUNDARY.search(self._buffer)
             if match is None:
@@ -59,6 +57,11 @@ class SseFramer:
             event = _parse_block(block, arrived_ns)
             if event is not None:
                 events.append(event)
+        return self._bounded(events)
+
+    def _bounded(self, events: list[SseEvent]) -> list[SseEvent]:
+        """`events`, unless what is left pending has grown past the bound (a stream that never
+        sends a blank line would otherwise hold memory without limit)."""
         if len(self._buffer) > _MAX_PENDING:
             raise SseError(f"an event grew past {_MAX_PENDING} bytes without a blank line")
         return events

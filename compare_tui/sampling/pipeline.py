@@ -88,8 +88,32 @@ def source_names(sources: Sequence[Source]) -> list[str]:
     return [scrub.text(name if plain.count(name) == 1 else str(s.path)) for name, s in zip(plain, sources)]
 
 
-def sample_logs(paths: Sequence[Path | str], options: SampleOptions, progress: Progress | None = None) -> SampledSet:
-    """Sample `options.samples` turns from the logs at `paths` into a `SampledSet`."""
+@dataclass
+class OpenedLogs:
+    """The logs after the first pass: what turn sampling and whole-run sampling both start from.
+    The caller closes `scanned` (its spill files) when done with it."""
+
+    window_s: float
+    now: float | None
+    redactor: Redactor
+    sources: list[Source]
+    names: list[str]
+    scanned: ScanResult
+
+    def anchor(self) -> float:
+        """The window's end: `--now`, else the newest usable timestamp in the logs."""
+        anchor = self.now if self.now is not None else self.scanned.newest
+        if anchor is None:
+            raise SamplingError(_nothing_usable(self.scanned, self.names))
+        return anchor
+
+    @property
+    def anchor_from(self) -> str:
+        return "--now" if self.now is not None else "newest usable timestamp in the logs"
+
+
+def open_logs(paths: Sequence[Path | str], options: SampleOptions, progress: Progress | None = None) -> OpenedLogs:
+    """Check the options, open every log and run the first pass over them."""
     check_options(options, paths)
     window_s = parse_window(options.window)
     now = parse_now(options.now) if options.now else None
@@ -97,11 +121,16 @@ def sample_logs(paths: Sequence[Path | str], options: SampleOptions, progress: P
     sources = [Source.open_path(Path(p)) for p in paths]
     names = source_names(sources)
     scanned = scan(sources, names, Filters(tuple(options.models), tuple(options.tags)), options.seed, progress)
+    return OpenedLogs(window_s, now, redactor, sources, names, scanned)
+
+
+def sample_logs(paths: Sequence[Path | str], options: SampleOptions, progress: Progress | None = None) -> SampledSet:
+    """Sample `options.samples` turns from the logs at `paths` into a `SampledSet`."""
+    logs = open_logs(paths, options, progress)
+    window_s, redactor, sources, names, scanned = logs.window_s, logs.redactor, logs.sources, logs.names, logs.scanned
     try:
-        anchor = now if now is not None else scanned.newest
-        if anchor is None:
-            raise SamplingError(_nothing_usable(scanned, names))
-        plan = _Plan(window_s, anchor, "--now" if now is not None else "newest usable timestamp in the logs", scanned)
+        anchor = logs.anchor()
+        plan = _Plan(window_s, anchor, logs.anchor_from, scanned)
         _select(plan, names, options.samples)
     finally:
         scanned.close()

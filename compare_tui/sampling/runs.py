@@ -31,16 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SamplingError
-from .passes import Filters, Progress, Seen, candidates, fetch, place, scan
-from .pipeline import MAX_SAMPLES, SampleOptions, check_options, source_names
+from .passes import Progress, Seen, candidates, fetch, place
+from .pipeline import MAX_SAMPLES, SampleOptions, open_logs
 from .records import LoggedTurn
-from .redaction import Redactor
 from .sampled import SampledSet, describe
 from .selection import recency_key
 from .skips import SkipReport
 from .sources import Source
 from .tasks import build_task, task_id
-from .window import iso, parse_now, parse_window, window_label
+from .window import iso, window_label
 
 CHUNK = 256
 """Runs whose lines are parsed together while checking them."""
@@ -179,17 +178,10 @@ def sample_runs(paths: Sequence[Path | str], options: SampleOptions, progress: P
     """Sample `options.samples` whole agent runs from the logs at `paths`."""
     if not 1 <= options.samples <= MAX_SAMPLES:
         raise SamplingError(f"--runs {options.samples}: give a number from 1 to {MAX_SAMPLES}")
-    check_options(options, paths)
-    window_s = parse_window(options.window)
-    now = parse_now(options.now) if options.now else None
-    redactor = Redactor(options.redact)
-    sources = [Source.open_path(Path(p)) for p in paths]
-    names = source_names(sources)
-    scanned = scan(sources, names, Filters(tuple(options.models), tuple(options.tags)), options.seed, progress)
+    logs = open_logs(paths, options, progress)
+    window_s, redactor, sources, names, scanned = logs.window_s, logs.redactor, logs.sources, logs.names, logs.scanned
     try:
-        anchor = now if now is not None else scanned.newest
-        if anchor is None:
-            raise SamplingError(f"no usable turn in the logs ({', '.join(names)}); see `compare-tui sample --help` for the record shapes accepted")
+        anchor = logs.anchor()
         skips = scanned.skips
         line_skips = skips.total
         runs = _group(anchor - window_s, anchor, scanned, names, skips)
@@ -236,7 +228,7 @@ def sample_runs(paths: Sequence[Path | str], options: SampleOptions, progress: P
     return describe(
         tasks=tasks, options=options,
         sources=[(name, s, digest, lines) for name, s, digest, lines in zip(names, sources, scanned.digests, scanned.lines)],
-        window_s=window_s, anchor=anchor, anchor_from="--now" if now is not None else "newest usable timestamp in the logs",
+        window_s=window_s, anchor=anchor, anchor_from=logs.anchor_from,
         counts=counts, skips=skips.as_dict(), redaction=redactor.summary(), provenance=provenance,
         rule={**RUN_RULE, "arguments_match": tool_match},
         sampled_what=f"{len(chosen)} whole agent runs ({len(tasks)} steps)",

@@ -107,6 +107,18 @@ def _migrate_locked(conn: sqlite3.Connection, path: Path) -> None:
         schema.migrate(conn, found.version)
 
 
+def _commit(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
+    """Inside a transaction just begun: `work`, then COMMIT, or ROLLBACK on any failure."""
+    try:
+        result = work(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return result
+
+
 def with_retry(conn: sqlite3.Connection, path: Path | str, work: Callable[[sqlite3.Connection], T],
                *, transaction: bool = True) -> T:
     """Run `work` in one `BEGIN IMMEDIATE` transaction, retrying while another writer holds
@@ -121,14 +133,7 @@ def with_retry(conn: sqlite3.Connection, path: Path | str, work: Callable[[sqlit
             if not transaction:
                 return work(conn)
             conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            return result
+            return _commit(conn, work)
         except sqlite3.Error as exc:
             if remaining and is_busy(exc):
                 time.sleep(delay * (0.5 + random.random()))
@@ -156,14 +161,7 @@ def write_if_free(conn: sqlite3.Connection, path: Path | str, work: Callable[[sq
             if is_busy(exc):
                 raise Busy(f"the store at {path} is being written by another connection") from exc
             raise translate(exc, path) from exc
-        try:
-            result = work(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        return result
+        return _commit(conn, work)
     except sqlite3.Error as exc:
         raise translate(exc, path) from exc
     finally:
