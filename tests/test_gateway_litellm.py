@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,6 @@ from compare_tui.catalogue import check_key, load_catalogue, resolve_key
 from compare_tui.catalogue.gateway import BY_MODELS
 from compare_tui.cli import main
 from compare_tui.engine import RunExecutor, RunOverrides, RunRefusedError, prepare_resume, prepare_run
-from compare_tui.engine.events import AttemptFinished
 from compare_tui.engine.prepare import check_model
 from compare_tui.engine.retry import RetryPolicy
 from compare_tui.goldset import load_golden_set
@@ -34,6 +32,7 @@ from compare_tui.store import Store
 from compare_tui.toolcall import RunRequest, RunSettings, execute, official_suite, select
 from tests.support.builders import write_set
 from tests.support.litellm_proxy import LiteLLMProxy, ProxyUnavailable, free_port
+from tests.support.stop_mid_run import StopServerMidRun
 
 pytestmark = pytest.mark.integration
 
@@ -223,20 +222,6 @@ FAST_RETRY = RetryPolicy(max_retries=3, base_s=0.01, cap_s=0.05)
 """The engine's retries without their waits (the gateway's own retries still take their time)."""
 
 
-class _StopUpstreamMidRun:
-    """Stops the dedicated llama-server (behind the gateway) once `STOP_AFTER` attempts finished."""
-
-    def __init__(self) -> None:
-        self.finished = 0
-        self.stopper: threading.Thread | None = None
-
-    def on_event(self, event: object) -> None:
-        if isinstance(event, AttemptFinished):
-            self.finished += 1
-            if self.finished == STOP_AFTER and self.stopper is None:
-                self.stopper = threading.Thread(target=local.down, args=([MODEL],))
-                self.stopper.start()
-
 
 def test_the_upstream_stopped_mid_run_leaves_a_resumable_run(gateway, dedicated_port, tmp_path, monkeypatch):
     monkeypatch.setenv("COMPARE_TUI_STATE_DIR", str(tmp_path / "state"))  # apart from the session's servers
@@ -250,7 +235,7 @@ def test_the_upstream_stopped_mid_run_leaves_a_resumable_run(gateway, dedicated_
     start_upstream()
     try:
         with Store.open(tmp_path / "runs.sqlite") as store:
-            observer = _StopUpstreamMidRun()
+            observer = StopServerMidRun(MODEL, STOP_AFTER)
             try:
                 run_id, status = _run(store, entry, env, observer=observer, retry=FAST_RETRY)
             finally:

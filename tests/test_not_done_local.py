@@ -5,16 +5,15 @@ and get the figures of an uninterrupted run (issue 22, item 1)."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 
 import pytest
 
 from compare_tui.catalogue import load_catalogue
 from compare_tui.engine import RunExecutor, RunOverrides, prepare_resume, prepare_run
-from compare_tui.engine.events import AttemptFinished
 from compare_tui.goldset import load_golden_set
-from compare_tui.local import down, up
+from compare_tui.local import up
+from tests.support.stop_mid_run import StopServerMidRun
 from compare_tui.report import build_report, load_report_inputs
 from compare_tui.store import Store
 
@@ -25,21 +24,6 @@ SET = Path(__file__).resolve().parents[1] / "sample_sets" / "support-triage"
 STOP_AFTER = 4
 """Attempts that finish before the server is stopped."""
 
-
-class _StopServerMidRun:
-    """An observer that stops the model's server once `STOP_AFTER` attempts have finished."""
-
-    def __init__(self) -> None:
-        self.finished = 0
-        self.stopper: threading.Thread | None = None
-
-    def on_event(self, event: object) -> None:
-        if isinstance(event, AttemptFinished):
-            self.finished += 1
-            if self.finished == STOP_AFTER and self.stopper is None:
-                # `local down` blocks until the process is gone: not on the engine's loop.
-                self.stopper = threading.Thread(target=down, args=([MODEL],))
-                self.stopper.start()
 
 
 def _figures(store: Store, run_id: str):
@@ -57,7 +41,7 @@ def test_a_server_stopped_mid_run_leaves_tasks_not_done_and_a_resume_gets_the_un
         assert asyncio.run(RunExecutor(store, straight).execute()) == "completed"
 
         cut = prepare_run(store, goldset, entry, settings, environ={})
-        observer = _StopServerMidRun()
+        observer = StopServerMidRun(MODEL, STOP_AFTER)
         try:
             status = asyncio.run(RunExecutor(store, cut, observer=observer).execute())
         finally:
