@@ -222,7 +222,7 @@ def test_review_queue_follows_the_report_and_skips_stay_waiting(tmp_path):
 
 def test_run_pair_diff_takes_its_statistics_from_the_report(tmp_path):
     from compare_tui.report.paired import paired
-    from compare_tui.tui.run_pair import read_run_pair
+    from compare_tui.diff import read_run_pair
 
     store, _ = build_store(tmp_path)
     diff = read_run_pair(store, RUN_IDS["smollm2-135m"], RUN_IDS["gemma3-270m"])
@@ -236,7 +236,7 @@ def test_run_pair_diff_takes_its_statistics_from_the_report(tmp_path):
 
 
 def test_a_diff_of_runs_on_different_sets_says_so(tmp_path):
-    from compare_tui.tui.run_pair import read_run_pair
+    from compare_tui.diff import read_run_pair
 
     store, sets = build_store(tmp_path)
     other = load_golden_set(write_mini_set(tmp_path / "other"))
