@@ -31,7 +31,7 @@ from textual.geometry import Region  # noqa: E402
 from compare_tui.report import build_report, load_report_inputs  # noqa: E402
 from compare_tui.store import Store  # noqa: E402
 from compare_tui.tui.app import create_app  # noqa: E402
-from compare_tui.tui.run_pair import read_run_pair  # noqa: E402
+from compare_tui.diff import read_run_pair  # noqa: E402
 from compare_tui.tui.screens import diff as diff_screen_module  # noqa: E402
 from compare_tui.tui.screens import report as report_screen_module  # noqa: E402
 from compare_tui.tui.screens.diff import DiffScreen  # noqa: E402
