@@ -9,6 +9,7 @@ from typing import Any
 from compare_tui.judge.grade_figures import GradeDelta, GradeFigures
 from compare_tui.judge.grade_report import GENERAL_CAVEATS, GradeReport, GradeRow, RunGrades
 from compare_tui.judge.usage import JudgeUsage
+from compare_tui.judge.render_pairs import usage_text
 from compare_tui.report.stats import Interval
 
 WIDTH = 80
@@ -38,13 +39,7 @@ def _mark(row: GradeRow) -> str:
 
 
 def usage_line(usage: JudgeUsage) -> str:
-    lat = usage.latency_ms
-    latency = "—" if lat.p50 is None else f"p50 {lat.p50 / 1000:.2f} s, p95 {lat.p95 / 1000:.2f} s"
-    cost = "not shown" if usage.cost is None else f"{usage.cost:.6f} {usage.currency}"
-    missing = f" ({usage.usage_missing} call(s) reported no tokens)" if usage.usage_missing else ""
-    return (f"Judge cost and latency (apart from every graded model's figures): {usage.calls} calls, "
-            f"{usage.failed} failed; tokens {usage.prompt_tokens:,} in / {usage.completion_tokens:,} out{missing}; "
-            f"latency per call {latency}; cost {cost} — {usage.cost_note}.")
+    return usage_text(usage, apart="apart from every graded model's figures")
 
 
 def _delta_line(name: str, delta: GradeDelta) -> str:

@@ -15,13 +15,14 @@ def percent(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:.1f}%"
 
 
-def usage_text(usage: JudgeUsage) -> str:
-    """One paragraph on the judge's own cost and latency."""
+def usage_text(usage: JudgeUsage, apart: str = "not part of either model's figures") -> str:
+    """One paragraph on the judge's own cost and latency, which are `apart` from the judged
+    models' (said in the parenthesis)."""
     lat = usage.latency_ms
     latency = "—" if lat.p50 is None else f"p50 {lat.p50 / 1000:.2f} s, p95 {lat.p95 / 1000:.2f} s"
     cost = "not shown" if usage.cost is None else f"{usage.cost:.6f} {usage.currency}"
     missing = f" ({usage.usage_missing} call(s) reported no tokens)" if usage.usage_missing else ""
-    return (f"Judge cost and latency (not part of either model's figures): {usage.calls} calls, {usage.failed} failed; "
+    return (f"Judge cost and latency ({apart}): {usage.calls} calls, {usage.failed} failed; "
             f"tokens {usage.prompt_tokens:,} in / {usage.completion_tokens:,} out{missing}; latency per call {latency}; "
             f"cost {cost} — {usage.cost_note}.")
 
