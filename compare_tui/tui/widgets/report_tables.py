@@ -33,6 +33,10 @@ def fill(table: DataTable, table_columns: list[fit.Column], width: int) -> tuple
                 cell = cell[: max(0, w - 1)] + "…"
             cells.append(Text(cell, justify="right" if column.kind == "number" else "left"))
         table.add_row(*cells)
+    # An explicit height (the header and one line a row; CSS's max-height still caps it): an auto
+    # height is measured when the table next lays out, and under load a screen could be drawn
+    # with the rows added but the table still one line high (a flaky report snapshot).
+    table.styles.height = len(fitted.columns[0].cells) + (1 if table.show_header else 0)
     return fitted.notes()
 
 
