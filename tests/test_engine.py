@@ -56,9 +56,9 @@ def _by_task(store, run_id):
     return {a.task_id: a for a in store.attempts_for_run(run_id)}
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", ["wire", "aiohttp", "httpx"])
 async def test_every_fault_ends_as_a_recorded_outcome_with_its_reason(tmp_path, store, monkeypatch, transport):
-    # Both ways a chat request can go (engine/transport.py): aiohttp directly, or httpx.
+    # Every way a chat request can go (engine/transport.py): the wire client, aiohttp, httpx.
     monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", transport)
     script = {
         "ok": text("billing", chunk_chars=2, timings=True),

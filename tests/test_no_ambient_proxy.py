@@ -86,7 +86,7 @@ def test_the_trap_catches_a_client_that_trusts_the_environment(proxy):
     assert proxy.connections >= 1
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", ["wire", "aiohttp", "httpx"])
 def test_a_golden_set_run_ignores_the_proxy(tmp_path, store, proxy, monkeypatch, transport):
     monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", transport)
     goldset = load(write_set(tmp_path / "set", {"t1": "billing", "t2": "billing"}))

@@ -32,7 +32,7 @@ from compare_tui.store import (
     task_outcome,
     tool_calls_of,
 )
-from compare_tui.store import connection
+from compare_tui.store import connection, rows
 from compare_tui.store.errors import translate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -415,12 +415,57 @@ def test_nothing_is_opened_at_import(tmp_path: Path) -> None:
 
 
 def test_timestamps_keep_their_one_spelling(monkeypatch):
-    # utc_now spells the time with isoformat (cheaper); it must stay strftime's old spelling,
-    # or stored timestamps would stop sorting and comparing as text.
+    # utc_now spells the second once and the microseconds each call (cheaper); it must stay
+    # strftime's spelling, or stored timestamps would stop sorting and comparing as text.
     from datetime import UTC, datetime
 
     import compare_tui.store.records as records
 
-    for moment in (datetime(2026, 12, 6, 4, 12, 0, 0, tzinfo=UTC), datetime(2031, 1, 2, 3, 4, 5, 678, tzinfo=UTC)):
-        monkeypatch.setattr(records, "datetime", type("Frozen", (), {"now": staticmethod(lambda tz, m=moment: m)}))
+    moments = (datetime(2026, 12, 6, 4, 12, 0, 0, tzinfo=UTC), datetime(2026, 12, 6, 4, 12, 0, 999_999, tzinfo=UTC),
+               datetime(2026, 12, 6, 4, 12, 1, 5, tzinfo=UTC), datetime(2031, 1, 2, 3, 4, 5, 678, tzinfo=UTC))
+    for moment in moments:
+        nanos = int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000 + 417
+        monkeypatch.setattr(records.time, "time_ns", lambda n=nanos: n)
         assert records.utc_now() == moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# ------------------------------------------------------------------ the engine's unvalidated rows
+
+_ATTEMPT_FIELDS = st.fixed_dictionaries(
+    {"run_id": st.just("run-aaaa"), "task_id": st.text(min_size=1, max_size=8), "attempt": st.integers(1, 5),
+     "outcome": st.sampled_from(["pass", "fail", "review", "error"]), "started_at": st.just("2026-12-06T04:12:00.000000Z")},
+    optional={"answer_text": st.text(max_size=20), "reasoning": st.none() | st.text(max_size=5),
+              "tool_calls": st.lists(st.fixed_dictionaries({"id": st.none() | st.text(max_size=3), "name": st.text(max_size=5),
+                                                            "arguments": st.text(max_size=8)}), max_size=2),
+              "score_data": st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=4), max_size=3),
+              "isolation": st.none() | st.just({"kind": "bwrap"}), "error_class": st.none() | st.just("reset"),
+              "ttft_ms": st.none() | st.floats(0, 1e4), "prompt_tokens": st.none() | st.integers(0, 10**6),
+              "usage_missing": st.booleans(), "server_timings": st.none() | st.just({"predicted_ms": 1.5}),
+              "retries": st.integers(0, 3), "finished_at": st.just("2026-12-06T04:12:01.000000Z")})
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ATTEMPT_FIELDS)
+def test_the_engines_unvalidated_attempt_row_is_the_validated_records_row(fields):
+    # The engine writes `attempt_values` rows without building a record (its hot path):
+    # they must be exactly what the validated record would have written.
+    assert rows.attempt_values(**fields) == rows.attempt_row(AttemptRecord(**fields))
+
+
+def test_an_unvalidated_row_refuses_a_column_the_table_lacks():
+    with pytest.raises(KeyError, match="no column 'colour'"):
+        rows.attempt_values(run_id="r", task_id="t", attempt=1, outcome="pass", colour="red")
+    with pytest.raises(KeyError, match="no column 'colour'"):
+        rows.audit_values(at="2026-12-06T04:12:00.000000Z", endpoint="e", model="m", colour="red")
+
+
+def test_the_engines_audit_row_has_every_column_of_the_validated_one():
+    from compare_tui.engine.audit import audit_row, audit_values_of
+    from compare_tui.engine.client import Exchange
+
+    ex = Exchange(status=200, bytes_in=10, bytes_out=5, sent_ns=0, ended_ns=2_000_000)
+    fast = audit_values_of(ex, endpoint="http://e/v1", model="m", task_id="t", attempt=1, run_id="run-aaaa")
+    slow = rows.to_row(audit_row(ex, endpoint="http://e/v1", model="m", task_id="t", attempt=1, run_id="run-aaaa"),
+                       columns=rows.AUDIT_COLUMNS)
+    assert set(fast) == set(rows.AUDIT_COLUMNS)
+    assert {k: v for k, v in fast.items() if k != "at"} == {k: v for k, v in slow.items() if k != "at"}

@@ -18,15 +18,17 @@ count towards this).
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 from collections import Counter
 from contextlib import AsyncExitStack
 from dataclasses import asdict
+from functools import partial
 from typing import Any
 
 import httpx
 
-from compare_tui.engine.audit import audit_row
+from compare_tui.engine.audit import audit_values_of
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.environment import capture_environment, fetch_server_identity
 from compare_tui.engine.events import AttemptFinished, RunFinished, RunObserver, RunStarted
@@ -35,11 +37,13 @@ from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body
 from compare_tui.engine.retry import RetryPolicy, with_retries
 from compare_tui.engine.transport import ChatClient, chat_session, endpoint_client, make_transport, transport_name
+from compare_tui.engine.wire import WirePool
 from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task
 from compare_tui.scoring import score
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
-from compare_tui.store import AttemptRecord, AuditRow, RunStatus, Store, measured
+from compare_tui.store import RunStatus, Store, measured
+from compare_tui.store.rows import attempt_values
 from compare_tui.store import utc_now as now_iso
 from compare_tui.vocabulary import CONNECTION_CLASSES, NOT_DONE, TASK_ENDING_OUTCOMES
 
@@ -84,19 +88,37 @@ class RunExecutor:
     async def execute(self) -> str:
         """Run to the end; return the final status: `completed`, or `incomplete` when some task
         measured nothing. Cancelling marks the run `interrupted`."""
+        # What exists now (the golden set, the store, the UI) lives as long as the run: out of
+        # the collector's full scans meanwhile, which otherwise cost a twentieth of a run's CPU
+        # at 64 requests in flight (bench/RESULTS.md, "Engine overhead").
+        # And the young generation is collected a tenth as often: a request leaves about a
+        # hundred short-lived containers, which reference counting frees anyway.
+        gc.freeze()
+        thresholds = gc.get_threshold()
+        gc.set_threshold(max(thresholds[0], 10 * 700), *thresholds[1:])
+        try:
+            return await self._execute()
+        finally:
+            gc.set_threshold(*thresholds)
+            gc.unfreeze()
+
+    async def _execute(self) -> str:
         run, settings = self.p.run, self.p.settings
         recorded = self._recorded()
         pending = [t for t in self.p.goldset.tasks if not _task_done(recorded.get(t.id, {}), settings.attempts)]
         self.store.update_run_status(run.id, RunStatus.RUNNING, started_at=run.started_at or now_iso())
         sampler = self._sampler()
         status, error = RunStatus.INTERRUPTED.value, None
-        transport = self.transport if self.transport is not None else make_transport(settings.concurrency)
+        # The chat requests skip httpx when they can (transport.py says why); httpx keeps the
+        # few other requests (the server's identity), on aiohttp only when chats go there too.
+        native = None if self.transport is not None else chat_session(
+            timeout_s=settings.timeout_s, concurrency=settings.concurrency)
+        transport = self.transport
+        if transport is None and native is not None and not isinstance(native, WirePool):
+            transport = make_transport(settings.concurrency)
         async with AsyncExitStack() as stack:
             client = await stack.enter_async_context(
                 endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency, transport=transport))
-            # The chat requests skip httpx's models when they can (transport.py says why).
-            native = None if self.transport is not None else chat_session(
-                timeout_s=settings.timeout_s, concurrency=settings.concurrency)
             chat: ChatClient = client
             if native is not None:
                 chat = await stack.enter_async_context(native)
@@ -105,7 +127,7 @@ class RunExecutor:
                 self.store.update_run(
                     run.id,
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
-                    | {"http_transport": transport_name(transport, native=native is not None),
+                    | {"http_transport": transport_name(transport, native=native),
                        "key_check": self.p.key_check},
                 )
                 done_before = len(self.p.goldset.tasks) - len(pending)
@@ -162,45 +184,47 @@ class RunExecutor:
         started = now_iso()
         body = chat_body(task, entry.model, self.p.settings)
 
-        async def send() -> Exchange:
-            return await stream_chat(client, entry.endpoint, body, headers=self.p.headers, timeout_s=self.p.settings.timeout_s)
+        send = partial(stream_chat, client, entry.endpoint, body, headers=self.p.headers, timeout_s=self.p.settings.timeout_s)
 
-        requests: list[AuditRow] = []
+        requests: list[dict[str, Any]] = []
 
         def audit(ex: Exchange) -> None:
-            requests.append(audit_row(ex, endpoint=entry.endpoint, model=entry.model, task_id=task.id,
-                                      attempt=number, run_id=run.id))
+            requests.append(audit_values_of(ex, endpoint=entry.endpoint, model=entry.model, task_id=task.id,
+                                            attempt=number, run_id=run.id))
 
         exchange, retries = await with_retries(send, self.retry, on_exchange=audit, rng=self._rng)
         result, answer = await self._score(task, exchange)
         acc = exchange.acc
         prompt, completion = acc.tokens() if acc else (None, None)
         notes = exchange.notes + (acc.notes if acc else [])
-        record = AttemptRecord(
-            id=f"{run.id}:{task.id}:{number}", run_id=run.id, task_id=task.id, attempt=number,
-            outcome=result.outcome, answer_text=answer.text,
+        outcome, error_class = str(result.outcome), exchange.error_class
+        ttft, e2e = (_round(acc.ttft_ms()), _round(acc.e2e_ms())) if acc else (None, None)
+        # The row itself, not a validated `AttemptRecord` (a sixth of an attempt's CPU at 64
+        # in flight): every value is typed here, and the store validates each row it reads back.
+        row = attempt_values(
+            run_id=run.id, task_id=task.id, attempt=number,
+            outcome=outcome, answer_text=answer.text,
             tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in answer.tool_calls],
             reasoning=answer.reasoning, score_detail=result.detail, score_data=result.data | ({"notes": notes} if notes else {}),
-            isolation=result.isolation, error_class=exchange.error_class, error=exchange.error,
-            ttft_ms=_round(acc.ttft_ms() if acc else None), e2e_ms=_round(acc.e2e_ms() if acc else None),
-            prompt_tokens=prompt, completion_tokens=completion,
-            usage_missing=exchange.error_class is None and (acc is None or acc.usage is None),
+            isolation=result.isolation, error_class=error_class, error=exchange.error,
+            ttft_ms=ttft, e2e_ms=e2e, prompt_tokens=prompt, completion_tokens=completion,
+            usage_missing=error_class is None and (acc is None or acc.usage is None),
             server_timings=acc.timings if acc else None, started_at=started, finished_at=now_iso(),
             retries=retries, finish_reason=acc.finish_reason if acc else None,
         )
-        await self._writer.write(requests, record)  # with its requests' audit rows, in one transaction
+        await self._writer.write(requests, row)  # with its requests' audit rows, in one transaction
         # Observers see an attempt that measured nothing as `not_done`, ending its task for
         # this execution (the store keeps the error for the report's caveat and the resume).
-        shown = record.outcome if measured(record.outcome, record.error_class) else NOT_DONE
+        shown = outcome if measured(outcome, error_class) else NOT_DONE
         self._counts[shown] += 1
         done = shown in TASK_ENDING_OUTCOMES or shown == NOT_DONE or number >= self.p.settings.attempts
         self.observer.on_event(
             AttemptFinished(
-                run.id, run.model_name, task.id, number, shown, done, record.ttft_ms, record.e2e_ms,
+                run.id, run.model_name, task.id, number, shown, done, ttft, e2e,
                 prompt, completion, retries, exchange.error,
             )
         )
-        return record.outcome, record.error_class, record.error
+        return outcome, error_class, exchange.error
 
     async def _score(self, task: Task, exchange: Exchange) -> tuple[ScoreResult, Answer]:
         if exchange.error_class is not None or exchange.acc is None:

@@ -18,23 +18,35 @@ answers and virtual keys. `tests/test_no_ambient_proxy.py` proves it.
 
 from __future__ import annotations
 
+import functools
 import os
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import httpx
+
+from compare_tui.engine.wire import WireConnectError, WireDisconnected, WireError, WirePool
 
 if TYPE_CHECKING:
     import aiohttp
 
-ChatClient: TypeAlias = "httpx.AsyncClient | aiohttp.ClientSession"
-"""What `client.stream_chat` sends through: an httpx client, or `chat_session`'s aiohttp session."""
+ChatClient: TypeAlias = "httpx.AsyncClient | aiohttp.ClientSession | WirePool"
+"""What `client.stream_chat` sends through: an httpx client, an aiohttp session, or
+`chat_session`'s own HTTP/1.1 client (`wire.WirePool`)."""
+
+TRANSPORTS = ("wire", "aiohttp", "httpx")
+"""What `COMPARE_TUI_HTTP_TRANSPORT` may name for a run's chat requests (the first is the default)."""
+
+
+def _wanted() -> str:
+    return os.environ.get("COMPARE_TUI_HTTP_TRANSPORT", TRANSPORTS[0])
 
 
 def _aiohttp_wanted() -> bool:
-    return os.environ.get("COMPARE_TUI_HTTP_TRANSPORT", "aiohttp") != "httpx"
+    return _wanted() != "httpx"
 
 
 def make_transport(concurrency: int) -> httpx.AsyncBaseTransport | None:
@@ -61,17 +73,31 @@ def endpoint_client(
         timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
         transport=transport,
         trust_env=False,
+        verify=tls_context(),
     )
 
 
-def chat_session(*, timeout_s: float, concurrency: int = 1) -> aiohttp.ClientSession | None:
-    """A plain aiohttp session for a run's chat requests (`client.stream_chat` takes it or an
-    httpx client), or None when httpx is forced or aiohttp is missing. Same promises as
-    `endpoint_client`: no ambient proxy (`trust_env=False`), at most `concurrency`
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS settings (certifi's roots), built once per process: loading the
+    roots takes ~15 ms, which a client made per run (or per judge call) would pay each time."""
+    return httpx.create_ssl_context()
+
+
+def chat_session(*, timeout_s: float, concurrency: int = 1) -> WirePool | aiohttp.ClientSession | None:
+    """The client for a run's chat requests (`client.stream_chat` takes it or an httpx
+    client): `wire.WirePool` by default, a plain aiohttp session with
+    `COMPARE_TUI_HTTP_TRANSPORT=aiohttp`, None (httpx) with `=httpx` or when aiohttp is
+    missing. Same promises as `endpoint_client`: no ambient proxy, at most `concurrency`
     connections, at most 10 s to connect; and no redirects followed, no cookies kept (as
     httpx). No per-read timer: `stream_chat` bounds the whole exchange by `timeout_s`, so each
     read is bounded too, without re-arming a timer on every read. The caller closes it."""
-    if not _aiohttp_wanted():
+    wanted = _wanted()
+    if wanted not in TRANSPORTS:
+        raise ValueError(f"COMPARE_TUI_HTTP_TRANSPORT={wanted!r}: name one of {', '.join(TRANSPORTS)}")
+    if wanted == "wire":
+        return WirePool(limit=concurrency, connect_timeout_s=min(10.0, timeout_s))
+    if wanted == "httpx":
         return None
     try:
         import aiohttp
@@ -83,6 +109,18 @@ def chat_session(*, timeout_s: float, concurrency: int = 1) -> aiohttp.ClientSes
         cookie_jar=aiohttp.DummyCookieJar(),
         trust_env=False,
     )
+
+
+class ChatResponse(Protocol):
+    """What `client.stream_chat` reads of a response: `StreamedResponse` (httpx, aiohttp) or
+    the wire client's own response."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    def read(self) -> Awaitable[bytes]: ...
+    def chunks(self) -> AsyncIterator[bytes]: ...
 
 
 @dataclass(slots=True)
@@ -101,7 +139,10 @@ class StreamedResponse:
 async def open_post(client: ChatClient, url: str, payload: bytes, headers: Mapping[str, str]) -> AsyncIterator[StreamedResponse]:
     """POST `payload` through an httpx client or an aiohttp session; the response stays open
     (streaming) until the block ends."""
-    if isinstance(client, httpx.AsyncClient):
+    if isinstance(client, WirePool):
+        async with client.post(url, payload, headers) as wire:
+            yield StreamedResponse(wire.status, wire.headers, wire.read, wire.chunks)
+    elif isinstance(client, httpx.AsyncClient):
         async with client.stream("POST", url, content=payload, headers=dict(headers)) as response:
             # No chunk size: httpx would otherwise hold bytes back until that many arrived,
             # which delays every token to the end of a short answer and ruins TTFT.
@@ -114,13 +155,15 @@ async def open_post(client: ChatClient, url: str, payload: bytes, headers: Mappi
 def probe_client(*, timeout_s: float) -> httpx.Client:
     """A blocking client for one quick probe of an endpoint (health, `/props`): never through
     an ambient proxy, no redirects followed. The caller closes it."""
-    return httpx.Client(timeout=timeout_s, follow_redirects=False, trust_env=False)
+    return httpx.Client(timeout=timeout_s, follow_redirects=False, trust_env=False, verify=tls_context())
 
 
-def transport_name(transport: httpx.AsyncBaseTransport | None, *, native: bool = False) -> str:
-    """What a run records as its `http_transport`: `aiohttp` for `chat_session`, else the
-    transport under httpx."""
-    if native:
+def transport_name(transport: httpx.AsyncBaseTransport | None, *, native: object = None) -> str:
+    """What a run records as its `http_transport`: `wire` or `aiohttp` for `chat_session`'s
+    client (`native`), else the transport under httpx."""
+    if isinstance(native, WirePool):
+        return "wire"
+    if native is not None:
         return "aiohttp"
     return "httpx" if transport is None else type(transport).__module__.split(".")[0]
 
@@ -138,6 +181,12 @@ def classify_exception(exc: BaseException) -> tuple[str, str] | None:
         current = current.__cause__ or current.__context__
     names = {type(e).__name__ for e in chain}
     text = str(exc) or type(exc).__name__
+    if isinstance(exc, WireConnectError):
+        return "connect", text
+    if isinstance(exc, WireDisconnected):
+        return "reset", f"connection broken: {text}"
+    if isinstance(exc, WireError):
+        return "transport", text
     if names & {"ClientConnectorError", "ConnectError", "ConnectionRefusedError", "ClientConnectorDNSError"}:
         return "connect", f"could not connect: {text}"
     if names & {"ServerDisconnectedError", "ClientPayloadError", "ClientOSError", "ConnectionResetError",

@@ -24,7 +24,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from typing import Any
+
 from compare_tui.store import AttemptRecord, AuditRow, Store
+
+Audits = Sequence[AuditRow | dict[str, Any]]
+Attempt = AttemptRecord | dict[str, Any]
+"""A record, or its row already made (`store.rows.attempt_values`/`audit_values`)."""
 
 MAX_BATCH = 512
 """At most this many attempts per transaction (keeps one commit short)."""
@@ -37,14 +43,14 @@ class AttemptWriter:
         self.store = store
         self.inline = inline
         self.max_batch = max_batch
-        self._queue: list[tuple[Sequence[AuditRow], AttemptRecord, asyncio.Future[None]]] = []
+        self._queue: list[tuple[Audits, Attempt, asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.batches = 0
         """Transactions committed (tests and benchmarks read it)."""
         self.waited = 0
         """Of those, committed on a thread because another writer held the lock."""
 
-    async def write(self, audits: Sequence[AuditRow], attempt: AttemptRecord) -> None:
+    async def write(self, audits: Audits, attempt: Attempt) -> None:
         """Queue `attempt` and its requests' audit rows; return once they are committed."""
         if self.inline:
             self.store.record_outcomes([(audits, attempt)])
@@ -54,8 +60,9 @@ class AttemptWriter:
         self._queue.append((audits, attempt, done))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
-        # Shielded: a worker cancelled while waiting must not cancel the commit of the others.
-        await asyncio.shield(done)
+        # A worker cancelled while waiting cancels only its own future: the batch it is in
+        # still commits (the flusher is its own task and skips futures already done).
+        await done
 
     async def drain(self) -> None:
         """Wait until everything queued so far is committed or has failed (errors stay with

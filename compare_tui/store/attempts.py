@@ -31,17 +31,20 @@ class AttemptAccessors(StoreBase):
         self._write(lambda conn: self._upsert(conn, batch))
         return len(batch)
 
-    def record_outcomes(self, outcomes: Sequence[tuple[Sequence[AuditRow], AttemptRecord]], *,
-                        wait: bool = True) -> int | None:
+    def record_outcomes(self, outcomes: Sequence[tuple[Sequence[AuditRow | dict[str, Any]], AttemptRecord | dict[str, Any]]],
+                        *, wait: bool = True) -> int | None:
         """Write finished attempts, each with the audit rows of its requests, in one transaction
         (the engine's group commit): an attempt and its requests land together or not at all,
-        so the audit ledger always matches the attempts. Returns how many attempts.
+        so the audit ledger always matches the attempts. Returns how many attempts. Each
+        attempt and audit row is a record, or a row already made (`rows.attempt_values`,
+        `rows.audit_values`: the engine's hot path).
 
         With `wait=False` nothing waits for the write lock: when another thread or process holds
         it, nothing is written and this returns None (the engine's event loop then hands the
         write to a thread, which waits)."""
-        audits = [rows.to_row(row, columns=rows.AUDIT_COLUMNS) for requests, _ in outcomes for row in requests]
-        batch = [rows.attempt_row(attempt) for _, attempt in outcomes]
+        audits = [row if isinstance(row, dict) else rows.to_row(row, columns=rows.AUDIT_COLUMNS)
+                  for requests, _ in outcomes for row in requests]
+        batch = [attempt if isinstance(attempt, dict) else rows.attempt_row(attempt) for _, attempt in outcomes]
 
         def work(conn: sqlite3.Connection) -> None:
             try:
