@@ -7,8 +7,10 @@ import json
 import platform
 
 import httpx
+import pytest
 
 from compare_tui import __version__
+from compare_tui.engine.wire import WirePool
 from compare_tui.engine.environment import capture_environment, cpu_model, fetch_server_identity
 from tests.support.fake_openai import DEFAULT_PROPS, FakeServer
 
@@ -33,11 +35,18 @@ def test_cpu_model_reads_proc_cpuinfo(tmp_path):
     assert cpu_model(tmp_path / "missing") == (platform.processor() or None)
 
 
-async def test_llama_cpp_identity_keeps_models_build_template_ctx_and_slots():
+@pytest.fixture(params=["httpx", "wire"])
+def identity_client(request):
+    """Either client a run asks the server's identity with: httpx, or the wire client when
+    the run's chats go through it."""
+    return httpx.AsyncClient if request.param == "httpx" else WirePool
+
+
+async def test_llama_cpp_identity_keeps_models_build_template_ctx_and_slots(identity_client):
     template = "{# long template #}" + "x" * 5000
     props = {**DEFAULT_PROPS, "chat_template": template}
     with FakeServer(models=("smollm2-135m",), props=props) as srv:
-        async with httpx.AsyncClient() as client:
+        async with identity_client() as client:
             identity = await fetch_server_identity(client, srv.url + "/",
                                                    {"Authorization": "Bearer sk-virtual"})
         sent = srv.requests
@@ -50,17 +59,17 @@ async def test_llama_cpp_identity_keeps_models_build_template_ctx_and_slots():
     assert all(r.headers["authorization"] == "Bearer sk-virtual" for r in sent)
 
 
-async def test_server_without_props_is_not_an_error():
+async def test_server_without_props_is_not_an_error(identity_client):
     with FakeServer(props=None) as srv:
-        async with httpx.AsyncClient() as client:
+        async with identity_client() as client:
             identity = await fetch_server_identity(client, srv.url, None)
     assert identity["models"] == {"ids": ["fake-model"]} and identity["props"] is None
 
 
-async def test_unreachable_or_odd_servers_are_recorded_never_raised():
+async def test_unreachable_or_odd_servers_are_recorded_never_raised(identity_client):
     with FakeServer() as srv:
         dead = srv.url
-    async with httpx.AsyncClient() as client:
+    async with identity_client() as client:
         identity = await fetch_server_identity(client, dead, {"Authorization": "Bearer secret"},
                                                timeout=2)
     assert "ConnectError" in identity["models"]["error"]

@@ -54,6 +54,24 @@ def test_sse_framing_does_not_depend_on_how_bytes_arrive(stream):
 
 
 @FUZZ
+@given(sse_streams())
+def test_the_data_only_reading_gives_each_events_data_as_framing_does(stream):
+    """`feed_data` (the run's folded stream) gives the data `feed` gives, event for event,
+    however the bytes arrive; bytes only where `feed` would decode them to the same text."""
+    data, cuts = stream
+    framer, got, last = SseFramer(), [], 0
+    try:
+        whole = [event for event, _ in _frame(data, cuts)]
+        for cut in [*cuts, len(data)]:
+            got += framer.feed_data(data[last:cut])
+            last = cut
+        got += [event.data for event in framer.close(0)]
+    except SseError:
+        return
+    assert [d.decode("utf-8", errors="replace") if isinstance(d, bytes) else d for d in got] == whole
+
+
+@FUZZ
 @given(st.lists(json_values, max_size=6))
 def test_stream_accumulator_takes_any_chunk_or_refuses_it_as_malformed(chunks):
     acc = StreamAccumulator(sent_ns=0)
@@ -100,3 +118,23 @@ def test_a_chunk_is_read_exactly_as_json_loads_reads_it(data):
             return type(exc)
 
     assert read(_chunk) == read(json.loads)
+
+
+@FUZZ
+@given(st.one_of(json_objects.map(lambda o: _dumps(o).encode()), st.binary(max_size=40),
+                 st.tuples(json_objects.map(lambda o: _dumps(o).encode()), st.binary(max_size=4)).map(b"".join)))
+def test_a_chunk_given_as_bytes_is_read_as_its_replaced_text_would_be(data):
+    """The framer hands the run's reader an event's bytes undecoded (`SseFramer.feed_data`):
+    `client._chunk` must read them as `json.loads` reads the text `feed` would have given
+    (bad UTF-8 replaced, not refused)."""
+    import json
+
+    from compare_tui.engine.client import _chunk
+
+    def read(parse, value):
+        try:
+            return _dumps(parse(value))
+        except ValueError as exc:
+            return type(exc)
+
+    assert read(_chunk, data) == read(json.loads, data.decode("utf-8", errors="replace"))

@@ -285,11 +285,11 @@ async def _read_stream(response: ChatResponse, ex: Exchange) -> None:
         async for chunk in response.chunks():
             arrived = time.perf_counter_ns()  # stamp before any parsing
             ex.bytes_in += len(chunk)
-            for event in framer.feed(chunk, arrived):
-                if event.data.strip() == "[DONE]":
+            for data in framer.feed_data(chunk):
+                if data.strip() in _DONE:
                     done = True
                     break
-                acc.feed(_chunk(event.data), event.arrived_ns)
+                acc.feed(_chunk(data), arrived)
                 if acc.error is not None:
                     break
             if done or acc.error is not None:
@@ -318,6 +318,9 @@ async def _read_stream(response: ChatResponse, ex: Exchange) -> None:
         ex.notes.append("the server sent no usage; tokens not recorded")
 
 
+_DONE = (b"[DONE]", "[DONE]")
+"""The event that ends an OpenAI stream, as `SseFramer.feed_data` gives it (bytes or text)."""
+
 _to_json = msgspec.json.Encoder().encode
 _from_json = msgspec.json.Decoder().decode
 
@@ -331,13 +334,16 @@ def _encode(body: dict[str, Any]) -> bytes:
         return json.dumps(body, ensure_ascii=False).encode()
 
 
-def _chunk(data: str) -> Any:
+def _chunk(data: str | bytes) -> Any:
     """One event's JSON, exactly as `json.loads` reads it: msgspec's reading (a third of the
     cost), and the stdlib's answer or error for what msgspec refuses (`NaN`, a lone surrogate)."""
     try:
         return _from_json(data)
     except ValueError:
-        return json.loads(data)
+        pass
+    if isinstance(data, bytes):  # as the framer's text would be: bad UTF-8 replaced, not refused
+        data = data.decode("utf-8", errors="replace")
+    return json.loads(data)
 
 
 def _classify_status(response: ChatResponse, raw: bytes, ex: Exchange) -> None:

@@ -7,7 +7,9 @@ is None, and a server that will not answer is recorded as {"error": ...}, never 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
 import os
 import platform
 import socket
@@ -18,6 +20,7 @@ from typing import Any, Mapping
 import httpx
 
 from compare_tui import __version__
+from compare_tui.engine.wire import WireError, WirePool
 
 TEMPLATE_KEEP_CHARS = 2000
 """How much of a chat template is stored verbatim; the sha256 covers the whole of it."""
@@ -62,20 +65,41 @@ def _server_root(base_url: str) -> str:
     return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
-async def _get_json(client: httpx.AsyncClient, url: str, headers: Mapping[str, str] | None,
+async def _get_json(client: httpx.AsyncClient | WirePool, url: str, headers: Mapping[str, str] | None,
                     timeout: float) -> Any:
     """GET and parse JSON; raises with a message fit to store (never echoing the headers,
     which may hold a key)."""
+    if isinstance(client, WirePool):
+        status, raw = await _wire_get(client, url, headers, timeout)
+    else:
+        try:
+            response = await client.get(url, headers=headers, timeout=timeout)
+        except httpx.HTTPError as exc:
+            raise LookupError(f"GET {url} failed: {type(exc).__name__}: {exc}") from None
+        status, raw = response.status_code, response.content
+    if status != 200:
+        raise LookupError(f"GET {url} returned HTTP {status}")
     try:
-        response = await client.get(url, headers=headers, timeout=timeout)
-    except httpx.HTTPError as exc:
-        raise LookupError(f"GET {url} failed: {type(exc).__name__}: {exc}") from None
-    if response.status_code != 200:
-        raise LookupError(f"GET {url} returned HTTP {response.status_code}")
-    try:
-        return response.json()
+        return json.loads(raw)
     except ValueError:
         raise LookupError(f"GET {url} did not return JSON") from None
+
+
+async def _wire_get(client: WirePool, url: str, headers: Mapping[str, str] | None, timeout: float) -> tuple[int, bytes]:
+    try:
+        async with asyncio.timeout(timeout):
+            response = await client.request(url, b"", headers or {}, method="GET")
+            try:
+                raw = await response.read()
+            except BaseException:
+                client.release(response, failed=True)
+                raise
+            client.release(response)
+    except TimeoutError:
+        raise LookupError(f"GET {url} failed: no answer within {timeout:g} s") from None
+    except WireError as exc:
+        raise LookupError(f"GET {url} failed: {type(exc).__name__}: {exc}") from None
+    return response.status, raw
 
 
 def _props_identity(props: Any) -> dict[str, Any]:
@@ -99,7 +123,7 @@ def _props_identity(props: Any) -> dict[str, Any]:
     return out
 
 
-async def fetch_server_identity(client: httpx.AsyncClient, base_url: str,
+async def fetch_server_identity(client: httpx.AsyncClient | WirePool, base_url: str,
                                 headers: Mapping[str, str] | None = None, *,
                                 timeout: float = 10.0) -> dict[str, Any]:
     """Ask the server what it is: model ids from `{base}/models`, and for llama.cpp the

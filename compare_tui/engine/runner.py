@@ -109,19 +109,23 @@ class RunExecutor:
         self.store.update_run_status(run.id, RunStatus.RUNNING, started_at=run.started_at or now_iso())
         sampler = self._sampler()
         status, error = RunStatus.INTERRUPTED.value, None
-        # The chat requests skip httpx when they can (transport.py says why); httpx keeps the
-        # few other requests (the server's identity), on aiohttp only when chats go there too.
+        # The chat requests skip httpx when they can (transport.py says why); so does the
+        # server's identity when they go through the wire client, which sends it too.
         native = None if self.transport is not None else chat_session(
             timeout_s=settings.timeout_s, concurrency=settings.concurrency)
         transport = self.transport
         if transport is None and native is not None and not isinstance(native, WirePool):
             transport = make_transport(settings.concurrency)
         async with AsyncExitStack() as stack:
-            client = await stack.enter_async_context(
-                endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency, transport=transport))
-            chat: ChatClient = client
-            if native is not None:
-                chat = await stack.enter_async_context(native)
+            client: httpx.AsyncClient | WirePool
+            chat: ChatClient
+            if isinstance(native, WirePool):
+                client = chat = await stack.enter_async_context(native)
+            else:
+                client = chat = await stack.enter_async_context(
+                    endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency, transport=transport))
+                if native is not None:
+                    chat = await stack.enter_async_context(native)
             try:
                 identity = await fetch_server_identity(client, self.p.entry.endpoint, self.p.headers)
                 self.store.update_run(

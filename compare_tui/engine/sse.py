@@ -12,6 +12,8 @@ import re
 from typing import NamedTuple
 
 _BOUNDARY = re.compile(rb"\r\n\r\n|\n\n|\r\r|\r\n\n|\n\r\n")
+_DATA_EVENT = re.compile(rb"data: ([^\n]*)\n\n")
+"""The usual event: one `data: ` line and a blank line."""
 _MAX_PENDING = 16 * 1024 * 1024  # an event larger than this is a broken stream, not data
 
 
@@ -63,6 +65,26 @@ class SseFramer:
             if event is not None:
                 events.append(event)
         return self._bounded(events)
+
+    def feed_data(self, chunk: bytes) -> list[bytes | str]:
+        """What `feed` gives, as the data of each event alone (no name, no time): bytes when
+        every complete event is the usual one-line `data: ` event (found by one regex search,
+        a quarter of `feed`'s cost; a run's folded stream needs nothing else), else text."""
+        self._buffer += chunk
+        if b"\r" not in self._buffer:
+            end = self._buffer.rfind(b"\n\n") + 2
+            if end < 2:
+                return self._bounded_data([])
+            datas: list[bytes] = _DATA_EVENT.findall(self._buffer, 0, end)
+            # The events tile the buffer up to `end` only when their lengths add up to it.
+            if sum(map(len, datas)) + 8 * len(datas) == end:
+                self._buffer = self._buffer[end:]
+                return self._bounded_data(list(datas))
+        return [event.data for event in self.feed(b"", 0)]
+
+    def _bounded_data(self, datas: list[bytes | str]) -> list[bytes | str]:
+        self._bounded([])
+        return datas
 
     def _bounded(self, events: list[SseEvent]) -> list[SseEvent]:
         """`events`, unless what is left pending has grown past the bound (a stream that never

@@ -1,10 +1,10 @@
-"""A small HTTP/1.1 client on asyncio's protocols, for the chat requests of a run.
+"""A small HTTP/1.1 client on asyncio's protocols, for the requests of a run.
 
 Why not aiohttp here: at 64 requests in flight a run is CPU-bound on one core, and aiohttp's
 request and response objects (URL and header models, its stream reader, tracing hooks, a
 timer per request) cost more than everything the engine does with an answer. A chat
 request needs one thing HTTP can do: POST a JSON body and read the response, streamed, on a
-kept-alive connection. This module does exactly that and no more (bench/RESULTS.md, "Engine
+kept-alive connection (and a GET, for the server's identity). This module does exactly that and no more (bench/RESULTS.md, "Engine
 overhead", measures the difference); every other client keeps httpx (`transport.py`).
 
 What it does: HTTP/1.1 over TCP or TLS (`https:`), one connection per request in flight up to
@@ -421,7 +421,7 @@ class WirePool:
         self._origin: dict[_Connection, tuple[str, str, int]] = {}
         self._open = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
-        self._targets: dict[str, tuple[tuple[str, str, int], bytes]] = {}
+        self._targets: dict[tuple[str, str], tuple[tuple[str, str, int], bytes]] = {}
         self._header_lines: dict[tuple[tuple[str, str], ...], bytes] = {}
         self._closed = False
         self.connections_made = 0
@@ -444,16 +444,22 @@ class WirePool:
         self._waiters.clear()
         await asyncio.sleep(0)  # let the transports' close callbacks run
 
-    async def request(self, url: str, payload: bytes, headers: Mapping[str, str]) -> _Response:
-        """Send a POST and return its response once the head has arrived; hand it back with
-        `release` when done with it (also after an error)."""
-        origin, request_line = self._target(url)
+    async def request(self, url: str, payload: bytes, headers: Mapping[str, str], *, method: str = "POST") -> _Response:
+        """Send a POST of `payload` (or a GET, which sends none) and return its response once
+        the head has arrived; hand it back with `release` when done with it (also after an
+        error)."""
+        if method not in ("POST", "GET"):
+            raise ValueError(f"the wire client sends POST and GET, not {method}")
+        origin, request_line = self._target(method, url)
         fields = self._fields(headers)
         conn = await self._acquire(origin)
         response = _Response(conn)
         conn.response = response
         assert conn.transport is not None
-        conn.transport.write(b"%s%sContent-Length: %d\r\n\r\n%s" % (request_line, fields, len(payload), payload))
+        if method == "POST":
+            conn.transport.write(b"%s%sContent-Length: %d\r\n\r\n%s" % (request_line, fields, len(payload), payload))
+        else:
+            conn.transport.write(b"%s%s\r\n" % (request_line, fields))
         try:
             await response.head()
         except BaseException:
@@ -500,8 +506,8 @@ class WirePool:
             self._header_lines[key] = b"".join(lines)
         return b"".join(lines)
 
-    def _target(self, url: str) -> tuple[tuple[str, str, int], bytes]:
-        known = self._targets.get(url)
+    def _target(self, method: str, url: str) -> tuple[tuple[str, str, int], bytes]:
+        known = self._targets.get((method, url))
         if known is not None:
             return known
         parts = urlsplit(url)
@@ -513,8 +519,8 @@ class WirePool:
         host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
         authority = host if default else f"{host}:{port}"
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        line = f"POST {path} HTTP/1.1\r\nHost: {authority}\r\n".encode("latin-1")
-        self._targets[url] = (origin, line)
+        line = f"{method} {path} HTTP/1.1\r\nHost: {authority}\r\n".encode("latin-1")
+        self._targets[(method, url)] = (origin, line)
         return origin, line
 
     async def _acquire(self, origin: tuple[str, str, int]) -> _Connection:
