@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from compare_tui.engine.client import stream_chat
 from compare_tui.engine.transport import classify_exception
 from compare_tui.engine.wire import WireConnectError, WireDisconnected, WirePool, WireProtocolError
-from tests.support.fake_openai import FakeServer, reset, text
+from tests.support.fake_openai import Answer, FakeServer, reset, text
 
 
 class RawServer:
@@ -218,3 +218,30 @@ async def test_stream_chat_through_the_wire_client_reads_an_answer_and_classifie
 def _body(task: str) -> dict:
     return {"model": "fake-model", "stream": True, "stream_options": {"include_usage": True},
             "messages": [{"role": "user", "content": task}]}
+
+
+async def test_a_request_past_its_timeout_fails_as_a_timeout_and_frees_its_connection():
+    never_ends = [HEAD, b"5\r\nhello\r\n"]
+    async with RawServer([never_ends, [HEAD + chunked(b"next")]]) as server, WirePool(limit=1) as pool:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        response = await pool.request(server.url, b"{}", {}, timeout_s=0.3)
+        with pytest.raises(TimeoutError, match="within 0.3 s"):
+            await response.read()
+        pool.release(response, failed=True)
+        took = loop.time() - started
+        assert 0.3 <= took < 0.3 + 0.2  # the deadline, give or take the pool's tick
+        # In time: answered, not failed, and the reaper stops once nothing is watched.
+        response = await pool.request(server.url, b"{}", {}, timeout_s=5)
+        assert await response.read() == b"next"
+        pool.release(response)
+        assert not pool._deadlines
+
+
+async def test_stream_chat_through_the_wire_client_times_out_as_timeout():
+    script = {"slow": Answer(text="billing", headers_delay_s=1.0)}
+    with FakeServer(script) as server:
+        async with WirePool(limit=1) as pool:
+            slow = await stream_chat(pool, server.url, _body("slow"), timeout_s=0.2)
+    assert slow.error_class == "timeout" and slow.error == "no complete answer within 0.2 s"
+    assert 150 <= slow.duration_ms < 600

@@ -156,16 +156,18 @@ async def _send(
     ex.sent_ns = time.perf_counter_ns()
     url = chat_url(endpoint)
     try:
-        async with asyncio.timeout(timeout_s):
-            if isinstance(client, WirePool):  # no context-manager layers on the hot path
-                response = await client.request(url, payload, request_headers)
-                try:
-                    await _answer(response, ex, read)
-                except BaseException:
-                    client.release(response, failed=True)
-                    raise
-                client.release(response)
-            else:
+        if isinstance(client, WirePool):
+            # No context-manager layers on the hot path, and no timer per request: the pool
+            # keeps every deadline on one timer (`wire.WirePool.request`).
+            response = await client.request(url, payload, request_headers, timeout_s=timeout_s)
+            try:
+                await _answer(response, ex, read)
+            except BaseException:
+                client.release(response, failed=True)
+                raise
+            client.release(response)
+        else:
+            async with asyncio.timeout(timeout_s):
                 async with open_post(client, url, payload, request_headers) as streamed:
                     await _answer(streamed, ex, read)
     except TimeoutError:

@@ -47,42 +47,51 @@ class StreamAccumulator:
         if not isinstance(chunk, dict):
             raise ValueError(f"a stream chunk is {type(chunk).__name__}, not a JSON object")
         self.chunks += 1
-        if chunk.get("error") is not None:
+        get = chunk.get
+        error = get("error")
+        if error is not None:
             # An error payload inside a 200 stream (vLLM does this): the attempt failed.
-            self.error = _error_text(chunk["error"])
+            self.error = _error_text(error)
             return
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = chunk["usage"]
-        if isinstance(chunk.get("timings"), dict):
-            self.timings = chunk["timings"]
-        choices = chunk.get("choices")
-        for choice in choices if isinstance(choices, list) else ():
-            if isinstance(choice, dict):
-                self._feed_choice(choice, arrived_ns)
+        usage = get("usage")
+        if usage is not None and isinstance(usage, dict):
+            self.usage = usage
+        timings = get("timings")
+        if timings is not None and isinstance(timings, dict):
+            self.timings = timings
+        choices = get("choices")
+        if isinstance(choices, list):
+            for choice in choices:
+                if isinstance(choice, dict):
+                    self._feed_choice(choice, arrived_ns)
 
     def _feed_choice(self, choice: dict[str, Any], arrived_ns: int) -> None:
-        if choice.get("finish_reason"):
-            self.finish_reason = choice["finish_reason"]
-        delta = choice.get("delta") or choice.get("message") or {}
+        get = choice.get
+        finish_reason = get("finish_reason")
+        if finish_reason:
+            self.finish_reason = finish_reason
+        delta = get("delta") or get("message") or {}
         if not isinstance(delta, dict):
             return
         token = False
-        content = delta.get("content")
-        if isinstance(content, str) and content:
+        get = delta.get
+        content = get("content")
+        if content and isinstance(content, str):
             self.text.append(content)
             token = True
             if self.first_content_ns is None:
                 self.first_content_ns = arrived_ns
         for key in ("reasoning_content", "reasoning"):
-            value = delta.get(key)
-            if isinstance(value, str) and value:
+            value = get(key)
+            if value and isinstance(value, str):
                 self.reasoning.append(value)
                 token = True
-        raw_calls = delta.get("tool_calls")
-        for raw in raw_calls if isinstance(raw_calls, list) else ():
-            if isinstance(raw, dict):
-                self._feed_call(raw)
-                token = True
+        raw_calls = get("tool_calls")
+        if isinstance(raw_calls, list):
+            for raw in raw_calls:
+                if isinstance(raw, dict):
+                    self._feed_call(raw)
+                    token = True
         if token:
             if self.first_token_ns is None:
                 self.first_token_ns = arrived_ns

@@ -59,6 +59,11 @@ class WireProtocolError(WireError):
     """The bytes that came back are not an HTTP/1.1 response this client can read."""
 
 
+class WireTimeout(WireError, TimeoutError):
+    """The response did not end within the request's `timeout_s` (a `TimeoutError`, as
+    `asyncio.timeout` raises)."""
+
+
 _HEAD, _BODY_CHUNK_SIZE, _BODY_CHUNK_DATA, _BODY_CHUNK_CRLF, _TRAILERS, _BODY_LENGTH, _BODY_CLOSE, _DONE = range(8)
 
 
@@ -423,6 +428,10 @@ class WirePool:
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._targets: dict[tuple[str, str], tuple[tuple[str, str, int], bytes]] = {}
         self._header_lines: dict[tuple[tuple[str, str], ...], bytes] = {}
+        self._deadlines: dict[_Response, tuple[float, float]] = {}
+        """Each watched response's deadline (loop time) and its timeout in seconds."""
+        self._reaper: asyncio.TimerHandle | None = None
+        self._tick = 1.0
         self._closed = False
         self.connections_made = 0
         """Connections opened so far (tests read it to see reuse)."""
@@ -435,6 +444,10 @@ class WirePool:
 
     async def close(self) -> None:
         self._closed = True
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
+        self._deadlines.clear()
         for conn in list(self._origin):
             conn.close()
         self._idle.clear()
@@ -444,17 +457,25 @@ class WirePool:
         self._waiters.clear()
         await asyncio.sleep(0)  # let the transports' close callbacks run
 
-    async def request(self, url: str, payload: bytes, headers: Mapping[str, str], *, method: str = "POST") -> _Response:
+    async def request(self, url: str, payload: bytes, headers: Mapping[str, str], *, method: str = "POST",
+                      timeout_s: float | None = None) -> _Response:
         """Send a POST of `payload` (or a GET, which sends none) and return its response once
         the head has arrived; hand it back with `release` when done with it (also after an
-        error)."""
+        error). With `timeout_s`, the whole exchange until `release` (waiting for a
+        connection, its head, its body) ends in `WireTimeout` once that much time has passed,
+        give or take a tenth of it: the pool checks every deadline at once on one timer,
+        instead of arming and cancelling a timer per request (`asyncio.timeout`)."""
         if method not in ("POST", "GET"):
             raise ValueError(f"the wire client sends POST and GET, not {method}")
         origin, request_line = self._target(method, url)
         fields = self._fields(headers)
-        conn = await self._acquire(origin)
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout_s is None else loop.time() + timeout_s
+        conn = await self._acquire(origin, deadline)
         response = _Response(conn)
         conn.response = response
+        if deadline is not None and timeout_s is not None:
+            self._watch(loop, response, deadline, timeout_s)
         assert conn.transport is not None
         if method == "POST":
             conn.transport.write(b"%s%sContent-Length: %d\r\n\r\n%s" % (request_line, fields, len(payload), payload))
@@ -470,6 +491,7 @@ class WirePool:
     def release(self, response: _Response, *, failed: bool = False) -> None:
         """Done with `response`: its connection is reused once the response has ended
         cleanly; with `failed` (the reader raised or was cancelled) it is closed."""
+        self._deadlines.pop(response, None)
         conn = response._conn
         if failed:
             response.discard = True
@@ -523,7 +545,30 @@ class WirePool:
         self._targets[(method, url)] = (origin, line)
         return origin, line
 
-    async def _acquire(self, origin: tuple[str, str, int]) -> _Connection:
+    def _watch(self, loop: asyncio.AbstractEventLoop, response: _Response, deadline: float, timeout_s: float) -> None:
+        self._deadlines[response] = (deadline, timeout_s)
+        tick = min(1.0, max(0.01, timeout_s / 10))
+        if self._reaper is None or tick < self._tick:
+            if self._reaper is not None:
+                self._reaper.cancel()
+            self._tick = tick
+            self._reaper = loop.call_later(tick, self._reap)
+
+    def _reap(self) -> None:
+        """Fail every response past its deadline; look again in a tick while any is watched."""
+        self._reaper = None
+        now = asyncio.get_running_loop().time()
+        for response, (deadline, timeout_s) in list(self._deadlines.items()):
+            if deadline <= now:
+                del self._deadlines[response]
+                response.fail(WireTimeout(f"no complete answer within {timeout_s:g} s"))
+                response._conn.close()
+        if self._deadlines:
+            self._reaper = asyncio.get_running_loop().call_later(self._tick, self._reap)
+        else:
+            self._tick = 1.0
+
+    async def _acquire(self, origin: tuple[str, str, int], deadline: float | None = None) -> _Connection:
         while True:
             if self._closed:
                 raise WireConnectError("the client was closed")
@@ -546,7 +591,8 @@ class WirePool:
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             try:
-                await waiter
+                async with asyncio.timeout_at(deadline):  # rare: more requests than connections
+                    await waiter
             except asyncio.CancelledError:
                 if waiter.done() and not waiter.cancelled():
                     self._wake_one()  # the slot it was woken for goes to the next in line

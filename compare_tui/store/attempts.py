@@ -48,7 +48,7 @@ class AttemptAccessors(StoreBase):
 
         def work(conn: sqlite3.Connection) -> None:
             try:
-                conn.executemany(rows.INSERT_AUDIT, audits)
+                conn.executemany(rows.INSERT_AUDIT, [rows.audit_params(row) for row in audits])
             except sqlite3.IntegrityError:
                 run_ids = sorted({row["run_id"] for row in audits})
                 raise StoreError(f"cannot audit requests of run {', '.join(run_ids)}: no such run in {self.path}") from None
@@ -65,7 +65,7 @@ class AttemptAccessors(StoreBase):
 
     def _upsert(self, conn: sqlite3.Connection, batch: list[dict[str, Any]]) -> None:
         try:
-            conn.executemany(rows.UPSERT_ATTEMPT, batch)
+            conn.executemany(rows.UPSERT_ATTEMPT, [rows.attempt_params(row) for row in batch])
         except sqlite3.IntegrityError:
             run_ids = sorted({row["run_id"] for row in batch})
             raise StoreError(
@@ -116,7 +116,7 @@ class AttemptAccessors(StoreBase):
 
         def work(conn: sqlite3.Connection) -> int:
             try:
-                return int(conn.execute(rows.INSERT_AUDIT, data).lastrowid or 0)
+                return int(conn.execute(rows.INSERT_AUDIT, rows.audit_params(data)).lastrowid or 0)
             except sqlite3.IntegrityError:
                 raise StoreError(f"cannot audit a request of run {row.run_id}: no such run in {self.path}") from None
 

@@ -7,6 +7,7 @@ statements are written once and used by every write.
 from __future__ import annotations
 
 import json
+import operator
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -26,13 +27,18 @@ AUDIT_COLUMNS = tuple(name for name in AuditRow.model_fields if name != "id")
 REVIEW_COLUMNS = tuple(name for name in ReviewRecord.model_fields if name != "id")
 
 
+_ENCODE = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+"""`json.dumps(value, sort_keys=True, ensure_ascii=False)`, without making an encoder per call
+(which `json.dumps` does whenever it is given options: half the cost of a small value)."""
+
+
 def _dumps(value: Any) -> str | None:
     # sort_keys: the same record always gives the same bytes (diffable, digest-stable).
     if value is None:
         return None
     if not value and type(value) in (list, dict):  # most attempts' tool calls and score data
         return "[]" if type(value) is list else "{}"
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return _ENCODE(value)
 
 
 def to_row(record: BaseModel, json_fields: frozenset[str] = frozenset(),
@@ -80,18 +86,24 @@ def _fields(model: type[BaseModel]) -> frozenset[str]:
     return _FIELD_CACHE[model]
 
 
-def insert_sql(table: str, columns: tuple[str, ...], verb: str = "INSERT") -> str:
-    """`verb INTO table (cols) VALUES (:cols)` with named parameters."""
+def insert_sql(table: str, columns: tuple[str, ...], verb: str = "INSERT", *, positional: bool = False) -> str:
+    """`verb INTO table (cols) VALUES (:cols)` with named parameters, or `?` ones."""
     names = ", ".join(columns)
-    params = ", ".join(f":{c}" for c in columns)
+    params = ", ".join("?" if positional else f":{c}" for c in columns)
     return f"{verb} INTO {table} ({names}) VALUES ({params})"
 
 
 INSERT_RUN = insert_sql("runs", RUN_COLUMNS)
+# The two the engine writes per request take positional parameters, from a row by
+# `attempt_params`/`audit_params`: SQLite binds them a quarter faster than named ones.
 # REPLACE keyed by the deterministic id: writing the same attempt twice leaves one row.
-UPSERT_ATTEMPT = insert_sql("attempts", ATTEMPT_COLUMNS, "INSERT OR REPLACE")
-INSERT_AUDIT = insert_sql("audit", AUDIT_COLUMNS)
+UPSERT_ATTEMPT = insert_sql("attempts", ATTEMPT_COLUMNS, "INSERT OR REPLACE", positional=True)
+INSERT_AUDIT = insert_sql("audit", AUDIT_COLUMNS, positional=True)
 INSERT_REVIEW = insert_sql("reviews", REVIEW_COLUMNS)
+attempt_params = operator.itemgetter(*ATTEMPT_COLUMNS)
+"""An attempt row's values in `UPSERT_ATTEMPT`'s order."""
+audit_params = operator.itemgetter(*AUDIT_COLUMNS)
+"""An audit row's values in `INSERT_AUDIT`'s order."""
 
 
 def _defaults(model: type[BaseModel], columns: tuple[str, ...], json_fields: frozenset[str]) -> dict[str, Any]:
