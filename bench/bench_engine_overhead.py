@@ -1,5 +1,6 @@
 """Harness overhead: the engine beside two minimal raw streaming clients, in one run: httpx, and
-aiohttp (the real floor of a Python client; the engine's own transport is aiohttp).
+aiohttp (the floor of a Python HTTP library client; the engine sends through its own smaller
+client, `engine/wire.py`, whose raw cost `bench_engine_costs.py` measures).
 
 All three talk to the zero-delay loopback SSE server (tests/support/fake_openai.py) at the same
 concurrency; blocks alternate (httpx, aiohttp, engine, httpx, …) so machine drift hits all.

@@ -235,3 +235,11 @@ async def test_tokens_are_timed_as_they_arrive_not_when_the_stream_ends(tmp_path
     attempt = _by_task(store, run_id)["a"]
     assert attempt.outcome == "pass"
     assert attempt.e2e_ms - attempt.ttft_ms >= 4 * 150 * 0.9
+
+
+def test_an_unknown_transport_in_the_environment_refuses_the_run_before_anything_is_written(tmp_path, store, monkeypatch):
+    monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", "curl")
+    goldset = load(write_set(tmp_path / "set", {"t1": "billing"}))
+    with pytest.raises(RunRefusedError, match="COMPARE_TUI_HTTP_TRANSPORT='curl' names no transport: set it to wire, aiohttp, httpx"):
+        prepare_run(store, goldset, hosted_entry("http://127.0.0.1:9/v1"), RunOverrides(), environ={})
+    assert store.list_runs() == []

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 import httpx
 
 from compare_tui.engine.wire import WireConnectError, WireDisconnected, WireError, WirePool
+from compare_tui.errors import CompareTuiError
 
 if TYPE_CHECKING:
     import aiohttp
@@ -41,8 +42,21 @@ TRANSPORTS = ("wire", "aiohttp", "httpx")
 """What `COMPARE_TUI_HTTP_TRANSPORT` may name for a run's chat requests (the first is the default)."""
 
 
+class TransportChoiceError(CompareTuiError):
+    """`COMPARE_TUI_HTTP_TRANSPORT` names a transport that does not exist."""
+
+
 def _wanted() -> str:
     return os.environ.get("COMPARE_TUI_HTTP_TRANSPORT", TRANSPORTS[0])
+
+
+def check_transport_choice() -> None:
+    """Raise `TransportChoiceError` when `COMPARE_TUI_HTTP_TRANSPORT` names no transport
+    (`prepare_run` asks before it writes anything)."""
+    wanted = _wanted()
+    if wanted not in TRANSPORTS:
+        raise TransportChoiceError(f"COMPARE_TUI_HTTP_TRANSPORT={wanted!r} names no transport: set it to "
+                                   f"{', '.join(TRANSPORTS)}, or unset it for {TRANSPORTS[0]}")
 
 
 def _aiohttp_wanted() -> bool:
@@ -92,9 +106,8 @@ def chat_session(*, timeout_s: float, concurrency: int = 1) -> WirePool | aiohtt
     connections, at most 10 s to connect; and no redirects followed, no cookies kept (as
     httpx). No per-read timer: `stream_chat` bounds the whole exchange by `timeout_s`, so each
     read is bounded too, without re-arming a timer on every read. The caller closes it."""
+    check_transport_choice()
     wanted = _wanted()
-    if wanted not in TRANSPORTS:
-        raise ValueError(f"COMPARE_TUI_HTTP_TRANSPORT={wanted!r}: name one of {', '.join(TRANSPORTS)}")
     if wanted == "wire":
         return WirePool(limit=concurrency, connect_timeout_s=min(10.0, timeout_s))
     if wanted == "httpx":

@@ -30,6 +30,8 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
 
+from compare_tui.errors import CompareTuiError
+
 MAX_HEAD_BYTES = 64 * 1024
 """A response head (status line and headers) longer than this is not HTTP we read."""
 PAUSE_BYTES = 4 * 1024 * 1024
@@ -43,8 +45,9 @@ _DIGITS = re.compile(rb"[0-9]{1,18}")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
-class WireError(OSError):
-    """A failure of the HTTP exchange itself (not an HTTP error status)."""
+class WireError(CompareTuiError, OSError):
+    """A failure of the HTTP exchange itself (not an HTTP error status). An `OSError` too, as
+    the other clients' network failures are."""
 
 
 class WireConnectError(WireError):
