@@ -7,7 +7,8 @@ negative Δ would mean the client clock is wrong. Also Δ_dec = (last − first 
 server's `predicted_ms`.
 
 Uses the embedded default (`compare-tui local up`), one request at a time (concurrency 1, so no
-request waits for a slot), unique prompts with `cache_prompt: false`.
+request waits for a slot), unique prompts with `cache_prompt: false`, sent through the client a
+run uses (`COMPARE_TUI_HTTP_TRANSPORT` picks another).
 
     PYTHONPATH=. .venv/bin/python bench/bench_ttft_accuracy.py [--requests 40] [--model smollm2-135m]
 """
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from compare_tui.catalogue import load_catalogue  # noqa: E402
 from compare_tui.engine.client import stream_chat  # noqa: E402
+from compare_tui.engine.transport import chat_session, transport_name  # noqa: E402
 from compare_tui.local import down, up  # noqa: E402
 
 WORDS = "ticket invoice refund shipping account password login billing order parcel".split()
@@ -38,9 +40,13 @@ def prompt(i: int) -> str:
     return f"Request {i}: summarise in one line. {body}"
 
 
-async def measure(endpoint: str, model: str, n: int) -> list[tuple[float, float, int]]:
+async def measure(endpoint: str, model: str, n: int) -> tuple[list[tuple[float, float, int]], str]:
     out = []
-    async with httpx.AsyncClient(timeout=120) as client:
+    # The client a run sends through (`transport.chat_session`: the wire client unless
+    # COMPARE_TUI_HTTP_TRANSPORT says aiohttp or httpx).
+    native = chat_session(timeout_s=120, concurrency=1)
+    used = transport_name(None, native=native)
+    async with native if native is not None else httpx.AsyncClient(timeout=120, trust_env=False) as client:
         for i in range(n):
             body = {
                 "model": model, "messages": [{"role": "user", "content": prompt(i)}], "stream": True,
@@ -55,7 +61,7 @@ async def measure(endpoint: str, model: str, n: int) -> list[tuple[float, float,
             delta = acc.ttft_ms() - acc.timings["prompt_ms"]
             decode = (acc.last_token_ns - acc.first_token_ns) / 1e6 - acc.timings.get("predicted_ms", 0.0)
             out.append((delta, decode, int(acc.timings.get("prompt_n", 0))))
-    return out
+    return out, used
 
 
 def main() -> None:
@@ -67,7 +73,7 @@ def main() -> None:
     cluster = up([args.model], parallel=1, ctx=4096)
     try:
         entry = load_catalogue(cluster.catalogue_path).get(args.model)
-        rows = asyncio.run(measure(entry.endpoint, entry.model, args.requests))
+        rows, used = asyncio.run(measure(entry.endpoint, entry.model, args.requests))
     finally:
         if not cluster.reused:
             down([args.model])
@@ -80,7 +86,7 @@ def main() -> None:
         "",
         f"Command: `PYTHONPATH=. .venv/bin/python bench/bench_ttft_accuracy.py --requests {args.requests} --model {args.model}`",
         f"{len(rows)} requests, concurrency 1, `cache_prompt: false`, prompts of {sizes.min()}–{sizes.max()} tokens, "
-        "max_tokens 16, one slot.",
+        f"max_tokens 16, one slot, through the {used} client.",
         "",
         "| figure | value |",
         "|---|---:|",

@@ -46,6 +46,11 @@ def test_both_models_answer_through_the_real_server_and_differ(demo_run):
             assert run.provenance == "verified"  # weights hashed this run and matched the pins
             assert run.environment["server"]["props"]["build_info"]
             attempts = store.attempts_for_run(run.id)
+            # One request per attempt, none failed: llama-server closes a connection after each
+            # streamed answer (saying Keep-Alive), and no request may be sent into one it closed.
+            ledger = store.audit_for_run(run.id)
+            assert [(r.status, r.error_class) for r in ledger] == [(200, None)] * len(attempts)
+            assert {a.retries for a in attempts} == {0}
             answered = [a for a in attempts if a.outcome != "error"]
             assert answered, f"{run.model_name} answered nothing: {[a.error for a in attempts][:3]}"
             for a in answered:

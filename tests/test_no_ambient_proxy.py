@@ -2,7 +2,7 @@
 
 A proxy named in `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` would receive prompts, answers and
 virtual keys. Here a loopback listener stands in for such a proxy while a golden-set run (with
-both transports), a tool-call run, a judge run and every probe talk to a model endpoint; the
+each transport), a tool-call run, a judge run and every probe talk to a model endpoint; the
 listener must see no connection, and the endpoint must see the requests.
 """
 
@@ -109,7 +109,7 @@ def test_a_tool_call_run_ignores_the_proxy(proxy):
     assert len(chats) == 2 and len(run.results) == 2
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", ["wire", "aiohttp", "httpx"])
 def test_a_judge_run_ignores_the_proxy(tmp_path, store, proxy, monkeypatch, transport):
     monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", transport)
     goldset = golden(tmp_path)

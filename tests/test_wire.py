@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from compare_tui.engine.client import stream_chat
 from compare_tui.engine.transport import classify_exception
-from compare_tui.engine.wire import WireConnectError, WireDisconnected, WirePool, WireProtocolError
+from compare_tui.engine.wire import SETTLE_S, WireConnectError, WireDisconnected, WirePool, WireProtocolError
 from tests.support.fake_openai import Answer, FakeServer, reset, text
 
 
@@ -80,7 +80,7 @@ async def test_a_chunked_body_split_anywhere_reads_whole_and_the_connection_is_r
     whole = HEAD + body
     # Split inside the head, inside a size line, inside data and inside the final CRLF.
     splits = [whole[:10], whole[10:len(HEAD) + 1], whole[len(HEAD) + 1:len(HEAD) + 7], whole[len(HEAD) + 7:-3], whole[-3:]]
-    async with RawServer([splits, [whole], [whole]]) as server, WirePool(limit=4) as pool:
+    async with RawServer([splits, [whole], [whole]]) as server, WirePool(limit=1) as pool:
         for _ in range(3):
             status, headers, got = await post(pool, server.url, b'{"a": 1}')
             assert (status, got) == (200, b"data: one\n\ndata: two\n\n")
@@ -245,3 +245,42 @@ async def test_stream_chat_through_the_wire_client_times_out_as_timeout():
             slow = await stream_chat(pool, server.url, _body("slow"), timeout_s=0.2)
     assert slow.error_class == "timeout" and slow.error == "no complete answer within 0.2 s"
     assert 150 <= slow.duration_ms < 600
+
+
+class ClosingServer(RawServer):
+    """A server that closes the connection right after each streamed response, though it said
+    `Keep-Alive` (llama-server does this)."""
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length:"))
+            self.requests.append((head, await reader.readexactly(length)))
+            writer.write(HEAD.replace(b"\r\n\r\n", b"\r\nKeep-Alive: timeout=5, max=100\r\n\r\n")
+                         + chunked(b"data: [DONE]\n\n"))
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+
+async def test_a_server_that_closes_after_each_response_never_gets_a_request_on_a_dead_connection():
+    async with ClosingServer([]) as server, WirePool(limit=1) as pool:
+        for _ in range(8):  # back to back: no pause for its close to arrive
+            status, _, body = await post(pool, server.url)
+            assert (status, body) == (200, b"data: [DONE]\n\n")
+        assert len(server.requests) == 8 and pool.connections_made == 8
+        assert pool._keeps_alive == {("http", "127.0.0.1", int(server.url.split(":")[2].split("/")[0])): False}
+
+
+async def test_a_server_that_keeps_connections_alive_is_learnt_after_its_first_answer():
+    answers = [[HEAD + chunked(b"x%d" % i)] for i in range(6)]
+    async with RawServer(answers) as server, WirePool(limit=2) as pool:
+        await post(pool, server.url)
+        await asyncio.sleep(SETTLE_S * 2)  # the first connection settles, then it is reused
+        for _ in range(5):
+            await post(pool, server.url)
+        assert pool.connections_made == 1 and list(pool._keeps_alive.values()) == [True]

@@ -116,8 +116,11 @@ def chat_session(*, timeout_s: float, concurrency: int = 1) -> WirePool | aiohtt
         import aiohttp
     except ImportError:
         return None
+    # force_close: a connection per request. llama-server closes a connection after every
+    # streamed answer (though it says Keep-Alive), and aiohttp would send the next request into
+    # it before the close arrives: a reset on every other request (the wire client learns this).
     return aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=max(1, concurrency)),
+        connector=aiohttp.TCPConnector(limit=max(1, concurrency), force_close=True),
         timeout=aiohttp.ClientTimeout(total=None, sock_connect=min(10.0, timeout_s)),
         cookie_jar=aiohttp.DummyCookieJar(),
         trust_env=False,

@@ -36,6 +36,14 @@ MAX_HEAD_BYTES = 64 * 1024
 """A response head (status line and headers) longer than this is not HTTP we read."""
 PAUSE_BYTES = 4 * 1024 * 1024
 """Body bytes buffered unread past which the socket stops being read until the reader catches up."""
+SETTLE_S = 0.002
+"""After the first response from a server, how long its connection waits before it is reused:
+a server that closes connections after a response (llama-server, after every streamed one,
+though it says `Keep-Alive`) has closed it by then, and the pool learns not to reuse its
+connections, instead of sending the next request into a connection about to close."""
+IDLE_CLOSE_S = 1.0
+"""A server that closes an idle connection this soon after its response closes connections
+after responses (a keep-alive timeout is seconds)."""
 DRAIN_S = 2.0
 """How long a connection whose response was left unfinished (the reader stopped at `[DONE]`)
 may take to finish it before it is closed instead of reused."""
@@ -338,7 +346,7 @@ class _Body:
 
 
 class _Connection(asyncio.Protocol):
-    __slots__ = ("_pool", "transport", "closed", "response", "_paused", "_drain_timer")
+    __slots__ = ("_pool", "transport", "closed", "response", "_paused", "_drain_timer", "reused", "idle_since")
 
     def __init__(self, pool: WirePool) -> None:
         self._pool = pool
@@ -347,6 +355,10 @@ class _Connection(asyncio.Protocol):
         self.response: _Response | None = None
         self._paused = False
         self._drain_timer: asyncio.TimerHandle | None = None
+        self.reused = False
+        """Taken from the pool for a second or later request."""
+        self.idle_since: float | None = None
+        """Loop time it last went idle in the pool."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -361,6 +373,9 @@ class _Connection(asyncio.Protocol):
     def eof_received(self) -> bool:
         self.closed = True
         if self.response is not None:
+            if self.response.complete or (self.reused and not self.response.status):
+                # It closed right after a response, or what we took to be kept alive.
+                self._pool._closes_connections(self)
             self.response.eof()
         return False  # close the transport
 
@@ -435,6 +450,9 @@ class WirePool:
         """Each watched response's deadline (loop time) and its timeout in seconds."""
         self._reaper: asyncio.TimerHandle | None = None
         self._tick = 1.0
+        self._keeps_alive: dict[tuple[str, str, int], bool] = {}
+        """Per origin, whether its server keeps a connection open after a response (learnt
+        from the first one: `_put_back`)."""
         self._closed = False
         self.connections_made = 0
         """Connections opened so far (tests read it to see reuse)."""
@@ -579,6 +597,7 @@ class WirePool:
             while idle:
                 conn = idle.pop()
                 if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
+                    conn.reused, conn.idle_since = True, None
                     return conn
                 conn.close()
             if self._open < self.limit:
@@ -619,14 +638,49 @@ class WirePool:
         return conn
 
     def _put_back(self, conn: _Connection) -> None:
+        """A connection whose response ended cleanly: idle in the pool, unless its server
+        closes connections after a response (then closed), or that is not known yet (then
+        idle only once `SETTLE_S` has passed without the server closing it)."""
         origin = self._origin.get(conn)
-        if origin is None or self._closed:
+        verdict = self._keeps_alive.get(origin) if origin is not None else False
+        if origin is None or self._closed or verdict is False:
             conn.close()
             return
+        if verdict is None:
+            loop = asyncio.get_running_loop()
+            conn.idle_since = loop.time()  # idle, though not in the pool yet: `_lost` learns from its close
+            loop.call_later(SETTLE_S, self._settled, conn, origin)
+            return
+        self._idle_in_pool(conn, origin)
+
+    def _settled(self, conn: _Connection, origin: tuple[str, str, int]) -> None:
+        if conn.closed:
+            self._keeps_alive.setdefault(origin, False)
+        else:
+            self._keeps_alive.setdefault(origin, True)
+            if self._keeps_alive[origin] and not self._closed:
+                self._idle_in_pool(conn, origin)
+            else:
+                conn.close()
+
+    def _idle_in_pool(self, conn: _Connection, origin: tuple[str, str, int]) -> None:
+        if conn.idle_since is None:
+            conn.idle_since = asyncio.get_running_loop().time()
         self._idle.setdefault(origin, []).append(conn)
         self._wake_one()
 
+    def _closes_connections(self, conn: _Connection) -> None:
+        """`conn`'s server closes a connection after a response (llama-server does after
+        every streamed one): from now on each request to it gets a new connection."""
+        origin = self._origin.get(conn)
+        if origin is not None:
+            self._keeps_alive[origin] = False
+            for idle in self._idle.pop(origin, []):
+                idle.close()
+
     def _lost(self, conn: _Connection) -> None:
+        if conn.idle_since is not None and asyncio.get_running_loop().time() - conn.idle_since < IDLE_CLOSE_S:
+            self._closes_connections(conn)  # closed by the server soon after it went idle
         origin = self._origin.pop(conn, None)
         if origin is not None:
             self._open -= 1

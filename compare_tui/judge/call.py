@@ -9,11 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from compare_tui.catalogue import ModelEntry
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.retry import RetryPolicy, with_retries
+from compare_tui.engine.transport import ChatClient
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +49,7 @@ def judge_body(entry: ModelEntry, messages: list[dict[str, Any]], settings: Judg
     return body
 
 
-async def ask_judge(client: httpx.AsyncClient, entry: ModelEntry, headers: dict[str, str],
+async def ask_judge(client: ChatClient, entry: ModelEntry, headers: dict[str, str],
                     messages: list[dict[str, Any]], settings: JudgeSettings, *,
                     retry: RetryPolicy | None = None, rng: random.Random | None = None,
                     on_exchange: Callable[[Exchange], None] | None = None,

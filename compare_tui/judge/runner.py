@@ -17,7 +17,7 @@ from compare_tui.catalogue import ModelEntry
 from compare_tui.engine.audit import audit_row
 from compare_tui.engine.client import Exchange
 from compare_tui.engine.retry import RetryPolicy
-from compare_tui.engine.transport import endpoint_client, make_transport
+from compare_tui.engine.transport import ChatClient, chat_session, endpoint_client, make_transport
 from compare_tui.judge.call import JudgeReply, JudgeSettings, ask_judge
 from compare_tui.judge.pairs import preferred_side
 from compare_tui.judge.parse import UNPARSEABLE, ParsedReply, parse_grade_reply, parse_pair_reply, parse_scale_reply
@@ -99,12 +99,16 @@ async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.A
     settings = plan.settings
     if not todo:
         return JudgingTally(0, len(plan.jobs), 0)
-    transport = transport if transport is not None else make_transport(settings.concurrency)
+    # The judge's requests go as a run's do (`transport.chat_session`: the wire client unless
+    # COMPARE_TUI_HTTP_TRANSPORT says otherwise); a transport given (tests) keeps httpx.
+    native = chat_session(timeout_s=settings.timeout_s, concurrency=settings.concurrency) if transport is None else None
+    if native is None and transport is None:
+        transport = make_transport(settings.concurrency)
     jobs: Iterator[JudgeJob] = iter(todo)
     counts = {"done": 0, "failed": 0}
     rng = random.Random()
 
-    async def worker(client: httpx.AsyncClient) -> None:
+    async def worker(client: ChatClient) -> None:
         for job in jobs:  # one shared iterator: each job goes to exactly one worker
             reply = await ask_judge(client, plan.entry, plan.headers, job.messages, settings, retry=retry, rng=rng,
                                     on_exchange=lambda ex, job=job: _audit(store, plan.entry, job, ex),
@@ -116,8 +120,8 @@ async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.A
             if progress is not None:
                 progress(record, counts["done"], len(todo))
 
-    async with endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency,
-                               transport=transport) as client:
+    async with native if native is not None else endpoint_client(
+            timeout_s=settings.timeout_s, concurrency=settings.concurrency, transport=transport) as client:
         await asyncio.gather(*(worker(client) for _ in range(min(settings.concurrency, len(todo)))))
     return JudgingTally(counts["done"], len(plan.jobs) - len(todo), counts["failed"])
 
