@@ -117,6 +117,8 @@ async def test_content_length_close_delimited_gzip_and_interim_responses():
     ([b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nabcde\r\n0\r\n\r\n"], WireProtocolError, "not hexadecimal"),
     ([b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Encoding: br\r\n\r\nabc"], WireProtocolError, "encoding"),
     ([b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Encoding: gzip\r\n\r\nabc"], WireProtocolError, "corrupt"),
+    ([b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70_000], WireProtocolError, "a response head longer than 65536 bytes"),
+    ([b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1" * 5000], WireProtocolError, "a chunk size line longer"),
 ])
 async def test_a_broken_response_is_a_classified_error_and_the_connection_is_not_reused(answer, error, message):
     async with RawServer([answer, [HEAD + chunked(b"fine")]]) as server, WirePool(limit=1) as pool:

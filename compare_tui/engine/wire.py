@@ -78,6 +78,15 @@ class WireTimeout(WireError, TimeoutError):
 _HEAD, _BODY_CHUNK_SIZE, _BODY_CHUNK_DATA, _BODY_CHUNK_CRLF, _TRAILERS, _BODY_LENGTH, _BODY_CLOSE, _DONE = range(8)
 
 
+def _find(buf: bytes, pos: int, marker: bytes, limit: int, what: str) -> int:
+    """Where `marker` starts in `buf` from `pos`, or -1 while it may still arrive; raises once
+    more than `limit` bytes wait without it (a peer that never ends a line)."""
+    end = buf.find(marker, pos)
+    if end < 0 and len(buf) - pos > limit:
+        raise WireProtocolError(f"{what} longer than {limit} bytes")
+    return end
+
+
 class _Response:
     """One response as it arrives: its head, then its body's bytes (de-chunked, decoded)."""
 
@@ -163,10 +172,8 @@ class _Response:
         while True:
             state = self._state
             if state == _HEAD:
-                end = buf.find(b"\r\n\r\n", pos)
+                end = _find(buf, pos, b"\r\n\r\n", MAX_HEAD_BYTES, "a response head")
                 if end < 0:
-                    if len(buf) - pos > MAX_HEAD_BYTES:
-                        raise WireProtocolError(f"a response head longer than {MAX_HEAD_BYTES} bytes")
                     break
                 self._read_head(buf[pos:end])
                 pos = end + 4
@@ -192,10 +199,8 @@ class _Response:
                 pos += 2
                 self._state = _BODY_CHUNK_SIZE
             elif state == _TRAILERS:
-                end = buf.find(b"\r\n", pos)
+                end = _find(buf, pos, b"\r\n", MAX_HEAD_BYTES, "a trailer line")
                 if end < 0:
-                    if len(buf) - pos > MAX_HEAD_BYTES:
-                        raise WireProtocolError(f"trailers longer than {MAX_HEAD_BYTES} bytes")
                     break
                 last = end == pos
                 pos = end + 2
@@ -229,10 +234,8 @@ class _Response:
         pieces: list[bytes] = []
         end_of_buf = len(buf)
         while True:
-            end = buf.find(b"\r\n", pos)
+            end = _find(buf, pos, b"\r\n", 4096, "a chunk size line")
             if end < 0:
-                if end_of_buf - pos > 4096:
-                    raise WireProtocolError("a chunk size line longer than 4096 bytes")
                 break
             size_text = buf[pos:end]
             if not _HEX.fullmatch(size_text):  # an extension (`;name=value`) or padding
