@@ -22,7 +22,6 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-
 from compare_tui.engine.sse import SseError, SseFramer
 from compare_tui.engine.stream import StreamAccumulator, accumulate_message
 from compare_tui.engine.transport import ChatClient, ChatResponse, classify_exception, open_post
@@ -124,7 +123,8 @@ async def stream_chat(
     timeout_s: float = 120.0,
 ) -> Exchange:
     """POST `body` (with `stream` true) and read the SSE stream to `[DONE]` or its end, through
-    an httpx client or an aiohttp session (`transport.chat_session`), folded into an answer."""
+    the wire client, an aiohttp session (`transport.chat_session`) or an httpx client, folded
+    into an answer."""
     ex = Exchange()
     await _send(client, endpoint, body, headers, timeout_s, ex, _read_stream if body.get("stream", True) else _folded_body)
     return ex

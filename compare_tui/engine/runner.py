@@ -51,6 +51,11 @@ OUTAGE_AFTER = 5
 """Attempts in a row that could not connect after which a run stops sending (the server is gone)."""
 
 
+_RUNNING = 0
+"""Runs executing in this process (`RunExecutor.execute` tunes the collector while any is)."""
+_THRESHOLDS: tuple[int, ...] = gc.get_threshold()
+
+
 class _Quiet:
     def on_event(self, event: object) -> None:
         pass
@@ -93,14 +98,21 @@ class RunExecutor:
         # at 64 requests in flight (bench/RESULTS.md, "Engine overhead").
         # And the young generation is collected a tenth as often: a request leaves about a
         # hundred short-lived containers, which reference counting frees anyway.
-        gc.freeze()
-        thresholds = gc.get_threshold()
-        gc.set_threshold(max(thresholds[0], 10 * 700), *thresholds[1:])
+        # Runs in the same process share the setting: the first to start sets it, the last
+        # to end restores it.
+        global _RUNNING, _THRESHOLDS
+        if _RUNNING == 0:
+            _THRESHOLDS = gc.get_threshold()
+            gc.freeze()
+            gc.set_threshold(max(_THRESHOLDS[0], 10 * 700), *_THRESHOLDS[1:])
+        _RUNNING += 1
         try:
             return await self._execute()
         finally:
-            gc.set_threshold(*thresholds)
-            gc.unfreeze()
+            _RUNNING -= 1
+            if _RUNNING == 0:
+                gc.set_threshold(*_THRESHOLDS)
+                gc.unfreeze()
 
     async def _execute(self) -> str:
         run, settings = self.p.run, self.p.settings
