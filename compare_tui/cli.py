@@ -61,6 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:  # only top-level options: the TUI with them
         return _open_tui_or_help(parser, args)
+    refused = _top_level_options_for_command(args)
+    if refused:
+        print(f"compare-tui: {refused}", file=sys.stderr)
+        return 2
     handler = getattr(args, "handler", None)
     if handler is None:
         # A command group given without its subcommand (`compare-tui sets`): show its help.
@@ -74,6 +78,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("compare-tui: interrupted", file=sys.stderr)
         return 130
+
+
+def _top_level_options_for_command(args: argparse.Namespace) -> str | None:
+    """Give a command the top-level `--store`/`--models` (`compare-tui --store X run …`) when it
+    takes that option and was not given its own: without this, a run meant for X would
+    silently go to the default store. A command that reads no store (or no catalogue) has
+    nothing to redirect; `--sets` and `--theme` only mean something to the terminal UI."""
+    for option, top, own in (("--store", "tui_store", "store"), ("--models", "tui_models", "models")):
+        value = getattr(args, top, None)
+        if value is None or not hasattr(args, own):
+            continue
+        if getattr(args, own) is None:
+            setattr(args, own, value)
+        elif getattr(args, own) != value:
+            return (f"{option} given twice with different paths ({value} before `{args.command}`, "
+                    f"{getattr(args, own)} after it): give it once")
+    return None
 
 
 def _open_tui_or_help(parser: argparse.ArgumentParser, args: argparse.Namespace | None = None) -> int:

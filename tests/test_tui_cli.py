@@ -36,3 +36,15 @@ def test_subcommands_still_work_beside_the_tui_options(tmp_path):
                           capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     assert len(json.loads(done.stdout)) == 3
+
+
+def test_a_store_given_before_the_command_is_the_commands_store(tmp_path, capsys):
+    # `compare-tui --store X runs list` once read the default store instead of X, and
+    # `compare-tui --store X run …` wrote there: the top-level option now reaches the command.
+    store, _ = build_store(tmp_path)
+    store.close()
+    assert main(["--store", str(tmp_path / "runs.sqlite"), "runs", "list", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 3
+    # Given twice with different paths, neither is guessed.
+    assert main(["--store", str(tmp_path / "runs.sqlite"), "runs", "list", "--store", str(tmp_path / "other.sqlite")]) == 2
+    assert "--store given twice with different paths" in capsys.readouterr().err

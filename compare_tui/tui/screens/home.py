@@ -5,11 +5,13 @@ Everything is read in a thread worker; the endpoints' health arrives one model a
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets.data_table import ColumnKey
 
 from compare_tui.report import formatting as fmt
 from compare_tui.tui import messages
@@ -131,6 +133,8 @@ class HomeScreen(CompareScreen):
         self.rates[rate.run_id] = rate
         table = self.query_one("#runs-table", DataTable)
         if rate.run_id in table.rows:
+            column = table.columns[ColumnKey("rate")]
+            column.width = max(column.width, cell_len(rate.text))  # drawn so at once; scrolling follows
             table.update_cell(rate.run_id, "rate", plain(rate.text), update_width=True)
 
     @work(thread=True, exit_on_error=False, group="health", description="checking an endpoint")
@@ -179,6 +183,12 @@ class HomeScreen(CompareScreen):
         self.shown_runs = sort_runs(filter_runs(self.data.runs, text), self.sort_order, self.rates)
         table = self.query_one("#runs-table", DataTable)
         table.clear()
+        # The pass-rate column's width is set, not measured: rates arrive one by one after the
+        # rows, and a width measured from each arrival waits for the table's next idle moment
+        # (under load the column stayed at its header's width, cutting every rate short).
+        column = table.columns[ColumnKey("rate")]
+        column.auto_width = False
+        column.width = max([cell_len("pass rate"), *(cell_len(rate.text) for rate in self.rates.values())])
         for row in self.shown_runs:
             run = row.run
             rate = self.rates.get(run.id)
