@@ -138,7 +138,7 @@ async def raw_wire(url: str, n: int, concurrency: int) -> tuple[float, list[floa
 
         async def worker() -> None:
             for _ in counter:
-                async with pool.post(url + "/chat/completions", body, {"Content-Type": "application/json"}) as response:
+                async with pool.exchange(url + "/chat/completions", body, {"Content-Type": "application/json"}) as response:
                     async for chunk in response.chunks():
                         if b"[DONE]" in chunk:
                             break

@@ -33,6 +33,7 @@ from compare_tui.store import (
     tool_calls_of,
 )
 from compare_tui.store import connection, rows
+from compare_tui.vocabulary import ErrorClass
 from compare_tui.store.errors import translate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -433,12 +434,13 @@ def test_timestamps_keep_their_one_spelling(monkeypatch):
 
 _ATTEMPT_FIELDS = st.fixed_dictionaries(
     {"run_id": st.just("run-aaaa"), "task_id": st.text(min_size=1, max_size=8), "attempt": st.integers(1, 5),
-     "outcome": st.sampled_from(["pass", "fail", "review", "error"]), "started_at": st.just("2026-12-06T04:12:00.000000Z")},
+     "outcome": st.sampled_from(["pass", "fail", "review", "error", *Outcome]), "started_at": st.just("2026-12-06T04:12:00.000000Z")},
     optional={"answer_text": st.text(max_size=20), "reasoning": st.none() | st.text(max_size=5),
               "tool_calls": st.lists(st.fixed_dictionaries({"id": st.none() | st.text(max_size=3), "name": st.text(max_size=5),
                                                             "arguments": st.text(max_size=8)}), max_size=2),
               "score_data": st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=4), max_size=3),
-              "isolation": st.none() | st.just({"kind": "bwrap"}), "error_class": st.none() | st.just("reset"),
+              "isolation": st.none() | st.just({"kind": "bwrap"}),
+              "error_class": st.none() | st.just("reset") | st.sampled_from(list(ErrorClass)),
               "ttft_ms": st.none() | st.floats(0, 1e4), "prompt_tokens": st.none() | st.integers(0, 10**6),
               "usage_missing": st.booleans(), "server_timings": st.none() | st.just({"predicted_ms": 1.5}),
               "retries": st.integers(0, 3), "finished_at": st.just("2026-12-06T04:12:01.000000Z")})
@@ -449,7 +451,9 @@ _ATTEMPT_FIELDS = st.fixed_dictionaries(
 def test_the_engines_unvalidated_attempt_row_is_the_validated_records_row(fields):
     # The engine writes `attempt_values` rows without building a record (its hot path):
     # they must be exactly what the validated record would have written.
-    assert rows.attempt_values(**fields) == rows.attempt_row(AttemptRecord(**fields))
+    row = rows.attempt_values(**fields)
+    assert row == rows.attempt_row(AttemptRecord(**fields))
+    assert {type(value) for value in row.values()} <= {str, int, float, type(None)}  # what SQLite stores as given
 
 
 def test_an_unvalidated_row_refuses_a_column_the_table_lacks():

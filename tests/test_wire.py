@@ -71,7 +71,7 @@ HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding
 
 
 async def post(pool: WirePool, url: str, payload: bytes = b"{}") -> tuple[int, dict, bytes]:
-    async with pool.post(url, payload, {"Content-Type": "application/json"}) as response:
+    async with pool.exchange(url, payload, {"Content-Type": "application/json"}) as response:
         return response.status, response.headers, await response.read()
 
 
@@ -145,7 +145,7 @@ async def test_a_refused_connection_is_a_connect_error():
 async def test_a_header_that_would_split_the_request_is_refused_before_sending():
     async with RawServer([]) as server, WirePool() as pool:
         with pytest.raises(ValueError, match="cannot carry"):
-            async with pool.post(server.url, b"{}", {"X-Evil": "a\r\nInjected: yes"}):
+            async with pool.exchange(server.url, b"{}", {"X-Evil": "a\r\nInjected: yes"}):
                 pass
     assert server.requests == []
 
@@ -154,7 +154,7 @@ async def test_a_reader_that_stops_early_lets_the_connection_finish_then_reuses_
     # The engine stops reading at [DONE]; the stream's last chunk comes a moment later.
     first = [HEAD + b"e\r\ndata: [DONE]\n\n\r\n", b"0\r\n\r\n"]
     async with RawServer([first, [HEAD + chunked(b"again")]]) as server, WirePool(limit=1) as pool:
-        async with pool.post(server.url, b"{}", {}) as response:
+        async with pool.exchange(server.url, b"{}", {}) as response:
             async for piece in response.chunks():
                 assert b"[DONE]" in piece
                 break

@@ -7,7 +7,6 @@ is None, and a server that will not answer is recorded as {"error": ...}, never 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
@@ -87,19 +86,12 @@ async def _get_json(client: httpx.AsyncClient | WirePool, url: str, headers: Map
 
 async def _wire_get(client: WirePool, url: str, headers: Mapping[str, str] | None, timeout: float) -> tuple[int, bytes]:
     try:
-        async with asyncio.timeout(timeout):
-            response = await client.request(url, b"", headers or {}, method="GET")
-            try:
-                raw = await response.read()
-            except BaseException:
-                client.release(response, failed=True)
-                raise
-            client.release(response)
+        async with client.exchange(url, b"", headers or {}, method="GET", timeout_s=timeout) as response:
+            return response.status, await response.read()
     except TimeoutError:
         raise LookupError(f"GET {url} failed: no answer within {timeout:g} s") from None
     except WireError as exc:
         raise LookupError(f"GET {url} failed: {type(exc).__name__}: {exc}") from None
-    return response.status, raw
 
 
 def _props_identity(props: Any) -> dict[str, Any]:

@@ -152,13 +152,10 @@ class StreamedResponse:
 
 
 @asynccontextmanager
-async def open_post(client: ChatClient, url: str, payload: bytes, headers: Mapping[str, str]) -> AsyncIterator[StreamedResponse]:
+async def open_post(client: httpx.AsyncClient | aiohttp.ClientSession, url: str, payload: bytes, headers: Mapping[str, str]) -> AsyncIterator[StreamedResponse]:
     """POST `payload` through an httpx client or an aiohttp session; the response stays open
     (streaming) until the block ends."""
-    if isinstance(client, WirePool):
-        async with client.post(url, payload, headers) as wire:
-            yield StreamedResponse(wire.status, wire.headers, wire.read, wire.chunks)
-    elif isinstance(client, httpx.AsyncClient):
+    if isinstance(client, httpx.AsyncClient):
         async with client.stream("POST", url, content=payload, headers=dict(headers)) as response:
             # No chunk size: httpx would otherwise hold bytes back until that many arrived,
             # which delays every token to the end of a short answer and ruins TTFT.

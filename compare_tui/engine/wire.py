@@ -434,7 +434,7 @@ class _Connection(asyncio.Protocol):
 class WirePool:
     """Keep-alive connections to any number of origins, at most `limit` open at once.
 
-    Used from one event loop. `post` is an async context manager: inside it the response's
+    Used from one event loop. `exchange` is an async context manager: inside it the response's
     head has arrived, and its body can be read as it streams; on leaving, the connection is
     reused when the response ended cleanly, else closed."""
 
@@ -524,9 +524,11 @@ class WirePool:
             conn.release(response)
 
     @asynccontextmanager
-    async def post(self, url: str, payload: bytes, headers: Mapping[str, str]) -> AsyncIterator[_Response]:
-        """`request` and `release` as one `async with` block."""
-        response = await self.request(url, payload, headers)
+    async def exchange(self, url: str, payload: bytes, headers: Mapping[str, str], *, method: str = "POST",
+                       timeout_s: float | None = None) -> AsyncIterator[_Response]:
+        """`request` and `release` as one `async with` block (the run's chat requests make the
+        two calls themselves: no context-manager layers on their hot path)."""
+        response = await self.request(url, payload, headers, method=method, timeout_s=timeout_s)
         try:
             yield response
         except BaseException:
@@ -618,7 +620,7 @@ class WirePool:
             try:
                 async with asyncio.timeout_at(deadline):  # rare: more requests than connections
                     await waiter
-            except asyncio.CancelledError:
+            except (asyncio.CancelledError, TimeoutError):
                 if waiter.done() and not waiter.cancelled():
                     self._wake_one()  # the slot it was woken for goes to the next in line
                 raise

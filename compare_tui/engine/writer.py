@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-
 from typing import Any
 
 from compare_tui.store import AttemptRecord, AuditRow, Store

@@ -17,7 +17,7 @@ from compare_tui.catalogue import ModelEntry
 from compare_tui.engine.audit import audit_row
 from compare_tui.engine.client import Exchange
 from compare_tui.engine.retry import RetryPolicy
-from compare_tui.engine.transport import ChatClient, chat_session, endpoint_client, make_transport
+from compare_tui.engine.transport import ChatClient, chat_session, endpoint_client
 from compare_tui.judge.call import JudgeReply, JudgeSettings, ask_judge
 from compare_tui.judge.pairs import preferred_side
 from compare_tui.judge.parse import UNPARSEABLE, ParsedReply, parse_grade_reply, parse_pair_reply, parse_scale_reply
@@ -102,8 +102,6 @@ async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.A
     # The judge's requests go as a run's do (`transport.chat_session`: the wire client unless
     # COMPARE_TUI_HTTP_TRANSPORT says otherwise); a transport given (tests) keeps httpx.
     native = chat_session(timeout_s=settings.timeout_s, concurrency=settings.concurrency) if transport is None else None
-    if native is None and transport is None:
-        transport = make_transport(settings.concurrency)
     jobs: Iterator[JudgeJob] = iter(todo)
     counts = {"done": 0, "failed": 0}
     rng = random.Random()

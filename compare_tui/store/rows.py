@@ -13,13 +13,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from compare_tui.store.records import AttemptRecord, AuditRow, ReviewRecord, RunRecord
+from compare_tui.store.records import AttemptRecord, AuditRow, ReviewRecord, RunRecord, attempt_id
 
 R = TypeVar("R", bound=BaseModel)
 
 RUN_JSON = frozenset({"model_entry", "cost_basis", "settings", "environment", "gpu"})
 ATTEMPT_JSON = frozenset({"tool_calls", "score_data", "isolation", "server_timings"})
 ATTEMPT_BOOL = frozenset({"usage_missing"})
+ATTEMPT_ENUMS = ("outcome", "error_class")
+"""The attempt columns the engine may give as enums (`Outcome`, `ErrorClass`)."""
 
 RUN_COLUMNS = tuple(RunRecord.model_fields)
 ATTEMPT_COLUMNS = tuple(AttemptRecord.model_fields)
@@ -47,17 +49,18 @@ def to_row(record: BaseModel, json_fields: frozenset[str] = frozenset(),
     # The records are flat (no nested models): their field values are the row's values, and
     # reading them directly costs a tenth of `model_dump` (bench/RESULTS.md, "Engine overhead").
     data = record.__dict__
-    row: dict[str, Any] = {}
-    for name in columns or tuple(data):
-        value = data[name]
-        if name in json_fields:
-            value = _dumps(value)
-        elif isinstance(value, Enum):  # StrEnum members: store the plain string
-            value = value.value
-        elif value is True or value is False:
-            value = int(value)
-        row[name] = value
-    return row
+    return {name: _cell(data[name], name in json_fields) for name in columns or tuple(data)}
+
+
+def _cell(value: Any, is_json: bool) -> Any:
+    """A field's value as its column stores it: JSON as text, enums as their values, bools as 0/1."""
+    if is_json:
+        return _dumps(value)
+    if isinstance(value, Enum):  # StrEnum members: store the plain string
+        return value.value
+    if value is True or value is False:
+        return int(value)
+    return value
 
 
 def from_row(model: type[R], row: dict[str, Any], json_fields: frozenset[str] = frozenset(),
@@ -107,11 +110,8 @@ audit_params = operator.itemgetter(*AUDIT_COLUMNS)
 
 
 def _defaults(model: type[BaseModel], columns: tuple[str, ...], json_fields: frozenset[str]) -> dict[str, Any]:
-    defaults = {}
-    for name in columns:
-        value = model.model_fields[name].get_default(call_default_factory=False)
-        defaults[name] = _dumps(value) if name in json_fields else int(value) if type(value) is bool else value
-    return defaults
+    return {name: _cell(model.model_fields[name].get_default(call_default_factory=False), name in json_fields)
+            for name in columns}
 
 
 _ATTEMPT_DEFAULTS = _defaults(AttemptRecord, ATTEMPT_COLUMNS, ATTEMPT_JSON)
@@ -122,7 +122,8 @@ def attempt_values(**fields: Any) -> dict[str, Any]:
     """The row of an attempt given as fields (as `AttemptRecord` takes them, `run_id`,
     `task_id`, `attempt`, `outcome`, `started_at` at least), without building the record:
     the engine's hot path, a tenth of the cost of a validated record and `attempt_row`.
-    Unvalidated: the engine gives typed values, and every row is validated when read back."""
+    Unvalidated: the engine gives typed values, and every row is validated when read back.
+    `_cell`'s rules, applied only to the columns where they can change a value."""
     row = {**_ATTEMPT_DEFAULTS, **fields}
     if len(row) != len(_ATTEMPT_DEFAULTS):  # a field that is no column added a key
         raise KeyError(f"attempts have no column {sorted(fields.keys() - _ATTEMPT_DEFAULTS.keys())[0]!r}")
@@ -132,10 +133,11 @@ def attempt_values(**fields: Any) -> dict[str, Any]:
     for name in ATTEMPT_BOOL:
         if name in fields:
             row[name] = int(row[name])
-    if isinstance(row["outcome"], Enum):
-        row["outcome"] = row["outcome"].value
+    for name in ATTEMPT_ENUMS:
+        if isinstance(row[name], Enum):
+            row[name] = row[name].value
     if not row["id"]:
-        row["id"] = f"{row['run_id']}:{row['task_id']}:{int(row['attempt'])}"
+        row["id"] = attempt_id(row["run_id"], row["task_id"], row["attempt"])
     return row
 
 

@@ -133,8 +133,7 @@ class HomeScreen(CompareScreen):
         self.rates[rate.run_id] = rate
         table = self.query_one("#runs-table", DataTable)
         if rate.run_id in table.rows:
-            column = table.columns[ColumnKey("rate")]
-            column.width = max(column.width, cell_len(rate.text))  # drawn so at once; scrolling follows
+            _fit_rate_column(table, [rate.text])  # drawn so at once; the scroll width follows
             table.update_cell(rate.run_id, "rate", plain(rate.text), update_width=True)
 
     @work(thread=True, exit_on_error=False, group="health", description="checking an endpoint")
@@ -183,12 +182,7 @@ class HomeScreen(CompareScreen):
         self.shown_runs = sort_runs(filter_runs(self.data.runs, text), self.sort_order, self.rates)
         table = self.query_one("#runs-table", DataTable)
         table.clear()
-        # The pass-rate column's width is set, not measured: rates arrive one by one after the
-        # rows, and a width measured from each arrival waits for the table's next idle moment
-        # (under load the column stayed at its header's width, cutting every rate short).
-        column = table.columns[ColumnKey("rate")]
-        column.auto_width = False
-        column.width = max([cell_len("pass rate"), *(cell_len(rate.text) for rate in self.rates.values())])
+        _fit_rate_column(table, [rate.text for rate in self.rates.values()])
         for row in self.shown_runs:
             run = row.run
             rate = self.rates.get(run.id)
@@ -394,3 +388,13 @@ def short_cost(cost: str) -> str:
     if cost.startswith("none"):
         return "✗ none"
     return cost.split(" (", 1)[0] if cost.startswith("token ") else cost
+
+
+def _fit_rate_column(table: DataTable, texts: list[str]) -> None:
+    """Widen the pass-rate column to `texts` (never narrower than its header). Its width is
+    set, not measured: rates arrive one by one after the rows, and a width measured from each
+    arrival waits for the table's next idle moment (under load the column stayed at its
+    header's width, cutting every rate short)."""
+    column = table.columns[ColumnKey("rate")]
+    column.auto_width = False
+    column.width = max([column.width, cell_len("pass rate"), *(cell_len(text) for text in texts)])
