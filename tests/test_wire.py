@@ -275,7 +275,8 @@ async def test_a_server_that_closes_after_each_response_never_gets_a_request_on_
             status, _, body = await post(pool, server.url)
             assert (status, body) == (200, b"data: [DONE]\n\n")
         assert len(server.requests) == 8 and pool.connections_made == 8
-        assert pool._keeps_alive == {("http", "127.0.0.1", int(server.url.split(":")[2].split("/")[0])): False}
+        origin = ("http", "127.0.0.1", int(server.url.split(":")[2].split("/")[0]))
+        assert pool._keeps_alive == {(origin, "chunked"): False} and pool.resent == 0
 
 
 async def test_a_server_that_keeps_connections_alive_is_learnt_after_its_first_answer():
@@ -286,3 +287,79 @@ async def test_a_server_that_keeps_connections_alive_is_learnt_after_its_first_a
         for _ in range(5):
             await post(pool, server.url)
         assert pool.connections_made == 1 and list(pool._keeps_alive.values()) == [True]
+
+
+class LateClosingServer(RawServer):
+    """llama-server's way, with its close arriving late (as on a loaded machine): a response
+    with a length keeps the connection; after a streamed (chunked) one the server reads on for
+    `close_after_s`, answers nothing more, and closes."""
+
+    def __init__(self, close_after_s: float) -> None:
+        super().__init__([])
+        self.close_after_s = close_after_s
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                self.requests.append((head, b""))
+                if head.startswith(b"GET "):
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nKeep-Alive: timeout=5\r\n\r\n{}")
+                    continue
+                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length:"))
+                await reader.readexactly(length)
+                writer.write(HEAD.replace(b"\r\n\r\n", b"\r\nKeep-Alive: timeout=5\r\n\r\n")
+                             + chunked(b"data: [DONE]\n\n"))
+                await writer.drain()
+                await asyncio.sleep(self.close_after_s)
+                return
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+
+async def test_keep_alive_is_learnt_per_framing_and_a_request_into_a_late_close_is_written_again():
+    async with LateClosingServer(close_after_s=SETTLE_S * 5) as server, WirePool(limit=1) as pool:
+        origin = ("http", "127.0.0.1", int(server.url.split(":")[2].split("/")[0]))
+        async with pool.exchange(server.url, b"", {}, method="GET") as response:  # the identity probe
+            assert await response.read() == b"{}"
+        await asyncio.sleep(SETTLE_S * 2)
+        assert pool._keeps_alive == {(origin, "length"): True}
+        for _ in range(6):  # back to back; the first reuses the probe's connection, as it may
+            status, _, body = await post(pool, server.url)
+            assert (status, body) == (200, b"data: [DONE]\n\n")
+            await asyncio.sleep(SETTLE_S * 2)  # long enough to settle, too short for the close
+        # The first streamed connection outlived the settling and was reused: that request met
+        # the close, unanswered, and went again on a new connection; from then on none is reused.
+        assert pool._keeps_alive == {(origin, "length"): True, (origin, "chunked"): False}
+        assert pool.resent == 1
+        assert len(server.requests) == 1 + 6 and pool.connections_made == 6  # the unanswered one went unread
+
+
+async def test_a_reused_connection_closed_after_part_of_an_answer_is_not_written_again():
+    answers = [[HEAD + chunked(b"x")], [b"HTTP/1.1 200 OK\r\n", None]]
+    async with RawServer(answers) as server, WirePool(limit=1) as pool:
+        await post(pool, server.url)
+        await asyncio.sleep(SETTLE_S * 2)
+        with pytest.raises(WireDisconnected):
+            await post(pool, server.url)  # the server read it and began to answer: not sent twice
+        assert pool.resent == 0 and len(server.requests) == 2
+
+
+async def test_a_new_connection_closed_without_an_answer_is_an_error_not_a_second_request():
+    async with RawServer(["close"]) as server, WirePool(limit=1) as pool:
+        with pytest.raises(WireDisconnected):
+            await post(pool, server.url)
+        assert pool.resent == 0 and len(server.requests) == 1
+
+
+async def test_a_kept_alive_connection_closed_unanswered_is_written_again_once():
+    answers = [[HEAD + chunked(b"x")], "close", [HEAD + chunked(b"y")]]
+    async with RawServer(answers) as server, WirePool(limit=1) as pool:
+        assert (await post(pool, server.url))[2] == b"x"
+        await asyncio.sleep(SETTLE_S * 2)
+        assert (await post(pool, server.url))[2] == b"y"
+        assert pool.resent == 1 and server.connections == 2 and len(server.requests) == 3

@@ -12,7 +12,15 @@ a limit, connections kept alive and reused (LIFO), responses framed by `Transfer
 chunked`, `Content-Length` or the connection's close, `Content-Encoding: gzip/deflate`
 decoded, 1xx interim responses skipped. What it never does: read proxy settings from the
 environment (it has none: it connects to the host in the URL), follow redirects, keep cookies,
-or retry (the engine's retry policy decides, and each try is its own audit row).
+or retry (the engine's retry policy decides, and each try is its own audit row). One exception,
+as every keep-alive client makes it: a request written into a kept-alive connection that the
+server closes before sending one byte of an answer was never read by the server (it had
+finished with that connection), and is written once more on a new connection.
+
+Keep-alive is learnt, not trusted: llama-server says `Keep-Alive` on every response but closes
+the connection after each streamed (chunked) one, while it keeps it after one with a length.
+So whether a server keeps a connection is learnt per origin and per framing of the response
+that ended on it (`_put_back`).
 
 Errors are its own `WireError` subclasses, named so that `transport.classify_exception` gives
 the engine's classes: `WireConnectError` (connect), `WireDisconnected` (reset) and
@@ -36,7 +44,7 @@ MAX_HEAD_BYTES = 64 * 1024
 """A response head (status line and headers) longer than this is not HTTP we read."""
 PAUSE_BYTES = 4 * 1024 * 1024
 """Body bytes buffered unread past which the socket stops being read until the reader catches up."""
-SETTLE_S = 0.002
+SETTLE_S = 0.01
 """After the first response from a server, how long its connection waits before it is reused:
 a server that closes connections after a response (llama-server, after every streamed one,
 though it says `Keep-Alive`) has closed it by then, and the pool learns not to reuse its
@@ -91,7 +99,7 @@ class _Response:
     """One response as it arrives: its head, then its body's bytes (de-chunked, decoded)."""
 
     __slots__ = ("_conn", "_state", "_buf", "_left", "_pieces", "_buffered", "_waiter", "_error",
-                 "_inflate", "status", "headers", "keep_alive", "discard", "complete")
+                 "_inflate", "status", "headers", "keep_alive", "discard", "complete", "framing", "seen")
 
     def __init__(self, conn: _Connection) -> None:
         self._conn = conn
@@ -109,6 +117,10 @@ class _Response:
         self.discard = False
         """Set once the reader has gone: the rest of the body is read only to reuse the connection."""
         self.complete = False
+        self.framing = ""
+        """How the body is delimited: "chunked", "length" or "close" (once the head has come)."""
+        self.seen = False
+        """Whether any byte of it has arrived."""
 
     # ------------------------------------------------------------------ the reader's side
 
@@ -149,6 +161,7 @@ class _Response:
     # ------------------------------------------------------------------ the protocol's side
 
     def feed(self, data: bytes) -> None:
+        self.seen = True
         try:
             self._parse(data)
         except WireError as exc:
@@ -284,10 +297,13 @@ class _Response:
         elif encoding not in ("identity", ""):
             raise WireProtocolError(f"a body in an encoding this client does not read: {encoding}")
         if status in (204, 304):
+            self.framing = "length"
             self._end_body()
         elif "chunked" in headers.get("transfer-encoding", "").lower():
+            self.framing = "chunked"
             self._state = _BODY_CHUNK_SIZE
         elif "content-length" in headers:
+            self.framing = "length"
             length = headers["content-length"].strip()
             if not _DIGITS.fullmatch(length.encode()):
                 raise WireProtocolError(f"a Content-Length that is not a number: {length[:40]!r}")
@@ -296,6 +312,7 @@ class _Response:
             if self._left == 0:
                 self._end_body()
         else:
+            self.framing = "close"
             self._state = _BODY_CLOSE
             self.keep_alive = False
 
@@ -349,7 +366,8 @@ class _Body:
 
 
 class _Connection(asyncio.Protocol):
-    __slots__ = ("_pool", "transport", "closed", "response", "_paused", "_drain_timer", "reused", "idle_since")
+    __slots__ = ("_pool", "transport", "closed", "response", "_paused", "_drain_timer", "reused", "idle_since",
+                 "framing")
 
     def __init__(self, pool: WirePool) -> None:
         self._pool = pool
@@ -362,6 +380,9 @@ class _Connection(asyncio.Protocol):
         """Taken from the pool for a second or later request."""
         self.idle_since: float | None = None
         """Loop time it last went idle in the pool."""
+        self.framing = ""
+        """The framing of the last response that ended on it (what the server's keeping or
+        closing it is learnt for)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -424,6 +445,7 @@ class _Connection(asyncio.Protocol):
             self._drain_timer = None
         if response.complete and response.keep_alive and not self.closed and response._error is None:
             self.response = None
+            self.framing = response.framing
             self._pool._put_back(self)
         elif response.complete or response._error is not None or self.closed:
             self.close()
@@ -453,9 +475,12 @@ class WirePool:
         """Each watched response's deadline (loop time) and its timeout in seconds."""
         self._reaper: asyncio.TimerHandle | None = None
         self._tick = 1.0
-        self._keeps_alive: dict[tuple[str, str, int], bool] = {}
-        """Per origin, whether its server keeps a connection open after a response (learnt
-        from the first one: `_put_back`)."""
+        self._keeps_alive: dict[tuple[tuple[str, str, int], str], bool] = {}
+        """Per origin and response framing, whether its server keeps a connection open after
+        such a response (learnt from the first one: `_put_back`)."""
+        self.resent = 0
+        """Requests written again on a new connection because the kept-alive one they were
+        written into was closed before any answer (tests read it)."""
         self._closed = False
         self.connections_made = 0
         """Connections opened so far (tests read it to see reuse)."""
@@ -495,22 +520,33 @@ class WirePool:
         fields = self._fields(headers)
         loop = asyncio.get_running_loop()
         deadline = None if timeout_s is None else loop.time() + timeout_s
-        conn = await self._acquire(origin, deadline)
-        response = _Response(conn)
-        conn.response = response
-        if deadline is not None and timeout_s is not None:
-            self._watch(loop, response, deadline, timeout_s)
-        assert conn.transport is not None
         if method == "POST":
-            conn.transport.write(b"%s%sContent-Length: %d\r\n\r\n%s" % (request_line, fields, len(payload), payload))
+            data = b"%s%sContent-Length: %d\r\n\r\n%s" % (request_line, fields, len(payload), payload)
         else:
-            conn.transport.write(b"%s%s\r\n" % (request_line, fields))
-        try:
-            await response.head()
-        except BaseException:
-            self.release(response, failed=True)
-            raise
-        return response
+            data = b"%s%s\r\n" % (request_line, fields)
+        conn = await self._acquire(origin, deadline)
+        while True:
+            response = _Response(conn)
+            conn.response = response
+            if deadline is not None and timeout_s is not None:
+                self._watch(loop, response, deadline, timeout_s)
+            assert conn.transport is not None
+            conn.transport.write(data)
+            try:
+                await response.head()
+            except WireDisconnected:
+                self.release(response, failed=True)
+                if not conn.reused or response.seen:
+                    raise
+                # Written into a kept-alive connection the server closed without a byte of
+                # answer: it never read the request. Once more, on a new connection.
+                self.resent += 1
+                conn = await self._acquire(origin, deadline, fresh=True)
+                continue
+            except BaseException:
+                self.release(response, failed=True)
+                raise
+            return response
 
     def release(self, response: _Response, *, failed: bool = False) -> None:
         """Done with `response`: its connection is reused once the response has ended
@@ -594,11 +630,14 @@ class WirePool:
         else:
             self._tick = 1.0
 
-    async def _acquire(self, origin: tuple[str, str, int], deadline: float | None = None) -> _Connection:
+    async def _acquire(self, origin: tuple[str, str, int], deadline: float | None = None, *,
+                       fresh: bool = False) -> _Connection:
+        """A connection to `origin`: an idle one (unless `fresh`), a new one while fewer than
+        `limit` are open, else the first to become free."""
         while True:
             if self._closed:
                 raise WireConnectError("the client was closed")
-            idle = self._idle.get(origin)
+            idle = None if fresh else self._idle.get(origin)
             while idle:
                 conn = idle.pop()
                 if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
@@ -644,10 +683,10 @@ class WirePool:
 
     def _put_back(self, conn: _Connection) -> None:
         """A connection whose response ended cleanly: idle in the pool, unless its server
-        closes connections after a response (then closed), or that is not known yet (then
-        idle only once `SETTLE_S` has passed without the server closing it)."""
+        closes connections after a response framed as this one was (then closed), or that is
+        not known yet (then idle only once `SETTLE_S` has passed without the server closing it)."""
         origin = self._origin.get(conn)
-        verdict = self._keeps_alive.get(origin) if origin is not None else False
+        verdict = self._keeps_alive.get((origin, conn.framing)) if origin is not None else False
         if origin is None or self._closed or verdict is False:
             conn.close()
             return
@@ -659,11 +698,12 @@ class WirePool:
         self._idle_in_pool(conn, origin)
 
     def _settled(self, conn: _Connection, origin: tuple[str, str, int]) -> None:
+        key = (origin, conn.framing)
         if conn.closed:
-            self._keeps_alive.setdefault(origin, False)
+            self._keeps_alive.setdefault(key, False)
         else:
-            self._keeps_alive.setdefault(origin, True)
-            if self._keeps_alive[origin] and not self._closed:
+            self._keeps_alive.setdefault(key, True)
+            if self._keeps_alive[key] and not self._closed:
                 self._idle_in_pool(conn, origin)
             else:
                 conn.close()
@@ -675,13 +715,15 @@ class WirePool:
         self._wake_one()
 
     def _closes_connections(self, conn: _Connection) -> None:
-        """`conn`'s server closes a connection after a response (llama-server does after
-        every streamed one): from now on each request to it gets a new connection."""
+        """`conn`'s server closes a connection after a response framed as its last one was
+        (llama-server does after every streamed one): from now on a connection that carried
+        such a response is closed, not reused."""
         origin = self._origin.get(conn)
         if origin is not None:
-            self._keeps_alive[origin] = False
-            for idle in self._idle.pop(origin, []):
-                idle.close()
+            self._keeps_alive[(origin, conn.framing)] = False
+            for idle in list(self._idle.get(origin, ())):
+                if idle.framing == conn.framing:
+                    idle.close()
 
     def _lost(self, conn: _Connection) -> None:
         if conn.idle_since is not None and asyncio.get_running_loop().time() - conn.idle_since < IDLE_CLOSE_S:
