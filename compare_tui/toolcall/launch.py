@@ -127,7 +127,7 @@ async def execute(
 
         try:
             results = await run_scenarios(request.scenarios, endpoint=entry.endpoint, model_id=entry.model,
-                                          settings=request.settings, headers=headers, on_result=heard, client=http,
+                                          settings=request.settings, headers=headers, on_result=heard, client=client,
                                           on_exchange=sent)
         except (asyncio.CancelledError, KeyboardInterrupt):
             if store is not None:

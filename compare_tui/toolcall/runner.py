@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from typing import Any
-
-import httpx
 
 from compare_tui.engine.client import RawExchange, chat_chunks
 from compare_tui.engine.settings import RunSettings
-from compare_tui.engine.transport import endpoint_client
+from compare_tui.engine.transport import ChatClient, chat_session, endpoint_client
 from compare_tui.toolcall.evaluate import evaluate
 from compare_tui.toolcall.results import ScenarioResult
 from compare_tui.toolcall.scenario import Scenario
@@ -38,15 +37,15 @@ def stored_settings(settings: RunSettings) -> dict[str, Any]:
 async def run_scenarios(
     scenarios: Sequence[Scenario], *, endpoint: str, model_id: str, settings: RunSettings,
     headers: dict[str, str] | None = None, on_result: Callable[[int, ScenarioResult], None] | None = None,
-    client: httpx.AsyncClient | None = None,
+    client: ChatClient | None = None,
     on_exchange: Callable[[Scenario, RawExchange], None] | None = None,
 ) -> list[ScenarioResult]:
     """One result per scenario, in the order given. `on_exchange(scenario, exchange)` hears
     each request as it ends (for the audit ledger), then `on_result(position, result)` its
-    result (in finishing order)."""
+    result (in finishing order). Without `client`, the requests go as a golden-set run's do
+    (`transport.chat_session`: the wire client by default, which learns that llama-server
+    closes a connection after each streamed answer)."""
     gate = asyncio.Semaphore(max(1, settings.concurrency))
-    own = client is None
-    http = client or endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency)
 
     async def one(position: int, scenario: Scenario) -> ScenarioResult:
         async with gate:
@@ -59,8 +58,13 @@ async def run_scenarios(
             on_result(position, result)
         return result
 
-    try:
+    async with AsyncExitStack() as stack:
+        http: ChatClient
+        if client is not None:
+            http = client
+        else:
+            native = chat_session(timeout_s=settings.timeout_s, concurrency=settings.concurrency)
+            http = await stack.enter_async_context(
+                native if native is not None
+                else endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency))
         return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(scenarios))))
-    finally:
-        if own:
-            await http.aclose()
