@@ -208,3 +208,18 @@ async def test_results_come_back_in_scenario_order_with_one_per_scenario():
         results = await run_scenarios(chosen, endpoint=server.url, model_id="m", settings=FAST)
     assert [r.scenario_id for r in results] == ["S01", "S14", "S17", "S19"]
     assert [r.outcome.value for r in results] == ["fail", "pass", "fail", "pass"]
+
+
+async def test_a_server_closing_after_each_streamed_answer_leaves_no_scenario_in_error():
+    # llama-server's way (a close after every streamed answer, though it said Keep-Alive), with
+    # the close arriving late as on a loaded machine: no request may die in a closing connection.
+    from tests.test_wire import LateClosingServer
+
+    async with LateClosingServer(close_after_s=0.05) as server:
+        endpoint = server.url.removesuffix("/chat/completions")
+        streamed = [s for s in official_suite().scenarios if s.request_body("m", max_tokens=8, temperature=0).get("stream")]
+        chosen = streamed * 2  # each streamed scenario twice: back to back on one connection slot
+        assert len(chosen) >= 6
+        settings = RunSettings(max_tokens=8, timeout_s=5.0, concurrency=1)
+        results = await run_scenarios(chosen, endpoint=endpoint, model_id="m", settings=settings)
+    assert [r.outcome for r in results if r.outcome is ToolcallOutcome.ERROR] == [], [r.reason for r in results]
