@@ -45,10 +45,12 @@ MAX_HEAD_BYTES = 64 * 1024
 PAUSE_BYTES = 4 * 1024 * 1024
 """Body bytes buffered unread past which the socket stops being read until the reader catches up."""
 SETTLE_S = 0.01
-"""After the first response from a server, how long its connection waits before it is reused:
-a server that closes connections after a response (llama-server, after every streamed one,
-though it says `Keep-Alive`) has closed it by then, and the pool learns not to reuse its
-connections, instead of sending the next request into a connection about to close."""
+"""After a server's first response of each framing (chunked, length), how long its connection
+waits before it is reused: a server that closes connections after such a response
+(llama-server, after every streamed one, though it says `Keep-Alive`) has usually closed it by
+then, and the pool learns not to reuse them, instead of sending the next request into a
+connection about to close. A close that comes later still meets a request that is then
+written again (`WirePool.request`), and the pool learns from that instead."""
 IDLE_CLOSE_S = 1.0
 """A server that closes an idle connection this soon after its response closes connections
 after responses (a keep-alive timeout is seconds)."""
