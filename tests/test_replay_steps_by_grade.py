@@ -101,3 +101,21 @@ def test_text_steps_decided_by_a_judges_grades_drive_or_lose_their_runs(tmp_path
     text_report = _cli(env, "report", "latest", "--store", store, "--steps-by-grade", "grader")
     assert "runs driven without losing a step: 2 of 3 runs" in text_report.stdout
     assert f"lost at step {RUNS[WRONG_ENDING]}, step {RUNS[WRONG_ENDING]} by a judge's grade" in text_report.stdout
+    # The published page shows the strips and the stored grades, and its report.json is what
+    # `report --format json` writes (grades included), read from the store: no judge is asked.
+    bundle = tmp_path / "bundle"
+    published = _cli(env, "publish", "latest", "--store", store, "--out", str(bundle))
+    assert published.returncode == 0, published.stderr
+    plain = _cli(env, "report", "latest", "--store", store, "--format", "json").stdout
+    assert (bundle / "report.json").read_text(encoding="utf-8") == plain
+    page = (bundle / "index.html").read_text(encoding="utf-8")
+    replay = page[page.index('<section id="replay">'):page.index("</section>", page.index('<section id="replay">'))]
+    assert replay.count('<td class="strip"') == 3 and replay.count("not decided (step") == 3
+    assert "Runs driven without losing a step 0 of 0 runs" in replay
+    assert '<span class="r" title="step 3 (' in replay and "step 3 needs a person" in replay
+    (grades,) = json.loads(plain)["grades"]
+    shown = page[page.index('<section id="grades">'):]
+    assert "Rubric grades by grader" in shown and 'id="grades-1"' in shown
+    figures = grades["runs"][0]["figures"]
+    assert f'<td class="n">{figures["mean"]:.2f}</td>' in shown and f'<td class="n">{figures["graded"]}</td>' in shown
+    assert '<a href="#replay">Agent runs</a>' in page and '<a href="#grades">Grades</a>' in page

@@ -187,8 +187,8 @@ def _emit(report, fmt: str, out: str | None, grades: list) -> None:
     from compare_tui.report import render_junit, render_md, report_document
 
     if fmt == "json":
-        # Only when grades are stored: without them the document is byte for byte the one a
-        # published bundle carries as report.json.
+        # Only when grades are stored; either way the document is byte for byte the one a
+        # published bundle carries as report.json (`publish.bundle` adds the same `grades`).
         document = report_document(report) | ({"grades": [grade_summary_json(g) for g in grades]} if grades else {})
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     elif fmt == "md":

@@ -33,11 +33,15 @@ from compare_tui.judge.prepare import (
 )
 from compare_tui.judge.render_evaluator import evaluator_json, render_evaluator_text
 from compare_tui.judge.render_grades import (
+    GRADE_HEADERS,
+    grade_intro,
     grade_json,
+    grade_rows,
     grade_summary_json,
     render_grade_md,
     render_grade_summary,
     render_grade_text,
+    usage_line,
 )
 from compare_tui.judge.render_pairs import pair_json, render_pair_text
 from compare_tui.judge.rubric import MODES, Rubric, RubricError, load_rubric
@@ -58,7 +62,7 @@ __all__ = [
     "parse_pair_reply", "preferred_side", "prepare_grade_judging", "prepare_pair_judging", "render_answer",
     "render_evaluator_text", "render_pair_text", "resolve_current", "same_family_caveat", "save_label",
     "strip_reasoning", "task_text", "execute_judging",
-    "DEFAULT_PASS_AT", "grade_level", "load_report_grades", "load_stored_grade_reports", "render_grade_summary", "grade_summary_json", "render_grade_md", "SCALE_MODES", "GradeDelta", "GradeFigures", "GradeReport", "GradeRow", "RunGrades", "build_grade_report",
+    "DEFAULT_PASS_AT", "grade_level", "load_report_grades", "load_stored_grade_reports", "render_grade_summary", "grade_summary_json", "render_grade_md", "GRADE_HEADERS", "grade_intro", "grade_rows", "usage_line", "SCALE_MODES", "GradeDelta", "GradeFigures", "GradeReport", "GradeRow", "RunGrades", "build_grade_report",
     "comparison_baseline", "grade_delta", "grade_figures", "grade_json", "load_run_grades", "load_scale_rubric",
     "parse_scale_reply", "prepare_scale_grading", "render_grade_text", "scale_messages",
 ]

@@ -185,28 +185,47 @@ def _md_ci(interval: Interval | None, figures: GradeFigures | None = None, signe
     return _ci(interval, figures, signed).replace("—", "–")
 
 
-def render_grade_md(report: GradeReport) -> str:
-    """The figures as a Markdown section (for `report --format md`): the same numbers as the
-    text summary and `grade_summary_json`."""
-    first = report.runs[0].judging
-    lines = [f"## Rubric grades by {report.judge}", "",
-             f"Each answer graded alone on a 1–5 scale by the judge **{report.judge}** "
-             f"({first.provenance or 'provenance unknown'}); rubric `{report.mode}` "
-             f"(`{report.rubric_digest[:19]}…`), {first.reply_form} replies."]
-    if report.mode == "similarity":
-        ref = f"run `{report.reference.id}` ({report.reference.model_name})" if report.reference else "each task's expected outcome"
-        lines[-1] += f" Reference: {ref}."
-    if report.baseline is not None:
-        lines[-1] += f" Baseline: {report.baseline.model_name} (run `{report.baseline.id}`)."
-    lines += ["", "| model | graded | failed | mean | 95% CI | 1 | 2 | 3 | 4 | 5 | Δ vs baseline (95% CI) |",
-              "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]
+GRADE_HEADERS = ("model", "graded", "failed", "mean", "95% CI", "1", "2", "3", "4", "5", "Δ vs baseline (95% CI)")
+"""The columns of the grades table in Markdown and on a published page (`grade_rows`)."""
+
+
+def grade_rows(report: GradeReport) -> list[tuple[str, ...]]:
+    """One row of cells per run under `GRADE_HEADERS`: the same numbers as the text summary
+    and `grade_summary_json`."""
+    rows = []
     for g in report.runs:
         f, d = g.figures, g.delta
         mean = "–" if f.mean is None else f"{f.mean:.2f}"
         delta = "–" if d is None else ("no task graded on both sides" if d.delta is None else
                                        f"{d.delta:+.2f} ({_md_ci(d.interval, signed=True)}), {d.tasks} tasks, {d.conclusion}")
-        dist = " | ".join(str(n) for n in f.distribution)
-        lines.append(f"| {g.run.model_name} | {f.graded} | {f.failed} | {mean} | {_md_ci(f.interval, f)} | {dist} | {delta} |")
+        rows.append((g.run.model_name, str(f.graded), str(f.failed), mean, _md_ci(f.interval, f),
+                     *(str(n) for n in f.distribution), delta))
+    return rows
+
+
+def grade_intro(report: GradeReport, *, markdown: bool = False) -> str:
+    """Who graded, how, against what: the sentence above the grades table (Markdown marks the
+    judge strong and the names as code)."""
+    strong, code = ("**", "`") if markdown else ("", "")
+    first = report.runs[0].judging
+    text = (f"Each answer graded alone on a 1–5 scale by the judge {strong}{report.judge}{strong} "
+            f"({first.provenance or 'provenance unknown'}); rubric {code}{report.mode}{code} "
+            f"({code}{report.rubric_digest[:19]}…{code}), {first.reply_form} replies.")
+    if report.mode == "similarity":
+        ref = (f"run {code}{report.reference.id}{code} ({report.reference.model_name})" if report.reference
+               else "each task's expected outcome")
+        text += f" Reference: {ref}."
+    if report.baseline is not None:
+        text += f" Baseline: {report.baseline.model_name} (run {code}{report.baseline.id}{code})."
+    return text
+
+
+def render_grade_md(report: GradeReport) -> str:
+    """The figures as a Markdown section (for `report --format md`): the same numbers as the
+    text summary and `grade_summary_json`."""
+    lines = [f"## Rubric grades by {report.judge}", "", grade_intro(report, markdown=True)]
+    lines += ["", "| " + " | ".join(GRADE_HEADERS) + " |", "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in grade_rows(report)]
     lines += ["", usage_line(report.usage), ""]
     lines += [f"- {caveat}" for caveat in report.caveats]
     return "\n".join(lines) + "\n"

@@ -51,6 +51,9 @@ td.p::after{content:" pass"}td.f::after{content:" fail"}td.r::after{content:" ne
 td.e::after{content:" error"}td.m::after{content:" not done"}
 td.p::after,td.f::after,td.r::after,td.e::after,td.m::after{font-weight:400}
 .legend span{margin-right:1em;white-space:nowrap}
+td.strip{font:600 15px/1.3 ui-monospace,Menlo,Consolas,monospace;letter-spacing:.12em;overflow-wrap:anywhere}
+td.strip .p{color:var(--pass)}td.strip .f{color:var(--fail)}td.strip .r{color:var(--review)}
+td.strip .e{color:var(--error)}td.strip .m{color:var(--missing)}
 details>summary{cursor:pointer;color:var(--muted)}
 .attempt{margin:.4em 0 .6em;padding-left:8px;border-left:3px solid var(--line)}
 .attempt h4{margin:0;font-size:.92em}

@@ -87,6 +87,7 @@ def publish_report(store: Store, ref: str, out: Path, *, answers: bool = True,
 
 
 def _publish_report(store: Store, ref: str, out: Path, answers: bool, environ: dict[str, str] | None) -> Published:
+    from compare_tui.judge import grade_summary_json, load_report_grades
     from compare_tui.report import (
         build_report,
         load_report_inputs,
@@ -99,9 +100,11 @@ def _publish_report(store: Store, ref: str, out: Path, answers: bool, environ: d
     runs = [r.run for r in inputs.runs]
     mask = Masker(runs, environ)
     details = task_details(store, runs, report.task_ids, mask, goldsets) if answers else None
-    document = report_document(report)
-    page = comparison_page(report, document, runs, details, mask)
-    # Exactly `render_json(report)` (`report --format json`), from the document the page used.
+    grades = load_report_grades(store, inputs)  # read from the store: publishing asks no judge
+    # As `report --format json` writes it: `grades` only when some are stored.
+    document = report_document(report) | ({"grades": [grade_summary_json(g) for g in grades]} if grades else {})
+    page = comparison_page(report, document, runs, details, mask, grades)
+    # Exactly `report --format json`'s document, from the one the page used.
     index, report_path, page_bytes, json_bytes = _write(out, page, indented_json(document) + "\n")
     kind: BundleKind = "comparison" if report.comparison_id else "run"
     record = store.record_bundle(BundleRecord(

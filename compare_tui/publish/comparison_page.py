@@ -1,7 +1,9 @@
 """The page of a comparison (or a single run): every figure of the `Report` (spelled by
 `report.columns`/`report.formatting`, the same strings the terminal shows), inline SVG plots of
-the report's own distributions, provenance and serving notes, caveats, and the per-task
-matrix with answers. Pure: a function of the report, the run records and the task details."""
+the report's own distributions, provenance and serving notes, whole-run replay strips, stored
+rubric grades (spelled by `judge.render_grades`, as `report` prints them), caveats, and the
+per-task matrix with answers. Pure: a function of the report, the run records, the grades and
+the task details."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from compare_tui.judge import GRADE_HEADERS, GradeReport, grade_intro, grade_rows, usage_line
 from compare_tui.publish import svg
 from compare_tui.publish.details import Masker, TaskDetail
 from compare_tui.publish.html import (
@@ -25,6 +28,7 @@ from compare_tui.publish.html import (
 )
 from compare_tui.report import columns
 from compare_tui.report import formatting as fmt
+from compare_tui.report.fit import Column
 from compare_tui.report.model import Report
 from compare_tui.store.records import RunRecord
 
@@ -121,6 +125,47 @@ def _paired(report: Report) -> str:
                    bullets(p.sentence for p in report.paired))
 
 
+def _replay(report: Report) -> str:
+    """Whole-run replay: per model, runs driven without losing a step and the step pass rate,
+    then one strip per recorded run (a mark per step, its status in words on hover and for
+    screen readers) and its verdict."""
+    if not report.trajectories:
+        return ""
+    parts = ['<p class="note">A run is driven when no step is lost; a step not measured counts neither way. '
+             "Marks: " + " · ".join(f"{esc(fmt.MARKS[s])} {esc(fmt.MARK_WORDS[s])}" for s in STATUS_CLASS) + ".</p>"]
+    for number, fig in enumerate(report.trajectories, 1):
+        graded = f"; {fmt.steps_by_grade(report.step_grading, fig)}" if report.step_grading else ""
+        parts.append(f"<h3>{esc(fig.label)}</h3><p>Runs driven without losing a step {esc(fmt.runs_driven(fig))}; "
+                     f"step pass rate {esc(fmt.step_rate(fig))}{esc(graded)}.</p>")
+        rows = []
+        for strip in fig.runs:
+            marks = "".join(
+                f'<span class="{STATUS_CLASS[status]}" title="step {i} ({esc(task)}): {esc(fmt.MARK_WORDS[status])}">'
+                f"{esc(fmt.MARKS[status])}</span>"
+                for i, (task, status) in enumerate(zip(strip.task_ids, strip.statuses, strict=True), 1))
+            spoken = ", ".join(f"step {i} {fmt.MARK_WORDS[s]}" for i, s in enumerate(strip.statuses, 1))
+            rows.append(f'<tr><th scope="row"><code>{esc(strip.run)}</code></th>'
+                        f'<td class="strip" aria-label="{esc(spoken)}">{marks}</td><td>{esc(fmt.run_verdict(strip))}</td></tr>')
+        parts.append(f'<div class="scroll"><table id="replay-{number}"><thead><tr><th scope="col">run</th>'
+                     f'<th scope="col">steps</th><th scope="col">result</th></tr></thead><tbody>{"".join(rows)}'
+                     "</tbody></table></div>")
+    return section("replay", "Agent runs (whole-run replay)", *parts)
+
+
+def _grades(grades: Sequence[GradeReport]) -> str:
+    """The stored rubric grades of the shown runs, one table per judge and rubric (read from
+    the store: publishing asks no judge)."""
+    parts = []
+    for number, grade in enumerate(grades, 1):
+        rows = grade_rows(grade)
+        cols = [Column(header, tuple(row[i] for row in rows), "text" if i in (0, 4, 10) else "number")
+                for i, header in enumerate(GRADE_HEADERS)]
+        parts += [f"<h3>Rubric grades by {esc(grade.judge)}</h3>", f"<p>{esc(grade_intro(grade))}</p>",
+                  column_table(cols, f"grades-{number}"), f'<p class="note">{esc(usage_line(grade.usage))}</p>',
+                  bullets(grade.caveats)]
+    return section("grades", "Rubric grades", *parts) if parts else ""
+
+
 def _runs(report: Report, runs: Mapping[str, RunRecord], mask: Masker) -> str:
     parts = []
     for row in report.models:
@@ -214,16 +259,19 @@ def _tasks(report: Report, details: Sequence[TaskDetail] | None) -> str:
 
 
 def comparison_page(report: Report, report_document: Mapping[str, Any], runs: Sequence[RunRecord],
-                    details: Sequence[TaskDetail] | None, mask: Masker) -> str:
+                    details: Sequence[TaskDetail] | None, mask: Masker, grades: Sequence[GradeReport] = ()) -> str:
     """The whole page. `report_document` is `report_document(report)` (the report.json payload),
-    whose distributions the plots draw; `details` is None for `--no-answers`."""
+    whose distributions the plots draw; `details` is None for `--no-answers`; `grades` are the
+    stored rubric grades of these runs (`judge.load_report_grades`)."""
     by_run = {run.id: run for run in runs}
     sections = [
         _decision(report), _recommendation(report), _pass_rates(report), _latency(report, report_document),
-        _cost(report), _paired(report), _runs(report, by_run, mask), _caveats(report), _tasks(report, details),
+        _cost(report), _paired(report), _replay(report), _grades(grades), _runs(report, by_run, mask),
+        _caveats(report), _tasks(report, details),
     ]
     entries = [(i, t) for i, t in (("decision", "Decision"), ("recommendation", "Recommendation"),
                                   ("pass-rates", "Pass rates"), ("latency", "Latency"), ("cost", "Cost"),
-                                  ("paired", "Noise"), ("runs", "Runs"), ("caveats", "Caveats"),
+                                  ("paired", "Noise"), ("replay", "Agent runs"), ("grades", "Grades"),
+                                  ("runs", "Runs"), ("caveats", "Caveats"),
                                   ("tasks", "Tasks")) if any(s.startswith(f'<section id="{i}"') for s in sections)]
     return document(report.title, [*_header(report), toc(entries), *(s for s in sections if s)])
