@@ -322,7 +322,7 @@ class LateClosingServer(RawServer):
 
 
 async def test_keep_alive_is_learnt_per_framing_and_a_request_into_a_late_close_is_written_again():
-    async with LateClosingServer(close_after_s=SETTLE_S * 5) as server, WirePool(limit=1) as pool:
+    async with LateClosingServer(close_after_s=0.5) as server, WirePool(limit=1) as pool:
         origin = ("http", "127.0.0.1", int(server.url.split(":")[2].split("/")[0]))
         async with pool.exchange(server.url, b"", {}, method="GET") as response:  # the identity probe
             assert await response.read() == b"{}"

@@ -44,7 +44,7 @@ MAX_HEAD_BYTES = 64 * 1024
 """A response head (status line and headers) longer than this is not HTTP we read."""
 PAUSE_BYTES = 4 * 1024 * 1024
 """Body bytes buffered unread past which the socket stops being read until the reader catches up."""
-SETTLE_S = 0.01
+SETTLE_S = 0.002
 """After a server's first response of each framing (chunked, length), how long its connection
 waits before it is reused: a server that closes connections after such a response
 (llama-server, after every streamed one, though it says `Keep-Alive`) has usually closed it by
