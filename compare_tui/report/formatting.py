@@ -126,6 +126,12 @@ def strip_marks(strip: RunStrip) -> str:
     return "".join(MARKS[s] for s in strip.statuses)
 
 
+def strip_widths(t: Trajectories) -> tuple[int, int]:
+    """The longest run id and the most steps among `t`'s strips: the widths that line the
+    strips and their results up in columns when runs have different numbers of steps."""
+    return max((len(s.run) for s in t.runs), default=0), max((len(s.statuses) for s in t.runs), default=0)
+
+
 def run_verdict(strip: RunStrip) -> str:
     """`driven`, `lost at step 3`, or `not decided (step 2 not measured)`; with `, step 4 by
     a judge's grade` when a stored grade decided a step waiting for a person."""

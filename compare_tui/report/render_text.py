@@ -158,11 +158,12 @@ def run_strips(report: Report) -> Group:
         parts.append(Text(f"  step pass rate: {fmt.step_rate(fig)}"))
         if report.step_grading is not None:
             parts.append(Text(f"  {fmt.steps_by_grade(report.step_grading, fig)}"))
+        run_width, steps_width = fmt.strip_widths(fig)
         for strip in fig.runs:
-            line = Text(f"  {strip.run}  ")
+            line = Text(f"  {strip.run:<{run_width}}  ")
             for status, group in groupby(strip.statuses):
                 line.append(fmt.MARKS[status] * sum(1 for _ in group), style=STATUS_STYLES[status])
-            line.append(f"  {fmt.run_verdict(strip)}")
+            line.append(" " * (steps_width - len(strip.statuses)) + f"  {fmt.run_verdict(strip)}")
             parts.append(line)
     return Group(*parts)
 

@@ -101,7 +101,9 @@ def runs_text(report: Report) -> str:
     for fig in report.trajectories:
         lines += [fig.label, f"  runs driven without losing a step: {fmt.runs_driven(fig)}",
                   f"  step pass rate: {fmt.step_rate(fig)}"]
-        lines += [f"  {strip.run}  {fmt.strip_marks(strip)}  {fmt.run_verdict(strip)}" for strip in fig.runs]
+        run_width, steps_width = fmt.strip_widths(fig)
+        lines += [f"  {strip.run:<{run_width}}  {fmt.strip_marks(strip):<{steps_width}}  {fmt.run_verdict(strip)}"
+                  for strip in fig.runs]
     lines.append("✓ step kept · ✗ step lost · ? needs a person · ! error · · not done "
                  "(a step not measured counts neither as lost nor as kept)")
     return "\n".join(lines)
