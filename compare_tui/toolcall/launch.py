@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import httpx
 
 from compare_tui.catalogue import ModelEntry, check_key, key_headers, refuse_if_needed, resolve_key
-from compare_tui.engine.transport import endpoint_client
+from compare_tui.engine.transport import check_transport_choice, endpoint_client
 from compare_tui.errors import CompareTuiError
 from compare_tui.store import new_run_id, utc_now
 from compare_tui.engine.audit import audit_row
@@ -91,8 +91,9 @@ async def execute(
     on_result: Callable[[int, ScenarioResult], None] | None = None, client: httpx.AsyncClient | None = None,
 ) -> ToolcallRun:
     """Run the request's scenarios and return the finished run (stored as it goes when a
-    store is given). Raises `ToolcallRefused`/`ModelRefused` before sending anything."""
+    store is given). Raises `ToolcallRefused`/`ModelRefused`/`TransportChoiceError` before sending anything."""
     check_request(request)
+    check_transport_choice()  # a misspelt COMPARE_TUI_HTTP_TRANSPORT refuses before anything is stored
     entry = request.entry
     key = resolve_key(entry, environ)
     await asyncio.to_thread(check_key, entry, key)  # the endpoint (a gateway) accepts the key
