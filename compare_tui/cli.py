@@ -18,7 +18,7 @@ from compare_tui.errors import CompareTuiError
 
 EPILOG = """\
 examples:
-  compare-tui local up                                  # start the two bundled models
+  compare-tui local up                                  # start the bundled models
   compare-tui sets validate sample_sets/support-triage
   compare-tui models add my-model --endpoint http://127.0.0.1:8080/v1 --weights-dir DIR --usd-per-hour 0.5
   compare-tui run sample_sets/support-triage --model smollm2-135m --model gemma3-270m

@@ -1,4 +1,4 @@
-"""The embedded default: llama.cpp's `llama-server` with two bundled small models.
+"""The embedded default: llama.cpp's `llama-server` with the bundled small models.
 
 `up()` starts one server per bundled model on 127.0.0.1 (each on its own port when free) and
 writes a `models.toml` catalogue with real sha256 pins; `status()` says what runs; `down()`

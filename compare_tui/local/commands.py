@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from dataclasses import asdict
 
 from compare_tui.local import catalogue_writer, cluster
@@ -17,13 +18,15 @@ from compare_tui.local.errors import LocalError
 
 _EXAMPLES = """\
 examples:
-  compare-tui local up                         # both bundled models, ports 18181/18182, 4 slots each
+  compare-tui local up                         # all of them: ports 18181-18183
   compare-tui local up --model smollm2-135m    # only one of them
   compare-tui local up --parallel 2 --ctx 8192 --usd-per-hour 0.25
   compare-tui local status
   compare-tui local down
 
-bundled models: """ + ", ".join(f"{m.name} ({m.description}, {m.quantisation})" for m in BUNDLED.values())
+bundled models:
+""" + "\n".join(textwrap.fill(f"{m.name}: {m.description}, {m.quantisation}", 78, initial_indent="  ",
+                               subsequent_indent="    ") for m in BUNDLED.values())
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
