@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from compare_tui import __version__
 from compare_tui.commands import COMMAND_MODULES
+from compare_tui.commands.common import say
 from compare_tui.errors import CompareTuiError
 
 EPILOG = """\
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args) or 0)
     except CompareTuiError as exc:  # CommandError included: every error meant for the user
-        print(f"compare-tui: {exc}", file=sys.stderr)
+        say(f"compare-tui: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("compare-tui: interrupted", file=sys.stderr)

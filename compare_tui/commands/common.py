@@ -3,9 +3,38 @@
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
+import textwrap
 from pathlib import Path
+from typing import TextIO
 
 from compare_tui.errors import CompareTuiError
+
+
+def wrapped(text: str, width: int, indent: str = "  ") -> str:
+    """`text` wrapped at `width` columns on spaces, each line's own leading spaces kept and its
+    continuation lines indented by `indent` more: a word, a figure or an id is never split.
+    A width under 40 leaves the text as it is."""
+    if width < 40:
+        return text
+    out = []
+    for line in text.split("\n"):
+        lead = line[:len(line) - len(line.lstrip(" "))]
+        out += textwrap.wrap(line, width, subsequent_indent=lead + indent, break_long_words=False,
+                             break_on_hyphens=False) or [line]
+    return "\n".join(out)
+
+
+def say(text: str, *, file: TextIO | None = None) -> None:
+    """Print a message: on a terminal wrapped at its width (`wrapped`), so an 80-column window
+    never cuts a word in two; into a pipe or a file as it is, one line per message."""
+    stream = sys.stdout if file is None else file
+    try:
+        width = shutil.get_terminal_size().columns if stream.isatty() else 0
+    except (AttributeError, ValueError, OSError):
+        width = 0
+    print(wrapped(text, width), file=stream)
 
 
 class CommandError(CompareTuiError):

@@ -16,6 +16,7 @@ from compare_tui.commands.common import (
     load_catalogue_or_fail,
     load_set_or_fail,
     open_store,
+    say,
 )
 from compare_tui.vocabulary import RunStatus
 
@@ -211,13 +212,13 @@ def _summary(store, comparison_id, prepared, statuses) -> dict:
 def _print_outcome(store, comparison_id, prepared, statuses) -> None:
     for p, status in zip(prepared, statuses):
         tally = _tally_text(store.pass_rate_summary(p.run.id))
-        print(f"{p.run.model_name}: run {p.run.id} {status}: {tally} ({p.run.provenance})")
+        say(f"{p.run.model_name}: run {p.run.id} {status}: {tally} ({p.run.provenance})")
         if status == RunStatus.INCOMPLETE:
-            print(f"  {store.get_run_exact(p.run.id).error}")
+            say(f"  {store.get_run_exact(p.run.id).error}")
     summary = _decision_summary(store, comparison_id) if comparison_id else None
     if summary:
-        print(f"decision: {summary}")
-    print(f"comparison {comparison_id}: see `compare-tui report {comparison_id}`")
+        say(f"decision: {summary}")
+    say(f"comparison {comparison_id}: see `compare-tui report {comparison_id}`")
 
 
 def _decision_summary(store, comparison_id: str) -> str | None:
