@@ -125,7 +125,7 @@ def _paired(report: Report) -> str:
                    bullets(p.sentence for p in report.paired))
 
 
-def _replay(report: Report) -> str:
+def _replay(report: Report, mask: Masker) -> str:
     """Whole-run replay: per model, runs driven without losing a step and the step pass rate,
     then one strip per recorded run (a mark per step, its status in words on hover and for
     screen readers) and its verdict."""
@@ -140,11 +140,11 @@ def _replay(report: Report) -> str:
         rows = []
         for strip in fig.runs:
             marks = "".join(
-                f'<span class="{STATUS_CLASS[status]}" title="step {i} ({esc(task)}): {esc(fmt.MARK_WORDS[status])}">'
+                f'<span class="{STATUS_CLASS[status]}" title="step {i} ({esc(mask(task))}): {esc(fmt.MARK_WORDS[status])}">'
                 f"{esc(fmt.MARKS[status])}</span>"
                 for i, (task, status) in enumerate(zip(strip.task_ids, strip.statuses, strict=True), 1))
             spoken = ", ".join(f"step {i} {fmt.MARK_WORDS[s]}" for i, s in enumerate(strip.statuses, 1))
-            rows.append(f'<tr><th scope="row"><code>{esc(strip.run)}</code></th>'
+            rows.append(f'<tr><th scope="row"><code>{esc(mask(strip.run))}</code></th>'
                         f'<td class="strip" aria-label="{esc(spoken)}">{marks}</td><td>{esc(fmt.run_verdict(strip))}</td></tr>')
         parts.append(f'<div class="scroll"><table id="replay-{number}"><thead><tr><th scope="col">run</th>'
                      f'<th scope="col">steps</th><th scope="col">result</th></tr></thead><tbody>{"".join(rows)}'
@@ -152,17 +152,17 @@ def _replay(report: Report) -> str:
     return section("replay", "Agent runs (whole-run replay)", *parts)
 
 
-def _grades(grades: Sequence[GradeReport]) -> str:
+def _grades(grades: Sequence[GradeReport], mask: Masker) -> str:
     """The stored rubric grades of the shown runs, one table per judge and rubric (read from
-    the store: publishing asks no judge)."""
+    the store: publishing asks no judge); their texts masked as every text from the store is."""
     parts = []
     for number, grade in enumerate(grades, 1):
         rows = grade_rows(grade)
-        cols = [Column(header, tuple(row[i] for row in rows), "text" if i in (0, 4, 10) else "number")
+        cols = [Column(header, tuple(mask(row[i]) for row in rows), "text" if i in (0, 4, 10) else "number")
                 for i, header in enumerate(GRADE_HEADERS)]
-        parts += [f"<h3>Rubric grades by {esc(grade.judge)}</h3>", f"<p>{esc(grade_intro(grade))}</p>",
-                  column_table(cols, f"grades-{number}"), f'<p class="note">{esc(usage_line(grade.usage))}</p>',
-                  bullets(grade.caveats)]
+        parts += [f"<h3>Rubric grades by {esc(mask(grade.judge))}</h3>", f"<p>{esc(mask(grade_intro(grade)))}</p>",
+                  column_table(cols, f"grades-{number}"), f'<p class="note">{esc(mask(usage_line(grade.usage)))}</p>',
+                  bullets(mask(caveat) for caveat in grade.caveats)]
     return section("grades", "Rubric grades", *parts) if parts else ""
 
 
@@ -266,7 +266,7 @@ def comparison_page(report: Report, report_document: Mapping[str, Any], runs: Se
     by_run = {run.id: run for run in runs}
     sections = [
         _decision(report), _recommendation(report), _pass_rates(report), _latency(report, report_document),
-        _cost(report), _paired(report), _replay(report), _grades(grades), _runs(report, by_run, mask),
+        _cost(report), _paired(report), _replay(report, mask), _grades(grades, mask), _runs(report, by_run, mask),
         _caveats(report), _tasks(report, details),
     ]
     entries = [(i, t) for i, t in (("decision", "Decision"), ("recommendation", "Recommendation"),
