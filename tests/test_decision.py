@@ -127,7 +127,7 @@ def test_no_worse_within_the_margin_switches_and_says_how_much_cheaper():
     low, high = v.interval_pp
     span = f"{low:+.1f} to {high:+.1f}".replace("-", "−")
     assert report.decision.summary == (f"Switch to candidate model-b: no worse than model-a (−1.0 pts, 95% CI {span}), "
-                                       "75% cheaper per completed task, p50 latency +0.0%")
+                                       "75% cheaper per completed task, p50 end-to-end latency +0.0% on the tasks both scored")
 
 
 def test_a_better_candidate_with_faster_answers():
@@ -163,6 +163,18 @@ def test_an_inconclusive_verdict_says_how_many_tasks_would_give_80_percent_power
     assert v.verdict is Verdict.INCONCLUSIVE and v.tasks_needed == v.paired.tasks_needed == 37
     assert "about 37 tasks like these in all would give 80 % power" in text_of(build_report(
         inputs(base, cand, baseline="model-a")))
+
+
+def test_a_candidate_with_nothing_measured_is_named_as_not_compared_never_as_not_good_enough():
+    base = one("p" * 8 + "f" * 2, "run-a", "model-a")
+    empty = one("", "run-b", "model-b")  # interrupted before its first task
+    summary = build_report(inputs(base, empty, baseline="model-a")).decision.summary
+    assert summary == ("Keep model-a for now: model-b not compared with it (no task scored by both); "
+                       "finish the run (`compare-tui run --resume RUN`) to decide.")
+    worse = one("f" * 10, "run-c", "model-c")
+    mixed = build_report(inputs(base, empty, worse, baseline="model-a")).decision.summary
+    assert mixed == ("Keep model-a: no candidate is shown no worse within 5 points "
+                     "(model-b not compared: no task scored by both).")
 
 
 def test_the_margin_comes_from_the_inputs_and_changes_the_verdict():

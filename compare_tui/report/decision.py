@@ -189,7 +189,15 @@ def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> str:
     if not eligible:
         if not items:
             return f"Keep {baseline}: there is no candidate to compare against it."
-        return f"Keep {baseline}: no candidate is shown no worse within {margin_pp:g} points."
+        # Nothing measured is never a result: a candidate without one task scored beside the
+        # baseline was not compared, and the summary says so instead of calling it not good enough.
+        unmeasured = [v.candidate for v in items if v.paired.tasks == 0]
+        names = ", ".join(unmeasured)
+        if len(unmeasured) == len(items):
+            return (f"Keep {baseline} for now: {names} not compared with it (no task scored by both); "
+                    "finish the run (`compare-tui run --resume RUN`) to decide.")
+        tail = f" ({names} not compared: no task scored by both)" if unmeasured else ""
+        return f"Keep {baseline}: no candidate is shown no worse within {margin_pp:g} points{tail}."
 
     def key(v: Versus) -> tuple[int, float, float]:
         savings = v.cost.savings if v.cost.savings is not None else float("-inf")
@@ -207,7 +215,7 @@ def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> str:
     elif best.cost.note and not best.cost.comparable:
         parts.append("cost not comparable (different cost bases)")
     if best.e2e_p50_pct is not None:
-        parts.append(f"p50 latency {_signed(best.e2e_p50_pct, '%')}")
+        parts.append(f"p50 end-to-end latency {_signed(best.e2e_p50_pct, '%')} on the tasks both scored")
     return ", ".join(parts)
 
 
