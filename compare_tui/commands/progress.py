@@ -17,6 +17,7 @@ class PlainProgress:
         # sys.stdout when called, not when this module was imported (a test's captured stream)
         self.stream = sys.stdout if stream is None else stream
         self.done: Counter[str] = Counter()
+        self.resumed: dict[str, bool] = {}
 
     def __enter__(self) -> PlainProgress:
         return self
@@ -27,6 +28,7 @@ class PlainProgress:
     def on_event(self, event: EngineEvent) -> None:
         if isinstance(event, RunStarted):
             self.done[event.run_id] = event.tasks_done
+            self.resumed[event.run_id] = event.tasks_done > 0
             resumed = f", resuming after {event.tasks_done} done" if event.tasks_done else ""
             print(f"run {event.run_id}: {event.model_name} on {event.goldset_name}, {event.task_count} tasks{resumed}; "
                   f"{event.provenance}; estimate {event.estimate}", file=self.stream, flush=True)
@@ -36,8 +38,10 @@ class PlainProgress:
             print(f"  [{self.done[event.run_id]}] {event.model_name} {event.task_id} #{event.attempt}: {event.outcome}{extra}",
                   file=self.stream, flush=True)
         elif isinstance(event, RunFinished):
-            counts = ", ".join(f"{k} {v}" for k, v in sorted(event.counts.items()))
-            print(f"run {event.run_id}: {event.status} ({counts}){' - ' + event.error if event.error else ''}",
+            # The counts are of this session's attempts: after a resume, said so.
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(event.counts.items())) or "no task finished"
+            scope = "this session: " if self.resumed.get(event.run_id) else ""
+            print(f"run {event.run_id}: {event.status} ({scope}{counts}){'; ' + event.error if event.error else ''}",
                   file=self.stream, flush=True)
 
 

@@ -35,12 +35,12 @@ examples:
   compare-tui run sample_sets/support-triage --model smollm2-135m --model gemma3-270m
   compare-tui run sample_sets/support-triage --baseline gemma3-270m --model smollm2-135m
   compare-tui run sample_sets/order-extraction --model smollm2-135m --attempts 2 --max-cost 0.05 --json
-  compare-tui run --resume 20261202-101500-ab12cd
+  compare-tui run --resume 9835f652e14fb5b2
 
 exit codes: 0 every run completed; 1 a run did not complete (interrupted, failed, or incomplete:
             some tasks measured nothing because the endpoint failed; `--resume` retries them);
             2 bad input or a refusal, e.g. an endpoint that does not answer (nothing was sent);
-            130 interrupted by Ctrl-C
+            130 interrupted by Ctrl-C (143 by SIGTERM); every finished attempt is stored
 
 --baseline A runs A too (first) and judges every --model against it in the report. Without
 it, the workload's promoted baseline (`compare-tui promote`) is the baseline when it is one
@@ -120,6 +120,8 @@ def _handle(args: argparse.Namespace) -> int:
             print(json.dumps(_summary(store, comparison_id, prepared, statuses), indent=2))
         else:
             _print_outcome(store, comparison_id, prepared, statuses)
+    if observer.interrupted is not None:
+        return observer.interrupted
     return 0 if all(s == RunStatus.COMPLETED for s in statuses) else 1
 
 
@@ -138,6 +140,8 @@ class _CommandObserver:
 
     def __init__(self, progress: ProgressObserver, *, quiet: bool) -> None:
         self.progress, self.quiet = progress, quiet
+        self.interrupted: int | None = None
+        """The exit code of an interruption: 130 for Ctrl-C, 143 for SIGTERM (None: not interrupted)."""
 
     def __enter__(self) -> Self:
         self.progress.__enter__()
@@ -183,7 +187,8 @@ def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
     prepared = session.prepared
     try:
         asyncio.run(main())
-    except (KeyboardInterrupt, asyncio.CancelledError):
+    except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+        observer.interrupted = 130 if isinstance(exc, KeyboardInterrupt) else 143
         ended = [s for s in session.statuses if s != RunStatus.INTERRUPTED]  # the interrupted one is resumable
         ids = ", ".join(p.run.id for p in prepared[len(ended):])
         print(f"interrupted; every finished attempt is stored. Resume with: compare-tui run --resume <id> ({ids})", file=sys.stderr)
