@@ -428,7 +428,10 @@ def test_rule_low_when_a_row_was_refused():
 
 def test_rule_low_when_a_task_still_needs_review():
     rec = recommend([S("a", 90, 100, awaiting_review=2), S("b", 10, 100)])
-    assert rec.confidence == "low" and "2 tasks still need human review" in rec.reasons
+    assert rec.confidence == "low" and "2 tasks of a still need human review" in rec.reasons
+    # The same tasks waiting in two models are answers, counted per model, not tasks twice over.
+    both = recommend([S("a", 90, 100, awaiting_review=2), S("b", 10, 100, awaiting_review=2)])
+    assert both.confidence == "low" and "4 answers still need human review (2 of a, 2 of b)" in both.reasons
 
 
 def test_rule_low_when_the_winner_completed_fewer_than_five_tasks():

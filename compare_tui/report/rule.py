@@ -114,10 +114,15 @@ def _low_reasons(standings: Sequence[Standing], refused: Sequence[str], leader: 
             reasons.append(f"a required figure is missing for {standing.model}: {figure}")
     for model in refused:
         reasons.append(f"a required figure is missing: the row of {model} was refused")
-    waiting = sum(s.awaiting_review for s in standings)
-    if waiting:
-        tasks, verb = ("1 task", "needs") if waiting == 1 else (f"{waiting} tasks", "need")
-        reasons.append(f"{tasks} still {verb} human review")
+    waiting = [(s.model, s.awaiting_review) for s in standings if s.awaiting_review]
+    if len(waiting) == 1:
+        model, count = waiting[0]
+        tasks, verb = ("1 task", "needs") if count == 1 else (f"{count} tasks", "need")
+        reasons.append(f"{tasks} of {model} still {verb} human review")
+    elif waiting:  # answers, not tasks: the same task waits once per model
+        total = sum(count for _, count in waiting)
+        reasons.append(f"{total} answers still need human review ("
+                       + ", ".join(f"{count} of {model}" for model, count in waiting) + ")")
     if leader.completed < MIN_WINNER_COMPLETED:
         reasons.append(f"the leading model completed only {leader.completed} task"
                        f"{'s' if leader.completed != 1 else ''} (fewer than {MIN_WINNER_COMPLETED})")
