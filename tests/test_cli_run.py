@@ -135,6 +135,13 @@ def test_unknown_model_and_missing_catalogue_are_clear_errors(tmp_path):
                              env=_env(tmp_path), capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "nope" in unknown.stderr and "fake" in unknown.stderr
     assert "Traceback" not in missing.stderr + unknown.stderr
+    alone = subprocess.run(_cli("run", str(goldset), "--baseline", "fake", "--model", "fake", "--models", str(models),
+                                "--store", str(tmp_path / "s.sqlite")),
+                           env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert alone.returncode == 2 and "--baseline fake is also the only --model" in alone.stderr
+    if (tmp_path / "s.sqlite").exists():
+        with Store.open(tmp_path / "s.sqlite") as store:
+            assert store.list_runs() == []
 
 
 def test_sets_validate_and_show(tmp_path):

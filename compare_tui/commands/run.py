@@ -104,6 +104,9 @@ def _handle(args: argparse.Namespace) -> int:
         else:
             if not args.set or not args.model:
                 raise CommandError("give a golden set and at least one --model (or --resume RUN_ID); see --help")
+            if args.baseline and set(args.model) == {args.baseline}:
+                raise CommandError(f"--baseline {args.baseline} is also the only --model: there is no candidate to "
+                                   "compare with it; add one with --model NAME, or drop --baseline to run it alone")
             goldset = load_set_or_fail(args.set)
             names = tuple(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
             overrides = RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
