@@ -142,6 +142,7 @@ CASES: dict[str, Case] = {
     "unknown nested field": _case(_task(scorer={"kind": "regex", "pattern": "x", "flag": ["IGNORECASE"]}), "a.toml", "scorer.flag", "allowed fields are kind, pattern, mode, flags"),
     "bad task id": _case(_task(id="has space"), "a.toml", "id", "not a valid id"),
     "bad literal": _case(_task(input={"messages": [{"role": "robot", "content": "x"}]}), "a.toml", "input.messages[0].role", "not allowed"),
+    "misspelt expected key": _case(_task(expected={"texts": "a"}), "a.toml", "expected", "unknown field `texts` (did you mean `text`?)"),
     "two expected outcomes": _case(_task(expected={"text": "a", "json": {"a": 1}}), "a.toml", "expected", "both given"),
     "no prompt": _case(_task(input={"system": "s"}), "a.toml", "input", "neither"),
     "bad regex": _case(_task(scorer={"kind": "regex", "pattern": "(unclosed"}), "a.toml", "scorer.pattern", "regular expression"),

@@ -7,6 +7,7 @@ for a union are merged), fields as dotted paths in the file's own spelling
 
 from __future__ import annotations
 
+import difflib
 import json
 import types
 from pathlib import Path
@@ -166,7 +167,12 @@ def _value_error(loc: tuple[Any, ...], text: str, given: Any) -> tuple[str, str]
         present = [f"`{k}`" for k in ("text", "json", "tool_call") if given.get(k) is not None]
         both = "both" if len(present) == 2 else "all"
         what = f"{' and '.join(present)} are {both} given" if present else f"none of {_ONE_OF} is given"
-        return what, f"give exactly one of {_ONE_OF}: the answer your production model gives today"
+        fix = f"give exactly one of {_ONE_OF}: the answer your production model gives today"
+        # A misspelt key (`texts`) is why none is given: name it, and what it was likely meant to be.
+        for key in (str(k) for k in given if k not in ("text", "json", "tool_call")):
+            close = difflib.get_close_matches(key, ("text", "json", "tool_call"), n=1)
+            what += f"; unknown field `{key}`" + (f" (did you mean `{close[0]}`?)" if close else "")
+        return what, fix
     if loc == ("input",) and isinstance(given, dict):
         if given.get("messages") == []:
             return "`messages` is empty", "add at least one message, or use `prompt` instead"
