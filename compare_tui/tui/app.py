@@ -173,7 +173,7 @@ class CompareApp(App[None]):
             self.exit()
 
         self.push_screen(ConfirmScreen("Quit while a run is going?", RUN_STOP_TEXT + " Then compare-tui quits.",
-                                       "Quit"), answered)
+                                       "Quit", "Keep running"), answered)
 
     def action_help(self) -> None:
         self.open_help()

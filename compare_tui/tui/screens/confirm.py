@@ -15,9 +15,9 @@ class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [Binding("escape", "answer(False)", "Cancel"), Binding("n", "answer(False)", "Cancel", show=False),
                 Binding("y", "answer(True)", "Confirm")]
 
-    def __init__(self, title: str, body: str, confirm: str = "Confirm") -> None:
+    def __init__(self, title: str, body: str, confirm: str = "Confirm", decline: str = "Cancel") -> None:
         super().__init__()
-        self.title_text, self.body, self.confirm = title, body, confirm
+        self.title_text, self.body, self.confirm, self.decline = title, body, confirm, decline
 
     def compose(self) -> ComposeResult:
         with Vertical(id="refusal-box"):
@@ -25,7 +25,7 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Static(self.body, id="refusal-reason", markup=False)
             with Horizontal(id="confirm-buttons"):
                 yield Button(f"{self.confirm} (y)", id="confirm-yes", variant="primary")
-                yield Button("Cancel (Esc)", id="confirm-no")
+                yield Button(f"{self.decline} (Esc)", id="confirm-no")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "confirm-yes")

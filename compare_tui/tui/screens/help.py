@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from compare_tui.tui.screen_base import CompareScreen
 
 INTRO = ("Keyboard first: every action has a key (shown in the footer), and ctrl+p opens the command "
-         "palette with every action by name. Blocks: ✓ pass  ✗ fail  ? needs a person  ! error  · not run.")
+         "palette with every action by name. Blocks: ✓ pass  ✗ fail  ? needs a person  ! error  · not done.")
 
 
 def _sections() -> list[tuple[str, list[Binding]]]:

@@ -149,7 +149,7 @@ class LiveScreen(CompareScreen):
             if cancel and self.running and self.session is not None:
                 self._cancel_now()
 
-        self.app.push_screen(ConfirmScreen("Cancel the run?", RUN_STOP_TEXT, "Cancel the run"), answered)
+        self.app.push_screen(ConfirmScreen("Cancel the run?", RUN_STOP_TEXT, "Cancel the run", "Keep running"), answered)
 
     def _cancel_now(self) -> None:
         assert self.session is not None

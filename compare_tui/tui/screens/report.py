@@ -290,7 +290,7 @@ class ReportScreen(CompareScreen):
             return
         record = plan.record
         body = (f"{plan.summary}\n\nWill record: workload {record.workload_id} → {record.model} ({record.kind}), "
-                f"comparison {record.comparison_id}, set digest {record.goldset_digest[:19]}…, both models' pins "
+                f"comparison {record.comparison_id}, set digest {record.goldset_digest[:19]}…, the models' pins "
                 f"and these figures, by {record.decided_by or 'unknown'}.")
 
         def done(confirmed: bool | None) -> None:
