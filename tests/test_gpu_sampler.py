@@ -178,3 +178,34 @@ def test_real_pynvml_never_raises():
 def test_import_does_not_load_pynvml():
     code = "import sys, compare_tui.engine.gpu; assert 'pynvml' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(("nvml", "expected"), [
+    (fake_nvml([[1]], init_error="LibraryNotFound"), "NVML library not found (no NVIDIA driver installed on this machine)"),
+    (fake_nvml([]), "no NVIDIA GPU found by NVML"),
+    (fake_nvml([[1]]), None),
+    (ImportError("No module named 'pynvml'"), "NVML Python bindings (nvidia-ml-py) are not installed"),
+])
+def test_the_live_screen_says_before_a_run_whether_gpu_memory_can_be_sampled(monkeypatch, nvml, expected):
+    from compare_tui.engine import gpu
+    from compare_tui.tui.engine_bridge import gpu_before_run
+
+    def load(name):
+        if isinstance(nvml, Exception):
+            raise nvml
+        return nvml
+
+    monkeypatch.setattr(gpu.importlib, "import_module", load)
+    gpu.nvml_unavailable.cache_clear()
+    try:
+        reason = gpu.nvml_unavailable()
+    finally:
+        gpu.nvml_unavailable.cache_clear()
+    assert reason == expected
+    if not isinstance(nvml, Exception):
+        opened = expected is None or expected.startswith("no NVIDIA GPU")
+        assert nvml.calls["shutdown"] == (1 if opened else 0)  # what was opened is closed again
+    line = gpu_before_run("local", reason)
+    assert line == ("being sampled by the engine; the peak shows when the run ends" if expected is None
+                    else f"not measured: {expected}")
+    assert gpu_before_run("hosted", reason).startswith("n/a (hosted")

@@ -12,6 +12,8 @@ report with `measured=False` and a plain reason.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import threading
 from dataclasses import asdict, dataclass, field
@@ -42,6 +44,25 @@ def nvml_reason(exc: BaseException) -> str:
         if type(exc).__name__.endswith(suffix):
             return reason
     return f"NVML error: {type(exc).__name__}: {exc}"
+
+
+@functools.cache
+def nvml_unavailable() -> str | None:
+    """Why no GPU memory can be sampled on this machine (None: NVML answers and sees a GPU), as
+    `GpuSampler.start` would say it: asked once per process, for screens that show a run
+    before its sampler reports (the TUI's Live screen)."""
+    try:
+        nvml: Any = importlib.import_module("pynvml")
+        nvml.nvmlInit()
+    except Exception as exc:  # noqa: BLE001 - any NVML failure becomes a reason
+        return nvml_reason(exc)
+    try:
+        return None if nvml.nvmlDeviceGetCount() else "no NVIDIA GPU found by NVML"
+    except Exception as exc:  # noqa: BLE001
+        return nvml_reason(exc)
+    finally:
+        with contextlib.suppress(Exception):
+            nvml.nvmlShutdown()
 
 
 @dataclass

@@ -24,6 +24,7 @@ from compare_tui.engine import (
     SessionPlan,
 )
 from compare_tui.engine.events import BaselineChosen
+from compare_tui.engine.gpu import nvml_unavailable
 from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import gpu_memory
 from compare_tui.tui import messages
@@ -47,7 +48,7 @@ class TallyObserver:
     def on_event(self, event: EngineEvent) -> None:
         if isinstance(event, ModelsResolved):
             for name, kind in event.kinds.items():
-                self.tally.set_gpu(name, gpu_before_run(kind))
+                self.tally.set_gpu(name, gpu_before_run(kind, None if kind == "hosted" else nvml_unavailable()))
         elif isinstance(event, RunsPrepared):
             self.comparison_id, self.run_ids = event.comparison_id, event.run_ids
             self.post(messages.RunsPrepared(event.comparison_id, event.run_ids))
@@ -85,8 +86,12 @@ class ThreadEngineSession:
         return self.session.run()
 
 
-def gpu_before_run(kind: str) -> str:
-    """The GPU memory line while a run goes: the engine samples it; the report shows the peak."""
+def gpu_before_run(kind: str, unavailable: str | None = None) -> str:
+    """The GPU memory line while a run goes: the engine samples it and the report shows the
+    peak, unless the model is hosted or `unavailable` says why nothing can be sampled here
+    (`engine.gpu.nvml_unavailable`)."""
     if kind == "hosted":
         return "n/a (hosted: the GPU is not on this machine)"
+    if unavailable:
+        return f"not measured: {unavailable}"
     return "being sampled by the engine; the peak shows when the run ends"
