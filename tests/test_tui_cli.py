@@ -38,6 +38,18 @@ def test_subcommands_still_work_beside_the_tui_options(tmp_path):
     assert len(json.loads(done.stdout)) == 3
 
 
+def test_runs_list_fits_80_columns_with_whole_run_ids(tmp_path, capsys, monkeypatch):
+    store, _ = build_store(tmp_path)
+    ids = [run.id for run in store.list_runs()]
+    store.close()
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["runs", "list", "--store", str(tmp_path / "runs.sqlite")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    assert all(any(line.startswith(run_id + " ") for line in lines) for run_id in ids)  # never cut: other commands take it
+    assert lines[-2].startswith("tasks: ✓ pass ✗ fail ? needs a person ! error · not done")
+
+
 def test_a_store_given_before_the_command_is_the_commands_store(tmp_path, capsys):
     # `compare-tui --store X runs list` once read the default store instead of X, and
     # `compare-tui --store X run …` wrote there: the top-level option now reaches the command.

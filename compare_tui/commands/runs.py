@@ -6,7 +6,8 @@ import argparse
 import json
 
 from compare_tui.commands.common import add_store_option, open_store
-from compare_tui.commands.run import _tally_dict, _tally_text
+from compare_tui.commands.run import _tally_dict
+from compare_tui.report.formatting import MARKS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,7 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing = sub.add_parser(
         "list",
         help="list runs, newest first",
-        description="List retained runs, newest first, with their pass rate and status.",
+        description="List retained runs, newest first, with their tallies (pass, fail, needs a person, error, "
+                    "not done) and status.",
         epilog="example:\n  compare-tui runs list --set support-triage --limit 20",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -57,11 +59,26 @@ def _list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("run", "date", "set", "model", "tasks", "status", box=None, pad_edge=False)
+    # Two lines a run, so that 80 columns hold it whole: the id is never cut (it is what other
+    # commands take), model over set, status over date, and the tallies as marks.
+    table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0))
+    table.add_column("run", no_wrap=True, min_width=16)
+    table.add_column("model / set", no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_column("tasks", no_wrap=True)
+    table.add_column("status / date", no_wrap=True)
     for run, tally in rows:
-        table.add_row(
-            run.id, run.created_at[:16].replace("T", " "), f"{run.goldset_id} {run.goldset_version}",
-            run.model_name, _tally_text(tally), run.status,
-        )
-    Console().print(table)
+        table.add_row(run.id, f"{run.model_name}\n{run.goldset_id} {run.goldset_version}", tally_marks(tally),
+                      f"{run.status}\n{run.created_at[:16].replace('T', ' ')}")
+    console = Console()
+    console.print(table)
+    console.print(f"tasks: {MARKS['pass']} pass {MARKS['fail']} fail {MARKS['review']} needs a person "
+                  f"{MARKS['error']} error {MARKS['missing']} not done, of the set's tasks; "
+                  "`compare-tui report RUN` for the pass rate", highlight=False, soft_wrap=False)
     return 0
+
+
+def tally_marks(t) -> str:
+    """`✓10 ✗9 ?2 !0 of 21` (and `·3` when tasks are not done): a run's tallies in one short cell."""
+    not_done = f" {MARKS['missing']}{t.not_done}" if t.not_done else ""
+    return (f"{MARKS['pass']}{t.passed} {MARKS['fail']}{t.failed} {MARKS['review']}{t.review} "
+            f"{MARKS['error']}{t.errored}{not_done} of {t.tasks_planned}")
