@@ -137,3 +137,17 @@ def test_a_fitted_table_keeps_numbers_whole_and_fits_when_it_can(columns, width,
 def test_a_table_that_fits_is_left_as_it_is(columns):
     fitted = fit.fit_table(columns, 10_000, fit.RICH_SIMPLE)
     assert fitted.columns == tuple(columns) and not fitted.footnotes and not fitted.dropped
+
+
+@given(st.text(alphabet="abcdefghij.-0123456789", min_size=1, max_size=40), st.integers(min_value=4, max_value=40))
+def test_a_cut_model_label_keeps_the_winners_star(name, width):
+    from compare_tui.report.columns import WINNER_MARK
+    from compare_tui.tui.widgets.report_tables import shorten
+
+    starred = name + WINNER_MARK
+    if len(starred) > width:
+        cut = shorten(starred, width)
+        assert len(cut) == width and cut.endswith("…" + WINNER_MARK) and starred.startswith(cut[:-3])
+    plain = name * 3
+    if len(plain) > width:
+        assert shorten(plain, width) == plain[:width - 1] + "…"

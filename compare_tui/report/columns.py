@@ -32,10 +32,14 @@ def _number(header: str, cells: Iterable[str], drop_rank: int | None = None) -> 
     return Column(header, tuple(cells), "number", drop_rank)
 
 
+WINNER_MARK = " ★"
+"""After the recommended model's label (a cell cut short keeps it: `tui.widgets.report_tables.shorten`)."""
+
+
 def labels(report: Report) -> tuple[str, ...]:
     """Each model's label, the recommended one marked with ★."""
     winner = report.recommendation.winner
-    return tuple(row.label + (" ★" if row.label == winner else "") for row in report.models)
+    return tuple(row.label + (WINNER_MARK if row.label == winner else "") for row in report.models)
 
 
 def pass_rate_columns(report: Report) -> list[Column]:
@@ -86,7 +90,7 @@ def utilisation_columns(report: Report) -> list[Column]:
     if not rows:
         return []
     winner = report.recommendation.winner
-    columns = [Column("model", tuple(r.label + (" ★" if r.label == winner else "") for r in rows), "label")]
+    columns = [Column("model", tuple(r.label + (WINNER_MARK if r.label == winner else "") for r in rows), "label")]
     for index, point in enumerate(rows[0].cost.utilisation):
         columns.append(_number(f"{point.utilisation * 100:.0f}%",
                                (fmt.money(r.cost.utilisation[index].per_task, r.cost.currency) for r in rows),

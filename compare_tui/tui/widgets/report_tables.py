@@ -14,6 +14,15 @@ from compare_tui.report import formatting as fmt
 from compare_tui.vocabulary import money
 
 
+def shorten(cell: str, width: int) -> str:
+    """`cell` cut to `width` with `…`, the recommended model's ★ kept: a cut name still says
+    which model the rule recommends."""
+    mark = columns.WINNER_MARK
+    if cell.endswith(mark) and width > len(mark) + 1:
+        return cell[: width - len(mark) - 1] + "…" + mark
+    return cell[: max(0, width - 1)] + "…"
+
+
 def fill(table: DataTable, table_columns: list[fit.Column], width: int) -> tuple[str, ...]:
     """Fill `table` with `table_columns` fitted to `width` (`report.fit`) and return the notes
     to show under it (footnotes, columns left out). Every column gets an explicit width that
@@ -30,7 +39,7 @@ def fill(table: DataTable, table_columns: list[fit.Column], width: int) -> tuple
         for column, w in zip(fitted.columns, fitted.widths, strict=True):
             cell = column.cells[n]
             if len(cell) > w:
-                cell = cell[: max(0, w - 1)] + "…"
+                cell = shorten(cell, w)
             cells.append(Text(cell, justify="right" if column.kind == "number" else "left"))
         table.add_row(*cells)
     # An explicit height (the header and one line a row; CSS's max-height still caps it): an auto
