@@ -220,6 +220,23 @@ async def test_diff_two_runs_and_open_a_changed_task_side_by_side(tmp_path):
             assert diff_screen.diff.paired.only_a == 2  # swapped: gemma is A now
 
 
+async def test_the_diff_pane_scrolls_from_the_keyboard_at_once_at_80x24(tmp_path):
+    store, sets = build_store(tmp_path)
+    with store:
+        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            await pilot.press("down", "d")
+            await settle(pilot)
+            await pilot.press("enter")
+            await settle(pilot)
+            scroll = pilot.app.screen.query_one("#flips-scroll")
+            assert scroll.max_scroll_y > 0 and scroll.scroll_y == 0  # the deltas start below the fold
+            await pilot.press("end")  # no Tab first: the pane has the focus
+            await settle(pilot)
+            assert scroll.scroll_y == scroll.max_scroll_y
+
+
 async def test_review_saves_each_verdict_at_once_and_clears_the_caveat(tmp_path):
     store, sets = build_store(tmp_path)
     with store:
