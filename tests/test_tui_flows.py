@@ -220,6 +220,24 @@ async def test_diff_two_runs_and_open_a_changed_task_side_by_side(tmp_path):
             assert diff_screen.diff.paired.only_a == 2  # swapped: gemma is A now
 
 
+async def test_the_runs_cursor_stays_on_its_run_when_home_reads_the_runs_again(tmp_path):
+    # Back from a review (a verdict moves pass rates) Home reads every run again: Enter must
+    # still open the run the cursor was on, not the first row.
+    store, sets = build_store(tmp_path)
+    with store:
+        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            await pilot.press("down", "down")
+            await settle(pilot)
+            home = pilot.app.screen
+            chosen = home._selected_run().run.id
+            assert chosen != home.shown_runs[0].run.id
+            home.action_refresh()
+            await settle(pilot)
+            assert home._selected_run().run.id == chosen
+
+
 async def test_the_diff_pane_scrolls_from_the_keyboard_at_once_at_80x24(tmp_path):
     store, sets = build_store(tmp_path)
     with store:

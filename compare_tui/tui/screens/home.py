@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, Input, Static, TabbedContent, TabPane
-from textual.widgets.data_table import ColumnKey
+from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist
 
 from compare_tui.report import formatting as fmt
 from compare_tui.tui import messages
@@ -153,6 +153,7 @@ class HomeScreen(CompareScreen):
 
     def _fill_sets(self) -> None:
         table = self.query_one("#sets-table", DataTable)
+        kept = _cursor_key(table)
         table.clear()
         for row in self.data.sets:
             status = f"✗ {len(row.problems)} problem{'s' if len(row.problems) != 1 else ''}" if row.problems else "✓ valid"
@@ -163,15 +164,18 @@ class HomeScreen(CompareScreen):
             self.query_one("#set-detail", Static).update(
                 f"No golden sets in {self.workspace.sets_dir} (a set is a folder with golden.toml and tasks/); "
                 "pass --sets DIR to look elsewhere.")
+        _restore_cursor(table, kept)
 
     def _fill_models(self) -> None:
         table = self.query_one("#models-table", DataTable)
+        kept = _cursor_key(table)
         table.clear()
         for row in self.data.models:
             provenance = f"✗ {row.provenance}" if row.refusals else row.provenance
             health = self.health.get(row.name, "checking…")
             table.add_row(*plain_row(row.name, row.kind, short_health(health), short_provenance(row.provenance, provenance),
                                      short_cost(row.cost_basis), row.endpoint), key=row.name)
+        _restore_cursor(table, kept)
         if self.data.catalogue_problem:
             self.query_one("#model-detail", Static).update(f"✗ {self.data.catalogue_problem}")
 
@@ -181,6 +185,7 @@ class HomeScreen(CompareScreen):
         text = self.query_one("#run-filter", Input).value
         self.shown_runs = sort_runs(filter_runs(self.data.runs, text), self.sort_order, self.rates)
         table = self.query_one("#runs-table", DataTable)
+        kept = _cursor_key(table)
         table.clear()
         _fit_rate_column(table, [rate.text for rate in self.rates.values()])
         for row in self.shown_runs:
@@ -189,6 +194,7 @@ class HomeScreen(CompareScreen):
             table.add_row(*plain_row(run.id[:8], run_date(run.created_at), run.model_name, rate.text if rate else "…",
                                      str(run.status), f"{run.goldset_id} {run.goldset_version}"),
                           key=run.id)
+        _restore_cursor(table, kept)
         shown = len(self.shown_runs)
         total = len(self.data.runs)
         self.query_one("#run-sort", Static).update(f"sort: {self.sort_order} · {shown} of {total}")
@@ -388,6 +394,26 @@ def short_cost(cost: str) -> str:
     if cost.startswith("none"):
         return "✗ none"
     return cost.split(" (", 1)[0] if cost.startswith("token ") else cost
+
+
+def _cursor_key(table: DataTable) -> str | None:
+    """The key of the row under the cursor, to put the cursor back on it once the table is
+    filled again (back from a review, the runs are re-read: the cursor stays on its run)."""
+    if table.row_count == 0 or not 0 <= table.cursor_row < table.row_count:
+        return None
+    try:
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+    except CellDoesNotExist:
+        return None
+
+
+def _restore_cursor(table: DataTable, key: str | None) -> None:
+    if key is None:
+        return
+    try:
+        table.move_cursor(row=table.get_row_index(key))
+    except RowDoesNotExist:
+        pass  # that row is gone (filtered out, or deleted): the cursor stays at the top
 
 
 def _fit_rate_column(table: DataTable, texts: list[str]) -> None:
