@@ -238,6 +238,33 @@ async def test_the_runs_cursor_stays_on_its_run_when_home_reads_the_runs_again(t
             assert home._selected_run().run.id == chosen
 
 
+async def test_the_models_line_says_the_health_once_it_is_known(tmp_path):
+    import threading
+
+    answered = threading.Event()
+
+    def slow_probe(endpoint: str) -> str:  # the health arrives after the row is highlighted
+        answered.wait(10)
+        return fixed_probe(endpoint)
+
+    store, sets = build_store(tmp_path)
+    with store:
+        app = create_app(store=store, catalogue_path=write_catalogue(tmp_path / "models.toml"), sets_dir=sets,
+                         reviewer="tester", probe=slow_probe)
+        async with app.run_test(size=(80, 24)) as pilot:
+            home = pilot.app.screen
+            await until(pilot, lambda: home.data is not None and not home.query_one("#home-tabs").loading,
+                        what="Home's first read")
+            await pilot.press("2")
+            detail = home.query_one("#model-detail")
+            await until(pilot, lambda: "checking…" in str(detail.render()), what="the highlighted model's line")
+            answered.set()
+            await pilot.app.workers.wait_for_complete()
+            await settle(pilot)
+            line = str(detail.render())
+            assert "checking…" not in line and ("(healthy)" in line or "unreachable" in line), line
+
+
 async def test_the_diff_pane_scrolls_from_the_keyboard_at_once_at_80x24(tmp_path):
     store, sets = build_store(tmp_path)
     with store:

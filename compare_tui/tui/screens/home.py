@@ -145,6 +145,8 @@ class HomeScreen(CompareScreen):
         table = self.query_one("#models-table", DataTable)
         if message.model_name in table.rows:
             table.update_cell(message.model_name, "health", plain(short_health(message.health)), update_width=True)
+            if _cursor_key(table) == message.model_name:  # the line under the table says "checking…" no longer
+                self._show_model(message.model_name)
 
     def worker_failed(self, worker) -> None:
         self.query_one("#home-tabs").loading = False
@@ -214,7 +216,11 @@ class HomeScreen(CompareScreen):
 
     @on(DataTable.RowHighlighted, "#models-table")
     def _model_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        row = next((m for m in self.data.models if m.name == event.row_key.value), None) if self.data else None
+        self._show_model(event.row_key.value)
+
+    def _show_model(self, name: str | None) -> None:
+        """The line under the Models table: the highlighted model whole, its health as known now."""
+        row = next((m for m in self.data.models if m.name == name), None) if self.data else None
         if row is None:
             return
         health = self.health.get(row.name, "checking…")
