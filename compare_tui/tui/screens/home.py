@@ -88,7 +88,7 @@ class HomeScreen(CompareScreen):
 
     def on_mount(self) -> None:
         self.sub_title = "home"
-        self.query_one("#sets-table", DataTable).add_columns("set", "version", "tasks", "scorers", "digest", "status")
+        self.query_one("#sets-table", DataTable).add_columns("set", "status", "version", "tasks", "scorers", "digest")  # status early: never cut at 80
         models = self.query_one("#models-table", DataTable)
         models.add_columns("model", "kind")
         models.add_column("health", key="health")
@@ -160,8 +160,8 @@ class HomeScreen(CompareScreen):
         for row in self.data.sets:
             status = f"✗ {len(row.problems)} problem{'s' if len(row.problems) != 1 else ''}" if row.problems else "✓ valid"
             tasks = fmt.DASH if row.tasks is None else str(row.tasks)
-            table.add_row(*plain_row(row.name, row.version, tasks, fit_list(row.scorers, SCORERS_WIDTH), row.digest,
-                                     status), key=str(row.path))
+            table.add_row(*plain_row(row.name, status, row.version, tasks, fit_list(row.scorers, SCORERS_WIDTH),
+                                     row.digest), key=str(row.path))
         if not self.data.sets:
             self.query_one("#set-detail", Static).update(
                 f"No golden sets in {self.workspace.sets_dir} (a set is a folder with golden.toml and tasks/); "
