@@ -389,3 +389,27 @@ async def test_home_opens_experiments_tool_calls_and_triage_by_key(tmp_path):
                 await pilot.press("escape")
                 await settle(pilot)
                 assert isinstance(pilot.app.screen, HomeScreen), key
+
+
+async def test_a_long_refusal_scrolls_and_its_close_button_stays_on_screen_at_80x24():
+    from textual.app import App
+
+    reason = "\n".join(f"✗ tasks/t{i:02d}.toml: expected: unknown field `texts` (did you mean `text`?)" for i in range(30))
+
+    class Host(App):
+        def on_mount(self) -> None:
+            self.push_screen(RefusalScreen("broken-set cannot run: 30 problems", reason + "\nthe last line"))
+
+    async with Host().run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = pilot.app.screen
+        button = screen.query_one("#refusal-close")
+        assert button.region.bottom <= 24 and button.region.height > 0  # never pushed off the screen
+        scroll = screen.query_one("#refusal-scroll")
+        assert scroll.max_scroll_y > 0
+        await pilot.press("end")
+        await pilot.pause()
+        assert scroll.scroll_y == scroll.max_scroll_y
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(pilot.app.screen, RefusalScreen)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -22,8 +22,13 @@ class RefusalScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="refusal-box"):
             yield Static(self.title_text, id="refusal-title", markup=False)
-            yield Static(self.reason, id="refusal-reason", markup=False)
+            # A long reason (every problem of a broken set) scrolls: the box never cuts it off.
+            with VerticalScroll(id="refusal-scroll"):
+                yield Static(self.reason, id="refusal-reason", markup=False)
             yield Button("Close", id="refusal-close", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#refusal-scroll", VerticalScroll).focus()  # ↓/PageDown scroll it; Enter still closes
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(None)
