@@ -7,6 +7,7 @@ the engine would refuse. Waits are on workers and on the app's own state, never 
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -45,8 +46,17 @@ async def until(pilot, condition, timeout_s: float = 60.0, what: str = "the cond
         await pilot.pause(0.05)
 
 
-def _app(store, sets, catalogue):
-    return create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester", probe=fixed_probe)
+def _app(store, sets, catalogue, probe=fixed_probe):
+    return create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester", probe=probe)
+
+
+@contextlib.asynccontextmanager
+async def home_at(tmp_path, size=SIZE, probe=fixed_probe):
+    """The app on the test store's Home, driven by a Pilot at `size`."""
+    store, sets = build_store(tmp_path)
+    with store:
+        async with _app(store, sets, write_catalogue(tmp_path / "models.toml"), probe).run_test(size=size) as pilot:
+            yield pilot
 
 
 async def _start_new_run(pilot, *, toggles: int = 1, concurrency: str | None = None) -> LiveScreen:
@@ -223,19 +233,16 @@ async def test_diff_two_runs_and_open_a_changed_task_side_by_side(tmp_path):
 async def test_the_runs_cursor_stays_on_its_run_when_home_reads_the_runs_again(tmp_path):
     # Back from a review (a verdict moves pass rates) Home reads every run again: Enter must
     # still open the run the cursor was on, not the first row.
-    store, sets = build_store(tmp_path)
-    with store:
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
-        async with app.run_test(size=(80, 24)) as pilot:
-            await settle(pilot)
-            await pilot.press("down", "down")
-            await settle(pilot)
-            home = pilot.app.screen
-            chosen = home._selected_run().run.id
-            assert chosen != home.shown_runs[0].run.id
-            home.action_refresh()
-            await settle(pilot)
-            assert home._selected_run().run.id == chosen
+    async with home_at(tmp_path, (80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down")
+        await settle(pilot)
+        home = pilot.app.screen
+        chosen = home._selected_run().run.id
+        assert chosen != home.shown_runs[0].run.id
+        home.action_refresh()
+        await settle(pilot)
+        assert home._selected_run().run.id == chosen
 
 
 async def test_the_models_line_says_the_health_once_it_is_known(tmp_path):
@@ -247,39 +254,32 @@ async def test_the_models_line_says_the_health_once_it_is_known(tmp_path):
         answered.wait(10)
         return fixed_probe(endpoint)
 
-    store, sets = build_store(tmp_path)
-    with store:
-        app = create_app(store=store, catalogue_path=write_catalogue(tmp_path / "models.toml"), sets_dir=sets,
-                         reviewer="tester", probe=slow_probe)
-        async with app.run_test(size=(80, 24)) as pilot:
-            home = pilot.app.screen
-            await until(pilot, lambda: home.data is not None and not home.query_one("#home-tabs").loading,
-                        what="Home's first read")
-            await pilot.press("2")
-            detail = home.query_one("#model-detail")
-            await until(pilot, lambda: "checking…" in str(detail.render()), what="the highlighted model's line")
-            answered.set()
-            await pilot.app.workers.wait_for_complete()
-            await settle(pilot)
-            line = str(detail.render())
-            assert "checking…" not in line and ("(healthy)" in line or "unreachable" in line), line
+    async with home_at(tmp_path, (80, 24), slow_probe) as pilot:
+        home = pilot.app.screen
+        await until(pilot, lambda: home.data is not None and not home.query_one("#home-tabs").loading,
+                    what="Home's first read")
+        await pilot.press("2")
+        detail = home.query_one("#model-detail")
+        await until(pilot, lambda: "checking…" in str(detail.render()), what="the highlighted model's line")
+        answered.set()
+        await pilot.app.workers.wait_for_complete()
+        await settle(pilot)
+        line = str(detail.render())
+        assert "checking…" not in line and ("(healthy)" in line or "unreachable" in line), line
 
 
 async def test_the_diff_pane_scrolls_from_the_keyboard_at_once_at_80x24(tmp_path):
-    store, sets = build_store(tmp_path)
-    with store:
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
-        async with app.run_test(size=(80, 24)) as pilot:
-            await settle(pilot)
-            await pilot.press("down", "d")
-            await settle(pilot)
-            await pilot.press("enter")
-            await settle(pilot)
-            scroll = pilot.app.screen.query_one("#flips-scroll")
-            assert scroll.max_scroll_y > 0 and scroll.scroll_y == 0  # the deltas start below the fold
-            await pilot.press("end")  # no Tab first: the pane has the focus
-            await settle(pilot)
-            assert scroll.scroll_y == scroll.max_scroll_y
+    async with home_at(tmp_path, (80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "d")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        scroll = pilot.app.screen.query_one("#flips-scroll")
+        assert scroll.max_scroll_y > 0 and scroll.scroll_y == 0  # the deltas start below the fold
+        await pilot.press("end")  # no Tab first: the pane has the focus
+        await settle(pilot)
+        assert scroll.scroll_y == scroll.max_scroll_y
 
 
 async def test_review_saves_each_verdict_at_once_and_clears_the_caveat(tmp_path):
