@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _open_tui_or_help(parser, args)
     refused = _top_level_options_for_command(args)
     if refused:
-        print(f"compare-tui: {refused}", file=sys.stderr)
+        say(f"compare-tui: {refused}", file=sys.stderr)
         return 2
     handler = getattr(args, "handler", None)
     if handler is None:

@@ -7,6 +7,7 @@ import json
 
 from compare_tui.commands.common import add_store_option, open_store
 from compare_tui.commands.run import _tally_dict
+from compare_tui.report import formatting as fmt
 from compare_tui.report.formatting import MARKS
 
 
@@ -67,7 +68,7 @@ def _list(args: argparse.Namespace) -> int:
     table.add_column("tasks", no_wrap=True)
     table.add_column("status / date", no_wrap=True)
     for run, tally in rows:
-        table.add_row(run.id, f"{run.model_name}\n{run.goldset_id} {run.goldset_version}", tally_marks(tally),
+        table.add_row(run.id, f"{run.model_name}\n{run.goldset_id} {run.goldset_version}", fmt.tally_marks(tally),
                       f"{run.status}\n{run.created_at[:16].replace('T', ' ')}")
     console = Console()
     console.print(table)
@@ -76,9 +77,3 @@ def _list(args: argparse.Namespace) -> int:
                   "`compare-tui report RUN` for the pass rate", highlight=False, soft_wrap=False)
     return 0
 
-
-def tally_marks(t) -> str:
-    """`✓10 ✗9 ?2 !0 of 21` (and `·3` when tasks are not done): a run's tallies in one short cell."""
-    not_done = f" {MARKS['missing']}{t.not_done}" if t.not_done else ""
-    return (f"{MARKS['pass']}{t.passed} {MARKS['fail']}{t.failed} {MARKS['review']}{t.review} "
-            f"{MARKS['error']}{t.errored}{not_done} of {t.tasks_planned}")

@@ -9,6 +9,7 @@ from compare_tui.report.figures import GpuMemory, PassRate, Tokens
 from compare_tui.report.stats import Interval, Percentiles
 from compare_tui.report.inputs import StepGrading
 from compare_tui.report.trajectories import DRIVEN, LOST, RunStrip, Trajectories
+from compare_tui.store.summary import RunSummary
 from compare_tui.vocabulary import money
 
 MARKS = {"pass": "✓", "fail": "✗", "review": "?", "error": "!", "missing": "·"}
@@ -124,6 +125,14 @@ def step_rate(t: Trajectories) -> str:
 def strip_marks(strip: RunStrip) -> str:
     """The run's steps as marks, step 1 first: `✓✓✗✓`."""
     return "".join(MARKS[s] for s in strip.statuses)
+
+
+def tally_marks(t: RunSummary) -> str:
+    """`✓10 ✗9 ?2 !0 of 21` (and `·3` when tasks are not done): a run's task tallies in one
+    short cell (`runs list`, the TUI's Home)."""
+    not_done = f" {MARKS['missing']}{t.not_done}" if t.not_done else ""
+    return (f"{MARKS['pass']}{t.passed} {MARKS['fail']}{t.failed} {MARKS['review']}{t.review} "
+            f"{MARKS['error']}{t.errored}{not_done} of {t.tasks_planned}")
 
 
 def strip_widths(t: Trajectories) -> tuple[int, int]:

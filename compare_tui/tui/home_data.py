@@ -58,11 +58,6 @@ class RunRow:
     summary: RunSummary
     """The store's per-task tally (fast); the pass rate itself comes from the run's report."""
 
-    @property
-    def tally_text(self) -> str:
-        s = self.summary
-        return f"✓{s.passed} ✗{s.failed} ?{s.review} !{s.errored}"
-
     def matches(self, text: str) -> bool:
         run = self.run
         haystack = f"{run.id} {run.goldset_id} {run.goldset_name} {run.model_name} {run.status}".lower()

@@ -235,7 +235,7 @@ class HomeScreen(CompareScreen):
         if row is None:
             return
         run, s = row.run, row.summary
-        tally = f"{row.tally_text} of {s.tasks_planned}"
+        tally = fmt.tally_marks(s)
         hint = "R resumes it" if run.status in RESUMABLE else "Enter opens its report"
         error = f"\n{run.error}" if run.error else ""
         self.query_one("#run-detail", Static).update(
@@ -405,7 +405,7 @@ def short_cost(cost: str) -> str:
 def _cursor_key(table: DataTable) -> str | None:
     """The key of the row under the cursor, to put the cursor back on it once the table is
     filled again (back from a review, the runs are re-read: the cursor stays on its run)."""
-    if table.row_count == 0 or not 0 <= table.cursor_row < table.row_count:
+    if not 0 <= table.cursor_row < table.row_count:
         return None
     try:
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
