@@ -135,8 +135,7 @@ def fmt(value: float | None, flagged: bool = True) -> str:
 # ------------------------------------------------------------------ families
 
 
-def paired_family(rng: np.random.Generator, sims: int, boot_sims: int, resamples: int,
-                  cells: list[Cell]) -> list[str]:
+def paired_family(rng: np.random.Generator, sims: int, boot_sims: int, resamples: int, cells: list[Cell]) -> list[str]:
     coverage: dict[tuple[int, tuple[float, float]], tuple[float, float, float, float]] = {}
     disagree_total = boot_total = 0
     for setting in PAIRED_SETTINGS:
@@ -148,9 +147,12 @@ def paired_family(rng: np.random.Generator, sims: int, boot_sims: int, resamples
             tango = covered(low, high, truth)
             # The bootstrap on the first `boot_sims` of the same draws, one seed per draw.
             seeds = rng.integers(0, 2**63, size=boot_sims)
-            boot = np.array([
-                ends(stats.paired_bootstrap_ci(int(a), int(b), int(t), int(s), resamples))
-                for (a, b, t), s in zip(draws[:boot_sims], seeds)])
+            boot = np.array(
+                [
+                    ends(stats.paired_bootstrap_ci(int(a), int(b), int(t), int(s), resamples))
+                    for (a, b, t), s in zip(draws[:boot_sims], seeds)
+                ]
+            )
             boot_cover = covered(boot[:, 0], boot[:, 1], truth)
             excludes = ~((boot[:, 0] <= 0.0) & (0.0 <= boot[:, 1]))
             exact = np.array([rejects(int(a), int(b)) for a, b, _ in draws[:boot_sims]])
@@ -159,17 +161,17 @@ def paired_family(rng: np.random.Generator, sims: int, boot_sims: int, resamples
             boot_total += boot_sims
             width = float(np.mean(high - low))
             coverage[(n, setting)] = (tango, boot_cover, disagree, width)
-            cells.append(Cell("paired_interval (Tango + exact McNemar)", f"n={n}, p10={p10}, p01={p01}",
-                              tango, sims))
-            cells.append(Cell(PAIRED_BOOT, f"n={n}, p10={p10}, p01={p01}",
-                              boot_cover, boot_sims))
+            cells.append(Cell("paired_interval (Tango + exact McNemar)", f"n={n}, p10={p10}, p01={p01}", tango, sims))
+            cells.append(Cell(PAIRED_BOOT, f"n={n}, p10={p10}, p01={p01}", boot_cover, boot_sims))
     heads = [f"({p10}, {p01})" for p10, p01 in PAIRED_SETTINGS]
     lines = [
         "## Paired difference: `paired_interval` vs the old `paired_bootstrap_ci`",
         "",
-        (f"True Δ = p10 − p01 (p10: share of tasks passed only by A, p01: only by B). Each cell: "
-         f"coverage of `paired_interval` over {sims} simulations / of `paired_bootstrap_ci` "
-         f"({resamples} resamples) over the first {boot_sims} of the same draws."),
+        (
+            f"True Δ = p10 − p01 (p10: share of tasks passed only by A, p01: only by B). Each cell: "
+            f"coverage of `paired_interval` over {sims} simulations / of `paired_bootstrap_ci` "
+            f"({resamples} resamples) over the first {boot_sims} of the same draws."
+        ),
         "",
         "| n \\ (p10, p01) | " + " | ".join(heads) + " |",
         "|---:|" + "---:|" * len(heads),
@@ -179,16 +181,24 @@ def paired_family(rng: np.random.Generator, sims: int, boot_sims: int, resamples
         lines.append(f"| {n} | " + " | ".join(row) + " |")
     lines += [
         "",
-        ("Share of the bootstrap draws whose \"excludes zero\" disagrees with exact McNemar p < 0.05 "
-          "(`paired_interval` agrees by construction, 0 everywhere):"),
+        (
+            'Share of the bootstrap draws whose "excludes zero" disagrees with exact McNemar p < 0.05 '
+            "(`paired_interval` agrees by construction, 0 everywhere):"
+        ),
         "",
         "| n \\ (p10, p01) | " + " | ".join(heads) + " |",
         "|---:|" + "---:|" * len(heads),
     ]
     for n in PAIRED_N:
         lines.append(f"| {n} | " + " | ".join(f"{coverage[(n, s)][2]:.3f}" for s in PAIRED_SETTINGS) + " |")
-    lines += ["", (f"Overall: the bootstrap disagrees with the exact test in {disagree_total} of {boot_total} "
-              f"draws ({disagree_total / boot_total:.1%})."), ""]
+    lines += [
+        "",
+        (
+            f"Overall: the bootstrap disagrees with the exact test in {disagree_total} of {boot_total} "
+            f"draws ({disagree_total / boot_total:.1%})."
+        ),
+        "",
+    ]
     lines += [
         "Mean width of `paired_interval`:",
         "",
@@ -214,10 +224,12 @@ def wilson_family(rng: np.random.Generator, sims: int, cells: list[Cell]) -> lis
     lines = [
         "## Proportion: `proportion_interval` (the pass rate's) vs plain `wilson_interval`",
         "",
-        (f"Successes ~ binomial(n, p), {sims} simulations per cell. Each cell: simulated coverage / "
-         f"exact coverage of `proportion_interval` (exact, Clopper–Pearson) / "
-         f"exact coverage of plain Wilson, for comparison (exact: the binomial probabilities of every "
-         f"k whose interval contains p, summed)."),
+        (
+            f"Successes ~ binomial(n, p), {sims} simulations per cell. Each cell: simulated coverage / "
+            f"exact coverage of `proportion_interval` (exact, Clopper–Pearson) / "
+            f"exact coverage of plain Wilson, for comparison (exact: the binomial probabilities of every "
+            f"k whose interval contains p, summed)."
+        ),
         "",
         "| n \\ p | " + " | ".join(str(p) for p in WILSON_P) + " |",
         "|---:|" + "---:|" * len(WILSON_P),
@@ -241,10 +253,12 @@ def win_family(rng: np.random.Generator, sims: int, cells: list[Cell]) -> list[s
     lines = [
         "## Win rate: `win_rate_interval` vs Wilson on (wins + ½ ties)",
         "",
-        (f"θ = P(win) + ½·P(tie), tie share s, so P(win) = θ − s/2 and P(loss) = 1 − θ − s/2; "
-         f"{sims} simulations per cell. Each cell: coverage of `win_rate_interval` / of Wilson on "
-         f"(wins + ½ ties) / mean width ratio (ours ÷ Wilson). \"—\": no such trinomial "
-         f"(s > 2·min(θ, 1 − θ))."),
+        (
+            f"θ = P(win) + ½·P(tie), tie share s, so P(win) = θ − s/2 and P(loss) = 1 − θ − s/2; "
+            f"{sims} simulations per cell. Each cell: coverage of `win_rate_interval` / of Wilson on "
+            f'(wins + ½ ties) / mean width ratio (ours ÷ Wilson). "—": no such trinomial '
+            f"(s > 2·min(θ, 1 − θ))."
+        ),
         "",
         "| n | tie share | " + " | ".join(f"θ = {t}" for t in WIN_THETA) + " |",
         "|---:|---:|" + "---|" * len(WIN_THETA),
@@ -268,15 +282,13 @@ def win_family(rng: np.random.Generator, sims: int, cells: list[Cell]) -> list[s
                 # Without ties the interval is binomial: its exact coverage is computable, no noise.
                 exact = exact_coverage(n, theta, lambda k, m: win_rate(k, 0, m - k)) if s == 0 else None
                 cells.append(Cell("win_rate_interval", f"n={n}, ties={s}, θ={theta}", ours, sims, exact))
-                cells.append(Cell(WILSON_HALF, f"n={n}, ties={s}, θ={theta}",
-                                  theirs, sims))
+                cells.append(Cell(WILSON_HALF, f"n={n}, ties={s}, θ={theta}", theirs, sims))
                 row.append(f"{fmt(ours)} / {fmt(theirs)} / {ratio:.2f}")
             lines.append(f"| {n} | {s} | " + " | ".join(row) + " |")
     return lines + [""]
 
 
-def mean_family(rng: np.random.Generator, sims: int, boot_sims: int, resamples: int,
-                cells: list[Cell]) -> list[str]:
+def mean_family(rng: np.random.Generator, sims: int, boot_sims: int, resamples: int, cells: list[Cell]) -> list[str]:
     runs_axis = sorted(set(MEAN_RUNS) | set(MEAN_BOOT_RUNS))
     table: dict[tuple[int, float], tuple[float | None, float | None]] = {}
     for p in MEAN_P:
@@ -289,19 +301,24 @@ def mean_family(rng: np.random.Generator, sims: int, boot_sims: int, resamples: 
                 cells.append(Cell("mean_interval (Student t)", f"N={runs}, p={p}", t_cover, sims))
             if runs in MEAN_BOOT_RUNS:
                 seeds = rng.integers(0, 2**63, size=boot_sims)
-                found = np.array([ends(stats.bootstrap_mean_ci(row, int(seed), resamples))
-                                  for row, seed in zip(rates[:boot_sims], seeds)])
+                found = np.array(
+                    [
+                        ends(stats.bootstrap_mean_ci(row, int(seed), resamples))
+                        for row, seed in zip(rates[:boot_sims], seeds)
+                    ]
+                )
                 boot_cover = covered(found[:, 0], found[:, 1], p)
-                cells.append(Cell(MEAN_BOOT, f"N={runs}, p={p}",
-                                  boot_cover, boot_sims))
+                cells.append(Cell(MEAN_BOOT, f"N={runs}, p={p}", boot_cover, boot_sims))
             table[(runs, p)] = (t_cover, boot_cover)
     lines = [
         "## Mean over repeated runs: `mean_interval` vs the old `bootstrap_mean_ci`",
         "",
-        (f"Each run's pass rate ~ binomial({MEAN_TASKS} tasks, p) / {MEAN_TASKS}; the interval is of the mean "
-         f"pass rate over N runs, the truth is p. Each cell: coverage of `mean_interval` over {sims} "
-         f"simulations / of `bootstrap_mean_ci` ({resamples} resamples) over {boot_sims}. "
-         f"\"—\": not computed (`mean_interval` gives None below N = 3; the report shows the range)."),
+        (
+            f"Each run's pass rate ~ binomial({MEAN_TASKS} tasks, p) / {MEAN_TASKS}; the interval is of the mean "
+            f"pass rate over N runs, the truth is p. Each cell: coverage of `mean_interval` over {sims} "
+            f"simulations / of `bootstrap_mean_ci` ({resamples} resamples) over {boot_sims}. "
+            f'"—": not computed (`mean_interval` gives None below N = 3; the report shows the range).'
+        ),
         "",
         "| N runs \\ p | " + " | ".join(str(p) for p in MEAN_P) + " |",
         "|---:|" + "---:|" * len(MEAN_P),
@@ -343,15 +360,17 @@ def summary(cells: list[Cell]) -> list[str]:
             value += f" (exact: {fmt(lowest.exact)} at {lowest.params})"
         lines.append(f"| {family} | {len(group)} | {group[0].sims} | {value} | {worst.params} | {flagged} |")
     lines.append("")
-    for label, keep in (("the product's intervals", lambda c: c.family not in COMPARISONS),
-                        ("the comparisons (not used by the product)", lambda c: c.family in COMPARISONS)):
-         flagged_cells = [c for c in cells if c.flagged and keep(c)]
-         if not flagged_cells:
-             lines += [f"Cells below {FLAG}, {label}: none.", ""]
-             continue
-         lines += [f"Cells below {FLAG}, {label}:", ""]
-         lines += [f"- {c.describe()}" for c in flagged_cells]
-         lines.append("")
+    for label, keep in (
+        ("the product's intervals", lambda c: c.family not in COMPARISONS),
+        ("the comparisons (not used by the product)", lambda c: c.family in COMPARISONS),
+    ):
+        flagged_cells = [c for c in cells if c.flagged and keep(c)]
+        if not flagged_cells:
+            lines += [f"Cells below {FLAG}, {label}: none.", ""]
+            continue
+        lines += [f"Cells below {FLAG}, {label}:", ""]
+        lines += [f"- {c.describe()}" for c in flagged_cells]
+        lines.append("")
     return lines
 
 
@@ -404,17 +423,23 @@ def main() -> int:
         f"Command: `{command}`",
         "",
         f"- date: {time.strftime('%Y-%m-%d %H:%M %Z')}; seed {args.seed} (numpy default_rng); one process",
-        (f"- machine: {cpu_model()}, {os.cpu_count()} logical CPUs visible, shared (load average "
-         f"{load:.1f} at the end); Python {platform.python_version()}, numpy {np.__version__}"),
+        (
+            f"- machine: {cpu_model()}, {os.cpu_count()} logical CPUs visible, shared (load average "
+            f"{load:.1f} at the end); Python {platform.python_version()}, numpy {np.__version__}"
+        ),
         f"- run time: {total:.0f} s ({', '.join(timings)})",
-        (f"- {args.sims} simulations per cell ({args.boot_sims} for the bootstrap cells, "
-         f"{args.resamples} resamples each); Monte Carlo standard error ≈ "
-         f"{(0.95 * 0.05 / args.sims) ** 0.5:.3f} at 95 % coverage. **Bold**: below {FLAG}."),
+        (
+            f"- {args.sims} simulations per cell ({args.boot_sims} for the bootstrap cells, "
+            f"{args.resamples} resamples each); Monte Carlo standard error ≈ "
+            f"{(0.95 * 0.05 / args.sims) ** 0.5:.3f} at 95 % coverage. **Bold**: below {FLAG}."
+        ),
         "",
-        ("Coverage: the share of simulated data sets whose interval contains the true value. "
-         "Every interval the report labels 95 % is here (`paired_interval`, `proportion_interval`, "
-         "`win_rate_interval`, `mean_interval`); the bootstraps and Wilson-on-half-counts are the "
-         "comparisons."),
+        (
+            "Coverage: the share of simulated data sets whose interval contains the true value. "
+            "Every interval the report labels 95 % is here (`paired_interval`, `proportion_interval`, "
+            "`win_rate_interval`, `mean_interval`); the bootstraps and Wilson-on-half-counts are the "
+            "comparisons."
+        ),
         "",
         "## Summary: minimum coverage per interval",
         "",

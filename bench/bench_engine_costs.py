@@ -54,8 +54,14 @@ def _us(fn: Callable[[], object], number: int = 2000) -> float:
 
 
 async def _one_stream(url: str) -> list[bytes]:
-    body = {"model": "fake-model", "messages": [{"role": "user", "content": "x"}], "stream": True,
-            "stream_options": {"include_usage": True}, "max_tokens": 16, "temperature": 0}
+    body = {
+        "model": "fake-model",
+        "messages": [{"role": "user", "content": "x"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": 16,
+        "temperature": 0,
+    }
     async with aiohttp.ClientSession() as session, session.post(url + "/chat/completions", json=body) as response:
         return [chunk async for chunk in response.content.iter_any()]
 
@@ -88,11 +94,30 @@ def steps(url: str, workdir: Path) -> dict[str, float]:
 
     def records() -> tuple[dict[str, object], dict[str, object]]:
         audit = audit_values_of(exchange, endpoint=url, model="fake-model", task_id=task.id, attempt=1, run_id=run.id)
-        row = attempt_values(run_id=run.id, task_id=task.id, attempt=1, outcome="pass",
-                             answer_text=answer.text, tool_calls=[], reasoning=None, score_detail="exact match",
-                             score_data={}, isolation=None, error_class=None, error=None, ttft_ms=1.0, e2e_ms=2.0,
-                             prompt_tokens=12, completion_tokens=4, usage_missing=False, server_timings=None,
-                             started_at=utc_now(), finished_at=utc_now(), retries=0, finish_reason="stop")
+        row = attempt_values(
+            run_id=run.id,
+            task_id=task.id,
+            attempt=1,
+            outcome="pass",
+            answer_text=answer.text,
+            tool_calls=[],
+            reasoning=None,
+            score_detail="exact match",
+            score_data={},
+            isolation=None,
+            error_class=None,
+            error=None,
+            ttft_ms=1.0,
+            e2e_ms=2.0,
+            prompt_tokens=12,
+            completion_tokens=4,
+            usage_missing=False,
+            server_timings=None,
+            started_at=utc_now(),
+            finished_at=utc_now(),
+            retries=0,
+            finish_reason="stop",
+        )
         return audit, row
 
     audit, row = records()
@@ -100,16 +125,22 @@ def steps(url: str, workdir: Path) -> dict[str, float]:
 
     def commit() -> float:
         n = next(round_no)
-        batch = [([audit | {"task_id": t.id, "attempt": n}], row | {"id": f"{run.id}:{t.id}:{n}", "task_id": t.id, "attempt": n})
-                 for t in goldset.tasks]
+        batch = [
+            (
+                [audit | {"task_id": t.id, "attempt": n}],
+                row | {"id": f"{run.id}:{t.id}:{n}", "task_id": t.id, "attempt": n},
+            )
+            for t in goldset.tasks
+        ]
         start = time.process_time()
         store.record_outcomes(batch)
         return (time.process_time() - start) / len(batch) * 1e6
 
     commit()
     result = {
-        f"request body (chat_body + msgspec, {len(_encode(chat_body(task, 'fake-model', prepared.settings)))} B)":
-            _us(lambda: _encode(chat_body(task, "fake-model", prepared.settings))),
+        f"request body (chat_body + msgspec, {len(_encode(chat_body(task, 'fake-model', prepared.settings)))} B)": _us(
+            lambda: _encode(chat_body(task, "fake-model", prepared.settings))
+        ),
         f"SSE framing ({len(datas) + 1} events in {len(reads)} read(s))": _us(frame),
         f"JSON of {len(datas)} chunks": _us(lambda: [_chunk(d) for d in datas]),
         "accumulate chunks + answer": _us(lambda: accumulate().answer()),
@@ -131,14 +162,24 @@ async def _engine(url: str, goldset, workdir: Path, concurrency: int) -> tuple[f
 
 async def raw_wire(url: str, n: int, concurrency: int) -> tuple[float, list[float]]:
     """raw_aiohttp's least client on the engine's own HTTP client: POST, read to [DONE]."""
-    body = json.dumps({"model": "fake-model", "messages": [{"role": "user", "content": "x"}], "stream": True,
-                       "stream_options": {"include_usage": True}, "max_tokens": 16, "temperature": 0}).encode()
+    body = json.dumps(
+        {
+            "model": "fake-model",
+            "messages": [{"role": "user", "content": "x"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": 16,
+            "temperature": 0,
+        }
+    ).encode()
     counter = iter(range(n))
     async with WirePool(limit=concurrency) as pool:
 
         async def worker() -> None:
             for _ in counter:
-                async with pool.exchange(url + "/chat/completions", body, {"Content-Type": "application/json"}) as response:
+                async with pool.exchange(
+                    url + "/chat/completions", body, {"Content-Type": "application/json"}
+                ) as response:
                     async for chunk in response.chunks():
                         if b"[DONE]" in chunk:
                             break
@@ -176,16 +217,22 @@ def main() -> None:
     wire_rate, wire_cpu = measured["raw wire"]
     eng_rate, eng_cpu = measured["engine"]
     print(f"Concurrency {args.concurrency}, {args.tasks} requests × {args.rounds} alternating rounds (medians).")
-    print(f"raw aiohttp: {raw_rate:,.0f} req/s, {raw_cpu:.0f} µs CPU/request; engine: {eng_rate:,.0f} req/s, "
-          f"{eng_cpu:.0f} µs CPU/request; ratio {eng_rate / raw_rate:.2f} (CPU ratio {raw_cpu / eng_cpu:.2f}); "
-          f"raw wire client: {wire_rate:,.0f} req/s, {wire_cpu:.0f} µs CPU/request")
+    print(
+        f"raw aiohttp: {raw_rate:,.0f} req/s, {raw_cpu:.0f} µs CPU/request; engine: {eng_rate:,.0f} req/s, "
+        f"{eng_cpu:.0f} µs CPU/request; ratio {eng_rate / raw_rate:.2f} (CPU ratio {raw_cpu / eng_cpu:.2f}); "
+        f"raw wire client: {wire_rate:,.0f} req/s, {wire_cpu:.0f} µs CPU/request"
+    )
     print("\n| step of one attempt | CPU µs |\n|---|---:|")
-    print(f"| HTTP request + response on the engine's wire client (the raw wire client's whole cost) | {wire_cpu:.0f} |")
+    print(
+        f"| HTTP request + response on the engine's wire client (the raw wire client's whole cost) | {wire_cpu:.0f} |"
+    )
     for name, us in parts.items():
         print(f"| {name} | {us:.1f} |")
     rest = eng_cpu - wire_cpu - sum(parts.values())
-    print(f"| rest: event loop, writer futures, task switches, cache misses of a real run vs the hot loops above "
-          f"| {rest:.0f} |")
+    print(
+        f"| rest: event loop, writer futures, task switches, cache misses of a real run vs the hot loops above "
+        f"| {rest:.0f} |"
+    )
     print(f"| **engine, whole request** | **{eng_cpu:.0f}** |")
     print(f"| (raw aiohttp, whole request, for comparison) | ({raw_cpu:.0f}) |")
 

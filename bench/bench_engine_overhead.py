@@ -39,7 +39,9 @@ class ServerProcess:
 
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.support.fake_openai", "--port", "0", "--mode", "zero-delay"],
-            cwd=ROOT, stdout=subprocess.PIPE, text=True,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self.url = self.proc.stdout.readline().strip()
         return self
@@ -52,8 +54,14 @@ class ServerProcess:
 async def raw_client(url: str, n: int, concurrency: int) -> tuple[float, list[float]]:
     """The least a client can do: POST, read the stream to [DONE], time it."""
     latencies: list[float] = []
-    body = {"model": "fake-model", "messages": [{"role": "user", "content": "x"}], "stream": True,
-            "stream_options": {"include_usage": True}, "max_tokens": 16, "temperature": 0}
+    body = {
+        "model": "fake-model",
+        "messages": [{"role": "user", "content": "x"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": 16,
+        "temperature": 0,
+    }
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     counter = iter(range(n))
     async with httpx.AsyncClient(limits=limits, timeout=60) as client:
@@ -77,12 +85,19 @@ async def raw_aiohttp(url: str, n: int, concurrency: int) -> tuple[float, list[f
     import aiohttp
 
     latencies: list[float] = []
-    body = {"model": "fake-model", "messages": [{"role": "user", "content": "x"}], "stream": True,
-            "stream_options": {"include_usage": True}, "max_tokens": 16, "temperature": 0}
+    body = {
+        "model": "fake-model",
+        "messages": [{"role": "user", "content": "x"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": 16,
+        "temperature": 0,
+    }
     counter = iter(range(n))
     connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector, trust_env=False,
-                                     timeout=aiohttp.ClientTimeout(total=60)) as session:
+    async with aiohttp.ClientSession(
+        connector=connector, trust_env=False, timeout=aiohttp.ClientTimeout(total=60)
+    ) as session:
 
         async def worker() -> None:
             for _ in counter:
@@ -138,8 +153,10 @@ def main() -> None:
                 eng_lat += lat
             raw_r, aio_r, eng_r = (float(np.median(x)) for x in (raw_rates, aio_rates, eng_rates))
             raw_p99, aio_p99, eng_p99 = (float(np.percentile(x, 99)) for x in (raw_lat, aio_lat, eng_lat))
-            lines.append(f"| {c} | {raw_r:,.0f} | {aio_r:,.0f} | {eng_r:,.0f} | {eng_r / raw_r:.2f} | {eng_r / aio_r:.2f} "
-                         f"| {raw_p99:.2f} | {aio_p99:.2f} | {eng_p99:.2f} | {eng_p99 - aio_p99:+.2f} |")
+            lines.append(
+                f"| {c} | {raw_r:,.0f} | {aio_r:,.0f} | {eng_r:,.0f} | {eng_r / raw_r:.2f} | {eng_r / aio_r:.2f} "
+                f"| {raw_p99:.2f} | {aio_p99:.2f} | {eng_p99:.2f} | {eng_p99 - aio_p99:+.2f} |"
+            )
             print(lines[-1], flush=True)
     header = [
         "# Engine overhead vs raw httpx and raw aiohttp clients (zero-delay loopback SSE server)",

@@ -48,8 +48,9 @@ async def exchange(client, endpoint: str, body: dict, headers: dict[str, str]) -
     return ttft, e2e, (ex.acc.tokens()[1] or 0) if ex.acc else 0
 
 
-async def measure(endpoints: dict[str, str], headers: dict[str, dict[str, str]], rounds: int,
-                  max_tokens: int) -> dict[str, list[dict[str, Sample]]]:
+async def measure(
+    endpoints: dict[str, str], headers: dict[str, dict[str, str]], rounds: int, max_tokens: int
+) -> dict[str, list[dict[str, Sample]]]:
     """Per path, one dict per round: task id → its sample."""
     from compare_tui.engine import RunOverrides
     from compare_tui.engine.request import chat_body
@@ -96,9 +97,15 @@ def table(passes: dict[str, list[dict[str, Sample]]]) -> list[str]:
             if d[2] == g[2] and (td := per_token(*d)) is not None and (tg := per_token(*g)) is not None:
                 added["tok"].append(tg - td)
     med = statistics.median
-    lines = ["| figure | direct p50 | gateway p50 | gateway / direct | added by the gateway (median of paired differences) | pairs |",
-             "|---|---:|---:|---:|---:|---:|"]
-    for key, label in (("ttft", "TTFT ms"), ("e2e", "end-to-end ms"), ("tok", "ms per completion token after the first")):
+    lines = [
+        "| figure | direct p50 | gateway p50 | gateway / direct | added by the gateway (median of paired differences) | pairs |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for key, label in (
+        ("ttft", "TTFT ms"),
+        ("e2e", "end-to-end ms"),
+        ("tok", "ms per completion token after the first"),
+    ):
         d, g = med(samples["direct"][key]), med(samples["gateway"][key])
         lines.append(f"| {label} | {d:.1f} | {g:.1f} | {g / d:.2f} | {med(added[key]):+.1f} | {len(added[key])} |")
     return lines
@@ -116,8 +123,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-gateway-") as tmp:
         work = Path(tmp)
         os.environ["COMPARE_TUI_STATE_DIR"] = str(work / "state")
-        cluster = local.up([MODEL], parallel=1, ctx=2048, threads=1, port=free_port(),
-                           catalogue_path=work / "models.toml")
+        cluster = local.up(
+            [MODEL], parallel=1, ctx=2048, threads=1, port=free_port(), catalogue_path=work / "models.toml"
+        )
         proxy = LiteLLMProxy(work / "litellm", {MODEL: cluster.server(MODEL).endpoint})
         try:
             proxy.start()

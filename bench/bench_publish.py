@@ -17,10 +17,10 @@ test: nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import gc
 import hashlib
+import json
+import os
 import platform
 import sqlite3
 import statistics
@@ -53,12 +53,18 @@ SIZE_TARGETS = {True: 8_000_000, False: 1_000_000}
 def write_set(root: Path, tasks: int) -> Path:
     """A golden set with `tasks` tasks named like bench_report's (task-00000 …)."""
     (root / "tasks").mkdir(parents=True)
-    (root / "golden.toml").write_text('workload_id = "bench"\nname = "Bench"\nversion = "1"\n'
-                                      '[default_scorer]\nkind = "exact"\n')
+    (root / "golden.toml").write_text(
+        'workload_id = "bench"\nname = "Bench"\nversion = "1"\n[default_scorer]\nkind = "exact"\n'
+    )
     for n in range(tasks):
-        task = {"id": f"task-{n:05d}", "input": {"system": "Classify the ticket: billing, bug, account or other.",
-                                                  "prompt": f"Ticket {n}: I was charged twice for my subscription."},
-                "expected": {"text": "billing"}}
+        task = {
+            "id": f"task-{n:05d}",
+            "input": {
+                "system": "Classify the ticket: billing, bug, account or other.",
+                "prompt": f"Ticket {n}: I was charged twice for my subscription.",
+            },
+            "expected": {"text": "billing"},
+        }
         (root / "tasks" / f"task-{n:05d}.json").write_text(json.dumps(task))
     return root
 
@@ -79,9 +85,14 @@ with Store.open(Path(store)) as s:
 
 
 def child_publish(checkout: Path, store: Path, out: Path, answers: bool) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-c", CHILD, str(store), str(out), "1" if answers else "0"],
-                          cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout)},
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(store), str(out), "1" if answers else "0"],
+        cwd=checkout,
+        env={**os.environ, "PYTHONPATH": str(checkout)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
@@ -99,8 +110,13 @@ def before_after(before: Path, store: Path, folder: Path, repeat: int) -> dict[s
         for label, found in times.items():
             out[f"{label} ({name}) wall s"] = statistics.median(t["wall"] for t in found)
             out[f"{label} ({name}) cpu s"] = statistics.median(t["cpu"] for t in found)
-        digests = {label: [hashlib.sha256((folder / f"{label}-{name[:4]}" / f).read_bytes()).hexdigest()
-                           for f in ("index.html", "report.json")] for label in times}
+        digests = {
+            label: [
+                hashlib.sha256((folder / f"{label}-{name[:4]}" / f).read_bytes()).hexdigest()
+                for f in ("index.html", "report.json")
+            ]
+            for label in times
+        }
         out[f"same bytes ({name})"] = float(digests["before"] == digests["after"])
     return out
 
@@ -118,7 +134,8 @@ def measure(tasks: int, repeat: int, before: Path | None) -> dict[str, float]:
             name = "with answers" if answers else "without answers"
             target = Path(folder) / name.replace(" ", "-")
             out[f"publish ({name}): the target"] = median_s(
-                lambda t=target, a=answers: publish_report(store, comparison_id, t, answers=a), repeat)
+                lambda t=target, a=answers: publish_report(store, comparison_id, t, answers=a), repeat
+            )
             out[f"size ({name}) bytes"] = (target / "index.html").stat().st_size
             out[f"report.json ({name}) bytes"] = (target / "report.json").stat().st_size
         goldsets: dict[str, object] = {}
@@ -131,11 +148,14 @@ def measure(tasks: int, repeat: int, before: Path | None) -> dict[str, float]:
         gc.disable()  # as during a publish (publish/bundle.py)
         try:
             out["split: load (runs, attempts, golden set) + build_report"] = median_s(
-                lambda: build_report(load_report_inputs(store, comparison_id)), repeat)
+                lambda: build_report(load_report_inputs(store, comparison_id)), repeat
+            )
             out["split: task details (answers, masked)"] = median_s(
-                lambda: task_details(store, runs, report.task_ids, mask, goldsets), repeat)
+                lambda: task_details(store, runs, report.task_ids, mask, goldsets), repeat
+            )
             out["split: page (HTML + SVG)"] = median_s(
-                lambda: comparison_page(report, document, runs, details, mask), repeat)
+                lambda: comparison_page(report, document, runs, details, mask), repeat
+            )
             out["split: report.json text (indented_json)"] = median_s(lambda: indented_json(document), repeat)
         finally:
             gc.enable()
@@ -150,16 +170,22 @@ def measure(tasks: int, repeat: int, before: Path | None) -> dict[str, float]:
 
 
 def _before_after_table(results: dict[str, float], before: Path) -> list[str]:
-    lines = ["", f"The write with `{before}`'s code (before) and this checkout's (after), on the same store, "
-             "alternating in child processes (median of each; wall and CPU seconds of one publish after a warm-up):",
-             "", "| bundle | before wall s | after wall s | after ÷ before | before CPU s | after CPU s | "
-             "same bytes |", "|---|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        "",
+        f"The write with `{before}`'s code (before) and this checkout's (after), on the same store, "
+        "alternating in child processes (median of each; wall and CPU seconds of one publish after a warm-up):",
+        "",
+        "| bundle | before wall s | after wall s | after ÷ before | before CPU s | after CPU s | same bytes |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
     for name in ("with answers", "without answers"):
         wall = results[f"before ({name}) wall s"], results[f"after ({name}) wall s"]
         cpu = results[f"before ({name}) cpu s"], results[f"after ({name}) cpu s"]
         same = "yes" if results[f"same bytes ({name})"] else "NO"
-        lines.append(f"| {name} | {wall[0]:.2f} | {wall[1]:.2f} | {wall[1] / wall[0]:.2f} | {cpu[0]:.2f} | "
-                     f"{cpu[1]:.2f} | {same} |")
+        lines.append(
+            f"| {name} | {wall[0]:.2f} | {wall[1]:.2f} | {wall[1] / wall[0]:.2f} | {cpu[0]:.2f} | "
+            f"{cpu[1]:.2f} | {same} |"
+        )
     return lines
 
 
@@ -170,32 +196,44 @@ def render(results: dict[str, float], tasks: int, repeat: int, before: Path | No
         "",
         f"Command: `PYTHONPATH=. .venv/bin/python bench/bench_publish.py --tasks {tasks} --repeat {repeat}{option}`",
         "",
-        (f"A bundle of a comparison of 2 runs × {tasks:,} tasks (bench_report's store, plus a golden set of "
-        f"{tasks:,} JSON task files). Median of {repeat} after a warm-up; Python {platform.python_version()}, "
-        f"{platform.machine()}, {os.cpu_count()} CPUs visible; Chromium headless over the DevTools pipe, "
-        "1280×800, from file://. Load average (1 min) "
-        f"{results['load average at the start']:.1f} at the start, {results['load average at the end']:.1f} at the end."),
+        (
+            f"A bundle of a comparison of 2 runs × {tasks:,} tasks (bench_report's store, plus a golden set of "
+            f"{tasks:,} JSON task files). Median of {repeat} after a warm-up; Python {platform.python_version()}, "
+            f"{platform.machine()}, {os.cpu_count()} CPUs visible; Chromium headless over the DevTools pipe, "
+            "1280×800, from file://. Load average (1 min) "
+            f"{results['load average at the start']:.1f} at the start, {results['load average at the end']:.1f} at the end."
+        ),
         "",
         "| measure | value | target | met |",
         "|---|---:|---:|---|",
     ]
     for key, value in results.items():
         if key.startswith("publish"):
-            lines.append(f"| {key.replace(': the target', '')} (load, build, read answers, write, record) | "
-                         f"{value:.2f} s | ≤ {WRITE_TARGET_S:.0f} s | {'yes' if value <= WRITE_TARGET_S else 'NO'} |")
+            lines.append(
+                f"| {key.replace(': the target', '')} (load, build, read answers, write, record) | "
+                f"{value:.2f} s | ≤ {WRITE_TARGET_S:.0f} s | {'yes' if value <= WRITE_TARGET_S else 'NO'} |"
+            )
         elif key.startswith("size"):
             limit = SIZE_TARGETS["with answers" in key]
-            lines.append(f"| index.html {key[5:-6]} | {value / 1e6:.2f} MB | ≤ {limit / 1e6:.0f} MB | "
-                         f"{'yes' if value <= limit else 'NO'} |")
+            lines.append(
+                f"| index.html {key[5:-6]} | {value / 1e6:.2f} MB | ≤ {limit / 1e6:.0f} MB | "
+                f"{'yes' if value <= limit else 'NO'} |"
+            )
         elif key.startswith("report.json"):
             lines.append(f"| {key[:-6]} | {value / 1e6:.2f} MB | – | – |")
         elif key.startswith("Chromium"):
-            lines.append(f"| {key} | {value:.2f} s | ≤ {LOAD_TARGET_S:.0f} s | "
-                         f"{'yes' if value <= LOAD_TARGET_S else 'NO'} |")
+            lines.append(
+                f"| {key} | {value:.2f} s | ≤ {LOAD_TARGET_S:.0f} s | {'yes' if value <= LOAD_TARGET_S else 'NO'} |"
+            )
     if before is not None:
         lines += _before_after_table(results, before)
-    lines += ["", "Where the write time goes (same store, with answers; the collector off, as in a publish):", "",
-              "| step | median s |", "|---|---:|"]
+    lines += [
+        "",
+        "Where the write time goes (same store, with answers; the collector off, as in a publish):",
+        "",
+        "| step | median s |",
+        "|---|---:|",
+    ]
     lines += [f"| {key[7:]} | {value:.3f} |" for key, value in results.items() if key.startswith("split")]
     return "\n".join(lines) + "\n"
 
@@ -204,8 +242,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--before", type=Path, metavar="CHECKOUT",
-                        help="another checkout of compare-tui to time the write against (e.g. /work/main)")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="CHECKOUT",
+        help="another checkout of compare-tui to time the write against (e.g. /work/main)",
+    )
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "publish.md"))
     args = parser.parse_args()
     before = args.before.resolve() if args.before is not None else None

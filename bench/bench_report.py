@@ -34,8 +34,13 @@ from compare_tui.store import AttemptRecord, ComparisonRecord, ReviewRecord, Run
 
 TARGET_S = 0.5
 HARDWARE = {"basis": "hardware", "usd_per_hour": 2.0, "gpu_count": 1}
-TOKEN_PRICE = {"basis": "token_price", "usd_per_mtok_input": 0.15, "usd_per_mtok_output": 0.6,
-               "captured": "2026-11-30", "source": "price page"}
+TOKEN_PRICE = {
+    "basis": "token_price",
+    "usd_per_mtok_input": 0.15,
+    "usd_per_mtok_output": 0.6,
+    "captured": "2026-11-30",
+    "source": "price page",
+}
 
 
 def fill(store: Store, tasks: int) -> str:
@@ -44,27 +49,46 @@ def fill(store: Store, tasks: int) -> str:
     run_ids = []
     models = (("local-small", 0.72, HARDWARE, "local"), ("hosted-big", 0.78, TOKEN_PRICE, "hosted"))
     for name, skill, basis, kind in models:
-        run = store.create_run(RunRecord(
-            goldset_id="bench", goldset_name="Bench", goldset_version="1", goldset_digest="sha256:bench",
-            model_name=name, model_entry={"kind": kind}, provenance="verified", cost_basis=basis,
-            started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T02:00:00Z", task_count=tasks,
-            gpu={"measured": True, "devices": [{"index": 0, "peak_bytes": 6 * 2**30, "baseline_bytes": 2**30}]},
-        ))
+        run = store.create_run(
+            RunRecord(
+                goldset_id="bench",
+                goldset_name="Bench",
+                goldset_version="1",
+                goldset_digest="sha256:bench",
+                model_name=name,
+                model_entry={"kind": kind},
+                provenance="verified",
+                cost_basis=basis,
+                started_at="2026-01-01T00:00:00Z",
+                finished_at="2026-01-01T02:00:00Z",
+                task_count=tasks,
+                gpu={"measured": True, "devices": [{"index": 0, "peak_bytes": 6 * 2**30, "baseline_bytes": 2**30}]},
+            )
+        )
         run_ids.append(run.id)
         records = []
         for n in range(tasks):
             roll = rng.random()
             outcome = "review" if n % 500 == 0 else "error" if roll > 0.98 else "pass" if roll < skill else "fail"
-            records.append(AttemptRecord(
-                run_id=run.id, task_id=f"task-{n:05d}", attempt=1, outcome=outcome, answer_text="billing" * 8,
-                score_detail="exact match after normalisation", ttft_ms=rng.uniform(20, 200),
-                e2e_ms=rng.uniform(200, 3000), prompt_tokens=None if outcome == "error" else 180,
-                completion_tokens=None if outcome == "error" else rng.randint(4, 60),
-                error_class="timeout" if outcome == "error" else None,
-                started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z",
-            ))
+            records.append(
+                AttemptRecord(
+                    run_id=run.id,
+                    task_id=f"task-{n:05d}",
+                    attempt=1,
+                    outcome=outcome,
+                    answer_text="billing" * 8,
+                    score_detail="exact match after normalisation",
+                    ttft_ms=rng.uniform(20, 200),
+                    e2e_ms=rng.uniform(200, 3000),
+                    prompt_tokens=None if outcome == "error" else 180,
+                    completion_tokens=None if outcome == "error" else rng.randint(4, 60),
+                    error_class="timeout" if outcome == "error" else None,
+                    started_at="2026-01-01T00:00:00Z",
+                    finished_at="2026-01-01T00:00:01Z",
+                )
+            )
         for offset in range(0, len(records), 2_000):
-            store.record_attempts(records[offset:offset + 2_000])
+            store.record_attempts(records[offset : offset + 2_000])
         for n in range(0, tasks, 1_000):
             store.add_review(ReviewRecord(run_id=run.id, task_id=f"task-{n:05d}", verdict="pass"))
     comparison = store.create_comparison(ComparisonRecord(name="bench", run_ids=run_ids))
@@ -106,14 +130,17 @@ def measure(tasks: int, repeat: int) -> list[tuple[str, float]]:
         comparison_id = fill(store, tasks)
         inputs = load_report_inputs(store, comparison_id)
         report = build_report(inputs)
+
         def load() -> ReportInputs:
             return load_report_inputs(store, comparison_id)
 
         return [
             ("load + build_report (the target)", median_s(lambda: build_report(load()), repeat)),
             ("load_report_inputs (narrow attempt read)", median_s(load, repeat)),
-            ("load through whole AttemptRecords (for comparison)",
-             median_s(lambda: full_record_inputs(store, comparison_id), repeat)),
+            (
+                "load through whole AttemptRecords (for comparison)",
+                median_s(lambda: full_record_inputs(store, comparison_id), repeat),
+            ),
             ("build_report", median_s(lambda: build_report(inputs), repeat)),
             ("render_json", median_s(lambda: render_json(report), repeat)),
             ("render_md", median_s(lambda: render_md(report), repeat)),
@@ -138,9 +165,12 @@ def render(results: list[tuple[str, float]], tasks: int, repeat: int) -> str:
     ]
     lines += [f"| {what} | {seconds:.3f} | {seconds / TARGET_S:.0%} |" for what, seconds in results]
     verdict = "within" if target <= TARGET_S else "OVER"
-    lines += ["", f"load + build_report: {target:.3f} s, {verdict} the {TARGET_S} s target. Reading whole "
-              f"attempt records instead of the narrow read takes {full / narrow:.1f}× as long, measured "
-              "side by side."]
+    lines += [
+        "",
+        f"load + build_report: {target:.3f} s, {verdict} the {TARGET_S} s target. Reading whole "
+        f"attempt records instead of the narrow read takes {full / narrow:.1f}× as long, measured "
+        "side by side.",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -29,13 +29,25 @@ from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results" / "sampling.md"
 END = 1_741_600_000  # 2025-03-10: the generated traffic ends here
-TOOLS = [{"type": "function", "function": {"name": "lookup_order", "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup_order",
+            "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+        },
+    }
+]
 
 
 def generate(path: Path, turns: int, use_gzip: bool, seed: int = 1) -> int:
     """Write `turns` logged turns to `path`; returns the characters written (uncompressed)."""
     rnd = random.Random(seed)
-    opener = (lambda p: gzip.open(p, "wt", encoding="utf-8", compresslevel=1)) if use_gzip else (lambda p: open(p, "w", encoding="utf-8"))
+    opener = (
+        (lambda p: gzip.open(p, "wt", encoding="utf-8", compresslevel=1))
+        if use_gzip
+        else (lambda p: open(p, "w", encoding="utf-8"))
+    )
     written = 0
     characters = 0
     conversation = 0
@@ -43,16 +55,39 @@ def generate(path: Path, turns: int, use_gzip: bool, seed: int = 1) -> int:
         while written < turns:
             conversation += 1
             start = END - rnd.uniform(0, 45 * 86400)
-            history = [{"role": "system", "content": "You are the order desk of Northwind. Escalate to ops@northwind.example."}]
+            history = [
+                {"role": "system", "content": "You are the order desk of Northwind. Escalate to ops@northwind.example."}
+            ]
             for position in range(min(rnd.randint(1, 20), turns - written)):
-                history.append({"role": "user", "content": f"Order {conversation}-{position}: where is it? Call me on +44 20 7946 {rnd.randint(1000, 9999)}."})
+                history.append(
+                    {
+                        "role": "user",
+                        "content": f"Order {conversation}-{position}: where is it? Call me on +44 20 7946 {rnd.randint(1000, 9999)}.",
+                    }
+                )
                 if position % 3 == 2:
-                    reply = {"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{position}", "type": "function", "function": {"name": "lookup_order", "arguments": json.dumps({"order_id": f"{conversation}-{position}"})}}]}
+                    reply = {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": f"call_{position}",
+                                "type": "function",
+                                "function": {
+                                    "name": "lookup_order",
+                                    "arguments": json.dumps({"order_id": f"{conversation}-{position}"}),
+                                },
+                            }
+                        ],
+                    }
                 else:
                     reply = {"role": "assistant", "content": f"Your order {conversation}-{position} ships tomorrow."}
                 record = {
                     "request": {"model": "gpt-4o", "messages": history, "tools": TOOLS},
-                    "response": {"model": "gpt-4o-2024-08-06", "choices": [{"message": reply, "finish_reason": "stop"}]},
+                    "response": {
+                        "model": "gpt-4o-2024-08-06",
+                        "choices": [{"message": reply, "finish_reason": "stop"}],
+                    },
                     "timestamp": start + position * 90,
                     "conversation_id": f"conv-{conversation}",
                 }
@@ -64,7 +99,9 @@ def generate(path: Path, turns: int, use_gzip: bool, seed: int = 1) -> int:
                 written += 1
                 history = history + [reply]
                 if reply.get("tool_calls"):
-                    history.append({"role": "tool", "tool_call_id": f"call_{position}", "content": '{"status": "shipped"}'})
+                    history.append(
+                        {"role": "tool", "tool_call_id": f"call_{position}", "content": '{"status": "shipped"}'}
+                    )
     return characters
 
 
@@ -86,7 +123,9 @@ print(json.dumps({"seconds": elapsed, "peak_rss_kib": resource.getrusage(resourc
 
 def measure(path: Path, samples: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(path), str(samples)], capture_output=True, text=True, env=env, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path), str(samples)], capture_output=True, text=True, env=env, check=True
+    )
     return json.loads(done.stdout)
 
 
@@ -107,8 +146,11 @@ def main() -> None:
             size = path.stat().st_size
             result = measure(path, args.samples)
             rows.append((turns, (raw, size), generated_s, result))
-            print(f"{turns:>9,} turns  {raw / 1e6:8.1f} MB ({size / 1e6:.1f} MB stored)  sample {result['seconds']:6.1f} s  "
-                  f"peak RSS {result['peak_rss_kib'] / 1024:6.1f} MiB  (after imports {result['rss_after_imports_kib'] / 1024:.1f} MiB)", flush=True)
+            print(
+                f"{turns:>9,} turns  {raw / 1e6:8.1f} MB ({size / 1e6:.1f} MB stored)  sample {result['seconds']:6.1f} s  "
+                f"peak RSS {result['peak_rss_kib'] / 1024:6.1f} MiB  (after imports {result['rss_after_imports_kib'] / 1024:.1f} MiB)",
+                flush=True,
+            )
             path.unlink()
     (small, _, _, r_small), (big, _, _, r_big) = rows
     lines = [

@@ -53,6 +53,7 @@ def main() -> None:
         def run() -> None:
             result = score_command(task, spec, answer, set_root, limits=limits)
             assert result.outcome is Outcome.PASS, result.detail
+
         return run
 
     modes = {"plain subprocess.run": plain, "sandbox, no network namespace": sandboxed(Limits(isolate_network=False))}
@@ -82,7 +83,9 @@ def main() -> None:
     for name, samples in times.items():
         rate = len(samples) / sum(samples)
         p95 = statistics.quantiles(samples, n=20)[-1]
-        lines.append(f"| {name} | {rate:.1f} | {statistics.median(samples) * 1000:.1f} | {p95 * 1000:.1f} | {rate / base:.2f}× |")
+        lines.append(
+            f"| {name} | {rate:.1f} | {statistics.median(samples) * 1000:.1f} | {p95 * 1000:.1f} | {rate / base:.2f}× |"
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

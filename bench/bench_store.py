@@ -26,11 +26,21 @@ def _attempts(run_id: str, count: int) -> list[AttemptRecord]:
     # A realistic row: a short answer, one tool call, score detail, timings and tokens.
     return [
         AttemptRecord(
-            run_id=run_id, task_id=f"task-{n:05d}", attempt=1, outcome="pass" if n % 3 else "fail",
-            answer_text="billing" * 8, tool_calls=[{"id": "c1", "name": "lookup", "arguments": '{"q": 1}'}],
-            score_detail="exact match after normalisation", score_data={"expected": "billing"},
-            ttft_ms=41.5, e2e_ms=220.25, prompt_tokens=180, completion_tokens=12,
-            started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z", finish_reason="stop",
+            run_id=run_id,
+            task_id=f"task-{n:05d}",
+            attempt=1,
+            outcome="pass" if n % 3 else "fail",
+            answer_text="billing" * 8,
+            tool_calls=[{"id": "c1", "name": "lookup", "arguments": '{"q": 1}'}],
+            score_detail="exact match after normalisation",
+            score_data={"expected": "billing"},
+            ttft_ms=41.5,
+            e2e_ms=220.25,
+            prompt_tokens=180,
+            completion_tokens=12,
+            started_at="2026-01-01T00:00:00Z",
+            finished_at="2026-01-01T00:00:01Z",
+            finish_reason="stop",
         )
         for n in range(count)
     ]
@@ -48,7 +58,7 @@ def _timed_inserts(store: Store, prefix: str, total: int, batch: int | None) -> 
                 store.record_attempt(record)
         else:
             for offset in range(0, len(records), batch):
-                store.record_attempts(records[offset:offset + batch])
+                store.record_attempts(records[offset : offset + batch])
         spent += time.perf_counter() - start
     return spent
 
@@ -69,8 +79,9 @@ def measure(total: int) -> list[tuple[str, int, float]]:
 
             start = time.perf_counter()
             read = store.attempts_for_run("single0")
-            results.append((f"read one run back ({len(read):,} attempts, as records)", len(read),
-                            time.perf_counter() - start))
+            results.append(
+                (f"read one run back ({len(read):,} attempts, as records)", len(read), time.perf_counter() - start)
+            )
 
             start = time.perf_counter()
             keys = store.completed_keys("single0")

@@ -35,8 +35,14 @@ FIRST_PORT = 18281  # away from `local up`'s own 18181…: the user's servers ma
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "compare_tui", *args], env=env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "compare_tui", *args],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def run_ids(env: dict[str, str], model: str) -> list[str]:
@@ -60,16 +66,26 @@ def rates(store_path: Path, run_id: str) -> tuple[float, float, int, float]:
     starts = [datetime.fromisoformat(a.started_at) for a in attempts if a.started_at]
     ends = [datetime.fromisoformat(a.finished_at) for a in attempts if a.finished_at]
     wall = (max(ends) - min(starts)).total_seconds() if starts and ends else float("nan")
-    return (gen_n / gen_ms * 1000 if gen_ms else 0.0, pp_n / pp_ms * 1000 if pp_ms else 0.0,
-            sum(a.completion_tokens or 0 for a in attempts), wall)
+    return (
+        gen_n / gen_ms * 1000 if gen_ms else 0.0,
+        pp_n / pp_ms * 1000 if pp_ms else 0.0,
+        sum(a.completion_tokens or 0 for a in attempts),
+        wall,
+    )
 
 
-def measure(allocation: str, set_dir: str, concurrency: int, work: Path) -> list[tuple[str, str, str, float, float, int, float]]:
+def measure(
+    allocation: str, set_dir: str, concurrency: int, work: Path
+) -> list[tuple[str, str, str, float, float, int, float]]:
     from compare_tui import local
 
-    env = {**os.environ, "XDG_STATE_HOME": str(work / allocation / "state"),
-           "XDG_DATA_HOME": str(work / allocation / "data"), "XDG_CONFIG_HOME": str(work / allocation / "config"),
-           "COMPARE_TUI_STORE": str(work / allocation / "runs.sqlite")}
+    env = {
+        **os.environ,
+        "XDG_STATE_HOME": str(work / allocation / "state"),
+        "XDG_DATA_HOME": str(work / allocation / "data"),
+        "XDG_CONFIG_HOME": str(work / allocation / "config"),
+        "COMPARE_TUI_STORE": str(work / allocation / "runs.sqlite"),
+    }
     catalogue = work / allocation / "models.toml"
     store = Path(env["COMPARE_TUI_STORE"])
     saved = {k: os.environ.get(k) for k in ("XDG_STATE_HOME",)}
@@ -117,7 +133,9 @@ def main() -> None:
     from compare_tui.local.cluster import share_threads, usable_cores
 
     with tempfile.TemporaryDirectory(prefix="bench-threads-") as tmp:
-        results = [row for allocation in ALLOCATIONS for row in measure(allocation, args.set, args.concurrency, Path(tmp))]
+        results = [
+            row for allocation in ALLOCATIONS for row in measure(allocation, args.set, args.concurrency, Path(tmp))
+        ]
     by_key = {(a, mode, m): (gen, pp, n, wall) for a, mode, m, gen, pp, n, wall in results}
     load = os.getloadavg()[0]
     lines = [
@@ -136,8 +154,10 @@ def main() -> None:
         for model in MODELS:
             d, s = by_key[("default", mode, model)], by_key[("shared", mode, model)]
             ratio = s[0] / d[0] if d[0] else float("nan")
-            lines.append(f"| {mode} | {model} | {d[0]:.1f} | {s[0]:.1f} | {ratio:.2f} | {d[1]:.0f} | {s[1]:.0f} | "
-                         f"{d[3]:.1f} | {s[3]:.1f} |")
+            lines.append(
+                f"| {mode} | {model} | {d[0]:.1f} | {s[0]:.1f} | {ratio:.2f} | {d[1]:.0f} | {s[1]:.0f} | "
+                f"{d[3]:.1f} | {s[3]:.1f} |"
+            )
     write_section("threads", lines)
 
 

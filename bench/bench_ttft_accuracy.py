@@ -49,8 +49,12 @@ async def measure(endpoint: str, model: str, n: int) -> tuple[list[tuple[float, 
     async with native if native is not None else httpx.AsyncClient(timeout=120, trust_env=False) as client:
         for i in range(n):
             body = {
-                "model": model, "messages": [{"role": "user", "content": prompt(i)}], "stream": True,
-                "stream_options": {"include_usage": True}, "max_tokens": 16, "temperature": 0,
+                "model": model,
+                "messages": [{"role": "user", "content": prompt(i)}],
+                "stream": True,
+                "stream_options": {"include_usage": True},
+                "max_tokens": 16,
+                "temperature": 0,
                 "cache_prompt": False,
             }
             ex = await stream_chat(client, endpoint, body)

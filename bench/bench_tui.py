@@ -25,13 +25,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_report import fill  # noqa: E402  (the report benchmark's 2 × N-task store)
-
 from textual.geometry import Region  # noqa: E402
 
+from compare_tui.diff import read_run_pair  # noqa: E402
 from compare_tui.report import build_report, load_report_inputs  # noqa: E402
 from compare_tui.store import Store  # noqa: E402
 from compare_tui.tui.app import create_app  # noqa: E402
-from compare_tui.diff import read_run_pair  # noqa: E402
 from compare_tui.tui.screens import diff as diff_screen_module  # noqa: E402
 from compare_tui.tui.screens import report as report_screen_module  # noqa: E402
 from compare_tui.tui.screens.diff import DiffScreen  # noqa: E402
@@ -105,10 +104,17 @@ async def measure_screens(store: Store, comparison_id: str, repeat: int) -> dict
     """Each round measures the report work alone and then its screen, back to back, so a busy
     machine slows both alike."""
     run_a, run_b = store.get_comparison(comparison_id).run_ids
-    app = create_app(store=store, catalogue_path=ROOT / "missing.toml", sets_dir=ROOT / "missing",
-                     reviewer="bench", probe=lambda endpoint: "healthy")
+    app = create_app(
+        store=store,
+        catalogue_path=ROOT / "missing.toml",
+        sets_dir=ROOT / "missing",
+        reviewer="bench",
+        probe=lambda endpoint: "healthy",
+    )
     app.freeze_gc_after_start = FREEZE_GC  # as `run_app` does
-    times: dict[str, list[tuple[float, float]]] = {k: [] for k in ("report", "report core", "diff", "diff core", "grid")}
+    times: dict[str, list[tuple[float, float]]] = {
+        k: [] for k in ("report", "report core", "diff", "diff core", "grid")
+    }
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(3):  # Home and what it starts (reading runs and their pass rates)
             await app.workers.wait_for_complete()
@@ -153,8 +159,13 @@ async def measure_live(tasks: int) -> dict[str, float]:
         root = Path(folder)
         write_set(root / "sets" / "many", {f"t{i:05d}": "the quick brown fox." for i in range(tasks)}, max_tokens=8)
         with Store.open(root / "runs.sqlite") as store:
-            app = create_app(store=store, catalogue_path=write_catalogue(root / "models.toml", server.url),
-                             sets_dir=root / "sets", reviewer="bench", probe=lambda endpoint: "healthy")
+            app = create_app(
+                store=store,
+                catalogue_path=write_catalogue(root / "models.toml", server.url),
+                sets_dir=root / "sets",
+                reviewer="bench",
+                probe=lambda endpoint: "healthy",
+            )
             app.freeze_gc_after_start = FREEZE_GC
             lags: list[float] = []
             async with app.run_test(size=SIZE):
@@ -184,9 +195,12 @@ async def measure_live(tasks: int) -> dict[str, float]:
                 done = screen.tally.snapshot()[0].done
     running = sorted(lags)
     return {
-        "attempts": done, "seconds": elapsed, "rate": done / elapsed,
+        "attempts": done,
+        "seconds": elapsed,
+        "rate": done / elapsed,
         "idle_p99_ms": 1000 * sorted(idle)[int(0.99 * (len(idle) - 1))],
-        "lag_p50_ms": 1000 * statistics.median(running), "lag_p99_ms": 1000 * running[int(0.99 * (len(running) - 1))],
+        "lag_p50_ms": 1000 * statistics.median(running),
+        "lag_p99_ms": 1000 * running[int(0.99 * (len(running) - 1))],
         "lag_max_ms": 1000 * running[-1],
     }
 
@@ -234,8 +248,11 @@ def render(tasks: int, repeat: int, screens: dict[str, list[tuple[float, float]]
         f"{live['attempts']:,} attempts against the zero-delay fake server at concurrency 8: "
         f"{live['rate']:.0f} completed attempts/s over {live['seconds']:.1f} s, the engine in its child process (as `compare-tui` runs it) "
         "and the Live screen repainting from its tally every 0.25 s. "
-        + ("The collector is frozen after start-up, as `run_app` does." if FREEZE_GC else
-           "The collector is NOT frozen (--no-freeze)."),
+        + (
+            "The collector is frozen after start-up, as `run_app` does."
+            if FREEZE_GC
+            else "The collector is NOT frozen (--no-freeze)."
+        ),
         "",
         "| UI event-loop lag (20 ms heartbeat) | ms |",
         "|---|---:|",

@@ -11,8 +11,19 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["engine_overhead", "ttft_accuracy", "hashing", "sandbox", "store", "report", "publish", "tui", "sampling",
-         "peers", "soak"]
+ORDER = [
+    "engine_overhead",
+    "ttft_accuracy",
+    "hashing",
+    "sandbox",
+    "store",
+    "report",
+    "publish",
+    "tui",
+    "sampling",
+    "peers",
+    "soak",
+]
 EMBEDDED = {"soak_chaos", "soak_load"}
 """Raw outputs of the soak scripts that soak.md quotes with its reading of them."""
 

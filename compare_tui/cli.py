@@ -40,14 +40,30 @@ def build_parser() -> argparse.ArgumentParser:
     # Options of the TUI (`compare-tui` with no subcommand). Their own dests, so that a
     # subcommand's --store/--models (parsed into `store`/`models`) never overrides them.
     tui = parser.add_argument_group("terminal UI (no subcommand)")
-    tui.add_argument("--store", dest="tui_store", metavar="PATH",
-                     help="the run store (default: $COMPARE_TUI_STORE or ~/.local/share/compare-tui/runs.sqlite)")
-    tui.add_argument("--models", dest="tui_models", metavar="PATH",
-                     help="the model catalogue (default: $COMPARE_TUI_MODELS, else the one `compare-tui local up` wrote)")
-    tui.add_argument("--sets", dest="tui_sets", metavar="DIR",
-                     help="the folder holding golden sets (default: $COMPARE_TUI_SETS, else ./sample_sets)")
-    tui.add_argument("--theme", dest="tui_theme", metavar="NAME",
-                     help="dark (default), light, high-contrast, another theme name, or a theme .toml file")
+    tui.add_argument(
+        "--store",
+        dest="tui_store",
+        metavar="PATH",
+        help="the run store (default: $COMPARE_TUI_STORE or ~/.local/share/compare-tui/runs.sqlite)",
+    )
+    tui.add_argument(
+        "--models",
+        dest="tui_models",
+        metavar="PATH",
+        help="the model catalogue (default: $COMPARE_TUI_MODELS, else the one `compare-tui local up` wrote)",
+    )
+    tui.add_argument(
+        "--sets",
+        dest="tui_sets",
+        metavar="DIR",
+        help="the folder holding golden sets (default: $COMPARE_TUI_SETS, else ./sample_sets)",
+    )
+    tui.add_argument(
+        "--theme",
+        dest="tui_theme",
+        metavar="NAME",
+        help="dark (default), light, high-contrast, another theme name, or a theme .toml file",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES():
         module.register(subparsers)
@@ -93,8 +109,10 @@ def _top_level_options_for_command(args: argparse.Namespace) -> str | None:
         if getattr(args, own) is None:
             setattr(args, own, value)
         elif getattr(args, own) != value:
-            return (f"{option} given twice with different paths ({value} before `{args.command}`, "
-                    f"{getattr(args, own)} after it): give it once")
+            return (
+                f"{option} given twice with different paths ({value} before `{args.command}`, "
+                f"{getattr(args, own)} after it): give it once"
+            )
     return None
 
 
@@ -112,8 +130,12 @@ def _open_tui_or_help(parser: argparse.ArgumentParser, args: argparse.Namespace 
         parser.print_help()
         print("\ncompare-tui: the terminal UI needs Textual (pip install textual)", file=sys.stderr)
         return 0
-    return run_app(store=getattr(args, "tui_store", None), models=getattr(args, "tui_models", None),
-                   sets=getattr(args, "tui_sets", None), theme=getattr(args, "tui_theme", None))
+    return run_app(
+        store=getattr(args, "tui_store", None),
+        models=getattr(args, "tui_models", None),
+        sets=getattr(args, "tui_sets", None),
+        theme=getattr(args, "tui_theme", None),
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

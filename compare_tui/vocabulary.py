@@ -69,8 +69,9 @@ class ErrorClass(StrEnum):
     """The answer passed the raw reader's size bound (`engine.client.MAX_RAW_BYTES`): reading stopped."""
 
 
-RETRYABLE_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.UPSTREAM, ErrorClass.RESET, ErrorClass.HTTP_429,
-                               ErrorClass.HTTP_5XX})
+RETRYABLE_CLASSES = frozenset(
+    {ErrorClass.CONNECT, ErrorClass.UPSTREAM, ErrorClass.RESET, ErrorClass.HTTP_429, ErrorClass.HTTP_5XX}
+)
 """Connection failures (ours, or a gateway's to its upstream), 429 and 5xx are retried; nothing else is."""
 
 HTTP_STATUS_CLASSES = frozenset({ErrorClass.HTTP_429, ErrorClass.HTTP_5XX, ErrorClass.AUTH, ErrorClass.HTTP_4XX})
@@ -81,8 +82,18 @@ CONNECTION_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.UPSTREAM})
 """Failures to reach the model's server at all (directly, or from a gateway): a run of these in
 a row means the server is down (`engine.runner.OUTAGE_AFTER`)."""
 
-NOT_MEASURED_CLASSES = frozenset({ErrorClass.CONNECT, ErrorClass.UPSTREAM, ErrorClass.RESET, ErrorClass.TIMEOUT, ErrorClass.TRANSPORT,
-                                  ErrorClass.HTTP_429, ErrorClass.HTTP_5XX, ErrorClass.AUTH})
+NOT_MEASURED_CLASSES = frozenset(
+    {
+        ErrorClass.CONNECT,
+        ErrorClass.UPSTREAM,
+        ErrorClass.RESET,
+        ErrorClass.TIMEOUT,
+        ErrorClass.TRANSPORT,
+        ErrorClass.HTTP_429,
+        ErrorClass.HTTP_5XX,
+        ErrorClass.AUTH,
+    }
+)
 """Error classes of an attempt where no model answered: the network or the server failed
 (connection refused or reset, a gateway that could not reach its upstream, a timeout, 5xx or
 429 after the retries, a refused key). Such

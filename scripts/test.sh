@@ -46,7 +46,8 @@ export COMPARE_TUI_MODELS_DIR="${COMPARE_TUI_MODELS_DIR:-$PWD/.state/models}"
 # chosen test files (arguments given) is a developer's quick loop.
 if [ "$#" -eq 0 ]; then
   .venv/bin/ruff check --quiet compare_tui tests bench  # set -e: a finding fails the suite
-  echo "ruff: clean"
+  .venv/bin/ruff format --check --quiet compare_tui tests bench
+  echo "ruff: clean (lint and format)"
   .venv/bin/mypy
 
 fi

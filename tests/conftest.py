@@ -11,7 +11,6 @@ import signal
 
 import pytest
 
-
 SESSION_MODELS = ["smollm2-135m", "gemma3-270m"]
 """The session servers: the two small bundled models. The third (Qwen2.5-Coder 0.5B) is started
 only by the tests it adds coverage to (tool calls, the decision end to end), to keep CI quick."""

@@ -52,7 +52,7 @@ model = "smollm2-135m"
 revision = "2025-02-07"
 weights_digest = "{combined_digest(FILES)}"
 weights_dir = "weights"
-files = {{ "model.gguf" = "{FILES['model.gguf']}", "sub/tokenizer.json" = "{FILES['sub/tokenizer.json']}" }}
+files = {{ "model.gguf" = "{FILES["model.gguf"]}", "sub/tokenizer.json" = "{FILES["sub/tokenizer.json"]}" }}
 key_env = "COMPARE_TUI_KEY"
 [model.serving]
 stack = "llama.cpp llama-server"
@@ -69,7 +69,7 @@ kind = "hosted"
 endpoint = "https://gateway.example.com/v1"
 model = "gpt-4o-mini"
 revision = "2024-07-18"
-weights_digest = "sha256:{'a' * 64}"
+weights_digest = "sha256:{"a" * 64}"
 [model.cost]
 basis = "token_price"
 usd_per_mtok_input = 0.15
@@ -87,8 +87,14 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def entry(**overrides) -> ModelEntry:
     fields = dict(
-        name="m", kind="local", endpoint="http://127.0.0.1:8081/v1", model="m",
-        revision="r1", weights_digest=combined_digest(FILES), weights_dir="/srv/m", files=FILES,
+        name="m",
+        kind="local",
+        endpoint="http://127.0.0.1:8081/v1",
+        model="m",
+        revision="r1",
+        weights_digest=combined_digest(FILES),
+        weights_dir="/srv/m",
+        files=FILES,
     )
     fields.update(overrides)
     return ModelEntry(**fields)
@@ -279,8 +285,9 @@ def test_hosted_needs_only_digest_and_revision() -> None:
     hosted = entry(kind="hosted", weights_dir=None, files={}, weights_digest="sha256:" + "c" * 64)
     assert check_entry(hosted) == []
     assert check_entry(entry(kind="hosted", weights_dir=None)) == []  # stated pins allowed
-    assert [r.code for r in check_entry(entry(kind="hosted", weights_dir=None, revision=None, weights_digest=None))] == [
-        "no-digest", "no-revision"]
+    assert [
+        r.code for r in check_entry(entry(kind="hosted", weights_dir=None, revision=None, weights_digest=None))
+    ] == ["no-digest", "no-revision"]
 
 
 def test_all_refusals_listed_together() -> None:
@@ -331,7 +338,9 @@ def test_provider_keys_refused_without_echo(key: str, provider: str) -> None:
         assert "vk-" not in message and "gateway" in message  # what to do, never the old wrong advice
 
 
-@pytest.mark.parametrize("key", [k("vk-", "x" * 32), "a" * 40, k("AIza", "short"), k("AKIA", "lower" * 4), "SK-upper-is-not-a-prefix"])
+@pytest.mark.parametrize(
+    "key", [k("vk-", "x" * 32), "a" * 40, k("AIza", "short"), k("AKIA", "lower" * 4), "SK-upper-is-not-a-prefix"]
+)
 def test_virtual_keys_allowed(key: str) -> None:
     assert provider_key_kind(key) is None
     assert resolve_key(entry(key_env="GW_KEY"), {"GW_KEY": f" {key}\n"}) == key
@@ -341,7 +350,10 @@ def test_no_key_env_means_no_key() -> None:
     assert resolve_key(entry(), {"COMPARE_TUI_KEY": "vk-1"}) is None
 
 
-@pytest.mark.parametrize(("environ", "text"), [({}, "is not set"), ({"GW_KEY": " "}, "is empty"), ({"GW_KEY": "vk-a b"}, "spaces or control")])
+@pytest.mark.parametrize(
+    ("environ", "text"),
+    [({}, "is not set"), ({"GW_KEY": " "}, "is empty"), ({"GW_KEY": "vk-a b"}, "spaces or control")],
+)
 def test_unusable_key_env_refused(environ: dict, text: str) -> None:
     with pytest.raises(ModelRefused, match=text) as info:
         resolve_key(entry(key_env="GW_KEY"), environ)
@@ -493,6 +505,11 @@ def test_unreadable_file_refused(weights: tuple[ModelEntry, Path], monkeypatch: 
 
 def test_import_has_no_side_effects_or_ui_deps() -> None:
     code = "import sys, compare_tui.catalogue; print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'tomli_w')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
     assert out.stdout.strip() == "[]"

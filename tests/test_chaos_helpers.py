@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.fake_openai import (
-    error_in_stream, http_error, malformed, rate_limited, reset, text, truncated,
+    error_in_stream,
+    http_error,
+    malformed,
+    rate_limited,
+    reset,
+    text,
+    truncated,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +38,7 @@ kind = "hosted"
 endpoint = "{url}"
 model = "fake-model"
 revision = "2026-12-01"
-weights_digest = "sha256:{'0' * 64}"
+weights_digest = "sha256:{"0" * 64}"
 {key}[model.cost]
 basis = "token_price"
 usd_per_mtok_input = 1.0
@@ -82,6 +88,7 @@ def fault_script(delay_s: float = 0.0):
     def script(body: dict, count: int):
         messages = body.get("messages") or [{}]
         return fault_plan(str(messages[-1].get("content", "t0000")), delay_s=delay_s)
+
     return script
 
 
@@ -173,13 +180,25 @@ def _done_tasks(store: Path, attempts: int) -> set[str]:
     by_task: dict[str, list[tuple[int, str]]] = {}
     for task, number, outcome in rows:
         by_task.setdefault(task, []).append((number, outcome))
-    return {t for t, a in by_task.items()
-            if any(o in ("pass", "review") for _, o in a) or max(n for n, _ in a) >= attempts}
+    return {
+        t for t, a in by_task.items() if any(o in ("pass", "review") for _, o in a) or max(n for n, _ in a) >= attempts
+    }
 
 
-def chaos_run(work: Path, set_path: Path, models: Path, store: Path, server, *, kills: int,
-              attempts_per_task: int, expected_attempts: int, seed: int, concurrency: int = 4,
-              timeout_s: float = 600) -> ChaosResult:
+def chaos_run(
+    work: Path,
+    set_path: Path,
+    models: Path,
+    store: Path,
+    server,
+    *,
+    kills: int,
+    attempts_per_task: int,
+    expected_attempts: int,
+    seed: int,
+    concurrency: int = 4,
+    timeout_s: float = 600,
+) -> ChaosResult:
     """Start a CLI run, SIGKILL it `kills` times at random moments (each time a new process
     resumes it), then let a last resume finish. Kill moments: mostly after a random number of
     recorded attempts plus a random few ms (mid-request, mid-write), and every fourth kill at
@@ -190,8 +209,19 @@ def chaos_run(work: Path, set_path: Path, models: Path, store: Path, server, *, 
     thresholds = sorted(rng.sample(range(1, expected_attempts - 1), kills))
     result = ChaosResult(run_id="")
     started = time.monotonic()
-    argv = cli("run", str(set_path), "--model", "fake", "--models", str(models), "--store", str(store),
-               "--concurrency", str(concurrency), "--json")
+    argv = cli(
+        "run",
+        str(set_path),
+        "--model",
+        "fake",
+        "--models",
+        str(models),
+        "--store",
+        str(store),
+        "--concurrency",
+        str(concurrency),
+        "--json",
+    )
     repeated: list[str] = []
     for k, threshold in enumerate(thresholds):
         if result.run_id:
@@ -229,8 +259,13 @@ def chaos_run(work: Path, set_path: Path, models: Path, store: Path, server, *, 
         raise AssertionError(f"finished tasks were asked again after a resume: {repeated[:10]}")
     done_before = _done_tasks(store, attempts_per_task)
     requests_before = len(server.requests)
-    final = subprocess.run(cli("run", "--resume", result.run_id, "--models", str(models), "--store", str(store), "--json"),
-                           env=env, capture_output=True, text=True, timeout=timeout_s)
+    final = subprocess.run(
+        cli("run", "--resume", result.run_id, "--models", str(models), "--store", str(store), "--json"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
     result.processes += 1
     asked = {r.task for r in server.requests[requests_before:] if r.path.endswith("/chat/completions")}
     if asked & done_before:
@@ -276,14 +311,25 @@ def unexplained_retries(store_path: Path, attempt) -> list[str]:
     from compare_tui.store import Store
 
     with Store.open(store_path) as store:
-        rows = [r for r in store.audit_for_run(attempt.run_id)
-                if (r.task_id, r.attempt) == (attempt.task_id, attempt.attempt)]
+        rows = [
+            r
+            for r in store.audit_for_run(attempt.run_id)
+            if (r.task_id, r.attempt) == (attempt.task_id, attempt.attempt)
+        ]
     expected = {"reset", "connect", "http_429", "http_5xx"}
     return [r.error_class for r in rows[:-1] if r.error_class not in expected]
 
 
-def run_in_process(store_path: Path, set_path: Path, url: str, *, concurrency: int = 4, environ=None,
-                   observer=None, allow_incomplete: bool = False) -> str:
+def run_in_process(
+    store_path: Path,
+    set_path: Path,
+    url: str,
+    *,
+    concurrency: int = 4,
+    environ=None,
+    observer=None,
+    allow_incomplete: bool = False,
+) -> str:
     """The same run as `compare-tui run`, in this process (no interpreter start-up); its id.
     Fails unless the run completed (or, with `allow_incomplete`, ended `incomplete`)."""
     import asyncio
@@ -294,8 +340,13 @@ def run_in_process(store_path: Path, set_path: Path, url: str, *, concurrency: i
     from tests.support.builders import hosted_entry
 
     with Store.open(store_path) as store:
-        prepared = prepare_run(store, load_golden_set(set_path), hosted_entry(url),
-                               RunOverrides(concurrency=concurrency), environ=environ or {})
+        prepared = prepare_run(
+            store,
+            load_golden_set(set_path),
+            hosted_entry(url),
+            RunOverrides(concurrency=concurrency),
+            environ=environ or {},
+        )
         status = asyncio.run(RunExecutor(store, prepared, observer=observer).execute())
     if status != "completed" and not (allow_incomplete and status == "incomplete"):
         raise AssertionError(f"the in-process run ended {status}")
@@ -303,6 +354,7 @@ def run_in_process(store_path: Path, set_path: Path, url: str, *, concurrency: i
 
 
 # ---- the zero-delay server as a separate process ------------------------------------------
+
 
 class ServerProcess:
     """`python -m tests.support.fake_openai --port 0 --mode …` in its own process."""
@@ -312,10 +364,15 @@ class ServerProcess:
         self.proc: subprocess.Popen | None = None
         self.url = ""
 
-    def __enter__(self) -> "ServerProcess":
+    def __enter__(self) -> ServerProcess:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
-        self.proc = subprocess.Popen([sys.executable, "-m", "tests.support.fake_openai", "--port", "0",
-                                      "--mode", self.mode], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.fake_openai", "--port", "0", "--mode", self.mode],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.url = self.proc.stdout.readline().strip()
         if not self.url.startswith("http://"):
             self.proc.kill()

@@ -17,8 +17,16 @@ from compare_tui.store import measured
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer
 from tests.test_chaos_helpers import (
-    chaos_run, comparable, integrity, ledger_facts, report_json,
-    run_in_process, task_ids, unexplained_retries, write_catalogue, fault_script,
+    chaos_run,
+    comparable,
+    fault_script,
+    integrity,
+    ledger_facts,
+    report_json,
+    run_in_process,
+    task_ids,
+    unexplained_retries,
+    write_catalogue,
 )
 
 N_TASKS = int(os.environ.get("COMPARE_TUI_CHAOS_TASKS", "100"))
@@ -52,8 +60,18 @@ def test_killed_five_times_the_run_ends_as_if_never_interrupted(tmp_path, server
     server_mark = len(server.requests)
 
     store = tmp_path / "chaos.sqlite"
-    chaos = chaos_run(tmp_path, set_path, models, store, server, kills=KILLS, attempts_per_task=ATTEMPTS,
-                      expected_attempts=len(straight["attempts"]), seed=SEED, concurrency=CONCURRENCY)
+    chaos = chaos_run(
+        tmp_path,
+        set_path,
+        models,
+        store,
+        server,
+        kills=KILLS,
+        attempts_per_task=ATTEMPTS,
+        expected_attempts=len(straight["attempts"]),
+        seed=SEED,
+        concurrency=CONCURRENCY,
+    )
     assert len(chaos.kills) >= KILLS - 1, chaos.kills  # at most one process may finish first
     facts = ledger_facts(store, chaos.run_id)
 
@@ -68,8 +86,9 @@ def test_killed_five_times_the_run_ends_as_if_never_interrupted(tmp_path, server
     for task in ids:
         numbers = [n for t, n in facts["attempt_keys"] if t == task]
         assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) <= ATTEMPTS, task
-    assert [(a.task_id, a.attempt, a.outcome, a.error_class) for a in facts["attempts"]] == \
-           [(a.task_id, a.attempt, a.outcome, a.error_class) for a in straight["attempts"]]
+    assert [(a.task_id, a.attempt, a.outcome, a.error_class) for a in facts["attempts"]] == [
+        (a.task_id, a.attempt, a.outcome, a.error_class) for a in straight["attempts"]
+    ]
     # Retry counts may differ, but only by connection-level retries: the fake server closes a
     # connection after a truncated answer without saying `Connection: close`, so a request
     # sent on that pooled connection meets a reset and is (rightly) retried and audited.

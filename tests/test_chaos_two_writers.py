@@ -14,7 +14,14 @@ from compare_tui.store import ReviewRecord, Store
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
 from tests.test_chaos_helpers import (
-    ROOT, cli, cli_env, count_attempts, first_run_id, integrity, task_ids, write_catalogue,
+    ROOT,
+    cli,
+    cli_env,
+    count_attempts,
+    first_run_id,
+    integrity,
+    task_ids,
+    write_catalogue,
 )
 
 N_TASKS = 300
@@ -42,17 +49,36 @@ def test_a_run_and_review_labels_write_the_same_store_at_once(tmp_path):
         store_path = tmp_path / "runs.sqlite"
         env = cli_env(tmp_path / "state")
         run = subprocess.Popen(
-            cli("run", str(set_path), "--model", "fake", "--models", str(models), "--store", str(store_path),
-                "--concurrency", "4"),
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cli(
+                "run",
+                str(set_path),
+                "--model",
+                "fake",
+                "--models",
+                str(models),
+                "--store",
+                str(store_path),
+                "--concurrency",
+                "4",
+            ),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         deadline = time.monotonic() + 60
         while not (run_id := first_run_id(store_path)) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert run_id, "the run never appeared in the store"
         stop = tmp_path / "stop"
-        reviewer = subprocess.Popen([sys.executable, "-c", REVIEWER, str(store_path), run_id, str(stop)],
-                                    env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        reviewer = subprocess.Popen(
+            [sys.executable, "-c", REVIEWER, str(store_path), run_id, str(stop)],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         thread_saved: list[int] = []
         thread_errors: list[BaseException] = []
 
@@ -60,8 +86,15 @@ def test_a_run_and_review_labels_write_the_same_store_at_once(tmp_path):
             try:
                 with Store.open(store_path) as store:
                     while not stop.exists():
-                        store.add_review(ReviewRecord(run_id=run_id, task_id=ids[len(thread_saved) % N_TASKS],
-                                                      verdict="fail", note="thread", reviewer="thread"))
+                        store.add_review(
+                            ReviewRecord(
+                                run_id=run_id,
+                                task_id=ids[len(thread_saved) % N_TASKS],
+                                verdict="fail",
+                                note="thread",
+                                reviewer="thread",
+                            )
+                        )
                         thread_saved.append(1)
             except BaseException as exc:  # noqa: BLE001 - reported by the assert below
                 thread_errors.append(exc)

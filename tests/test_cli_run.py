@@ -27,7 +27,7 @@ kind = "hosted"
 endpoint = "{url}"
 model = "fake-model"
 revision = "2026-12-01"
-weights_digest = "sha256:{'0' * 64}"
+weights_digest = "sha256:{"0" * 64}"
 [model.cost]
 basis = "token_price"
 usd_per_mtok_input = 1.0
@@ -61,8 +61,14 @@ def _start_run(tmp_path, server, n_tasks=30):
     goldset = write_set(tmp_path / "set", {f"t{i:02d}": "ok" for i in range(n_tasks)})
     models = _catalogue(tmp_path / "models.toml", server.url)
     store = tmp_path / "runs.sqlite"
-    argv = _cli("run", str(goldset), "--model", "fake", "--models", str(models), "--store", str(store), "--concurrency", "2")
-    return subprocess.Popen(argv, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), store, models
+    argv = _cli(
+        "run", str(goldset), "--model", "fake", "--models", str(models), "--store", str(store), "--concurrency", "2"
+    )
+    return (
+        subprocess.Popen(argv, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+        store,
+        models,
+    )
 
 
 def _wait_for_attempts(store_path: Path, n: int, deadline_s: float = 60) -> str:
@@ -100,7 +106,10 @@ def test_a_killed_run_resumes_with_nothing_repeated_and_nothing_lost(tmp_path, s
     requests_before = len(slow_server.requests)
     resumed = subprocess.run(
         _cli("run", "--resume", run_id, "--models", str(models), "--store", str(store_path), "--json"),
-        env=_env(tmp_path), capture_output=True, text=True, timeout=120,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads(resumed.stdout)
@@ -119,25 +128,55 @@ def test_run_json_summary_and_runs_list(tmp_path, slow_server):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert "passed" not in err
-    listed = subprocess.run(_cli("runs", "list", "--store", str(store_path), "--json"), env=_env(tmp_path),
-                            capture_output=True, text=True, timeout=60)
+    listed = subprocess.run(
+        _cli("runs", "list", "--store", str(store_path), "--json"),
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     rows = json.loads(listed.stdout)
     assert [(r["model"], r["status"], r["pass"], r["tasks"]) for r in rows] == [("fake", "completed", 4, 4)]
 
 
 def test_unknown_model_and_missing_catalogue_are_clear_errors(tmp_path):
     goldset = write_set(tmp_path / "set", {"a": "ok"})
-    missing = subprocess.run(_cli("run", str(goldset), "--model", "x", "--store", str(tmp_path / "s.sqlite")),
-                             env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    missing = subprocess.run(
+        _cli("run", str(goldset), "--model", "x", "--store", str(tmp_path / "s.sqlite")),
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert missing.returncode == 2 and "no model catalogue" in missing.stderr and "local up" in missing.stderr
     models = _catalogue(tmp_path / "models.toml", "http://127.0.0.1:9/v1")
-    unknown = subprocess.run(_cli("run", str(goldset), "--model", "nope", "--models", str(models), "--store", str(tmp_path / "s.sqlite")),
-                             env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    unknown = subprocess.run(
+        _cli("run", str(goldset), "--model", "nope", "--models", str(models), "--store", str(tmp_path / "s.sqlite")),
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert unknown.returncode == 2 and "nope" in unknown.stderr and "fake" in unknown.stderr
     assert "Traceback" not in missing.stderr + unknown.stderr
-    alone = subprocess.run(_cli("run", str(goldset), "--baseline", "fake", "--model", "fake", "--models", str(models),
-                                "--store", str(tmp_path / "s.sqlite")),
-                           env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    alone = subprocess.run(
+        _cli(
+            "run",
+            str(goldset),
+            "--baseline",
+            "fake",
+            "--model",
+            "fake",
+            "--models",
+            str(models),
+            "--store",
+            str(tmp_path / "s.sqlite"),
+        ),
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert alone.returncode == 2 and "--baseline fake is also the only --model" in alone.stderr
     if (tmp_path / "s.sqlite").exists():
         with Store.open(tmp_path / "s.sqlite") as store:
@@ -146,20 +185,31 @@ def test_unknown_model_and_missing_catalogue_are_clear_errors(tmp_path):
 
 def test_sets_validate_and_show(tmp_path):
     good = write_set(tmp_path / "good", {"a": "ok", "b": "ok"})
-    ok = subprocess.run(_cli("sets", "validate", str(good)), env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    ok = subprocess.run(
+        _cli("sets", "validate", str(good)), env=_env(tmp_path), capture_output=True, text=True, timeout=60
+    )
     assert ok.returncode == 0 and "2 tasks" in ok.stdout and "sha256:" in ok.stdout
     (good / "tasks" / "bad.toml").write_text('id = "bad"\n[input]\nprompt = 3\n[expected]\ntext = "x"\n')
-    bad = subprocess.run(_cli("sets", "validate", str(good)), env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        _cli("sets", "validate", str(good)), env=_env(tmp_path), capture_output=True, text=True, timeout=60
+    )
     assert bad.returncode == 1 and "bad.toml" in bad.stdout and "prompt" in bad.stdout
     assert "Traceback" not in bad.stdout + bad.stderr
     (good / "tasks" / "bad.toml").unlink()
-    shown = subprocess.run(_cli("sets", "show", str(good), "--json"), env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    shown = subprocess.run(
+        _cli("sets", "show", str(good), "--json"), env=_env(tmp_path), capture_output=True, text=True, timeout=60
+    )
     data = json.loads(shown.stdout)
     assert [t["id"] for t in data["tasks"]] == ["a", "b"] and data["digest"].startswith("sha256:")
 
 
 def test_help_has_examples_for_every_command(tmp_path):
-    for args in (["--help"], ["run", "--help"], ["sets", "validate", "--help"], ["sets", "show", "--help"],
-                 ["runs", "list", "--help"]):
+    for args in (
+        ["--help"],
+        ["run", "--help"],
+        ["sets", "validate", "--help"],
+        ["sets", "show", "--help"],
+        ["runs", "list", "--help"],
+    ):
         out = subprocess.run(_cli(*args), env=_env(tmp_path), capture_output=True, text=True, timeout=60)
         assert out.returncode == 0 and "example" in out.stdout, args

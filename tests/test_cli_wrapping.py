@@ -10,15 +10,19 @@ from hypothesis import strategies as st
 
 from compare_tui.commands.common import say, wrapped
 
-DECISION = ("decision: Switch to candidate qwen2.5-coder-0.5b: better than smollm2-135m (+36.8 pts, 95% CI "
-            "+13.8 to +59.0), 25% cheaper per completed task, p50 latency −19.6 %")
+DECISION = (
+    "decision: Switch to candidate qwen2.5-coder-0.5b: better than smollm2-135m (+36.8 pts, 95% CI "
+    "+13.8 to +59.0), 25% cheaper per completed task, p50 latency −19.6 %"
+)
 
 
 def test_a_decision_wraps_at_80_columns_between_words():
     lines = wrapped(DECISION, 80).split("\n")
-    assert lines == ["decision: Switch to candidate qwen2.5-coder-0.5b: better than smollm2-135m",
-                     "  (+36.8 pts, 95% CI +13.8 to +59.0), 25% cheaper per completed task, p50",
-                     "  latency −19.6 %"]
+    assert lines == [
+        "decision: Switch to candidate qwen2.5-coder-0.5b: better than smollm2-135m",
+        "  (+36.8 pts, 95% CI +13.8 to +59.0), 25% cheaper per completed task, p50",
+        "  latency −19.6 %",
+    ]
 
 
 def test_an_indented_line_keeps_its_indent_and_its_continuations_go_further():

@@ -45,17 +45,20 @@ def text_of(report, width: int = 120) -> str:
 # ------------------------------------------------------------------ the rule
 
 
-@pytest.mark.parametrize(("low", "high", "margin", "expected"), [
-    (0.5, 9.0, 5.0, Verdict.BETTER),            # L > 0
-    (0.0, 9.0, 5.0, Verdict.NO_WORSE),          # L = 0 is not better
-    (-4.9, 3.0, 5.0, Verdict.NO_WORSE),         # L > −M
-    (-4.9, -0.5, 5.0, Verdict.NO_WORSE),        # worse, but within the margin: no worse wins
-    (-5.0, 3.0, 5.0, Verdict.INCONCLUSIVE),     # L = −M is not > −M
-    (-12.0, -0.1, 5.0, Verdict.WORSE),          # U < 0 and not no worse
-    (-12.0, 0.0, 5.0, Verdict.INCONCLUSIVE),    # U = 0 is not < 0
-    (-3.0, 2.0, 2.0, Verdict.INCONCLUSIVE),     # the margin decides: −3 ≤ −2
-    (-3.0, 2.0, 4.0, Verdict.NO_WORSE),
-])
+@pytest.mark.parametrize(
+    ("low", "high", "margin", "expected"),
+    [
+        (0.5, 9.0, 5.0, Verdict.BETTER),  # L > 0
+        (0.0, 9.0, 5.0, Verdict.NO_WORSE),  # L = 0 is not better
+        (-4.9, 3.0, 5.0, Verdict.NO_WORSE),  # L > −M
+        (-4.9, -0.5, 5.0, Verdict.NO_WORSE),  # worse, but within the margin: no worse wins
+        (-5.0, 3.0, 5.0, Verdict.INCONCLUSIVE),  # L = −M is not > −M
+        (-12.0, -0.1, 5.0, Verdict.WORSE),  # U < 0 and not no worse
+        (-12.0, 0.0, 5.0, Verdict.INCONCLUSIVE),  # U = 0 is not < 0
+        (-3.0, 2.0, 2.0, Verdict.INCONCLUSIVE),  # the margin decides: −3 ≤ −2
+        (-3.0, 2.0, 4.0, Verdict.NO_WORSE),
+    ],
+)
 def test_every_verdict_branch_and_the_margin(low, high, margin, expected):
     assert verdict_for(low, high, margin) is expected
 
@@ -126,13 +129,17 @@ def test_no_worse_within_the_margin_switches_and_says_how_much_cheaper():
     assert v.cost.change_pct == pytest.approx(-v.cost.savings * 100)
     low, high = v.interval_pp
     span = f"{low:+.1f} to {high:+.1f}".replace("-", "−")
-    assert report.decision.summary == (f"Switch to candidate model-b: no worse than model-a (−1.0 pts, 95% CI {span}), "
-                                       "75% cheaper per completed task, p50 end-to-end latency +0.0% on the tasks both scored")
+    assert report.decision.summary == (
+        f"Switch to candidate model-b: no worse than model-a (−1.0 pts, 95% CI {span}), "
+        "75% cheaper per completed task, p50 end-to-end latency +0.0% on the tasks both scored"
+    )
 
 
 def test_a_better_candidate_with_faster_answers():
     base = one("p" * 20 + "f" * 20, "run-a", "model-a")
-    cand = replace(one("p" * 40, "run-b", "model-b"), attempts=attempts("p" * 40, ttft_ms=50.0, e2e_ms=200.0, completion_tokens=5))
+    cand = replace(
+        one("p" * 40, "run-b", "model-b"), attempts=attempts("p" * 40, ttft_ms=50.0, e2e_ms=200.0, completion_tokens=5)
+    )
     report = build_report(inputs(base, cand, baseline="model-a"))
     [v] = report.decision.versus
     assert v.verdict is Verdict.BETTER and v.interval_pp[0] > 0
@@ -161,20 +168,24 @@ def test_an_inconclusive_verdict_says_how_many_tasks_would_give_80_percent_power
     cand = one("p" * 6 + "f" * 4, "run-b", "model-b")
     [v] = build_report(inputs(base, cand, baseline="model-a")).decision.versus
     assert v.verdict is Verdict.INCONCLUSIVE and v.tasks_needed == v.paired.tasks_needed == 37
-    assert "about 37 tasks like these in all would give 80 % power" in text_of(build_report(
-        inputs(base, cand, baseline="model-a")))
+    assert "about 37 tasks like these in all would give 80 % power" in text_of(
+        build_report(inputs(base, cand, baseline="model-a"))
+    )
 
 
 def test_a_candidate_with_nothing_measured_is_named_as_not_compared_never_as_not_good_enough():
     base = one("p" * 8 + "f" * 2, "run-a", "model-a")
     empty = one("", "run-b", "model-b")  # interrupted before its first task
     summary = build_report(inputs(base, empty, baseline="model-a")).decision.summary
-    assert summary == ("Keep model-a for now: model-b not compared with it (no task scored by both); "
-                       "finish the run (`compare-tui run --resume RUN`) to decide.")
+    assert summary == (
+        "Keep model-a for now: model-b not compared with it (no task scored by both); "
+        "finish the run (`compare-tui run --resume RUN`) to decide."
+    )
     worse = one("f" * 10, "run-c", "model-c")
     mixed = build_report(inputs(base, empty, worse, baseline="model-a")).decision.summary
-    assert mixed == ("Keep model-a: no candidate is shown no worse within 5 points "
-                     "(model-b not compared: no task scored by both).")
+    assert mixed == (
+        "Keep model-a: no candidate is shown no worse within 5 points (model-b not compared: no task scored by both)."
+    )
 
 
 def test_the_margin_comes_from_the_inputs_and_changes_the_verdict():
@@ -241,9 +252,12 @@ def test_the_text_report_reads_at_80_columns_with_no_number_cut():
 def test_require_verdict_gate():
     report = build_report(three(baseline="model-a"))
     assert check_gate(report, require_verdict="no-worse").reasons == (
-        "no candidate is no worse against model-a (model-b inconclusive, model-c worse)",)
-    assert "model-c's verdict against model-a is worse, not better" in check_gate(
-        report, require_verdict="better", candidate="model-c").reasons[0]
+        "no candidate is no worse against model-a (model-b inconclusive, model-c worse)",
+    )
+    assert (
+        "model-c's verdict against model-a is worse, not better"
+        in check_gate(report, require_verdict="better", candidate="model-c").reasons[0]
+    )
     assert "not a candidate" in check_gate(report, require_verdict="better", candidate="nope").reasons[0]
     assert "no baseline" in check_gate(build_report(three()), require_verdict="better").reasons[0]
     base = one("p" * 20 + "f" * 20, "run-a", "model-a")
@@ -277,8 +291,20 @@ def filled(store):
 def test_report_baseline_reframes_a_stored_comparison_and_gates(filled, capsys):
     assert run_cli(filled, "cmp-1", "--format", "json") == 0
     assert json.loads(capsys.readouterr().out)["decision"] is None
-    code = run_cli(filled, "cmp-1", "--format", "json", "--baseline", "model-a", "--margin", "5",
-                   "--require-verdict", "no-worse", "--candidate", "model-b")
+    code = run_cli(
+        filled,
+        "cmp-1",
+        "--format",
+        "json",
+        "--baseline",
+        "model-a",
+        "--margin",
+        "5",
+        "--require-verdict",
+        "no-worse",
+        "--candidate",
+        "model-b",
+    )
     captured = capsys.readouterr()
     doc = json.loads(captured.out)["decision"]
     assert code == 3 and doc["versus"][0]["verdict"] == "worse"
@@ -287,8 +313,9 @@ def test_report_baseline_reframes_a_stored_comparison_and_gates(filled, capsys):
     assert "Switch to candidate model-a: better than model-b" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args", [("--baseline", "nope"), ("--margin", "-3"), ("--margin", "lots"),
-                                  ("--candidate", "model-b")])
+@pytest.mark.parametrize(
+    "args", [("--baseline", "nope"), ("--margin", "-3"), ("--margin", "lots"), ("--candidate", "model-b")]
+)
 def test_report_decision_options_bad_input_exits_2(filled, capsys, args):
     # argparse rejects a bad --margin itself (exit 2, its usage line); the rest are ours.
     with pytest.raises(SystemExit) if args[0] == "--margin" else contextlib.nullcontext():
@@ -308,7 +335,9 @@ def test_the_comparisons_baseline_and_the_workloads_promoted_one_are_loaded(stor
     assert build_report(loaded).decision.versus[0].candidate == "model-a"
     store.set_comparison_baseline("cmp-1", "model-a")
     assert (load_report_inputs(store, "cmp-1").baseline, load_report_inputs(store, "cmp-1").baseline_source) == (
-        "model-a", "named")
+        "model-a",
+        "named",
+    )
     # A single run has nothing to be judged against.
     assert load_report_inputs(store, "run-a").baseline is None
 
@@ -345,8 +374,18 @@ def test_latency_deltas_are_over_the_same_tasks_not_each_models_completed_ones()
     from compare_tui.report import AttemptFacts, RunInput
 
     def facts(passes: set[int], e2e) -> tuple[AttemptFacts, ...]:
-        return tuple(AttemptFacts(f"t{i:02d}", 1, "pass" if i in passes else "fail", ttft_ms=e2e(i) / 10,
-                                  e2e_ms=e2e(i), prompt_tokens=10, completion_tokens=2) for i in range(10))
+        return tuple(
+            AttemptFacts(
+                f"t{i:02d}",
+                1,
+                "pass" if i in passes else "fail",
+                ttft_ms=e2e(i) / 10,
+                e2e_ms=e2e(i),
+                prompt_tokens=10,
+                completion_tokens=2,
+            )
+            for i in range(10)
+        )
 
     # The baseline completes only the five quick tasks; the candidate completes all ten, slowly.
     base = RunInput(one("p", "run-a", "model-a").run, facts(set(range(5)), lambda i: 100.0 if i < 5 else 1000.0))

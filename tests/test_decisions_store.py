@@ -38,12 +38,21 @@ def test_a_comparison_keeps_its_baseline_and_it_can_be_changed(tmp_path):
 def test_the_latest_decision_is_the_baseline_and_history_is_newest_first(tmp_path):
     with Store.open(tmp_path / "runs.sqlite") as store:
         assert store.current_baseline("triage") is None and store.baseline_history("triage") == []
-        store.record_decision(DecisionRecord(workload_id="triage", model="a", kind="initial",
-                                             decided_at="2026-01-01T00:00:00Z"))
-        store.record_decision(DecisionRecord(workload_id="triage", model="b", previous_model="a",
-                                             kind="forced", reason="cheaper, watched by hand",
-                                             decided_at="2026-01-02T00:00:00Z",
-                                             figures={"verdict": "inconclusive"}, pins={"b": {"digest": "x"}}))
+        store.record_decision(
+            DecisionRecord(workload_id="triage", model="a", kind="initial", decided_at="2026-01-01T00:00:00Z")
+        )
+        store.record_decision(
+            DecisionRecord(
+                workload_id="triage",
+                model="b",
+                previous_model="a",
+                kind="forced",
+                reason="cheaper, watched by hand",
+                decided_at="2026-01-02T00:00:00Z",
+                figures={"verdict": "inconclusive"},
+                pins={"b": {"digest": "x"}},
+            )
+        )
         store.record_decision(DecisionRecord(workload_id="other", model="a", decided_at="2026-01-03T00:00:00Z"))
         current = store.current_baseline("triage")
         assert current is not None and current.model == "b" and current.figures == {"verdict": "inconclusive"}

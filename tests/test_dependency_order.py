@@ -18,8 +18,12 @@ def stated_order() -> dict[str, int]:
     section = text.split("## Dependency order", 1)[1]
     block = re.search(r"```\n(.*?)```", section, re.DOTALL)
     assert block, "ARCHITECTURE.md: the Dependency order section has no fenced block"
-    return {name.strip(): level for level, line in enumerate(block.group(1).splitlines())
-            for name in line.split("·") if name.strip()}
+    return {
+        name.strip(): level
+        for level, line in enumerate(block.group(1).splitlines())
+        for name in line.split("·")
+        if name.strip()
+    }
 
 
 def unit_of(module: str) -> str | None:
@@ -50,8 +54,10 @@ def imports_against_the_order(order: dict[str, int]) -> list[str]:
                 if target is None or target == unit:
                     continue
                 if target not in order or order[target] >= order[unit]:
-                    problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: `{unit}` imports `{name}`, which is "
-                                    f"not above it in ARCHITECTURE.md's dependency order")
+                    problems.append(
+                        f"{path.relative_to(ROOT)}:{node.lineno}: `{unit}` imports `{name}`, which is "
+                        f"not above it in ARCHITECTURE.md's dependency order"
+                    )
     return problems
 
 

@@ -88,8 +88,12 @@ async def test_every_fault_ends_as_a_recorded_outcome_with_its_reason(tmp_path, 
     assert got["ok"].prompt_tokens and got["ok"].completion_tokens
     assert got["ok"].ttft_ms is not None and got["ok"].e2e_ms >= got["ok"].ttft_ms
     for task_id, error_class in [
-        ("reset", "reset"), ("reset-mid", "reset"), ("e500", "http_5xx"), ("malformed", "malformed_stream"),
-        ("truncated", "truncated"), ("in-stream", "stream_error"),
+        ("reset", "reset"),
+        ("reset-mid", "reset"),
+        ("e500", "http_5xx"),
+        ("malformed", "malformed_stream"),
+        ("truncated", "truncated"),
+        ("in-stream", "stream_error"),
     ]:
         attempt = got[task_id]
         assert (attempt.outcome, attempt.error_class) == ("error", error_class), task_id
@@ -129,8 +133,12 @@ async def test_streamed_tool_calls_split_across_chunks_are_scored(tmp_path, stor
         }
     }
     goldset = load(write_set(tmp_path / "set", {"weather": "x"}, extra=extra))
-    plan = tool_calls(ToolCall("get_weather", {"city": "Paris", "days": 3}), ToolCall("get_time", {"tz": "UTC"}),
-                      args_chunk_chars=2, interleave=True)
+    plan = tool_calls(
+        ToolCall("get_weather", {"city": "Paris", "days": 3}),
+        ToolCall("get_time", {"tz": "UTC"}),
+        args_chunk_chars=2,
+        interleave=True,
+    )
     with FakeServer({"weather": plan}) as server:
         run_id, _, _ = await _run(store, goldset, hosted_entry(server.url))
         sent = server.requests[-1].body
@@ -148,7 +156,11 @@ async def test_attempts_stop_at_the_first_pass(tmp_path, store):
         run_id, _, observer = await _run(store, goldset, hosted_entry(server.url))
     attempts = store.attempts_for_run(run_id)
     assert [(a.task_id, a.attempt, a.outcome) for a in attempts] == [
-        ("flaky", 1, "fail"), ("flaky", 2, "pass"), ("never", 1, "fail"), ("never", 2, "fail"), ("never", 3, "fail"),
+        ("flaky", 1, "fail"),
+        ("flaky", 2, "pass"),
+        ("never", 1, "fail"),
+        ("never", 2, "fail"),
+        ("never", 3, "fail"),
     ]
     done = [e for e in observer.of(AttemptFinished) if e.task_done]
     assert sorted(e.task_id for e in done) == ["flaky", "never"]
@@ -181,8 +193,16 @@ async def test_virtual_key_is_forwarded_but_never_stored(tmp_path, store):
 
 async def test_max_cost_refuses_before_any_request(tmp_path, store):
     goldset = load(write_set(tmp_path / "set", {f"t{i}": "ok" for i in range(20)}, max_tokens=1000))
-    entry = hosted_entry("http://127.0.0.1:9/v1", cost={"basis": "token_price", "usd_per_mtok_input": 100,
-                                                        "usd_per_mtok_output": 100, "captured": "2026-12-01", "source": "t"})
+    entry = hosted_entry(
+        "http://127.0.0.1:9/v1",
+        cost={
+            "basis": "token_price",
+            "usd_per_mtok_input": 100,
+            "usd_per_mtok_output": 100,
+            "captured": "2026-12-01",
+            "source": "t",
+        },
+    )
     with pytest.raises(RunRefusedError, match="exceeds --max-cost"):
         prepare_run(store, goldset, entry, RunOverrides(), max_cost=0.01, environ={})
 
@@ -237,9 +257,13 @@ async def test_tokens_are_timed_as_they_arrive_not_when_the_stream_ends(tmp_path
     assert attempt.e2e_ms - attempt.ttft_ms >= 4 * 150 * 0.9
 
 
-def test_an_unknown_transport_in_the_environment_refuses_the_run_before_anything_is_written(tmp_path, store, monkeypatch):
+def test_an_unknown_transport_in_the_environment_refuses_the_run_before_anything_is_written(
+    tmp_path, store, monkeypatch
+):
     monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", "curl")
     goldset = load(write_set(tmp_path / "set", {"t1": "billing"}))
-    with pytest.raises(RunRefusedError, match="COMPARE_TUI_HTTP_TRANSPORT='curl' names no transport: set it to wire, aiohttp, httpx"):
+    with pytest.raises(
+        RunRefusedError, match="COMPARE_TUI_HTTP_TRANSPORT='curl' names no transport: set it to wire, aiohttp, httpx"
+    ):
         prepare_run(store, goldset, hosted_entry("http://127.0.0.1:9/v1"), RunOverrides(), environ={})
     assert store.list_runs() == []

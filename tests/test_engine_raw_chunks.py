@@ -29,7 +29,9 @@ async def test_raw_mode_keeps_the_answer_unfolded(stream) -> None:
     assert ex.error_class is None and ex.status == 200 and ex.acc is None
     if stream:
         assert ex.done and len(ex.chunks) > 1 and ex.body is None and ex.ttft_ms is not None
-        assert "".join(c["choices"][0]["delta"].get("content") or "" for c in ex.chunks if c.get("choices")) == "billing"
+        assert (
+            "".join(c["choices"][0]["delta"].get("content") or "" for c in ex.chunks if c.get("choices")) == "billing"
+        )
     else:
         assert ex.chunks == [] and ex.body["choices"][0]["message"]["content"] == "billing"
     prompt, completion = ex.tokens()

@@ -41,8 +41,16 @@ def test_a_new_session_reports_every_step_and_links_its_runs(tmp_path):
         session = EngineSession(store, plan, catalogue, seen)
         assert session.run() == ("completed", "completed")
         kinds = [type(e) for e in seen.events if not isinstance(e, AttemptFinished)]
-        assert kinds == [ModelsResolved, BaselineChosen, RunsPrepared, RunStarted, RunFinished, RunStarted,
-                         RunFinished, SessionEnded]
+        assert kinds == [
+            ModelsResolved,
+            BaselineChosen,
+            RunsPrepared,
+            RunStarted,
+            RunFinished,
+            RunStarted,
+            RunFinished,
+            SessionEnded,
+        ]
         assert seen.events[0] == ModelsResolved({"fake-a": "hosted", "fake-b": "hosted"})
         prepared = seen.of(RunsPrepared)[0]
         comparison = store.get_comparison(prepared.comparison_id)

@@ -15,8 +15,20 @@ from tests.test_store import attempt, full_run
 
 
 def audit(task_id: str, n: int = 1) -> AuditRow:
-    return AuditRow(run_id="run-aaaa", task_id=task_id, attempt=n, endpoint="http://e/v1", model="m", status=200,
-                    bytes_in=1, bytes_out=2, prompt_tokens=3, completion_tokens=4, duration_ms=1.0, error_class=None)
+    return AuditRow(
+        run_id="run-aaaa",
+        task_id=task_id,
+        attempt=n,
+        endpoint="http://e/v1",
+        model="m",
+        status=200,
+        bytes_in=1,
+        bytes_out=2,
+        prompt_tokens=3,
+        completion_tokens=4,
+        duration_ms=1.0,
+        error_class=None,
+    )
 
 
 @pytest.fixture
@@ -55,8 +67,9 @@ async def test_a_failed_commit_reaches_every_worker_of_its_batch_and_writes_noth
     writer = AttemptWriter(store)
     # One attempt of an unknown run: the whole transaction is refused (attempt and audit rows).
     stray = attempt("run-nope", "x")
-    results = await asyncio.gather(writer.write([audit("a")], attempt("run-aaaa", "a")),
-                                   writer.write([], stray), return_exceptions=True)
+    results = await asyncio.gather(
+        writer.write([audit("a")], attempt("run-aaaa", "a")), writer.write([], stray), return_exceptions=True
+    )
     assert all(isinstance(r, StoreError) for r in results), results
     assert "no such run" in str(results[1])
     assert store.attempts_for_run("run-aaaa") == [] and store.audit_for_run("run-aaaa") == []

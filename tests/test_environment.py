@@ -10,14 +10,13 @@ import httpx
 import pytest
 
 from compare_tui import __version__
-from compare_tui.engine.wire import WirePool
 from compare_tui.engine.environment import capture_environment, cpu_model, fetch_server_identity
+from compare_tui.engine.wire import WirePool
 from tests.support.fake_openai import DEFAULT_PROPS, FakeServer
 
 
 def test_capture_environment_describes_this_host_and_keeps_what_it_is_given(tmp_path):
-    env = capture_environment(server_identity={"base_url": "x"}, gpu={"measured": False},
-                              settings={"attempts": 2})
+    env = capture_environment(server_identity={"base_url": "x"}, gpu={"measured": False}, settings={"attempts": 2})
     assert env["compare_tui_version"] == __version__
     assert env["python"] == platform.python_version()
     assert env["cpu_count"] >= 1 and env["host"] and env["os"]
@@ -29,8 +28,9 @@ def test_capture_environment_describes_this_host_and_keeps_what_it_is_given(tmp_
 
 def test_cpu_model_reads_proc_cpuinfo(tmp_path):
     info = tmp_path / "cpuinfo"
-    info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\n"
-                    "model name\t: Intel(R) Xeon(R) Platinum 8480+\n\nprocessor\t: 1\n")
+    info.write_text(
+        "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\n\nprocessor\t: 1\n"
+    )
     assert cpu_model(info) == "Intel(R) Xeon(R) Platinum 8480+"
     assert cpu_model(tmp_path / "missing") == (platform.processor() or None)
 
@@ -47,8 +47,7 @@ async def test_llama_cpp_identity_keeps_models_build_template_ctx_and_slots(iden
     props = {**DEFAULT_PROPS, "chat_template": template}
     with FakeServer(models=("smollm2-135m",), props=props) as srv:
         async with identity_client() as client:
-            identity = await fetch_server_identity(client, srv.url + "/",
-                                                   {"Authorization": "Bearer sk-virtual"})
+            identity = await fetch_server_identity(client, srv.url + "/", {"Authorization": "Bearer sk-virtual"})
         sent = srv.requests
     assert identity["models"] == {"ids": ["smollm2-135m"]}
     p = identity["props"]
@@ -70,8 +69,7 @@ async def test_unreachable_or_odd_servers_are_recorded_never_raised(identity_cli
     with FakeServer() as srv:
         dead = srv.url
     async with identity_client() as client:
-        identity = await fetch_server_identity(client, dead, {"Authorization": "Bearer secret"},
-                                               timeout=2)
+        identity = await fetch_server_identity(client, dead, {"Authorization": "Bearer secret"}, timeout=2)
     assert "ConnectError" in identity["models"]["error"]
     assert "ConnectError" in identity["props"]["error"]
     assert "secret" not in json.dumps(identity)

@@ -26,8 +26,13 @@ def _public_errors() -> list[type[BaseException]]:
             continue  # the TUI shows errors on screen; it defines none of its own for callers
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
-            if (inspect.isclass(value) and issubclass(value, Exception) and value.__module__ == info.name
-                    and not name.startswith("_") and name not in INTERNAL):
+            if (
+                inspect.isclass(value)
+                and issubclass(value, Exception)
+                and value.__module__ == info.name
+                and not name.startswith("_")
+                and name not in INTERNAL
+            ):
                 found.append(value)
     return found
 

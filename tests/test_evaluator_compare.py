@@ -20,8 +20,13 @@ def _rows(n, *, labelled=0, changed=(), failed=(), wrong_candidate=()):
     rows = []
     for i in range(n):
         current = Decision("pass")
-        candidate = (Decision(None, FAILED_CALL, "HTTP 500") if i in failed
-                     else Decision("fail") if i in changed or i in wrong_candidate else Decision("pass"))
+        candidate = (
+            Decision(None, FAILED_CALL, "HTTP 500")
+            if i in failed
+            else Decision("fail")
+            if i in changed or i in wrong_candidate
+            else Decision("pass")
+        )
         rows.append(EvaluatorRow(f"t{i:02d}", current, candidate, "pass" if i < labelled else None))
     return rows
 
@@ -67,7 +72,9 @@ def test_moves_and_the_agreement_map():
 def setup(tmp_path):
     goldset = golden(tmp_path)
     with Store.open(tmp_path / "runs.sqlite") as store:
-        run = add_run(store, goldset, "cand-model", {t: scored("bug" if t in ("t1", "t2") else "billing") for t in TASKS})
+        run = add_run(
+            store, goldset, "cand-model", {t: scored("bug" if t in ("t1", "t2") else "billing") for t in TASKS}
+        )
     return tmp_path, tmp_path / "runs.sqlite", run
 
 
@@ -79,8 +86,24 @@ def _label_all(store_path, run, truth):
 
 def _cli(tmp_path, store, run, current, candidate, *extra, servers):
     models = write_models(tmp_path / "models.toml", *(entry(name, url) for name, url in servers.items()))
-    return main(["evaluator-compare", "--run", run, "--current", current, "--candidate", candidate, "--mode",
-                 "reference", "--models", str(models), "--store", str(store), *extra])
+    return main(
+        [
+            "evaluator-compare",
+            "--run",
+            run,
+            "--current",
+            current,
+            "--candidate",
+            candidate,
+            "--mode",
+            "reference",
+            "--models",
+            str(models),
+            "--store",
+            str(store),
+            *extra,
+        ]
+    )
 
 
 def test_a_candidate_that_agrees_but_has_no_labels_is_not_enough_data(setup, capsys):
@@ -97,8 +120,18 @@ def test_with_enough_labels_an_equally_correct_candidate_looks_safe(setup, capsy
     tmp_path, store, run = setup
     _label_all(store, run, {t: "fail" if t in ("t1", "t2") else "pass" for t in TASKS})
     with FakeServer(consistent_judge) as judge:
-        code = _cli(tmp_path, store, run, "scorer", "judge-a", "--min-labelled", "6", "--json", "--require-safe",
-                    servers={"judge-a": judge.url})
+        code = _cli(
+            tmp_path,
+            store,
+            run,
+            "scorer",
+            "judge-a",
+            "--min-labelled",
+            "6",
+            "--json",
+            "--require-safe",
+            servers={"judge-a": judge.url},
+        )
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["badge"]["name"] == LOOKS_SAFE and out["correct"] == {"current": 6, "candidate": 6}
 
@@ -122,8 +155,17 @@ def test_failed_candidate_calls_stay_in_the_table_and_rule_out_looks_safe(setup,
     assert "t4" in out and "t5" in out and out.count("FAILED CALL") >= 2
     assert "Badge: Review first" in out and "2 candidate call(s) failed" in out
     with FakeServer(flaky) as judge:
-        code = _cli(tmp_path, store, run, "scorer", "judge-a", "--min-labelled", "6", "--require-safe",
-                    servers={"judge-a": judge.url})
+        code = _cli(
+            tmp_path,
+            store,
+            run,
+            "scorer",
+            "judge-a",
+            "--min-labelled",
+            "6",
+            "--require-safe",
+            servers={"judge-a": judge.url},
+        )
     assert code == 3 and "gate failed: the badge is Review first" in capsys.readouterr().err
 
 

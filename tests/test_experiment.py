@@ -35,23 +35,42 @@ def pins(name="alpha", url="http://127.0.0.1:9001/v1", **changes):
 
 
 def config(repeats=3, arms=None, settings=SETTINGS) -> ExperimentConfig:
-    arms = arms or [{"label": "alpha", "model": pins()}, {"label": "beta", "model": pins("beta", "http://127.0.0.1:9002/v1")}]
-    return ExperimentConfig.model_validate({
-        "goldset": {"workload_id": "w", "version": "1", "digest": DIGEST, "path": "/nowhere"},
-        "settings": settings, "repeats": repeats, "arms": arms,
-    })
+    arms = arms or [
+        {"label": "alpha", "model": pins()},
+        {"label": "beta", "model": pins("beta", "http://127.0.0.1:9002/v1")},
+    ]
+    return ExperimentConfig.model_validate(
+        {
+            "goldset": {"workload_id": "w", "version": "1", "digest": DIGEST, "path": "/nowhere"},
+            "settings": settings,
+            "repeats": repeats,
+            "arms": arms,
+        }
+    )
 
 
 def run(run_id, *, model=None, settings=SETTINGS, status="completed", minute=0, props=PROPS, **fields) -> RunRecord:
     stamp = f"2026-01-01T00:{minute:02d}:00Z"
     model = model or pins()
-    return RunRecord(id=run_id, status=status, created_at=stamp, finished_at=stamp if status == "completed" else None,
-                     goldset_id="w", goldset_digest=DIGEST, model_name=model["name"], model_entry=model,
-                     settings={**settings, "estimate_usd": 0.1}, provenance="verified", cost_basis=model["cost"],
-                     environment={"server": {"props": props, "models": {"ids": [model["model"]]}}}, **fields)
+    return RunRecord(
+        id=run_id,
+        status=status,
+        created_at=stamp,
+        finished_at=stamp if status == "completed" else None,
+        goldset_id="w",
+        goldset_digest=DIGEST,
+        model_name=model["name"],
+        model_entry=model,
+        settings={**settings, "estimate_usd": 0.1},
+        provenance="verified",
+        cost_basis=model["cost"],
+        environment={"server": {"props": props, "models": {"ids": [model["model"]]}}},
+        **fields,
+    )
 
 
 # ------------------------------------------------------------------ cells and configuration
+
 
 def test_a_plain_run_and_an_arm_share_a_cell_and_what_the_user_asked_for_separates_cells():
     cfg = config()
@@ -81,8 +100,9 @@ def test_an_experiment_needs_two_arms_with_different_configurations():
     with pytest.raises(ValidationError, match="labelled"):
         config(arms=[{"label": "a", "model": pins()}, {"label": "a", "model": pins("beta")}])
     # The same model at another temperature is a different configuration.
-    cfg = config(arms=[{"label": "cold", "model": pins()},
-                       {"label": "warm", "model": pins(), "overrides": {"temperature": 0.8}}])
+    cfg = config(
+        arms=[{"label": "cold", "model": pins()}, {"label": "warm", "model": pins(), "overrides": {"temperature": 0.8}}]
+    )
     assert cfg.arm_settings(cfg.arms[1])["temperature"] == 0.8
 
 
@@ -96,11 +116,18 @@ def test_arm_specs_parse_per_arm_settings_and_refuse_bad_ones():
 
 # ------------------------------------------------------------------ selection
 
+
 def test_an_arm_holds_the_first_n_completed_runs_and_counts_runs_in_flight():
-    runs = [run("late", minute=9), run("early", minute=1), run("mid", minute=5),
-            run("stopped", status="interrupted", minute=2), run("gone", status="incomplete", minute=3),
-            run("busy", status="running", minute=6),
-            run("queued", status="pending", minute=7), run("other", settings={**SETTINGS, "max_tokens": 99})]
+    runs = [
+        run("late", minute=9),
+        run("early", minute=1),
+        run("mid", minute=5),
+        run("stopped", status="interrupted", minute=2),
+        run("gone", status="incomplete", minute=3),
+        run("busy", status="running", minute=6),
+        run("queued", status="pending", minute=7),
+        run("other", settings={**SETTINGS, "max_tokens": 99}),
+    ]
     cell = config().arm_cell(config().arms[0])
     two = select_arm_runs(runs, cell, 2)
     assert [r.id for r in two.held] == ["early", "mid"] and two.spare == 1
@@ -114,6 +141,7 @@ def test_an_arm_holds_the_first_n_completed_runs_and_counts_runs_in_flight():
 
 
 # ------------------------------------------------------------------ confounds
+
 
 def test_drift_in_a_fixed_variable_is_a_confound_with_every_value_and_its_runs():
     other_file = pins(weights_digest="sha256:" + "9" * 64, revision="2027-01-01")
@@ -129,7 +157,11 @@ def test_drift_in_a_fixed_variable_is_a_confound_with_every_value_and_its_runs()
 
 def test_settings_and_cost_basis_drift_are_confounds_and_unrecorded_values_are_not():
     cheap = pins(cost={"basis": "hardware", "usd_per_hour": 0.1})
-    runs = [run("r1"), run("r2", settings={**SETTINGS, "concurrency": 8}), run("r3", props={"error": "GET /props failed"})]
+    runs = [
+        run("r1"),
+        run("r2", settings={**SETTINGS, "concurrency": 8}),
+        run("r3", props={"error": "GET /props failed"}),
+    ]
     check = check_arm("alpha", runs)
     assert {c.variable for c in check.confounds} == {"settings"}
     assert ("server build", ("r3",)) in check.unrecorded
@@ -139,14 +171,18 @@ def test_settings_and_cost_basis_drift_are_confounds_and_unrecorded_values_are_n
 
 # ------------------------------------------------------------------ figures
 
+
 def facts(outcomes: dict[str, str], *, e2e=100.0, error_class="malformed_stream") -> tuple[AttemptFacts, ...]:
     out = []
     for task, outcome in outcomes.items():
         klass = error_class if outcome == "error" else None
         if outcome == "scorer-error":
             outcome, klass = "error", None
-        out.append(AttemptFacts(task, 1, outcome, ttft_ms=e2e / 2, e2e_ms=e2e, prompt_tokens=10,
-                                completion_tokens=5, error_class=klass))
+        out.append(
+            AttemptFacts(
+                task, 1, outcome, ttft_ms=e2e / 2, e2e_ms=e2e, prompt_tokens=10, completion_tokens=5, error_class=klass
+            )
+        )
     return tuple(out)
 
 
@@ -163,13 +199,19 @@ def inputs_for(per_run: list[dict[str, str]], repeats=None) -> ExperimentInputs:
 
 
 def test_flaky_and_consistent_tasks_and_a_deterministic_interval_of_the_mean():
-    per_run = [{"t1": "pass", "t2": "pass", "t3": "fail", "x": "pass", "h": "review"},
-               {"t1": "pass", "t2": "fail", "t3": "fail", "x": "pass", "h": "review"},
-               {"t1": "pass", "t2": "pass", "t3": "error", "x": "scorer-error", "h": "review"}]
+    per_run = [
+        {"t1": "pass", "t2": "pass", "t3": "fail", "x": "pass", "h": "review"},
+        {"t1": "pass", "t2": "fail", "t3": "fail", "x": "pass", "h": "review"},
+        {"t1": "pass", "t2": "pass", "t3": "error", "x": "scorer-error", "h": "review"},
+    ]
     figures = experiment_figures(inputs_for(per_run))
     alpha, beta = figures.arms
     assert {t.task_id: t.state for t in alpha.tasks} == {
-        "t1": "consistent pass", "t2": "flaky", "t3": "consistent fail", "x": "consistent pass"}
+        "t1": "consistent pass",
+        "t2": "flaky",
+        "t3": "consistent fail",
+        "x": "consistent pass",
+    }
     assert alpha.flaky == ("t2",) and alpha.human_tasks == 1 and alpha.inconclusive == 1
     # Run 3: the scorer error on x is inconclusive (left out); the malformed answer on t3 (a
     # recorded error) counts as not passed.
@@ -190,8 +232,9 @@ def test_flaky_and_consistent_tasks_and_a_deterministic_interval_of_the_mean():
 def test_with_nothing_inconclusive_a_run_pass_rate_is_the_report_pass_rate():
     outcomes = {"t1": "pass", "t2": "fail", "t3": "error", "x": "pass", "h": "review"}
     figures = experiment_figures(inputs_for([outcomes]))
-    report = build_report(ReportInputs(runs=(RunInput(run("run0"), facts(outcomes, e2e=100.0)),),
-                                       task_kinds=KINDS, task_ids=tuple(KINDS)))
+    report = build_report(
+        ReportInputs(runs=(RunInput(run("run0"), facts(outcomes, e2e=100.0)),), task_kinds=KINDS, task_ids=tuple(KINDS))
+    )
     [row] = figures.arms[0].runs
     assert row.rate == report.models[0].pass_rate.rate == 0.5
     assert row.latency_p50_ms == report.models[0].latency.e2e_ms.p50
@@ -201,8 +244,10 @@ def test_with_nothing_inconclusive_a_run_pass_rate_is_the_report_pass_rate():
 
 
 def test_two_runs_show_their_range_labelled_as_a_range_not_an_interval():
-    per_run = [{"t1": "pass", "t2": "pass", "t3": "fail", "x": "pass", "h": "review"},
-               {"t1": "pass", "t2": "fail", "t3": "fail", "x": "pass", "h": "review"}]
+    per_run = [
+        {"t1": "pass", "t2": "pass", "t3": "fail", "x": "pass", "h": "review"},
+        {"t1": "pass", "t2": "fail", "t3": "fail", "x": "pass", "h": "review"},
+    ]
     alpha = experiment_figures(inputs_for(per_run)).arms[0]
     assert alpha.interval is None and alpha.rate_range.values == (0.75, 0.5)
     assert interval_text(alpha) == "range 50.0–75.0 % (2 runs: too few for a 95% CI)"
@@ -211,7 +256,9 @@ def test_two_runs_show_their_range_labelled_as_a_range_not_an_interval():
 def test_a_run_the_report_refuses_has_no_figures_here_either():
     cfg = config(repeats=1)
     bare = run("bare").model_copy(update={"cost_basis": None})
-    arm = ArmInput(cfg.arms[0], select_arm_runs([bare], cfg.arm_cell(cfg.arms[0]), 1), (RunInput(bare, facts({"t1": "pass"})),))
+    arm = ArmInput(
+        cfg.arms[0], select_arm_runs([bare], cfg.arm_cell(cfg.arms[0]), 1), (RunInput(bare, facts({"t1": "pass"})),)
+    )
     empty = ArmInput(cfg.arms[1], select_arm_runs([], cfg.arm_cell(cfg.arms[1]), 1), ())
     figures = experiment_figures(ExperimentInputs("e", "2026-01-01T00:00:00Z", cfg, (arm, empty), KINDS, tuple(KINDS)))
     [row] = figures.arms[0].runs
@@ -219,6 +266,7 @@ def test_a_run_the_report_refuses_has_no_figures_here_either():
 
 
 # ------------------------------------------------------------------ bootstrap of a mean
+
 
 def test_bootstrap_mean_ci_is_seeded_bounded_and_needs_two_values():
     assert bootstrap_mean_ci([0.5], seed=1) is None
@@ -232,6 +280,7 @@ def test_bootstrap_mean_ci_is_seeded_bounded_and_needs_two_values():
 
 
 # ------------------------------------------------------------------ store rows
+
 
 def test_the_store_keeps_experiments_as_configuration_rows(tmp_path):
     with Store.open(tmp_path / "s.sqlite") as store:

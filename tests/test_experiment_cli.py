@@ -15,8 +15,13 @@ from tests.support.fake_openai import FakeServer, text
 from tests.test_experiment_helpers import catalogue, cli, entry, three_task_set
 
 # alpha: t2 passes on its 1st and 3rd request only, t3 never passes; beta passes everything.
-ALPHA = {"t1": text("ok"), "t2": [text("ok"), text("no"), text("ok")], "t3": text("no"),
-         "s1": text("ok"), "h1": text("hello")}
+ALPHA = {
+    "t1": text("ok"),
+    "t2": [text("ok"), text("no"), text("ok")],
+    "t3": text("no"),
+    "s1": text("ok"),
+    "h1": text("hello"),
+}
 BETA = {"t1": text("ok"), "t2": text("ok"), "t3": text("ok"), "s1": text("ok"), "h1": text("hello")}
 
 
@@ -26,17 +31,40 @@ def world(tmp_path):
     with FakeServer(ALPHA) as alpha, FakeServer(BETA) as beta:
         models = catalogue(tmp_path / "models.toml", entry(alpha.url, "alpha"), entry(beta.url, "beta"))
         goldset = three_task_set(tmp_path / "set", human=True, scorer_error=True)
-        yield {"alpha": alpha, "beta": beta, "models": str(models), "set": str(goldset),
-               "store": str(tmp_path / "runs.sqlite"), "tmp": tmp_path}
+        yield {
+            "alpha": alpha,
+            "beta": beta,
+            "models": str(models),
+            "set": str(goldset),
+            "store": str(tmp_path / "runs.sqlite"),
+            "tmp": tmp_path,
+        }
 
 
 def new(world, name="e1", *extra):
-    return cli("experiment", "new", name, world["set"], "--arm", "alpha", "--arm", "beta", "--repeats", "3",
-               "--models", world["models"], "--store", world["store"], *extra)
+    return cli(
+        "experiment",
+        "new",
+        name,
+        world["set"],
+        "--arm",
+        "alpha",
+        "--arm",
+        "beta",
+        "--repeats",
+        "3",
+        "--models",
+        world["models"],
+        "--store",
+        world["store"],
+        *extra,
+    )
 
 
 def run(world, name="e1", *extra, models=None):
-    return cli("experiment", "run", name, "--json", "--models", models or world["models"], "--store", world["store"], *extra)
+    return cli(
+        "experiment", "run", name, "--json", "--models", models or world["models"], "--store", world["store"], *extra
+    )
 
 
 def show(world, name="e1"):
@@ -62,8 +90,12 @@ def test_an_experiment_runs_each_arm_n_times_and_shows_intervals_flaky_tasks_and
     assert (alpha["observed"], alpha["desired"]) == (3, 3)
     assert alpha["flaky"] == ["t2"]
     states = {t["task_id"]: (t["state"], t["passed"], t["conclusive"]) for t in alpha["tasks"]}
-    assert states == {"t1": ("consistent pass", 3, 3), "t2": ("flaky", 2, 3), "t3": ("consistent fail", 0, 3),
-                      "s1": ("inconclusive", 0, 0)}
+    assert states == {
+        "t1": ("consistent pass", 3, 3),
+        "t2": ("flaky", 2, 3),
+        "t3": ("consistent fail", 0, 3),
+        "s1": ("inconclusive", 0, 0),
+    }
     # h1 is scored by a person and s1's check program fails on its own: both leave the pass rate.
     assert alpha["human_tasks"] == 1 and alpha["inconclusive"] == 3
     assert [r["rate"] for r in alpha["runs"]] == pytest.approx([2 / 3, 1 / 3, 2 / 3])
@@ -90,7 +122,9 @@ def test_a_complete_experiment_launches_nothing_and_delete_keeps_the_runs(world)
 
 
 def test_a_plain_run_of_the_same_cell_is_taken_in_and_a_second_experiment_over_it_launches_nothing(world):
-    plain = cli("run", world["set"], "--model", "alpha", "--models", world["models"], "--store", world["store"], "--json")
+    plain = cli(
+        "run", world["set"], "--model", "alpha", "--models", world["models"], "--store", world["store"], "--json"
+    )
     assert plain.code == 0, plain.err
     plain_id = json.loads(plain.out)["runs"][0]["id"]
     created = new(world)
@@ -127,13 +161,33 @@ def test_a_run_against_a_different_model_file_or_server_build_is_a_confound(worl
     assert new(world).code == 0 and run(world).code == 0
     # The same catalogue name, endpoint and serving notes, but other weights: a copied entry.
     other = world["tmp"] / "other-file.toml"
-    catalogue(other, entry(world["alpha"].url, "alpha", weights_digest="sha256:" + "e" * 64, revision="2027-02-02"),
-              entry(world["beta"].url, "beta"))
+    catalogue(
+        other,
+        entry(world["alpha"].url, "alpha", weights_digest="sha256:" + "e" * 64, revision="2027-02-02"),
+        entry(world["beta"].url, "beta"),
+    )
     stray = cli("run", world["set"], "--model", "alpha", "--models", str(other), "--store", world["store"], "--json")
     stray_id = json.loads(stray.out)["runs"][0]["id"]
     assert cli("experiment", "delete", "e1", "--store", world["store"]).code == 0
-    assert cli("experiment", "new", "e3", world["set"], "--arm", "alpha", "--arm", "beta", "--repeats", "4",
-               "--models", world["models"], "--store", world["store"]).code == 0
+    assert (
+        cli(
+            "experiment",
+            "new",
+            "e3",
+            world["set"],
+            "--arm",
+            "alpha",
+            "--arm",
+            "beta",
+            "--repeats",
+            "4",
+            "--models",
+            world["models"],
+            "--store",
+            world["store"],
+        ).code
+        == 0
+    )
     world["beta"].props = {**world["beta"].props, "build_info": "b10000-rebuilt"}
     doc = json.loads(run(world, "e3").out)
     found = {(c["arm"], c["variable"]): c for c in doc["confounds"]}
@@ -150,15 +204,20 @@ def test_a_run_against_a_different_model_file_or_server_build_is_a_confound(worl
     assert refused.code == 2 and "changed since the experiment was made" in refused.err and requests(world) == sent
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--arm", "alpha"), "at least two arms"),
-    (("--arm", "alpha", "--arm", "alpha"), "identical configuration"),
-    (("--arm", "alpha", "--arm", "beta", "--repeats", "51"), "1..50"),
-    (("--arm", "alpha", "--arm", "gamma"), "unknown model 'gamma'"),
-    (("--arm", "alpha", "--arm", "beta temperature=7"), "temperature"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--arm", "alpha"), "at least two arms"),
+        (("--arm", "alpha", "--arm", "alpha"), "identical configuration"),
+        (("--arm", "alpha", "--arm", "beta", "--repeats", "51"), "1..50"),
+        (("--arm", "alpha", "--arm", "gamma"), "unknown model 'gamma'"),
+        (("--arm", "alpha", "--arm", "beta temperature=7"), "temperature"),
+    ],
+)
 def test_bad_experiments_are_refused_with_exit_2(world, args, message):
-    result = cli("experiment", "new", "bad", world["set"], *args, "--models", world["models"], "--store", world["store"])
+    result = cli(
+        "experiment", "new", "bad", world["set"], *args, "--models", world["models"], "--store", world["store"]
+    )
     assert result.code == 2 and message in result.err, result.err
 
 
@@ -169,5 +228,20 @@ def test_unknown_and_duplicate_names_exit_2(world):
     assert new(world).code == 0
     duplicate = new(world)
     assert duplicate.code == 2 and "already exists" in duplicate.err
-    assert cli("experiment", "new", "bad name", world["set"], "--arm", "alpha", "--arm", "beta",
-               "--models", world["models"], "--store", world["store"]).code == 2
+    assert (
+        cli(
+            "experiment",
+            "new",
+            "bad name",
+            world["set"],
+            "--arm",
+            "alpha",
+            "--arm",
+            "beta",
+            "--models",
+            world["models"],
+            "--store",
+            world["store"],
+        ).code
+        == 2
+    )

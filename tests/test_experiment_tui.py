@@ -29,12 +29,20 @@ def store_path(tmp_path_factory):
         goldset = str(three_task_set(tmp / "set"))
         store = str(tmp / "runs.sqlite")
         common = ("--models", models, "--store", store)
-        assert cli("experiment", "new", "steady", goldset, "--arm", "alpha", "--arm", "beta", "--repeats", "2",
-                   *common).code == 0
+        assert (
+            cli(
+                "experiment", "new", "steady", goldset, "--arm", "alpha", "--arm", "beta", "--repeats", "2", *common
+            ).code
+            == 0
+        )
         assert cli("experiment", "run", "steady", "--json", *common).code == 0
         beta.props = {**beta.props, "build_info": "b2-rebuilt"}
-        assert cli("experiment", "new", "drifting", goldset, "--arm", "alpha", "--arm", "beta", "--repeats", "3",
-                   *common).code == 0
+        assert (
+            cli(
+                "experiment", "new", "drifting", goldset, "--arm", "alpha", "--arm", "beta", "--repeats", "3", *common
+            ).code
+            == 0
+        )
         assert cli("experiment", "run", "drifting", "--json", *common).code == 0
     return store
 
@@ -60,13 +68,25 @@ async def test_the_screen_lists_experiments_with_counts_intervals_flaky_tasks_an
             assert table.row_count == 2
             # Newest first: `drifting` is shown, with its confound banner.
             assert [cell_text(table, 0, c) for c in range(6)] == [
-                "drifting", "engine-test 1.0.0", "2 × 3", "6/6", "✓ complete", "⚠ 1"]
+                "drifting",
+                "engine-test 1.0.0",
+                "2 × 3",
+                "6/6",
+                "✓ complete",
+                "⚠ 1",
+            ]
             banner = screen.query_one("#experiment-banner", Static)
             assert banner.display and "CONFOUND" in str(banner.render()) and "b2-rebuilt" in str(banner.render())
             arms = screen.query_one("#arms-table", DataTable)
             alpha = expected.arms[0]
             assert [cell_text(arms, 0, c) for c in range(6)] == [
-                "alpha", "3/3", "0", percent(alpha.pass_rate), interval_cell(alpha), str(len(alpha.flaky))]
+                "alpha",
+                "3/3",
+                "0",
+                percent(alpha.pass_rate),
+                interval_cell(alpha),
+                str(len(alpha.flaky)),
+            ]
             tasks = str(screen.query_one("#experiment-tasks", Static).render())
             assert "alpha: flaky tasks: t2 (" in tasks and "beta: flaky tasks: none" in tasks
 
@@ -99,8 +119,25 @@ async def test_L_launches_the_missing_runs_in_a_worker_after_asking(tmp_path):  
         models = catalogue(tmp_path / "models.toml", entry(server.url, "alpha"), entry(server.url, "beta"))
         goldset = str(three_task_set(tmp_path / "set"))
         store_file = tmp_path / "runs.sqlite"
-        assert cli("experiment", "new", "pending", goldset, "--arm", "alpha", "--arm", "beta",
-                   "--repeats", "1", "--models", str(models), "--store", str(store_file)).code == 0
+        assert (
+            cli(
+                "experiment",
+                "new",
+                "pending",
+                goldset,
+                "--arm",
+                "alpha",
+                "--arm",
+                "beta",
+                "--repeats",
+                "1",
+                "--models",
+                str(models),
+                "--store",
+                str(store_file),
+            ).code
+            == 0
+        )
         with Store.open(store_file) as store:
             host = ScreenHost(store, ExperimentsScreen, catalogue_path=models)
             async with host.run_test(size=(100, 30)) as pilot:

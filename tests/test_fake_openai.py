@@ -15,16 +15,31 @@ import httpx
 import pytest
 
 from tests.support.fake_openai import (
-    Answer, FakeServer, Reset, ToolCall, bad_request, error_in_stream, fail_then, http_error,
-    malformed, rate_limited, reset, text, tool_calls, truncated,
+    Answer,
+    FakeServer,
+    Reset,
+    ToolCall,
+    bad_request,
+    error_in_stream,
+    fail_then,
+    http_error,
+    malformed,
+    rate_limited,
+    reset,
+    text,
+    tool_calls,
+    truncated,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def chat(task: str, *, stream: bool = True, usage: bool = True, **extra) -> dict:
-    body = {"model": "m", "messages": [{"role": "system", "content": "sys"},
-                                       {"role": "user", "content": task}], "stream": stream}
+    body = {
+        "model": "m",
+        "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": task}],
+        "stream": stream,
+    }
     if usage:
         body["stream_options"] = {"include_usage": True}
     return {**body, **extra}
@@ -64,8 +79,7 @@ def test_streamed_answer_frames_like_openai_with_usage_and_timings():
 
 
 def test_usage_chunk_follows_include_usage_unless_forced():
-    with FakeServer({"always": Answer(usage=True), "never": Answer(usage=False)}) as srv, \
-            httpx.Client() as client:
+    with FakeServer({"always": Answer(usage=True), "never": Answer(usage=False)}) as srv, httpx.Client() as client:
         _, plain = stream(client, srv.url, chat("x", usage=False))
         _, forced = stream(client, srv.url, chat("always", usage=False))
         _, none = stream(client, srv.url, chat("never"))
@@ -85,10 +99,14 @@ def test_non_streamed_answer_has_content_length_and_usage():
 
 @pytest.mark.parametrize("interleave", [False, True])
 def test_parallel_tool_calls_reassemble_by_index(interleave):
-    calls = (ToolCall("get_weather", {"city": "Paris", "unit": "celsius"}),
-             ToolCall("get_time", {"tz": "Europe/Paris"}, id="call_b"))
-    with FakeServer({"t": tool_calls(*calls, args_chunk_chars=3, interleave=interleave)}) as srv, \
-            httpx.Client() as client:
+    calls = (
+        ToolCall("get_weather", {"city": "Paris", "unit": "celsius"}),
+        ToolCall("get_time", {"tz": "Europe/Paris"}, id="call_b"),
+    )
+    with (
+        FakeServer({"t": tool_calls(*calls, args_chunk_chars=3, interleave=interleave)}) as srv,
+        httpx.Client() as client,
+    ):
         _, lines = stream(client, srv.url, chat("t"))
     built: dict[int, dict] = {}
     indexes = []
@@ -119,8 +137,12 @@ def test_arguments_as_object_quirk():
 
 
 def test_http_errors_carry_status_body_and_retry_after():
-    script = {"429": rate_limited("7"), "500": http_error(500), "503": http_error(503, "Loading"),
-              "400": bad_request("tools param requires --jinja flag")}
+    script = {
+        "429": rate_limited("7"),
+        "500": http_error(500),
+        "503": http_error(503, "Loading"),
+        "400": bad_request("tools param requires --jinja flag"),
+    }
     with FakeServer(script) as srv, httpx.Client() as client:
         got = {k: client.post(f"{srv.url}/chat/completions", json=chat(k)) for k in script}
     assert got["429"].status_code == 429 and got["429"].headers["retry-after"] == "7"
@@ -133,8 +155,9 @@ def test_reset_before_headers_is_a_real_tcp_reset():
     with FakeServer({"t": Reset()}) as srv:
         body = json.dumps(chat("t")).encode()
         with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as sock:
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
-                         b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+            )
             with pytest.raises(ConnectionResetError):
                 while sock.recv(4096):  # a FIN would return b"" and end the loop instead
                     pass
@@ -143,8 +166,7 @@ def test_reset_before_headers_is_a_real_tcp_reset():
 
 
 def test_reset_mid_stream_after_some_chunks():
-    with FakeServer({"t": reset(2, text="abcdefghijklmnop", chunk_chars=2)}) as srv, \
-            httpx.Client() as client:
+    with FakeServer({"t": reset(2, text="abcdefghijklmnop", chunk_chars=2)}) as srv, httpx.Client() as client:
         seen = []
         with pytest.raises(httpx.ReadError):
             with client.stream("POST", f"{srv.url}/chat/completions", json=chat("t")) as r:
@@ -155,8 +177,7 @@ def test_reset_mid_stream_after_some_chunks():
 
 
 def test_truncated_stream_clean_and_unclean():
-    with FakeServer({"clean": truncated(2), "dirty": truncated(2, clean=False)}) as srv, \
-            httpx.Client() as client:
+    with FakeServer({"clean": truncated(2), "dirty": truncated(2, clean=False)}) as srv, httpx.Client() as client:
         _, lines = stream(client, srv.url, chat("clean"))
         assert "[DONE]" not in lines and not any('"usage":{' in x for x in lines)
         assert len(lines) == 3  # role chunk + 2 deltas
@@ -165,8 +186,11 @@ def test_truncated_stream_clean_and_unclean():
 
 
 def test_malformed_error_in_stream_and_framing_quirks():
-    script = {"bad": malformed(), "err": error_in_stream("boom", after_chunks=1),
-              "odd": Answer(pings=True, crlf=True, data_no_space=True, text="hello")}
+    script = {
+        "bad": malformed(),
+        "err": error_in_stream("boom", after_chunks=1),
+        "odd": Answer(pings=True, crlf=True, data_no_space=True, text="hello"),
+    }
     with FakeServer(script) as srv, httpx.Client() as client:
         _, bad = stream(client, srv.url, chat("bad"))
         _, err = stream(client, srv.url, chat("err"))
@@ -180,8 +204,7 @@ def test_malformed_error_in_stream_and_framing_quirks():
 
 
 def test_slow_first_byte_and_inter_chunk_delays():
-    plan = Answer(headers_delay_s=0.2, first_token_delay_s=0.1, chunk_delay_s=0.05,
-                  text="aabbcc", chunk_chars=2)
+    plan = Answer(headers_delay_s=0.2, first_token_delay_s=0.1, chunk_delay_s=0.05, text="aabbcc", chunk_chars=2)
     with FakeServer({"t": plan}) as srv, httpx.Client() as client:
         t0 = time.perf_counter()
         with client.stream("POST", f"{srv.url}/chat/completions", json=chat("t")) as r:
@@ -192,8 +215,7 @@ def test_slow_first_byte_and_inter_chunk_delays():
 
 
 def test_fail_then_succeed_counts_per_task_and_header_selects_task():
-    script = {"flaky": fail_then(2, http_error(503), text("finally")),
-              "seq": [http_error(500), text("second")]}
+    script = {"flaky": fail_then(2, http_error(503), text("finally")), "seq": [http_error(500), text("second")]}
     with FakeServer(script) as srv, httpx.Client() as client:
         url = f"{srv.url}/chat/completions"
         codes = [client.post(url, json=chat("flaky", stream=False)).status_code for _ in range(3)]
@@ -226,33 +248,39 @@ def test_side_endpoints():
 async def test_concurrent_streams_overlap_and_zero_delay_mode():
     async with httpx.AsyncClient() as client:
         with FakeServer(default=Answer(first_token_delay_s=0.5)) as srv:
+
             async def one(i):
                 sent = time.perf_counter()
-                async with client.stream("POST", f"{srv.url}/chat/completions",
-                                         json=chat(f"t{i}")) as r:
+                async with client.stream("POST", f"{srv.url}/chat/completions", json=chat(f"t{i}")) as r:
                     lines = [x async for x in r.aiter_lines()]
                 return sent, time.perf_counter(), lines
+
             spans = await asyncio.gather(*(one(i) for i in range(20)))
             # Overlap, not speed: every request was sent before any answer finished, so all
             # twenty were in flight at once (a serialising server would finish one first).
             assert max(sent for sent, _, _ in spans) < min(done for _, done, _ in spans)
             assert all([x for x in lines if x][-1] == "data: [DONE]" for _, _, lines in spans)
         with FakeServer(mode="zero-delay", record=False) as srv:
+
             async def many():
                 for _ in range(50):
-                    async with client.stream("POST", f"{srv.url}/chat/completions",
-                                             json=chat("x")) as r:
+                    async with client.stream("POST", f"{srv.url}/chat/completions", json=chat("x")) as r:
                         lines = [x async for x in r.aiter_lines() if x]
                     assert lines[-1] == "data: [DONE]" and '"usage":{' in lines[-2]
+
             await asyncio.gather(*(many() for _ in range(4)))
             assert srv.requests == []
 
 
 def test_standalone_process_prints_url_and_serves():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.fake_openai", "--port", "0",
-                             "--mode", "scripted"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.fake_openai", "--port", "0", "--mode", "scripted"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = proc.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
@@ -260,8 +288,7 @@ def test_standalone_process_prints_url_and_serves():
             assert client.get(f"{url}/models").status_code == 200
             r = client.post(f"{url}/chat/completions", json=chat("x", stream=False))
             assert r.json()["choices"][0]["message"]["content"] == "ok"
-            limited = client.post(f"{url}/chat/completions", json=chat("x"),
-                                  headers={"X-Fake-Plan": "http-429"})
+            limited = client.post(f"{url}/chat/completions", json=chat("x"), headers={"X-Fake-Plan": "http-429"})
             assert limited.headers["retry-after"] == "1"
     finally:
         proc.terminate()

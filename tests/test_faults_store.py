@@ -24,7 +24,13 @@ from compare_tui.store import Store
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
 from tests.test_chaos_helpers import (
-    cli, cli_env, count_attempts, first_run_id, integrity, task_ids, write_catalogue,
+    cli,
+    cli_env,
+    count_attempts,
+    first_run_id,
+    integrity,
+    task_ids,
+    write_catalogue,
 )
 
 
@@ -32,8 +38,9 @@ def _mount_tmpfs(where: Path, size: str = "16m") -> None:
     where.mkdir()
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("needs root to mount a small tmpfs (a real full / read-only filesystem)")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
 
@@ -67,6 +74,7 @@ def in_process(capsys, monkeypatch, tmp_path):
         code = main(list(args))
         out, err = capsys.readouterr()
         return Done(code, out, err)
+
     return run
 
 
@@ -84,8 +92,18 @@ def test_disk_full_stops_the_run_clearly_and_it_resumes_when_space_returns(tmp_p
         Store.open(store).close()
         free = shutil.disk_usage(small_fs).free
         filler.write_bytes(b"\0" * max(0, free - 320 * 1024))  # leave ~320 KiB
-        full = in_process("run", str(set_path), "--model", "fake", "--models", str(models),
-                          "--store", str(store), "--concurrency", "4")
+        full = in_process(
+            "run",
+            str(set_path),
+            "--model",
+            "fake",
+            "--models",
+            str(models),
+            "--store",
+            str(store),
+            "--concurrency",
+            "4",
+        )
         assert full.returncode != 0
         assert "disk is full" in full.stderr and "--resume" in full.stderr, full.stderr
         assert "Traceback" not in full.stderr, full.stderr
@@ -111,9 +129,23 @@ def test_read_only_store_is_refused_clearly_untouched_and_resumes_when_writable(
     with FakeServer(default=text("ok", chunk_chars=1, chunk_delay_s=0.03)) as server:
         models = write_catalogue(tmp_path / "models.toml", server.url)
         env = cli_env(tmp_path / "state")
-        proc = subprocess.Popen(cli("run", str(set_path), "--model", "fake", "--models", str(models),
-                                    "--store", str(store), "--concurrency", "2"),
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cli(
+                "run",
+                str(set_path),
+                "--model",
+                "fake",
+                "--models",
+                str(models),
+                "--store",
+                str(store),
+                "--concurrency",
+                "2",
+            ),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while count_attempts(store) < 5 and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -164,8 +196,11 @@ def test_damaged_or_foreign_store_is_refused_by_every_command_and_never_written(
     before = store.read_bytes()
     set_path = write_set(tmp_path / "set", {"a": "ok"})
     models = write_catalogue(tmp_path / "models.toml", "http://127.0.0.1:9/v1")
-    for args in (("run", str(set_path), "--model", "fake", "--models", str(models)), ("runs", "list"),
-                 ("report", "latest")):
+    for args in (
+        ("run", str(set_path), "--model", "fake", "--models", str(models)),
+        ("runs", "list"),
+        ("report", "latest"),
+    ):
         done = in_process(*args, "--store", str(store))
         assert done.returncode == 2, (args, done.returncode, done.stderr)
         assert str(store) in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -29,19 +29,44 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
 
-KEYS = ("tools type function name description parameters properties required functions jsonrpc id result "
-        "nextCursor inputSchema outputSchema annotations title request response messages role content "
-        "model timestamp conversation_id custom_id method url body status_code error choices message "
-        "delta tool_calls index arguments finish_reason usage prompt_tokens completion_tokens timings "
-        "startTime metadata tags status reasoning_content object string integer enum items $ref").split()
-WORDS = ("function", "object", "string", "user", "assistant", "system", "tool", "developer", "get_weather",
-         "POST", "/v1/chat/completions", "failure", "success", "2026-12-01T10:00:00Z", "1764583200",
-         "1764583200000", "stop", "tool_calls", "[DONE]", "", "a" * 70, "ünï", "\x00")
+KEYS = (
+    "tools type function name description parameters properties required functions jsonrpc id result "
+    "nextCursor inputSchema outputSchema annotations title request response messages role content "
+    "model timestamp conversation_id custom_id method url body status_code error choices message "
+    "delta tool_calls index arguments finish_reason usage prompt_tokens completion_tokens timings "
+    "startTime metadata tags status reasoning_content object string integer enum items $ref"
+).split()
+WORDS = (
+    "function",
+    "object",
+    "string",
+    "user",
+    "assistant",
+    "system",
+    "tool",
+    "developer",
+    "get_weather",
+    "POST",
+    "/v1/chat/completions",
+    "failure",
+    "success",
+    "2026-12-01T10:00:00Z",
+    "1764583200",
+    "1764583200000",
+    "stop",
+    "tool_calls",
+    "[DONE]",
+    "",
+    "a" * 70,
+    "ünï",
+    "\x00",
+)
 
 keys = st.sampled_from(KEYS) | st.text(max_size=8)
 leaves = st.sampled_from(WORDS) | st.text(max_size=16) | st.integers() | st.floats() | st.booleans() | st.none()
-json_values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=6),
-                           max_leaves=12)
+json_values = st.recursive(
+    leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=6), max_leaves=12
+)
 
 
 def _dumps(value: Any) -> str:
@@ -50,11 +75,21 @@ def _dumps(value: Any) -> str:
 
 # ---------------------------------------------------------------- tools file
 
-TOOL = {"type": "function", "function": {"name": "get_weather", "description": "Weather",
-                                         "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                                                        "required": ["city"]}}}
-MCP = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "search", "description": "Search",
-                                                        "inputSchema": {"type": "object", "properties": {}}}]}}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+MCP = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "result": {
+        "tools": [{"name": "search", "description": "Search", "inputSchema": {"type": "object", "properties": {}}}]
+    },
+}
 
 
 @st.composite
@@ -109,9 +144,12 @@ def test_tools_file_reader_on_files_too(tmp_path):
 
 # ---------------------------------------------------------------- log sampler
 
-PLAIN = {"request": {"model": "m", "messages": [{"role": "user", "content": "hello"}]},
-         "response": {"choices": [{"message": {"role": "assistant", "content": "hi"}}]},
-         "timestamp": "2026-12-01T10:00:00Z", "conversation_id": "c1"}
+PLAIN = {
+    "request": {"model": "m", "messages": [{"role": "user", "content": "hello"}]},
+    "response": {"choices": [{"message": {"role": "assistant", "content": "hi"}}]},
+    "timestamp": "2026-12-01T10:00:00Z",
+    "conversation_id": "c1",
+}
 
 
 @st.composite

@@ -15,19 +15,42 @@ from compare_tui.engine.sse import SseError, SseFramer
 from compare_tui.engine.stream import StreamAccumulator, accumulate_message
 from tests.test_fuzz_parsers import FUZZ, _dumps, json_values
 
-json_objects = st.dictionaries(st.sampled_from(["choices", "delta", "content", "tool_calls", "usage", "error"])
-                               | st.text(max_size=4), json_values, max_size=4)
+json_objects = st.dictionaries(
+    st.sampled_from(["choices", "delta", "content", "tool_calls", "usage", "error"]) | st.text(max_size=4),
+    json_values,
+    max_size=4,
+)
 
 # ---------------------------------------------------------------- SSE framer + stream accumulator
 
-SSE_PIECES = st.sampled_from([b"data: ", b"data:", b"event: x", b": ping", b"id: 1", b"retry: 5", b"\n", b"\r\n",
-                              b"\r", b"\n\n", b"[DONE]", b'{"choices": []}', b"\xff", b"data"])
+SSE_PIECES = st.sampled_from(
+    [
+        b"data: ",
+        b"data:",
+        b"event: x",
+        b": ping",
+        b"id: 1",
+        b"retry: 5",
+        b"\n",
+        b"\r\n",
+        b"\r",
+        b"\n\n",
+        b"[DONE]",
+        b'{"choices": []}',
+        b"\xff",
+        b"data",
+    ]
+)
 
 
 @st.composite
 def sse_streams(draw: st.DrawFn) -> tuple[bytes, list[int]]:
-    parts = draw(st.lists(SSE_PIECES | st.binary(max_size=20) |
-                          json_objects.map(lambda o: b"data: " + _dumps(o).encode() + b"\n\n"), max_size=15))
+    parts = draw(
+        st.lists(
+            SSE_PIECES | st.binary(max_size=20) | json_objects.map(lambda o: b"data: " + _dumps(o).encode() + b"\n\n"),
+            max_size=15,
+        )
+    )
     data = b"".join(parts)
     cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=8)))
     return data, cuts
@@ -102,8 +125,12 @@ _PADS = ["", " ", " \n", "x", "}", ","]
 
 
 @FUZZ
-@given(st.one_of(st.tuples(st.sampled_from(_PADS), json_objects.map(_dumps), st.sampled_from(_PADS)).map("".join),
-                 st.text(max_size=30)))
+@given(
+    st.one_of(
+        st.tuples(st.sampled_from(_PADS), json_objects.map(_dumps), st.sampled_from(_PADS)).map("".join),
+        st.text(max_size=30),
+    )
+)
 def test_a_chunk_is_read_exactly_as_json_loads_reads_it(data):
     """The client's fast read of an event's JSON (`client._chunk`) gives what `json.loads`
     gives, or the same refusal, whatever whitespace or trailing data surrounds it."""
@@ -121,8 +148,13 @@ def test_a_chunk_is_read_exactly_as_json_loads_reads_it(data):
 
 
 @FUZZ
-@given(st.one_of(json_objects.map(lambda o: _dumps(o).encode()), st.binary(max_size=40),
-                 st.tuples(json_objects.map(lambda o: _dumps(o).encode()), st.binary(max_size=4)).map(b"".join)))
+@given(
+    st.one_of(
+        json_objects.map(lambda o: _dumps(o).encode()),
+        st.binary(max_size=40),
+        st.tuples(json_objects.map(lambda o: _dumps(o).encode()), st.binary(max_size=4)).map(b"".join),
+    )
+)
 def test_a_chunk_given_as_bytes_is_read_as_its_replaced_text_would_be(data):
     """The framer hands the run's reader an event's bytes undecoded (`SseFramer.feed_data`):
     `client._chunk` must read them as `json.loads` reads the text `feed` would have given

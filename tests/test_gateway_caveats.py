@@ -39,7 +39,8 @@ async def test_the_report_says_what_the_gateway_hid_and_labels_the_stated_stack(
     with FakeServer({"a": text("ok")}, props=None) as gw:
         base = hosted_entry(gw.url, gateway="litellm").model_dump(mode="json")
         entry = ModelEntry.model_validate(
-            {**base, "serving": {"stack": "llama.cpp llama-server", "quantisation": "Q4_K_M"}})
+            {**base, "serving": {"stack": "llama.cpp llama-server", "quantisation": "Q4_K_M"}}
+        )
         caveats = await _caveats(store, tmp_path, entry)
     text_ = caveats["gateway"]
     assert "litellm gateway" in text_ and "/props" in text_ and "timings" in text_
@@ -65,8 +66,8 @@ kind = "hosted"
 endpoint = "{url}"
 model = "fake-model"
 revision = "2026-12-01"
-weights_digest = "sha256:{'0' * 64}"
-{'gateway = "litellm"' if gateway else ''}
+weights_digest = "sha256:{"0" * 64}"
+{'gateway = "litellm"' if gateway else ""}
 [model.serving]
 stack = "llama.cpp llama-server"
 """)
@@ -76,8 +77,20 @@ stack = "llama.cpp llama-server"
 @pytest.mark.parametrize("gateway", [True, False])
 def test_the_tool_call_table_says_what_the_gateway_hid(tmp_path, capsys, gateway: bool) -> None:
     with FakeServer(default=tool_calls(ToolCall("get_weather", {"city": "Paris"})), props=None) as gw:
-        code = main(["toolcall", "--model", "fake", "--models", _catalogue(tmp_path / "m.toml", gw.url, gateway),
-                     "--store", str(tmp_path / "runs.sqlite"), "--scenario", "S01", "--json"])
+        code = main(
+            [
+                "toolcall",
+                "--model",
+                "fake",
+                "--models",
+                _catalogue(tmp_path / "m.toml", gw.url, gateway),
+                "--store",
+                str(tmp_path / "runs.sqlite"),
+                "--scenario",
+                "S01",
+                "--json",
+            ]
+        )
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     [run] = data["runs"]

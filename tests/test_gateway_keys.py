@@ -32,6 +32,7 @@ def _chat_requests(server: FakeServer) -> list:
 
 # ---------------------------------------------------------------- the key policy (no network)
 
+
 def test_an_sk_key_is_accepted_only_for_a_declared_gateway_off_provider_hosts() -> None:
     env = {"GW_KEY": MASTER}
     gateway = hosted_entry("http://127.0.0.1:4000/v1", key_env="GW_KEY", gateway="litellm")
@@ -40,8 +41,12 @@ def test_an_sk_key_is_accepted_only_for_a_declared_gateway_off_provider_hosts() 
     with pytest.raises(ModelRefused, match='gateway = "litellm"') as refused:
         resolve_key(plain, env)
     assert MASTER not in str(refused.value) and "vk-" not in str(refused.value)
-    for url in ("https://api.openai.com/v1", "https://api.deepseek.com/v1", "https://API.Anthropic.com/v1",
-                "https://myco.openai.azure.com/openai/v1"):
+    for url in (
+        "https://api.openai.com/v1",
+        "https://api.deepseek.com/v1",
+        "https://API.Anthropic.com/v1",
+        "https://myco.openai.azure.com/openai/v1",
+    ):
         on_provider = hosted_entry(url, key_env="GW_KEY", gateway="litellm")
         with pytest.raises(ModelRefused, match="provider's own API host") as refused:
             resolve_key(on_provider, env)
@@ -58,10 +63,13 @@ def test_keys_that_name_their_provider_stay_refused_for_a_gateway(key: str) -> N
 
 def test_provider_hosts() -> None:
     assert is_provider_host("https://api.openai.com/v1") and is_provider_host("https://eu.api.openai.com/v1")
-    assert not is_provider_host("http://127.0.0.1:4000/v1") and not is_provider_host("https://notapi.openai.com.example/v1")
+    assert not is_provider_host("http://127.0.0.1:4000/v1") and not is_provider_host(
+        "https://notapi.openai.com.example/v1"
+    )
 
 
 # ---------------------------------------------------------------- the gateway confirms
+
 
 def test_without_a_database_the_master_key_is_confirmed_by_v1_models() -> None:
     with FakeServer(gateway=GatewayKeys(master=MASTER)) as gw:
@@ -104,9 +112,13 @@ def test_an_unreachable_gateway_refuses_the_key_check() -> None:
 
 # ---------------------------------------------------------------- through the engine and the CLI
 
+
 async def test_a_confirmed_gateway_key_is_sent_and_recorded_as_confirmed_never_stored(tmp_path) -> None:
     goldset = load(write_set(tmp_path / "set", {"a": "ok"}))
-    with Store.open(tmp_path / "runs.sqlite") as store, FakeServer({"a": text("ok")}, gateway=GatewayKeys(master=MASTER)) as gw:
+    with (
+        Store.open(tmp_path / "runs.sqlite") as store,
+        FakeServer({"a": text("ok")}, gateway=GatewayKeys(master=MASTER)) as gw,
+    ):
         entry = hosted_entry(gw.url, key_env="GW_KEY", gateway="litellm")
         prepared = prepare_run(store, goldset, entry, RunOverrides(), environ={"GW_KEY": MASTER})
         assert await RunExecutor(store, prepared).execute() == "completed"
@@ -118,7 +130,10 @@ async def test_a_confirmed_gateway_key_is_sent_and_recorded_as_confirmed_never_s
 
 async def test_a_refused_key_writes_no_run_and_sends_no_task(tmp_path) -> None:
     goldset = load(write_set(tmp_path / "set", {"a": "ok"}))
-    with Store.open(tmp_path / "runs.sqlite") as store, FakeServer({"a": text("ok")}, gateway=GatewayKeys(master=MASTER)) as gw:
+    with (
+        Store.open(tmp_path / "runs.sqlite") as store,
+        FakeServer({"a": text("ok")}, gateway=GatewayKeys(master=MASTER)) as gw,
+    ):
         entry = hosted_entry(gw.url, key_env="GW_KEY", gateway="litellm")
         with pytest.raises(RunRefusedError, match="did not confirm"):
             prepare_run(store, goldset, entry, RunOverrides(), environ={"GW_KEY": WRONG})
@@ -130,8 +145,18 @@ def test_cli_run_with_a_wrong_key_exits_2_before_any_task(tmp_path, monkeypatch,
     monkeypatch.setenv("COMPARE_TUI_STATE_DIR", str(tmp_path / "state"))
     with FakeServer(default=text("ok"), gateway=GatewayKeys(master=MASTER)) as gw:
         catalogue = write_catalogue(tmp_path / "models.toml", gw.url, key_env="GW_KEY", gateway="litellm")
-        common = ["run", str(set_path), "--model", "fake", "--models", str(catalogue),
-                  "--store", str(tmp_path / "runs.sqlite"), "--concurrency", "1"]
+        common = [
+            "run",
+            str(set_path),
+            "--model",
+            "fake",
+            "--models",
+            str(catalogue),
+            "--store",
+            str(tmp_path / "runs.sqlite"),
+            "--concurrency",
+            "1",
+        ]
         monkeypatch.setenv("GW_KEY", WRONG)
         assert main(common) == 2
         err = capsys.readouterr().err
@@ -148,8 +173,18 @@ def test_cli_run_without_a_key_against_a_gateway_that_wants_one_exits_2(tmp_path
     monkeypatch.setenv("COMPARE_TUI_STATE_DIR", str(tmp_path / "state"))
     with FakeServer(default=text("ok"), gateway=GatewayKeys(master=MASTER)) as gw:
         catalogue = write_catalogue(tmp_path / "models.toml", gw.url, gateway="litellm")
-        code = main(["run", str(set_path), "--model", "fake", "--models", str(catalogue),
-                     "--store", str(tmp_path / "runs.sqlite")])
+        code = main(
+            [
+                "run",
+                str(set_path),
+                "--model",
+                "fake",
+                "--models",
+                str(catalogue),
+                "--store",
+                str(tmp_path / "runs.sqlite"),
+            ]
+        )
         assert code == 2 and "no key_env" in capsys.readouterr().err
         assert _chat_requests(gw) == []
 
@@ -157,10 +192,33 @@ def test_cli_run_without_a_key_against_a_gateway_that_wants_one_exits_2(tmp_path
 def test_models_add_through_a_gateway_confirms_an_sk_key_first(tmp_path, monkeypatch, capsys) -> None:
     catalogue = tmp_path / "models.toml"
     with FakeServer(gateway=GatewayKeys(master=MASTER)) as gw:
-        add = ["models", "add", "gw-model", "--kind", "hosted", "--endpoint", gw.url, "--model", "fake-model",
-               "--gateway", "litellm", "--key-env", "GW_KEY", "--revision", "r1", "--price-in", "0.1",
-               "--price-out", "0.2", "--price-date", "2026-12-01", "--price-source", "test",
-               "--models", str(catalogue)]
+        add = [
+            "models",
+            "add",
+            "gw-model",
+            "--kind",
+            "hosted",
+            "--endpoint",
+            gw.url,
+            "--model",
+            "fake-model",
+            "--gateway",
+            "litellm",
+            "--key-env",
+            "GW_KEY",
+            "--revision",
+            "r1",
+            "--price-in",
+            "0.1",
+            "--price-out",
+            "0.2",
+            "--price-date",
+            "2026-12-01",
+            "--price-source",
+            "test",
+            "--models",
+            str(catalogue),
+        ]
         monkeypatch.setenv("GW_KEY", WRONG)
         assert main(add) == 2
         err = capsys.readouterr().err

@@ -71,8 +71,10 @@ def gateway(local_cluster, dedicated_port, tmp_path_factory):
 
 
 def _answers(store: Store, run_id: str) -> dict[str, tuple]:
-    return {a.task_id: (a.outcome, a.answer_text, a.tool_calls, a.prompt_tokens, a.completion_tokens, a.error_class)
-            for a in store.attempts_for_run(run_id)}
+    return {
+        a.task_id: (a.outcome, a.answer_text, a.tool_calls, a.prompt_tokens, a.completion_tokens, a.error_class)
+        for a in store.attempts_for_run(run_id)
+    }
 
 
 def _run(store: Store, entry, environ: dict[str, str], overrides: RunOverrides = SHORT, observer=None, retry=None):
@@ -82,6 +84,7 @@ def _run(store: Store, entry, environ: dict[str, str], overrides: RunOverrides =
 
 
 # ---------------------------------------------------------------- the same answers, tool calls, a judge
+
 
 @pytest.fixture(scope="module")
 def direct_and_gateway_runs(gateway, local_cluster, tmp_path_factory):
@@ -124,8 +127,11 @@ def test_a_tool_call_run_through_the_gateway_matches_the_direct_one(gateway, loc
     settings = RunSettings(max_tokens=24, timeout_s=240, concurrency=1)
     direct_entry = load_catalogue(local_cluster.catalogue_path).get("gemma3-270m")
     direct = asyncio.run(execute(RunRequest(direct_entry, suite, scenarios, settings)))
-    through = asyncio.run(execute(RunRequest(gateway.entry("gemma3-270m"), suite, scenarios, settings),
-                                  environ={"GW_KEY": gateway.master_key}))
+    through = asyncio.run(
+        execute(
+            RunRequest(gateway.entry("gemma3-270m"), suite, scenarios, settings), environ={"GW_KEY": gateway.master_key}
+        )
+    )
     outcomes = [{r.scenario_id: (r.outcome, r.status) for r in run.results} for run in (direct, through)]
     assert outcomes[0] == outcomes[1] and len(outcomes[1]) == len(scenarios)
 
@@ -142,9 +148,14 @@ def test_a_judge_through_the_gateway(gateway, tmp_path):
             prepared = prepare_run(store, load_golden_set(goldset_path), gateway.entry(route), SHORT, environ=env)
             assert asyncio.run(RunExecutor(store, prepared).execute()) == "completed"
             runs.append(store.get_run(prepared.run.id))
-        plan = prepare_pair_judging(store, *runs, gateway.entry(MODEL, name="judge-via-litellm"),
-                                    load_rubric(None, "reference"), settings=JudgeSettings(max_tokens=16, concurrency=1),
-                                    environ=env)
+        plan = prepare_pair_judging(
+            store,
+            *runs,
+            gateway.entry(MODEL, name="judge-via-litellm"),
+            load_rubric(None, "reference"),
+            settings=JudgeSettings(max_tokens=16, concurrency=1),
+            environ=env,
+        )
         before = gateway.requests_to("POST", "/v1/chat/completions")
         tally = asyncio.run(execute_judging(store, plan))
         judgements = store.judgements_for(plan.judging.id)
@@ -157,6 +168,7 @@ def test_a_judge_through_the_gateway(gateway, tmp_path):
 
 
 # ---------------------------------------------------------------- keys
+
 
 def test_the_master_key_is_confirmed_for_a_declared_gateway_and_refused_on_a_provider_host(gateway, monkeypatch):
     env = {"GW_KEY": gateway.master_key}
@@ -178,8 +190,9 @@ def test_the_master_key_is_confirmed_for_a_declared_gateway_and_refused_on_a_pro
     assert connections == [] and gateway.master_key not in str(refused.value)
 
 
-def test_through_the_cli_a_wrong_key_is_refused_before_any_task_and_the_master_key_runs(gateway, tmp_path, monkeypatch,
-                                                                                         capsys):
+def test_through_the_cli_a_wrong_key_is_refused_before_any_task_and_the_master_key_runs(
+    gateway, tmp_path, monkeypatch, capsys
+):
     catalogue = tmp_path / "models.toml"
     catalogue.write_text(f"""[[model]]
 name = "gw"
@@ -187,7 +200,7 @@ kind = "hosted"
 endpoint = "{gateway.url}"
 model = "{MODEL}"
 revision = "test"
-weights_digest = "sha256:{'0' * 64}"
+weights_digest = "sha256:{"0" * 64}"
 key_env = "GW_KEY"
 gateway = "litellm"
 [model.cost]
@@ -195,8 +208,18 @@ basis = "hardware"
 usd_per_hour = 0.1
 """)
     small_set = write_set(tmp_path / "set", {"refund-please": "billing", "app-crashes": "bug"}, max_tokens=8)
-    common = ["run", str(small_set), "--model", "gw", "--models", str(catalogue), "--store", str(tmp_path / "runs.sqlite"),
-              "--concurrency", "1"]
+    common = [
+        "run",
+        str(small_set),
+        "--model",
+        "gw",
+        "--models",
+        str(catalogue),
+        "--store",
+        str(tmp_path / "runs.sqlite"),
+        "--concurrency",
+        "1",
+    ]
     monkeypatch.setenv("COMPARE_TUI_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("GW_KEY", "sk-" + "0" * 40)
     chats = gateway.requests_to("POST", "/v1/chat/completions")
@@ -220,7 +243,6 @@ usd_per_hour = 0.1
 STOP_AFTER = 4
 FAST_RETRY = RetryPolicy(max_retries=3, base_s=0.01, cap_s=0.05)
 """The engine's retries without their waits (the gateway's own retries still take their time)."""
-
 
 
 def test_the_upstream_stopped_mid_run_leaves_a_resumable_run(gateway, dedicated_port, tmp_path, monkeypatch):

@@ -12,20 +12,23 @@ import httpx
 import pytest
 
 from compare_tui.engine import CollectingObserver, RetryPolicy, RunExecutor, RunOverrides, prepare_resume, prepare_run
-from compare_tui.engine.client import upstream_failure
+from compare_tui.engine.client import chat_chunks, upstream_failure
 from compare_tui.engine.runner import OUTAGE_AFTER
 from compare_tui.store import Store
-from compare_tui.engine.client import chat_chunks
 from compare_tui.toolcall.unsupported import classify
 from compare_tui.vocabulary import ErrorClass, measured
 from tests.support.builders import hosted_entry, load, write_set
 from tests.support.fake_openai import FakeServer, error_in_stream, fail_then, http_error, text
 
 FAST_RETRY = RetryPolicy(max_retries=3, base_s=0.01, cap_s=0.05)
-IN_STREAM = ("litellm.APIConnectionError: APIConnectionError: OpenAIException - Connection error.\n"
-             "Received Model Group=fake-model\nAvailable Model Group Fallbacks=None")
-IN_BODY = ("litellm.InternalServerError: InternalServerError: OpenAIException - Connection error.\n"
-           "Received Model Group=fake-model")
+IN_STREAM = (
+    "litellm.APIConnectionError: APIConnectionError: OpenAIException - Connection error.\n"
+    "Received Model Group=fake-model\nAvailable Model Group Fallbacks=None"
+)
+IN_BODY = (
+    "litellm.InternalServerError: InternalServerError: OpenAIException - Connection error.\n"
+    "Received Model Group=fake-model"
+)
 
 
 @pytest.fixture
@@ -43,8 +46,10 @@ def test_the_words_of_an_upstream_failure() -> None:
 
 
 async def test_an_upstream_error_in_the_stream_is_retried_and_then_answers(tmp_path, store) -> None:
-    script = {"a": fail_then(2, error_in_stream(IN_STREAM), text("ok")),
-              "b": fail_then(1, http_error(500, IN_BODY), text("ok"))}
+    script = {
+        "a": fail_then(2, error_in_stream(IN_STREAM), text("ok")),
+        "b": fail_then(1, http_error(500, IN_BODY), text("ok")),
+    }
     goldset = load(write_set(tmp_path / "set", dict.fromkeys(script, "ok")))
     with FakeServer(script) as gw:
         prepared = prepare_run(store, goldset, hosted_entry(gw.url), RunOverrides(concurrency=1), environ={})
@@ -76,7 +81,7 @@ async def test_a_lost_upstream_leaves_tasks_not_done_and_the_run_resumable(tmp_p
         assert status == run.status == "incomplete"
         assert "upstream ×" in (run.error or "") and "looks down" in (run.error or "")
         asked = {r.task for r in gw.requests if r.task}
-        assert asked == {"t0", *names[1:OUTAGE_AFTER + 1]}  # stopped after OUTAGE_AFTER in a row
+        assert asked == {"t0", *names[1 : OUTAGE_AFTER + 1]}  # stopped after OUTAGE_AFTER in a row
         summary = store.pass_rate_summary(run.id)
         assert (summary.passed, summary.errored, summary.not_done) == (1, 0, len(names) - 1)
         stream_attempt = next(a for a in store.attempts_for_run(run.id) if a.task_id == "t1")
@@ -92,10 +97,14 @@ async def test_a_lost_upstream_leaves_tasks_not_done_and_the_run_resumable(tmp_p
 async def test_the_tool_call_runner_names_a_lost_upstream_and_keeps_a_plain_500_an_http_error(stream) -> None:
     # The tool-call runner reads raw chunks (`chat_chunks`): a gateway's lost upstream must be an error there
     # too (nothing measured), never the model's failure to handle the conversation.
-    script = {"body": http_error(500, IN_BODY), "stream": error_in_stream(IN_STREAM),
-              "plain": http_error(500, "tools param requires --jinja flag")}
+    script = {
+        "body": http_error(500, IN_BODY),
+        "stream": error_in_stream(IN_STREAM),
+        "plain": http_error(500, "tools param requires --jinja flag"),
+    }
     with FakeServer(script) as gw:
         async with httpx.AsyncClient(trust_env=False) as client:
+
             async def ask(task: str):
                 body = {"model": "fake-model", "stream": stream, "messages": [{"role": "user", "content": task}]}
                 return await chat_chunks(client, gw.url, body, timeout_s=10)

@@ -12,7 +12,9 @@ from compare_tui.goldset import Manifest, Task, digest_golden_set, load_golden_s
 from tests.goldset_factory import make_set, manifest_data, task_data
 
 SCRIPTED = task_data("check-01", scorer={"kind": "command", "run": ["python3", "checks/check.py"]})
-SCHEMA_TASK = task_data("schema-01", expected={"json": {"label": "x"}}, scorer={"kind": "json", "schema": "schemas/s.json"})
+SCHEMA_TASK = task_data(
+    "schema-01", expected={"json": {"label": "x"}}, scorer={"kind": "json", "schema": "schemas/s.json"}
+)
 FILES = {"checks/check.py": "import sys\nsys.exit(0)\n", "schemas/s.json": '{"type": "object"}'}
 
 
@@ -40,7 +42,10 @@ def test_toml_and_json_syntax_of_the_same_task_give_the_same_digest(tmp_path: Pa
 
 def test_renaming_and_reordering_task_files_keeps_the_digest(tmp_path: Path) -> None:
     one = _base(tmp_path / "1")
-    renamed = _base(tmp_path / "2", tasks={"zz.toml": task_data("a"), "00.json": task_data("b"), "m.toml": SCRIPTED, "k.json": SCHEMA_TASK})
+    renamed = _base(
+        tmp_path / "2",
+        tasks={"zz.toml": task_data("a"), "00.json": task_data("b"), "m.toml": SCRIPTED, "k.json": SCHEMA_TASK},
+    )
     assert _digest(one) == _digest(renamed)
     # The file order changes the order of `tasks`, but not the digest.
     assert [t.id for t in load_golden_set(renamed).tasks] != [t.id for t in load_golden_set(one).tasks]
@@ -59,7 +64,15 @@ def test_whitespace_comments_and_unrelated_files_keep_the_digest(tmp_path: Path)
 
 def test_changing_a_prompt_the_manifest_or_a_referenced_file_changes_the_digest(tmp_path: Path) -> None:
     base = _digest(_base(tmp_path / "base"))
-    prompt = _base(tmp_path / "prompt", tasks={"a.toml": task_data("a", input={"prompt": "other"}), "b.json": task_data("b"), "c.toml": SCRIPTED, "d.json": SCHEMA_TASK})
+    prompt = _base(
+        tmp_path / "prompt",
+        tasks={
+            "a.toml": task_data("a", input={"prompt": "other"}),
+            "b.json": task_data("b"),
+            "c.toml": SCRIPTED,
+            "d.json": SCHEMA_TASK,
+        },
+    )
     caveat = _base(tmp_path / "caveat", manifest=manifest_data(caveats=["another"]))
     script = _base(tmp_path / "script", files={**FILES, "checks/check.py": "import sys\nsys.exit(1)\n"})
     schema = _base(tmp_path / "schema", files={**FILES, "schemas/s.json": '{"type": "object", "required": ["label"]}'})
@@ -84,5 +97,7 @@ def test_digest_is_independent_of_task_order() -> None:
 
 
 def test_lone_surrogates_hash_instead_of_crashing(tmp_path: Path) -> None:
-    root = make_set(tmp_path, tasks={"a.json": '{"id": "a", "input": {"prompt": "\\ud800"}, "expected": {"text": "x"}}'})
+    root = make_set(
+        tmp_path, tasks={"a.json": '{"id": "a", "input": {"prompt": "\\ud800"}, "expected": {"text": "x"}}'}
+    )
     assert load_golden_set(root).digest.startswith("sha256:")

@@ -33,15 +33,35 @@ FIELD_NAMES = (
     "timeout_s instructions workload_id version default_scorer attempts temperature max_tokens caveats "
     "tolerances type properties required $schema"
 ).split()
-WORDS = ("exact", "regex", "json", "tool_call", "command", "human", "user", "search", "fullmatch", "case",
-         "IGNORECASE", "check.py", "../check.py", "missing.sh", "schemas/s.json", "../s.json", "(", "a{99999999999}",
-         "python3", "-c", "object", "string", "")
+WORDS = (
+    "exact",
+    "regex",
+    "json",
+    "tool_call",
+    "command",
+    "human",
+    "user",
+    "search",
+    "fullmatch",
+    "case",
+    "IGNORECASE",
+    "check.py",
+    "../check.py",
+    "missing.sh",
+    "schemas/s.json",
+    "../s.json",
+    "(",
+    "a{99999999999}",
+    "python3",
+    "-c",
+    "object",
+    "string",
+    "",
+)
 SCRIPT = "import sys\nsys.exit(0)\n"
 
 keys = st.sampled_from(FIELD_NAMES) | st.text(max_size=6)
-leaves = (
-    st.sampled_from(WORDS) | st.text(max_size=12) | st.integers() | st.floats() | st.booleans() | st.none()
-)
+leaves = st.sampled_from(WORDS) | st.text(max_size=12) | st.integers() | st.floats() | st.booleans() | st.none()
 values = st.recursive(
     leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=5), max_leaves=15
 )
@@ -111,7 +131,11 @@ def _with_set(build: Any) -> None:
 
 
 @FUZZ
-@given(raw=st.binary(max_size=300), suffix=st.sampled_from([".toml", ".json"]), where=st.sampled_from(["task", "manifest", "schema"]))
+@given(
+    raw=st.binary(max_size=300),
+    suffix=st.sampled_from([".toml", ".json"]),
+    where=st.sampled_from(["task", "manifest", "schema"]),
+)
 def test_random_bytes_load_or_raise_golden_set_error(raw: bytes, suffix: str, where: str) -> None:
     def build(root: Path) -> None:
         if where == "task":
@@ -127,9 +151,37 @@ def test_random_bytes_load_or_raise_golden_set_error(raw: bytes, suffix: str, wh
 
 
 TOML_BITS = st.sampled_from(
-    ['id = "a"', "[input]", 'prompt = "p"', "[expected]", 'text = "x"', "[scorer]", 'kind = "regex"',
-     'pattern = "("', "json = {a = 1}", "[[input.messages]]", 'role = "user"', "x = [1, 2", '"""', "'",
-     "=", "[", "]", "{", "}", ".", ",", "1979-05-27", "nan", "inf", "0x1F", "\\u0000", "#", " ", "\t"]
+    [
+        'id = "a"',
+        "[input]",
+        'prompt = "p"',
+        "[expected]",
+        'text = "x"',
+        "[scorer]",
+        'kind = "regex"',
+        'pattern = "("',
+        "json = {a = 1}",
+        "[[input.messages]]",
+        'role = "user"',
+        "x = [1, 2",
+        '"""',
+        "'",
+        "=",
+        "[",
+        "]",
+        "{",
+        "}",
+        ".",
+        ",",
+        "1979-05-27",
+        "nan",
+        "inf",
+        "0x1F",
+        "\\u0000",
+        "#",
+        " ",
+        "\t",
+    ]
 )
 toml_ish = st.lists(TOML_BITS | keys | st.text(max_size=4), max_size=30).map(
     lambda parts: "".join(p + ("\n" if i % 3 == 2 else " ") for i, p in enumerate(parts))
@@ -151,9 +203,16 @@ def test_toml_ish_text_loads_or_raises_golden_set_error(text: str, as_manifest: 
 
 TASK_BASES = [
     task_data("a"),
-    task_data("a", expected={"json": {"label": "x"}}, scorer={"kind": "json", "schema": "schemas/s.json", "fields": ["label"]}),
+    task_data(
+        "a", expected={"json": {"label": "x"}}, scorer={"kind": "json", "schema": "schemas/s.json", "fields": ["label"]}
+    ),
     task_data("a", scorer={"kind": "command", "run": ["python3", "check.py"], "timeout_s": 5}),
-    task_data("a", input={"messages": [{"role": "user", "content": "hi"}]}, expected={"tool_call": {"name": "f", "arguments": {"x": 1}}}, scorer={"kind": "tool_call"}),
+    task_data(
+        "a",
+        input={"messages": [{"role": "user", "content": "hi"}]},
+        expected={"tool_call": {"name": "f", "arguments": {"x": 1}}},
+        scorer={"kind": "tool_call"},
+    ),
     task_data("a", scorer={"kind": "regex", "pattern": "^b", "flags": ["IGNORECASE"]}),
 ]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -49,7 +50,10 @@ def test_valid_set_loads_toml_and_json_tasks_in_file_name_order(tmp_path: Path) 
 def test_messages_form_and_tool_call_expected_load(tmp_path: Path) -> None:
     task = task_data(
         "weather-01",
-        input={"messages": [{"role": "user", "content": "Weather in Oslo?"}], "tools": [{"type": "function", "function": {"name": "get_weather"}}]},
+        input={
+            "messages": [{"role": "user", "content": "Weather in Oslo?"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather"}}],
+        },
         expected={"tool_call": {"name": "get_weather", "arguments": {"city": "Oslo"}}},
         scorer={"kind": "tool_call", "match": "subset"},
     )
@@ -59,7 +63,11 @@ def test_messages_form_and_tool_call_expected_load(tmp_path: Path) -> None:
 
 def test_schema_path_is_replaced_by_the_schema_and_referenced_files_are_hashed(tmp_path: Path) -> None:
     tasks = {
-        "a.toml": task_data("a", expected={"json": {"label": "billing"}}, scorer={"kind": "json", "schema": "schemas/label.json", "fields": ["label"]}),
+        "a.toml": task_data(
+            "a",
+            expected={"json": {"label": "billing"}},
+            scorer={"kind": "json", "schema": "schemas/label.json", "fields": ["label"]},
+        ),
         "b.toml": task_data("b", scorer={"kind": "command", "run": ["python3", "checks/check.py", "--strict"]}),
     }
     files = {"schemas/label.json": __import__("json").dumps(SCHEMA), "checks/check.py": CHECK_PY}
@@ -83,7 +91,9 @@ def test_no_tool_call_scorer_needs_no_expected_tool_call(tmp_path: Path) -> None
 
 
 def test_hidden_and_other_files_in_tasks_are_ignored(tmp_path: Path) -> None:
-    root = make_set(tmp_path, tasks={"a.toml": task_data("a"), ".a.toml.swp": b"\xff", "README.md": "notes", ".b.toml": "junk"})
+    root = make_set(
+        tmp_path, tasks={"a.toml": task_data("a"), ".a.toml.swp": b"\xff", "README.md": "notes", ".b.toml": "junk"}
+    )
     assert [t.id for t in load_golden_set(root).tasks] == ["a"]
 
 
@@ -129,49 +139,170 @@ def _drop(key: str) -> Callable[[Path], None]:
 
 
 CASES: dict[str, Case] = {
-    "missing golden.toml": _case(lambda r: (make_set(r), (r / "golden.toml").unlink()), "golden.toml", None, "no golden.toml"),
-    "bad TOML syntax": _case(lambda r: make_set(r, tasks={"a.toml": 'id = "a"\n[input\nprompt = "x"\n'}), "a.toml", None, "line 2"),
-    "bad JSON syntax": _case(lambda r: make_set(r, tasks={"a.json": '{\n  "id": "a",\n  "input": {,}\n}'}), "a.json", None, "line 3"),
-    "bad manifest TOML": _case(lambda r: (make_set(r), (r / "golden.toml").write_text("name = \n")), "golden.toml", None, "invalid TOML"),
+    "missing golden.toml": _case(
+        lambda r: (make_set(r), (r / "golden.toml").unlink()), "golden.toml", None, "no golden.toml"
+    ),
+    "bad TOML syntax": _case(
+        lambda r: make_set(r, tasks={"a.toml": 'id = "a"\n[input\nprompt = "x"\n'}), "a.toml", None, "line 2"
+    ),
+    "bad JSON syntax": _case(
+        lambda r: make_set(r, tasks={"a.json": '{\n  "id": "a",\n  "input": {,}\n}'}), "a.json", None, "line 3"
+    ),
+    "bad manifest TOML": _case(
+        lambda r: (make_set(r), (r / "golden.toml").write_text("name = \n")), "golden.toml", None, "invalid TOML"
+    ),
     "non-UTF-8 bytes": _case(lambda r: make_set(r, tasks={"a.toml": b'id = "a"\n\xff\xfe'}), "a.toml", None, "UTF-8"),
     "missing field": _case(_drop("expected"), "a.toml", "expected", "missing"),
-    "missing manifest field": _case(lambda r: make_set(r, manifest={k: v for k, v in manifest_data().items() if k != "default_scorer"}), "golden.toml", "default_scorer", "missing"),
+    "missing manifest field": _case(
+        lambda r: make_set(r, manifest={k: v for k, v in manifest_data().items() if k != "default_scorer"}),
+        "golden.toml",
+        "default_scorer",
+        "missing",
+    ),
     "wrong type": _case(_task(input={"prompt": 3}), "a.toml", "input.prompt", "expected a string"),
-    "wrong type in manifest": _case(lambda r: make_set(r, manifest=manifest_data(version=1.0)), "golden.toml", "version", "quotes"),
-    "unknown field": _case(_task(priority=1), "a.toml", "priority", "allowed fields are id, tags, input, expected, scorer"),
-    "unknown nested field": _case(_task(scorer={"kind": "regex", "pattern": "x", "flag": ["IGNORECASE"]}), "a.toml", "scorer.flag", "allowed fields are kind, pattern, mode, flags"),
+    "wrong type in manifest": _case(
+        lambda r: make_set(r, manifest=manifest_data(version=1.0)), "golden.toml", "version", "quotes"
+    ),
+    "unknown field": _case(
+        _task(priority=1), "a.toml", "priority", "allowed fields are id, tags, input, expected, scorer"
+    ),
+    "unknown nested field": _case(
+        _task(scorer={"kind": "regex", "pattern": "x", "flag": ["IGNORECASE"]}),
+        "a.toml",
+        "scorer.flag",
+        "allowed fields are kind, pattern, mode, flags",
+    ),
     "bad task id": _case(_task(id="has space"), "a.toml", "id", "not a valid id"),
-    "bad literal": _case(_task(input={"messages": [{"role": "robot", "content": "x"}]}), "a.toml", "input.messages[0].role", "not allowed"),
-    "misspelt expected key": _case(_task(expected={"texts": "a"}), "a.toml", "expected", "unknown field `texts` (did you mean `text`?)"),
+    "bad literal": _case(
+        _task(input={"messages": [{"role": "robot", "content": "x"}]}),
+        "a.toml",
+        "input.messages[0].role",
+        "not allowed",
+    ),
+    "misspelt expected key": _case(
+        _task(expected={"texts": "a"}), "a.toml", "expected", "unknown field `texts` (did you mean `text`?)"
+    ),
     "two expected outcomes": _case(_task(expected={"text": "a", "json": {"a": 1}}), "a.toml", "expected", "both given"),
     "no prompt": _case(_task(input={"system": "s"}), "a.toml", "input", "neither"),
-    "bad regex": _case(_task(scorer={"kind": "regex", "pattern": "(unclosed"}), "a.toml", "scorer.pattern", "regular expression"),
-    "huge regex repeat": _case(_task(scorer={"kind": "regex", "pattern": "a{4294967296}"}), "a.toml", "scorer.pattern", "regular expression"),
-    "invalid inline schema": _case(_task(expected={"json": {}}, scorer={"kind": "json", "schema": {"type": 5}}), "a.toml", "scorer.schema", "JSON Schema"),
-    "unknown $schema": _case(_task(expected={"json": {}}, scorer={"kind": "json", "schema": {"$schema": "urn:nope"}}), "a.toml", "scorer.schema", "$schema"),
-    "schema path missing": _case(_task(expected={"json": {}}, scorer={"kind": "json", "schema": "schemas/nope.json"}), "a.toml", "scorer.schema", "does not exist"),
-    "schema path escapes": _case(_task(expected={"json": {}}, scorer={"kind": "json", "schema": "../outside.json"}), "a.toml", "scorer.schema", "leaves the set folder"),
-    "schema file not JSON": _case(lambda r: make_set(r, tasks={"a.toml": task_data("a", expected={"json": {}}, scorer={"kind": "json", "schema": "s.json"})}, files={"s.json": "{nope"}), "s.json", None, "invalid JSON"),
+    "bad regex": _case(
+        _task(scorer={"kind": "regex", "pattern": "(unclosed"}), "a.toml", "scorer.pattern", "regular expression"
+    ),
+    "huge regex repeat": _case(
+        _task(scorer={"kind": "regex", "pattern": "a{4294967296}"}), "a.toml", "scorer.pattern", "regular expression"
+    ),
+    "invalid inline schema": _case(
+        _task(expected={"json": {}}, scorer={"kind": "json", "schema": {"type": 5}}),
+        "a.toml",
+        "scorer.schema",
+        "JSON Schema",
+    ),
+    "unknown $schema": _case(
+        _task(expected={"json": {}}, scorer={"kind": "json", "schema": {"$schema": "urn:nope"}}),
+        "a.toml",
+        "scorer.schema",
+        "$schema",
+    ),
+    "schema path missing": _case(
+        _task(expected={"json": {}}, scorer={"kind": "json", "schema": "schemas/nope.json"}),
+        "a.toml",
+        "scorer.schema",
+        "does not exist",
+    ),
+    "schema path escapes": _case(
+        _task(expected={"json": {}}, scorer={"kind": "json", "schema": "../outside.json"}),
+        "a.toml",
+        "scorer.schema",
+        "leaves the set folder",
+    ),
+    "schema file not JSON": _case(
+        lambda r: make_set(
+            r,
+            tasks={"a.toml": task_data("a", expected={"json": {}}, scorer={"kind": "json", "schema": "s.json"})},
+            files={"s.json": "{nope"},
+        ),
+        "s.json",
+        None,
+        "invalid JSON",
+    ),
     "unknown scorer kind": _case(_task(scorer={"kind": "llm_judge"}), "a.toml", "scorer.kind", ", ".join(SCORER_KINDS)),
     "scorer without kind": _case(_task(scorer={"pattern": "x"}), "a.toml", "scorer.kind", "missing `kind`"),
-    "default scorer kind": _case(lambda r: make_set(r, manifest=manifest_data(default_scorer={"kind": "nope"})), "golden.toml", "default_scorer.kind", "unknown scorer kind"),
-    "command script missing": _case(_task(scorer={"kind": "command", "run": ["python3", "checks/check.py"]}), "a.toml", "scorer.run[1]", "does not exist"),
-    "command script outside": _case(_task(scorer={"kind": "command", "run": ["bash", "../check.sh"]}), "a.toml", "scorer.run[1]", "outside the set folder"),
-    "json fields without object": _case(_task(scorer={"kind": "json", "fields": ["label"]}), "a.toml", "expected.json", "not given"),
-    "json fields missing a key": _case(_task(expected={"json": {"x": 1}}, scorer={"kind": "json", "fields": ["label"]}), "a.toml", "expected.json", "`label`"),
-    "default json fields": _case(lambda r: make_set(r, manifest=manifest_data(default_scorer={"kind": "json", "fields": ["label"]}), tasks={"a.toml": task_data("a", expected={"json": [1]})}), "a.toml", "expected.json", "default scorer"),
-    "tool_call without expected": _case(_task(scorer={"kind": "tool_call"}), "a.toml", "expected.tool_call", "no `expected.tool_call`"),
+    "default scorer kind": _case(
+        lambda r: make_set(r, manifest=manifest_data(default_scorer={"kind": "nope"})),
+        "golden.toml",
+        "default_scorer.kind",
+        "unknown scorer kind",
+    ),
+    "command script missing": _case(
+        _task(scorer={"kind": "command", "run": ["python3", "checks/check.py"]}),
+        "a.toml",
+        "scorer.run[1]",
+        "does not exist",
+    ),
+    "command script outside": _case(
+        _task(scorer={"kind": "command", "run": ["bash", "../check.sh"]}),
+        "a.toml",
+        "scorer.run[1]",
+        "outside the set folder",
+    ),
+    "json fields without object": _case(
+        _task(scorer={"kind": "json", "fields": ["label"]}), "a.toml", "expected.json", "not given"
+    ),
+    "json fields missing a key": _case(
+        _task(expected={"json": {"x": 1}}, scorer={"kind": "json", "fields": ["label"]}),
+        "a.toml",
+        "expected.json",
+        "`label`",
+    ),
+    "default json fields": _case(
+        lambda r: make_set(
+            r,
+            manifest=manifest_data(default_scorer={"kind": "json", "fields": ["label"]}),
+            tasks={"a.toml": task_data("a", expected={"json": [1]})},
+        ),
+        "a.toml",
+        "expected.json",
+        "default scorer",
+    ),
+    "tool_call without expected": _case(
+        _task(scorer={"kind": "tool_call"}), "a.toml", "expected.tool_call", "no `expected.tool_call`"
+    ),
     "no tasks folder": _case(lambda r: (make_set(r, tasks={}), (r / "tasks").rmdir()), "tasks", None, "does not exist"),
     "empty tasks folder": _case(lambda r: make_set(r, tasks={}), "tasks", None, "empty"),
-    "top level not an object": _case(lambda r: make_set(r, tasks={"a.json": '"just a string"'}), "a.json", None, "a string at the top level"),
-    "top-level array": _case(lambda r: make_set(r, tasks={"a.json": [task_data("a"), task_data("b")]}), "a.json", None, "top-level array"),
-    "duplicate JSON key": _case(lambda r: make_set(r, tasks={"a.json": '{"id": "a", "id": "b"}'}), "a.json", None, "appears twice"),
-    "TOML date": _case(lambda r: make_set(r, tasks={"a.toml": task_data("a", expected={"json": {"when": __import__("datetime").date(2025, 1, 2)}})}), "a.toml", "expected.json.when", "date"),
-    "nested too deeply": _case(lambda r: make_set(r, tasks={"a.json": '{"expected": {"json": ' + "[" * 200 + "]" * 200 + "}}"}), "a.json", "expected.json[0]", "nested"),
-    "nested past the parser": _case(lambda r: make_set(r, tasks={"a.json": "[" * 100_000}), "a.json", None, "nested too deeply"),
-    "giant integer": _case(lambda r: make_set(r, tasks={"a.json": '{"id": ' + "9" * 5000 + "}"}), "a.json", None, "thousands of digits"),
-    "key with a line break": _case(lambda r: make_set(r, tasks={"a.json": {**task_data("a"), "\n": 1}}), "a.json", '"\\n"', "unknown field"),
-    "task file is a folder": _case(lambda r: (make_set(r, tasks={}), (r / "tasks" / "a.toml").mkdir()), "a.toml", None, "folder"),
+    "top level not an object": _case(
+        lambda r: make_set(r, tasks={"a.json": '"just a string"'}), "a.json", None, "a string at the top level"
+    ),
+    "top-level array": _case(
+        lambda r: make_set(r, tasks={"a.json": [task_data("a"), task_data("b")]}), "a.json", None, "top-level array"
+    ),
+    "duplicate JSON key": _case(
+        lambda r: make_set(r, tasks={"a.json": '{"id": "a", "id": "b"}'}), "a.json", None, "appears twice"
+    ),
+    "TOML date": _case(
+        lambda r: make_set(
+            r, tasks={"a.toml": task_data("a", expected={"json": {"when": __import__("datetime").date(2025, 1, 2)}})}
+        ),
+        "a.toml",
+        "expected.json.when",
+        "date",
+    ),
+    "nested too deeply": _case(
+        lambda r: make_set(r, tasks={"a.json": '{"expected": {"json": ' + "[" * 200 + "]" * 200 + "}}"}),
+        "a.json",
+        "expected.json[0]",
+        "nested",
+    ),
+    "nested past the parser": _case(
+        lambda r: make_set(r, tasks={"a.json": "[" * 100_000}), "a.json", None, "nested too deeply"
+    ),
+    "giant integer": _case(
+        lambda r: make_set(r, tasks={"a.json": '{"id": ' + "9" * 5000 + "}"}), "a.json", None, "thousands of digits"
+    ),
+    "key with a line break": _case(
+        lambda r: make_set(r, tasks={"a.json": {**task_data("a"), "\n": 1}}), "a.json", '"\\n"', "unknown field"
+    ),
+    "task file is a folder": _case(
+        lambda r: (make_set(r, tasks={}), (r / "tasks" / "a.toml").mkdir()), "a.toml", None, "folder"
+    ),
 }
 
 
@@ -246,8 +377,12 @@ def test_every_problem_in_every_file_is_reported(tmp_path: Path) -> None:
 
 
 def test_problem_and_error_format() -> None:
-    problem = Problem(Path("set/tasks/a.toml"), "expected.tool_call.name", "expected a string, got 3.", "put the value in quotes")
-    assert str(problem) == "set/tasks/a.toml: expected.tool_call.name: expected a string, got 3. Put the value in quotes."
+    problem = Problem(
+        Path("set/tasks/a.toml"), "expected.tool_call.name", "expected a string, got 3.", "put the value in quotes"
+    )
+    assert (
+        str(problem) == "set/tasks/a.toml: expected.tool_call.name: expected a string, got 3. Put the value in quotes."
+    )
     whole = Problem(Path("set/golden.toml"), None, "invalid TOML:\n bad", "fix it.")
     assert str(whole) == "set/golden.toml: invalid TOML: bad. Fix it."
     err = GoldenSetError("x.toml", "id", "bad", "fix it")
@@ -280,9 +415,8 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
 
 
 def test_a_pathological_dotted_toml_key_is_refused_quickly(tmp_path):
-    from tests.goldset_factory import make_set
-
     from compare_tui.goldset import GoldenSetError, load_golden_set
+    from tests.goldset_factory import make_set
 
     root = make_set(tmp_path)
     (root / "tasks" / "evil.toml").write_text(".".join(["a"] * 100_000) + " = 1\n")

@@ -15,14 +15,21 @@ from compare_tui.engine.gpu import GpuReport, GpuSampler
 MiB = 1 << 20
 
 
-def fake_nvml(readings: list[list[int]], *, init_error: str | None = None,
-              v2: str = "ok", fail_after: int | None = None) -> types.ModuleType:
+def fake_nvml(
+    readings: list[list[int]], *, init_error: str | None = None, v2: str = "ok", fail_after: int | None = None
+) -> types.ModuleType:
     """A stand-in for pynvml. Device i reports `readings[i]` in order (the last value
     repeats). `v2`: "ok", "typeerror" (bindings without `version=`) or "missing" (driver without
     the _v2 call). `fail_after`: memory reads after this many raise GpuIsLost."""
     nvml = types.ModuleType("fake_pynvml")
-    codes = {"NotSupported": 3, "NoPermission": 4, "DriverNotLoaded": 9,
-             "LibraryNotFound": 12, "FunctionNotFound": 13, "GpuIsLost": 15}
+    codes = {
+        "NotSupported": 3,
+        "NoPermission": 4,
+        "DriverNotLoaded": 9,
+        "LibraryNotFound": 12,
+        "FunctionNotFound": 13,
+        "GpuIsLost": 15,
+    }
 
     class NVMLError(Exception):
         def __init__(self, value: int) -> None:
@@ -31,8 +38,7 @@ def fake_nvml(readings: list[list[int]], *, init_error: str | None = None,
 
     nvml.NVMLError = NVMLError
     for name, code in codes.items():
-        cls = type(f"NVMLError_{name}", (NVMLError,),
-                   {"__init__": lambda self, c=code: NVMLError.__init__(self, c)})
+        cls = type(f"NVMLError_{name}", (NVMLError,), {"__init__": lambda self, c=code: NVMLError.__init__(self, c)})
         setattr(nvml, cls.__name__, cls)
     nvml.nvmlMemory_v2 = 0x02000028
     nvml.calls = {"init": 0, "shutdown": 0, "memory": 0}
@@ -56,8 +62,7 @@ def fake_nvml(readings: list[list[int]], *, init_error: str | None = None,
             series = readings[handle]
             used = series[min(positions[handle], len(series) - 1)]
             positions[handle] += 1
-        return types.SimpleNamespace(total=80_000 * MiB, used=used, free=80_000 * MiB - used,
-                                     reserved=300 * MiB)
+        return types.SimpleNamespace(total=80_000 * MiB, used=used, free=80_000 * MiB - used, reserved=300 * MiB)
 
     nvml.nvmlInit = nvmlInit
     nvml.nvmlShutdown = lambda: nvml.calls.__setitem__("shutdown", nvml.calls["shutdown"] + 1)
@@ -88,10 +93,22 @@ def test_tracks_baseline_and_peak_per_device():
     report = run_until(sampler, nvml, 8)
     assert report.measured and report.reason is None
     assert report.devices == [
-        {"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0000-0",
-         "baseline_bytes": 100 * MiB, "peak_bytes": 500 * MiB, "delta_bytes": 400 * MiB},
-        {"index": 1, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0000-1",
-         "baseline_bytes": 1000 * MiB, "peak_bytes": 1200 * MiB, "delta_bytes": 200 * MiB},
+        {
+            "index": 0,
+            "name": "NVIDIA H100 80GB HBM3",
+            "uuid": "GPU-0000-0",
+            "baseline_bytes": 100 * MiB,
+            "peak_bytes": 500 * MiB,
+            "delta_bytes": 400 * MiB,
+        },
+        {
+            "index": 1,
+            "name": "NVIDIA H100 80GB HBM3",
+            "uuid": "GPU-0000-1",
+            "baseline_bytes": 1000 * MiB,
+            "peak_bytes": 1200 * MiB,
+            "delta_bytes": 200 * MiB,
+        },
     ]
     assert report.driver == "550.54.15" and report.scope == "device"
     assert report.memory_api == "v2" and report.notes == []
@@ -120,12 +137,15 @@ def test_falls_back_to_v1_memory_info_and_says_so(v2):
     assert len(report.notes) == 1 and "driver-reserved" in report.notes[0]
 
 
-@pytest.mark.parametrize("error, words", [
-    ("LibraryNotFound", "NVML library not found"),
-    ("DriverNotLoaded", "driver is not loaded"),
-    ("NoPermission", "no permission"),
-    ("NotSupported", "not supported"),
-])
+@pytest.mark.parametrize(
+    "error, words",
+    [
+        ("LibraryNotFound", "NVML library not found"),
+        ("DriverNotLoaded", "driver is not loaded"),
+        ("NoPermission", "no permission"),
+        ("NotSupported", "not supported"),
+    ],
+)
 def test_nvml_unavailable_is_a_reason_not_a_crash(error, words):
     nvml = fake_nvml([[1]], init_error=error)
     sampler = GpuSampler(nvml=nvml)
@@ -180,12 +200,18 @@ def test_import_does_not_load_pynvml():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@pytest.mark.parametrize(("nvml", "expected"), [
-    (fake_nvml([[1]], init_error="LibraryNotFound"), "NVML library not found (no NVIDIA driver installed on this machine)"),
-    (fake_nvml([]), "no NVIDIA GPU found by NVML"),
-    (fake_nvml([[1]]), None),
-    (ImportError("No module named 'pynvml'"), "NVML Python bindings (nvidia-ml-py) are not installed"),
-])
+@pytest.mark.parametrize(
+    ("nvml", "expected"),
+    [
+        (
+            fake_nvml([[1]], init_error="LibraryNotFound"),
+            "NVML library not found (no NVIDIA driver installed on this machine)",
+        ),
+        (fake_nvml([]), "no NVIDIA GPU found by NVML"),
+        (fake_nvml([[1]]), None),
+        (ImportError("No module named 'pynvml'"), "NVML Python bindings (nvidia-ml-py) are not installed"),
+    ],
+)
 def test_the_live_screen_says_before_a_run_whether_gpu_memory_can_be_sampled(monkeypatch, nvml, expected):
     from compare_tui.engine import gpu
     from compare_tui.tui.engine_bridge import gpu_before_run
@@ -206,6 +232,9 @@ def test_the_live_screen_says_before_a_run_whether_gpu_memory_can_be_sampled(mon
         opened = expected is None or expected.startswith("no NVIDIA GPU")
         assert nvml.calls["shutdown"] == (1 if opened else 0)  # what was opened is closed again
     line = gpu_before_run("local", reason)
-    assert line == ("being sampled by the engine; the peak shows when the run ends" if expected is None
-                    else f"not measured: {expected}")
+    assert line == (
+        "being sampled by the engine; the peak shows when the run ends"
+        if expected is None
+        else f"not measured: {expected}"
+    )
     assert gpu_before_run("hosted", reason).startswith("n/a (hosted")

@@ -100,7 +100,7 @@ def test_report_summarises_stored_grades_and_asks_nothing(tmp_path, runs, capsys
         assert main(["report", comparison.id, "--store", str(store)]) in (0, 1)
         assert len(judge.requests) == 12
     out = capsys.readouterr().out
-    summary = out[out.index("Rubric grades"):]
+    summary = out[out.index("Rubric grades") :]
     assert "by judge judge-model" in summary and "baseline: base-model" in summary
     assert "+1.50" in summary and "not graded" not in summary and "Judge cost and latency" in summary
 
@@ -131,7 +131,9 @@ def test_report_json_and_markdown_carry_the_stored_grades(tmp_path, runs, capsys
     assert grades["baseline"]["model"] == "base-model" and grades["judge_usage"]["calls"] == 12
     by_model = {r["model"]: r for r in grades["runs"]}
     cand_figs = by_model["cand-model"]["figures"]
-    assert (cand_figs["graded"], cand_figs["failed"], cand_figs["mean"]) == (5, 1, 5.0) and "rows" not in by_model["cand-model"]
+    assert (cand_figs["graded"], cand_figs["failed"], cand_figs["mean"]) == (5, 1, 5.0) and "rows" not in by_model[
+        "cand-model"
+    ]
     assert by_model["base-model"]["figures"]["distribution"] == {"1": 0, "2": 2, "3": 0, "4": 0, "5": 3}
     delta = by_model["cand-model"]["delta_vs_baseline"]
     assert delta["tasks"] == 5 and delta["delta"] == pytest.approx(1.2) and delta["ci95"][0] < 1.2 < delta["ci95"][1]
@@ -143,9 +145,21 @@ def test_report_json_and_markdown_carry_the_stored_grades(tmp_path, runs, capsys
 def test_the_judge_sees_one_answer_alone_without_traces_and_tool_calls_canonical(tmp_path, capsys):
     goldset = golden(tmp_path, {"t1": "billing"})
     with Store.open(tmp_path / "runs.sqlite") as store:
-        run = add_run(store, goldset, "cand-model", {"t1": AttemptRecord(
-            run_id="x", task_id="t1", attempt=1, outcome="fail", answer_text="<think>maybe bug</think>billing",
-            tool_calls=[{"id": "c1", "name": "lookup", "arguments": '{"id": 7}'}])})
+        run = add_run(
+            store,
+            goldset,
+            "cand-model",
+            {
+                "t1": AttemptRecord(
+                    run_id="x",
+                    task_id="t1",
+                    attempt=1,
+                    outcome="fail",
+                    answer_text="<think>maybe bug</think>billing",
+                    tool_calls=[{"id": "c1", "name": "lookup", "arguments": '{"id": 7}'}],
+                )
+            },
+        )
     with FakeServer(rule_grader) as judge:
         assert _grade(tmp_path, judge.url, tmp_path / "runs.sqlite", run) == 0
     parts = fenced(judge.requests[0].body)
@@ -194,8 +208,22 @@ def test_grading_again_asks_nothing(tmp_path, runs, capsys):
 def test_similarity_grades_against_the_reference_run_and_skips_it(tmp_path, runs, capsys):
     store, base, cand = runs
     with FakeServer(rule_grader) as judge:
-        assert _grade(tmp_path, judge.url, store, base, cand, "--rubric", "similarity", "--reference", base,
-                      "--format", "json") == 0
+        assert (
+            _grade(
+                tmp_path,
+                judge.url,
+                store,
+                base,
+                cand,
+                "--rubric",
+                "similarity",
+                "--reference",
+                base,
+                "--format",
+                "json",
+            )
+            == 0
+        )
     out = _json(capsys)
     assert len(judge.requests) == 6 and [r["model"] for r in out["runs"]] == ["cand-model"]
     assert sorted(reference_shown(r.body) for r in judge.requests) == ["billing"] * 3 + ["bug"] * 3
@@ -271,8 +299,12 @@ def test_bad_input_exits_2_and_sends_nothing(tmp_path, runs, capsys):
     with FakeServer(rule_grader) as judge:
         assert _grade(tmp_path, judge.url, store, cand, "--rubric", "no-such-file.txt") == 2
         assert _grade(tmp_path, judge.url, store, base, "--rubric", "similarity", "--reference", base) == 2
-        assert main(["grade", cand, "--judge", "missing", "--models", str(tmp_path / "models.toml"),
-                     "--store", str(store)]) == 2
+        assert (
+            main(
+                ["grade", cand, "--judge", "missing", "--models", str(tmp_path / "models.toml"), "--store", str(store)]
+            )
+            == 2
+        )
     assert judge.requests == []
     err = capsys.readouterr().err
     assert "neither `quality`, `similarity` nor an existing rubric file" in err and "is the reference itself" in err
@@ -284,12 +316,18 @@ def test_a_v8_store_with_judgements_gains_grades(tmp_path):
     for migration in MIGRATIONS[:8]:
         migration(conn)
     conn.execute("INSERT INTO meta VALUES ('app', 'compare-tui'), ('schema_version', '8')")
-    conn.execute("INSERT INTO runs (id, status, created_at, goldset_id, model_name) VALUES "
-                 "('r1', 'completed', '2026-12-01T00:00:00+00:00', 'w', 'm')")
-    conn.execute("INSERT INTO judgings (id, kind, run_id, judge_model, rubric_digest, mode, created_at) VALUES "
-                 "('j1', 'grade', 'r1', 'judge', 'sha256:x', 'reference', '2026-12-01T00:00:00+00:00')")
-    conn.execute("INSERT INTO judgements (id, judging_id, task_id, ordering, verdict, preferred, judged_at) VALUES "
-                 "('j1:t1:single', 'j1', 't1', 'single', 'pass', 'pass', '2026-12-01T00:00:00+00:00')")
+    conn.execute(
+        "INSERT INTO runs (id, status, created_at, goldset_id, model_name) VALUES "
+        "('r1', 'completed', '2026-12-01T00:00:00+00:00', 'w', 'm')"
+    )
+    conn.execute(
+        "INSERT INTO judgings (id, kind, run_id, judge_model, rubric_digest, mode, created_at) VALUES "
+        "('j1', 'grade', 'r1', 'judge', 'sha256:x', 'reference', '2026-12-01T00:00:00+00:00')"
+    )
+    conn.execute(
+        "INSERT INTO judgements (id, judging_id, task_id, ordering, verdict, preferred, judged_at) VALUES "
+        "('j1:t1:single', 'j1', 't1', 'single', 'pass', 'pass', '2026-12-01T00:00:00+00:00')"
+    )
     conn.close()
     with Store.open(path) as store:
         assert store.schema_version == CURRENT_VERSION == 9

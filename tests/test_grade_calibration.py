@@ -42,8 +42,25 @@ def setup(tmp_path):
 
 def _cli(tmp_path, store, run, current, candidate, *extra, servers):
     models = write_models(tmp_path / "models.toml", *(entry(name, url) for name, url in servers.items()))
-    return main(["evaluator-compare", "--run", run, "--current", current, "--candidate", candidate,
-                 "--min-labelled", "6", "--models", str(models), "--store", str(store), "--json", *extra])
+    return main(
+        [
+            "evaluator-compare",
+            "--run",
+            run,
+            "--current",
+            current,
+            "--candidate",
+            candidate,
+            "--min-labelled",
+            "6",
+            "--models",
+            str(models),
+            "--store",
+            str(store),
+            "--json",
+            *extra,
+        ]
+    )
 
 
 def test_a_grader_that_follows_the_labels_looks_safe(setup, capsys):
@@ -71,8 +88,10 @@ def test_pass_at_sets_where_a_grade_passes(setup, capsys):
         servers = {"grader": judge.url}
         assert _cli(tmp_path, store, run, "scorer", "grader", "--grader", "quality", servers=servers) == 0
         assert json.loads(capsys.readouterr().out)["correct"]["candidate"] == 6
-        assert _cli(tmp_path, store, run, "scorer", "grader", "--grader", "quality", "--pass-at", "5",
-                    servers=servers) == 0
+        assert (
+            _cli(tmp_path, store, run, "scorer", "grader", "--grader", "quality", "--pass-at", "5", servers=servers)
+            == 0
+        )
     out = json.loads(capsys.readouterr().out)
     assert out["constant_candidate"] == "fail" and out["correct"]["candidate"] == 2
     assert len(judge.requests) == 6  # the second comparison re-read the stored grades

@@ -18,8 +18,11 @@ grades = st.integers(min_value=1, max_value=5)
 prose = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="<>[]{}"), max_size=80)
 
 
-@given(grades, prose, st.sampled_from(["GRADE: {g}", "**Grade:** {g}", "grade - {g}/5", "Grade: {g} out of 5",
-                                       "GRADE: `{g}`"]))
+@given(
+    grades,
+    prose,
+    st.sampled_from(["GRADE: {g}", "**Grade:** {g}", "grade - {g}/5", "Grade: {g} out of 5", "GRADE: `{g}`"]),
+)
 def test_the_last_grade_line_is_read_whatever_the_decoration(grade, reason, form):
     reply = f"{reason}\n{form.format(g=grade)}\nREASON: {reason}".replace("\r", " ")
     parsed = parse_scale_reply(reply)
@@ -52,8 +55,22 @@ def test_a_reply_that_is_the_grade_alone_is_read(grade, form):
     assert parse_scale_reply(form.format(g=grade)).verdict == str(grade)
 
 
-@pytest.mark.parametrize("reply", ["GRADE: 6", "GRADE: 0", "GRADE: 4 or 5", "GRADE: 4.5", '{"grade": 7}',
-                                   '{"grade": true}', "I'd give it a 5.", "GRADE: five", "6", "4 5", "3-4"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "GRADE: 6",
+        "GRADE: 0",
+        "GRADE: 4 or 5",
+        "GRADE: 4.5",
+        '{"grade": 7}',
+        '{"grade": true}',
+        "I'd give it a 5.",
+        "GRADE: five",
+        "6",
+        "4 5",
+        "3-4",
+    ],
+)
 def test_out_of_scale_or_ambiguous_grades_are_unparseable(reply):
     assert parse_scale_reply(reply).verdict is None
 

@@ -30,13 +30,38 @@ def qwen(qwen_cluster):
 
 def test_a_bundled_judge_grades_two_runs_and_a_second_grade_asks_nothing(qwen, tmp_path, capsys):
     store, models = tmp_path / "runs.sqlite", str(qwen.catalogue_path)
-    code = main(["run", str(SET), "--baseline", "smollm2-135m", "--model", "gemma3-270m", "--json",
-                 "--models", models, "--store", str(store)])
+    code = main(
+        [
+            "run",
+            str(SET),
+            "--baseline",
+            "smollm2-135m",
+            "--model",
+            "gemma3-270m",
+            "--json",
+            "--models",
+            models,
+            "--store",
+            str(store),
+        ]
+    )
     summary = json.loads(capsys.readouterr().out)
     assert code in (0, 1), summary
     runs = [r["id"] for r in summary["runs"]]
-    args = ["grade", *runs, "--judge", QWEN, "--max-tokens", "64", "--models", models, "--store", str(store),
-            "--format", "json"]
+    args = [
+        "grade",
+        *runs,
+        "--judge",
+        QWEN,
+        "--max-tokens",
+        "64",
+        "--models",
+        models,
+        "--store",
+        str(store),
+        "--format",
+        "json",
+    ]
     code = main(args)
     out = json.loads(capsys.readouterr().out)
     assert code in (0, 1), out
@@ -55,8 +80,9 @@ def test_a_bundled_judge_grades_two_runs_and_a_second_grade_asks_nothing(qwen, t
     conn = sqlite3.connect(store)
     judge_rows = conn.execute("SELECT COUNT(*) FROM audit WHERE run_id IS NULL").fetchone()[0]
     assert judge_rows >= calls  # every judge request (retries too) is a row of no run
-    print(json.dumps({r["model"]: r["figures"] | {"delta": r["delta_vs_baseline"]} for r in out["runs"]}),
-          file=sys.stderr)  # the figures, for the record (pytest -s)
+    print(
+        json.dumps({r["model"]: r["figures"] | {"delta": r["delta_vs_baseline"]} for r in out["runs"]}), file=sys.stderr
+    )  # the figures, for the record (pytest -s)
     failed = sum(g["figures"]["failed"] for g in out["runs"])
     main(args)
     capsys.readouterr()

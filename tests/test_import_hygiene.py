@@ -71,7 +71,10 @@ def test_the_probe_catches_a_direct_import(tmp_path):
     (package / "__init__.py").write_text("")
     out = subprocess.run(
         [sys.executable, "-c", PROBE.replace('importer.startswith("compare_tui")', "True"), "rich.text"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1])["asked"]
@@ -80,7 +83,11 @@ def test_the_probe_catches_a_direct_import(tmp_path):
 def test_the_project_docs_stand_alone_no_file_cites_a_document_outside_the_repository():
     outside = ("DESIGN.md", "STYLE.md", "shared/reference")
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    cited = [f"{path}: {word}" for path in tracked
-             if path.endswith((".py", ".md", ".toml", ".tcss")) and path != "tests/test_import_hygiene.py"
-             for word in outside if word in (ROOT / path).read_text(encoding="utf-8", errors="replace")]
+    cited = [
+        f"{path}: {word}"
+        for path in tracked
+        if path.endswith((".py", ".md", ".toml", ".tcss")) and path != "tests/test_import_hygiene.py"
+        for word in outside
+        if word in (ROOT / path).read_text(encoding="utf-8", errors="replace")
+    ]
     assert cited == []

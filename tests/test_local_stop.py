@@ -61,8 +61,19 @@ def fake_server(tmp_path, monkeypatch):
 
     def start(term_exit_s: float, reap_after_s: float = 0.8) -> int:
         ready = tmp_path / f"ready-{len(holders)}"
-        holder = subprocess.Popen([sys.executable, str(tmp_path / "holder.py"), str(script), "1", str(ready),
-                                   str(term_exit_s), str(reap_after_s)], stdout=subprocess.PIPE, text=True)
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                str(tmp_path / "holder.py"),
+                str(script),
+                "1",
+                str(ready),
+                str(term_exit_s),
+                str(reap_after_s),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         holders.append(holder)
         pid = int(holder.stdout.readline())
         deadline = time.monotonic() + 20
@@ -70,9 +81,20 @@ def fake_server(tmp_path, monkeypatch):
             assert time.monotonic() < deadline, "the stand-in server did not start"
             time.sleep(0.01)
         record = state.ServerRecord(
-            name="smollm2-135m", pid=pid, port=1, model_file="/x.gguf", sha256="0" * 64, revision="r",
-            quantisation="Q4_1", started_at=time.time(), log_path="/dev/null",
-            cmdline=state.process_cmdline(pid), ctx=1024, parallel=1, jinja=True)
+            name="smollm2-135m",
+            pid=pid,
+            port=1,
+            model_file="/x.gguf",
+            sha256="0" * 64,
+            revision="r",
+            quantisation="Q4_1",
+            started_at=time.time(),
+            log_path="/dev/null",
+            cmdline=state.process_cmdline(pid),
+            ctx=1024,
+            parallel=1,
+            jinja=True,
+        )
         state.save_records([record])
         return pid
 

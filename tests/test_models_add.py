@@ -66,8 +66,10 @@ def test_add_pins_every_weights_file_and_records_what_the_server_said(tmp_path, 
     outcome = add_model(request(llama, weights, revision="v1"), path)
     entry = load_catalogue(path).get("tiny")
     assert entry == outcome.entry
-    assert entry.files == {"tiny.gguf": sha((weights / "tiny.gguf").read_bytes()),
-                           "sub/part.safetensors": sha(b"st" * 1000)}
+    assert entry.files == {
+        "tiny.gguf": sha((weights / "tiny.gguf").read_bytes()),
+        "sub/part.safetensors": sha(b"st" * 1000),
+    }
     assert entry.weights_digest == combined_digest(entry.files)
     assert entry.weights_dir == weights
     assert entry.serving.stack == "llama.cpp llama-server"
@@ -102,8 +104,9 @@ def test_revision_is_read_from_a_hugging_face_cache_snapshot(tmp_path, llama):
         blob = struct.pack("<Q", len(tensor)) + tensor + struct.pack("<4f", index, 1, 2, 3)
         (repo / "blobs" / hashlib.sha256(blob).hexdigest()).write_bytes(blob)
         # The HF cache layout: snapshot files are relative symlinks into blobs/.
-        os.symlink(f"../../blobs/{hashlib.sha256(blob).hexdigest()}",
-                   snapshot / f"model-0000{index + 1}-of-00002.safetensors")
+        os.symlink(
+            f"../../blobs/{hashlib.sha256(blob).hexdigest()}", snapshot / f"model-0000{index + 1}-of-00002.safetensors"
+        )
     path = tmp_path / "models.toml"
     outcome = add_model(request(llama, snapshot), path)
     entry = load_catalogue(path).get("tiny")
@@ -128,8 +131,21 @@ def test_weights_files_given_one_by_one(tmp_path, llama):
 def test_cli_add_then_duplicate_is_refused_and_replace_works(tmp_path, weights, llama, capsys):
     path = tmp_path / "models.toml"
     path.write_text(EXISTING)
-    argv = ["models", "add", "tiny", "--endpoint", llama.url, "--weights-dir", str(weights),
-            "--revision", "v1", "--usd-per-hour", "0.5", "--models", str(path)]
+    argv = [
+        "models",
+        "add",
+        "tiny",
+        "--endpoint",
+        llama.url,
+        "--weights-dir",
+        str(weights),
+        "--revision",
+        "v1",
+        "--usd-per-hour",
+        "0.5",
+        "--models",
+        str(path),
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "added tiny" in out and "2 file(s) pinned" in out
@@ -162,8 +178,19 @@ def refused(capsys, path: Path, argv: list[str], *needles: str) -> str:
 
 
 def base(server_url: str, weights: Path) -> list[str]:
-    return ["models", "add", "tiny", "--endpoint", server_url, "--weights-dir", str(weights),
-            "--revision", "v1", "--usd-per-hour", "0.5"]
+    return [
+        "models",
+        "add",
+        "tiny",
+        "--endpoint",
+        server_url,
+        "--weights-dir",
+        str(weights),
+        "--revision",
+        "v1",
+        "--usd-per-hour",
+        "0.5",
+    ]
 
 
 def test_unreachable_endpoint(tmp_path, weights, capsys):
@@ -182,8 +209,13 @@ def test_endpoint_that_is_not_openai_compatible(tmp_path, weights, capsys):
 def test_model_the_server_does_not_serve_offers_the_ids_it_lists(tmp_path, weights, capsys):
     routes = {("GET", "/v1/models"): (200, openai_models("alpha", "beta"))}
     with ScriptedServer(routes) as server:
-        refused(capsys, tmp_path / "models.toml", base(server.url, weights) + ["--model", "gamma"],
-                "does not serve model 'gamma'", "alpha, beta")
+        refused(
+            capsys,
+            tmp_path / "models.toml",
+            base(server.url, weights) + ["--model", "gamma"],
+            "does not serve model 'gamma'",
+            "alpha, beta",
+        )
 
 
 def test_folder_with_no_weights_files(tmp_path, llama, capsys):
@@ -207,8 +239,19 @@ def test_a_weights_folder_or_file_that_is_itself_a_symlink_loop(tmp_path, llama,
     os.symlink(tmp_path / "loop-y", tmp_path / "loop-x")
     os.symlink(tmp_path / "loop-x", tmp_path / "loop-y")
     refused(capsys, tmp_path / "models.toml", base(llama.url, tmp_path / "loop-x"), "symlink loop", "loop-x")
-    argv = ["models", "add", "tiny", "--endpoint", llama.url, "--weights", str(tmp_path / "loop-y"),
-            "--revision", "v1", "--usd-per-hour", "0.5"]
+    argv = [
+        "models",
+        "add",
+        "tiny",
+        "--endpoint",
+        llama.url,
+        "--weights",
+        str(tmp_path / "loop-y"),
+        "--revision",
+        "v1",
+        "--usd-per-hour",
+        "0.5",
+    ]
     refused(capsys, tmp_path / "models.toml", argv, "symlink loop", "loop-y")
     assert not llama.requests  # refused before the endpoint was asked anything
 
@@ -234,15 +277,25 @@ def test_an_unreadable_file(tmp_path, weights, llama, monkeypatch, capsys):
         return real(path, **kwargs)
 
     monkeypatch.setattr(verify_module, "hash_file", denied)
-    refused(capsys, tmp_path / "models.toml", base(llama.url, weights), "sub/part.safetensors",
-            "cannot be read (Permission denied)")
+    refused(
+        capsys,
+        tmp_path / "models.toml",
+        base(llama.url, weights),
+        "sub/part.safetensors",
+        "cannot be read (Permission denied)",
+    )
 
 
 def test_duplicate_name(tmp_path, weights, llama, capsys):
     path = tmp_path / "models.toml"
     path.write_text(EXISTING)
-    refused(capsys, path, base(llama.url, weights)[:2] + ["hosted-one"] + base(llama.url, weights)[3:],
-            "'hosted-one' is already in", "--replace")
+    refused(
+        capsys,
+        path,
+        base(llama.url, weights)[:2] + ["hosted-one"] + base(llama.url, weights)[3:],
+        "'hosted-one' is already in",
+        "--replace",
+    )
 
 
 def test_duplicate_name_is_refused_before_probing_or_hashing(tmp_path, weights, llama, monkeypatch, capsys):
@@ -265,18 +318,27 @@ def test_hosted_without_price_or_date(tmp_path, capsys):
     with ScriptedServer(routes) as server:
         hosted = ["models", "add", "gpt-x", "--kind", "hosted", "--endpoint", server.url, "--revision", "r"]
         refused(capsys, tmp_path / "models.toml", hosted, "needs its token price", "--price-date")
-        refused(capsys, tmp_path / "models.toml", hosted + ["--price-in", "1", "--price-out", "2",
-                                                            "--price-source", "https://x"], "--price-date")
-        refused(capsys, tmp_path / "models.toml", hosted + ["--price-in", "1", "--price-out", "2",
-                                                            "--price-source", "https://x", "--price-date", "30/11/2026"],
-                "YYYY-MM-DD")
+        refused(
+            capsys,
+            tmp_path / "models.toml",
+            hosted + ["--price-in", "1", "--price-out", "2", "--price-source", "https://x"],
+            "--price-date",
+        )
+        refused(
+            capsys,
+            tmp_path / "models.toml",
+            hosted
+            + ["--price-in", "1", "--price-out", "2", "--price-source", "https://x", "--price-date", "30/11/2026"],
+            "YYYY-MM-DD",
+        )
 
 
 def test_provider_key_in_the_key_env_variable(tmp_path, weights, llama, monkeypatch, capsys):
     key = "sk-proj-" + "a" * 40
     monkeypatch.setenv("MY_KEY", key)
-    err = refused(capsys, tmp_path / "models.toml", base(llama.url, weights) + ["--key-env", "MY_KEY"],
-                  "provider API key")
+    err = refused(
+        capsys, tmp_path / "models.toml", base(llama.url, weights) + ["--key-env", "MY_KEY"], "provider API key"
+    )
     assert key not in err
     assert not llama.requests  # refused before anything was sent
 
@@ -305,12 +367,23 @@ def test_no_cost_basis_and_mixed_bases(tmp_path, weights, llama, capsys):
 def test_revision_required_when_nothing_states_one(tmp_path, weights, llama, capsys):
     argv = base(llama.url, weights)
     i = argv.index("--revision")
-    refused(capsys, tmp_path / "models.toml", argv[:i] + argv[i + 2:], "--revision REV")
+    refused(capsys, tmp_path / "models.toml", argv[:i] + argv[i + 2 :], "--revision REV")
 
 
 def test_weights_that_leave_files_of_their_folder_unpinned(tmp_path, weights, llama, capsys):
-    argv = ["models", "add", "tiny", "--endpoint", llama.url, "--weights", str(weights / "tiny.gguf"),
-            "--revision", "v1", "--usd-per-hour", "0.5"]
+    argv = [
+        "models",
+        "add",
+        "tiny",
+        "--endpoint",
+        llama.url,
+        "--weights",
+        str(weights / "tiny.gguf"),
+        "--revision",
+        "v1",
+        "--usd-per-hour",
+        "0.5",
+    ]
     refused(capsys, tmp_path / "models.toml", argv, "sub/part.safetensors", "unpinned")
 
 

@@ -25,10 +25,20 @@ def catalogue(tmp_path: Path) -> tuple[Path, Path]:
     (folder / "vocab.bin").write_bytes(b"vocab")
     path = tmp_path / "models.toml"
     with ScriptedServer(llama_cpp_routes("tiny")) as server:
-        add_model(AddRequest(name="tiny", endpoint=server.url, weights_dir=folder, revision="v1",
-                             usd_per_hour=0.5), path)
-        add_model(AddRequest(name="gone", endpoint=server.url, model="tiny", weights=(folder / "tiny.gguf",
-                             folder / "vocab.bin"), revision="v1", usd_per_hour=0.5), path)
+        add_model(
+            AddRequest(name="tiny", endpoint=server.url, weights_dir=folder, revision="v1", usd_per_hour=0.5), path
+        )
+        add_model(
+            AddRequest(
+                name="gone",
+                endpoint=server.url,
+                model="tiny",
+                weights=(folder / "tiny.gguf", folder / "vocab.bin"),
+                revision="v1",
+                usd_per_hour=0.5,
+            ),
+            path,
+        )
     return path, folder
 
 
@@ -107,12 +117,20 @@ def test_remove(catalogue, capsys):
 
 def fixed_entry(name: str, revision: str = "v1") -> ModelEntry:
     files = {"model.gguf": "sha256:" + "a" * 64}
-    return ModelEntry.model_validate({
-        "name": name, "kind": "local", "endpoint": "http://127.0.0.1:8080/v1", "model": name,
-        "revision": revision, "weights_digest": combined_digest(files), "weights_dir": "/srv/models/" + name,
-        "files": files, "serving": {"stack": "llama.cpp llama-server"},
-        "cost": {"basis": "hardware", "usd_per_hour": 0.5},
-    })
+    return ModelEntry.model_validate(
+        {
+            "name": name,
+            "kind": "local",
+            "endpoint": "http://127.0.0.1:8080/v1",
+            "model": name,
+            "revision": revision,
+            "weights_digest": combined_digest(files),
+            "weights_dir": "/srv/models/" + name,
+            "files": files,
+            "serving": {"stack": "llama.cpp llama-server"},
+            "cost": {"basis": "hardware", "usd_per_hour": 0.5},
+        }
+    )
 
 
 def edit_and_compare(tmp_path: Path, edits, golden: str) -> None:
@@ -127,14 +145,21 @@ def edit_and_compare(tmp_path: Path, edits, golden: str) -> None:
 
 
 def test_golden_add_appends_and_keeps_every_comment(tmp_path):
-    edit_and_compare(tmp_path, [lambda d: with_entry(d, fixed_entry("new-one"), replace=False,
-                                                     comment="added by `compare-tui models add` on 2026-12-04")],
-                     "catalogue_after_add.toml")
+    edit_and_compare(
+        tmp_path,
+        [
+            lambda d: with_entry(
+                d, fixed_entry("new-one"), replace=False, comment="added by `compare-tui models add` on 2026-12-04"
+            )
+        ],
+        "catalogue_after_add.toml",
+    )
 
 
 def test_golden_replace_keeps_position_and_the_next_entrys_comment(tmp_path):
-    edit_and_compare(tmp_path, [lambda d: with_entry(d, fixed_entry("first", "v2"), replace=True)],
-                     "catalogue_after_replace.toml")
+    edit_and_compare(
+        tmp_path, [lambda d: with_entry(d, fixed_entry("first", "v2"), replace=True)], "catalogue_after_replace.toml"
+    )
 
 
 def test_golden_remove_keeps_comments_that_describe_other_entries(tmp_path):
@@ -143,5 +168,8 @@ def test_golden_remove_keeps_comments_that_describe_other_entries(tmp_path):
 
 
 def test_add_then_remove_gives_back_the_original_file(tmp_path):
-    edit_and_compare(tmp_path, [lambda d: with_entry(d, fixed_entry("temp"), replace=False),
-                                lambda d: without_entry(d, "temp")], "catalogue_before.toml")
+    edit_and_compare(
+        tmp_path,
+        [lambda d: with_entry(d, fixed_entry("temp"), replace=False), lambda d: without_entry(d, "temp")],
+        "catalogue_before.toml",
+    )

@@ -29,8 +29,9 @@ MODEL = "smollm2-135m"
 
 def cli(*argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "compare_tui", *argv], env=env, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "compare_tui", *argv], env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +45,23 @@ def added(local_cluster, tmp_path_factory):
     copy = Path(shutil.copy2(server.model_file, weights / server.model_file.name))
     catalogue = tmp / "models.toml"
     catalogue.write_text("# my own catalogue (this comment stays)\n")
-    done = cli("models", "add", "mine", "--endpoint", server.endpoint, "--model", MODEL, "--weights-dir", str(weights),
-               "--revision", "copy-1", "--usd-per-hour", "0.1", "--models", str(catalogue))
+    done = cli(
+        "models",
+        "add",
+        "mine",
+        "--endpoint",
+        server.endpoint,
+        "--model",
+        MODEL,
+        "--weights-dir",
+        str(weights),
+        "--revision",
+        "copy-1",
+        "--usd-per-hour",
+        "0.1",
+        "--models",
+        str(catalogue),
+    )
     assert done.returncode == 0, done.stderr
     assert "added mine" in done.stdout and "1 file(s) pinned" in done.stdout
     goldset = make_set(tmp / "set", manifest=manifest_data(run={"attempts": 1, "temperature": 0.0, "max_tokens": 8}))

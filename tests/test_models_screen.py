@@ -62,15 +62,24 @@ def write_models_catalogue(root: Path) -> Path:
     (tiny / "part.safetensors").write_bytes(b"st" * 500)
     (changed / "model.gguf").write_bytes(b"GGUF" + b"\x01" * 2048)
     path = root / "models.toml"
-    path.write_text("\n".join([
-        "# the team's catalogue",
-        _local("tiny", tiny, {"tiny.gguf": _sha((tiny / "tiny.gguf").read_bytes()),
-                              "part.safetensors": _sha(b"st" * 500)}),
-        _local("changed", changed, {"model.gguf": _sha(b"GGUF" + b"\x02" * 2048)}),
-        ('[[model]]\nname = "hosted-one"\nkind = "hosted"\nendpoint = "http://127.0.0.1:9/v1"\nmodel = "prod"\n'
-         f'revision = "2026-01-01"\nweights_digest = "sha256:{"0" * 64}"\n{HOSTED_COST}'),
-        '[[model]]\nname = "unpinned"\nkind = "hosted"\nendpoint = "http://127.0.0.1:9/v1"\nmodel = "u"\n',
-    ]))
+    path.write_text(
+        "\n".join(
+            [
+                "# the team's catalogue",
+                _local(
+                    "tiny",
+                    tiny,
+                    {"tiny.gguf": _sha((tiny / "tiny.gguf").read_bytes()), "part.safetensors": _sha(b"st" * 500)},
+                ),
+                _local("changed", changed, {"model.gguf": _sha(b"GGUF" + b"\x02" * 2048)}),
+                (
+                    '[[model]]\nname = "hosted-one"\nkind = "hosted"\nendpoint = "http://127.0.0.1:9/v1"\nmodel = "prod"\n'
+                    f'revision = "2026-01-01"\nweights_digest = "sha256:{"0" * 64}"\n{HOSTED_COST}'
+                ),
+                '[[model]]\nname = "unpinned"\nkind = "hosted"\nendpoint = "http://127.0.0.1:9/v1"\nmodel = "u"\n',
+            ]
+        )
+    )
     return path
 
 
@@ -195,8 +204,11 @@ async def test_V_verifies_every_model_one_after_another(models_app):
         await pilot.press("V")
         await settle(pilot)
         assert column(screen.query_one("#catalogue-table", DataTable), "weights") == {
-            "tiny": "✓ verified", "changed": "✗ refused (1)", "hosted-one": "host attested",
-            "unpinned": "✗ refused (2)"}
+            "tiny": "✓ verified",
+            "changed": "✗ refused (1)",
+            "hosted-one": "host attested",
+            "unpinned": "✗ refused (2)",
+        }
         assert screen.queued == []
         await pilot.press("down")
         assert "changed: model.gguf is pinned as" in facts(screen)
@@ -263,10 +275,13 @@ def test_hash_progress_sums_bytes_per_model_and_stops_when_cancelled():
         progress("a.gguf", 1, 100)
 
 
-@pytest.mark.parametrize("content, expected", [
-    (None, "no model catalogue at"),
-    ("[[model]\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (None, "no model catalogue at"),
+        ("[[model]\n", "not valid TOML"),
+    ],
+)
 async def test_a_missing_or_malformed_catalogue_is_said_on_the_screen(tmp_path, content, expected):
     store, sets = build_store(tmp_path)
     path = tmp_path / "models.toml"

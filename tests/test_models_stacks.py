@@ -20,8 +20,7 @@ def test_ollama_digest_is_the_revision_and_its_named_blob_is_pinned(tmp_path):
     blob.write_bytes(b"GGUF ollama blob")
     path = tmp_path / "models.toml"
     with ScriptedServer(ollama_routes("llama3.2:latest", blob=str(blob))) as server:
-        outcome = add_model(AddRequest(name="llama3.2", endpoint=server.url, model="llama3.2",
-                                       usd_per_hour=0.3), path)
+        outcome = add_model(AddRequest(name="llama3.2", endpoint=server.url, model="llama3.2", usd_per_hour=0.3), path)
         show = [r for r in server.requests if r[1] == "/api/show"]
     assert json.loads(show[0][3]) == {"model": "llama3.2"}
     entry = load_catalogue(path).get("llama3.2")
@@ -54,10 +53,21 @@ def test_hosted_entry_through_a_gateway_is_host_attested_and_says_what_the_gatew
     path = tmp_path / "models.toml"
     routes = {("GET", "/v1/models"): (200, openai_models("gpt-x", owned_by="openai"))}
     with ScriptedServer(routes) as server:
-        outcome = add_model(AddRequest(
-            name="gpt-x", kind="hosted", endpoint=server.url, revision="2026-11-01", key_env="GW_KEY",
-            price_in=0.15, price_out=0.6, price_date="2026-11-30", price_source="https://example.com/p",
-            gateway="litellm"), path)
+        outcome = add_model(
+            AddRequest(
+                name="gpt-x",
+                kind="hosted",
+                endpoint=server.url,
+                revision="2026-11-01",
+                key_env="GW_KEY",
+                price_in=0.15,
+                price_out=0.6,
+                price_date="2026-11-30",
+                price_source="https://example.com/p",
+                gateway="litellm",
+            ),
+            path,
+        )
         auth = {r[2].get("Authorization") for r in server.requests}
     entry = load_catalogue(path).get("gpt-x")
     assert auth == {"Bearer vk-test-1234"}  # the virtual key was used for the probe
@@ -77,9 +87,11 @@ def test_readers_recognise_only_their_own_shape():
     assert facts.serving == {"build": "b1", "context_size": 2048}
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=4),
-                           max_leaves=12)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
 
 
 @given(json_values, json_values)
@@ -88,8 +100,14 @@ def test_readers_never_raise_on_any_json(a, b):
         assert facts is None or isinstance(facts.serving, dict)
 
 
-@given(st.dictionaries(st.sampled_from(["build_info", "total_slots", "n_ctx", "chat_template",
-                                        "default_generation_settings", "model_path"]), json_values))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            ["build_info", "total_slots", "n_ctx", "chat_template", "default_generation_settings", "model_path"]
+        ),
+        json_values,
+    )
+)
 def test_llama_props_reader_keeps_only_well_typed_values(props):
     facts = from_llama_props(props)
     if facts is not None:

@@ -102,8 +102,16 @@ def test_a_golden_set_run_ignores_the_proxy(tmp_path, store, proxy, monkeypatch,
 def test_a_tool_call_run_ignores_the_proxy(proxy):
     suite = official_suite()
     with FakeServer(default=text("no tool today")) as server:
-        run = asyncio.run(execute(RunRequest(entry("cand", server.url), suite, select(suite.scenarios, ["S01", "S14"]),
-                                             RunSettings(max_tokens=16, timeout_s=10.0))))
+        run = asyncio.run(
+            execute(
+                RunRequest(
+                    entry("cand", server.url),
+                    suite,
+                    select(suite.scenarios, ["S01", "S14"]),
+                    RunSettings(max_tokens=16, timeout_s=10.0),
+                )
+            )
+        )
         chats = [r for r in server.requests if r.path.endswith("/chat/completions")]
     assert proxy.connections == 0
     assert len(chats) == 2 and len(run.results) == 2
@@ -116,8 +124,14 @@ def test_a_judge_run_ignores_the_proxy(tmp_path, store, proxy, monkeypatch, tran
     base = add_run(store, goldset, "base-model", {t: scored("bug") for t in TASKS})
     cand = add_run(store, goldset, "cand-model", {t: scored("billing") for t in TASKS})
     with FakeServer(consistent_judge) as judge:
-        plan = prepare_pair_judging(store, store.get_run(base), store.get_run(cand), entry("judge-model", judge.url),
-                                    load_rubric(None, "reference"), environ={})
+        plan = prepare_pair_judging(
+            store,
+            store.get_run(base),
+            store.get_run(cand),
+            entry("judge-model", judge.url),
+            load_rubric(None, "reference"),
+            environ={},
+        )
         tally = asyncio.run(execute_judging(store, plan, retry=FAST_RETRY))
         requests = len(judge.requests)
     assert proxy.connections == 0
@@ -141,13 +155,15 @@ def test_runs_against_the_real_local_server_ignore_the_proxy(tmp_path, store, pr
     assert {a.error_class for a in store.attempts_for_run(prepared.run.id)} == {None}
 
     suite = official_suite()
-    run = asyncio.run(execute(RunRequest(model, suite, select(suite.scenarios, ["S01"]),
-                                         RunSettings(max_tokens=8, timeout_s=240))))
+    run = asyncio.run(
+        execute(RunRequest(model, suite, select(suite.scenarios, ["S01"]), RunSettings(max_tokens=8, timeout_s=240)))
+    )
     assert [r.status for r in run.results] == [200]
 
     base = add_run(store, goldset, "base-model", {"t1": scored("bug"), "t2": scored("bug")})
-    plan = prepare_pair_judging(store, store.get_run(base), store.get_run(prepared.run.id), model,
-                                load_rubric(None, "reference"), environ={})
+    plan = prepare_pair_judging(
+        store, store.get_run(base), store.get_run(prepared.run.id), model, load_rubric(None, "reference"), environ={}
+    )
     tally = asyncio.run(execute_judging(store, plan, retry=FAST_RETRY))
     assert tally.requested == 4
     judge_rows = store.query("SELECT status FROM audit WHERE run_id IS NULL")

@@ -14,8 +14,8 @@ import pytest
 
 from compare_tui.cli import main
 from compare_tui.engine import CollectingObserver, RetryPolicy, RunExecutor, RunOverrides, prepare_resume, prepare_run
-from compare_tui.engine.reachability import is_reachable, probe_endpoint, refuse_unreachable
 from compare_tui.engine.prepare import RunRefusedError
+from compare_tui.engine.reachability import is_reachable, probe_endpoint, refuse_unreachable
 from compare_tui.engine.runner import OUTAGE_AFTER
 from compare_tui.report import build_report, load_report_inputs
 from compare_tui.store import Store
@@ -161,13 +161,18 @@ def test_home_health_reads_a_keyless_probe_for_what_a_run_of_the_entry_would_mee
     from compare_tui.tui.screens.home import short_health
 
     assert health_for("HTTP 500", has_key=True) == "up (HTTP 500 without a key; a run asks again with its key)"
-    assert health_for("up (HTTP 401: wants a key)", has_key=True) == "up (HTTP 401 without a key; a run asks again with its key)"
+    assert (
+        health_for("up (HTTP 401: wants a key)", has_key=True)
+        == "up (HTTP 401 without a key; a run asks again with its key)"
+    )
     assert health_for("up (HTTP 401: wants a key)", has_key=False) == "wants a key (HTTP 401; the entry has no key_env)"
     assert health_for("HTTP 500", has_key=False) == "HTTP 500"
     assert health_for("healthy", has_key=True) == "healthy"
     assert health_for("unreachable: Connection refused", has_key=True) == "unreachable: Connection refused"
-    shown = [short_health(health_for(v, k)) for v, k in [("HTTP 500", True), ("up (HTTP 403: wants a key)", False),
-                                                         ("HTTP 503", False), ("healthy", False)]]
+    shown = [
+        short_health(health_for(v, k))
+        for v, k in [("HTTP 500", True), ("up (HTTP 403: wants a key)", False), ("HTTP 503", False), ("healthy", False)]
+    ]
     assert shown == ["✓ up", "✗ wants a key", "✗ HTTP 503", "✓ healthy"]
 
 
@@ -177,8 +182,12 @@ def test_a_reader_given_a_store_path_that_does_not_exist_refuses_it_and_leaves_n
 
     missing = tmp_path / "typo" / "runs.sqlite"
     for args in (["report", "latest"], ["publish", "latest", "--out", str(tmp_path / "out")], ["runs", "list"]):
-        done = subprocess.run([sys.executable, "-m", "compare_tui", *args, "--store", str(missing)],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "compare_tui", *args, "--store", str(missing)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert f"no store at {missing}" in done.stderr
     assert not missing.exists() and not missing.parent.exists()

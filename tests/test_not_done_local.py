@@ -13,9 +13,9 @@ from compare_tui.catalogue import load_catalogue
 from compare_tui.engine import RunExecutor, RunOverrides, prepare_resume, prepare_run
 from compare_tui.goldset import load_golden_set
 from compare_tui.local import up
-from tests.support.stop_mid_run import StopServerMidRun
 from compare_tui.report import build_report, load_report_inputs
 from compare_tui.store import Store
+from tests.support.stop_mid_run import StopServerMidRun
 
 pytestmark = pytest.mark.integration
 
@@ -25,14 +25,14 @@ STOP_AFTER = 4
 """Attempts that finish before the server is stopped."""
 
 
-
 def _figures(store: Store, run_id: str):
     row = build_report(load_report_inputs(store, run_id)).models[0]
     return row, {b.task_id: b.status for b in row.blocks}
 
 
 def test_a_server_stopped_mid_run_leaves_tasks_not_done_and_a_resume_gets_the_uninterrupted_figures(
-        local_cluster, tmp_path):
+    local_cluster, tmp_path
+):
     goldset = load_golden_set(SET)
     settings = RunOverrides(concurrency=1)  # one request at a time: the same batches each run
     entry = load_catalogue(local_cluster.catalogue_path).get(MODEL)
@@ -50,8 +50,7 @@ def test_a_server_stopped_mid_run_leaves_tasks_not_done_and_a_resume_gets_the_un
             # The same port as before, so the pins still match. Named: the preferred port
             # (bundled model i takes base + i) may be another server's on a shared machine.
             port = int(entry.endpoint.rsplit(":", 1)[1].split("/")[0])
-            again = up([MODEL], parallel=4, ctx=4096, port=port,
-                       catalogue_path=local_cluster.catalogue_path)
+            again = up([MODEL], parallel=4, ctx=4096, port=port, catalogue_path=local_cluster.catalogue_path)
         assert status == "incomplete"
         run = store.get_run(cut.run.id)
         assert "tasks not done: nothing was measured" in run.error and "connect" in run.error

@@ -48,7 +48,11 @@ def test_promote_without_any_baseline_needs_initial(comparisons, capsys):
     assert "model-a becomes workload support-triage's first baseline (initial" in out
     decision = comparisons.current_baseline(WORKLOAD)
     assert (decision.model, decision.kind, decision.comparison_id, decision.reason) == (
-        "model-a", "initial", "cmp-1", "what we run")
+        "model-a",
+        "initial",
+        "cmp-1",
+        "what we run",
+    )
     assert decision.pins["model-a"]["run_id"] == "run-a" and "key_env" not in decision.pins["model-a"]
 
 
@@ -65,12 +69,13 @@ def test_refused_on_inconclusive_and_on_worse_then_forced_with_a_reason(comparis
     assert len(comparisons.baseline_history(WORKLOAD)) == 1  # nothing written
     assert cli(comparisons, "promote", "cmp-2", "--model", "model-c", "--force") == 2
     assert "--force needs --reason" in capsys.readouterr().err
-    assert cli(comparisons, "promote", "cmp-2", "--model", "model-c", "--force",
-               "--reason", "accepted: one task") == 0
+    assert cli(comparisons, "promote", "cmp-2", "--model", "model-c", "--force", "--reason", "accepted: one task") == 0
     assert "(forced)" in capsys.readouterr().out
     history = comparisons.baseline_history(WORKLOAD)
     assert [(d.model, d.kind, d.previous_model) for d in history] == [
-        ("model-c", "forced", "model-a"), ("model-a", "initial", None)]
+        ("model-c", "forced", "model-a"),
+        ("model-a", "initial", None),
+    ]
     assert history[0].figures["versus"]["verdict"] == "inconclusive"
     assert history[0].figures["versus"]["ci95_pp"]["low"] < 0 < history[0].figures["versus"]["ci95_pp"]["high"]
     assert cli(comparisons, "baseline", "history", WORKLOAD) == 0
@@ -89,8 +94,10 @@ def test_promote_accepts_a_no_worse_candidate_and_exports_a_canary_without_keys(
     compare(store, "cmp-9", "run-a", "run-d")
     assert cli(store, "promote", "cmp-9", "--model", "model-a", "--initial") == 0
     out = tmp_path / "routes.yaml"
-    assert cli(store, "promote", "cmp-9", "--model", "model-d", "--canary", "10", "--export", "litellm",
-               "--out", str(out)) == 0
+    assert (
+        cli(store, "promote", "cmp-9", "--model", "model-d", "--canary", "10", "--export", "litellm", "--out", str(out))
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "model-d replaces model-a as workload support-triage's baseline (promoted): model-d is no worse" in printed
     assert "Canary: 10% of traffic to model-d, 90% stays on model-a." in printed
@@ -118,8 +125,10 @@ def test_promote_bad_input(comparisons, capsys):
 
 def test_a_workloads_baseline_cannot_be_removed_from_the_catalogue_without_force(comparisons, tmp_path, capsys):
     catalogue = tmp_path / "models.toml"
-    entry = ('[[model]]\nname = "{0}"\nkind = "hosted"\nendpoint = "http://127.0.0.1:9/v1"\n'
-             'model = "{0}"\n[model.cost]\nbasis = "hardware"\nusd_per_hour = 1.0\n')
+    entry = (
+        '[[model]]\nname = "{0}"\nkind = "hosted"\nendpoint = "http://127.0.0.1:9/v1"\n'
+        'model = "{0}"\n[model.cost]\nbasis = "hardware"\nusd_per_hour = 1.0\n'
+    )
     catalogue.write_text(entry.format("model-a") + entry.format("model-b"), encoding="utf-8")
     cli(comparisons, "promote", "cmp-1", "--model", "model-a", "--initial")
     capsys.readouterr()
@@ -168,6 +177,8 @@ def test_the_summary_names_the_workload_baseline_replaced_not_the_comparison_bas
     capsys.readouterr()
     assert cli(comparisons, "promote", "cmp-3", "--model", "model-d") == 0
     printed = capsys.readouterr().out
-    assert "model-d replaces model-c as workload support-triage's baseline (promoted): model-d is no worse against " \
-           "model-a" in printed
+    assert (
+        "model-d replaces model-c as workload support-triage's baseline (promoted): model-d is no worse against "
+        "model-a" in printed
+    )
     assert comparisons.current_baseline(WORKLOAD).previous_model == "model-c"

@@ -44,24 +44,59 @@ def fill_store(path: Path) -> Path:
     goldset = load_golden_set(SAMPLE)
     with Store.open(path) as store:
         for run_id, model, step in (("run-a", "smollm2-135m", 3), ("run-b", "gemma3-270m", 2)):
-            store.create_run(make_run(run_id, model, goldset_path=str(SAMPLE), goldset_digest=goldset.digest,
-                                      task_count=len(goldset.tasks), created_at="2026-01-01T00:00:00Z",
-                                      model_entry={"kind": "local", "key_env": "WT17_TEST_KEY",
-                                                   "serving": {"stack": "llama.cpp", "quantisation": "Q4_1"}}))
+            store.create_run(
+                make_run(
+                    run_id,
+                    model,
+                    goldset_path=str(SAMPLE),
+                    goldset_digest=goldset.digest,
+                    task_count=len(goldset.tasks),
+                    created_at="2026-01-01T00:00:00Z",
+                    model_entry={
+                        "kind": "local",
+                        "key_env": "WT17_TEST_KEY",
+                        "serving": {"stack": "llama.cpp", "quantisation": "Q4_1"},
+                    },
+                )
+            )
             records = []
             for i, task in enumerate(goldset.tasks):
                 human = goldset.scorer_for(task).kind == "human"
                 outcome = "review" if human else ("pass" if i % step else "fail")
-                records.append(AttemptRecord(
-                    run_id=run_id, task_id=task.id, attempt=1, outcome=outcome,
-                    answer_text=f"<b>answer {i}</b> {SECRET} {VIRTUAL}",
-                    score_detail="exact match" if outcome == "pass" else "expected 'billing', got 'bug'",
-                    ttft_ms=20.0 + i * 3 * step, e2e_ms=100.0 + i * 7 * step, prompt_tokens=40, completion_tokens=5))
+                records.append(
+                    AttemptRecord(
+                        run_id=run_id,
+                        task_id=task.id,
+                        attempt=1,
+                        outcome=outcome,
+                        answer_text=f"<b>answer {i}</b> {SECRET} {VIRTUAL}",
+                        score_detail="exact match" if outcome == "pass" else "expected 'billing', got 'bug'",
+                        ttft_ms=20.0 + i * 3 * step,
+                        e2e_ms=100.0 + i * 7 * step,
+                        prompt_tokens=40,
+                        completion_tokens=5,
+                    )
+                )
             store.record_attempts(records)
-        store.add_review(ReviewRecord(run_id="run-a", task_id="reply-01", verdict="pass", note="kind enough",
-                                      reviewer="ana", at="2026-01-02T00:00:00Z"))
-        store.create_comparison(ComparisonRecord(id="cmp-1", name="triage bake-off", run_ids=["run-a", "run-b"],
-                                                 baseline="gemma3-270m", created_at="2026-01-03T00:00:00Z"))
+        store.add_review(
+            ReviewRecord(
+                run_id="run-a",
+                task_id="reply-01",
+                verdict="pass",
+                note="kind enough",
+                reviewer="ana",
+                at="2026-01-02T00:00:00Z",
+            )
+        )
+        store.create_comparison(
+            ComparisonRecord(
+                id="cmp-1",
+                name="triage bake-off",
+                run_ids=["run-a", "run-b"],
+                baseline="gemma3-270m",
+                created_at="2026-01-03T00:00:00Z",
+            )
+        )
     return path
 
 
@@ -112,12 +147,17 @@ def test_publish_writes_the_page_and_the_reports_own_json_and_prints_the_path(st
 def test_the_page_is_self_contained_and_its_policy_allows_nothing_outside_it(store_path, tmp_path):
     publish(store_path, tmp_path / "b")
     page = (tmp_path / "b" / "index.html").read_text(encoding="utf-8")
-    assert f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY.replace(chr(39), "&#x27;")}">' in page
+    assert (
+        f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY.replace(chr(39), "&#x27;")}">'
+        in page
+    )
     assert CONTENT_SECURITY_POLICY.startswith("default-src 'none';")
     assert "unsafe-inline" not in CONTENT_SECURITY_POLICY and "unsafe-eval" not in CONTENT_SECURITY_POLICY
     # No attribute points anywhere: links are in-page anchors only, and nothing is loaded.
     attributes = _attributes(page)
-    assert {"src", "srcset", "action", "formaction", "poster", "data", "background"} & {a for a, _ in attributes} == set()
+    assert {"src", "srcset", "action", "formaction", "poster", "data", "background"} & {
+        a for a, _ in attributes
+    } == set()
     assert {value[:1] for name, value in attributes if name == "href"} == {"#"}
     assert "<link" not in page and "@import" not in page and "url(" not in page
 
@@ -169,12 +209,15 @@ def test_a_single_run_is_published_as_a_run(store_path, tmp_path):
         assert store.list_bundles("run-b")[0].kind == "run"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("publish", "nope", "--out", "X"), "no comparison or run with id 'nope'"),
-    (("publish", "latest"), "--out DIR"),
-    (("publish", "--out", "X"), "give what to publish"),
-    (("publish", "--experiment", "missing", "--out", "X"), "no experiment named 'missing'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("publish", "nope", "--out", "X"), "no comparison or run with id 'nope'"),
+        (("publish", "latest"), "--out DIR"),
+        (("publish", "--out", "X"), "give what to publish"),
+        (("publish", "--experiment", "missing", "--out", "X"), "no experiment named 'missing'"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(store_path, tmp_path, args, message):
     args = tuple(str(tmp_path / "x") if a == "X" else a for a in args)
     result = cli(*args, "--store", str(store_path))
@@ -241,26 +284,68 @@ def test_the_runs_section_shows_provenance_gpu_memory_environment_and_serving_no
     monkeypatch.setenv("WT17_TEST_KEY", VIRTUAL)
     with Store.open(tmp_path / "runs.sqlite") as store:
         for run_id, model, provenance, gpu in (
-                ("run-a", "local-a", "verified",
-                 {"measured": True, "devices": [{"index": 0, "peak_bytes": 3 * 2**30, "baseline_bytes": 2**30}]}),
-                ("run-b", "hosted-b", "provenance by host attestation, not verified",
-                 {"measured": False, "reason": "NVML library not found"})):
-            store.create_run(make_run(run_id, model, provenance=provenance, gpu=gpu, environment={
-                "os": "Linux 6.1", "python": "3.11.7", "cpu_count": 2, "server": {"build_info": "b4321", "note": VIRTUAL}},
-                model_entry={"kind": "local", "key_env": "WT17_TEST_KEY", "model": model, "revision": "r1",
-                             "serving": {"stack": "llama.cpp", "chat_template": f"built-in {VIRTUAL}"}}))
-            store.record_attempts([AttemptRecord(run_id=run_id, task_id="t1", attempt=1, outcome="pass",
-                                                 answer_text="billing", ttft_ms=10.0, e2e_ms=50.0)])
+            (
+                "run-a",
+                "local-a",
+                "verified",
+                {"measured": True, "devices": [{"index": 0, "peak_bytes": 3 * 2**30, "baseline_bytes": 2**30}]},
+            ),
+            (
+                "run-b",
+                "hosted-b",
+                "provenance by host attestation, not verified",
+                {"measured": False, "reason": "NVML library not found"},
+            ),
+        ):
+            store.create_run(
+                make_run(
+                    run_id,
+                    model,
+                    provenance=provenance,
+                    gpu=gpu,
+                    environment={
+                        "os": "Linux 6.1",
+                        "python": "3.11.7",
+                        "cpu_count": 2,
+                        "server": {"build_info": "b4321", "note": VIRTUAL},
+                    },
+                    model_entry={
+                        "kind": "local",
+                        "key_env": "WT17_TEST_KEY",
+                        "model": model,
+                        "revision": "r1",
+                        "serving": {"stack": "llama.cpp", "chat_template": f"built-in {VIRTUAL}"},
+                    },
+                )
+            )
+            store.record_attempts(
+                [
+                    AttemptRecord(
+                        run_id=run_id,
+                        task_id="t1",
+                        attempt=1,
+                        outcome="pass",
+                        answer_text="billing",
+                        ttft_ms=10.0,
+                        e2e_ms=50.0,
+                    )
+                ]
+            )
         store.create_comparison(ComparisonRecord(id="cmp-r", name="runs", run_ids=["run-a", "run-b"]))
     assert publish(tmp_path / "runs.sqlite", tmp_path / "b", ref="cmp-r").code == 0
     page = (tmp_path / "b" / "index.html").read_text(encoding="utf-8")
     runs = page.split('<section id="runs">', 1)[1].split("</section>", 1)[0]
-    for shown in ("<dt>provenance</dt><dd>verified</dd>",
-                  "<dt>provenance</dt><dd>provenance by host attestation, not verified</dd>",
-                  "<dt>GPU memory</dt><dd>not measured (NVML library not found)</dd>",
-                  "<dt>host: os</dt><dd>Linux 6.1</dd>", "<dt>host: python</dt><dd>3.11.7</dd>",
-                  "<dt>serving: stack</dt><dd>llama.cpp</dd>", "<dt>serving: chat_template</dt><dd>built-in [redacted]</dd>",
-                  "&quot;build_info&quot;: &quot;b4321&quot;", "<dt>model id</dt><dd>local-a</dd>"):
+    for shown in (
+        "<dt>provenance</dt><dd>verified</dd>",
+        "<dt>provenance</dt><dd>provenance by host attestation, not verified</dd>",
+        "<dt>GPU memory</dt><dd>not measured (NVML library not found)</dd>",
+        "<dt>host: os</dt><dd>Linux 6.1</dd>",
+        "<dt>host: python</dt><dd>3.11.7</dd>",
+        "<dt>serving: stack</dt><dd>llama.cpp</dd>",
+        "<dt>serving: chat_template</dt><dd>built-in [redacted]</dd>",
+        "&quot;build_info&quot;: &quot;b4321&quot;",
+        "<dt>model id</dt><dd>local-a</dd>",
+    ):
         assert shown in runs, shown
     assert "<dt>GPU memory</dt><dd>3.00 GiB</dd>" in runs  # the peak where measured; else why not (above)
     assert VIRTUAL not in page
@@ -275,15 +360,23 @@ def test_a_v7_store_with_rows_gains_the_bundles_table_and_keeps_its_rows(tmp_pat
     for migration in schema.MIGRATIONS[:7]:
         migration(conn)
     conn.execute("INSERT INTO meta VALUES ('app', 'compare-tui'), ('schema_version', '7')")
-    conn.execute("INSERT INTO runs (id, status, created_at, goldset_id, model_name) "
-                 "VALUES ('r1', 'completed', '2026-01-01T00:00:00.000000Z', 'triage', 'm')")
-    conn.execute("INSERT INTO attempts (id, run_id, task_id, attempt, outcome, answer_text) "
-                 "VALUES ('r1:t1:1', 'r1', 't1', 1, 'pass', 'billing')")
-    conn.execute("INSERT INTO comparisons (id, name, created_at, baseline) "
-                 "VALUES ('c1', 'old', '2026-01-01T00:00:00.000000Z', 'm')")
+    conn.execute(
+        "INSERT INTO runs (id, status, created_at, goldset_id, model_name) "
+        "VALUES ('r1', 'completed', '2026-01-01T00:00:00.000000Z', 'triage', 'm')"
+    )
+    conn.execute(
+        "INSERT INTO attempts (id, run_id, task_id, attempt, outcome, answer_text) "
+        "VALUES ('r1:t1:1', 'r1', 't1', 1, 'pass', 'billing')"
+    )
+    conn.execute(
+        "INSERT INTO comparisons (id, name, created_at, baseline) "
+        "VALUES ('c1', 'old', '2026-01-01T00:00:00.000000Z', 'm')"
+    )
     conn.execute("INSERT INTO comparison_runs VALUES ('c1', 'r1', 0)")
-    conn.execute("INSERT INTO decisions (id, workload_id, model, kind, decided_at) "
-                 "VALUES ('d1', 'triage', 'm', 'initial', '2026-01-01T00:00:00.000000Z')")
+    conn.execute(
+        "INSERT INTO decisions (id, workload_id, model, kind, decided_at) "
+        "VALUES ('d1', 'triage', 'm', 'initial', '2026-01-01T00:00:00.000000Z')"
+    )
     conn.commit()
     conn.close()
     with Store.open(path) as store:
@@ -292,9 +385,17 @@ def test_a_v7_store_with_rows_gains_the_bundles_table_and_keeps_its_rows(tmp_pat
         assert [a.answer_text for a in store.attempts_for_run("r1")] == ["billing"]
         assert store.current_baseline("triage").model == "m"
         assert store.list_bundles() == []
-        record = store.record_bundle(BundleRecord(kind="comparison", ref="c1", path="/tmp/b",
-                                                  sha256="sha256:" + "0" * 64, report_sha256="sha256:" + "1" * 64,
-                                                  answers=True, size_bytes=10))
+        record = store.record_bundle(
+            BundleRecord(
+                kind="comparison",
+                ref="c1",
+                path="/tmp/b",
+                sha256="sha256:" + "0" * 64,
+                report_sha256="sha256:" + "1" * 64,
+                answers=True,
+                size_bytes=10,
+            )
+        )
         assert store.list_bundles("c1") == [record]
 
 

@@ -42,8 +42,10 @@ def browser():
 
 
 def shown_rows(browser: Browser) -> list[str]:
-    return browser.evaluate("Array.prototype.filter.call(document.querySelectorAll('#task-table tbody'),"
-                            "function(b){return !b.hidden;}).map(function(b){return b.querySelector('th').textContent;})")
+    return browser.evaluate(
+        "Array.prototype.filter.call(document.querySelectorAll('#task-table tbody'),"
+        "function(b){return !b.hidden;}).map(function(b){return b.querySelector('th').textContent;})"
+    )
 
 
 def test_the_dom_holds_the_figures_and_every_task_id(bundle, browser):
@@ -64,7 +66,9 @@ def test_the_filter_and_search_work_without_a_server(bundle, browser):
     browser.viewport(1280, 800)
     browser.open(bundle.joinpath("index.html").as_uri())
     doc = json.loads(bundle.joinpath("report.json").read_text())
-    statuses = {t["id"]: [m["tasks"][i]["status"] for m in doc["models"]] for i, t in enumerate(doc["models"][0]["tasks"])}
+    statuses = {
+        t["id"]: [m["tasks"][i]["status"] for m in doc["models"]] for i, t in enumerate(doc["models"][0]["tasks"])
+    }
 
     def pick(value: str) -> list[str]:
         browser.evaluate(f"document.querySelector('#task-filter input[value={value}]').click()")
@@ -73,22 +77,30 @@ def test_the_filter_and_search_work_without_a_server(bundle, browser):
     assert pick("c") == [t for t, s in statuses.items() if len(set(s)) > 1]
     assert pick("f") == [t for t, s in statuses.items() if {"fail", "error"} & set(s)]
     assert pick("r") == [t for t, s in statuses.items() if "review" in s]
-    assert browser.evaluate("document.getElementById('task-count').textContent") == \
-        f"Showing {len(pick('r'))} of {len(statuses)} tasks"
+    assert (
+        browser.evaluate("document.getElementById('task-count').textContent")
+        == f"Showing {len(pick('r'))} of {len(statuses)} tasks"
+    )
     pick("all")
     # Search covers ids, inputs and answers; a change event applies it at once.
-    browser.evaluate("var q=document.querySelector('#task-filter input[type=search]');q.value='charged twice';"
-                     "q.dispatchEvent(new Event('change',{bubbles:true}))")
+    browser.evaluate(
+        "var q=document.querySelector('#task-filter input[type=search]');q.value='charged twice';"
+        "q.dispatchEvent(new Event('change',{bubbles:true}))"
+    )
     assert shown_rows(browser) == ["refund-01"]
-    browser.evaluate("var q=document.querySelector('#task-filter input[type=search]');q.value='';"
-                     "q.dispatchEvent(new Event('change',{bubbles:true}))")
+    browser.evaluate(
+        "var q=document.querySelector('#task-filter input[type=search]');q.value='';"
+        "q.dispatchEvent(new Event('change',{bubbles:true}))"
+    )
     assert len(shown_rows(browser)) == len(statuses)
 
 
 def test_a_task_opens_to_its_input_answers_and_review(bundle, browser):
     browser.open(bundle.joinpath("index.html").as_uri())
-    browser.evaluate("Array.prototype.find.call(document.querySelectorAll('#task-table th[scope=row]'),"
-                     "function(t){return t.textContent==='reply-01';}).click()")
+    browser.evaluate(
+        "Array.prototype.find.call(document.querySelectorAll('#task-table th[scope=row]'),"
+        "function(t){return t.textContent==='reply-01';}).click()"
+    )
     text = browser.evaluate("document.querySelector('#task-table tr.d').innerText")
     assert "[redacted]" in text and VIRTUAL not in text and "<b>answer" in text  # shown as text, not markup
     assert "smollm2-135m: a person said pass: kind enough (ana," in text
@@ -125,9 +137,11 @@ def test_screenshots_are_not_blank_and_nothing_overflows_sideways(bundle, browse
     browser.open(bundle.joinpath("index.html").as_uri())
     browser.evaluate("document.getElementById('open-all').click()")
     assert browser.evaluate("document.documentElement.scrollWidth") <= width
-    wide = browser.evaluate("Array.prototype.filter.call(document.querySelectorAll('main *'),function(e){"
-                            "var r=e.getBoundingClientRect();return r.right>window.innerWidth+1&&!e.closest('.scroll');"
-                            "}).map(function(e){return e.tagName+'#'+e.id+'.'+e.className;})")
+    wide = browser.evaluate(
+        "Array.prototype.filter.call(document.querySelectorAll('main *'),function(e){"
+        "var r=e.getBoundingClientRect();return r.right>window.innerWidth+1&&!e.closest('.scroll');"
+        "}).map(function(e){return e.tagName+'#'+e.id+'.'+e.className;})"
+    )
     assert wide == []
     shot = browser.screenshot()
     (tmp_path / f"{name}.png").write_bytes(shot)
@@ -140,8 +154,10 @@ def test_it_prints_without_the_navigation_and_with_every_opened_task(bundle, bro
     browser.evaluate("document.getElementById('open-all').click()")
     browser.call("Emulation.setEmulatedMedia", {"media": "print"})
     try:
-        hidden = browser.evaluate("[getComputedStyle(document.querySelector('nav.toc')).display,"
-                                  "getComputedStyle(document.getElementById('task-filter')).display]")
+        hidden = browser.evaluate(
+            "[getComputedStyle(document.querySelector('nav.toc')).display,"
+            "getComputedStyle(document.getElementById('task-filter')).display]"
+        )
         opened = browser.evaluate("document.querySelectorAll('#task-table tr.d').length")
         pdf = base64.b64decode(browser.call("Page.printToPDF", {})["data"])
     finally:

@@ -24,11 +24,13 @@ from compare_tui.store import AttemptRecord, Store
 from tests.test_publish import VIRTUAL, fill_store
 from tests.test_report import make_run
 
-scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True)
-           | st.text())
+scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text()
 keys = st.text() | st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none()
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
-                      | st.dictionaries(keys, inner, max_size=4), max_leaves=30)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(keys, inner, max_size=4),
+    max_leaves=30,
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -41,7 +43,7 @@ class Level(enum.IntEnum):
     LOW = 1
 
 
-class Word(str, enum.Enum):
+class Word(str, enum.Enum):  # noqa: UP042 (a str-mixin enum, as older code writes them)
     PASS = "pass"
 
 
@@ -50,8 +52,17 @@ class Ratio(float):
 
 
 def test_subclasses_odd_keys_and_non_finite_numbers_read_as_json_dumps_reads_them():
-    value = {"level": Level.LOW, "word": Word.PASS, "ratio": Ratio(0.5), 7: [math.nan, math.inf, -math.inf],
-             2.5: {}, True: [], None: "é \u2028 \ud800 \"q\" \\ \n", False: [[{}]], "nested": [{"a": [1, {"b": None}]}]}
+    value = {
+        "level": Level.LOW,
+        "word": Word.PASS,
+        "ratio": Ratio(0.5),
+        7: [math.nan, math.inf, -math.inf],
+        2.5: {},
+        True: [],
+        None: 'é \u2028 \ud800 "q" \\ \n',
+        False: [[{}]],
+        "nested": [{"a": [1, {"b": None}]}],
+    }
     assert indented_json(value) == json.dumps(value, indent=2, ensure_ascii=False)
 
 
@@ -112,14 +123,28 @@ def test_an_experiment_publish_leaves_the_collector_on_even_when_it_fails(store_
 def test_answers_with_and_without_tool_calls_read_as_the_page_shows_them(tmp_path):
     with Store.open(tmp_path / "runs.sqlite") as store:
         run = store.create_run(make_run("run-t", "m"))
-        store.record_attempts([
-            AttemptRecord(run_id=run.id, task_id="t1", attempt=1, outcome="pass", answer_text="billing"),
-            AttemptRecord(run_id=run.id, task_id="t2", attempt=1, outcome="pass", answer_text="",
-                          tool_calls=[{"id": "c1", "name": "lookup", "arguments": '{"b": 2, "a": 1}'}]),
-            AttemptRecord(run_id=run.id, task_id="t3", attempt=1, outcome="fail", answer_text="let me check",
-                          tool_calls=[{"id": "c2", "name": "find", "arguments": "not json"}]),
-            AttemptRecord(run_id=run.id, task_id="t4", attempt=1, outcome="fail", answer_text=""),
-        ])
+        store.record_attempts(
+            [
+                AttemptRecord(run_id=run.id, task_id="t1", attempt=1, outcome="pass", answer_text="billing"),
+                AttemptRecord(
+                    run_id=run.id,
+                    task_id="t2",
+                    attempt=1,
+                    outcome="pass",
+                    answer_text="",
+                    tool_calls=[{"id": "c1", "name": "lookup", "arguments": '{"b": 2, "a": 1}'}],
+                ),
+                AttemptRecord(
+                    run_id=run.id,
+                    task_id="t3",
+                    attempt=1,
+                    outcome="fail",
+                    answer_text="let me check",
+                    tool_calls=[{"id": "c2", "name": "find", "arguments": "not json"}],
+                ),
+                AttemptRecord(run_id=run.id, task_id="t4", attempt=1, outcome="fail", answer_text=""),
+            ]
+        )
         details = task_details(store, [run], ["t1", "t2", "t3", "t4"], Masker([run], {}), {})
     answers = [d.attempts[run.id][0].answer for d in details]
     assert answers == ["billing", '[tool call] lookup({"a":1,"b":2})', "let me check\n[tool call] find(not json)", ""]

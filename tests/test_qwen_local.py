@@ -36,8 +36,21 @@ def test_qwen_serves_with_its_share_of_the_cores_and_is_pinned(qwen):
 
 def test_the_demo_ends_in_a_decision_whose_interval_excludes_zero(qwen, tmp_path, capsys):
     store = tmp_path / "runs.sqlite"
-    code = main(["run", str(DEMO_SET), "--baseline", "smollm2-135m", "--model", QWEN, "--json",
-                 "--models", str(qwen.catalogue_path), "--store", str(store)])
+    code = main(
+        [
+            "run",
+            str(DEMO_SET),
+            "--baseline",
+            "smollm2-135m",
+            "--model",
+            QWEN,
+            "--json",
+            "--models",
+            str(qwen.catalogue_path),
+            "--store",
+            str(store),
+        ]
+    )
     summary = json.loads(capsys.readouterr().out)
     assert code == 0, summary
     assert [r["provenance"] for r in summary["runs"]] == ["verified", "verified"]
@@ -49,8 +62,21 @@ def test_the_demo_ends_in_a_decision_whose_interval_excludes_zero(qwen, tmp_path
 
 
 def test_a_tool_call_written_as_text_is_named_through_real_llama_cpp(qwen, tmp_path, capsys):
-    code = main(["toolcall", "--model", QWEN, "--scenario", "S01", "--json", "--keep-arguments",
-                 "--models", str(qwen.catalogue_path), "--store", str(tmp_path / "runs.sqlite")])
+    code = main(
+        [
+            "toolcall",
+            "--model",
+            QWEN,
+            "--scenario",
+            "S01",
+            "--json",
+            "--keep-arguments",
+            "--models",
+            str(qwen.catalogue_path),
+            "--store",
+            str(tmp_path / "runs.sqlite"),
+        ]
+    )
     data = json.loads(capsys.readouterr().out)
     assert code in (0, 1), data
     [result] = data["runs"][0]["results"]

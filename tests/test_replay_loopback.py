@@ -29,11 +29,15 @@ def _candidate(body: dict, _count: int):
     if step == 1:
         return tool_calls(ToolCall("find_order", {"email": "[REDACTED:email]"}))
     amount = 99 if (cid, step) == LOSES else 10 * (step - 1)
-    return tool_calls(ToolCall("refund", {"order": f"{cid}-o{step - 1}", "amount": amount, "note": "extra keys pass under subset"}))
+    return tool_calls(
+        ToolCall("refund", {"order": f"{cid}-o{step - 1}", "amount": amount, "note": "extra keys pass under subset"})
+    )
 
 
 def _cli(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "compare_tui", *args], env=env, capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "compare_tui", *args], env=env, capture_output=True, text=True, timeout=180
+    )
 
 
 def test_a_candidate_that_loses_one_step_loses_that_run_only(tmp_path, capsys):
@@ -49,9 +53,13 @@ def test_a_candidate_that_loses_one_step_loses_that_run_only(tmp_path, capsys):
             'usd_per_mtok_output = 2.0\ncaptured = "2026-12-01"\nsource = "test"\n'
         )
         env = {k: v for k, v in os.environ.items() if not k.startswith("COMPARE_TUI_")} | {
-            "PYTHONPATH": str(ROOT), "COMPARE_TUI_STATE_DIR": str(tmp_path / "state")}
+            "PYTHONPATH": str(ROOT),
+            "COMPARE_TUI_STATE_DIR": str(tmp_path / "state"),
+        }
         store = str(tmp_path / "runs.sqlite")
-        done = _cli(env, "run", str(tmp_path / "set"), "--model", "fake", "--models", str(catalogue), "--store", store, "--json")
+        done = _cli(
+            env, "run", str(tmp_path / "set"), "--model", "fake", "--models", str(catalogue), "--store", store, "--json"
+        )
         assert done.returncode in (0, 1), done.stderr
         chats = [r.body for r in server.requests if r.path.endswith("/chat/completions")]
     assert len(chats) == sum(RUNS.values())

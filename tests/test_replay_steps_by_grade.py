@@ -45,27 +45,35 @@ def _judge(body: dict, _count: int):
 
 
 def _entry(name: str, url: str) -> str:
-    return (f'[[model]]\nname = "{name}"\nkind = "hosted"\nendpoint = "{url}"\nmodel = "{name}-id"\nrevision = "r1"\n'
-            f'weights_digest = "sha256:{"0" * 64}"\n[model.cost]\nbasis = "token_price"\nusd_per_mtok_input = 1.0\n'
-            'usd_per_mtok_output = 2.0\ncaptured = "2026-12-01"\nsource = "test"\n')
+    return (
+        f'[[model]]\nname = "{name}"\nkind = "hosted"\nendpoint = "{url}"\nmodel = "{name}-id"\nrevision = "r1"\n'
+        f'weights_digest = "sha256:{"0" * 64}"\n[model.cost]\nbasis = "token_price"\nusd_per_mtok_input = 1.0\n'
+        'usd_per_mtok_output = 2.0\ncaptured = "2026-12-01"\nsource = "test"\n'
+    )
 
 
 def _cli(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "compare_tui", *args], env=env, capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "compare_tui", *args], env=env, capture_output=True, text=True, timeout=180
+    )
 
 
 def test_text_steps_decided_by_a_judges_grades_drive_or_lose_their_runs(tmp_path):
     records = [r for i, (cid, steps) in enumerate(RUNS.items()) for r in agent_run(cid, steps, END - i * 600)]
     log = write_jsonl(tmp_path / "agent.jsonl", records)
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPARE_TUI_")} | {
-        "PYTHONPATH": str(ROOT), "COMPARE_TUI_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "80"}
+        "PYTHONPATH": str(ROOT),
+        "COMPARE_TUI_STATE_DIR": str(tmp_path / "state"),
+        "COLUMNS": "80",
+    }
     store, catalogue = str(tmp_path / "runs.sqlite"), tmp_path / "models.toml"
     sampled = _cli(env, "sample", str(log), "--whole-runs", "--out", str(tmp_path / "set"))
     assert sampled.returncode == 0, sampled.stderr
     with FakeServer(_candidate) as candidate, FakeServer(_judge) as judge:
         catalogue.write_text(_entry("fake", candidate.url) + _entry("grader", judge.url))
-        done = _cli(env, "run", str(tmp_path / "set"), "--model", "fake", "--models", str(catalogue), "--store", store,
-                    "--json")
+        done = _cli(
+            env, "run", str(tmp_path / "set"), "--model", "fake", "--models", str(catalogue), "--store", store, "--json"
+        )
         assert done.returncode in (0, 1), done.stderr
         with Store.open(store) as opened:
             run_id = opened.list_runs(limit=1)[0].id
@@ -79,10 +87,23 @@ def test_text_steps_decided_by_a_judges_grades_drive_or_lose_their_runs(tmp_path
         assert unknown.returncode == 2 and "--steps-by-grade grader:no-such-rubric.txt" in unknown.stderr
         alone = _cli(env, "report", "latest", "--store", store, "--pass-at", "3")
         assert alone.returncode == 2 and "--steps-by-grade" in alone.stderr
-        graded = _cli(env, "grade", run_id, "--judge", "grader", "--rubric", "similarity",
-                      "--models", str(catalogue), "--store", store)
+        graded = _cli(
+            env,
+            "grade",
+            run_id,
+            "--judge",
+            "grader",
+            "--rubric",
+            "similarity",
+            "--models",
+            str(catalogue),
+            "--store",
+            store,
+        )
         assert graded.returncode == 0, graded.stderr + graded.stdout
-    report = _cli(env, "report", "latest", "--store", store, "--steps-by-grade", "grader:similarity", "--format", "json")
+    report = _cli(
+        env, "report", "latest", "--store", store, "--steps-by-grade", "grader:similarity", "--format", "json"
+    )
     assert report.returncode == 0, report.stderr
     doc = json.loads(report.stdout)
     (fig,) = doc["trajectories"]
@@ -95,8 +116,21 @@ def test_text_steps_decided_by_a_judges_grades_drive_or_lose_their_runs(tmp_path
     # The pass rate is the scorers' and people's: the text steps still wait for a person there.
     assert doc["models"][0]["counts"]["human_decided"] == 0
     # A bar at 1 keeps every graded step: every run is driven.
-    every = json.loads(_cli(env, "report", "latest", "--store", store, "--steps-by-grade", "grader",
-                            "--pass-at", "1", "--format", "json").stdout)
+    every = json.loads(
+        _cli(
+            env,
+            "report",
+            "latest",
+            "--store",
+            store,
+            "--steps-by-grade",
+            "grader",
+            "--pass-at",
+            "1",
+            "--format",
+            "json",
+        ).stdout
+    )
     assert every["trajectories"][0]["runs_driven"]["driven"] == 3
     text_report = _cli(env, "report", "latest", "--store", store, "--steps-by-grade", "grader")
     assert "runs driven without losing a step: 2 of 3 runs" in text_report.stdout
@@ -109,12 +143,12 @@ def test_text_steps_decided_by_a_judges_grades_drive_or_lose_their_runs(tmp_path
     plain = _cli(env, "report", "latest", "--store", store, "--format", "json").stdout
     assert (bundle / "report.json").read_text(encoding="utf-8") == plain
     page = (bundle / "index.html").read_text(encoding="utf-8")
-    replay = page[page.index('<section id="replay">'):page.index("</section>", page.index('<section id="replay">'))]
+    replay = page[page.index('<section id="replay">') : page.index("</section>", page.index('<section id="replay">'))]
     assert replay.count('<td class="strip"') == 3 and replay.count("not decided (step") == 3
     assert "Runs driven without losing a step 0 of 0 runs" in replay
     assert '<span class="r" title="step 3 (' in replay and "step 3 needs a person" in replay
     (grades,) = json.loads(plain)["grades"]
-    shown = page[page.index('<section id="grades">'):]
+    shown = page[page.index('<section id="grades">') :]
     assert "Rubric grades by grader" in shown and 'id="grades-1"' in shown
     figures = grades["runs"][0]["figures"]
     assert f'<td class="n">{figures["mean"]:.2f}</td>' in shown and f'<td class="n">{figures["graded"]}</td>' in shown

@@ -22,18 +22,32 @@ from compare_tui.report.rule import Standing, recommend
 from compare_tui.store import RunRecord
 
 HARDWARE = {"basis": "hardware", "usd_per_hour": 2.0, "gpu_count": 1}
-TOKEN_PRICE = {"basis": "token_price", "usd_per_mtok_input": 1.0, "usd_per_mtok_output": 4.0,
-               "captured": "2026-11-30", "source": "provider price page"}
+TOKEN_PRICE = {
+    "basis": "token_price",
+    "usd_per_mtok_input": 1.0,
+    "usd_per_mtok_output": 4.0,
+    "captured": "2026-11-30",
+    "source": "provider price page",
+}
 NO_GPU = {"measured": False, "reason": "NVML library not found"}
 
 
 def make_run(run_id: str = "run-a", model: str = "model-a", **overrides) -> RunRecord:
     fields = dict(
-        id=run_id, status="completed", goldset_id="support-triage", goldset_name="Support triage",
-        goldset_version="1.0.0", goldset_digest="sha256:abc", model_name=model,
+        id=run_id,
+        status="completed",
+        goldset_id="support-triage",
+        goldset_name="Support triage",
+        goldset_version="1.0.0",
+        goldset_digest="sha256:abc",
+        model_name=model,
         model_entry={"kind": "local", "serving": {"stack": "llama.cpp", "quantisation": "Q4_1"}},
-        provenance="verified", cost_basis=HARDWARE, started_at="2026-01-01T00:00:00Z",
-        finished_at="2026-01-01T00:30:00Z", task_count=10, gpu=NO_GPU,
+        provenance="verified",
+        cost_basis=HARDWARE,
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:30:00Z",
+        task_count=10,
+        gpu=NO_GPU,
     )
     fields.update(overrides)
     return RunRecord(**fields)
@@ -69,15 +83,21 @@ def test_pass_rate_counts_errors_as_not_passed_and_shows_them_apart():
 
 
 def test_a_blocks_detail_comes_from_the_attempt_that_decided_it():
-    facts = (AttemptFacts("t1", 1, "fail", detail="first"), AttemptFacts("t1", 2, "pass", detail="matched"),
-             AttemptFacts("t2", 1, "fail", detail="wrong label"), AttemptFacts("t2", 2, "error", detail="timeout"))
+    facts = (
+        AttemptFacts("t1", 1, "fail", detail="first"),
+        AttemptFacts("t1", 2, "pass", detail="matched"),
+        AttemptFacts("t2", 1, "fail", detail="wrong label"),
+        AttemptFacts("t2", 2, "error", detail="timeout"),
+    )
     row = build_report(inputs(RunInput(make_run(), facts))).models[0]
     assert [(b.status, b.detail) for b in row.blocks] == [("pass", "matched"), ("fail", "wrong label")]
 
 
 def test_a_task_passes_when_any_attempt_passes_and_latency_is_the_passing_attempts():
-    facts = (AttemptFacts("t1", 1, "fail", ttft_ms=900.0, e2e_ms=9000.0, prompt_tokens=10, completion_tokens=5),
-             AttemptFacts("t1", 2, "pass", ttft_ms=100.0, e2e_ms=200.0, prompt_tokens=10, completion_tokens=5))
+    facts = (
+        AttemptFacts("t1", 1, "fail", ttft_ms=900.0, e2e_ms=9000.0, prompt_tokens=10, completion_tokens=5),
+        AttemptFacts("t1", 2, "pass", ttft_ms=100.0, e2e_ms=200.0, prompt_tokens=10, completion_tokens=5),
+    )
     row = build_report(inputs(RunInput(make_run(), facts))).models[0]
     assert row.blocks[0].status == "pass" and row.completed == 1
     assert row.latency.ttft_ms.p50 == 100.0 and row.latency.e2e_ms.p99 == 200.0
@@ -122,9 +142,12 @@ def test_all_error_run_scores_zero_and_completes_nothing():
 
 
 def test_error_classes_are_tallied_for_the_caveat():
-    facts = (AttemptFacts("a", 1, "error", error_class="stream_error"),
-             AttemptFacts("b", 1, "error", error_class="stream_error"),
-             AttemptFacts("c", 1, "error", error_class="http_4xx"), AttemptFacts("d", 1, "pass"))
+    facts = (
+        AttemptFacts("a", 1, "error", error_class="stream_error"),
+        AttemptFacts("b", 1, "error", error_class="stream_error"),
+        AttemptFacts("c", 1, "error", error_class="http_4xx"),
+        AttemptFacts("d", 1, "pass"),
+    )
     row = build_report(inputs(RunInput(make_run(), facts))).models[0]
     assert row.error_classes == (("stream_error", 2), ("http_4xx", 1))
     assert row.not_measured == ()
@@ -133,10 +156,17 @@ def test_error_classes_are_tallied_for_the_caveat():
 def test_attempts_that_measured_nothing_leave_their_tasks_not_done_and_out_of_every_figure():
     run_a, run_b = make_run("ra", "a", task_count=4), make_run("rb", "b", task_count=4, status="incomplete")
     passes = tuple(AttemptFacts(t, 1, "pass", e2e_ms=100.0, prompt_tokens=10, completion_tokens=2) for t in "abcd")
-    b_facts = passes[:2] + (AttemptFacts("c", 1, "error", error_class="connect", detail="could not connect"),
-                            AttemptFacts("d", 1, "error", error_class="http_5xx", detail="HTTP 503"))
-    report = build_report(ReportInputs(runs=(RunInput(run_a, passes), RunInput(run_b, b_facts)),
-                                       task_kinds=dict.fromkeys("abcd", "exact"), task_ids=tuple("abcd")))
+    b_facts = passes[:2] + (
+        AttemptFacts("c", 1, "error", error_class="connect", detail="could not connect"),
+        AttemptFacts("d", 1, "error", error_class="http_5xx", detail="HTTP 503"),
+    )
+    report = build_report(
+        ReportInputs(
+            runs=(RunInput(run_a, passes), RunInput(run_b, b_facts)),
+            task_kinds=dict.fromkeys("abcd", "exact"),
+            task_ids=tuple("abcd"),
+        )
+    )
     a, b = report.models
     # The outage is not a failure of b's: its pass rate is over the two tasks it was measured on.
     assert (b.pass_rate.passed, b.pass_rate.scored, b.pass_rate.errored) == (2, 2, 0)
@@ -230,7 +260,9 @@ def test_the_pass_tables_counts_add_up_to_the_rates_denominator():
     facts = attempts("ppfe") + (AttemptFacts("h1", 1, "review"), AttemptFacts("h2", 1, "review"))
     from compare_tui.report import columns
 
-    report = build_report(inputs(RunInput(make_run(), facts, {"h1": "fail"}), task_kinds={"h1": "human", "h2": "human"}))
+    report = build_report(
+        inputs(RunInput(make_run(), facts, {"h1": "fail"}), task_kinds={"h1": "human", "h2": "human"})
+    )
     cells = {c.header: c.cells[0] for c in columns.pass_rate_columns(report)}
     assert cells["pass rate"] == "50.0% (2/4)"
     assert sum(int(cells[h]) for h in ("✓ pass", "✗ fail", "! error")) == 4
@@ -323,11 +355,14 @@ def test_both_cost_bases_in_one_report_are_called_not_equivalent():
 # ------------------------------------------------------------------ refusals
 
 
-@pytest.mark.parametrize(("field", "value", "words"), [
-    ("cost_basis", None, "no cost basis"),
-    ("cost_basis", {"basis": "barter"}, "unknown cost basis"),
-    ("provenance", None, "no provenance label"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("cost_basis", None, "no cost basis"),
+        ("cost_basis", {"basis": "barter"}, "unknown cost basis"),
+        ("provenance", None, "no provenance label"),
+    ],
+)
 def test_rows_without_cost_basis_or_provenance_are_refused_with_a_reason(field, value, words):
     report = build_report(inputs(one("ppppppp"), one("ppppppp", "run-b", "model-b", **{field: value})))
     assert [r.label for r in report.refused] == ["model-b"]
@@ -341,12 +376,23 @@ def test_rows_without_cost_basis_or_provenance_are_refused_with_a_reason(field, 
 
 
 def test_gpu_peak_is_summed_over_devices():
-    gpu = {"measured": True, "reason": None, "devices": [
-        {"index": 0, "peak_bytes": 3 * 2**30, "baseline_bytes": 2**30},
-        {"index": 1, "peak_bytes": 2**30, "baseline_bytes": 0}], "notes": ["v1 note"]}
+    gpu = {
+        "measured": True,
+        "reason": None,
+        "devices": [
+            {"index": 0, "peak_bytes": 3 * 2**30, "baseline_bytes": 2**30},
+            {"index": 1, "peak_bytes": 2**30, "baseline_bytes": 0},
+        ],
+        "notes": ["v1 note"],
+    }
     report = build_report(inputs(one("p", gpu=gpu)))
     row = report.models[0]
-    assert (row.gpu.measured, row.gpu.peak_bytes, row.gpu.baseline_bytes, row.gpu.devices) == (True, 4 * 2**30, 2**30, 2)
+    assert (row.gpu.measured, row.gpu.peak_bytes, row.gpu.baseline_bytes, row.gpu.devices) == (
+        True,
+        4 * 2**30,
+        2**30,
+        2,
+    )
     assert any(c.code == "gpu_scope" and "v1 note" in c.text for c in report.caveats)
 
 
@@ -543,19 +589,35 @@ def test_one_model_run_twice_gets_distinct_labels():
 
 
 def test_caveats_name_what_was_not_established():
-    isolation = {"network_namespace": False, "network_namespace_note": "unshare failed: EPERM",
-                 "nproc_limit": False, "nproc_note": "not enforced: runs as root"}
+    isolation = {
+        "network_namespace": False,
+        "network_namespace_note": "unshare failed: EPERM",
+        "nproc_limit": False,
+        "nproc_note": "not enforced: runs as root",
+    }
     facts = attempts("pppp", isolation=isolation)
-    report = build_report(inputs(RunInput(make_run(goldset_digest="sha256:1"), facts),
-                                 one("pppp", "run-b", "model-b", goldset_digest="sha256:2"),
-                                 manifest_caveats=("Labels are from October.",),
-                                 notes=("The golden set at /x could not be read.",)))
+    report = build_report(
+        inputs(
+            RunInput(make_run(goldset_digest="sha256:1"), facts),
+            one("pppp", "run-b", "model-b", goldset_digest="sha256:2"),
+            manifest_caveats=("Labels are from October.",),
+            notes=("The golden set at /x could not be read.",),
+        )
+    )
     codes = [c.code for c in report.caveats]
     texts = " ".join(c.text for c in report.caveats)
     assert codes[:2] == ["set", "manifest"]
     assert "From the golden set: Labels are from October." in texts
-    for code in ("different_sets", "baseline", "margin", "sandbox", "sandbox_network", "sandbox_nproc",
-                 "hardware", "gpu"):
+    for code in (
+        "different_sets",
+        "baseline",
+        "margin",
+        "sandbox",
+        "sandbox_network",
+        "sandbox_nproc",
+        "hardware",
+        "gpu",
+    ):
         assert code in codes, code
     assert "process sandbox, not a kernel sandbox" in texts
     assert "without a network namespace" in texts and "unshare failed: EPERM" in texts
@@ -578,10 +640,19 @@ def test_no_margin_caveat_for_a_large_set():
 # ------------------------------------------------------------------ gate
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("0.8", Fraction(4, 5)), ("80", Fraction(4, 5)), ("80%", Fraction(4, 5)), (" 80 % ", Fraction(4, 5)),
-    ("1", Fraction(1)), ("0", Fraction(0)), ("100", Fraction(1)), ("0.5%", Fraction(1, 200)),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0.8", Fraction(4, 5)),
+        ("80", Fraction(4, 5)),
+        ("80%", Fraction(4, 5)),
+        (" 80 % ", Fraction(4, 5)),
+        ("1", Fraction(1)),
+        ("0", Fraction(0)),
+        ("100", Fraction(1)),
+        ("0.5%", Fraction(1, 200)),
+    ],
+)
 def test_parse_pass_rate(text, expected):
     assert parse_pass_rate(text) == expected
 

@@ -21,12 +21,19 @@ LONG_B = "meta-llama/Llama-3.1-70B-Instruct-Turbo"
 
 def long_texts_report():
     """Two runs whose every text is as long as real ones get: names, reasons, six-figure costs."""
-    a = RunInput(make_run("run-a", LONG_A, gpu={"measured": False, "reason": NVML_REASON},
-                          cost_basis={"basis": "hardware", "usd_per_hour": 250000.0, "gpu_count": 1}),
-                 attempts("pppppppffe" * 3))
-    b = RunInput(make_run("run-b", LONG_B, cost_basis=TOKEN_PRICE, model_entry={"kind": "hosted"}, gpu=None),
-                 attempts("ppppfffeep" * 3, ttft_ms=12345.0, e2e_ms=123456.0, prompt_tokens=123456,
-                          completion_tokens=4567))
+    a = RunInput(
+        make_run(
+            "run-a",
+            LONG_A,
+            gpu={"measured": False, "reason": NVML_REASON},
+            cost_basis={"basis": "hardware", "usd_per_hour": 250000.0, "gpu_count": 1},
+        ),
+        attempts("pppppppffe" * 3),
+    )
+    b = RunInput(
+        make_run("run-b", LONG_B, cost_basis=TOKEN_PRICE, model_entry={"kind": "hosted"}, gpu=None),
+        attempts("ppppfffeep" * 3, ttft_ms=12345.0, e2e_ms=123456.0, prompt_tokens=123456, completion_tokens=4567),
+    )
     return build_report(inputs(a, b))
 
 
@@ -41,9 +48,12 @@ def figures_of(report) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for row in report.models:
         cells = {
-            "pass rate": fmt.pass_rate(row.pass_rate), "95% CI": fmt.interval(row.pass_rate.interval),
-            "TTFT p50/p95/p99": fmt.latency(row.latency.ttft_ms), "E2E p50/p95/p99": fmt.latency(row.latency.e2e_ms),
-            "tokens/task": fmt.tokens(row.tokens), "run total": fmt.money(row.cost.total),
+            "pass rate": fmt.pass_rate(row.pass_rate),
+            "95% CI": fmt.interval(row.pass_rate.interval),
+            "TTFT p50/p95/p99": fmt.latency(row.latency.ttft_ms),
+            "E2E p50/p95/p99": fmt.latency(row.latency.e2e_ms),
+            "tokens/task": fmt.tokens(row.tokens),
+            "run total": fmt.money(row.cost.total),
             "per completed task": fmt.cost_per_task(row.cost),
         }
         for point in row.cost.utilisation:
@@ -150,4 +160,4 @@ def test_a_cut_model_label_keeps_the_winners_star(name, width):
         assert len(cut) == width and cut.endswith("…" + WINNER_MARK) and starred.startswith(cut[:-3])
     plain = name * 3
     if len(plain) > width:
-        assert shorten(plain, width) == plain[:width - 1] + "…"
+        assert shorten(plain, width) == plain[: width - 1] + "…"

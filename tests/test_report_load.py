@@ -7,13 +7,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from test_report import make_run
 
 from compare_tui.cli import main
 from compare_tui.goldset import load_golden_set
 from compare_tui.report import AttemptFacts, ReportNotFoundError, build_report, load_report_inputs
 from compare_tui.report.load import attempt_facts
 from compare_tui.store import AttemptRecord, ComparisonRecord, ReviewRecord, Store
-from test_report import make_run
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_sets" / "support-triage"
@@ -29,12 +29,21 @@ def record(store: Store, run_id: str, model: str, outcomes: str, **run_fields) -
     store.create_run(make_run(run_id, model, **run_fields))
     names = {"p": "pass", "f": "fail", "r": "review", "e": "error"}
     store.record_attempts(
-        AttemptRecord(run_id=run_id, task_id=f"t{i:02d}", attempt=1, outcome=names[c], ttft_ms=10.0 + i,
-                      e2e_ms=50.0 + i, prompt_tokens=None if c == "e" else 20, completion_tokens=None if c == "e" else 4,
-                      usage_missing=c == "e", error_class="stream_error" if c == "e" else None,
-                      score_detail={"f": "expected 'billing', got 'bug'", "p": "exact match"}.get(c, ""),
-                      error="the server reported an error inside the stream" if c == "e" else None,
-                      isolation={"network_namespace": False, "network_namespace_note": "no userns"} if i == 0 else None)
+        AttemptRecord(
+            run_id=run_id,
+            task_id=f"t{i:02d}",
+            attempt=1,
+            outcome=names[c],
+            ttft_ms=10.0 + i,
+            e2e_ms=50.0 + i,
+            prompt_tokens=None if c == "e" else 20,
+            completion_tokens=None if c == "e" else 4,
+            usage_missing=c == "e",
+            error_class="stream_error" if c == "e" else None,
+            score_detail={"f": "expected 'billing', got 'bug'", "p": "exact match"}.get(c, ""),
+            error="the server reported an error inside the stream" if c == "e" else None,
+            isolation={"network_namespace": False, "network_namespace_note": "no userns"} if i == 0 else None,
+        )
         for i, c in enumerate(outcomes)
     )
 
@@ -52,7 +61,10 @@ def test_the_narrow_attempt_read_agrees_with_the_stores_records(store):
     assert attempt_facts(store, "run-a") == expected
     assert expected[0].isolation == {"network_namespace": False, "network_namespace_note": "no userns"}
     assert expected[3].usage_missing is True
-    assert (expected[1].detail, expected[3].detail) == ("expected 'billing', got 'bug'", "the server reported an error inside the stream")
+    assert (expected[1].detail, expected[3].detail) == (
+        "expected 'billing', got 'bug'",
+        "the server reported an error inside the stream",
+    )
 
 
 def test_load_a_comparison_by_id_and_by_prefix(store):
@@ -168,7 +180,7 @@ def test_command_writes_each_format_to_a_file(filled, tmp_path, capsys):
     error = junit.find("testsuite[@name='model-b']/testcase[@name='t09']/error")
     assert error.get("message") == "the server reported an error inside the stream"
     text = (tmp_path / "r.txt").read_text(encoding="utf-8")
-    escapes = [text[max(0, i - 40):i + 10] for i in range(len(text)) if text.startswith("\x1b[", i)]
+    escapes = [text[max(0, i - 40) : i + 10] for i in range(len(text)) if text.startswith("\x1b[", i)]
     assert not escapes
     assert "✓" in text and "100.0% (10/10)" in text
 
@@ -182,7 +194,9 @@ def test_command_gate_failure_exits_3_with_reasons_and_still_prints(filled, caps
     assert run_cli(filled, "cmp-1", "--format", "json", "--fail-under", "1", "--require-confidence", "high") == 0
 
 
-@pytest.mark.parametrize("args", [("nope",), ("cmp-1", "--fail-under", "lots"), ("cmp-1", "--out", "/no/such/dir/r.md")])
+@pytest.mark.parametrize(
+    "args", [("nope",), ("cmp-1", "--fail-under", "lots"), ("cmp-1", "--out", "/no/such/dir/r.md")]
+)
 def test_command_bad_input_exits_2_with_one_line(filled, capsys, args):
     assert run_cli(filled, *args) == 2
     err = capsys.readouterr().err

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from test_report import TOKEN_PRICE, attempts, inputs, make_run, one
 
 from compare_tui.report import (
     SCHEMA,
@@ -23,17 +24,21 @@ from compare_tui.report import (
 from compare_tui.report import formatting as fmt
 from compare_tui.report.render_text import render_text
 from compare_tui.report.stats import PAIRED_METHOD
-from test_report import TOKEN_PRICE, attempts, inputs, make_run, one
 
 SCHEMA_DOC = Path(__file__).resolve().parents[1] / "compare_tui" / "report" / "SCHEMA.md"
 
 
 @pytest.fixture(scope="module")
 def report():
-    a = RunInput(make_run(), attempts("pppppppffe") + (AttemptFacts("h1", 1, "review"), AttemptFacts("h2", 1, "review")),
-                 {"h2": "fail"})
-    b = RunInput(make_run("run-b", "model-b", cost_basis=TOKEN_PRICE,
-                          model_entry={"kind": "hosted"}, gpu=None), attempts("ppppfffeee"))
+    a = RunInput(
+        make_run(),
+        attempts("pppppppffe") + (AttemptFacts("h1", 1, "review"), AttemptFacts("h2", 1, "review")),
+        {"h2": "fail"},
+    )
+    b = RunInput(
+        make_run("run-b", "model-b", cost_basis=TOKEN_PRICE, model_entry={"kind": "hosted"}, gpu=None),
+        attempts("ppppfffeee"),
+    )
     c = RunInput(make_run("run-c", "model-c", provenance=None), attempts("p"))
     return build_report(inputs(a, b, c, task_kinds={"h1": "human", "h2": "human"}))
 
@@ -57,8 +62,9 @@ def test_json_has_the_schema_and_the_reports_numbers(report):
         assert m["cost"]["per_completed_task"] == row.cost.per_task
         assert [t["status"] for t in m["tasks"]] == [b.status for b in row.blocks]
         assert [t["id"] for t in m["tasks"]] == doc["task_ids"]
-    assert doc["refused"] == [{"run_id": "run-c", "model": "model-c", "label": "model-c",
-                               "reason": report.refused[0].reason}]
+    assert doc["refused"] == [
+        {"run_id": "run-c", "model": "model-c", "label": "model-c", "reason": report.refused[0].reason}
+    ]
     assert doc["recommendation"]["confidence"] == report.recommendation.confidence
     assert doc["paired"][0]["flips"]["both"] == report.paired[0].both
     assert doc["paired"][0]["ci_method"] == PAIRED_METHOD and "seed" not in doc["paired"][0]
@@ -149,16 +155,23 @@ def test_text_blocks_are_coloured_by_status():
     line = block_line(row)
     assert line.plain == "✓✓✗!"
     assert [(span.start, span.end, span.style) for span in line.spans] == [
-        (0, 2, STATUS_STYLES["pass"]), (2, 3, STATUS_STYLES["fail"]), (3, 4, STATUS_STYLES["error"])]
+        (0, 2, STATUS_STYLES["pass"]),
+        (2, 3, STATUS_STYLES["fail"]),
+        (3, 4, STATUS_STYLES["error"]),
+    ]
     assert len(set(STATUS_STYLES.values())) == len(STATUS_STYLES)
 
 
-@pytest.mark.parametrize("built", [
-    ReportInputs(runs=()),
-    inputs(RunInput(make_run())),
-    inputs(one("eeee")),
-    inputs(one("ppp", cost_basis=None)),
-], ids=["no runs", "empty run", "all errors", "only a refused row"])
+@pytest.mark.parametrize(
+    "built",
+    [
+        ReportInputs(runs=()),
+        inputs(RunInput(make_run())),
+        inputs(one("eeee")),
+        inputs(one("ppp", cost_basis=None)),
+    ],
+    ids=["no runs", "empty run", "all errors", "only a refused row"],
+)
 def test_every_renderer_copes_with_thin_reports(built):
     report = build_report(built)
     assert json.loads(render_json(report))["schema_version"] == 2

@@ -15,9 +15,9 @@ from compare_tui.report.stats import (
     mcnemar_exact,
     paired_bootstrap_ci,
     percentiles,
+    proportion_interval,
     seed_for,
     tasks_to_resolve,
-    proportion_interval,
     wilson_interval,
 )
 
@@ -66,8 +66,11 @@ def test_the_pass_rate_interval_is_exact_clopper_pearson():
 
 
 def _exact_coverage(n: int, p: float) -> float:
-    return sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)
-               if (i := proportion_interval(k, n)).low <= p <= i.high)
+    return sum(
+        math.comb(n, k) * p**k * (1 - p) ** (n - k)
+        for k in range(n + 1)
+        if (i := proportion_interval(k, n)).low <= p <= i.high
+    )
 
 
 @pytest.mark.parametrize("n", [5, 10, 19, 64])
@@ -83,7 +86,9 @@ def test_the_pass_rate_interval_contains_the_estimate_and_mirrors(counts):
     exact = proportion_interval(successes, trials)
     assert 0.0 <= exact.low <= successes / trials <= exact.high <= 1.0
     mirror = proportion_interval(trials - successes, trials)
-    assert mirror.low == pytest.approx(1 - exact.high, abs=1e-9) and mirror.high == pytest.approx(1 - exact.low, abs=1e-9)
+    assert mirror.low == pytest.approx(1 - exact.high, abs=1e-9) and mirror.high == pytest.approx(
+        1 - exact.low, abs=1e-9
+    )
 
 
 # ------------------------------------------------------------------ percentiles
@@ -155,8 +160,13 @@ def test_seed_does_not_depend_on_run_order_but_on_the_runs():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.text(min_size=1, max_size=12), min_size=2, max_size=4, unique=True),
-       st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.randoms(use_true_random=False))
+@given(
+    st.lists(st.text(min_size=1, max_size=12), min_size=2, max_size=4, unique=True),
+    st.integers(0, 60),
+    st.integers(0, 60),
+    st.integers(0, 60),
+    st.randoms(use_true_random=False),
+)
 def test_bootstrap_is_deterministic_for_the_same_run_ids(run_ids, only_a, only_b, ties, shuffler):
     shuffled = list(run_ids)
     shuffler.shuffle(shuffled)

@@ -25,7 +25,11 @@ def _report(*outcome_strings: str, traces=TRACES):
 def test_a_run_with_one_lost_step_is_lost_and_the_others_driven():
     report = _report("ppppfpppp")
     (fig,) = report.trajectories
-    assert [(s.run, s.verdict, s.first_lost) for s in fig.runs] == [("A", "driven", None), ("B", "lost", 2), ("C", "driven", None)]
+    assert [(s.run, s.verdict, s.first_lost) for s in fig.runs] == [
+        ("A", "driven", None),
+        ("B", "lost", 2),
+        ("C", "driven", None),
+    ]
     assert (fig.driven, fig.lost, fig.undecided, fig.decided) == (2, 1, 0, 3)
     assert fig.interval == proportion_interval(2, 3)
     assert (fig.steps_kept, fig.steps_lost, fig.steps_not_measured) == (8, 1, 0)
@@ -68,9 +72,15 @@ def test_every_surface_shows_the_same_figures_and_the_caveat():
     first = doc["trajectories"][0]
     assert first["model"] == "model-0"
     assert first["runs_driven"] == {"driven": 2, "decided": 3, "rate": 2 / 3, "ci95": first["runs_driven"]["ci95"]}
-    assert first["runs"][1] == {"run": "B", "task_ids": ["t03", "t04", "t05"], "statuses": ["pass", "fail", "pass"],
-                                "verdict": "lost", "first_lost_step": 2, "not_measured_steps": [],
-                                "by_grade_steps": []}
+    assert first["runs"][1] == {
+        "run": "B",
+        "task_ids": ["t03", "t04", "t05"],
+        "statuses": ["pass", "fail", "pass"],
+        "verdict": "lost",
+        "first_lost_step": 2,
+        "not_measured_steps": [],
+        "by_grade_steps": [],
+    }
     assert first["steps"]["kept"] == 8 and first["steps"]["lost"] == 1
     caveat = "a candidate's divergent actions are judged, never followed; this measures action fidelity"
     assert any(caveat in c["text"].lower() for c in doc["caveats"])
@@ -88,7 +98,9 @@ def test_every_surface_shows_the_same_figures_and_the_caveat():
 def test_schema_doc_names_every_replay_field():
     from pathlib import Path
 
-    documented = (Path(__file__).resolve().parents[1] / "compare_tui" / "report" / "SCHEMA.md").read_text(encoding="utf-8")
+    documented = (Path(__file__).resolve().parents[1] / "compare_tui" / "report" / "SCHEMA.md").read_text(
+        encoding="utf-8"
+    )
     first = json.loads(render_json(_report("ppppfpppp")))["trajectories"][0]
     names = set(first) | set(first["runs_driven"]) | set(first["steps"]) | set(first["runs"][0]) | {"step_grading"}
     missing = sorted(name for name in names if f"`{name}`" not in documented)
@@ -109,7 +121,10 @@ def test_a_final_text_step_waiting_for_a_person_is_decided_by_its_grade():
     report = _graded("pprpprppr", {"t02": 5, "t05": 2, "t08": 4})
     (fig,) = report.trajectories
     assert [(s.verdict, s.first_lost, s.by_grade) for s in fig.runs] == [
-        ("driven", None, (3,)), ("lost", 3, (3,)), ("driven", None, (3,))]
+        ("driven", None, (3,)),
+        ("lost", 3, (3,)),
+        ("driven", None, (3,)),
+    ]
     assert (fig.driven, fig.lost, fig.undecided, fig.steps_by_grade) == (2, 1, 0, 3)
     caveat = next(c for c in report.caveats if c.code == "steps_by_grade")
     assert "model-0: 3 steps" in caveat.text and "judge-model" in caveat.text and "not a person's review" in caveat.text

@@ -21,21 +21,32 @@ DEFAULTS = resolve_tolerances()
 
 # ------------------------------------------------------------------ tolerances
 
+
 def test_defaults_then_the_manifest_then_the_command_line():
     assert {n: (t.limit, t.source) for n, t in DEFAULTS.items()} == {
-        "pass_rate": (0.02, "default"), "agreement": (0.95, "default"),
-        "latency_p50": (0.2, "default"), "tokens": (0.05, "default")}
+        "pass_rate": (0.02, "default"),
+        "agreement": (0.95, "default"),
+        "latency_p50": (0.2, "default"),
+        "tokens": (0.05, "default"),
+    }
     chosen = resolve_tolerances({"latency_p50": "30%", "tokens": "0.1"}, ["latency_p50=10%", "pass_rate=0pp"])
     assert (chosen["latency_p50"].limit, chosen["latency_p50"].source) == (0.1, "command line")
     assert (chosen["tokens"].limit, chosen["tokens"].source) == (0.1, "manifest")
     assert chosen["pass_rate"].limit == 0.0 and resolve_tolerances(given=["pass_rate=5"])["pass_rate"].limit == 0.05
 
 
-@pytest.mark.parametrize("item, message", [
-    ("speed=2%", "unknown tolerance"), ("pass_rate=2%", "percentage points"), ("latency_p50=20", "ambiguous|percentage"),
-    ("tokens=-1%", "zero or more"), ("agreement=150%", "cannot exceed"), ("tokens", "NAME=VALUE"),
-    ("agreement=lots", "not a number"),
-])
+@pytest.mark.parametrize(
+    "item, message",
+    [
+        ("speed=2%", "unknown tolerance"),
+        ("pass_rate=2%", "percentage points"),
+        ("latency_p50=20", "ambiguous|percentage"),
+        ("tokens=-1%", "zero or more"),
+        ("agreement=150%", "cannot exceed"),
+        ("tokens", "NAME=VALUE"),
+        ("agreement=lots", "not a number"),
+    ],
+)
 def test_bad_tolerances_say_what_was_expected(item, message):
     with pytest.raises(ToleranceError, match=message):
         resolve_tolerances(given=[item])
@@ -43,20 +54,33 @@ def test_bad_tolerances_say_what_was_expected(item, message):
 
 # ------------------------------------------------------------------ the pure check
 
+
 def model(**changes):
     return entry("http://127.0.0.1:9001/v1", "alpha", **changes).pins()
 
 
-def inputs(run_id, outcomes, *, e2e=100.0, tokens=10, settings=SETTINGS, pins=None, digest=DIGEST,
-           build="b1", cost=True) -> ReportInputs:
+def inputs(
+    run_id, outcomes, *, e2e=100.0, tokens=10, settings=SETTINGS, pins=None, digest=DIGEST, build="b1", cost=True
+) -> ReportInputs:
     pins = pins or model()
-    record = RunRecord(id=run_id, status="completed", goldset_id="w", goldset_digest=digest, model_name="alpha",
-                       model_entry=pins, settings=settings, provenance="verified",
-                       cost_basis=pins["cost"] if cost else None,
-                       environment={"server": {"props": {"build_info": build, "chat_template_sha256": "t"}}},
-                       started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:01:00Z")
-    facts = tuple(AttemptFacts(task, 1, outcome, ttft_ms=e2e / 2, e2e_ms=e2e, prompt_tokens=tokens,
-                               completion_tokens=tokens) for task, outcome in outcomes.items())
+    record = RunRecord(
+        id=run_id,
+        status="completed",
+        goldset_id="w",
+        goldset_digest=digest,
+        model_name="alpha",
+        model_entry=pins,
+        settings=settings,
+        provenance="verified",
+        cost_basis=pins["cost"] if cost else None,
+        environment={"server": {"props": {"build_info": build, "chat_template_sha256": "t"}}},
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:01:00Z",
+    )
+    facts = tuple(
+        AttemptFacts(task, 1, outcome, ttft_ms=e2e / 2, e2e_ms=e2e, prompt_tokens=tokens, completion_tokens=tokens)
+        for task, outcome in outcomes.items()
+    )
     return ReportInputs(runs=(RunInput(record, facts),), task_kinds=KINDS, task_ids=tuple(KINDS))
 
 
@@ -97,7 +121,10 @@ def test_different_settings_and_server_build_are_flagged_before_comparing():
     warm = {**SETTINGS, "temperature": 0.7, "max_tokens": 32}
     check = reproduce_check(inputs("a", SAME), inputs("b", SAME, settings=warm, build="b2"), DEFAULTS)
     assert [(d.what, d.a, d.b) for d in check.differences] == [
-        ("temperature", "0.0", "0.7"), ("max_tokens", "16", "32"), ("server build", "b1", "b2")]
+        ("temperature", "0.0", "0.7"),
+        ("max_tokens", "16", "32"),
+        ("server build", "b1", "b2"),
+    ]
     assert check.reproduced  # still compared; flags do not change the verdict
 
 
@@ -111,6 +138,7 @@ def test_runs_of_other_sets_or_other_pins_or_refused_runs_are_not_comparable():
 
 
 # ------------------------------------------------------------------ the command
+
 
 @pytest.fixture
 def two_runs(tmp_path):
@@ -133,9 +161,22 @@ def test_the_command_exits_1_with_a_clear_report_when_a_tolerance_is_exceeded(tw
     assert result.code == 1, result.err
     assert "t2: pass → fail" in result.out and "NOT REPRODUCED" in result.out
     assert "pass_rate" in result.out.split("verdict: NOT REPRODUCED")[1]
-    doc = json.loads(cli("reproduce", a[:6], b[:6], "--json", "--store", two_runs["store"],
-                         "--tolerance", "latency_p50=1000%", "--tolerance", "pass_rate=40pp",
-                         "--tolerance", "agreement=60%").out)
+    doc = json.loads(
+        cli(
+            "reproduce",
+            a[:6],
+            b[:6],
+            "--json",
+            "--store",
+            two_runs["store"],
+            "--tolerance",
+            "latency_p50=1000%",
+            "--tolerance",
+            "pass_rate=40pp",
+            "--tolerance",
+            "agreement=60%",
+        ).out
+    )
     assert doc["reproduced"] and doc["changed_tasks"] == [{"task_id": "t2", "a": "pass", "b": "fail"}]
 
 
@@ -145,8 +186,22 @@ def test_the_command_exits_0_when_within_and_takes_the_manifest_tolerances(two_r
         goldset = three_task_set(tmp_path / "set2")
         manifest = goldset / "golden.toml"
         manifest.write_text('tolerances = { latency_p50 = "1000%" }\n' + manifest.read_text())
-        ids = [json.loads(cli("run", str(goldset), "--model", "alpha", "--models", str(models), "--store",
-                              two_runs["store"], "--json").out)["runs"][0]["id"] for _ in range(2)]
+        ids = [
+            json.loads(
+                cli(
+                    "run",
+                    str(goldset),
+                    "--model",
+                    "alpha",
+                    "--models",
+                    str(models),
+                    "--store",
+                    two_runs["store"],
+                    "--json",
+                ).out
+            )["runs"][0]["id"]
+            for _ in range(2)
+        ]
     result = cli("reproduce", *ids, "--store", two_runs["store"])
     assert result.code == 0, result.out + result.err
     assert "REPRODUCED" in result.out and "(manifest)" in result.out
@@ -167,8 +222,19 @@ def test_bad_input_exits_2(two_runs):
 
 def test_flagged_differences_fail_only_when_asked(two_runs):
     _, b = two_runs["ids"]
-    third = cli("run", str(two_runs["set"]), "--model", "alpha", "--max-tokens", "8", "--models", str(two_runs["models"]),
-                "--store", two_runs["store"], "--json")
+    third = cli(
+        "run",
+        str(two_runs["set"]),
+        "--model",
+        "alpha",
+        "--max-tokens",
+        "8",
+        "--models",
+        str(two_runs["models"]),
+        "--store",
+        two_runs["store"],
+        "--json",
+    )
     c = json.loads(third.out)["runs"][0]["id"]
     loose = ("--store", two_runs["store"], "--tolerance", "latency_p50=1000%")
     flagged = cli("reproduce", b, c, *loose)

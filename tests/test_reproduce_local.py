@@ -22,8 +22,15 @@ from tests.test_experiment_helpers import cli
 pytestmark = pytest.mark.integration
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_sets" / "support-triage"
-TASKS = ("echo-01.toml", "label-easy-01.toml", "no-tool-01.json", "account-01.toml", "bug-01.toml",
-         "refund-01.toml", "other-01.toml")
+TASKS = (
+    "echo-01.toml",
+    "label-easy-01.toml",
+    "no-tool-01.json",
+    "account-01.toml",
+    "bug-01.toml",
+    "refund-01.toml",
+    "other-01.toml",
+)
 
 
 def test_two_runs_at_temperature_0_reproduce_and_a_tightened_tolerance_fails(local_cluster, tmp_path):
@@ -37,8 +44,21 @@ def test_two_runs_at_temperature_0_reproduce_and_a_tightened_tolerance_fails(loc
     for _ in range(3):  # a warm-up run, then the two that are compared
         # One request at a time: llama.cpp's output at temperature 0 depends on which requests
         # share a batch, so concurrency would make the outcomes themselves drift.
-        out = cli("run", str(goldset), "--model", "smollm2-135m", "--temperature", "0", "--concurrency", "1",
-                  "--models", models, "--store", store, "--json")
+        out = cli(
+            "run",
+            str(goldset),
+            "--model",
+            "smollm2-135m",
+            "--temperature",
+            "0",
+            "--concurrency",
+            "1",
+            "--models",
+            models,
+            "--store",
+            store,
+            "--json",
+        )
         assert out.code == 0, out.err[-2000:]
         ids.append(json.loads(out.out)["runs"][0]["id"])
     a, b = ids[1:]

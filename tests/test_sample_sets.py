@@ -166,9 +166,7 @@ def test_the_real_scorers_pass_the_baseline_and_fail_a_wrong_answer(
     for task in loaded.tasks:
         spec = loaded.scorer_for(task)
         baseline, wrong = _baseline_and_wrong_answers(task, spec.kind)
-        want_good, want_bad = (
-            (Outcome.REVIEW, Outcome.REVIEW) if spec.kind == "human" else (Outcome.PASS, Outcome.FAIL)
-        )
+        want_good, want_bad = (Outcome.REVIEW, Outcome.REVIEW) if spec.kind == "human" else (Outcome.PASS, Outcome.FAIL)
         good = score(task, spec, baseline, set_root=loaded.root)
         bad = score(task, spec, wrong, set_root=loaded.root)
         assert good.outcome == want_good, (task.id, good.detail)
@@ -176,6 +174,7 @@ def test_the_real_scorers_pass_the_baseline_and_fail_a_wrong_answer(
 
 
 # ------------------------------------------------------------------ the command checker
+
 
 def _run_checker(
     workdir: Path,

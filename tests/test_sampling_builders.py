@@ -18,18 +18,43 @@ from compare_tui.sampling.records import BatchOutput, BatchRequest, joined
 
 DAY = 86400
 END = 1_741_600_000.0  # 2025-03-10T09:46:40Z
-TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "Find an order.", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": "Find an order.",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+        },
+    }
+]
 
 
 def reply_message(position: int, tool_every: int = 3, text: str = "") -> dict[str, Any]:
     if tool_every and position % tool_every == tool_every - 1:
         arguments = json.dumps({"q": f"order-{position}"})
-        return {"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{position}", "type": "function", "function": {"name": "lookup", "arguments": arguments}}]}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": f"call_{position}", "type": "function", "function": {"name": "lookup", "arguments": arguments}}
+            ],
+        }
     return {"role": "assistant", "content": f"answer {position}. {text}".strip()}
 
 
-def conversation(cid: str | None, turns: int, start: float, *, step: float = 60.0, tool_every: int = 3, text: str = "",
-                 model: str = "gpt-4o", tags: Sequence[str] = (), system: str = "You are the order desk.") -> list[dict[str, Any]]:
+def conversation(
+    cid: str | None,
+    turns: int,
+    start: float,
+    *,
+    step: float = 60.0,
+    tool_every: int = 3,
+    text: str = "",
+    model: str = "gpt-4o",
+    tags: Sequence[str] = (),
+    system: str = "You are the order desk.",
+) -> list[dict[str, Any]]:
     """The plain-shape records of one conversation of `turns` assistant turns."""
     history: list[dict[str, Any]] = [{"role": "system", "content": system}]
     records = []
@@ -38,7 +63,10 @@ def conversation(cid: str | None, turns: int, start: float, *, step: float = 60.
         reply = reply_message(position, tool_every, text)
         record: dict[str, Any] = {
             "request": {"model": model, "messages": list(history), "tools": TOOLS},
-            "response": {"model": model, "choices": [{"message": reply, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}]},
+            "response": {
+                "model": model,
+                "choices": [{"message": reply, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
+            },
             "timestamp": start + position * step,
         }
         if cid is not None:
@@ -48,7 +76,9 @@ def conversation(cid: str | None, turns: int, start: float, *, step: float = 60.
         records.append(record)
         history.append(reply)
         if reply.get("tool_calls"):
-            history.append({"role": "tool", "tool_call_id": reply["tool_calls"][0]["id"], "content": '{"status": "shipped"}'})
+            history.append(
+                {"role": "tool", "tool_call_id": reply["tool_calls"][0]["id"], "content": '{"status": "shipped"}'}
+            )
     return records
 
 
@@ -84,9 +114,27 @@ def test_plain_records_read_back_with_position_and_conversation():
 
 def test_batch_halves_join_into_one_turn():
     body = conversation(None, 1, END)[0]["request"]
-    request = read_record(json.dumps({"custom_id": "r1", "method": "POST", "url": "/v1/chat/completions", "body": body}).encode())
-    output = read_record(json.dumps({"id": "b1", "custom_id": "r1", "response": {"status_code": 200, "request_id": "q", "body": {
-        "created": int(END), "model": "gpt-4o-mini", "choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}}, "error": None}).encode())
+    request = read_record(
+        json.dumps({"custom_id": "r1", "method": "POST", "url": "/v1/chat/completions", "body": body}).encode()
+    )
+    output = read_record(
+        json.dumps(
+            {
+                "id": "b1",
+                "custom_id": "r1",
+                "response": {
+                    "status_code": 200,
+                    "request_id": "q",
+                    "body": {
+                        "created": int(END),
+                        "model": "gpt-4o-mini",
+                        "choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+                    },
+                },
+                "error": None,
+            }
+        ).encode()
+    )
     assert isinstance(request, BatchRequest) and isinstance(output, BatchOutput)
     turn = joined(request, output)
     assert turn.timestamp == END and turn.reply.text == "hi" and turn.models == ("gpt-4o", "gpt-4o-mini")
@@ -95,14 +143,32 @@ def test_batch_halves_join_into_one_turn():
 # ---------------------------------------------------------------- agent runs (whole-run sampling)
 
 AGENT_TOOLS = [
-    {"type": "function", "function": {"name": "find_order", "description": "Find an order by customer e-mail.",
-                                      "parameters": {"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]}}},
-    {"type": "function", "function": {"name": "refund", "description": "Refund an order.",
-                                      "parameters": {"type": "object", "properties": {"order": {"type": "string"}, "amount": {"type": "number"}}, "required": ["order"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "find_order",
+            "description": "Find an order by customer e-mail.",
+            "parameters": {"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "refund",
+            "description": "Refund an order.",
+            "parameters": {
+                "type": "object",
+                "properties": {"order": {"type": "string"}, "amount": {"type": "number"}},
+                "required": ["order"],
+            },
+        },
+    },
 ]
 
 
-def agent_run(cid: str, steps: int, start: float, *, step_s: float = 5.0, email: str = "ana@example.com") -> list[dict[str, Any]]:
+def agent_run(
+    cid: str, steps: int, start: float, *, step_s: float = 5.0, email: str = "ana@example.com"
+) -> list[dict[str, Any]]:
     """The plain-shape records of one complete agent run: `steps - 1` tool calls, each followed
     by its result, then a final text answer; one record per step, each request the history
     the agent saw."""
@@ -113,20 +179,46 @@ def agent_run(cid: str, steps: int, start: float, *, step_s: float = 5.0, email:
     records = []
     for index in range(steps):
         if index < steps - 1:
-            name, arguments = ("find_order", {"email": email}) if index == 0 else ("refund", {"order": f"{cid}-o{index}", "amount": 10 * index})
-            reply: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"call_{cid}_{index}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+            name, arguments = (
+                ("find_order", {"email": email})
+                if index == 0
+                else ("refund", {"order": f"{cid}-o{index}", "amount": 10 * index})
+            )
+            reply: dict[str, Any] = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{cid}_{index}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(arguments)},
+                    }
+                ],
+            }
         else:
             reply = {"role": "assistant", "content": f"Done: {cid} refunded."}
-        records.append({
-            "request": {"model": "gpt-4o", "messages": list(history), "tools": AGENT_TOOLS},
-            "response": {"model": "gpt-4o", "choices": [{"message": reply, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}]},
-            "timestamp": start + index * step_s,
-            "conversation_id": cid,
-        })
+        records.append(
+            {
+                "request": {"model": "gpt-4o", "messages": list(history), "tools": AGENT_TOOLS},
+                "response": {
+                    "model": "gpt-4o",
+                    "choices": [
+                        {"message": reply, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}
+                    ],
+                },
+                "timestamp": start + index * step_s,
+                "conversation_id": cid,
+            }
+        )
         history.append(reply)
         if reply.get("tool_calls"):
-            history.append({"role": "tool", "tool_call_id": reply["tool_calls"][0]["id"], "content": json.dumps({"ok": True, "step": index})})
+            history.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": reply["tool_calls"][0]["id"],
+                    "content": json.dumps({"ok": True, "step": index}),
+                }
+            )
     return records
 
 

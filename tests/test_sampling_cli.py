@@ -31,8 +31,13 @@ def _sample(capsys, *args: str) -> tuple[int, str, str]:
 def _traffic(root: Path, *, gz: bool = False, extra: list = ()) -> Path:
     records = []
     for index in range(12):
-        records += conversation(f"conv-{index}", 2 + index % 7, END - index * DAY / 2, tags=["billing"] if index % 2 else ["bug"],
-                                model="gpt-4o" if index % 3 else "gpt-4o-mini")
+        records += conversation(
+            f"conv-{index}",
+            2 + index % 7,
+            END - index * DAY / 2,
+            tags=["billing"] if index % 2 else ["bug"],
+            model="gpt-4o" if index % 3 else "gpt-4o-mini",
+        )
     return write_jsonl(root / ("traffic.jsonl.gz" if gz else "traffic.jsonl"), [*records, *extra], gz=gz)
 
 
@@ -60,14 +65,26 @@ def test_gzip_logs_give_a_set_that_loads_and_validates(tmp_path, capsys):
 def test_skipped_lines_are_counted_per_reason_with_their_places(tmp_path, capsys):
     stale = conversation("old", 1, END - 60 * DAY)[0]
     log = _traffic(tmp_path, extra=["{torn", "", "[1]", {"hello": 1}, stale])
-    code, out, err = _sample(capsys, str(log), "--out", str(tmp_path / "set"), "--samples", "5", "--window", "7d", "--json")
+    code, out, err = _sample(
+        capsys, str(log), "--out", str(tmp_path / "set"), "--samples", "5", "--window", "7d", "--json"
+    )
     assert code == 0, err
     info = json.loads(out)
     total_lines = info["counts"]["lines"]
     skipped = info["skipped"]
-    assert skipped["bad_json"] == {"count": 1, "meaning": "not valid JSON", "first": [f"traffic.jsonl:{total_lines - 4}"]}
-    assert skipped["blank"]["count"] == 1 and skipped["not_object"]["count"] == 1 and skipped["unknown_shape"]["count"] == 1
-    assert skipped["outside_window"]["count"] >= 1 and f"traffic.jsonl:{total_lines}" in json.dumps(skipped["outside_window"])
+    assert skipped["bad_json"] == {
+        "count": 1,
+        "meaning": "not valid JSON",
+        "first": [f"traffic.jsonl:{total_lines - 4}"],
+    }
+    assert (
+        skipped["blank"]["count"] == 1
+        and skipped["not_object"]["count"] == 1
+        and skipped["unknown_shape"]["count"] == 1
+    )
+    assert skipped["outside_window"]["count"] >= 1 and f"traffic.jsonl:{total_lines}" in json.dumps(
+        skipped["outside_window"]
+    )
     assert info["window"]["end_from"] == "newest usable timestamp in the logs"
     assert info["window"]["end"] == "2025-03-10T09:47:40Z"  # the newest turn: conv-0's second, END + 60 s
     assert json.loads((tmp_path / "set" / "sample.json").read_text())["skipped"] == skipped
@@ -81,31 +98,98 @@ def test_skipped_lines_are_counted_per_reason_with_their_places(tmp_path, capsys
 
 def test_model_and_tag_filters_and_now(tmp_path, capsys):
     log = _traffic(tmp_path)
-    code, out, err = _sample(capsys, str(log), "--out", str(tmp_path / "f"), "--samples", "50", "--tag", "billing", "--model", "gpt-4o-mini", "--json")
+    code, out, err = _sample(
+        capsys,
+        str(log),
+        "--out",
+        str(tmp_path / "f"),
+        "--samples",
+        "50",
+        "--tag",
+        "billing",
+        "--model",
+        "gpt-4o-mini",
+        "--json",
+    )
     assert code == 0, err
     info = json.loads(out)
     assert info["skipped"]["missing_tag"]["count"] > 0 and info["skipped"]["wrong_model"]["count"] > 0
-    assert {t for task in load_golden_set(tmp_path / "f").tasks for t in task.tags if not t.startswith(("part:", "reply:"))} == {"billing"}
-    code, out, err = _sample(capsys, str(log), "--out", str(tmp_path / "n"), "--samples", "50", "--now", "2025-03-05T00:00:00Z", "--window", "1d", "--json")
+    assert {
+        t for task in load_golden_set(tmp_path / "f").tasks for t in task.tags if not t.startswith(("part:", "reply:"))
+    } == {"billing"}
+    code, out, err = _sample(
+        capsys,
+        str(log),
+        "--out",
+        str(tmp_path / "n"),
+        "--samples",
+        "50",
+        "--now",
+        "2025-03-05T00:00:00Z",
+        "--window",
+        "1d",
+        "--json",
+    )
     assert code == 0, err
     info = json.loads(out)
-    assert info["window"] | {"half_life_seconds": 0} == {"length": "1d", "seconds": 86400, "start": "2025-03-04T00:00:00Z", "end": "2025-03-05T00:00:00Z",
-                                                         "end_from": "--now", "half_life_seconds": 0}
+    assert info["window"] | {"half_life_seconds": 0} == {
+        "length": "1d",
+        "seconds": 86400,
+        "start": "2025-03-04T00:00:00Z",
+        "end": "2025-03-05T00:00:00Z",
+        "end_from": "--now",
+        "half_life_seconds": 0,
+    }
     assert all("2025-03-04" <= t["timestamp"] < "2025-03-05" for t in info["tasks"])
 
 
 def test_batch_input_and_output_files_are_joined_by_custom_id(tmp_path, capsys):
     inputs, outputs = [], []
     for index, record in enumerate(r for i in range(4) for r in conversation(f"b{i}", 3, END - i * 3600)):
-        inputs.append({"custom_id": f"req-{index}", "method": "POST", "url": "/v1/chat/completions", "body": record["request"]})
-        outputs.append({"id": f"batch_req_{index}", "custom_id": f"req-{index}", "error": None,
-                        "response": {"status_code": 200, "request_id": "x", "body": {**record["response"], "created": int(record["timestamp"])}}})
-    inputs.append({"custom_id": "lonely", "method": "POST", "url": "/v1/chat/completions", "body": {"messages": [{"role": "user", "content": "hi"}]}})
-    outputs.append({"custom_id": "orphan", "response": {"status_code": 200, "body": {"created": int(END), "choices": [{"message": {"role": "assistant", "content": "x"}}]}}})
-    outputs.append({"custom_id": "failed", "response": {"status_code": 429, "body": {"error": {"message": "slow down"}}}, "error": None})
+        inputs.append(
+            {"custom_id": f"req-{index}", "method": "POST", "url": "/v1/chat/completions", "body": record["request"]}
+        )
+        outputs.append(
+            {
+                "id": f"batch_req_{index}",
+                "custom_id": f"req-{index}",
+                "error": None,
+                "response": {
+                    "status_code": 200,
+                    "request_id": "x",
+                    "body": {**record["response"], "created": int(record["timestamp"])},
+                },
+            }
+        )
+    inputs.append(
+        {
+            "custom_id": "lonely",
+            "method": "POST",
+            "url": "/v1/chat/completions",
+            "body": {"messages": [{"role": "user", "content": "hi"}]},
+        }
+    )
+    outputs.append(
+        {
+            "custom_id": "orphan",
+            "response": {
+                "status_code": 200,
+                "body": {"created": int(END), "choices": [{"message": {"role": "assistant", "content": "x"}}]},
+            },
+        }
+    )
+    outputs.append(
+        {
+            "custom_id": "failed",
+            "response": {"status_code": 429, "body": {"error": {"message": "slow down"}}},
+            "error": None,
+        }
+    )
     out_file = write_jsonl(tmp_path / "batch_output.jsonl", outputs)
     in_file = write_jsonl(tmp_path / "batch_input.jsonl", inputs)
-    code, out, err = _sample(capsys, str(out_file), str(in_file), "--out", str(tmp_path / "set"), "--samples", "100", "--json")
+    code, out, err = _sample(
+        capsys, str(out_file), str(in_file), "--out", str(tmp_path / "set"), "--samples", "100", "--json"
+    )
     assert code == 0, err
     info = json.loads(out)
     assert info["counts"]["sampled_turns"] == 12
@@ -118,7 +202,10 @@ def test_batch_input_and_output_files_are_joined_by_custom_id(tmp_path, capsys):
 
 @pytest.mark.parametrize("kind", ["exact", "regex"])
 def test_text_scorer_on_request_matches_the_logged_reply(tmp_path, capsys, kind):
-    log = write_jsonl(tmp_path / "l.jsonl", conversation("c", 3, END, tool_every=0, text="Line one.\n  Line two (with *regex* chars)."))
+    log = write_jsonl(
+        tmp_path / "l.jsonl",
+        conversation("c", 3, END, tool_every=0, text="Line one.\n  Line two (with *regex* chars)."),
+    )
     assert _sample(capsys, str(log), "--out", str(tmp_path / "set"), "--samples", "3", "--text-scorer", kind)[0] == 0
     goldset = load_golden_set(tmp_path / "set")
     for task in goldset.tasks:
@@ -147,7 +234,21 @@ def test_a_non_empty_out_is_refused_unless_it_holds_a_sampled_set_and_force(tmp_
 def test_same_command_twice_gives_identical_folders(tmp_path, capsys):
     log = _traffic(tmp_path, gz=True)
     for name in ("a", "b"):
-        assert _sample(capsys, str(log), "--out", str(tmp_path / name), "--samples", "20", "--seed", "s", "--redact", "conv-1[0-9]")[0] == 0
+        assert (
+            _sample(
+                capsys,
+                str(log),
+                "--out",
+                str(tmp_path / name),
+                "--samples",
+                "20",
+                "--seed",
+                "s",
+                "--redact",
+                "conv-1[0-9]",
+            )[0]
+            == 0
+        )
     assert read_dir_bytes(tmp_path / "a") == read_dir_bytes(tmp_path / "b")
 
 
@@ -193,13 +294,37 @@ def test_the_engine_runs_a_sampled_set(tmp_path, capsys):
             f'weights_digest = "sha256:{"0" * 64}"\n[model.cost]\nbasis = "token_price"\nusd_per_mtok_input = 1.0\n'
             'usd_per_mtok_output = 2.0\ncaptured = "2026-12-01"\nsource = "test"\n'
         )
-        env = {k: v for k, v in os.environ.items() if not k.startswith("COMPARE_TUI_")} | {"PYTHONPATH": str(ROOT), "COMPARE_TUI_STATE_DIR": str(tmp_path / "state")}
-        done = subprocess.run([sys.executable, "-m", "compare_tui", "run", str(tmp_path / "set"), "--model", "fake", "--models", str(catalogue),
-                               "--store", str(tmp_path / "runs.sqlite"), "--json"], env=env, capture_output=True, text=True, timeout=180)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COMPARE_TUI_")} | {
+            "PYTHONPATH": str(ROOT),
+            "COMPARE_TUI_STATE_DIR": str(tmp_path / "state"),
+        }
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "compare_tui",
+                "run",
+                str(tmp_path / "set"),
+                "--model",
+                "fake",
+                "--models",
+                str(catalogue),
+                "--store",
+                str(tmp_path / "runs.sqlite"),
+                "--json",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert done.returncode in (0, 1), done.stderr
         chats = [r.body for r in server.requests if r.path.endswith("/chat/completions")]
     assert len(chats) == 12
-    assert all(body["tools"] and {m["role"] for m in body["messages"]} <= {"system", "user", "assistant", "tool"} for body in chats)
+    assert all(
+        body["tools"] and {m["role"] for m in body["messages"]} <= {"system", "user", "assistant", "tool"}
+        for body in chats
+    )
     from compare_tui.store import Store
 
     with Store.open(tmp_path / "runs.sqlite") as store:

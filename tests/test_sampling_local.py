@@ -25,13 +25,27 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.integration
 def test_a_sampled_set_runs_against_both_local_models(local_cluster, tmp_path):
     # Short chats, so every replayed conversation fits the servers' per-slot context.
-    records = [r for i in range(6) for r in conversation(f"c{i}", 4, END - i * DAY, text=f"Contact me at user{i}@example.com.")]
+    records = [
+        r for i in range(6) for r in conversation(f"c{i}", 4, END - i * DAY, text=f"Contact me at user{i}@example.com.")
+    ]
     log = write_jsonl(tmp_path / "traffic.jsonl", records)
     out = write_sampled_set(sample_logs([log], SampleOptions(samples=8, seed="local")), tmp_path / "set")
     goldset = load_golden_set(out)
     names = [info.name for info in local_cluster.servers]
-    args = [sys.executable, "-m", "compare_tui", "run", str(out), "--models", str(local_cluster.catalogue_path),
-            "--store", str(tmp_path / "runs.sqlite"), "--json", "--max-tokens", "64"]
+    args = [
+        sys.executable,
+        "-m",
+        "compare_tui",
+        "run",
+        str(out),
+        "--models",
+        str(local_cluster.catalogue_path),
+        "--store",
+        str(tmp_path / "runs.sqlite"),
+        "--json",
+        "--max-tokens",
+        "64",
+    ]
     for name in names:
         args += ["--model", name]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -44,4 +58,6 @@ def test_a_sampled_set_runs_against_both_local_models(local_cluster, tmp_path):
             attempts = store.attempts_for_run(run.id)
             assert run.status == "completed" and len(attempts) == len(goldset.tasks)
             # Every replayed conversation was accepted and answered: scored, never an error.
-            assert {a.outcome for a in attempts} <= {"pass", "fail", "review"}, [(a.task_id, a.outcome, a.error) for a in attempts]
+            assert {a.outcome for a in attempts} <= {"pass", "fail", "review"}, [
+                (a.task_id, a.outcome, a.error) for a in attempts
+            ]

@@ -11,7 +11,11 @@ from compare_tui.sampling.records import BatchOutput
 from compare_tui.sampling.window import parse_timestamp
 from tests.test_sampling_builders import END, conversation
 
-COMPLETION = {"created": int(END), "model": "gpt-4o", "choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}
+COMPLETION = {
+    "created": int(END),
+    "model": "gpt-4o",
+    "choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+}
 
 
 def _read(record) -> LoggedTurn:
@@ -30,15 +34,25 @@ def _reason(line: str | bytes | dict) -> str:
 
 def test_plain_shape_with_every_response_form():
     base = conversation("c", 1, END)[0]
-    for response in (COMPLETION, {"role": "assistant", "content": "ok"}, "ok", {"status_code": 200, "body": COMPLETION}):
+    for response in (
+        COMPLETION,
+        {"role": "assistant", "content": "ok"},
+        "ok",
+        {"status_code": 200, "body": COMPLETION},
+    ):
         turn = _read({**base, "response": response})
         assert turn.reply.text == "ok" and turn.conversation == "id:c"
 
 
 def test_litellm_shape_takes_tools_from_model_parameters():
-    record = {"messages": [{"role": "user", "content": "hi"}], "response": COMPLETION, "startTime": "2025-03-10T09:00:00Z",
-              "model": "gpt-4o", "model_parameters": {"tools": [{"type": "function", "function": {"name": "f"}}]},
-              "metadata": {"session_id": "s-1", "tags": ["billing"]}}
+    record = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "response": COMPLETION,
+        "startTime": "2025-03-10T09:00:00Z",
+        "model": "gpt-4o",
+        "model_parameters": {"tools": [{"type": "function", "function": {"name": "f"}}]},
+        "metadata": {"session_id": "s-1", "tags": ["billing"]},
+    }
     turn = _read(record)
     assert turn.request.tools[0]["function"]["name"] == "f"
     assert turn.conversation == "id:s-1" and turn.tags == ("billing",)
@@ -55,10 +69,22 @@ def test_batch_output_with_embedded_request_is_a_whole_turn():
 
 
 def test_developer_role_becomes_system_and_text_parts_stay_text():
-    turn = _read({"request": {"messages": [{"role": "developer", "content": "rules"},
-                                           {"role": "user", "content": [{"type": "text", "text": "hi"}], "refusal": None}]},
-                  "response": COMPLETION, "timestamp": END})
-    assert turn.request.messages == [{"role": "system", "content": "rules"}, {"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    turn = _read(
+        {
+            "request": {
+                "messages": [
+                    {"role": "developer", "content": "rules"},
+                    {"role": "user", "content": [{"type": "text", "text": "hi"}], "refusal": None},
+                ]
+            },
+            "response": COMPLETION,
+            "timestamp": END,
+        }
+    )
+    assert turn.request.messages == [
+        {"role": "system", "content": "rules"},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+    ]
 
 
 def test_without_an_id_the_opening_groups_a_conversation():
@@ -77,22 +103,98 @@ def test_without_an_id_the_opening_groups_a_conversation():
         ("[1, 2]", "not_object"),
         ({"hello": "world"}, "unknown_shape"),
         ({"request": {"messages": []}, "response": COMPLETION, "timestamp": END}, "no_messages"),
-        ({"request": {"messages": [{"role": "system", "content": "x"}]}, "response": COMPLETION, "timestamp": END}, "no_user_message"),
-        ({"request": {"messages": [{"role": "wizard", "content": "x"}]}, "response": COMPLETION, "timestamp": END}, "bad_messages"),
-        ({"request": {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}, "response": COMPLETION, "timestamp": END}, "unsupported_content"),
-        ({"request": {"messages": [{"role": "user", "content": "x"}], "functions": [{"name": "f"}]}, "response": COMPLETION, "timestamp": END}, "legacy_functions"),
-        ({"request": {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "web_search"}]}, "response": COMPLETION, "timestamp": END}, "bad_tools"),
+        (
+            {"request": {"messages": [{"role": "system", "content": "x"}]}, "response": COMPLETION, "timestamp": END},
+            "no_user_message",
+        ),
+        (
+            {"request": {"messages": [{"role": "wizard", "content": "x"}]}, "response": COMPLETION, "timestamp": END},
+            "bad_messages",
+        ),
+        (
+            {
+                "request": {
+                    "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]
+                },
+                "response": COMPLETION,
+                "timestamp": END,
+            },
+            "unsupported_content",
+        ),
+        (
+            {
+                "request": {"messages": [{"role": "user", "content": "x"}], "functions": [{"name": "f"}]},
+                "response": COMPLETION,
+                "timestamp": END,
+            },
+            "legacy_functions",
+        ),
+        (
+            {
+                "request": {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "web_search"}]},
+                "response": COMPLETION,
+                "timestamp": END,
+            },
+            "bad_tools",
+        ),
         ({"request": {"messages": [{"role": "user", "content": "x"}]}, "timestamp": END}, "no_reply"),
-        ({"request": {"messages": [{"role": "user", "content": "x"}]}, "response": {"status_code": 500, "body": {}}, "timestamp": END}, "failed_request"),
-        ({"request": {"messages": [{"role": "user", "content": "x"}]}, "response": " ", "timestamp": END}, "empty_reply"),
-        ({"request": {"messages": [{"role": "user", "content": "x"}]}, "response": {"choices": [{"message": {"role": "assistant", "content": "cut"}, "finish_reason": "length"}]}, "timestamp": END}, "truncated_reply"),
-        ({"request": {"messages": [{"role": "user", "content": "x"}]}, "response": {"role": "assistant", "tool_calls": [
-            {"function": {"name": "a", "arguments": "{}"}}, {"function": {"name": "b", "arguments": "{}"}}]}, "timestamp": END}, "several_tool_calls"),
-        ({"request": {"messages": [{"role": "user", "content": "x"}]}, "response": {"role": "assistant", "tool_calls": [
-            {"function": {"name": "a", "arguments": "{oops"}}]}, "timestamp": END}, "bad_tool_call"),
+        (
+            {
+                "request": {"messages": [{"role": "user", "content": "x"}]},
+                "response": {"status_code": 500, "body": {}},
+                "timestamp": END,
+            },
+            "failed_request",
+        ),
+        (
+            {"request": {"messages": [{"role": "user", "content": "x"}]}, "response": " ", "timestamp": END},
+            "empty_reply",
+        ),
+        (
+            {
+                "request": {"messages": [{"role": "user", "content": "x"}]},
+                "response": {
+                    "choices": [{"message": {"role": "assistant", "content": "cut"}, "finish_reason": "length"}]
+                },
+                "timestamp": END,
+            },
+            "truncated_reply",
+        ),
+        (
+            {
+                "request": {"messages": [{"role": "user", "content": "x"}]},
+                "response": {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {"function": {"name": "a", "arguments": "{}"}},
+                        {"function": {"name": "b", "arguments": "{}"}},
+                    ],
+                },
+                "timestamp": END,
+            },
+            "several_tool_calls",
+        ),
+        (
+            {
+                "request": {"messages": [{"role": "user", "content": "x"}]},
+                "response": {"role": "assistant", "tool_calls": [{"function": {"name": "a", "arguments": "{oops"}}]},
+                "timestamp": END,
+            },
+            "bad_tool_call",
+        ),
         ({"request": {"messages": [{"role": "user", "content": "x"}]}, "response": "ok"}, "bad_timestamp"),
-        ({"request": {"messages": [{"role": "user", "content": "x"}]}, "response": "ok", "timestamp": "last tuesday"}, "bad_timestamp"),
-        ({"messages": [{"role": "user", "content": "x"}], "response": COMPLETION, "status": "failure"}, "failed_request"),
+        (
+            {
+                "request": {"messages": [{"role": "user", "content": "x"}]},
+                "response": "ok",
+                "timestamp": "last tuesday",
+            },
+            "bad_timestamp",
+        ),
+        (
+            {"messages": [{"role": "user", "content": "x"}], "response": COMPLETION, "status": "failure"},
+            "failed_request",
+        ),
     ],
 )
 def test_every_unusable_line_has_a_named_reason(line, reason):
@@ -108,7 +210,14 @@ def test_timestamps_iso_epoch_seconds_and_milliseconds():
 
 
 def test_window_presets_and_limits():
-    assert [parse_window(w) for w in ("1h", "12h", "1d", "7d", "2w", "30d")] == [3600, 43200, 86400, 604800, 1209600, 2592000]
+    assert [parse_window(w) for w in ("1h", "12h", "1d", "7d", "2w", "30d")] == [
+        3600,
+        43200,
+        86400,
+        604800,
+        1209600,
+        2592000,
+    ]
     for bad in ("31d", "5w", "0h", "30m", "week", ""):
         with pytest.raises(SamplingError, match="--window"):
             parse_window(bad)

@@ -36,7 +36,10 @@ ESCAPED_EMAIL = "carol\\u0040example.net"  # JSON escape of carol@example.net in
 
 def _secret_text() -> str:
     values = [v for kind, vs in PLANTED.items() if kind not in ("bearer_token", "credential") for v in vs]
-    return " | ".join(values) + f" | Authorization: Bearer {PLANTED['bearer_token'][0]} | password={PLANTED['credential'][0]}"
+    return (
+        " | ".join(values)
+        + f" | Authorization: Bearer {PLANTED['bearer_token'][0]} | password={PLANTED['credential'][0]}"
+    )
 
 
 def _records() -> list[dict]:
@@ -48,18 +51,56 @@ def _records() -> list[dict]:
         history = [
             {"role": "system", "content": f"Escalate to {PLANTED['email'][1]}; api key {PLANTED['api_key'][0]}"},
             {"role": "user", "content": secret},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
-                "name": "lookup", "arguments": '{"q": "' + ESCAPED_EMAIL + '", "card": ' + str(CARD_AS_NUMBER) + "}"}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {
+                            "name": "lookup",
+                            "arguments": '{"q": "' + ESCAPED_EMAIL + '", "card": ' + str(CARD_AS_NUMBER) + "}",
+                        },
+                    }
+                ],
+            },
             {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": secret}]},
             {"role": "user", "content": f"and from {PLANTED['ip_address'][0]}?"},
         ]
         if index % 2:
-            reply = {"role": "assistant", "content": None, "tool_calls": [{"id": "c2", "type": "function", "function": {
-                "name": "lookup", "arguments": json.dumps({"q": secret, "card": CARD_AS_NUMBER, "password": "plain-looking", PLANTED["email"][0]: 1})}}]}
+            reply = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c2",
+                        "type": "function",
+                        "function": {
+                            "name": "lookup",
+                            "arguments": json.dumps(
+                                {
+                                    "q": secret,
+                                    "card": CARD_AS_NUMBER,
+                                    "password": "plain-looking",
+                                    PLANTED["email"][0]: 1,
+                                }
+                            ),
+                        },
+                    }
+                ],
+            }
         else:
             reply = {"role": "assistant", "content": f"Sent to {PLANTED['email'][0]}. {secret}"}
-        records.append({"request": {"model": "gpt-4o", "messages": history, "tools": tools}, "response": {"choices": [{"message": reply, "finish_reason": "stop"}]},
-                        "timestamp": END - index, "conversation_id": f"{PLANTED['email'][0]}-{index}", "tags": [f"user:{PLANTED['email'][1]}"]})
+        records.append(
+            {
+                "request": {"model": "gpt-4o", "messages": history, "tools": tools},
+                "response": {"choices": [{"message": reply, "finish_reason": "stop"}]},
+                "timestamp": END - index,
+                "conversation_id": f"{PLANTED['email'][0]}-{index}",
+                "tags": [f"user:{PLANTED['email'][1]}"],
+            }
+        )
     return records
 
 
@@ -72,11 +113,20 @@ def test_no_planted_value_survives_anywhere_in_the_output_folder(tmp_path, text_
     out = write_sampled_set(sampled, tmp_path / "out")
     files = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert len(files) == 2 + 4  # golden.toml, sample.json, four tasks
-    forbidden = [v for vs in PLANTED.values() for v in vs] + ["carol@example.net", ESCAPED_EMAIL, "carol", str(CARD_AS_NUMBER), "plain-looking", "ACME-[0-9]"]
+    forbidden = [v for vs in PLANTED.values() for v in vs] + [
+        "carol@example.net",
+        ESCAPED_EMAIL,
+        "carol",
+        str(CARD_AS_NUMBER),
+        "plain-looking",
+        "ACME-[0-9]",
+    ]
     for path, data in files.items():
         for value in forbidden:
             assert value.encode() not in data, f"{value!r} survived in {path.relative_to(out)}"
-            assert json.dumps(value)[1:-1].encode() not in data, f"{value!r} survived JSON-escaped in {path.relative_to(out)}"
+            assert json.dumps(value)[1:-1].encode() not in data, (
+                f"{value!r} survived JSON-escaped in {path.relative_to(out)}"
+            )
     replaced = sampled.info["redaction"]["replaced"]
     assert set(PLANTED) <= set(replaced), replaced
     assert sampled.info["redaction"]["custom_rules"] == 1
@@ -99,8 +149,13 @@ def test_ordinary_text_is_left_alone():
 
 def test_each_kind_is_counted_never_stored():
     redactor = Redactor(["secret-[a-z]+"])
-    out = redactor.text("mail a@b.example, card 4111-1111-1111-1111, ip 10.0.0.1, secret-plan, not a card 4111 1111 1111 1112")
-    assert out == "mail [REDACTED:email], card [REDACTED:card_number], ip [REDACTED:ip_address], [REDACTED:custom_1], not a card 4111 1111 1111 1112"
+    out = redactor.text(
+        "mail a@b.example, card 4111-1111-1111-1111, ip 10.0.0.1, secret-plan, not a card 4111 1111 1111 1112"
+    )
+    assert (
+        out
+        == "mail [REDACTED:email], card [REDACTED:card_number], ip [REDACTED:ip_address], [REDACTED:custom_1], not a card 4111 1111 1111 1112"
+    )
     assert redactor.summary() == {"custom_1": 1, "email": 1, "ip_address": 1, "card_number": 1}
     assert luhn_ok("4111111111111111") and not luhn_ok("4111111111111112")
 

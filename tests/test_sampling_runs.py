@@ -66,7 +66,11 @@ def test_a_broken_run_is_skipped_whole_with_its_reason(tmp_path, how):
 
 
 def test_a_run_missing_a_middle_step_and_a_plain_chat_are_skipped(tmp_path):
-    records = agent_run("good", 3, END) + [r for i, r in enumerate(agent_run("gap", 4, END)) if i != 1] + conversation("chat", 2, END, tool_every=0)
+    records = (
+        agent_run("good", 3, END)
+        + [r for i, r in enumerate(agent_run("gap", 4, END)) if i != 1]
+        + conversation("chat", 2, END, tool_every=0)
+    )
     sampled, _ = _sample(tmp_path, records, 5)
     assert len(sampled.tasks) == 3
     assert sampled.info["skipped"]["run_incomplete"]["count"] == 1
@@ -105,9 +109,13 @@ def test_the_sampled_set_loads_and_writes_byte_identically_twice(tmp_path):
 # ---------------------------------------------------------------- properties
 
 _run_specs = st.lists(
-    st.tuples(st.integers(min_value=2, max_value=5), st.integers(min_value=0, max_value=20_000),
-              st.sampled_from((None, *BREAKS))),
-    min_size=1, max_size=8,
+    st.tuples(
+        st.integers(min_value=2, max_value=5),
+        st.integers(min_value=0, max_value=20_000),
+        st.sampled_from((None, *BREAKS)),
+    ),
+    min_size=1,
+    max_size=8,
 )
 
 
@@ -120,8 +128,15 @@ def _log(specs: list) -> list[dict]:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(specs=_run_specs, runs=st.integers(min_value=1, max_value=6), seed=st.sampled_from(("0", "7")), shuffle=st.randoms(use_true_random=False))
-def test_whole_runs_only_every_step_once_deterministic_and_scrubbed(tmp_path, specs, runs, seed, shuffle: random.Random):
+@given(
+    specs=_run_specs,
+    runs=st.integers(min_value=1, max_value=6),
+    seed=st.sampled_from(("0", "7")),
+    shuffle=st.randoms(use_true_random=False),
+)
+def test_whole_runs_only_every_step_once_deterministic_and_scrubbed(
+    tmp_path, specs, runs, seed, shuffle: random.Random
+):
     records = _log(specs)
     good = sum(1 for _, _, how in specs if how is None)
     if not good:
@@ -157,7 +172,9 @@ def _cli(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def test_the_command_samples_whole_runs_and_says_what_it_skipped(tmp_path, capsys):
-    records = [r for i in range(4) for r in agent_run(f"r{i}", 3, END - i * 60)] + broken_run(agent_run("bad", 3, END), "tool_id_mismatch")
+    records = [r for i in range(4) for r in agent_run(f"r{i}", 3, END - i * 60)] + broken_run(
+        agent_run("bad", 3, END), "tool_id_mismatch"
+    )
     log = write_jsonl(tmp_path / "agent.jsonl", records)
     code, out, err = _cli(capsys, str(log), "--whole-runs", "--runs", "2", "--out", str(tmp_path / "set"))
     assert code == 0, err
@@ -165,15 +182,19 @@ def test_the_command_samples_whole_runs_and_says_what_it_skipped(tmp_path, capsy
     assert "runs: 5 found, 4 complete, 1 skipped" in out and "run_tool_id_mismatch" in out
     golden = load_golden_set(tmp_path / "set")
     assert sorted((t.trace.run, t.trace.step) for t in golden.tasks if t.trace) == sorted(
-        (t.trace.run, s) for t in golden.tasks if t.trace and t.trace.step == 1 for s in (1, 2, 3))
+        (t.trace.run, s) for t in golden.tasks if t.trace and t.trace.step == 1 for s in (1, 2, 3)
+    )
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--whole-runs", "--samples", "3"], "with --whole-runs give --runs N"),
-    (["--runs", "3"], "add --whole-runs"),
-    ([], "give --samples N"),
-    (["--whole-runs", "--runs", "0"], "--runs 0: give a number from 1"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--whole-runs", "--samples", "3"], "with --whole-runs give --runs N"),
+        (["--runs", "3"], "add --whole-runs"),
+        ([], "give --samples N"),
+        (["--whole-runs", "--runs", "0"], "--runs 0: give a number from 1"),
+    ],
+)
 def test_mixed_up_counts_are_one_clear_line(tmp_path, capsys, args, message):
     log = write_jsonl(tmp_path / "agent.jsonl", agent_run("r", 2, END))
     code, _out, err = _cli(capsys, str(log), *args, "--out", str(tmp_path / "set"))

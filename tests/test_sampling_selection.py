@@ -51,7 +51,9 @@ def test_bounded_selection_equals_the_plain_greedy_rule(entries, samples, keep, 
     assert top.allocation() == _greedy(entries, samples)
 
 
-@given(keys=st.lists(st.floats(-10, 10, allow_nan=False), min_size=1, max_size=40, unique=True), picks=st.integers(1, 5))
+@given(
+    keys=st.lists(st.floats(-10, 10, allow_nan=False), min_size=1, max_size=40, unique=True), picks=st.integers(1, 5)
+)
 def test_spread_goes_round_the_thirds(keys, picks):
     candidates = [Candidate(position * 2, key) for position, key in enumerate(keys)]
     chosen = spread(candidates, picks)
@@ -77,7 +79,8 @@ def test_parts_split_a_conversation_into_thirds():
 
 conversations_strategy = st.lists(
     st.tuples(st.integers(1, 14), st.floats(0, 40), st.sampled_from([0, 2, 3])),  # turns, days before END, tool every
-    min_size=1, max_size=12,
+    min_size=1,
+    max_size=12,
 )
 
 
@@ -90,7 +93,10 @@ def _logs(folder: Path, convs, *, shuffle_seed: int | None = None) -> list[Path]
     random.Random(shuffle_seed).shuffle(records)
     half = len(records) // 2
     # The same lines, shuffled, split over two files given in the other order, one gzipped.
-    return [write_jsonl(folder / "second.jsonl.gz", records[half:], gz=True), write_jsonl(folder / "first.jsonl", records[:half])]
+    return [
+        write_jsonl(folder / "second.jsonl.gz", records[half:], gz=True),
+        write_jsonl(folder / "first.jsonl", records[:half]),
+    ]
 
 
 def _sample(logs, out: Path, **options) -> Path:
@@ -98,8 +104,13 @@ def _sample(logs, out: Path, **options) -> Path:
 
 
 @SLOW
-@given(convs=conversations_strategy, samples=st.integers(1, 30), seed=st.text(max_size=8), window=st.sampled_from(["1d", "7d", "30d"]),
-       shuffle_seed=st.integers(0, 1000))
+@given(
+    convs=conversations_strategy,
+    samples=st.integers(1, 30),
+    seed=st.text(max_size=8),
+    window=st.sampled_from(["1d", "7d", "30d"]),
+    shuffle_seed=st.integers(0, 1000),
+)
 def test_same_logs_and_seed_give_the_same_folder_byte_for_byte(convs, samples, seed, window, shuffle_seed):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -108,8 +119,12 @@ def test_same_logs_and_seed_give_the_same_folder_byte_for_byte(convs, samples, s
         first = read_dir_bytes(_sample(logs, root / "one", **options))
         assert read_dir_bytes(_sample(logs, root / "two", **options)) == first
         # Order does not matter: shuffled lines over two files give the same tasks.
-        shuffled = read_dir_bytes(_sample(_logs(root / "shuffled", convs, shuffle_seed=shuffle_seed), root / "three", **options))
-        assert {k: v for k, v in shuffled.items() if k.startswith("tasks")} == {k: v for k, v in first.items() if k.startswith("tasks")}
+        shuffled = read_dir_bytes(
+            _sample(_logs(root / "shuffled", convs, shuffle_seed=shuffle_seed), root / "three", **options)
+        )
+        assert {k: v for k, v in shuffled.items() if k.startswith("tasks")} == {
+            k: v for k, v in first.items() if k.startswith("tasks")
+        }
 
 
 @SLOW

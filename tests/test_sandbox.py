@@ -79,7 +79,10 @@ def test_command_scorer_gets_answer_expected_and_task_files_and_stdin(tmp_path: 
     assert seen["stdin"] == answer.rendered() == seen["files"]["answer.txt"]
     assert seen["stdin"] == 'hello\n[tool call] lookup({"a":2,"b":1})'
     assert json.loads(seen["files"]["answer.json"]) == {
-        "text": "hello", "tool_calls": [{"name": "lookup", "arguments": '{"b": 1, "a": 2}', "id": "c1"}], "reasoning": "hmm"}
+        "text": "hello",
+        "tool_calls": [{"name": "lookup", "arguments": '{"b": 1, "a": 2}', "id": "c1"}],
+        "reasoning": "hmm",
+    }
     assert json.loads(seen["files"]["expected.json"]) == {"text": "hello", "json": None, "tool_call": None}
     assert json.loads(seen["files"]["task.json"])["id"] == "t-1"
     assert seen["same"] is True
@@ -102,8 +105,9 @@ def test_environment_is_an_allow_list_and_parent_secrets_are_not_visible(monkeyp
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-value")
     monkeypatch.setenv("COMPARE_TUI_KEY", "virtual-secret-value")
     monkeypatch.setenv("LD_PRELOAD", "/nonexistent.so")
-    result = py("import os, json; print(json.dumps(dict(os.environ)))", env_files={"COMPARE_TUI_A": "a"},
-                files={"a": b""})
+    result = py(
+        "import os, json; print(json.dumps(dict(os.environ)))", env_files={"COMPARE_TUI_A": "a"}, files={"a": b""}
+    )
     env = json.loads(result.stdout)
     assert b"secret-value" not in result.stdout
     assert set(env) <= {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "COMPARE_TUI_WORKDIR", "COMPARE_TUI_A"}
@@ -117,10 +121,12 @@ def test_environment_is_an_allow_list_and_parent_secrets_are_not_visible(monkeyp
 
 def test_timeout_kills_the_whole_process_group_including_a_sleeping_grandchild(tmp_path: Path):
     pid_file = tmp_path / "grandchild.pid"
-    code = ("import subprocess, sys, time\n"
-            "p = subprocess.Popen(['sleep', '1000'])\n"
-            "open(sys.argv[1], 'w').write(str(p.pid))\n"
-            "time.sleep(1000)\n")
+    code = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen(['sleep', '1000'])\n"
+        "open(sys.argv[1], 'w').write(str(p.pid))\n"
+        "time.sleep(1000)\n"
+    )
     started = time.monotonic()
     result = py(code, str(pid_file), timeout_s=1.0)
     assert time.monotonic() - started < 5
@@ -131,9 +137,7 @@ def test_timeout_kills_the_whole_process_group_including_a_sleeping_grandchild(t
 
 def test_background_grandchild_dies_when_the_program_exits_normally(tmp_path: Path):
     pid_file = tmp_path / "grandchild.pid"
-    code = ("import subprocess, sys\n"
-            "p = subprocess.Popen(['sleep', '1000'])\n"
-            "open(sys.argv[1], 'w').write(str(p.pid))\n")
+    code = "import subprocess, sys\np = subprocess.Popen(['sleep', '1000'])\nopen(sys.argv[1], 'w').write(str(p.pid))\n"
     started = time.monotonic()
     result = py(code, str(pid_file))
     assert result.exit_code == 0 and result.error_reason is None
@@ -156,8 +160,10 @@ def test_unread_large_stdin_does_not_block():
 
 
 def test_rlimits_are_set_in_the_child():
-    code = ("import resource as r, json\n"
-            "print(json.dumps({n: r.getrlimit(getattr(r, 'RLIMIT_' + n)) for n in ('CPU','AS','FSIZE','CORE','NPROC')}))")
+    code = (
+        "import resource as r, json\n"
+        "print(json.dumps({n: r.getrlimit(getattr(r, 'RLIMIT_' + n)) for n in ('CPU','AS','FSIZE','CORE','NPROC')}))"
+    )
     result = py(code, timeout_s=3, limits=Limits(address_space_bytes=1 << 30, file_size_bytes=16 << 20, nproc=256))
     got = json.loads(result.stdout)
     assert got["CPU"] == [4, 5] and got["AS"] == [1 << 30] * 2 and got["FSIZE"] == [16 << 20] * 2
@@ -178,8 +184,12 @@ def test_cpu_limit_kills_a_busy_loop():
 
 
 def test_file_size_limit_stops_a_large_write():
-    result = run_sandboxed(["sh", "-c", "exec head -c 2000000 /dev/zero > big"], files={}, timeout_s=5,
-                           limits=Limits(file_size_bytes=1 << 20))
+    result = run_sandboxed(
+        ["sh", "-c", "exec head -c 2000000 /dev/zero > big"],
+        files={},
+        timeout_s=5,
+        limits=Limits(file_size_bytes=1 << 20),
+    )
     assert "file size limit" in result.error_reason
 
 
@@ -210,12 +220,14 @@ def test_printing_forever_is_cut_by_the_output_budget():
 # ---------------------------------------------------------------- network
 
 
-CONNECT = ("import socket, sys\n"
-           "try:\n"
-           "    socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=2).close()\n"
-           "except OSError as exc:\n"
-           "    print(type(exc).__name__, exc.errno); raise SystemExit(1)\n"
-           "print('connected')\n")
+CONNECT = (
+    "import socket, sys\n"
+    "try:\n"
+    "    socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=2).close()\n"
+    "except OSError as exc:\n"
+    "    print(type(exc).__name__, exc.errno); raise SystemExit(1)\n"
+    "print('connected')\n"
+)
 
 
 @pytest.fixture
@@ -248,10 +260,14 @@ def test_without_network_isolation_the_same_server_is_reachable(loopback_server)
 
 def test_namespace_probe_is_cached_and_not_run_at_import():
     assert network_namespace() is network_namespace()
-    code = ("import sys; import compare_tui.scoring as s; from compare_tui.scoring import isolation\n"
-            "assert isolation._probed is None, 'probed at import'\n"
-            "assert not {'textual', 'rich'} & set(sys.modules), 'UI library imported'\n")
-    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    code = (
+        "import sys; import compare_tui.scoring as s; from compare_tui.scoring import isolation\n"
+        "assert isolation._probed is None, 'probed at import'\n"
+        "assert not {'textual', 'rich'} & set(sys.modules), 'UI library imported'\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    )
 
 
 # ---------------------------------------------------------------- exit codes and outcomes

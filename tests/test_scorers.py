@@ -11,13 +11,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compare_tui.goldset.models import (
-    CommandScorer, ExactScorer, HumanScorer, JsonScorer, RegexScorer, Task, ToolCallScorer,
+    CommandScorer,
+    ExactScorer,
+    HumanScorer,
+    JsonScorer,
+    RegexScorer,
+    Task,
+    ToolCallScorer,
 )
 from compare_tui.scoring import (
-    Answer, Outcome, ToolCall, extract_json, json_equal, normalize_text, score, score_exact, score_human,
-    score_json, score_regex, score_tool_call,
+    Answer,
+    Outcome,
+    ToolCall,
+    dispatch,
+    extract_json,
+    json_equal,
+    normalize_text,
+    score,
+    score_exact,
+    score_human,
+    score_json,
+    score_regex,
+    score_tool_call,
 )
-from compare_tui.scoring import dispatch
 
 
 def make_task(**expected) -> Task:
@@ -50,7 +66,10 @@ def test_exact_normalises_case_whitespace_and_unicode_punctuation_on_request():
     assert score_exact(TEXT_TASK, spec, Answer("  BILLING!\n")).outcome is Outcome.PASS
     assert score_exact(make_task(text="Straße"), spec, Answer("«STRASSE»")).outcome is Outcome.PASS
     assert normalize_text(" a \t\n b ", ["whitespace"]) == "a b"
-    assert score_exact(TEXT_TASK, ExactScorer(kind="exact", normalize=["case"]), Answer("billing ")).outcome is Outcome.FAIL
+    assert (
+        score_exact(TEXT_TASK, ExactScorer(kind="exact", normalize=["case"]), Answer("billing ")).outcome
+        is Outcome.FAIL
+    )
 
 
 def test_exact_fail_detail_truncates_long_texts():
@@ -93,7 +112,10 @@ def test_regex_search_and_fullmatch():
 def test_regex_flags_apply():
     spec = RegexScorer(kind="regex", pattern=r"^billing$", flags=["IGNORECASE", "MULTILINE"])
     assert score_regex(TEXT_TASK, spec, Answer("Label:\nBILLING\n")).outcome is Outcome.PASS
-    assert score_regex(TEXT_TASK, RegexScorer(kind="regex", pattern=r"^billing$"), Answer("x\nbilling")).outcome is Outcome.FAIL
+    assert (
+        score_regex(TEXT_TASK, RegexScorer(kind="regex", pattern=r"^billing$"), Answer("x\nbilling")).outcome
+        is Outcome.FAIL
+    )
 
 
 # ---------------------------------------------------------------- json
@@ -113,8 +135,8 @@ def test_json_extraction_sources(text, where):
 
 
 def test_json_extraction_prefers_json_fence_and_rejects_nan():
-    assert extract_json('```\n[1]\n```\n```json\n[2]\n```') == ([2], "fence")
-    assert extract_json("NaN") is None and extract_json("{\"a\": NaN}") is None
+    assert extract_json("```\n[1]\n```\n```json\n[2]\n```") == ([2], "fence")
+    assert extract_json("NaN") is None and extract_json('{"a": NaN}') is None
     assert extract_json("[" * 5000) is None  # deep nesting: no RecursionError
 
 
@@ -123,8 +145,11 @@ def test_json_without_json_fails():
     assert result.outcome is Outcome.FAIL and result.detail.startswith("no JSON found")
 
 
-SCHEMA = {"type": "object", "required": ["label", "age"],
-          "properties": {"label": {"enum": ["billing", "bug"]}, "age": {"type": "integer"}}}
+SCHEMA = {
+    "type": "object",
+    "required": ["label", "age"],
+    "properties": {"label": {"enum": ["billing", "bug"]}, "age": {"type": "integer"}},
+}
 
 
 def test_json_schema_violations_are_listed_with_pointers():
@@ -218,7 +243,9 @@ EXACT = ToolCallScorer(kind="tool_call")
 
 
 def test_tool_call_exact_match_from_expected():
-    result = score_tool_call(TOOL_TASK, EXACT, Answer(tool_calls=(call("get_weather", '{"days": 3.0, "city": "Paris"}'),)))
+    result = score_tool_call(
+        TOOL_TASK, EXACT, Answer(tool_calls=(call("get_weather", '{"days": 3.0, "city": "Paris"}'),))
+    )
     assert result.outcome is Outcome.PASS
     assert result.detail == 'called [tool call] get_weather({"city":"Paris","days":3.0})'
 
@@ -228,15 +255,21 @@ def test_tool_call_exact_rejects_extra_keys_but_subset_allows_them():
     assert "unexpected key 'units'" in score_tool_call(TOOL_TASK, EXACT, answer).detail
     subset = ToolCallScorer(kind="tool_call", match="subset")
     assert score_tool_call(TOOL_TASK, subset, answer).outcome is Outcome.PASS
-    assert score_tool_call(TOOL_TASK, subset, Answer(tool_calls=(call("get_weather", '{"city": "Paris"}'),))).outcome is Outcome.FAIL
+    assert (
+        score_tool_call(TOOL_TASK, subset, Answer(tool_calls=(call("get_weather", '{"city": "Paris"}'),))).outcome
+        is Outcome.FAIL
+    )
 
 
 def test_tool_call_values_are_type_aware():
     flag_task = make_task(tool_call={"name": "f", "arguments": {"on": True, "n": 1, "tags": [{"a": 1}]}})
     good = Answer(tool_calls=(call("f", '{"on": true, "n": 1.0, "tags": [{"a": 1}]}'),))
     assert score_tool_call(flag_task, EXACT, good).outcome is Outcome.PASS
-    for bad in ('{"on": 1, "n": 1, "tags": [{"a": 1}]}', '{"on": true, "n": "1", "tags": [{"a": 1}]}',
-                '{"on": true, "n": 1, "tags": [{"a": 1, "b": 2}]}'):
+    for bad in (
+        '{"on": 1, "n": 1, "tags": [{"a": 1}]}',
+        '{"on": true, "n": "1", "tags": [{"a": 1}]}',
+        '{"on": true, "n": 1, "tags": [{"a": 1, "b": 2}]}',
+    ):
         assert score_tool_call(flag_task, EXACT, Answer(tool_calls=(call("f", bad),))).outcome is Outcome.FAIL
 
 
@@ -244,7 +277,7 @@ def test_tool_call_any_matching_call_is_enough_and_wrong_name_fails():
     answer = Answer(tool_calls=(call("search", "{}"), call("get_weather", '{"city": "Paris", "days": 3}')))
     assert score_tool_call(TOOL_TASK, EXACT, answer).outcome is Outcome.PASS
     wrong = score_tool_call(TOOL_TASK, EXACT, Answer(tool_calls=(call("search", '{"q": 1}'),)))
-    assert wrong.outcome is Outcome.FAIL and "[tool call] search({\"q\":1})" in wrong.detail
+    assert wrong.outcome is Outcome.FAIL and '[tool call] search({"q":1})' in wrong.detail
     assert "got no tool call" in score_tool_call(TOOL_TASK, EXACT, Answer("sunny")).detail
 
 
@@ -258,7 +291,10 @@ def test_tool_call_invalid_json_arguments_fail_with_reason():
 
 def test_tool_call_spec_overrides_expected_and_name_only_check():
     spec = ToolCallScorer(kind="tool_call", name="lookup")
-    assert score_tool_call(make_task(text="x"), spec, Answer(tool_calls=(call("lookup", '{"any": 1}'),))).outcome is Outcome.PASS
+    assert (
+        score_tool_call(make_task(text="x"), spec, Answer(tool_calls=(call("lookup", '{"any": 1}'),))).outcome
+        is Outcome.PASS
+    )
     spec_args = ToolCallScorer(kind="tool_call", arguments={"city": "Rome"}, match="subset")
     answer = Answer(tool_calls=(call("get_weather", '{"city": "Rome", "days": 3}'),))
     assert score_tool_call(TOOL_TASK, spec_args, answer).outcome is Outcome.PASS

@@ -48,8 +48,10 @@ usd_per_mtok_output = 2.0
 captured = "2026-12-01"
 source = "test"
 """
-    path.write_text(entry.format(name="fake", url=url, digest="0" * 64, key_env="COMPARE_TUI_KEY")
-                    + entry.format(name="leaky", url=url, digest="1" * 64, key_env="LEAKY_KEY"))
+    path.write_text(
+        entry.format(name="fake", url=url, digest="0" * 64, key_env="COMPARE_TUI_KEY")
+        + entry.format(name="leaky", url=url, digest="1" * 64, key_env="LEAKY_KEY")
+    )
     return path
 
 
@@ -65,10 +67,19 @@ def test_planted_keys_appear_in_no_file_the_tool_writes(tmp_path, monkeypatch, c
     store = written / "runs.sqlite"
     inputs = tmp_path / "inputs"
     set_path = write_set(inputs / "set", {t: "ok" for t in task_ids(20)})
-    env = cli_env(state, HOME=str(home), XDG_DATA_HOME=str(home / "data"), XDG_STATE_HOME=str(home / "state"),
-                  XDG_CACHE_HOME=str(home / "cache"), XDG_CONFIG_HOME=str(home / "config"),
-                  COMPARE_TUI_KEY=VIRTUAL_KEY, LEAKY_KEY=PROVIDER_KEY, OPENAI_API_KEY=PROVIDER_KEY,
-                  ANTHROPIC_API_KEY=PROVIDER_KEY, HTTP_AUTHORIZATION=f"Bearer {VIRTUAL_KEY}")
+    env = cli_env(
+        state,
+        HOME=str(home),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_STATE_HOME=str(home / "state"),
+        XDG_CACHE_HOME=str(home / "cache"),
+        XDG_CONFIG_HOME=str(home / "config"),
+        COMPARE_TUI_KEY=VIRTUAL_KEY,
+        LEAKY_KEY=PROVIDER_KEY,
+        OPENAI_API_KEY=PROVIDER_KEY,
+        ANTHROPIC_API_KEY=PROVIDER_KEY,
+        HTTP_AUTHORIZATION=f"Bearer {VIRTUAL_KEY}",
+    )
     outputs = []
 
     def run(*args: str) -> subprocess.CompletedProcess:
@@ -95,7 +106,9 @@ def test_planted_keys_appear_in_no_file_the_tool_writes(tmp_path, monkeypatch, c
         assert refused.returncode == 2 and "provider" in refused.stderr.lower(), refused.stderr
         comparison = json.loads(full.stdout)["comparison"]
         for fmt in ("json", "md", "junit", "text"):
-            done = run("report", comparison, "--store", str(store), "--format", fmt, "--out", str(exports / f"report.{fmt}"))
+            done = run(
+                "report", comparison, "--store", str(store), "--format", fmt, "--out", str(exports / f"report.{fmt}")
+            )
             assert done.returncode == 0, done.stderr
         assert run("runs", "list", "--store", str(store), "--json").returncode == 0
         sent = [r.headers.get("authorization") for r in server.requests if r.path.endswith("/chat/completions")]
@@ -105,15 +118,19 @@ def test_planted_keys_appear_in_no_file_the_tool_writes(tmp_path, monkeypatch, c
     files = [p for p in written.rglob("*") if p.is_file()]
     names = {p.name for p in files}
     assert {"runs.sqlite", "report.json", "report.md", "report.junit", "report.text"} <= names
-    hits = {str(p.relative_to(written)): key_name
-            for p in files for key_name, key in (("provider", PROVIDER_KEY), ("virtual", VIRTUAL_KEY))
-            if any(n in p.read_bytes() for n in _needles(key))}
+    hits = {
+        str(p.relative_to(written)): key_name
+        for p in files
+        for key_name, key in (("provider", PROVIDER_KEY), ("virtual", VIRTUAL_KEY))
+        if any(n in p.read_bytes() for n in _needles(key))
+    }
     assert hits == {}, hits
     for out in outputs:  # nor what it printed
         assert PROVIDER_KEY not in out and VIRTUAL_KEY not in out
 
 
 # ------------------------------------------------------------------ loopback only
+
 
 def _listening(pid: int) -> list[tuple[str, int]]:
     """(address, port) of every listening TCP socket the process owns, from /proc."""
@@ -134,7 +151,7 @@ def _listening(pid: int) -> list[tuple[str, int]]:
             hex_addr, hex_port = fields[1].split(":")
             raw = bytes.fromhex(hex_addr)
             # /proc prints the address as host-order 32-bit words.
-            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
             found.append((socket.inet_ntop(family, raw), int(hex_port, 16)))
     return found
 

@@ -19,7 +19,10 @@ def _events(payloads: list[str], sep: bytes, space: bool) -> bytes:
 
 
 @given(
-    payloads=st.lists(st.text(alphabet=st.characters(blacklist_characters="\r\n", blacklist_categories=["Cs"]), min_size=1), max_size=20),
+    payloads=st.lists(
+        st.text(alphabet=st.characters(blacklist_characters="\r\n", blacklist_categories=["Cs"]), min_size=1),
+        max_size=20,
+    ),
     sep=st.sampled_from(SEPARATORS),
     space=st.booleans(),
     cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=30),
@@ -62,8 +65,25 @@ def _reference_events(raw: bytes) -> list[tuple[str, str | None]]:
 
 @settings(max_examples=500)
 @given(
-    parts=st.lists(st.sampled_from([b"data: ", b"data:", b"event: e", b": ping", b"x", b"{}", b"\n", b"\r", b"\r\n",
-                                    b"\n\n", "é".encode(), b"[DONE]"]), max_size=40),
+    parts=st.lists(
+        st.sampled_from(
+            [
+                b"data: ",
+                b"data:",
+                b"event: e",
+                b": ping",
+                b"x",
+                b"{}",
+                b"\n",
+                b"\r",
+                b"\r\n",
+                b"\n\n",
+                "é".encode(),
+                b"[DONE]",
+            ]
+        ),
+        max_size=40,
+    ),
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=10),
 )
 def test_framing_matches_the_plain_rule_however_bytes_are_split(parts, cuts):
@@ -87,7 +107,7 @@ def test_framer_never_crashes_on_arbitrary_bytes(raw):
 
 def test_comments_pings_and_event_lines_are_skipped():
     framer = SseFramer()
-    events = framer.feed(b": ping\n\nevent: message\ndata: {\"a\":1}\n\nid: 3\nretry: 10\n\n", 5)
+    events = framer.feed(b': ping\n\nevent: message\ndata: {"a":1}\n\nid: 3\nretry: 10\n\n', 5)
     assert [(e.data, e.event, e.arrived_ns) for e in events] == [('{"a":1}', "message", 5)]
 
 
@@ -135,9 +155,14 @@ def test_usage_keeps_the_last_non_null_and_is_never_invented():
 
 def test_tool_calls_assemble_by_index_first_id_and_name_win():
     acc = StreamAccumulator(sent_ns=0)
-    acc.feed(_chunk(tool_calls=[{"index": 0, "id": "c1", "type": "function", "function": {"name": "get", "arguments": ""}}]), 1)
+    acc.feed(
+        _chunk(tool_calls=[{"index": 0, "id": "c1", "type": "function", "function": {"name": "get", "arguments": ""}}]),
+        1,
+    )
     acc.feed(_chunk(tool_calls=[{"index": 1, "id": "c2", "function": {"name": "put", "arguments": '{"x"'}}]), 2)
-    acc.feed(_chunk(tool_calls=[{"index": 0, "id": "other", "function": {"name": "ignored", "arguments": '{"city":'}}]), 3)
+    acc.feed(
+        _chunk(tool_calls=[{"index": 0, "id": "other", "function": {"name": "ignored", "arguments": '{"city":'}}]), 3
+    )
     acc.feed(_chunk(tool_calls=[{"index": 0, "function": {"arguments": ' "Paris"}'}}]), 4)
     acc.feed(_chunk(tool_calls=[{"index": 1, "function": {"arguments": ": 1}"}}]), 5)
     calls = acc.answer().tool_calls
@@ -162,10 +187,34 @@ def test_error_payload_inside_a_stream_is_recorded():
 
 
 @settings(max_examples=200)
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
-                        ["choices", "delta", "content", "tool_calls", "usage", "index", "function", "arguments", "name", "error", "timings"]), inner, max_size=4),
-                    max_leaves=20))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(
+                    [
+                        "choices",
+                        "delta",
+                        "content",
+                        "tool_calls",
+                        "usage",
+                        "index",
+                        "function",
+                        "arguments",
+                        "name",
+                        "error",
+                        "timings",
+                    ]
+                ),
+                inner,
+                max_size=4,
+            )
+        ),
+        max_leaves=20,
+    )
+)
 def test_accumulator_never_crashes_on_arbitrary_json_objects(chunk):
     acc = StreamAccumulator(sent_ns=0)
     try:

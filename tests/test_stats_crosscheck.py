@@ -27,9 +27,9 @@ from compare_tui.report.stats import (
     mcnemar_exact,
     mean_interval,
     paired_interval,
+    proportion_interval,
     t_quantile_95,
     tasks_for_power,
-    proportion_interval,
     wilson_interval,
     win_rate_interval,
 )
@@ -77,8 +77,9 @@ def test_mcnemar_matches_statsmodels_and_scipy(only_a, only_b, both, neither):
         assert ours == 1.0
 
 
-@pytest.mark.parametrize(("only_a", "only_b"), [(0, 0), (5, 0), (12, 4), (30, 10), (0, 17), (250, 180),
-                                                (4000, 3700), (9000, 8000)])
+@pytest.mark.parametrize(
+    ("only_a", "only_b"), [(0, 0), (5, 0), (12, 4), (30, 10), (0, 17), (250, 180), (4000, 3700), (9000, 8000)]
+)
 def test_mcnemar_known_cases_including_thousands_of_discordant_tasks(only_a, only_b):
     theirs = sm_mcnemar([[0, only_a], [only_b, 0]], exact=True).pvalue
     assert mcnemar_exact(only_a, only_b) == pytest.approx(theirs, rel=1e-9, abs=1e-300)
@@ -126,11 +127,9 @@ def constrained_only_b(b: int, c: int, t: int, delta: float) -> float:
     def neg_log_likelihood(q: float) -> float:
         return -(xlogy(b, q + delta) + xlogy(c, q) + xlogy(t, 1.0 - 2.0 * q - delta))
 
-    found = optimize.minimize_scalar(neg_log_likelihood, bounds=(low, high), method="bounded",
-                                     options={"xatol": 1e-14})
+    found = optimize.minimize_scalar(neg_log_likelihood, bounds=(low, high), method="bounded", options={"xatol": 1e-14})
     # The maximum may sit on the boundary (a zero count), which "bounded" only approaches.
-    return min([(neg_log_likelihood(low), low), (neg_log_likelihood(high), high),
-                (found.fun, found.x)])[1]
+    return min([(neg_log_likelihood(low), low), (neg_log_likelihood(high), high), (found.fun, found.x)])[1]
 
 
 def tango_statistic(b: int, c: int, t: int, delta: float) -> float:
@@ -155,8 +154,9 @@ def raw_tango(b: int, c: int, t: int, z: float = Z95, grid: int = 41) -> tuple[f
         for near, far in itertools.pairwise(points):
             value = tango_statistic(b, c, t, far)
             if (value > target) if target > 0 else (value < target):
-                return optimize.brentq(lambda d: tango_statistic(b, c, t, d) - target, near, far,
-                                       xtol=1e-14, rtol=1e-14)
+                return optimize.brentq(
+                    lambda d: tango_statistic(b, c, t, d) - target, near, far, xtol=1e-14, rtol=1e-14
+                )
         return None
 
     lower = crossing(np.linspace(estimate, -1 + eps, grid), z)
@@ -190,8 +190,9 @@ def check_against_brute_force(b: int, c: int, t: int) -> str:
     return "narrowed"
 
 
-GRID = [(b, c, t) for b in (0, 1, 2, 3, 5, 8, 13, 30) for c in (0, 1, 2, 4, 9, 20)
-        for t in (0, 3, 40, 300) if b + c + t]
+GRID = [
+    (b, c, t) for b in (0, 1, 2, 3, 5, 8, 13, 30) for c in (0, 1, 2, 4, 9, 20) for t in (0, 3, 40, 300) if b + c + t
+]
 
 
 def test_paired_interval_matches_tango_by_brute_force_on_a_grid():
@@ -242,10 +243,8 @@ def profiled_tie_share(w: int, t: int, l: int, theta: float) -> float:
     def neg_log_likelihood(s: float) -> float:
         return -(xlogy(w, theta - s / 2) + xlogy(t, s) + xlogy(l, 1 - theta - s / 2))
 
-    found = optimize.minimize_scalar(neg_log_likelihood, bounds=(0.0, top), method="bounded",
-                                     options={"xatol": 1e-14})
-    return min([(neg_log_likelihood(0.0), 0.0), (neg_log_likelihood(top), top),
-                (found.fun, found.x)])[1]
+    found = optimize.minimize_scalar(neg_log_likelihood, bounds=(0.0, top), method="bounded", options={"xatol": 1e-14})
+    return min([(neg_log_likelihood(0.0), 0.0), (neg_log_likelihood(top), top), (found.fun, found.x)])[1]
 
 
 def win_rate_score(w: int, t: int, l: int, theta: float) -> float:
@@ -342,8 +341,7 @@ def exact_power(n: int, p10: float, p01: float) -> float:
     return total
 
 
-SETTINGS = [(0.15, 0.05, (15, 5, 80)), (0.10, 0.02, (10, 2, 88)), (0.30, 0.20, (30, 20, 50)),
-            (0.05, 0.00, (5, 0, 95))]
+SETTINGS = [(0.15, 0.05, (15, 5, 80)), (0.10, 0.02, (10, 2, 88)), (0.30, 0.20, (30, 20, 50)), (0.05, 0.00, (5, 0, 95))]
 
 
 @pytest.mark.parametrize(("p10", "p01", "counts"), SETTINGS)

@@ -29,12 +29,13 @@ from compare_tui.store import (
     RunStatus,
     Store,
     StoreError,
+    connection,
+    rows,
     task_outcome,
     tool_calls_of,
 )
-from compare_tui.store import connection, rows
-from compare_tui.vocabulary import ErrorClass
 from compare_tui.store.errors import translate
+from compare_tui.vocabulary import ErrorClass
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,16 +48,30 @@ def store(tmp_path: Path):
 
 def full_run(**overrides) -> RunRecord:
     fields = dict(
-        id="run-aaaa", status="running", created_at="2026-01-02T03:04:05.123456+00:00",
-        started_at="2026-01-02T03:04:06Z", finished_at=None,
-        goldset_id="support-triage", goldset_name="Support ticket triage", goldset_version="1.0.0",
-        goldset_digest="sha256:abc", goldset_path="/sets/support-triage", model_name="smollm2-135m",
-        model_entry={"endpoint": "http://127.0.0.1:8081/v1", "key_env": "COMPARE_TUI_KEY",
-                     "files": {"m.gguf": "sha256:1"}},
-        provenance=PROVENANCE_ATTESTED, cost_basis={"basis": "hardware", "usd_per_hour": 0.5},
+        id="run-aaaa",
+        status="running",
+        created_at="2026-01-02T03:04:05.123456+00:00",
+        started_at="2026-01-02T03:04:06Z",
+        finished_at=None,
+        goldset_id="support-triage",
+        goldset_name="Support ticket triage",
+        goldset_version="1.0.0",
+        goldset_digest="sha256:abc",
+        goldset_path="/sets/support-triage",
+        model_name="smollm2-135m",
+        model_entry={
+            "endpoint": "http://127.0.0.1:8081/v1",
+            "key_env": "COMPARE_TUI_KEY",
+            "files": {"m.gguf": "sha256:1"},
+        },
+        provenance=PROVENANCE_ATTESTED,
+        cost_basis={"basis": "hardware", "usd_per_hour": 0.5},
         settings={"attempts": 2, "temperature": 0.0, "max_tokens": 64, "concurrency": 4, "timeout_s": 60},
-        environment={"python": "3.11", "host": "box"}, task_count=3,
-        gpu={"measured": False, "reason": "no NVML"}, error=None, comparison_id="cmp-1",
+        environment={"python": "3.11", "host": "box"},
+        task_count=3,
+        gpu={"measured": False, "reason": "no NVML"},
+        error=None,
+        comparison_id="cmp-1",
     )
     fields.update(overrides)
     return RunRecord(**fields)
@@ -67,6 +82,7 @@ def attempt(run_id: str, task_id: str, n: int = 1, outcome: str = "pass", **extr
 
 
 # ------------------------------------------------------------------ round trips
+
 
 def test_run_round_trip(store: Store) -> None:
     run = full_run()
@@ -80,16 +96,33 @@ def test_run_round_trip(store: Store) -> None:
 
 def test_attempt_round_trip_every_field(store: Store) -> None:
     store.create_run(full_run())
-    answer = Answer(text="billing", tool_calls=(ToolCall(name="f", arguments='{"a": 1}', id="c1"),),
-                    reasoning="thought")
-    record = attempt("run-aaaa", "refund-01", 2, "review", answer_text=answer.text,
-                     tool_calls=tool_calls_of(answer), reasoning=answer.reasoning,
-                     score_detail="needs a person", score_data={"k": [1, 2]},
-                     isolation={"network": True, "rlimits": "cpu"}, error_class=None, error=None,
-                     ttft_ms=12.5, e2e_ms=80.25, prompt_tokens=None, completion_tokens=7,
-                     usage_missing=True, server_timings={"predicted_ms": 3.0},
-                     started_at="2026-01-02T03:04:05Z", finished_at="2026-01-02T03:04:06Z",
-                     retries=1, finish_reason="stop")
+    answer = Answer(
+        text="billing", tool_calls=(ToolCall(name="f", arguments='{"a": 1}', id="c1"),), reasoning="thought"
+    )
+    record = attempt(
+        "run-aaaa",
+        "refund-01",
+        2,
+        "review",
+        answer_text=answer.text,
+        tool_calls=tool_calls_of(answer),
+        reasoning=answer.reasoning,
+        score_detail="needs a person",
+        score_data={"k": [1, 2]},
+        isolation={"network": True, "rlimits": "cpu"},
+        error_class=None,
+        error=None,
+        ttft_ms=12.5,
+        e2e_ms=80.25,
+        prompt_tokens=None,
+        completion_tokens=7,
+        usage_missing=True,
+        server_timings={"predicted_ms": 3.0},
+        started_at="2026-01-02T03:04:05Z",
+        finished_at="2026-01-02T03:04:06Z",
+        retries=1,
+        finish_reason="stop",
+    )
     store.record_attempt(record)
     [got] = store.attempts_for_run("run-aaaa")
     assert got == record
@@ -99,14 +132,16 @@ def test_attempt_round_trip_every_field(store: Store) -> None:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(), tokens=st.none() | st.integers(0, 2**40),
-       ms=st.none() | st.floats(allow_nan=False, allow_infinity=False),
-       data=st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3))
+@given(
+    text=st.text(),
+    tokens=st.none() | st.integers(0, 2**40),
+    ms=st.none() | st.floats(allow_nan=False, allow_infinity=False),
+    data=st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3),
+)
 def test_attempt_round_trip_property(store: Store, text, tokens, ms, data) -> None:
     if not store.list_runs():
         store.create_run(full_run())
-    record = attempt("run-aaaa", "t", 1, "fail", answer_text=text, prompt_tokens=tokens,
-                     e2e_ms=ms, score_data=data)
+    record = attempt("run-aaaa", "t", 1, "fail", answer_text=text, prompt_tokens=tokens, e2e_ms=ms, score_data=data)
     store.record_attempt(record)
     assert store.attempts_for_run("run-aaaa") == [record]
 
@@ -114,13 +149,25 @@ def test_attempt_round_trip_property(store: Store, text, tokens, ms, data) -> No
 def test_audit_review_comparison_round_trip(store: Store) -> None:
     store.create_run(full_run())
     store.create_run(full_run(id="run-bbbb"))
-    row = store.record_audit(AuditRow(run_id="run-aaaa", task_id="t", attempt=1, endpoint="http://e/v1",
-                                      model="m", status=200, bytes_in=10, bytes_out=20, prompt_tokens=3,
-                                      completion_tokens=4, duration_ms=5.5, error_class=None))
+    row = store.record_audit(
+        AuditRow(
+            run_id="run-aaaa",
+            task_id="t",
+            attempt=1,
+            endpoint="http://e/v1",
+            model="m",
+            status=200,
+            bytes_in=10,
+            bytes_out=20,
+            prompt_tokens=3,
+            completion_tokens=4,
+            duration_ms=5.5,
+            error_class=None,
+        )
+    )
     assert row.id is not None and store.audit_for_run("run-aaaa") == [row]
     assert "headers" not in AuditRow.model_fields  # a key has nowhere to go
-    review = store.add_review(ReviewRecord(run_id="run-aaaa", task_id="t", verdict="pass",
-                                           note="fine", reviewer="ann"))
+    review = store.add_review(ReviewRecord(run_id="run-aaaa", task_id="t", verdict="pass", note="fine", reviewer="ann"))
     assert store.review_history("run-aaaa") == [review]
     cmp = store.create_comparison(ComparisonRecord(id="cmp-1", name="A/B", run_ids=["run-bbbb", "run-aaaa"]))
     assert store.get_comparison("cmp") == cmp
@@ -136,6 +183,7 @@ def test_audit_review_comparison_round_trip(store: Store) -> None:
 
 
 # ------------------------------------------------------------------ resume and listing
+
 
 def test_attempt_write_is_idempotent_and_completed_keys(store: Store) -> None:
     store.create_run(full_run())
@@ -185,9 +233,15 @@ def test_status_updates_and_field_updates(store: Store) -> None:
 
 def test_delete_cascades_and_summary(store: Store) -> None:
     store.create_run(full_run(task_count=5))
-    store.record_attempts([attempt("run-aaaa", "a", 1, "fail"), attempt("run-aaaa", "a", 2, "pass"),
-                           attempt("run-aaaa", "b", 1, "review"), attempt("run-aaaa", "c", 1, "error"),
-                           attempt("run-aaaa", "d", 1, "fail")])
+    store.record_attempts(
+        [
+            attempt("run-aaaa", "a", 1, "fail"),
+            attempt("run-aaaa", "a", 2, "pass"),
+            attempt("run-aaaa", "b", 1, "review"),
+            attempt("run-aaaa", "c", 1, "error"),
+            attempt("run-aaaa", "d", 1, "fail"),
+        ]
+    )
     store.add_review(ReviewRecord(run_id="run-aaaa", task_id="b", verdict="fail", at="2026-01-01T00:00:00Z"))
     store.add_review(ReviewRecord(run_id="run-aaaa", task_id="b", verdict="pass", at="2026-01-02T00:00:00Z"))
     assert store.reviews_for_run("run-aaaa")["b"].verdict == "pass"
@@ -331,6 +385,7 @@ def test_opening_creates_parent_folders_and_uses_wal(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ failures a user must understand
 
+
 def test_disk_full_becomes_a_store_error(store: Store) -> None:
     store.create_run(full_run())
     conn = store._database().conn
@@ -406,11 +461,19 @@ def test_two_processes_write_concurrently(tmp_path: Path) -> None:
 
 
 def test_nothing_is_opened_at_import(tmp_path: Path) -> None:
-    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-           "COMPARE_TUI_STORE": str(tmp_path / "runs.sqlite"), "PYTHONPATH": str(REPO)}
-    code = ("import sys, compare_tui.store; "
-            "assert not {'textual', 'rich'} & set(sys.modules), 'store imported a UI library'")
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "COMPARE_TUI_STORE": str(tmp_path / "runs.sqlite"),
+        "PYTHONPATH": str(REPO),
+    }
+    code = (
+        "import sys, compare_tui.store; "
+        "assert not {'textual', 'rich'} & set(sys.modules), 'store imported a UI library'"
+    )
     subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
@@ -422,8 +485,12 @@ def test_timestamps_keep_their_one_spelling(monkeypatch):
 
     import compare_tui.store.records as records
 
-    moments = (datetime(2026, 12, 6, 4, 12, 0, 0, tzinfo=UTC), datetime(2026, 12, 6, 4, 12, 0, 999_999, tzinfo=UTC),
-               datetime(2026, 12, 6, 4, 12, 1, 5, tzinfo=UTC), datetime(2031, 1, 2, 3, 4, 5, 678, tzinfo=UTC))
+    moments = (
+        datetime(2026, 12, 6, 4, 12, 0, 0, tzinfo=UTC),
+        datetime(2026, 12, 6, 4, 12, 0, 999_999, tzinfo=UTC),
+        datetime(2026, 12, 6, 4, 12, 1, 5, tzinfo=UTC),
+        datetime(2031, 1, 2, 3, 4, 5, 678, tzinfo=UTC),
+    )
     for moment in moments:
         nanos = int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000 + 417
         monkeypatch.setattr(records.time, "time_ns", lambda n=nanos: n)
@@ -433,17 +500,33 @@ def test_timestamps_keep_their_one_spelling(monkeypatch):
 # ------------------------------------------------------------------ the engine's unvalidated rows
 
 _ATTEMPT_FIELDS = st.fixed_dictionaries(
-    {"run_id": st.just("run-aaaa"), "task_id": st.text(min_size=1, max_size=8), "attempt": st.integers(1, 5),
-     "outcome": st.sampled_from(["pass", "fail", "review", "error", *Outcome]), "started_at": st.just("2026-12-06T04:12:00.000000Z")},
-    optional={"answer_text": st.text(max_size=20), "reasoning": st.none() | st.text(max_size=5),
-              "tool_calls": st.lists(st.fixed_dictionaries({"id": st.none() | st.text(max_size=3), "name": st.text(max_size=5),
-                                                            "arguments": st.text(max_size=8)}), max_size=2),
-              "score_data": st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=4), max_size=3),
-              "isolation": st.none() | st.just({"kind": "bwrap"}),
-              "error_class": st.none() | st.just("reset") | st.sampled_from(list(ErrorClass)),
-              "ttft_ms": st.none() | st.floats(0, 1e4), "prompt_tokens": st.none() | st.integers(0, 10**6),
-              "usage_missing": st.booleans(), "server_timings": st.none() | st.just({"predicted_ms": 1.5}),
-              "retries": st.integers(0, 3), "finished_at": st.just("2026-12-06T04:12:01.000000Z")})
+    {
+        "run_id": st.just("run-aaaa"),
+        "task_id": st.text(min_size=1, max_size=8),
+        "attempt": st.integers(1, 5),
+        "outcome": st.sampled_from(["pass", "fail", "review", "error", *Outcome]),
+        "started_at": st.just("2026-12-06T04:12:00.000000Z"),
+    },
+    optional={
+        "answer_text": st.text(max_size=20),
+        "reasoning": st.none() | st.text(max_size=5),
+        "tool_calls": st.lists(
+            st.fixed_dictionaries(
+                {"id": st.none() | st.text(max_size=3), "name": st.text(max_size=5), "arguments": st.text(max_size=8)}
+            ),
+            max_size=2,
+        ),
+        "score_data": st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=4), max_size=3),
+        "isolation": st.none() | st.just({"kind": "bwrap"}),
+        "error_class": st.none() | st.just("reset") | st.sampled_from(list(ErrorClass)),
+        "ttft_ms": st.none() | st.floats(0, 1e4),
+        "prompt_tokens": st.none() | st.integers(0, 10**6),
+        "usage_missing": st.booleans(),
+        "server_timings": st.none() | st.just({"predicted_ms": 1.5}),
+        "retries": st.integers(0, 3),
+        "finished_at": st.just("2026-12-06T04:12:01.000000Z"),
+    },
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -469,7 +552,9 @@ def test_the_engines_audit_row_has_every_column_of_the_validated_one():
 
     ex = Exchange(status=200, bytes_in=10, bytes_out=5, sent_ns=0, ended_ns=2_000_000)
     fast = audit_values_of(ex, endpoint="http://e/v1", model="m", task_id="t", attempt=1, run_id="run-aaaa")
-    slow = rows.to_row(audit_row(ex, endpoint="http://e/v1", model="m", task_id="t", attempt=1, run_id="run-aaaa"),
-                       columns=rows.AUDIT_COLUMNS)
+    slow = rows.to_row(
+        audit_row(ex, endpoint="http://e/v1", model="m", task_id="t", attempt=1, run_id="run-aaaa"),
+        columns=rows.AUDIT_COLUMNS,
+    )
     assert set(fast) == set(rows.AUDIT_COLUMNS)
     assert {k: v for k, v in fast.items() if k != "at"} == {k: v for k, v in slow.items() if k != "at"}

@@ -9,14 +9,14 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compare_tui.engine.client import RawExchange
 from compare_tui.goldset.models import Task, ToolCallScorer
 from compare_tui.scoring import Answer, Outcome, score_tool_call
 from compare_tui.scoring.textual_call import ADVICE, written_as_text
 from compare_tui.toolcall import ToolcallOutcome, official_suite
 from compare_tui.toolcall.evaluate import evaluate
-from compare_tui.engine.client import RawExchange
-from compare_tui.toolcall.table import build_table, detail_lines
 from compare_tui.toolcall.results import ToolcallRun
+from compare_tui.toolcall.table import build_table, detail_lines
 
 QWEN_ANSWER = '{"name": "create_ticket", "arguments": {"category": "hardware", "summary": "Laptop screen flickers"}}'
 ARGUMENTS = st.dictionaries(st.text(max_size=8), st.integers() | st.text(max_size=8) | st.booleans(), max_size=4)
@@ -63,8 +63,12 @@ def test_fenced_tagged_and_prose_wrapped_calls_are_found_and_others_are_not():
 
 
 @settings(max_examples=200, deadline=None)
-@given(name=st.sampled_from(["f", "create_ticket", "get_weather"]), arguments=ARGUMENTS,
-       before=st.text(max_size=30), after=st.text(max_size=30))
+@given(
+    name=st.sampled_from(["f", "create_ticket", "get_weather"]),
+    arguments=ARGUMENTS,
+    before=st.text(max_size=30),
+    after=st.text(max_size=30),
+)
 def test_a_dumped_call_anywhere_in_prose_is_found_with_its_arguments(name, arguments, before, after):
     content = before + " " + json.dumps({"name": name, "arguments": arguments}) + " " + after
     call = written_as_text(content, [name])
@@ -79,10 +83,18 @@ def test_never_raises_and_only_returns_declared_tools(content):
 
 
 def _task() -> Task:
-    return Task.model_validate({
-        "id": "ticket-01", "input": {"prompt": "My laptop screen flickers, open a ticket.", "tools": [
-            {"type": "function", "function": {"name": "create_ticket", "parameters": {"type": "object"}}}]},
-        "expected": {"tool_call": {"name": "create_ticket", "arguments": {"category": "hardware"}}}})
+    return Task.model_validate(
+        {
+            "id": "ticket-01",
+            "input": {
+                "prompt": "My laptop screen flickers, open a ticket.",
+                "tools": [
+                    {"type": "function", "function": {"name": "create_ticket", "parameters": {"type": "object"}}}
+                ],
+            },
+            "expected": {"tool_call": {"name": "create_ticket", "arguments": {"category": "hardware"}}},
+        }
+    )
 
 
 def test_the_scorer_says_a_call_was_written_as_text_not_that_there_was_none():
@@ -96,14 +108,16 @@ def test_the_scorer_says_a_call_was_written_as_text_not_that_there_was_none():
 
 
 def _exchange(content: str) -> RawExchange:
-    return RawExchange(status=200, body={"choices": [{"message": {"role": "assistant", "content": content},
-                                                      "finish_reason": "stop"}]}, ended_ns=5_000_000)
+    return RawExchange(
+        status=200,
+        body={"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]},
+        ended_ns=5_000_000,
+    )
 
 
 def test_the_suite_marks_a_scenario_failed_by_a_call_written_as_text():
     suite = official_suite()
-    scenario = next(s for s in suite.scenarios if not s.stream and s.tools and s.expect.match
-                    and not s.expect.refused)
+    scenario = next(s for s in suite.scenarios if not s.stream and s.tools and s.expect.match and not s.expect.refused)
     tool = scenario.tools[0]
     written = _exchange(json.dumps({"name": tool.wire_name, "arguments": {}}))
     result = evaluate(scenario, written)
@@ -112,8 +126,20 @@ def test_the_suite_marks_a_scenario_failed_by_a_call_written_as_text():
     assert "a tool call written as text" in result.reason and ADVICE in result.reason
     silent = evaluate(scenario, _exchange("Let me check."))
     assert silent.outcome is ToolcallOutcome.FAIL and silent.written_as_text is None
-    runs = [ToolcallRun(run_id, "2026-12-05T00:00:00", "qwen", "qwen", "http://127.0.0.1:1/v1", "suite", "1",
-                        "sha256:x", results=(res,)) for run_id, res in (("r1", result), ("r2", silent))]
+    runs = [
+        ToolcallRun(
+            run_id,
+            "2026-12-05T00:00:00",
+            "qwen",
+            "qwen",
+            "http://127.0.0.1:1/v1",
+            "suite",
+            "1",
+            "sha256:x",
+            results=(res,),
+        )
+        for run_id, res in (("r1", result), ("r2", silent))
+    ]
     table = build_table(runs)
     assert [cell.text for row in table.rows for cell in row.cells] == ["✗ fail (text)", "✗ fail"]
     assert any("did not parse it into tool_calls" in c for c in table.caveats)

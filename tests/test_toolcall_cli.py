@@ -25,15 +25,25 @@ kind = "hosted"
 endpoint = "{url}"
 model = "fake-model"
 revision = "2026-12-01"
-weights_digest = "sha256:{'0' * 64}"
-{f'key_env = "{key_env}"' if key_env else ''}
+weights_digest = "sha256:{"0" * 64}"
+{f'key_env = "{key_env}"' if key_env else ""}
 """)
     return str(path)
 
 
 def toolcall(tmp_path, url, *args, capsys, key_env=None, name="fake"):
-    code = main(["toolcall", "--model", name, "--models", catalogue(tmp_path, url, key_env=key_env, name=name),
-                 "--store", str(tmp_path / "runs.sqlite"), *args])
+    code = main(
+        [
+            "toolcall",
+            "--model",
+            name,
+            "--models",
+            catalogue(tmp_path, url, key_env=key_env, name=name),
+            "--store",
+            str(tmp_path / "runs.sqlite"),
+            *args,
+        ]
+    )
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -53,8 +63,20 @@ def _keys(value) -> list[str]:
 
 def test_json_run_states_its_limits_and_labels_the_notes(tmp_path, capsys):
     with FakeServer(default=PARIS) as server:
-        code, out, _ = toolcall(tmp_path, server.url, "--scenario", "S01", "--scenario", "irrelevance.*", "--json",
-                                "--note", "chat_template=chatml", "--note", "parser=hermes", capsys=capsys)
+        code, out, _ = toolcall(
+            tmp_path,
+            server.url,
+            "--scenario",
+            "S01",
+            "--scenario",
+            "irrelevance.*",
+            "--json",
+            "--note",
+            "chat_template=chatml",
+            "--note",
+            "parser=hermes",
+            capsys=capsys,
+        )
     assert code == 0
     data = json.loads(out)
     assert data["statement"] == NOT_AN_AGENT_TEST and data["user_notes_label"] == NOTES_LABEL
@@ -133,12 +155,31 @@ def test_publishable_runs_are_stored_apart_and_hold_no_user_tools(tmp_path, caps
 
 def test_user_tools_run_under_their_original_names(tmp_path, capsys):
     tools = tmp_path / "mcp.json"
-    tools.write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
-        {"name": "files.read", "inputSchema": {"type": "object", "properties": {"path": {"type": "string", "format": "uri"}},
-                                               "required": ["path"]}}]}}))
+    tools.write_text(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "result": {
+                    "tools": [
+                        {
+                            "name": "files.read",
+                            "inputSchema": {
+                                "type": "object",
+                                "properties": {"path": {"type": "string", "format": "uri"}},
+                                "required": ["path"],
+                            },
+                        }
+                    ]
+                },
+            }
+        )
+    )
     plan = tool_calls(ToolCall("files_read", {"path": "/etc/hosts"}))
     with FakeServer(default=plan) as server:
-        code, out, _ = toolcall(tmp_path, server.url, "--tools", str(tools), "--scenario", "T*", "--json", capsys=capsys)
+        code, out, _ = toolcall(
+            tmp_path, server.url, "--tools", str(tools), "--scenario", "T*", "--json", capsys=capsys
+        )
         sent = server.requests[-1].body
     assert code == 0 and sent["tools"][0]["function"]["name"] == "files_read"
     run = json.loads(out)["runs"][0]
@@ -147,13 +188,20 @@ def test_user_tools_run_under_their_original_names(tmp_path, capsys):
     assert named["calls"][0]["name"] == "files.read"
     assert any("format" in n for n in named["not_checked"])
     assert irrelevance["outcome"] == "fail" and required["outcome"] == "pass"
-    assert run["tools_file"]["tools"][0] == {"name": "files.read", "wire_name": "files_read", "source": "mcp",
-                                             "not_checked": ["format at /properties/path (not evaluated by these checks)"],
-                                             "kept_for_report": []}
+    assert run["tools_file"]["tools"][0] == {
+        "name": "files.read",
+        "wire_name": "files_read",
+        "source": "mcp",
+        "not_checked": ["format at /properties/path (not evaluated by these checks)"],
+        "kept_for_report": [],
+    }
 
 
 def test_show_puts_runs_side_by_side(tmp_path, capsys):
-    with FakeServer(default=PARIS) as good, FakeServer(default=http_error(500, "tools param requires --jinja flag")) as bad:
+    with (
+        FakeServer(default=PARIS) as good,
+        FakeServer(default=http_error(500, "tools param requires --jinja flag")) as bad,
+    ):
         toolcall(tmp_path, good.url, "--scenario", "S0[1-3]", capsys=capsys, name="alpha")
         toolcall(tmp_path, bad.url, "--scenario", "S01", capsys=capsys, name="beta")
     with Store.open(tmp_path / "runs.sqlite") as store:
@@ -168,11 +216,14 @@ def test_show_puts_runs_side_by_side(tmp_path, capsys):
     assert any("not the model" in c for c in table.caveats)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--note", "novalue"], "expected KEY=VALUE"),
-    (["--scenario", "nothing-matches"], "no scenario matches"),
-    (["--tools", "/nonexistent/tools.json"], "cannot be read"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--note", "novalue"], "expected KEY=VALUE"),
+        (["--scenario", "nothing-matches"], "no scenario matches"),
+        (["--tools", "/nonexistent/tools.json"], "cannot be read"),
+    ],
+)
 def test_bad_input_is_one_clear_line(tmp_path, capsys, args, message):
     with FakeServer(default=PARIS) as server:
         code, _, err = toolcall(tmp_path, server.url, *args, capsys=capsys)

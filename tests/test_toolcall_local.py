@@ -13,8 +13,8 @@ import pytest
 
 from compare_tui import local
 from compare_tui.catalogue import load_catalogue
-from compare_tui.toolcall import RunRequest, RunSettings, ToolcallOutcome, classify, execute, official_suite, select
 from compare_tui.engine.client import chat_chunks
+from compare_tui.toolcall import RunRequest, RunSettings, ToolcallOutcome, classify, execute, official_suite, select
 
 pytestmark = pytest.mark.integration
 
@@ -29,7 +29,9 @@ async def test_a_jinja_server_answers_every_request_shape(local_cluster, name):
     run = await execute(RunRequest(entry, SUITE, scenarios, SHORT, {"server": "llama-server --jinja"}))
     outcomes = {r.scenario_id: r.outcome for r in run.results}
     assert set(outcomes) == {s.id for s in scenarios}
-    assert not {ToolcallOutcome.ERROR, ToolcallOutcome.UNSUPPORTED} & set(outcomes.values()), [r.reason for r in run.results]
+    assert not {ToolcallOutcome.ERROR, ToolcallOutcome.UNSUPPORTED} & set(outcomes.values()), [
+        r.reason for r in run.results
+    ]
     # Reference claim: an object tool_choice is read as "auto", so a named-but-unknown tool is
     # accepted with a 200 instead of refused: S17 fails (it is not unsupported).
     s17 = next(r for r in run.results if r.scenario_id == "S17")

@@ -100,8 +100,10 @@ async def test_a_bare_json_call_blob_in_content_is_markup_too():
 
 
 async def test_stringified_integer_fails_with_pointer_into_the_arguments():
-    call = ToolCall("search_flights", {"origin": "Boston", "destination": "Denver", "date": "2026-03-14",
-                                       "passengers": "2", "cabin": "economy"})
+    call = ToolCall(
+        "search_flights",
+        {"origin": "Boston", "destination": "Denver", "date": "2026-03-14", "passengers": "2", "cabin": "economy"},
+    )
     result, _ = await run_one("S03", tool_calls(call))
     problems = failed(result)
     assert ("/tool_calls/0/function/arguments/passengers", "type") in problems["arguments_schema"]
@@ -109,8 +111,10 @@ async def test_stringified_integer_fails_with_pointer_into_the_arguments():
 
 
 async def test_integer_as_2_point_0_is_an_integer():
-    call = ToolCall("search_flights", '{"origin": "Boston", "destination": "Denver", "date": "2026-03-14", '
-                                      '"passengers": 2.0, "cabin": "economy"}')
+    call = ToolCall(
+        "search_flights",
+        '{"origin": "Boston", "destination": "Denver", "date": "2026-03-14", "passengers": 2.0, "cabin": "economy"}',
+    )
     result, _ = await run_one("S03", tool_calls(call))
     assert result.outcome is ToolcallOutcome.PASS, failed(result)
 
@@ -149,15 +153,30 @@ async def test_tool_choice_none_ignored_fails():
 # ------------------------------------------------------------------ unsupported
 
 
-@pytest.mark.parametrize("plan, server", [
-    (http_error(500, "tools param requires --jinja flag"), "llama.cpp"),
-    (http_error(400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'), "vLLM"),
-    (http_error(400, body={"object": "error", "message": '"auto" tool choice requires --enable-auto-tool-choice '
-                                                         'and --tool-call-parser to be set', "code": 400}), "vLLM"),
-    (http_error(400, body={"error": {"message": "llama3 does not support tools", "type": "api_error"}}), "Ollama"),
-    (http_error(400, body={"error": "registry.ollama.ai/library/gemma:2b does not support tools"}), "Ollama"),
-    (http_error(500, "Invalid tool_choice: required"), "llama.cpp (older build)"),
-])
+@pytest.mark.parametrize(
+    "plan, server",
+    [
+        (http_error(500, "tools param requires --jinja flag"), "llama.cpp"),
+        (
+            http_error(400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'),
+            "vLLM",
+        ),
+        (
+            http_error(
+                400,
+                body={
+                    "object": "error",
+                    "message": '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+                    "code": 400,
+                },
+            ),
+            "vLLM",
+        ),
+        (http_error(400, body={"error": {"message": "llama3 does not support tools", "type": "api_error"}}), "Ollama"),
+        (http_error(400, body={"error": "registry.ollama.ai/library/gemma:2b does not support tools"}), "Ollama"),
+        (http_error(500, "Invalid tool_choice: required"), "llama.cpp (older build)"),
+    ],
+)
 async def test_known_refusals_are_unsupported_whatever_the_status(plan, server):
     result, _ = await run_one("S15", plan)  # tool_choice "required": every signature can apply
     assert result.outcome is ToolcallOutcome.UNSUPPORTED, result.reason
@@ -183,14 +202,17 @@ async def test_a_known_refusal_inside_a_200_stream_is_unsupported():
 # ------------------------------------------------------------------ error
 
 
-@pytest.mark.parametrize("plan", [
-    http_error(401, "invalid api key"),
-    http_error(429, "slow down"),
-    http_error(500, "Internal server error"),
-    http_error(400, "context length exceeded: maximum context length is 4096 tokens"),
-    Reset(),
-    error_in_stream("out of memory", after_chunks=1),
-])
+@pytest.mark.parametrize(
+    "plan",
+    [
+        http_error(401, "invalid api key"),
+        http_error(429, "slow down"),
+        http_error(500, "Internal server error"),
+        http_error(400, "context length exceeded: maximum context length is 4096 tokens"),
+        Reset(),
+        error_in_stream("out of memory", after_chunks=1),
+    ],
+)
 async def test_nothing_measured_is_an_error(plan):
     result, _ = await run_one("S01", plan)
     assert result.outcome is ToolcallOutcome.ERROR, result.reason
@@ -217,7 +239,9 @@ async def test_a_server_closing_after_each_streamed_answer_leaves_no_scenario_in
 
     async with LateClosingServer(close_after_s=0.05) as server:
         endpoint = server.url.removesuffix("/chat/completions")
-        streamed = [s for s in official_suite().scenarios if s.request_body("m", max_tokens=8, temperature=0).get("stream")]
+        streamed = [
+            s for s in official_suite().scenarios if s.request_body("m", max_tokens=8, temperature=0).get("stream")
+        ]
         chosen = streamed * 2  # each streamed scenario twice: back to back on one connection slot
         assert len(chosen) >= 6
         settings = RunSettings(max_tokens=8, timeout_s=5.0, concurrency=1)

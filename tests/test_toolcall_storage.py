@@ -122,11 +122,17 @@ def test_a_v5_store_with_toolcall_rows_upgrades_keeping_them(tmp_path):
     conn = _v5_store(path, toolcall_tables=True)
     for table, found in copied.items():
         for row in found:
-            conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
-    conn.execute("INSERT INTO runs (id, status, created_at, goldset_id, model_name) "
-                 "VALUES ('old', 'completed', '2026-01-01T00:00:00.000000Z', 'g', 'm')")
-    conn.execute("INSERT INTO audit (at, run_id, task_id, attempt, endpoint, model, status) "
-                 "VALUES ('2026-01-01T00:00:00.000000Z', 'old', 't1', 1, 'http://x/v1', 'm', 200)")
+            conn.execute(
+                f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values())
+            )
+    conn.execute(
+        "INSERT INTO runs (id, status, created_at, goldset_id, model_name) "
+        "VALUES ('old', 'completed', '2026-01-01T00:00:00.000000Z', 'g', 'm')"
+    )
+    conn.execute(
+        "INSERT INTO audit (at, run_id, task_id, attempt, endpoint, model, status) "
+        "VALUES ('2026-01-01T00:00:00.000000Z', 'old', 't1', 1, 'http://x/v1', 'm', 200)"
+    )
     conn.commit()
     conn.close()
     with Store.open(path) as store:

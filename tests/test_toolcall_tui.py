@@ -28,9 +28,13 @@ def store_path(tmp_path_factory):
         def readouterr(self):
             class Out:
                 out = err = ""
+
             return Out()
 
-    with FakeServer(default=PARIS) as good, FakeServer(default=http_error(500, "tools param requires --jinja flag")) as bad:
+    with (
+        FakeServer(default=PARIS) as good,
+        FakeServer(default=http_error(500, "tools param requires --jinja flag")) as bad,
+    ):
         toolcall(tmp, good.url, "--scenario", "S0[1-3]", capsys=Capture(), name="alpha")
         toolcall(tmp, bad.url, "--scenario", "S0[12]", capsys=Capture(), name="beta")
     return tmp / "runs.sqlite"
@@ -63,9 +67,15 @@ async def test_runs_side_by_side_with_symbols_and_a_detail_per_cell(store_path):
             assert row_text(runs, 0)[3] == "✓0 ✗0 ⊘2 !0"
             grid = screen.query_one("#scenario-table", DataTable)
             assert [str(c.label) for c in grid.columns.values()] == [
-                "scenario", f"beta {newest.id[:6]}", f"alpha {older.id[:6]}"]
+                "scenario",
+                f"beta {newest.id[:6]}",
+                f"alpha {older.id[:6]}",
+            ]
             assert [row_text(grid, r)[0] for r in range(grid.row_count)] == [
-                "S01 simple.basic", "S02 simple.enum", "S03 simple.types"]
+                "S01 simple.basic",
+                "S02 simple.enum",
+                "S03 simple.types",
+            ]
             # Symbol and word in every cell; a scenario one run never reached reads "not run".
             assert row_text(grid, 0)[1:] == ["⊘ unsupported", "✓ pass"]
             assert row_text(grid, 2)[1] == "· not run"
@@ -118,7 +128,13 @@ def test_default_columns_are_the_newest_run_of_each_model_and_endpoint():
         def __init__(self, id, model, endpoint):
             self.id, self.model_name, self.endpoint = id, model, endpoint
 
-    runs = [Run("r5", "a", "u1"), Run("r4", "a", "u1"), Run("r3", "a", "u2"), Run("r2", "b", "u1"),
-            Run("r1", "c", "u1"), Run("r0", "d", "u1")]
+    runs = [
+        Run("r5", "a", "u1"),
+        Run("r4", "a", "u1"),
+        Run("r3", "a", "u2"),
+        Run("r2", "b", "u1"),
+        Run("r1", "c", "u1"),
+        Run("r0", "d", "u1"),
+    ]
     assert default_selection(runs) == ["r5", "r3", "r2", "r1"]
     assert default_selection(runs, most=2) == ["r5", "r3"]

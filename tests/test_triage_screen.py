@@ -20,20 +20,46 @@ def _pair_store(tmp_path) -> tuple[Store, str, str, str]:
     """t1 inconsistent, t2 judge (baseline) vs scorer (candidate), t3 a failed call, t4 an agreed tie."""
     store = Store.open(tmp_path / "runs.sqlite")
     goldset = golden(tmp_path, TASKS)
-    base = add_run(store, goldset, "base-model", {"t1": scored("billing"), "t2": scored("bug"), "t3": scored("billing"),
-                                                  "t4": scored("billing")})
+    base = add_run(
+        store,
+        goldset,
+        "base-model",
+        {"t1": scored("billing"), "t2": scored("bug"), "t3": scored("billing"), "t4": scored("billing")},
+    )
     cand = add_run(store, goldset, "cand-model", {t: scored("billing") for t in TASKS})
-    judging = store.save_judging(JudgingRecord(kind="pair", run_id=base, other_run_id=cand, judge_model="judge-model",
-                                               rubric_digest="sha256:" + "3" * 64, mode="reference"))
-    calls = {("t1", "ab"): ("A", "baseline"), ("t1", "ba"): ("A", "candidate"),
-             ("t2", "ab"): ("A", "baseline"), ("t2", "ba"): ("B", "baseline"),
-             ("t3", "ab"): (None, None), ("t3", "ba"): ("TIE", "tie"),
-             ("t4", "ab"): ("TIE", "tie"), ("t4", "ba"): ("TIE", "tie")}
+    judging = store.save_judging(
+        JudgingRecord(
+            kind="pair",
+            run_id=base,
+            other_run_id=cand,
+            judge_model="judge-model",
+            rubric_digest="sha256:" + "3" * 64,
+            mode="reference",
+        )
+    )
+    calls = {
+        ("t1", "ab"): ("A", "baseline"),
+        ("t1", "ba"): ("A", "candidate"),
+        ("t2", "ab"): ("A", "baseline"),
+        ("t2", "ba"): ("B", "baseline"),
+        ("t3", "ab"): (None, None),
+        ("t3", "ba"): ("TIE", "tie"),
+        ("t4", "ab"): ("TIE", "tie"),
+        ("t4", "ba"): ("TIE", "tie"),
+    }
     for (task, ordering), (verdict, preferred) in calls.items():
-        store.record_judgement(JudgementRecord(
-            judging_id=judging.id, task_id=task, ordering=ordering, verdict=verdict, preferred=preferred,
-            rationale=f"reason {task} {ordering}", error_class=None if verdict else "http_5xx",
-            error=None if verdict else "HTTP 500"))
+        store.record_judgement(
+            JudgementRecord(
+                judging_id=judging.id,
+                task_id=task,
+                ordering=ordering,
+                verdict=verdict,
+                preferred=preferred,
+                rationale=f"reason {task} {ordering}",
+                error_class=None if verdict else "http_5xx",
+                error=None if verdict else "HTTP 500",
+            )
+        )
     return store, judging.id, base, cand
 
 
@@ -41,12 +67,29 @@ def _grade_store(tmp_path) -> tuple[Store, str, str]:
     """A candidate grade judging of a run: it fails t1 (the scorer passed it) and its t3 call failed."""
     store = Store.open(tmp_path / "runs.sqlite")
     run = add_run(store, golden(tmp_path, TASKS), "cand-model", {t: scored("billing") for t in TASKS})
-    judging = store.save_judging(JudgingRecord(kind="grade", run_id=run, judge_model="judge-model",
-                                               rubric_digest="sha256:" + "4" * 64, mode="reference", current="scorer"))
+    judging = store.save_judging(
+        JudgingRecord(
+            kind="grade",
+            run_id=run,
+            judge_model="judge-model",
+            rubric_digest="sha256:" + "4" * 64,
+            mode="reference",
+            current="scorer",
+        )
+    )
     for task, verdict in (("t1", "fail"), ("t2", "pass"), ("t3", None), ("t4", "pass")):
-        store.record_judgement(JudgementRecord(
-            judging_id=judging.id, task_id=task, ordering="single", verdict=verdict, preferred=verdict,
-            rationale=f"grade {task}", error_class=None if verdict else "unparseable", error=None if verdict else "no verdict"))
+        store.record_judgement(
+            JudgementRecord(
+                judging_id=judging.id,
+                task_id=task,
+                ordering="single",
+                verdict=verdict,
+                preferred=verdict,
+                rationale=f"grade {task}",
+                error_class=None if verdict else "unparseable",
+                error=None if verdict else "no verdict",
+            )
+        )
     return store, judging.id, run
 
 
@@ -102,7 +145,9 @@ async def test_pilot_pair_triage_moves_labels_notes_and_filters(tmp_path):
             status = _text(screen, "#triage-status")
             assert "0 of 3 triaged" in status and "item 1 of 3" in status and "t1" in status
             assert "inconsistent" in _text(screen, "#triage-figures")
-            assert "reason t1 ab" in _text(screen, "#rationale-left") and "reason t1 ba" in _text(screen, "#rationale-right")
+            assert "reason t1 ab" in _text(screen, "#rationale-left") and "reason t1 ba" in _text(
+                screen, "#rationale-right"
+            )
             await pilot.press("j")
             assert "t2" in _text(screen, "#triage-status") and _text(screen, "#answer-left") == "bug"
             await pilot.press("k")

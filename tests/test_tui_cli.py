@@ -31,9 +31,24 @@ def test_without_a_terminal_the_tui_prints_help_instead(capsys):
 def test_subcommands_still_work_beside_the_tui_options(tmp_path):
     store, _ = build_store(tmp_path)
     store.close()
-    done = subprocess.run([sys.executable, "-m", "compare_tui", "--theme", "dark", "runs", "list",
-                           "--store", str(tmp_path / "runs.sqlite"), "--json"],
-                          capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "compare_tui",
+            "--theme",
+            "dark",
+            "runs",
+            "list",
+            "--store",
+            str(tmp_path / "runs.sqlite"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     assert len(json.loads(done.stdout)) == 3
 
@@ -46,7 +61,9 @@ def test_runs_list_fits_80_columns_with_whole_run_ids(tmp_path, capsys, monkeypa
     assert main(["runs", "list", "--store", str(tmp_path / "runs.sqlite")]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert all(len(line) <= 80 for line in lines), lines
-    assert all(any(line.startswith(run_id + " ") for line in lines) for run_id in ids)  # never cut: other commands take it
+    assert all(
+        any(line.startswith(run_id + " ") for line in lines) for run_id in ids
+    )  # never cut: other commands take it
     assert lines[-2].startswith("tasks: ✓ pass ✗ fail ? needs a person ! error · not done")
 
 
@@ -58,5 +75,7 @@ def test_a_store_given_before_the_command_is_the_commands_store(tmp_path, capsys
     assert main(["--store", str(tmp_path / "runs.sqlite"), "runs", "list", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 3
     # Given twice with different paths, neither is guessed.
-    assert main(["--store", str(tmp_path / "runs.sqlite"), "runs", "list", "--store", str(tmp_path / "other.sqlite")]) == 2
+    assert (
+        main(["--store", str(tmp_path / "runs.sqlite"), "runs", "list", "--store", str(tmp_path / "other.sqlite")]) == 2
+    )
     assert "--store given twice with different paths" in capsys.readouterr().err

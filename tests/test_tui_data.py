@@ -18,8 +18,13 @@ SET_NAME = "support-mini"
 TASK_IDS = [f"ticket-{n:02d}" for n in range(1, 11)] + ["reply-01", "reply-02"]
 HUMAN_TASKS = {"reply-01", "reply-02"}
 HARDWARE = {"basis": "hardware", "usd_per_hour": 0.5, "gpu_count": 1}
-TOKEN_PRICE = {"basis": "token_price", "usd_per_mtok_input": 0.15, "usd_per_mtok_output": 0.6,
-               "captured": "2026-11-30", "source": "price page"}
+TOKEN_PRICE = {
+    "basis": "token_price",
+    "usd_per_mtok_input": 0.15,
+    "usd_per_mtok_output": 0.6,
+    "captured": "2026-11-30",
+    "source": "price page",
+}
 # outcome per task for each model: p pass, f fail, r review, e error
 OUTCOMES = {
     "smollm2-135m": "ppfppfpppe" + "rr",
@@ -38,15 +43,21 @@ def write_mini_set(root: Path) -> Path:
         'workload_id = "support-mini"\nname = "Support mini"\nversion = "1.0.0"\n'
         'caveats = ["Expected labels are what production returned in October."]\n'
         '[default_scorer]\nkind = "exact"\nnormalize = ["case", "whitespace"]\n'
-        '[run]\nattempts = 1\nmax_tokens = 16\n'
+        "[run]\nattempts = 1\nmax_tokens = 16\n"
     )
     for n, task_id in enumerate(TASK_IDS):
-        task = {"id": task_id, "input": {"system": "Classify the ticket.", "prompt": f"Ticket number {n}: [urgent] help"},
-                "expected": {"text": "billing"}}
+        task = {
+            "id": task_id,
+            "input": {"system": "Classify the ticket.", "prompt": f"Ticket number {n}: [urgent] help"},
+            "expected": {"text": "billing"},
+        }
         if task_id in HUMAN_TASKS:
-            task = {"id": task_id, "input": {"prompt": f"Write a short reply to ticket {n}."},
-                    "expected": {"text": "A polite reply that offers a refund."},
-                    "scorer": {"kind": "human", "instructions": "Pass if the reply is polite and offers a refund."}}
+            task = {
+                "id": task_id,
+                "input": {"prompt": f"Write a short reply to ticket {n}."},
+                "expected": {"text": "A polite reply that offers a refund."},
+                "scorer": {"kind": "human", "instructions": "Pass if the reply is polite and offers a refund."},
+            }
         (root / "tasks" / f"{task_id}.json").write_text(json.dumps(task))
     return root
 
@@ -67,7 +78,7 @@ kind = "hosted"
 endpoint = "{endpoint}"
 model = "fake-model"
 revision = "2026-12-01"
-weights_digest = "sha256:{'0' * 64}"
+weights_digest = "sha256:{"0" * 64}"
 [model.cost]
 basis = "token_price"
 usd_per_mtok_input = 1.0
@@ -81,7 +92,7 @@ kind = "hosted"
 endpoint = "{endpoint}"
 model = "fake-model"
 revision = "2026-12-02"
-weights_digest = "sha256:{'1' * 64}"
+weights_digest = "sha256:{"1" * 64}"
 [model.cost]
 basis = "hardware"
 usd_per_hour = 0.5
@@ -95,17 +106,27 @@ model = "fake-model"
     return path
 
 
-def _run(model: str, run_id: str, goldset, *, status: str = "completed", cost=HARDWARE,
-         created: str = "2026-01-05T10:00:00Z") -> RunRecord:
+def _run(
+    model: str, run_id: str, goldset, *, status: str = "completed", cost=HARDWARE, created: str = "2026-01-05T10:00:00Z"
+) -> RunRecord:
     return RunRecord(
-        id=run_id, status=status, created_at=created, started_at=created,
+        id=run_id,
+        status=status,
+        created_at=created,
+        started_at=created,
         finished_at=None if status == "running" else "2026-01-05T10:02:00Z",
-        goldset_id=goldset.manifest.workload_id, goldset_name=goldset.manifest.name,
-        goldset_version=goldset.manifest.version, goldset_digest=goldset.digest, goldset_path=str(goldset.root),
-        model_name=model, model_entry={"name": model, "kind": "local", "serving": {"stack": "llama.cpp"}},
-        provenance="verified", cost_basis=cost,
+        goldset_id=goldset.manifest.workload_id,
+        goldset_name=goldset.manifest.name,
+        goldset_version=goldset.manifest.version,
+        goldset_digest=goldset.digest,
+        goldset_path=str(goldset.root),
+        model_name=model,
+        model_entry={"name": model, "kind": "local", "serving": {"stack": "llama.cpp"}},
+        provenance="verified",
+        cost_basis=cost,
         settings={"attempts": 1, "temperature": 0.0, "max_tokens": 16, "concurrency": 4, "timeout_s": 120.0},
-        task_count=len(goldset.tasks), comparison_id=COMPARISON_ID,
+        task_count=len(goldset.tasks),
+        comparison_id=COMPARISON_ID,
         gpu={"measured": False, "reason": "no NVIDIA GPU found by NVML"},
     )
 
@@ -117,19 +138,32 @@ def _attempts(run_id: str, pattern: str) -> list[AttemptRecord]:
         outcome = outcome_of[code]
         error = outcome == "error"
         answer = {"pass": "billing", "fail": "bug", "review": "Sorry about that: we have refunded you.", "error": ""}
-        detail = {"pass": "exact match", "fail": "expected 'billing', got 'bug'",
-                  "review": "a person decides (human scorer)", "error": ""}
-        records.append(AttemptRecord(
-            run_id=run_id, task_id=task_id, attempt=1, outcome=outcome,
-            answer_text=answer[outcome], score_detail=detail[outcome],
-            # A recorded error (the server answered with an error), not an outage: it is scored.
-            error_class="stream_error" if error else None,
-            error="the server reported an error inside the stream: slot unavailable" if error else None,
-            ttft_ms=None if error else 40.0 + 7 * n, e2e_ms=None if error else 300.0 + 25 * n,
-            prompt_tokens=None if error else 60, completion_tokens=None if error else 3,
-            started_at="2026-01-05T10:00:01Z", finished_at="2026-01-05T10:00:02Z",
-            finish_reason=None if error else "stop",
-        ))
+        detail = {
+            "pass": "exact match",
+            "fail": "expected 'billing', got 'bug'",
+            "review": "a person decides (human scorer)",
+            "error": "",
+        }
+        records.append(
+            AttemptRecord(
+                run_id=run_id,
+                task_id=task_id,
+                attempt=1,
+                outcome=outcome,
+                answer_text=answer[outcome],
+                score_detail=detail[outcome],
+                # A recorded error (the server answered with an error), not an outage: it is scored.
+                error_class="stream_error" if error else None,
+                error="the server reported an error inside the stream: slot unavailable" if error else None,
+                ttft_ms=None if error else 40.0 + 7 * n,
+                e2e_ms=None if error else 300.0 + 25 * n,
+                prompt_tokens=None if error else 60,
+                completion_tokens=None if error else 3,
+                started_at="2026-01-05T10:00:01Z",
+                finished_at="2026-01-05T10:00:02Z",
+                finish_reason=None if error else "stop",
+            )
+        )
     return records
 
 
@@ -143,10 +177,18 @@ def build_store(tmp_path: Path) -> tuple[Store, Path]:
     for model, run_id in RUN_IDS.items():
         store.create_run(_run(model, run_id, goldset))
         store.record_attempts(_attempts(run_id, OUTCOMES[model]))
-    store.create_run(_run("gemma3-270m", INTERRUPTED_RUN, goldset, status="interrupted", created="2026-01-04T09:00:00Z"))
+    store.create_run(
+        _run("gemma3-270m", INTERRUPTED_RUN, goldset, status="interrupted", created="2026-01-04T09:00:00Z")
+    )
     store.record_attempts(_attempts(INTERRUPTED_RUN, OUTCOMES["smollm2-135m"])[:4])  # 3 of 4 pass
-    store.create_comparison(ComparisonRecord(id=COMPARISON_ID, name="support-mini 2026-01-05",
-                                             created_at="2026-01-05T10:00:00Z", run_ids=list(RUN_IDS.values())))
+    store.create_comparison(
+        ComparisonRecord(
+            id=COMPARISON_ID,
+            name="support-mini 2026-01-05",
+            created_at="2026-01-05T10:00:00Z",
+            run_ids=list(RUN_IDS.values()),
+        )
+    )
     return store, sets
 
 
@@ -208,21 +250,28 @@ def test_review_queue_follows_the_report_and_skips_stay_waiting(tmp_path):
     queue = review_queue(report, {(RUN_IDS["smollm2-135m"], "ticket-03")})
     # task files load in file-name order: the reply tasks come first
     assert [(i.task_id, i.label) for i in queue] == [
-        ("reply-01", "smollm2-135m"), ("reply-01", "gemma3-270m"), ("reply-02", "smollm2-135m"),
-        ("reply-02", "gemma3-270m"), ("ticket-03", "smollm2-135m")]
+        ("reply-01", "smollm2-135m"),
+        ("reply-01", "gemma3-270m"),
+        ("reply-02", "smollm2-135m"),
+        ("reply-02", "gemma3-270m"),
+        ("ticket-03", "smollm2-135m"),
+    ]
     assert queue[-1].reason == FLAGGED and waiting(queue) == 4
     store.add_review(ReviewRecord(run_id=RUN_IDS["smollm2-135m"], task_id="reply-01", verdict="skip", reviewer="t"))
     store.add_review(ReviewRecord(run_id=RUN_IDS["gemma3-270m"], task_id="reply-01", verdict="pass", reviewer="t"))
     after = review_queue(build_report(load_report_inputs(store, COMPARISON_ID)))
     assert [(i.task_id, i.label, i.verdict) for i in after] == [
-        ("reply-01", "smollm2-135m", "skip"), ("reply-02", "smollm2-135m", None), ("reply-02", "gemma3-270m", None)]
+        ("reply-01", "smollm2-135m", "skip"),
+        ("reply-02", "smollm2-135m", None),
+        ("reply-02", "gemma3-270m", None),
+    ]
     # deciding gemma's reply-01 (index 1 of the old queue) moves on to the item that followed it
     assert next_position(queue, 1, after) == 1
 
 
 def test_run_pair_diff_takes_its_statistics_from_the_report(tmp_path):
-    from compare_tui.report.paired import paired
     from compare_tui.diff import read_run_pair
+    from compare_tui.report.paired import paired
 
     store, _ = build_store(tmp_path)
     diff = read_run_pair(store, RUN_IDS["smollm2-135m"], RUN_IDS["gemma3-270m"])
@@ -231,7 +280,10 @@ def test_run_pair_diff_takes_its_statistics_from_the_report(tmp_path):
     # an error counts as not passed (scored), so ticket-10 is a flip to B
     assert (diff.paired.both, diff.paired.only_a, diff.paired.only_b, diff.paired.neither) == (6, 1, 2, 1)
     assert [(c.task_id, c.change) for c in diff.changed] == [
-        ("ticket-03", "only B passes"), ("ticket-08", "only A passes"), ("ticket-10", "only B passes")]
+        ("ticket-03", "only B passes"),
+        ("ticket-08", "only A passes"),
+        ("ticket-10", "only B passes"),
+    ]
     assert {d.figure for d in diff.deltas} >= {"pass rate", "E2E p50/p95/p99", "cost/completed task"}
 
 
@@ -240,8 +292,9 @@ def test_a_diff_of_runs_on_different_sets_says_so(tmp_path):
 
     store, sets = build_store(tmp_path)
     other = load_golden_set(write_mini_set(tmp_path / "other"))
-    changed = store.create_run(_run("other-model", "d4d4d4d4d4d4d4d4", other).model_copy(
-        update={"goldset_digest": "sha256:" + "f" * 64}))
+    changed = store.create_run(
+        _run("other-model", "d4d4d4d4d4d4d4d4", other).model_copy(update={"goldset_digest": "sha256:" + "f" * 64})
+    )
     store.record_attempts(_attempts(changed.id, OUTCOMES["gemma3-270m"]))
     diff = read_run_pair(store, RUN_IDS["smollm2-135m"], changed.id)
     assert not diff.same_set and "no paired verdict across sets" in diff.problems[0]

@@ -18,8 +18,7 @@ def app_for(tmp_path, baseline: str | None = None):
     if baseline:
         store.set_comparison_baseline(COMPARISON_ID, baseline)
     catalogue = write_catalogue(tmp_path / "models.toml")
-    return store, create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester",
-                             probe=fixed_probe)
+    return store, create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester", probe=fixed_probe)
 
 
 async def open_report(pilot):

@@ -23,8 +23,13 @@ from tests.test_tui_data import write_catalogue
 
 def session(tmp_path, store, url, tasks: int, concurrency: int = 4):
     write_set(tmp_path / "sets" / "s", {f"t{i:02d}": "billing" for i in range(tasks)}, max_tokens=8)
-    workspace = Workspace(store=store, catalogue_path=write_catalogue(tmp_path / "models.toml", url),
-                          sets_dir=tmp_path / "sets", reviewer="tester", probe=lambda endpoint: "healthy")
+    workspace = Workspace(
+        store=store,
+        catalogue_path=write_catalogue(tmp_path / "models.toml", url),
+        sets_dir=tmp_path / "sets",
+        reviewer="tester",
+        probe=lambda endpoint: "healthy",
+    )
     posted: list = []
     tally = LiveTally([("fake-a", 0, "")])
     plan = NewRunPlan(tmp_path / "sets" / "s", ("fake-a",), RunOverrides(concurrency=concurrency))

@@ -105,14 +105,19 @@ async def test_cancel_keeps_the_run_resumable_and_resume_finishes_it(tmp_path):
     sets = tmp_path / "sets"
     tasks = {f"t{i:02d}": "billing" for i in range(40)}
     write_set(sets / "slow", tasks, max_tokens=8)
-    with FakeServer(default=text("billing", chunk_chars=1, chunk_delay_s=0.03)) as server, \
-            Store.open(tmp_path / "runs.sqlite") as store:
+    with (
+        FakeServer(default=text("billing", chunk_chars=1, chunk_delay_s=0.03)) as server,
+        Store.open(tmp_path / "runs.sqlite") as store,
+    ):
         app = _app(store, sets, write_catalogue(tmp_path / "models.toml", server.url))
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             live = await _start_new_run(pilot, concurrency="2")
-            await until(pilot, lambda: live.run_ids and len(store.attempts_for_run(live.run_ids[0])) >= 5,
-                        what="five recorded attempts")
+            await until(
+                pilot,
+                lambda: live.run_ids and len(store.attempts_for_run(live.run_ids[0])) >= 5,
+                what="five recorded attempts",
+            )
             await pilot.press("c", "y")  # cancelling asks first
             await until(pilot, lambda: live.statuses, what="the cancelled run to stop")
             run_id = live.run_ids[0]
@@ -256,8 +261,9 @@ async def test_the_models_line_says_the_health_once_it_is_known(tmp_path):
 
     async with home_at(tmp_path, (80, 24), slow_probe) as pilot:
         home = pilot.app.screen
-        await until(pilot, lambda: home.data is not None and not home.query_one("#home-tabs").loading,
-                    what="Home's first read")
+        await until(
+            pilot, lambda: home.data is not None and not home.query_one("#home-tabs").loading, what="Home's first read"
+        )
         await pilot.press("2")
         detail = home.query_one("#model-detail")
         await until(pilot, lambda: "checking…" in str(detail.render()), what="the highlighted model's line")
@@ -323,14 +329,19 @@ async def test_review_saves_each_verdict_at_once_and_clears_the_caveat(tmp_path)
 async def test_quitting_during_a_run_leaves_it_interrupted_and_resumable(tmp_path):
     sets = tmp_path / "sets"
     write_set(sets / "slow", {f"t{i:02d}": "billing" for i in range(40)}, max_tokens=8)
-    with FakeServer(default=text("billing", chunk_chars=1, chunk_delay_s=0.03)) as server, \
-            Store.open(tmp_path / "runs.sqlite") as store:
+    with (
+        FakeServer(default=text("billing", chunk_chars=1, chunk_delay_s=0.03)) as server,
+        Store.open(tmp_path / "runs.sqlite") as store,
+    ):
         app = _app(store, sets, write_catalogue(tmp_path / "models.toml", server.url))
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             live = await _start_new_run(pilot, concurrency="2")
-            await until(pilot, lambda: live.run_ids and len(store.attempts_for_run(live.run_ids[0])) >= 3,
-                        what="three recorded attempts")
+            await until(
+                pilot,
+                lambda: live.run_ids and len(store.attempts_for_run(live.run_ids[0])) >= 3,
+                what="three recorded attempts",
+            )
             await pilot.press("q", "y")  # quitting during a run asks first
             await until(pilot, lambda: not app.is_running, what="the app to quit", timeout_s=60)
         run = store.get_run(live.run_ids[0])
@@ -344,8 +355,17 @@ async def test_palette_lists_the_actions_and_a_missing_report_is_an_error_not_a_
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             titles = {command.title for command in app.get_system_commands(app.screen)}
-            assert {"Home", "New run", "A/B diff", "Latest report", "Review latest", "Help", "Experiments",
-                    "Tool-call conformance", "Triage latest judging"} <= titles
+            assert {
+                "Home",
+                "New run",
+                "A/B diff",
+                "Latest report",
+                "Review latest",
+                "Help",
+                "Experiments",
+                "Tool-call conformance",
+                "Triage latest judging",
+            } <= titles
             app.open_report("no-such-run")
             await settle(pilot)
             screen = pilot.app.screen
@@ -394,7 +414,9 @@ async def test_home_opens_experiments_tool_calls_and_triage_by_key(tmp_path):
 async def test_a_long_refusal_scrolls_and_its_close_button_stays_on_screen_at_80x24():
     from textual.app import App
 
-    reason = "\n".join(f"✗ tasks/t{i:02d}.toml: expected: unknown field `texts` (did you mean `text`?)" for i in range(30))
+    reason = "\n".join(
+        f"✗ tasks/t{i:02d}.toml: expected: unknown field `texts` (did you mean `text`?)" for i in range(30)
+    )
 
     class Host(App):
         def on_mount(self) -> None:

@@ -47,22 +47,34 @@ def _attempt(run_id: str, task, outcome: str) -> AttemptRecord:
     else:
         text = "I do not know." if wrong else expected.text or ""
     return AttemptRecord(
-        run_id=run_id, task_id=task.id, attempt=1, outcome=outcome, answer_text="" if outcome == "error" else text,
+        run_id=run_id,
+        task_id=task.id,
+        attempt=1,
+        outcome=outcome,
+        answer_text="" if outcome == "error" else text,
         tool_calls=[] if outcome == "error" else calls,
-        score_detail={"pass": "matched the recorded action", "fail": "differs from the recorded action", "error": ""}[outcome],
+        score_detail={"pass": "matched the recorded action", "fail": "differs from the recorded action", "error": ""}[
+            outcome
+        ],
         error_class="stream_error" if outcome == "error" else None,
         error="the server reported an error inside the stream: slot unavailable" if outcome == "error" else None,
-        ttft_ms=None if outcome == "error" else 50.0, e2e_ms=None if outcome == "error" else 400.0,
-        prompt_tokens=None if outcome == "error" else 120, completion_tokens=None if outcome == "error" else 9,
-        started_at="2026-01-05T10:00:01Z", finished_at="2026-01-05T10:00:02Z", finish_reason="stop",
+        ttft_ms=None if outcome == "error" else 50.0,
+        e2e_ms=None if outcome == "error" else 400.0,
+        prompt_tokens=None if outcome == "error" else 120,
+        completion_tokens=None if outcome == "error" else 9,
+        started_at="2026-01-05T10:00:01Z",
+        finished_at="2026-01-05T10:00:02Z",
+        finish_reason="stop",
     )
 
 
 @pytest.fixture
 def make_replay_app(tmp_path):
     sets = tmp_path / "sets"
-    write_sampled_set(sample_runs([LOG], SampleOptions(samples=20, text_scorer="exact", workload_id="agent-replay")),
-                      sets / "agent-replay")
+    write_sampled_set(
+        sample_runs([LOG], SampleOptions(samples=20, text_scorer="exact", workload_id="agent-replay")),
+        sets / "agent-replay",
+    )
     goldset = load_golden_set(sets / "agent-replay")
     store = Store.open(tmp_path / "runs.sqlite")
     for model, run_id in RUN_IDS.items():
@@ -70,8 +82,14 @@ def make_replay_app(tmp_path):
         store.create_run(run)
         outcomes = _outcomes(model, goldset.tasks)
         store.record_attempts([_attempt(run_id, t, outcomes[t.id]) for t in goldset.tasks])
-    store.create_comparison(ComparisonRecord(id=COMPARISON, name="agent replay 2026-01-05",
-                                             created_at="2026-01-05T10:00:00Z", run_ids=list(RUN_IDS.values())))
+    store.create_comparison(
+        ComparisonRecord(
+            id=COMPARISON,
+            name="agent replay 2026-01-05",
+            created_at="2026-01-05T10:00:00Z",
+            run_ids=list(RUN_IDS.values()),
+        )
+    )
     catalogue = write_catalogue(tmp_path / "models.toml")
     yield lambda: create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester", probe=fixed_probe)
     store.close()
@@ -79,7 +97,11 @@ def make_replay_app(tmp_path):
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_report_summary_shows_the_run_strips(make_replay_app, snap_compare, size):
-    assert snap_compare(make_replay_app(), terminal_size=SIZES[size], run_before=keys("enter", "down", "down", "down", "down", "down", "down"))
+    assert snap_compare(
+        make_replay_app(),
+        terminal_size=SIZES[size],
+        run_before=keys("enter", "down", "down", "down", "down", "down", "down"),
+    )
 
 
 @pytest.mark.parametrize("size", list(SIZES))

@@ -152,11 +152,13 @@ async def test_runs_list_leads_with_the_run_id_and_the_whole_date(app):
 
 
 def test_diff_deltas_never_print_plus_minus_and_keep_one_latency_unit():
-    from compare_tui.report import RunInput, build_report
     from compare_tui.diff import deltas
+    from compare_tui.report import RunInput, build_report
     from tests.test_report import attempts, inputs, make_run
 
-    slow = RunInput(make_run("run-a", "slow"), attempts("ppff", e2e_ms=25_000.0, prompt_tokens=900, completion_tokens=400))
+    slow = RunInput(
+        make_run("run-a", "slow"), attempts("ppff", e2e_ms=25_000.0, prompt_tokens=900, completion_tokens=400)
+    )
     fast = RunInput(make_run("run-b", "fast"), attempts("pppf", e2e_ms=400.0, prompt_tokens=384, completion_tokens=42))
     report = build_report(inputs(slow, fast))
     rows = {d.figure: d for d in deltas(report.models[0], report.models[1])}
@@ -181,10 +183,14 @@ async def test_a_flagged_fail_marked_pass_in_review_changes_block_counts_and_rat
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         report = await _open_report(pilot)
+
         def cells():
             return [str(c) for c in report.query_one("#pass-table", DataTable).get_row_at(0)]
+
         assert cells()[1] == "70.0% (7/10)"
-        assert "a person's verdict on a flagged one replaces the scorer's" in str(report.query_one("#pass-notes").render())
+        assert "a person's verdict on a flagged one replaces the scorer's" in str(
+            report.query_one("#pass-notes").render()
+        )
         await pilot.press("3", "right", "right", "right", "right")  # ticket-03 of smollm2: ✗ fail
         await settle(pilot)
         assert _grid_status(report, "smollm2", "ticket-03") == "fail"
@@ -222,10 +228,20 @@ async def test_a_verdict_on_an_answer_never_scrolled_into_view_asks_first(tmp_pa
 
     store, sets = build_store(tmp_path)
     long_answer = "\n".join(f"line {n}: we are sorry, and we have refunded you." for n in range(40))
-    store.record_attempts([AttemptRecord(run_id=RUN_IDS["smollm2-135m"], task_id="reply-01", attempt=2,
-                                         outcome="review", answer_text=long_answer,
-                                         score_detail="a person decides (human scorer)",
-                                         started_at="2026-01-05T10:00:03Z", finished_at="2026-01-05T10:00:04Z")])
+    store.record_attempts(
+        [
+            AttemptRecord(
+                run_id=RUN_IDS["smollm2-135m"],
+                task_id="reply-01",
+                attempt=2,
+                outcome="review",
+                answer_text=long_answer,
+                score_detail="a person decides (human scorer)",
+                started_at="2026-01-05T10:00:03Z",
+                finished_at="2026-01-05T10:00:04Z",
+            )
+        ]
+    )
     catalogue = write_catalogue(tmp_path / "models.toml")
     app = create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester", probe=fixed_probe)
     with store:
@@ -260,11 +276,26 @@ async def test_scrolling_to_the_end_of_the_answer_lets_the_verdict_through(tmp_p
 
     store, sets = build_store(tmp_path)
     long_answer = "\n".join(f"line {n}" for n in range(40))
-    store.record_attempts([AttemptRecord(run_id=RUN_IDS["smollm2-135m"], task_id="reply-01", attempt=2,
-                                         outcome="review", answer_text=long_answer,
-                                         started_at="2026-01-05T10:00:03Z", finished_at="2026-01-05T10:00:04Z")])
-    app = create_app(store=store, catalogue_path=write_catalogue(tmp_path / "models.toml"), sets_dir=sets,
-                     reviewer="tester", probe=fixed_probe)
+    store.record_attempts(
+        [
+            AttemptRecord(
+                run_id=RUN_IDS["smollm2-135m"],
+                task_id="reply-01",
+                attempt=2,
+                outcome="review",
+                answer_text=long_answer,
+                started_at="2026-01-05T10:00:03Z",
+                finished_at="2026-01-05T10:00:04Z",
+            )
+        ]
+    )
+    app = create_app(
+        store=store,
+        catalogue_path=write_catalogue(tmp_path / "models.toml"),
+        sets_dir=sets,
+        reviewer="tester",
+        probe=fixed_probe,
+    )
     with store:
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
@@ -431,8 +462,9 @@ def add_run_on_another_set(store, tmp_path) -> str:
     from tests.test_tui_data import OUTCOMES, _attempts, _run, write_mini_set
 
     other = load_golden_set(write_mini_set(tmp_path / "other"))
-    run = store.create_run(_run("other-model", "d4d4d4d4d4d4d4d4", other).model_copy(
-        update={"goldset_digest": "sha256:" + "f" * 64}))
+    run = store.create_run(
+        _run("other-model", "d4d4d4d4d4d4d4d4", other).model_copy(update={"goldset_digest": "sha256:" + "f" * 64})
+    )
     store.record_attempts(_attempts(run.id, OUTCOMES["gemma3-270m"]))
     return run.id
 
@@ -479,8 +511,13 @@ async def test_review_shows_instructions_as_prose(tmp_path):
     data = json.loads(task.read_text())
     data["scorer"]["instructions"] = "Pass if the reply\nis polite and offers\na refund.\n\nFail otherwise."
     task.write_text(json.dumps(data))
-    app = create_app(store=store, catalogue_path=write_catalogue(tmp_path / "models.toml"), sets_dir=sets,
-                     reviewer="tester", probe=fixed_probe)
+    app = create_app(
+        store=store,
+        catalogue_path=write_catalogue(tmp_path / "models.toml"),
+        sets_dir=sets,
+        reviewer="tester",
+        probe=fixed_probe,
+    )
     with store:
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
@@ -559,8 +596,15 @@ async def test_a_theme_chosen_in_the_app_is_kept_at_restart(tmp_path, monkeypatc
     catalogue = write_catalogue(tmp_path / "models.toml")
 
     def make(theme=None):
-        return create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester",
-                          probe=fixed_probe, theme=theme, config_path=config)
+        return create_app(
+            store=store,
+            catalogue_path=catalogue,
+            sets_dir=sets,
+            reviewer="tester",
+            probe=fixed_probe,
+            theme=theme,
+            config_path=config,
+        )
 
     with store:
         first = make()

@@ -62,18 +62,47 @@ def test_compare_tui_starts_in_a_real_terminal_and_opens_a_report(tmp_path, tmux
     store, sets = build_store(tmp_path)
     store.close()
     models = write_catalogue(tmp_path / "models.toml")
-    argv = [sys.executable, "-m", "compare_tui", "--store", str(tmp_path / "runs.sqlite"),
-            "--models", str(models), "--sets", str(sets)]
-    env = {"PYTHONPATH": str(ROOT), "COMPARE_TUI_STATE_DIR": str(tmp_path / "state"), "TERM": "xterm-256color",
-           "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+    argv = [
+        sys.executable,
+        "-m",
+        "compare_tui",
+        "--store",
+        str(tmp_path / "runs.sqlite"),
+        "--models",
+        str(models),
+        "--sets",
+        str(sets),
+    ]
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "COMPARE_TUI_STATE_DIR": str(tmp_path / "state"),
+        "TERM": "xterm-256color",
+        "HOME": str(tmp_path),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+    }
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     # `env -i …`: a clean environment. The pane stays after compare-tui exits, so its last screen
     # (a traceback would be there) can be read; the shell writes compare-tui's exit status to a
     # file (tmux's own pane_dead_status is not reliable here: it sometimes never reaps the pane).
     status = tmp_path / "exit-status"
-    tmux("new-session", "-d", "-s", "smoke", "-x", "80", "-y", "24",
-         f"cd {shlex.quote(str(ROOT))} && env -i {exports} {shlex.join(argv)}; echo $? > {shlex.quote(str(status))}",
-         ";", "set-option", "-t", "smoke", "remain-on-exit", "on")
+    tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "smoke",
+        "-x",
+        "80",
+        "-y",
+        "24",
+        f"cd {shlex.quote(str(ROOT))} && env -i {exports} {shlex.join(argv)}; echo $? > {shlex.quote(str(status))}",
+        ";",
+        "set-option",
+        "-t",
+        "smoke",
+        "remain-on-exit",
+        "on",
+    )
     home = tmux.wait_for("compare-tui — home", "gemma3-270m", "80.0% (8/10)")
     assert "Runs [3]" in home and "q Quit" in home
     tmux("send-keys", "-t", "smoke", "Enter")

@@ -32,18 +32,32 @@ asyncio.run(main())
 
 def test_a_wheel_installed_without_the_checkout_offers_the_packaged_themes(tmp_path):
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-                    "-w", str(wheels), str(ROOT)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     (wheel,) = wheels.glob("compare_tui-*.whl")
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     away = tmp_path / "elsewhere"
     away.mkdir()
     (away / "sets").mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(target)}
-    done = subprocess.run([sys.executable, "-c", PROBE, str(away / "runs.sqlite"), str(away / "models.toml"),
-                           str(away / "sets")], cwd=away, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(away / "runs.sqlite"), str(away / "models.toml"), str(away / "sets")],
+        cwd=away,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
     assert lines["package"].startswith(str(target)), "the wheel's copy must be the one imported, not the checkout"

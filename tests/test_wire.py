@@ -27,7 +27,7 @@ class RawServer:
         self.requests: list[tuple[bytes, bytes]] = []
         self.connections = 0
 
-    async def __aenter__(self) -> "RawServer":
+    async def __aenter__(self) -> RawServer:
         self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
         self.url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/v1/chat/completions"
         return self
@@ -44,8 +44,11 @@ class RawServer:
                     head = await reader.readuntil(b"\r\n\r\n")
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
                 body = await reader.readexactly(length)
                 self.requests.append((head, body))
                 answer = self.answers.pop(0)
@@ -79,7 +82,13 @@ async def test_a_chunked_body_split_anywhere_reads_whole_and_the_connection_is_r
     body = chunked(b"data: one\n\n", b"data: two\n\n")
     whole = HEAD + body
     # Split inside the head, inside a size line, inside data and inside the final CRLF.
-    splits = [whole[:10], whole[10:len(HEAD) + 1], whole[len(HEAD) + 1:len(HEAD) + 7], whole[len(HEAD) + 7:-3], whole[-3:]]
+    splits = [
+        whole[:10],
+        whole[10 : len(HEAD) + 1],
+        whole[len(HEAD) + 1 : len(HEAD) + 7],
+        whole[len(HEAD) + 7 : -3],
+        whole[-3:],
+    ]
     async with RawServer([splits, [whole], [whole]]) as server, WirePool(limit=1) as pool:
         for _ in range(3):
             status, headers, got = await post(pool, server.url, b'{"a": 1}')
@@ -97,8 +106,10 @@ async def test_content_length_close_delimited_gzip_and_interim_responses():
     answers = [
         [b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n" + plain],
         [b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(squeezed), squeezed],
-        [b"HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nTransfer-Encoding: chunked\r\n\r\n"
-         + chunked(zlib.compress(plain))],
+        [
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + chunked(zlib.compress(plain))
+        ],
         [b"HTTP/1.0 500 Oops\r\n\r\n", b"no length: until the close", None],
     ]
     async with RawServer(answers) as server, WirePool(limit=1) as pool:
@@ -110,16 +121,35 @@ async def test_content_length_close_delimited_gzip_and_interim_responses():
         assert pool.connections_made == 1  # the first three on one kept-alive connection
 
 
-@pytest.mark.parametrize("answer, error, message", [
-    ([b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", None], WireDisconnected, "before the response ended"),
-    ("close", WireDisconnected, "before the response ended"),
-    ([b"SSH-2.0-OpenSSH\r\n\r\n"], WireProtocolError, "not an HTTP/1.x status line"),
-    ([b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nabcde\r\n0\r\n\r\n"], WireProtocolError, "not hexadecimal"),
-    ([b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Encoding: br\r\n\r\nabc"], WireProtocolError, "encoding"),
-    ([b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Encoding: gzip\r\n\r\nabc"], WireProtocolError, "corrupt"),
-    ([b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70_000], WireProtocolError, "a response head longer than 65536 bytes"),
-    ([b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1" * 5000], WireProtocolError, "a chunk size line longer"),
-])
+@pytest.mark.parametrize(
+    "answer, error, message",
+    [
+        (
+            [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", None],
+            WireDisconnected,
+            "before the response ended",
+        ),
+        ("close", WireDisconnected, "before the response ended"),
+        ([b"SSH-2.0-OpenSSH\r\n\r\n"], WireProtocolError, "not an HTTP/1.x status line"),
+        (
+            [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nabcde\r\n0\r\n\r\n"],
+            WireProtocolError,
+            "not hexadecimal",
+        ),
+        ([b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Encoding: br\r\n\r\nabc"], WireProtocolError, "encoding"),
+        ([b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Encoding: gzip\r\n\r\nabc"], WireProtocolError, "corrupt"),
+        (
+            [b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70_000],
+            WireProtocolError,
+            "a response head longer than 65536 bytes",
+        ),
+        (
+            [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1" * 5000],
+            WireProtocolError,
+            "a chunk size line longer",
+        ),
+    ],
+)
 async def test_a_broken_response_is_a_classified_error_and_the_connection_is_not_reused(answer, error, message):
     async with RawServer([answer, [HEAD + chunked(b"fine")]]) as server, WirePool(limit=1) as pool:
         with pytest.raises(error, match=message) as caught:
@@ -181,8 +211,11 @@ async def test_a_cancelled_request_closes_its_connection_and_frees_its_slot():
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(body=st.binary(max_size=600), sizes=st.lists(st.integers(1, 97), min_size=1, max_size=12),
-       cuts=st.lists(st.integers(1, 200), max_size=8))
+@given(
+    body=st.binary(max_size=600),
+    sizes=st.lists(st.integers(1, 97), min_size=1, max_size=12),
+    cuts=st.lists(st.integers(1, 200), max_size=8),
+)
 def test_any_chunking_and_any_read_split_give_back_the_body(body, sizes, cuts):
     pieces, rest = [], body
     for size in sizes * (len(body) // max(1, sum(sizes)) + 1):
@@ -195,7 +228,7 @@ def test_any_chunking_and_any_read_split_give_back_the_body(body, sizes, cuts):
     for cut in cuts:
         if at + cut >= len(whole):
             break
-        splits.append(whole[at:at + cut])
+        splits.append(whole[at : at + cut])
         at += cut
     splits.append(whole[at:])
 
@@ -218,8 +251,12 @@ async def test_stream_chat_through_the_wire_client_reads_an_answer_and_classifie
 
 
 def _body(task: str) -> dict:
-    return {"model": "fake-model", "stream": True, "stream_options": {"include_usage": True},
-            "messages": [{"role": "user", "content": task}]}
+    return {
+        "model": "fake-model",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [{"role": "user", "content": task}],
+    }
 
 
 async def test_a_request_past_its_timeout_fails_as_a_timeout_and_frees_its_connection():
@@ -257,11 +294,13 @@ class ClosingServer(RawServer):
         self.connections += 1
         try:
             head = await reader.readuntil(b"\r\n\r\n")
-            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                          if line.lower().startswith(b"content-length:"))
+            length = next(
+                int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+            )
             self.requests.append((head, await reader.readexactly(length)))
-            writer.write(HEAD.replace(b"\r\n\r\n", b"\r\nKeep-Alive: timeout=5, max=100\r\n\r\n")
-                         + chunked(b"data: [DONE]\n\n"))
+            writer.write(
+                HEAD.replace(b"\r\n\r\n", b"\r\nKeep-Alive: timeout=5, max=100\r\n\r\n") + chunked(b"data: [DONE]\n\n")
+            )
             await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
@@ -307,11 +346,15 @@ class LateClosingServer(RawServer):
                 if head.startswith(b"GET "):
                     writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nKeep-Alive: timeout=5\r\n\r\n{}")
                     continue
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
                 await reader.readexactly(length)
-                writer.write(HEAD.replace(b"\r\n\r\n", b"\r\nKeep-Alive: timeout=5\r\n\r\n")
-                             + chunked(b"data: [DONE]\n\n"))
+                writer.write(
+                    HEAD.replace(b"\r\n\r\n", b"\r\nKeep-Alive: timeout=5\r\n\r\n") + chunked(b"data: [DONE]\n\n")
+                )
                 await writer.drain()
                 await asyncio.sleep(self.close_after_s)
                 return

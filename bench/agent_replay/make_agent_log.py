@@ -19,30 +19,59 @@ from pathlib import Path
 from typing import Any
 
 START = 1_764_892_800  # 2025-12-05T00:00:00Z
-SYSTEM = ("You are a weather agent. Use the tools to find the answer, one call at a time. "
-          "When you know it, answer with the number only.")
+SYSTEM = (
+    "You are a weather agent. Use the tools to find the answer, one call at a time. "
+    "When you know it, answer with the number only."
+)
 TOOLS = [
-    {"type": "function", "function": {
-        "name": "get_weather", "description": "Current temperature in Celsius for a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
-    {"type": "function", "function": {
-        "name": "to_fahrenheit", "description": "Convert a temperature from Celsius to Fahrenheit.",
-        "parameters": {"type": "object", "properties": {"celsius": {"type": "number"}}, "required": ["celsius"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current temperature in Celsius for a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "to_fahrenheit",
+            "description": "Convert a temperature from Celsius to Fahrenheit.",
+            "parameters": {"type": "object", "properties": {"celsius": {"type": "number"}}, "required": ["celsius"]},
+        },
+    },
 ]
 # (city, celsius, in Fahrenheit?)
-QUESTIONS = [("Paris", 20, False), ("Oslo", 5, True), ("Cairo", 35, False), ("Lima", 15, True),
-             ("Tokyo", 10, True), ("Madrid", 25, False)]
+QUESTIONS = [
+    ("Paris", 20, False),
+    ("Oslo", 5, True),
+    ("Cairo", 35, False),
+    ("Lima", 15, True),
+    ("Tokyo", 10, True),
+    ("Madrid", 25, False),
+]
 
 
 def _call(run: int, step: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"call_{run}_{step}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{run}_{step}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
 
 
 def agent_run(run: int, city: str, celsius: int, fahrenheit: bool) -> list[dict[str, Any]]:
     unit = "Fahrenheit" if fahrenheit else "Celsius"
-    history: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM},
-                                     {"role": "user", "content": f"What is the temperature in {city} in {unit}?"}]
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"What is the temperature in {city} in {unit}?"},
+    ]
     actions = [(_call(run, 0, "get_weather", {"city": city}), {"city": city, "celsius": celsius})]
     answer = celsius
     if fahrenheit:
@@ -51,16 +80,27 @@ def agent_run(run: int, city: str, celsius: int, fahrenheit: bool) -> list[dict[
     actions.append(({"role": "assistant", "content": str(answer)}, None))
     records = []
     for step, (action, result) in enumerate(actions):
-        records.append({
-            "request": {"model": "gpt-4o-2024-08-06", "messages": list(history), "tools": TOOLS, "tool_choice": "auto"},
-            "response": {"model": "gpt-4o-2024-08-06", "choices": [
-                {"message": action, "finish_reason": "tool_calls" if result is not None else "stop"}]},
-            "timestamp": START + run * 3600 + step * 4,
-            "conversation_id": f"weather-{run:02d}",
-        })
+        records.append(
+            {
+                "request": {
+                    "model": "gpt-4o-2024-08-06",
+                    "messages": list(history),
+                    "tools": TOOLS,
+                    "tool_choice": "auto",
+                },
+                "response": {
+                    "model": "gpt-4o-2024-08-06",
+                    "choices": [{"message": action, "finish_reason": "tool_calls" if result is not None else "stop"}],
+                },
+                "timestamp": START + run * 3600 + step * 4,
+                "conversation_id": f"weather-{run:02d}",
+            }
+        )
         history.append(action)
         if result is not None:
-            history.append({"role": "tool", "tool_call_id": action["tool_calls"][0]["id"], "content": json.dumps(result)})
+            history.append(
+                {"role": "tool", "tool_call_id": action["tool_calls"][0]["id"], "content": json.dumps(result)}
+            )
     return records
 
 

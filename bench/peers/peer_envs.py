@@ -28,33 +28,48 @@ def promptfoo_bin() -> Path:
 
 def ensure() -> None:
     """Install both peers if they are missing (idempotent; needs the package registries)."""
-    if not inspect_python().exists() or subprocess.run(
-            [inspect_python(), "-c", "import inspect_ai, openai"], capture_output=True).returncode:
+    if (
+        not inspect_python().exists()
+        or subprocess.run([inspect_python(), "-c", "import inspect_ai, openai"], capture_output=True).returncode
+    ):
         subprocess.run([sys.executable, "-m", "venv", INSPECT_VENV], check=True)
         subprocess.run([inspect_python(), "-m", "pip", "install", "-q", *INSPECT_SPEC], check=True)
     if not promptfoo_bin().exists():
         NODE_PREFIX.mkdir(exist_ok=True)
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", NODE_PREFIX,
-                        PROMPTFOO_SPEC], check=True)
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", NODE_PREFIX, PROMPTFOO_SPEC], check=True
+        )
 
 
 def versions() -> dict[str, str]:
     """The installed versions, as the tools themselves report them."""
     out = {}
     out["inspect_ai"] = subprocess.run(
-        [inspect_python(), "-c", "import inspect_ai, openai; print(inspect_ai.__version__, "
-         "'(openai', openai.__version__ + ')')"], capture_output=True, text=True).stdout.strip()
-    out["promptfoo"] = subprocess.run([promptfoo_bin(), "--version"], capture_output=True,
-                                      text=True).stdout.strip().splitlines()[-1:][0:1]
+        [
+            inspect_python(),
+            "-c",
+            "import inspect_ai, openai; print(inspect_ai.__version__, '(openai', openai.__version__ + ')')",
+        ],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    out["promptfoo"] = (
+        subprocess.run([promptfoo_bin(), "--version"], capture_output=True, text=True)
+        .stdout.strip()
+        .splitlines()[-1:][0:1]
+    )
     out["promptfoo"] = (out["promptfoo"] or ["?"])[0]
     out["node"] = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
     root = Path(__file__).resolve().parents[2]
     out["compare-tui"] = subprocess.run(
-        [root / ".venv" / "bin" / "python", "-c",
-         "import compare_tui; print(compare_tui.__version__)"],
-        capture_output=True, text=True, cwd=root).stdout.strip()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=root).stdout.strip()
+        [root / ".venv" / "bin" / "python", "-c", "import compare_tui; print(compare_tui.__version__)"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    ).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root
+    ).stdout.strip()
     out["compare-tui"] += f" (git {commit}, working tree)"
     return out
 

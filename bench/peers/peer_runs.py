@@ -32,8 +32,13 @@ def measured(argv: list[str], env: dict[str, str], cwd: Path = ROOT, log: Path |
     proc.returncode = os.waitstatus_to_exitcode(status)
     if log:
         out.close()
-    return {"argv": [str(a) for a in argv], "rc": proc.returncode, "wall_s": wall,
-            "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mib": usage.ru_maxrss / 1024}
+    return {
+        "argv": [str(a) for a in argv],
+        "rc": proc.returncode,
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
+    }
 
 
 def _base_env() -> dict[str, str]:
@@ -42,14 +47,30 @@ def _base_env() -> dict[str, str]:
 
 # ------------------------------------------------------------------ compare-tui
 
-def run_compare_tui(gen: Path, catalogue: Path, model: str, concurrency: int, tag: str,
-                    parse: bool = True) -> dict:
+
+def run_compare_tui(gen: Path, catalogue: Path, model: str, concurrency: int, tag: str, parse: bool = True) -> dict:
     store = WORK / f"{tag}.sqlite"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{store}{suffix}").unlink(missing_ok=True)
     env = _base_env() | {"COMPARE_TUI_STATE_DIR": str(WORK / "state")}
-    argv = [PROJECT_PY, "-m", "compare_tui", "run", gen / "goldset", "--model", model, "--models", catalogue,
-            "--store", store, "--concurrency", concurrency, "--timeout", 900, "--json"]
+    argv = [
+        PROJECT_PY,
+        "-m",
+        "compare_tui",
+        "run",
+        gen / "goldset",
+        "--model",
+        model,
+        "--models",
+        catalogue,
+        "--store",
+        store,
+        "--concurrency",
+        concurrency,
+        "--timeout",
+        900,
+        "--json",
+    ]
     result = measured(argv, env, log=WORK / f"{tag}.log")
     if parse:
         with sqlite3.connect(store) as db:
@@ -60,16 +81,40 @@ def run_compare_tui(gen: Path, catalogue: Path, model: str, concurrency: int, ta
 
 # ------------------------------------------------------------------ inspect_ai
 
-def run_inspect(gen: Path, base_url: str, model: str, concurrency: int, max_tokens: int, tag: str,
-                parse: bool = True) -> dict:
+
+def run_inspect(
+    gen: Path, base_url: str, model: str, concurrency: int, max_tokens: int, tag: str, parse: bool = True
+) -> dict:
     logs = WORK / f"{tag}-inspect-logs"
     subprocess.run(["rm", "-rf", logs])
-    env = _base_env() | {"LLAMACPP_BASE_URL": base_url, "LLAMACPP_API_KEY": "sk-none-local",
-                         "INSPECT_LOG_DIR": str(logs)}
-    argv = [inspect_python().parent / "inspect", "eval", "inspect_task.py",  # inspect needs a relative path
-            "--model", f"openai-api/llamacpp/{model}", "--temperature", 0, "--max-tokens", max_tokens,
-            "--max-connections", concurrency, "--max-samples", concurrency, "--timeout", 900,
-            "--log-dir", logs, "--log-format", "json", "--display", "none"]
+    env = _base_env() | {
+        "LLAMACPP_BASE_URL": base_url,
+        "LLAMACPP_API_KEY": "sk-none-local",
+        "INSPECT_LOG_DIR": str(logs),
+    }
+    argv = [
+        inspect_python().parent / "inspect",
+        "eval",
+        "inspect_task.py",  # inspect needs a relative path
+        "--model",
+        f"openai-api/llamacpp/{model}",
+        "--temperature",
+        0,
+        "--max-tokens",
+        max_tokens,
+        "--max-connections",
+        concurrency,
+        "--max-samples",
+        concurrency,
+        "--timeout",
+        900,
+        "--log-dir",
+        logs,
+        "--log-format",
+        "json",
+        "--display",
+        "none",
+    ]
     result = measured(argv, env, cwd=gen, log=WORK / f"{tag}.log")
     if parse:
         [path] = glob.glob(str(logs / "*.json"))
@@ -88,17 +133,34 @@ def run_inspect(gen: Path, base_url: str, model: str, concurrency: int, max_toke
 
 # ------------------------------------------------------------------ promptfoo
 
+
 def run_promptfoo(gen: Path, concurrency: int, tag: str, parse: bool = True) -> dict:
     out = WORK / f"{tag}-promptfoo.json"
     out.unlink(missing_ok=True)
     home = WORK / "promptfoo-home"
     home.mkdir(parents=True, exist_ok=True)
-    env = _base_env() | {"PROMPTFOO_CONFIG_DIR": str(home), "PROMPTFOO_DISABLE_TELEMETRY": "1",
-                         "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_DISABLE_SHARING": "1",
-                         "REQUEST_TIMEOUT_MS": "900000", "OPENAI_API_KEY": "sk-none-local",
-                         "PATH": f"{NODE_PREFIX / 'node_modules' / '.bin'}:{os.environ['PATH']}"}
-    argv = [promptfoo_bin(), "eval", "-c", gen / "promptfooconfig.yaml", "--max-concurrency", concurrency,
-            "--no-cache", "--no-progress-bar", "--no-table", "--output", out]
+    env = _base_env() | {
+        "PROMPTFOO_CONFIG_DIR": str(home),
+        "PROMPTFOO_DISABLE_TELEMETRY": "1",
+        "PROMPTFOO_DISABLE_UPDATE": "1",
+        "PROMPTFOO_DISABLE_SHARING": "1",
+        "REQUEST_TIMEOUT_MS": "900000",
+        "OPENAI_API_KEY": "sk-none-local",
+        "PATH": f"{NODE_PREFIX / 'node_modules' / '.bin'}:{os.environ['PATH']}",
+    }
+    argv = [
+        promptfoo_bin(),
+        "eval",
+        "-c",
+        gen / "promptfooconfig.yaml",
+        "--max-concurrency",
+        concurrency,
+        "--no-cache",
+        "--no-progress-bar",
+        "--no-table",
+        "--output",
+        out,
+    ]
     result = measured(argv, env, log=WORK / f"{tag}.log")
     if parse:
         data = json.loads(out.read_text())
@@ -109,6 +171,9 @@ def run_promptfoo(gen: Path, concurrency: int, tag: str, parse: bool = True) -> 
             if r.get("error") and answer is None:
                 tasks[tid] = ("error", str(r["error"])[:200])
             else:
-                tasks[tid] = ("pass" if r.get("success") else "fail", answer if isinstance(answer, str) else json.dumps(answer))
+                tasks[tid] = (
+                    "pass" if r.get("success") else "fail",
+                    answer if isinstance(answer, str) else json.dumps(answer),
+                )
         result["tasks"] = tasks
     return result

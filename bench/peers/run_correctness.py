@@ -35,7 +35,9 @@ def local_server(model: str) -> tuple[str, Path, Path, int]:
     """(endpoint, catalogue, server log, slots) of our own llama-server for `model`."""
     env = os.environ | {"COMPARE_TUI_STATE_DIR": str(WORK / "state")}
     cmd = [PROJECT_PY, "-m", "compare_tui", "local"]
-    status = json.loads(subprocess.run([*cmd, "status", "--json"], env=env, capture_output=True, text=True).stdout or "[]")
+    status = json.loads(
+        subprocess.run([*cmd, "status", "--json"], env=env, capture_output=True, text=True).stdout or "[]"
+    )
     mine = [s for s in status if s["name"] == model and s["running"]]
     if not mine:
         subprocess.run([*cmd, "up", "--model", model], env=env, check=True)
@@ -43,7 +45,12 @@ def local_server(model: str) -> tuple[str, Path, Path, int]:
         mine = [s for s in status if s["name"] == model and s["running"]]
     server = mine[0]
     props = json.loads(urllib.request.urlopen(server["endpoint"].removesuffix("/v1") + "/props", timeout=30).read())
-    return server["endpoint"], WORK / "state" / "local" / "models.toml", Path(server["log_path"]), int(props["total_slots"])
+    return (
+        server["endpoint"],
+        WORK / "state" / "local" / "models.toml",
+        Path(server["log_path"]),
+        int(props["total_slots"]),
+    )
 
 
 def server_busy_ms(log: Path, start: int) -> tuple[float, int]:
@@ -85,8 +92,20 @@ def main(argv: list[str] | None = None) -> int:
     versions = peer_envs.versions()
     endpoint, catalogue, log, slots = local_server(args.model)
     conc = args.concurrency or slots
-    subprocess.run([PROJECT_PY, HERE / "translate.py", "xcheck", "--base-url", endpoint, "--model", args.model,
-                    "--max-tokens", str(args.max_tokens)], check=True)
+    subprocess.run(
+        [
+            PROJECT_PY,
+            HERE / "translate.py",
+            "xcheck",
+            "--base-url",
+            endpoint,
+            "--model",
+            args.model,
+            "--max-tokens",
+            str(args.max_tokens),
+        ],
+        check=True,
+    )
     gen = HERE / "generated" / "xcheck"
     ids = [t["id"] for t in json.loads((gen / "tasks.json").read_text())]
     kinds = {t["id"]: t["kind"] for t in json.loads((gen / "tasks.json").read_text())}
@@ -101,32 +120,61 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[xcheck] {tool} ...", flush=True)
         runs[tool] = go()
         busy_ms, n = server_busy_ms(log, start)
-        runs[tool] |= {"server_busy_ms": busy_ms, "server_requests": n,
-                       "overhead_pct": 100 * (runs[tool]["wall_s"] * 1000 / (busy_ms / slots) - 1) if busy_ms else None}
+        runs[tool] |= {
+            "server_busy_ms": busy_ms,
+            "server_requests": n,
+            "overhead_pct": 100 * (runs[tool]["wall_s"] * 1000 / (busy_ms / slots) - 1) if busy_ms else None,
+        }
         print(f"[xcheck] {tool}: rc {runs[tool]['rc']}, {runs[tool]['wall_s']:.1f} s", flush=True)
     rows = classify(ids, runs)
     agreed = sum(r["agree"] for r in rows)
-    (RESULTS / "peers_correctness.json").write_text(json.dumps(
-        {"versions": versions, "endpoint": endpoint, "slots": slots, "concurrency": conc,
-         "max_tokens": args.max_tokens, "runs": runs, "rows": rows}, indent=1, ensure_ascii=False))
+    (RESULTS / "peers_correctness.json").write_text(
+        json.dumps(
+            {
+                "versions": versions,
+                "endpoint": endpoint,
+                "slots": slots,
+                "concurrency": conc,
+                "max_tokens": args.max_tokens,
+                "runs": runs,
+                "rows": rows,
+            },
+            indent=1,
+            ensure_ascii=False,
+        )
+    )
     tools = list(runs)
-    md = [f"# Peers: correctness cross-check ({args.model}, temperature 0, max_tokens {args.max_tokens}, "
-          f"concurrency {conc} = server slots)", "",
-          f"Versions: {', '.join(f'{k} {v}' for k, v in versions.items())}", "",
-          f"**Agreement: {agreed}/{len(rows)} tasks ({100 * agreed / len(rows):.0f} %)** have the same outcome in all three tools.", "",
-          "| task | scorer | " + " | ".join(tools) + " | answers (compare-tui / inspect / promptfoo) | disagreement |",
-          "|---|---|" + "---|" * len(tools) + "---|---|"]
+    md = [
+        f"# Peers: correctness cross-check ({args.model}, temperature 0, max_tokens {args.max_tokens}, "
+        f"concurrency {conc} = server slots)",
+        "",
+        f"Versions: {', '.join(f'{k} {v}' for k, v in versions.items())}",
+        "",
+        f"**Agreement: {agreed}/{len(rows)} tasks ({100 * agreed / len(rows):.0f} %)** have the same outcome in all three tools.",
+        "",
+        "| task | scorer | " + " | ".join(tools) + " | answers (compare-tui / inspect / promptfoo) | disagreement |",
+        "|---|---|" + "---|" * len(tools) + "---|---|",
+    ]
     for r in rows:
         ans = " / ".join(repr((r["answers"][t] or "")[:40]) for t in tools)
-        md.append(f"| {r['task']} | {kinds[r['task']]} | " + " | ".join(r["outcomes"][t] for t in tools)
-                  + f" | {ans.replace('|', '¦')} | {r['why']} |")
-    md += ["", f"## Harness overhead on the real server ({slots} slots)", "",
-           "| tool | wall s | server busy s (sum of `total time` / slots) | requests logged | overhead % | client CPU s | peak RSS MiB |",
-           "|---|---|---|---|---|---|---|"]
+        md.append(
+            f"| {r['task']} | {kinds[r['task']]} | "
+            + " | ".join(r["outcomes"][t] for t in tools)
+            + f" | {ans.replace('|', '¦')} | {r['why']} |"
+        )
+    md += [
+        "",
+        f"## Harness overhead on the real server ({slots} slots)",
+        "",
+        "| tool | wall s | server busy s (sum of `total time` / slots) | requests logged | overhead % | client CPU s | peak RSS MiB |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for t in tools:
         r = runs[t]
         ov = f"{r['overhead_pct']:.1f}" if r["overhead_pct"] is not None else "n/a"
-        md.append(f"| {t} | {r['wall_s']:.1f} | {r['server_busy_ms'] / 1000 / slots:.1f} | {r['server_requests']} | {ov} | {r['cpu_s']:.1f} | {r['peak_rss_mib']:.0f} |")
+        md.append(
+            f"| {t} | {r['wall_s']:.1f} | {r['server_busy_ms'] / 1000 / slots:.1f} | {r['server_requests']} | {ov} | {r['cpu_s']:.1f} | {r['peak_rss_mib']:.0f} |"
+        )
     md += ["", "Commands (exact argv):", ""] + [f"- {t}: `{' '.join(runs[t]['argv'])}`" for t in tools]
     (RESULTS / "peers_correctness.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))

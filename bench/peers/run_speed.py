@@ -31,8 +31,13 @@ MODEL = "fake-model"
 
 
 def start_fake() -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([PROJECT_PY, "-m", "tests.support.fake_openai", "--port", "0", "--mode", "zero-delay"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [PROJECT_PY, "-m", "tests.support.fake_openai", "--port", "0", "--mode", "zero-delay"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     return proc, proc.stdout.readline().strip()
 
 
@@ -44,7 +49,7 @@ kind = "hosted"
 endpoint = "{url}"
 model = "{MODEL}"
 revision = "2026-12-01"
-weights_digest = "sha256:{'0' * 64}"
+weights_digest = "sha256:{"0" * 64}"
 [model.cost]
 basis = "token_price"
 usd_per_mtok_input = 1.0
@@ -66,8 +71,20 @@ def main(argv: list[str] | None = None) -> int:
     versions = peer_envs.versions()
     server, url = start_fake()
     try:
-        subprocess.run([PROJECT_PY, HERE / "translate.py", "speed", "--tasks", str(args.tasks), "--base-url", url,
-                        "--model", MODEL], check=True)
+        subprocess.run(
+            [
+                PROJECT_PY,
+                HERE / "translate.py",
+                "speed",
+                "--tasks",
+                str(args.tasks),
+                "--base-url",
+                url,
+                "--model",
+                MODEL,
+            ],
+            check=True,
+        )
         gen = HERE / "generated" / f"speed-{args.tasks}"
         catalogue = write_catalogue(url)
         tools = {
@@ -83,32 +100,53 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"[speed] {tag} ...", flush=True)
                     r = go(conc, tag)
                     passed = sum(o == "pass" for o, _ in r.pop("tasks").values())
-                    r |= {"tool": tool, "concurrency": conc, "round": rnd, "passed": passed,
-                          "tasks_per_s": args.tasks / r["wall_s"]}
-                    print(f"[speed] {tag}: rc {r['rc']} {r['wall_s']:.1f} s {r['tasks_per_s']:.1f}/s "
-                          f"cpu {r['cpu_s']:.1f} s rss {r['peak_rss_mib']:.0f} MiB pass {passed}", flush=True)
+                    r |= {
+                        "tool": tool,
+                        "concurrency": conc,
+                        "round": rnd,
+                        "passed": passed,
+                        "tasks_per_s": args.tasks / r["wall_s"],
+                    }
+                    print(
+                        f"[speed] {tag}: rc {r['rc']} {r['wall_s']:.1f} s {r['tasks_per_s']:.1f}/s "
+                        f"cpu {r['cpu_s']:.1f} s rss {r['peak_rss_mib']:.0f} MiB pass {passed}",
+                        flush=True,
+                    )
                     runs.append(r)
     finally:
         server.terminate()
         server.wait()
-    (RESULTS / "peers_speed.json").write_text(json.dumps({"versions": versions, "tasks": args.tasks, "runs": runs}, indent=1))
-    md = [f"# Peers: harness speed on the zero-delay loopback server ({args.tasks} tasks, "
-          f"{args.rounds} round(s) per concurrency, tools alternated ABC)", "",
-          f"Versions: {', '.join(f'{k} {v}' for k, v in versions.items())}", "",
-          "| concurrency | tool | tasks/s | wall s | client CPU s | CPU ms/task | peak RSS MiB | passed | rc |",
-          "|---|---|---|---|---|---|---|---|---|"]
+    (RESULTS / "peers_speed.json").write_text(
+        json.dumps({"versions": versions, "tasks": args.tasks, "runs": runs}, indent=1)
+    )
+    md = [
+        f"# Peers: harness speed on the zero-delay loopback server ({args.tasks} tasks, "
+        f"{args.rounds} round(s) per concurrency, tools alternated ABC)",
+        "",
+        f"Versions: {', '.join(f'{k} {v}' for k, v in versions.items())}",
+        "",
+        "| concurrency | tool | tasks/s | wall s | client CPU s | CPU ms/task | peak RSS MiB | passed | rc |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for conc in args.concurrency:
         for tool in tools:
             rs = [r for r in runs if r["tool"] == tool and r["concurrency"] == conc]
             med = lambda k: statistics.median(r[k] for r in rs)  # noqa: E731
-            md.append(f"| {conc} | {tool} | {med('tasks_per_s'):.1f} | {med('wall_s'):.1f} | {med('cpu_s'):.1f} | "
-                      f"{1000 * med('cpu_s') / args.tasks:.2f} | {max(r['peak_rss_mib'] for r in rs):.0f} | "
-                      f"{min(r['passed'] for r in rs)}/{args.tasks} | {','.join(str(r['rc']) for r in rs)} |")
+            md.append(
+                f"| {conc} | {tool} | {med('tasks_per_s'):.1f} | {med('wall_s'):.1f} | {med('cpu_s'):.1f} | "
+                f"{1000 * med('cpu_s') / args.tasks:.2f} | {max(r['peak_rss_mib'] for r in rs):.0f} | "
+                f"{min(r['passed'] for r in rs)}/{args.tasks} | {','.join(str(r['rc']) for r in rs)} |"
+            )
     md += ["", "Ratios (compare-tui tasks/s ÷ peer tasks/s, medians):", ""]
     for conc in args.concurrency:
-        tps = {t: statistics.median(r["tasks_per_s"] for r in runs if r["tool"] == t and r["concurrency"] == conc) for t in tools}
-        md.append(f"- concurrency {conc}: vs inspect_ai ×{tps['compare-tui'] / tps['inspect_ai']:.2f}, "
-                  f"vs promptfoo ×{tps['compare-tui'] / tps['promptfoo']:.2f}")
+        tps = {
+            t: statistics.median(r["tasks_per_s"] for r in runs if r["tool"] == t and r["concurrency"] == conc)
+            for t in tools
+        }
+        md.append(
+            f"- concurrency {conc}: vs inspect_ai ×{tps['compare-tui'] / tps['inspect_ai']:.2f}, "
+            f"vs promptfoo ×{tps['compare-tui'] / tps['promptfoo']:.2f}"
+        )
     md += ["", "Commands (exact argv; the fake server's port and the concurrency vary):", ""]
     for tool in tools:
         r = next(r for r in runs if r["tool"] == tool)

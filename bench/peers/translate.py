@@ -66,23 +66,34 @@ def select_xcheck() -> tuple[list[dict], list[tuple[str, str]]]:
             if why:
                 skipped.append((f"{name}/{task.id}", why))
                 continue
-            tasks.append({
-                "id": task.id, "source": name, "messages": task.input.chat_messages(),
-                "expected": task.expected.model_dump(by_alias=True, exclude_none=True),
-                "scorer": scorer.model_dump(by_alias=True, exclude_none=True),
-            })
+            tasks.append(
+                {
+                    "id": task.id,
+                    "source": name,
+                    "messages": task.input.chat_messages(),
+                    "expected": task.expected.model_dump(by_alias=True, exclude_none=True),
+                    "scorer": scorer.model_dump(by_alias=True, exclude_none=True),
+                }
+            )
     return tasks, skipped
 
 
 def speed_tasks(n: int) -> list[dict]:
     """`n` distinct small exact-match tasks; the zero-delay server answers "The quick brown fox."."""
-    return [{
-        "id": f"speed-{i:05d}", "source": "synthetic",
-        "messages": [{"role": "system", "content": "Repeat the sentence exactly."},
-                     {"role": "user", "content": f"Sentence {i}: the quick brown fox."}],
-        "expected": {"text": "the quick brown fox"},
-        "scorer": {"kind": "exact", "normalize": ["case", "whitespace", "punctuation"]},
-    } for i in range(n)]
+    return [
+        {
+            "id": f"speed-{i:05d}",
+            "source": "synthetic",
+            "messages": [
+                {"role": "system", "content": "Repeat the sentence exactly."},
+                {"role": "user", "content": f"Sentence {i}: the quick brown fox."},
+            ],
+            "expected": {"text": "the quick brown fox"},
+            "scorer": {"kind": "exact", "normalize": ["case", "whitespace", "punctuation"]},
+        }
+        for i in range(n)
+    ]
+
 
 # ------------------------------------------------------------------ compare-tui
 
@@ -94,12 +105,13 @@ def write_goldset(out: Path, name: str, tasks: list[dict], max_tokens: int = MAX
     (folder / "golden.toml").write_text(
         f'workload_id = "peers-{name}"\nname = "Peer comparison: {name}"\nversion = "1.0.0"\n'
         '[default_scorer]\nkind = "exact"\nnormalize = ["case", "whitespace", "punctuation"]\n'
-        f"[run]\nattempts = 1\ntemperature = 0.0\nmax_tokens = {max_tokens}\n")
+        f"[run]\nattempts = 1\ntemperature = 0.0\nmax_tokens = {max_tokens}\n"
+    )
     for t in tasks:
-        body = {"id": t["id"], "input": {"messages": t["messages"]}, "expected": t["expected"],
-                "scorer": t["scorer"]}
+        body = {"id": t["id"], "input": {"messages": t["messages"]}, "expected": t["expected"], "scorer": t["scorer"]}
         (folder / "tasks" / f"{t['id']}.json").write_text(json.dumps(body, indent=1, ensure_ascii=False))
     return folder
+
 
 # ------------------------------------------------------------------ inspect_ai
 
@@ -186,13 +198,15 @@ def write_inspect(out: Path, tasks: list[dict]) -> Path:
     path.write_text(_INSPECT_TASK)
     return path
 
+
 # ------------------------------------------------------------------ promptfoo
 
 _JS_FIND_JSON = (
     "const find = t => { try { return JSON.parse(t.trim()); } catch (e) {} "
     "for (let i = 0; i < t.length; i++) { if (t[i] !== '{' && t[i] !== '[') continue; "
     "for (let j = t.length; j > i; j--) { try { return JSON.parse(t.slice(i, j)); } catch (e) {} } } "
-    "return undefined; };")
+    "return undefined; };"
+)
 
 
 def _assertions(t: dict) -> list[dict]:
@@ -207,8 +221,9 @@ def _assertions(t: dict) -> list[dict]:
         if "whitespace" in opts:
             steps.append("s = s.split(/\\s+/).filter(Boolean).join(' ');")
         norm = "const n = x => { " + " ".join(steps) + " return s; };"
-        return [{"type": "javascript",
-                 "value": f"{norm}\nreturn n(output) === n({json.dumps(t['expected']['text'])});"}]
+        return [
+            {"type": "javascript", "value": f"{norm}\nreturn n(output) === n({json.dumps(t['expected']['text'])});"}
+        ]
     if spec["kind"] == "regex":
         pattern = spec["pattern"]
         if spec.get("mode", "search") == "fullmatch":
@@ -216,20 +231,31 @@ def _assertions(t: dict) -> list[dict]:
         flags = "".join(_JS_FLAGS[f] for f in spec.get("flags", []))
         if not flags:
             return [{"type": "regex", "value": pattern}]
-        return [{"type": "javascript",
-                 "value": f"// regex with flags\nreturn new RegExp({json.dumps(pattern)}, {json.dumps(flags)}).test(output);"}]
+        return [
+            {
+                "type": "javascript",
+                "value": f"// regex with flags\nreturn new RegExp({json.dumps(pattern)}, {json.dumps(flags)}).test(output);",
+            }
+        ]
     out: list[dict] = [{"type": "contains-json", **({"value": spec["schema"]} if spec.get("schema") else {})}]
     if spec.get("fields"):
         want = {f: t["expected"]["json"][f] for f in spec["fields"]}
-        out.append({"type": "javascript", "value": (
-            f"{_JS_FIND_JSON}\nconst v = find(output); const want = {json.dumps(want, ensure_ascii=False)}; "
-            "\nreturn v !== null && typeof v === 'object' && !Array.isArray(v) && "
-            "Object.keys(want).every(k => JSON.stringify(v[k]) === JSON.stringify(want[k]));")})
+        out.append(
+            {
+                "type": "javascript",
+                "value": (
+                    f"{_JS_FIND_JSON}\nconst v = find(output); const want = {json.dumps(want, ensure_ascii=False)}; "
+                    "\nreturn v !== null && typeof v === 'object' && !Array.isArray(v) && "
+                    "Object.keys(want).every(k => JSON.stringify(v[k]) === JSON.stringify(want[k]));"
+                ),
+            }
+        )
     return out
 
 
-def write_promptfoo(out: Path, tasks: list[dict], *, base_url: str, model: str,
-                    temperature: float = 0.0, max_tokens: int = MAX_TOKENS) -> Path:
+def write_promptfoo(
+    out: Path, tasks: list[dict], *, base_url: str, model: str, temperature: float = 0.0, max_tokens: int = MAX_TOKENS
+) -> Path:
     """A promptfoo config: one chat prompt (the task's messages), one provider, one test per task.
 
     `base_url`/`model` can be overridden at run time with the env vars PEERS_BASE_URL /
@@ -237,15 +263,26 @@ def write_promptfoo(out: Path, tasks: list[dict], *, base_url: str, model: str,
     config = {
         "description": f"compare-tui peer benchmark ({out.name})",
         "prompts": ["{{ messages | dump }}"],
-        "providers": [{"id": f"openai:chat:{model}", "label": "llama",
-                       "config": {"apiBaseUrl": base_url, "apiKey": "sk-none-local",
-                                  "temperature": temperature, "max_tokens": max_tokens}}],
-        "tests": [{"description": t["id"], "vars": {"messages": t["messages"]},
-                   "assert": _assertions(t)} for t in tasks],
+        "providers": [
+            {
+                "id": f"openai:chat:{model}",
+                "label": "llama",
+                "config": {
+                    "apiBaseUrl": base_url,
+                    "apiKey": "sk-none-local",
+                    "temperature": temperature,
+                    "max_tokens": max_tokens,
+                },
+            }
+        ],
+        "tests": [
+            {"description": t["id"], "vars": {"messages": t["messages"]}, "assert": _assertions(t)} for t in tasks
+        ],
     }
     path = out / "promptfooconfig.yaml"
     path.write_text(json.dumps(config, indent=1, ensure_ascii=False))
     return path
+
 
 # ------------------------------------------------------------------ main
 
@@ -256,8 +293,9 @@ def generate(name: str, tasks: list[dict], base_url: str, model: str, max_tokens
     write_goldset(out, name, tasks, max_tokens)
     write_inspect(out, tasks)
     write_promptfoo(out, tasks, base_url=base_url, model=model, max_tokens=max_tokens)
-    (out / "tasks.json").write_text(json.dumps([{"id": t["id"], "source": t["source"],
-                                                 "kind": t["scorer"]["kind"]} for t in tasks], indent=1))
+    (out / "tasks.json").write_text(
+        json.dumps([{"id": t["id"], "source": t["source"], "kind": t["scorer"]["kind"]} for t in tasks], indent=1)
+    )
     return out
 
 

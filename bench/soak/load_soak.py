@@ -87,8 +87,13 @@ async def soak(tasks: int, concurrency: int, freeze_gc: bool = True) -> dict:
         root = Path(folder)
         write_set(root / "sets" / "many", {t: "The quick brown fox." for t in task_ids(tasks)}, max_tokens=8)
         with Store.open(root / "runs.sqlite") as store:
-            app = create_app(store=store, catalogue_path=write_catalogue(root / "models.toml", server.url),
-                             sets_dir=root / "sets", reviewer="soak", probe=lambda endpoint: "healthy")
+            app = create_app(
+                store=store,
+                catalogue_path=write_catalogue(root / "models.toml", server.url),
+                sets_dir=root / "sets",
+                reviewer="soak",
+                probe=lambda endpoint: "healthy",
+            )
             app.freeze_gc_after_start = freeze_gc  # as `compare-tui` (run_app) does
             lags: list[float] = []
             worst, started_at = [0.0, 0.0], [time.perf_counter()]  # the longest stall and when (s into the run)
@@ -104,7 +109,9 @@ async def soak(tasks: int, concurrency: int, freeze_gc: bool = True) -> dict:
                     expected[0] = now
 
                 timer = app.set_interval(0.02, beat)
-                screen = LiveScreen(NewRunPlan(root / "sets" / "many", ("fake-a",), RunOverrides(concurrency=concurrency)))
+                screen = LiveScreen(
+                    NewRunPlan(root / "sets" / "many", ("fake-a",), RunOverrides(concurrency=concurrency))
+                )
                 await app.push_screen(screen)
                 await _until(lambda: bool(screen.run_ids), timeout_s=600)
                 lags.clear()
@@ -126,19 +133,29 @@ async def soak(tasks: int, concurrency: int, freeze_gc: bool = True) -> dict:
     own = [s[1] for s in sampler.samples]
     tenth = max(1, len(own) // 10)
     return {
-        "tasks": tasks, "concurrency": concurrency, "status": status, "seconds": elapsed,
-        "attempts": len(attempts), "distinct_tasks": len({a["task_id"] for a in attempts}),
+        "tasks": tasks,
+        "concurrency": concurrency,
+        "status": status,
+        "seconds": elapsed,
+        "attempts": len(attempts),
+        "distinct_tasks": len({a["task_id"] for a in attempts}),
         "passed": sum(a["outcome"] == "pass" for a in attempts),
-        "rss_start_mib": rss_start / 1024, "rss_peak_sampled_mib": max(own) / 1024, "vmhwm_mib": hwm / 1024,
+        "rss_start_mib": rss_start / 1024,
+        "rss_peak_sampled_mib": max(own) / 1024,
+        "vmhwm_mib": hwm / 1024,
         "rss_first_tenth_mib": statistics.mean(own[:tenth]) / 1024,
         "rss_last_tenth_mib": statistics.mean(own[-tenth:]) / 1024,
         "server_rss_peak_mib": max(s[2] for s in sampler.samples) / 1024,
         "engine_rss_first_tenth_mib": statistics.mean(s[3] for s in sampler.samples[:tenth]) / 1024,
         "engine_rss_last_tenth_mib": statistics.mean(s[3] for s in sampler.samples[-tenth:]) / 1024,
-        "engine_rss_peak_mib": max(s[3] for s in sampler.samples) / 1024, "engine_vmhwm_mib": sampler.engine_hwm / 1024,
+        "engine_rss_peak_mib": max(s[3] for s in sampler.samples) / 1024,
+        "engine_vmhwm_mib": sampler.engine_hwm / 1024,
         "engine_series": [(round(t), round(e / 1024, 1)) for t, _, _, e in sampler.samples[:: max(1, len(own) // 20)]],
         "rss_series": [(round(t), round(r / 1024, 1)) for t, r, _, _ in sampler.samples[:: max(1, len(own) // 20)]],
-        "lag_p50_ms": pct(0.5), "lag_p99_ms": pct(0.99), "lag_max_ms": 1000 * running[-1], "beats": len(running),
+        "lag_p50_ms": pct(0.5),
+        "lag_p99_ms": pct(0.99),
+        "lag_max_ms": 1000 * running[-1],
+        "beats": len(running),
         "lag_max_at_s": worst[1],
     }
 
@@ -146,24 +163,24 @@ async def soak(tasks: int, concurrency: int, freeze_gc: bool = True) -> dict:
 def render(r: dict, argv: list[str]) -> str:
     series = ", ".join(f"{t}s {m}" for t, m in r["rss_series"])
     engine_series = ", ".join(f"{t}s {m}" for t, m in r["engine_series"])
-    return f"""## Load: {r['tasks']:,} tasks at concurrency {r['concurrency']} (TUI Live screen, engine in its child process, zero-delay server in its own process)
+    return f"""## Load: {r["tasks"]:,} tasks at concurrency {r["concurrency"]} (TUI Live screen, engine in its child process, zero-delay server in its own process)
 
-Command: `PYTHONPATH=. .venv/bin/python bench/soak/load_soak.py {' '.join(argv)}`
+Command: `PYTHONPATH=. .venv/bin/python bench/soak/load_soak.py {" ".join(argv)}`
 
 | figure | value |
 |---|---:|
-| run status | {r['status']} |
-| attempts recorded / distinct tasks / passed | {r['attempts']:,} / {r['distinct_tasks']:,} / {r['passed']:,} |
-| wall time of the run | {r['seconds']:.0f} s ({r['attempts'] / r['seconds']:.0f} attempts/s) |
-| TUI process RSS when the first request went out | {r['rss_start_mib']:.0f} MiB |
-| TUI process RSS mean, first tenth of the run | {r['rss_first_tenth_mib']:.0f} MiB |
-| TUI process RSS mean, last tenth of the run | {r['rss_last_tenth_mib']:.0f} MiB |
-| TUI process RSS peak (1 s samples) | {r['rss_peak_sampled_mib']:.0f} MiB |
-| VmHWM (kernel peak RSS, whole process life) | {r['vmhwm_mib']:.0f} MiB |
-| engine process RSS mean, first / last tenth of the run | {r['engine_rss_first_tenth_mib']:.0f} / {r['engine_rss_last_tenth_mib']:.0f} MiB |
-| engine process RSS peak (1 s samples) / VmHWM (last read) | {r['engine_rss_peak_mib']:.0f} / {r['engine_vmhwm_mib']:.0f} MiB |
-| fake server RSS peak (its own process) | {r['server_rss_peak_mib']:.0f} MiB |
-| UI event-loop lag p50 / p99 / max (20 ms heartbeat, {r['beats']:,} beats) | {r['lag_p50_ms']:.1f} / {r['lag_p99_ms']:.1f} / {r['lag_max_ms']:.1f} ms (max at {r['lag_max_at_s']:.0f} s) |
+| run status | {r["status"]} |
+| attempts recorded / distinct tasks / passed | {r["attempts"]:,} / {r["distinct_tasks"]:,} / {r["passed"]:,} |
+| wall time of the run | {r["seconds"]:.0f} s ({r["attempts"] / r["seconds"]:.0f} attempts/s) |
+| TUI process RSS when the first request went out | {r["rss_start_mib"]:.0f} MiB |
+| TUI process RSS mean, first tenth of the run | {r["rss_first_tenth_mib"]:.0f} MiB |
+| TUI process RSS mean, last tenth of the run | {r["rss_last_tenth_mib"]:.0f} MiB |
+| TUI process RSS peak (1 s samples) | {r["rss_peak_sampled_mib"]:.0f} MiB |
+| VmHWM (kernel peak RSS, whole process life) | {r["vmhwm_mib"]:.0f} MiB |
+| engine process RSS mean, first / last tenth of the run | {r["engine_rss_first_tenth_mib"]:.0f} / {r["engine_rss_last_tenth_mib"]:.0f} MiB |
+| engine process RSS peak (1 s samples) / VmHWM (last read) | {r["engine_rss_peak_mib"]:.0f} / {r["engine_vmhwm_mib"]:.0f} MiB |
+| fake server RSS peak (its own process) | {r["server_rss_peak_mib"]:.0f} MiB |
+| UI event-loop lag p50 / p99 / max (20 ms heartbeat, {r["beats"]:,} beats) | {r["lag_p50_ms"]:.1f} / {r["lag_p99_ms"]:.1f} / {r["lag_max_ms"]:.1f} ms (max at {r["lag_max_at_s"]:.0f} s) |
 
 TUI process RSS over the run (s → MiB): {series}
 
@@ -176,8 +193,11 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=50_000)
     parser.add_argument("--concurrency", type=int, default=128)
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--no-freeze-gc", action="store_true",
-                        help="leave the start-up objects to the cyclic GC (the app freezes them; see app._freeze_gc)")
+    parser.add_argument(
+        "--no-freeze-gc",
+        action="store_true",
+        help="leave the start-up objects to the cyclic GC (the app freezes them; see app._freeze_gc)",
+    )
     args = parser.parse_args()
     result = asyncio.run(soak(args.tasks, args.concurrency, freeze_gc=not args.no_freeze_gc))
     text = render(result, sys.argv[1:])

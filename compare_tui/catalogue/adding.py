@@ -88,10 +88,20 @@ def add_model(
     if existing is not None and request.name in existing and not request.replace:
         raise CatalogueEditError(
             f"a model named {request.name!r} is already in {catalogue_path}; pass --replace to overwrite "
-            "it, or choose another NAME", catalogue_path)
-    shell = _validated({"name": request.name, "kind": "hosted", "endpoint": request.endpoint,
-                        "model": request.model or "-", "key_env": request.key_env,
-                        "gateway": request.gateway}, request.name)
+            "it, or choose another NAME",
+            catalogue_path,
+        )
+    shell = _validated(
+        {
+            "name": request.name,
+            "kind": "hosted",
+            "endpoint": request.endpoint,
+            "model": request.model or "-",
+            "key_env": request.key_env,
+            "gateway": request.gateway,
+        },
+        request.name,
+    )
     try:
         key = resolve_key(shell, os.environ if environ is None else environ)
         check_key(shell, key)  # a gateway confirms an sk- key before the probe sends it anywhere
@@ -102,8 +112,10 @@ def add_model(
     else:
         weights_needed = False
     if request.kind == "hosted" and (request.weights_dir is not None or request.weights):
-        raise CatalogueEditError("--weights-dir/--weights are for --kind local; a hosted model's weights "
-                                 "are not hashed here (its provenance is the host's attestation)")
+        raise CatalogueEditError(
+            "--weights-dir/--weights are for --kind local; a hosted model's weights "
+            "are not hashed here (its provenance is the host's attestation)"
+        )
     located = None
     if request.kind == "local" and not weights_needed:
         located = weight_files(request.weights_dir, list(request.weights))
@@ -124,7 +136,8 @@ def add_model(
         else:
             raise CatalogueEditError(
                 "a local model needs its weights pinned: pass --weights-dir DIR (or --weights FILE…) with "
-                "the files the server loads, or --kind hosted if the weights are not on this machine")
+                "the files the server loads, or --kind hosted if the weights are not on this machine"
+            )
 
     serving: dict[str, Any] = dict(facts.serving)
     extra = dict(facts.extra)
@@ -146,7 +159,8 @@ def add_model(
     if revision is None:  # checked before hashing: a missing flag should not cost a full read
         where = "a Hugging Face cache snapshot or Ollama digest" if request.kind == "local" else "the host"
         raise CatalogueEditError(
-            f"no revision could be discovered (not {where}); pass --revision REV (a tag, commit or date)")
+            f"no revision could be discovered (not {where}); pass --revision REV (a tag, commit or date)"
+        )
 
     pins: WeightPins | None = None
     fields: dict[str, Any] = {}
@@ -164,8 +178,10 @@ def add_model(
 
     read = sorted(k for k in serving if k != "stack") + sorted(f"extra.{k}" for k in facts.extra)
     if facts.sources:
-        serving["notes"] = (f"{', '.join(read) or 'stack'} {READ_FROM_SERVER} ({', '.join(facts.sources)}) "
-                            f"on {today.isoformat()}; not verified")
+        serving["notes"] = (
+            f"{', '.join(read) or 'stack'} {READ_FROM_SERVER} ({', '.join(facts.sources)}) "
+            f"on {today.isoformat()}; not verified"
+        )
     for key, value in notes.items():
         if key in ServingNotes.model_fields and key not in ("extra", "notes"):
             serving[key] = int(value) if key == "context_size" and value.isdigit() else value
@@ -174,16 +190,31 @@ def add_model(
     if extra:
         serving["extra"] = extra
 
-    entry = _validated({
-        "name": request.name, "kind": request.kind, "endpoint": shell.endpoint, "model": probed.model,
-        "revision": revision, "key_env": request.key_env, "serving": serving, "cost": cost,
-        "gateway": request.gateway, **fields,
-    }, request.name)
+    entry = _validated(
+        {
+            "name": request.name,
+            "kind": request.kind,
+            "endpoint": shell.endpoint,
+            "model": probed.model,
+            "revision": revision,
+            "key_env": request.key_env,
+            "serving": serving,
+            "cost": cost,
+            "gateway": request.gateway,
+            **fields,
+        },
+        request.name,
+    )
     comment = f"added by `compare-tui models add` on {today.isoformat()}"
     document = with_entry(document, entry, replace=request.replace, comment=comment, path=catalogue_path)
     save(document, catalogue_path)
-    return AddOutcome(entry=entry, path=catalogue_path, replaced=existing is not None and request.name in existing,
-                      findings=findings, bytes_hashed=pins.bytes_hashed if pins else 0)
+    return AddOutcome(
+        entry=entry,
+        path=catalogue_path,
+        replaced=existing is not None and request.name in existing,
+        findings=findings,
+        bytes_hashed=pins.bytes_hashed if pins else 0,
+    )
 
 
 def _validated(table: dict[str, Any], name: str) -> ModelEntry:
@@ -195,30 +226,47 @@ def _validated(table: dict[str, Any], name: str) -> ModelEntry:
 
 
 def _cost(request: AddRequest) -> dict[str, Any]:
-    token = {"--price-in": request.price_in, "--price-out": request.price_out,
-             "--price-date": request.price_date, "--price-source": request.price_source}
+    token = {
+        "--price-in": request.price_in,
+        "--price-out": request.price_out,
+        "--price-date": request.price_date,
+        "--price-source": request.price_source,
+    }
     given = [flag for flag, value in token.items() if value is not None]
     if request.usd_per_hour is not None and given:
-        raise CatalogueEditError("give one cost basis: --usd-per-hour (hardware) or the --price-* flags "
-                                 "(token price), not both")
+        raise CatalogueEditError(
+            "give one cost basis: --usd-per-hour (hardware) or the --price-* flags (token price), not both"
+        )
     if request.usd_per_hour is not None:
         if request.kind == "hosted":
-            raise CatalogueEditError("a hosted model is charged by token: give --price-in, --price-out, "
-                                     "--price-date and --price-source instead of --usd-per-hour")
+            raise CatalogueEditError(
+                "a hosted model is charged by token: give --price-in, --price-out, "
+                "--price-date and --price-source instead of --usd-per-hour"
+            )
         return {"basis": "hardware", "usd_per_hour": request.usd_per_hour}
     if not given:
         if request.kind == "hosted":
-            raise CatalogueEditError("a hosted model needs its token price and when it was read: give "
-                                     "--price-in, --price-out, --price-date YYYY-MM-DD and --price-source URL")
-        raise CatalogueEditError("no cost basis (a report refuses rows without one): give --usd-per-hour X "
-                                 "for the serving box, or --price-in/--price-out/--price-date/--price-source")
+            raise CatalogueEditError(
+                "a hosted model needs its token price and when it was read: give "
+                "--price-in, --price-out, --price-date YYYY-MM-DD and --price-source URL"
+            )
+        raise CatalogueEditError(
+            "no cost basis (a report refuses rows without one): give --usd-per-hour X "
+            "for the serving box, or --price-in/--price-out/--price-date/--price-source"
+        )
     missing = [flag for flag, value in token.items() if value is None]
     if missing:
-        raise CatalogueEditError(f"a token price needs {', '.join(missing)} too (a price without its "
-                                 "capture date and source cannot be checked later)")
-    return {"basis": "token_price", "usd_per_mtok_input": request.price_in,
-            "usd_per_mtok_output": request.price_out, "captured": request.price_date,
-            "source": request.price_source}
+        raise CatalogueEditError(
+            f"a token price needs {', '.join(missing)} too (a price without its "
+            "capture date and source cannot be checked later)"
+        )
+    return {
+        "basis": "token_price",
+        "usd_per_mtok_input": request.price_in,
+        "usd_per_mtok_output": request.price_out,
+        "captured": request.price_date,
+        "source": request.price_source,
+    }
 
 
 def _parse_notes(notes: tuple[str, ...]) -> dict[str, str]:
@@ -236,6 +284,8 @@ def _listing_digest(probed: ProbeResult) -> tuple[str, str]:
     canonical JSON of the model id the host serves, so a renamed or retired id shows."""
     stated = json.dumps({"id": probed.model}, sort_keys=True, separators=(",", ":"))
     digest = "sha256:" + hashlib.sha256(stated.encode("utf-8")).hexdigest()
-    return digest, (f"weights_digest {digest[:19]}… is the host's statement of the model id "
-                    f"{probed.model!r} (pass --host-digest when the host states one): host attestation, "
-                    "not verified")
+    return digest, (
+        f"weights_digest {digest[:19]}… is the host's statement of the model id "
+        f"{probed.model!r} (pass --host-digest when the host states one): host attestation, "
+        "not verified"
+    )

@@ -38,8 +38,9 @@ def read_for_edit(path: Path) -> tuple[TOMLDocument, Catalogue | None]:
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogueEditError(f"{path} cannot be read ({exc}); nothing was written", path) from None
     except Exception as exc:  # noqa: BLE001 - tomlkit's parse errors share no public base
-        raise CatalogueEditError(f"{path} is not valid TOML ({str(exc).splitlines()[0]}); fix it first, "
-                                 "it was left unchanged", path) from None
+        raise CatalogueEditError(
+            f"{path} is not valid TOML ({str(exc).splitlines()[0]}); fix it first, it was left unchanged", path
+        ) from None
     if not document.keys():  # comments only: nothing to validate yet
         return document, None
     try:
@@ -111,8 +112,9 @@ def _index(models: AoT | None, name: str) -> int | None:
     return None
 
 
-def with_entry(document: TOMLDocument, entry: ModelEntry, *, replace: bool, comment: str | None = None,
-               path: Path | None = None) -> TOMLDocument:
+def with_entry(
+    document: TOMLDocument, entry: ModelEntry, *, replace: bool, comment: str | None = None, path: Path | None = None
+) -> TOMLDocument:
     """`document` with `entry` appended, or put in the place of the entry of the same name
     when `replace`; raises `CatalogueEditError` for a duplicate name without `replace`."""
     models = _models(document)
@@ -121,7 +123,9 @@ def with_entry(document: TOMLDocument, entry: ModelEntry, *, replace: bool, comm
     if index is not None and not replace:
         raise CatalogueEditError(
             f"a model named {entry.name!r} is already in {path or 'the catalogue'}; pass --replace to "
-            "overwrite it, or choose another NAME", path)
+            "overwrite it, or choose another NAME",
+            path,
+        )
     if models is None:
         if document.keys() or document.body:
             document.add(tomlkit.nl())
@@ -148,7 +152,7 @@ def _split_block(items: list[Any]) -> tuple[list[Any], list[Any]]:
     if not blanks:
         return [], items
     last = blanks[-1]
-    return items[: last + 1], items[last + 1:]
+    return items[: last + 1], items[last + 1 :]
 
 
 def without_entry(document: TOMLDocument, name: str, *, path: Path | None = None) -> TOMLDocument:
@@ -160,11 +164,15 @@ def without_entry(document: TOMLDocument, name: str, *, path: Path | None = None
     index = _index(models, name)
     if models is None or index is None:
         names = ", ".join(str(t.get("name")) for t in models or [])
-        raise CatalogueEditError(f"no model named {name!r} in {path or 'the catalogue'}"
-                                 + (f"; it has: {names}" if names else ""), path)
+        raise CatalogueEditError(
+            f"no model named {name!r} in {path or 'the catalogue'}" + (f"; it has: {names}" if names else ""), path
+        )
     if len(models) == 1:
-        raise CatalogueEditError(f"{name!r} is the only model in {path or 'the catalogue'}; a catalogue "
-                                 "needs at least one, so delete the file instead", path)
+        raise CatalogueEditError(
+            f"{name!r} is the only model in {path or 'the catalogue'}; a catalogue "
+            "needs at least one, so delete the file instead",
+            path,
+        )
     is_last = index == len(models) - 1
     # At the end of the file there is no next header: trailing comments there are kept.
     trailing = _take_trailing(models[index])
@@ -212,8 +220,9 @@ def save(document: TOMLDocument, path: Path) -> Path:
         try:
             load_catalogue(tmp)
         except CatalogueError as exc:
-            raise CatalogueEditError(f"the edited catalogue would not load ({exc.problems[0]}); "
-                                     f"{path} was left unchanged", path) from None
+            raise CatalogueEditError(
+                f"the edited catalogue would not load ({exc.problems[0]}); {path} was left unchanged", path
+            ) from None
         if path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o777)
         os.replace(tmp, path)

@@ -22,9 +22,7 @@ class CatalogueError(CompareTuiError):
         if len(self.problems) == 1:
             text = self.problems[0]
         else:
-            text = f"{where}: {len(self.problems)} problems\n" + "\n".join(
-                f"  - {p}" for p in self.problems
-            )
+            text = f"{where}: {len(self.problems)} problems\n" + "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(text)
 
 
@@ -45,8 +43,9 @@ class ModelRefused(CompareTuiError):
     """A model that must not be run: missing pins, weights that do not match them, or a key
     that looks like a provider API key. `problems` lists each reason separately."""
 
-    def __init__(self, reason: str, *, model: str | None = None, problems: Sequence[str] = (),
-                 fix: str | None = None) -> None:
+    def __init__(
+        self, reason: str, *, model: str | None = None, problems: Sequence[str] = (), fix: str | None = None
+    ) -> None:
         self.reason = reason
         self.model = model
         self.problems: tuple[str, ...] = tuple(problems) or (reason,)
@@ -63,9 +62,7 @@ class ModelRefused(CompareTuiError):
             if fix:
                 reason += f"; fix: {fix}"
         else:
-            reason = f"model {model!r} refused: {summary}:\n" + "\n".join(
-                f"  - {p}" for p in problems
-            )
+            reason = f"model {model!r} refused: {summary}:\n" + "\n".join(f"  - {p}" for p in problems)
             if fix:
                 reason += f"\n  fix: {fix}"
         return cls(reason, model=model, problems=problems, fix=fix)

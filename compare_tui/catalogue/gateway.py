@@ -63,8 +63,9 @@ def _answer(response: httpx.Response, key: str) -> str:
     return f"HTTP {response.status_code}" + (f": {message}" if message else "")
 
 
-def check_key(entry: ModelEntry, key: str | None, *, timeout_s: float = TIMEOUT_S,
-              transport: httpx.BaseTransport | None = None) -> str | None:
+def check_key(
+    entry: ModelEntry, key: str | None, *, timeout_s: float = TIMEOUT_S, transport: httpx.BaseTransport | None = None
+) -> str | None:
     """How the endpoint confirmed `key` (`BY_KEY_INFO`, `BY_MODELS`, `BY_LISTING`), or None
     when there is no key (a keyless endpoint is probed by `engine.reachability`). Raises
     `ModelRefused`, saying nothing was sent, when the endpoint refuses or cannot be asked."""
@@ -76,8 +77,7 @@ def check_key(entry: ModelEntry, key: str | None, *, timeout_s: float = TIMEOUT_
     models_url = f"{entry.endpoint.rstrip('/')}/models"
     gateway_key = needs_gateway_confirmation(entry, key)
     try:
-        with httpx.Client(timeout=timeout_s, follow_redirects=False, trust_env=False,
-                          transport=transport) as client:
+        with httpx.Client(timeout=timeout_s, follow_redirects=False, trust_env=False, transport=transport) as client:
             if gateway_key:
                 info = client.get(f"{_root(entry.endpoint)}/key/info", headers=headers)
                 if info.status_code == 200 and isinstance(_json(info), dict):
@@ -89,19 +89,25 @@ def check_key(entry: ModelEntry, key: str | None, *, timeout_s: float = TIMEOUT_
                     f"model {entry.name!r}: the {entry.gateway} gateway at {entry.endpoint} did not "
                     f"confirm the sk-… key in ${entry.key_env} (/key/info answered "
                     f"{_answer(info, key)}; /models answered {_answer(listing, key)}); nothing "
-                    "was sent. Use a virtual key this gateway issued", model=entry.name)
+                    "was sent. Use a virtual key this gateway issued",
+                    model=entry.name,
+                )
             listing = client.get(models_url, headers=headers)
     except httpx.HTTPError as exc:
         reason = mask_provider_keys(redact(str(exc), [key])) or type(exc).__name__
-        raise ModelRefused(f"model {entry.name!r}: could not ask {entry.endpoint} whether it accepts "
-                           f"the key in ${entry.key_env} ({reason}); nothing was sent",
-                           model=entry.name) from None
+        raise ModelRefused(
+            f"model {entry.name!r}: could not ask {entry.endpoint} whether it accepts "
+            f"the key in ${entry.key_env} ({reason}); nothing was sent",
+            model=entry.name,
+        ) from None
     if listing.status_code < 400 or listing.status_code in (404, 405):
         return BY_LISTING
     raise ModelRefused(
         f"model {entry.name!r}: {entry.endpoint} refused the key in ${entry.key_env} "
         f"(GET /models answered {_answer(listing, key)}); nothing was sent. Check the key "
-        "(and that the gateway can check it), then try again", model=entry.name)
+        "(and that the gateway can check it), then try again",
+        model=entry.name,
+    )
 
 
 def _json(response: httpx.Response) -> object:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import urlsplit
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from compare_tui.catalogue.errors import ModelRefused
 
@@ -107,8 +107,7 @@ def is_provider_host(endpoint: str) -> bool:
 def gateway_key_allowed(entry: ModelEntry, provider: str | None) -> bool:
     """Whether a key matching `provider`'s pattern may go to `entry`'s endpoint: only a bare
     `sk-` key, only for a declared gateway, only on a host that is not a provider's API."""
-    return (provider == GATEWAY_SHAPED and entry.gateway is not None
-            and not is_provider_host(entry.endpoint))
+    return provider == GATEWAY_SHAPED and entry.gateway is not None and not is_provider_host(entry.endpoint)
 
 
 def needs_gateway_confirmation(entry: ModelEntry, key: str | None) -> bool:
@@ -139,31 +138,29 @@ def resolve_key(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> 
     key = raw.strip()
     provider = provider_key_kind(key)
     if provider is not None and not gateway_key_allowed(entry, provider):
-        raise ModelRefused(f"model {entry.name!r}: {_provider_key_refusal(entry, var, provider)}",
-                           model=entry.name)
+        raise ModelRefused(f"model {entry.name!r}: {_provider_key_refusal(entry, var, provider)}", model=entry.name)
     if any(ord(c) < 0x20 or c == "\x7f" or c.isspace() for c in key):
         # A header value with control characters or spaces is either a paste error or an
         # attempt to inject a second header; neither should reach the wire.
         raise ModelRefused(
-            f"model {entry.name!r}: ${var} contains spaces or control characters; "
-            f"set it to the key alone",
+            f"model {entry.name!r}: ${var} contains spaces or control characters; set it to the key alone",
             model=entry.name,
         )
     return key
 
 
 def _provider_key_refusal(entry: ModelEntry, var: str, provider: str) -> str:
-    base = (f"${var} holds what looks like a provider API key ({provider}); compare-tui never "
-            "sends provider keys")
+    base = f"${var} holds what looks like a provider API key ({provider}); compare-tui never sends provider keys"
     if provider != GATEWAY_SHAPED:
         return base + f". Put a gateway in front and put its virtual key in ${var}"
     if entry.gateway is not None:  # declared, but the host is a provider's own API
         host = urlsplit(entry.endpoint).hostname
-        return (base + f", and {host} is a provider's own API host, not a gateway; point the "
-                "endpoint at your gateway")
-    return (base + ". If it is a LiteLLM virtual key (LiteLLM issues only sk-… keys), declare "
-            'the endpoint a gateway with gateway = "litellm" in the catalogue entry (the gateway '
-            "then has to confirm the key before any task is sent)")
+        return base + f", and {host} is a provider's own API host, not a gateway; point the endpoint at your gateway"
+    return (
+        base + ". If it is a LiteLLM virtual key (LiteLLM issues only sk-… keys), declare "
+        'the endpoint a gateway with gateway = "litellm" in the catalogue entry (the gateway '
+        "then has to confirm the key before any task is sent)"
+    )
 
 
 def key_headers(key: str | None) -> dict[str, str]:
@@ -187,6 +184,4 @@ def redact(text: str, secrets: Iterable[str]) -> str:
 def mask_provider_keys(text: str) -> str:
     """`text` with every token that looks like a provider API key replaced by
     "[redacted]" — for messages that might echo user input we do not know to be secret."""
-    return _TOKEN.sub(
-        lambda m: REDACTED if provider_key_kind(m.group()) is not None else m.group(), text
-    )
+    return _TOKEN.sub(lambda m: REDACTED if provider_key_kind(m.group()) is not None else m.group(), text)

@@ -18,8 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from compare_tui.catalogue.errors import CatalogueError
 from compare_tui.catalogue.keys import mask_provider_keys
-from compare_tui.catalogue.models import Catalogue, HardwareCost, ModelEntry, ServingNotes
-from compare_tui.catalogue.models import TokenPriceCost
+from compare_tui.catalogue.models import Catalogue, HardwareCost, ModelEntry, ServingNotes, TokenPriceCost
 
 # Fields that users sometimes add to hold a key. The value is never echoed, and the fix
 # explains key_env instead of merely "unknown field".
@@ -37,16 +36,20 @@ def load_catalogue(path: str | os.PathLike[str]) -> Catalogue:
     try:
         raw = tomllib.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CatalogueError(file, [f"{file}: no such file; create it with `compare-tui "
-                                    "models add` or `compare-tui local up`, or give the path of an existing one"]) from None
+        raise CatalogueError(
+            file,
+            [
+                f"{file}: no such file; create it with `compare-tui "
+                "models add` or `compare-tui local up`, or give the path of an existing one"
+            ],
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogueError(file, [f"{file}: cannot be read ({exc}); check the path and its permissions"]) from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogueError(file, [f"{file}: not valid TOML: {exc}; fix the syntax there"]) from None
 
     problems = [
-        f"{file}: unknown top-level key {key!r}; {_did_you_mean(key, ['model'])}"
-        "the file holds only [[model]] tables"
+        f"{file}: unknown top-level key {key!r}; {_did_you_mean(key, ['model'])}the file holds only [[model]] tables"
         for key in raw
         if key != "model"
     ]
@@ -187,8 +190,10 @@ def _describe(err: Any) -> str:
         return f"{where}: missing; add `{leaf} = …` to {table}"
     if kind == "extra_forbidden":
         if leaf.lower() in _KEY_LIKE_FIELDS:
-            return (f"{where}: keys never go in the catalogue; remove `{leaf}`, export a "
-                    "virtual key in an environment variable and name it with key_env")
+            return (
+                f"{where}: keys never go in the catalogue; remove `{leaf}`, export a "
+                "virtual key in an environment variable and name it with key_env"
+            )
         model = _table_model(fields)
         if model is None and fields[:1] == ("cost",):
             model = _cost_model(err)

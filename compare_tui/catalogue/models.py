@@ -15,8 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
-from pydantic import field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from compare_tui.catalogue.errors import UnknownModel
 from compare_tui.catalogue.keys import provider_key_kind
@@ -32,9 +31,7 @@ _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 def _check_digest(value: str) -> str:
     value = value.strip().lower()
     if not _DIGEST.match(value):
-        raise ValueError(
-            'expected "sha256:" followed by 64 hex digits (as printed by `sha256sum`)'
-        )
+        raise ValueError('expected "sha256:" followed by 64 hex digits (as printed by `sha256sum`)')
     return value
 
 
@@ -49,8 +46,7 @@ def _check_file_name(value: str) -> str:
         or str(path) != value
     ):
         raise ValueError(
-            f"file names are paths relative to weights_dir, with '/' separators and no "
-            f"'..' (got {value!r})"
+            f"file names are paths relative to weights_dir, with '/' separators and no '..' (got {value!r})"
         )
     return value
 
@@ -78,7 +74,7 @@ def _check_date(value: str) -> str:
             raise ValueError
         dt.date.fromisoformat(value)
     except ValueError:
-        raise ValueError(f"expected a date as YYYY-MM-DD, e.g. \"2026-11-30\" (got {value!r})") from None
+        raise ValueError(f'expected a date as YYYY-MM-DD, e.g. "2026-11-30" (got {value!r})') from None
     return value
 
 
@@ -159,8 +155,7 @@ class ModelEntry(_Strict):
     def _name(cls, value: str) -> str:
         if not _NAME.match(value):
             raise ValueError(
-                "use 1-128 letters, digits and . _ : / @ + -, starting with a letter or "
-                f"digit (got {value!r})"
+                f"use 1-128 letters, digits and . _ : / @ + -, starting with a letter or digit (got {value!r})"
             )
         return value
 
@@ -169,14 +164,11 @@ class ModelEntry(_Strict):
     def _endpoint(cls, value: str) -> str:
         parts = urlsplit(value.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(
-                f"expected an http(s) URL such as \"http://127.0.0.1:8081/v1\" (got {value!r})"
-            )
+            raise ValueError(f'expected an http(s) URL such as "http://127.0.0.1:8081/v1" (got {value!r})')
         if parts.username or parts.password:
             # Never echo the URL here: the user:password part is key material.
             raise ValueError(
-                "the URL contains credentials; remove them and name the variable holding "
-                "a virtual key in key_env"
+                "the URL contains credentials; remove them and name the variable holding a virtual key in key_env"
             )
         if parts.query or parts.fragment:
             raise ValueError("give the base URL only, without ?query or #fragment")
@@ -192,13 +184,13 @@ class ModelEntry(_Strict):
             raise ValueError(
                 f"key_env must name an environment variable, but it holds what looks like "
                 f"a provider API key ({provider}); remove it from this file (and revoke it "
-                "if the file was shared), then set key_env = \"COMPARE_TUI_KEY\" and export "
+                'if the file was shared), then set key_env = "COMPARE_TUI_KEY" and export '
                 "a virtual key in that variable"
             )
         if not _ENV_VAR.match(value):
             raise ValueError(
                 "key_env is the name of an environment variable (letters, digits, _; not "
-                "starting with a digit), e.g. \"COMPARE_TUI_KEY\""
+                'starting with a digit), e.g. "COMPARE_TUI_KEY"'
             )
         return value
 

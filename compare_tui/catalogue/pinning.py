@@ -60,8 +60,9 @@ def weight_files(weights_dir: Path | None, weights: list[Path]) -> tuple[Path, d
             except OSError as exc:
                 raise CatalogueEditError(_io_problem(exc, f"weights file {path}")) from None
             if not path.is_file():
-                raise CatalogueEditError(f"weights file {path} is not a file; give files with --weights "
-                                         "or a folder with --weights-dir")
+                raise CatalogueEditError(
+                    f"weights file {path} is not a file; give files with --weights or a folder with --weights-dir"
+                )
         root = Path(os.path.commonpath([p.parent for p in paths]))
         chosen = {p.relative_to(root).as_posix(): p for p in paths}
     else:
@@ -72,22 +73,25 @@ def weight_files(weights_dir: Path | None, weights: list[Path]) -> tuple[Path, d
         except OSError as exc:
             raise CatalogueEditError(_io_problem(exc, f"weights folder {root}")) from None
         if not root.is_dir():
-            raise CatalogueEditError(f"weights folder {root} is not a folder; give the folder the "
-                                     "server loads its weights from")
+            raise CatalogueEditError(
+                f"weights folder {root} is not a folder; give the folder the server loads its weights from"
+            )
         chosen = {}
     found = _scan(root)
     if not weights:
         if not found:
             raise CatalogueEditError(
                 f"no weights files in {root} (looked for {', '.join('*' + s for s in WEIGHT_SUFFIXES)}); "
-                "give the folder the server loads its weights from")
+                "give the folder the server loads its weights from"
+            )
         chosen = {name: root / name for name in sorted(found)}
     else:
         extra = sorted(found - set(chosen))
         if extra:
             raise CatalogueEditError(
                 f"{root} also holds weights files not given with --weights ({', '.join(extra[:5])}); "
-                "a run would refuse them as unpinned: pin the folder with --weights-dir, or move them out")
+                "a run would refuse them as unpinned: pin the folder with --weights-dir, or move them out"
+            )
     for name, path in chosen.items():
         try:
             os.stat(path)
@@ -103,8 +107,9 @@ def _scan(root: Path) -> set[str]:
     return find_weight_files(root, onerror=fail)
 
 
-def pin_weights(root: Path, files: dict[str, Path], *, progress: Progress | None = None,
-                workers: int | None = None) -> WeightPins:
+def pin_weights(
+    root: Path, files: dict[str, Path], *, progress: Progress | None = None, workers: int | None = None
+) -> WeightPins:
     """Hash `files` (in parallel, streamed) into pins. A file that vanishes or cannot be
     read while hashing raises `CatalogueEditError` naming it."""
     measured = hash_files(files, progress=progress, workers=workers)
@@ -129,7 +134,7 @@ def hf_snapshot(folder: Path) -> HfSnapshot | None:
         snapshots = candidate.parent
         repo_dir = snapshots.parent
         if snapshots.name == "snapshots" and repo_dir.name.startswith("models--"):
-            org_name = repo_dir.name[len("models--"):]
+            org_name = repo_dir.name[len("models--") :]
             repo = org_name.replace("--", "/", 1)
             refs = []
             refs_dir = repo_dir / "refs"

@@ -62,15 +62,17 @@ def _choose_model(wanted: str | None, fallback: str, ids: list[str], endpoint: s
         if wanted in ids or (":" not in wanted and f"{wanted}:latest" in ids):
             return wanted
         listing = f"it lists: {offer}" if ids else "it lists no models"
-        raise EndpointProbeError(f"{endpoint} does not serve model {wanted!r}; {listing}; "
-                                 "pass one of those with --model")
+        raise EndpointProbeError(
+            f"{endpoint} does not serve model {wanted!r}; {listing}; pass one of those with --model"
+        )
     if fallback in ids:
         return fallback
     if len(ids) == 1:
         return ids[0]
     if not ids:
-        raise EndpointProbeError(f"{endpoint} lists no models at /models; start the server with "
-                                 "a model loaded, then add it")
+        raise EndpointProbeError(
+            f"{endpoint} lists no models at /models; start the server with a model loaded, then add it"
+        )
     raise EndpointProbeError(f"{endpoint} serves several models ({offer}); choose one with --model")
 
 
@@ -89,24 +91,26 @@ def probe_endpoint(
     Raises `EndpointProbeError` when the endpoint cannot be reached, is not
     OpenAI-compatible, or does not serve the model; the message never carries `headers`."""
     base = endpoint.rstrip("/")
-    with httpx.Client(trust_env=False, timeout=timeout_s, headers=headers or {},
-                      transport=transport) as client:
+    with httpx.Client(trust_env=False, timeout=timeout_s, headers=headers or {}, transport=transport) as client:
         try:
             status, listing = _get(client, "GET", f"{base}/models")
         except httpx.HTTPError as exc:
             raise EndpointProbeError(
                 f"cannot reach {endpoint} ({type(exc).__name__}: {str(exc)[:120] or 'no answer'}); "
-                "is the server running, and is --endpoint its base URL?") from None
+                "is the server running, and is --endpoint its base URL?"
+            ) from None
         if status in (401, 403):
             raise EndpointProbeError(
                 f"{endpoint} answered HTTP {status} to GET /models: it needs a key; export a "
-                "virtual key and pass the variable's name with --key-env")
+                "virtual key and pass the variable's name with --key-env"
+            )
         ids = model_ids(listing) if status == 200 else None
         if ids is None:
             got = f"HTTP {status}" if status != 200 else "a body without a `data` list"
             raise EndpointProbeError(
                 f"{endpoint} is not an OpenAI-compatible API: GET {base}/models gave {got}; "
-                "give the base URL that serves /chat/completions (usually ending in /v1)")
+                "give the base URL that serves /chat/completions (usually ending in /v1)"
+            )
         chosen = _choose_model(model, name, ids, endpoint)
         facts = ServerFacts()
         result = ProbeResult(model=chosen, ids=ids, facts=facts)

@@ -68,8 +68,7 @@ def cost_summary(entry: ModelEntry) -> str:
     if cost.basis == "hardware":
         return f"hardware ${cost.usd_per_hour:g}/h"
     symbol = "$" if cost.currency == "USD" else f"{cost.currency} "
-    return (f"token {symbol}{cost.usd_per_mtok_input:g}/{symbol}{cost.usd_per_mtok_output:g} per Mtok "
-            f"({cost.captured})")
+    return f"token {symbol}{cost.usd_per_mtok_input:g}/{symbol}{cost.usd_per_mtok_output:g} per Mtok ({cost.captured})"
 
 
 @dataclass(frozen=True)
@@ -84,9 +83,16 @@ class CatalogueRow:
     def as_json(self) -> dict[str, Any]:
         """The object `models list --json` prints for this entry."""
         entry = self.entry
-        return {"name": entry.name, "kind": entry.kind, "endpoint": entry.endpoint, "files": len(entry.files),
-                "cost": self.cost, "ready": self.readiness.ready, "reasons": self.readiness.reasons,
-                "gateway": entry.gateway}
+        return {
+            "name": entry.name,
+            "kind": entry.kind,
+            "endpoint": entry.endpoint,
+            "files": len(entry.files),
+            "cost": self.cost,
+            "ready": self.readiness.ready,
+            "reasons": self.readiness.reasons,
+            "gateway": entry.gateway,
+        }
 
 
 def catalogue_rows(catalogue: Catalogue, environ: Mapping[str, str] | None = None) -> list[CatalogueRow]:

@@ -14,9 +14,7 @@ from typing import Literal
 from compare_tui.catalogue.errors import ModelRefused
 from compare_tui.catalogue.models import ModelEntry
 
-RefusalCode = Literal[
-    "no-digest", "no-revision", "no-file-pins", "no-weights-dir", "digest-mismatch"
-]
+RefusalCode = Literal["no-digest", "no-revision", "no-file-pins", "no-weights-dir", "digest-mismatch"]
 
 
 @dataclass(frozen=True)
@@ -33,10 +31,7 @@ def combined_digest(files: Mapping[str, str]) -> str:
 
     Pins may be given with or without the "sha256:" prefix. The same files always give
     the same digest, whatever order they are listed in."""
-    lines = sorted(
-        f"{name} {digest.strip().lower().removeprefix('sha256:')}\n"
-        for name, digest in files.items()
-    )
+    lines = sorted(f"{name} {digest.strip().lower().removeprefix('sha256:')}\n" for name, digest in files.items())
     return "sha256:" + hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
 
 
@@ -45,16 +40,13 @@ def check_entry(entry: ModelEntry) -> list[Refusal]:
     refusals: list[Refusal] = []
     if entry.weights_digest is None:
         hint = (
-            f'set weights_digest = "{combined_digest(entry.files)}" (computed from its '
-            "per-file pins)"
+            f'set weights_digest = "{combined_digest(entry.files)}" (computed from its per-file pins)'
             if entry.kind == "local" and entry.files
-            else "add weights_digest = \"sha256:…\""
+            else 'add weights_digest = "sha256:…"'
         )
         refusals.append(Refusal("no-digest", f"no weights_digest; {hint}"))
     if not (entry.revision or "").strip():
-        refusals.append(
-            Refusal("no-revision", 'no revision; add revision = "…" (a date, tag or commit)')
-        )
+        refusals.append(Refusal("no-revision", 'no revision; add revision = "…" (a date, tag or commit)'))
     if entry.kind == "hosted":
         # A hosted entry's digest is the host's statement; we cannot recompute it.
         return refusals
@@ -62,8 +54,8 @@ def check_entry(entry: ModelEntry) -> list[Refusal]:
         refusals.append(
             Refusal(
                 "no-file-pins",
-                "a local model needs per-file pins; add files = { \"<file>\" = "
-                "\"sha256:<hex from sha256sum>\" } for every weights file",
+                'a local model needs per-file pins; add files = { "<file>" = '
+                '"sha256:<hex from sha256sum>" } for every weights file',
             )
         )
     if entry.weights_dir is None:
@@ -81,7 +73,7 @@ def check_entry(entry: ModelEntry) -> list[Refusal]:
                     "digest-mismatch",
                     f"weights_digest is {entry.weights_digest} but the per-file pins "
                     f"combine to {expected} (sha256 over the sorted lines "
-                    "\"<file> <sha256 hex>\\n\"); one of them is wrong: if the per-file "
+                    '"<file> <sha256 hex>\\n"); one of them is wrong: if the per-file '
                     f'pins are right, set weights_digest = "{expected}"',
                 )
             )
@@ -93,7 +85,9 @@ def refuse_if_needed(entry: ModelEntry) -> None:
     refusals = check_entry(entry)
     if refusals:
         raise ModelRefused.listing(
-            entry.name, "its catalogue entry is not pinned", [r.message for r in refusals],
+            entry.name,
+            "its catalogue entry is not pinned",
+            [r.message for r in refusals],
             fix=f"`{repin_command(entry)}` computes them",
         )
 

@@ -133,8 +133,9 @@ def from_ollama(tags: Any, show: Any, model_id: str) -> ServerFacts | None:
         return None
     facts = ServerFacts(stack="Ollama", sources=["GET /api/tags"])
     wanted = {model_id, f"{model_id}:latest"} if ":" not in model_id else {model_id}
-    tag = next((m for m in models if isinstance(m, dict)
-                and (m.get("name") in wanted or m.get("model") in wanted)), None)
+    tag = next(
+        (m for m in models if isinstance(m, dict) and (m.get("name") in wanted or m.get("model") in wanted)), None
+    )
     if tag is None:
         facts.notes.append(f"Ollama's /api/tags does not list {model_id!r}; its digest could not be read")
         return facts
@@ -200,5 +201,7 @@ def gateway_findings(gateway: str, props_found: bool) -> list[str]:
     """What a gateway hides, as the notes `models add` records and prints."""
     hidden = [] if props_found else ["/props (build, chat template, context, slots)"]
     hidden.append("server `timings` in answers (server-side prompt/decode times)")
-    return [f"through the {gateway} gateway these cannot be read: {'; '.join(hidden)}; "
-            "state the upstream stack with --note stack=… (recorded as stated, not verified)"]
+    return [
+        f"through the {gateway} gateway these cannot be read: {'; '.join(hidden)}; "
+        "state the upstream stack with --note stack=… (recorded as stated, not verified)"
+    ]

@@ -79,9 +79,7 @@ def hash_file(
     return "sha256:" + digest.hexdigest()
 
 
-def find_weight_files(
-    weights_dir: Path, *, onerror: Callable[[OSError], None] | None = None
-) -> set[str]:
+def find_weight_files(weights_dir: Path, *, onerror: Callable[[OSError], None] | None = None) -> set[str]:
     """Every weights-like file under `weights_dir` (recursively, not following symlinked
     folders), as '/'-separated paths relative to it — the same form as the pins. A folder
     that cannot be listed is skipped unless `onerror` (as for `os.walk`) raises."""
@@ -112,7 +110,8 @@ def verify_weights(
     root = entry.weights_dir
     if not root.is_dir():
         raise ModelRefused.listing(
-            entry.name, "its weights cannot be verified",
+            entry.name,
+            "its weights cannot be verified",
             [f"weights_dir {root} is not a folder; fix weights_dir or restore the weights"],
             fix=f"`compare-tui models verify {entry.name}` once restored, or `{repin_command(entry)}`",
         )
@@ -144,7 +143,9 @@ def verify_weights(
         )
     if problems:
         raise ModelRefused.listing(
-            entry.name, "its weights do not match the pins", problems,
+            entry.name,
+            "its weights do not match the pins",
+            problems,
             fix=f"restore the files and check with `compare-tui models verify {entry.name}`; if the "
             f"change is intended, re-pin with `{repin_command(entry)}`",
         )

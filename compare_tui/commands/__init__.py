@@ -5,7 +5,23 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-_NAMES = ("sets", "models", "run", "runs", "report", "publish", "promote", "local", "sample", "toolcall", "reproduce", "experiment", "judge", "evaluator_compare", "grade")
+_NAMES = (
+    "sets",
+    "models",
+    "run",
+    "runs",
+    "report",
+    "publish",
+    "promote",
+    "local",
+    "sample",
+    "toolcall",
+    "reproduce",
+    "experiment",
+    "judge",
+    "evaluator_compare",
+    "grade",
+)
 
 
 def COMMAND_MODULES() -> list[ModuleType]:  # noqa: N802 - reads as the constant it stands for

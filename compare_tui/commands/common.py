@@ -20,9 +20,10 @@ def wrapped(text: str, width: int, indent: str = "  ") -> str:
         return text
     out = []
     for line in text.split("\n"):
-        lead = line[:len(line) - len(line.lstrip(" "))]
-        out += textwrap.wrap(line, width, subsequent_indent=lead + indent, break_long_words=False,
-                             break_on_hyphens=False) or [line]
+        lead = line[: len(line) - len(line.lstrip(" "))]
+        out += textwrap.wrap(
+            line, width, subsequent_indent=lead + indent, break_long_words=False, break_on_hyphens=False
+        ) or [line]
     return "\n".join(out)
 
 
@@ -47,7 +48,9 @@ class CommandError(CompareTuiError):
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--store", metavar="PATH", help="the run store (default: $COMPARE_TUI_STORE or ~/.local/share/compare-tui/runs.sqlite)"
+        "--store",
+        metavar="PATH",
+        help="the run store (default: $COMPARE_TUI_STORE or ~/.local/share/compare-tui/runs.sqlite)",
     )
 
 
@@ -74,8 +77,10 @@ def open_store(explicit: str | None, create: bool = False):
     from compare_tui.store import Store, StoreError
 
     if explicit and not create and not Path(explicit).expanduser().exists():
-        raise CommandError(f"no store at {explicit}: check the path given to --store (a store is made by "
-                           "`compare-tui run`, `toolcall run` or `experiment run`)")
+        raise CommandError(
+            f"no store at {explicit}: check the path given to --store (a store is made by "
+            "`compare-tui run`, `toolcall run` or `experiment run`)"
+        )
     try:
         return Store.open(store_path(explicit))
     except StoreError as exc:

@@ -47,17 +47,23 @@ exit codes:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "evaluator-compare", help="compare a candidate judge with the current evaluator and people's labels",
+        "evaluator-compare",
+        help="compare a candidate judge with the current evaluator and people's labels",
         description="Re-judge a run's stored answers with a candidate judge and compare its decisions with the "
         "current evaluator's (the executable scorer or a stored judge) and with people's labels.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--run", required=True, metavar="RUN_ID", help="the run whose stored answers are evaluated")
     p.add_argument("--current", required=True, metavar="scorer|JUDGE", help="the current evaluator")
     p.add_argument("--candidate", required=True, metavar="JUDGE", help="the candidate judge (a catalogue model)")
     p.add_argument("--current-rubric", metavar="FILE", help="the rubric the current judge used (default: --rubric)")
     p.add_argument("--min-labelled", type=int, metavar="N", help="labelled rows the badge needs (default 20)")
-    p.add_argument("--grader", metavar="quality|similarity|FILE",
-                   help="the candidate grades each answer 1–5 with this rubric (see --pass-at) instead of pass/fail")
+    p.add_argument(
+        "--grader",
+        metavar="quality|similarity|FILE",
+        help="the candidate grades each answer 1–5 with this rubric (see --pass-at) instead of pass/fail",
+    )
     p.add_argument("--pass-at", type=int, metavar="N", help="a 1–5 grade counts as pass from N up (default 4)")
     p.add_argument("--require-safe", action="store_true", help="gate: exit 3 unless the badge is Looks safe")
     add_judge_options(p)
@@ -66,9 +72,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from compare_tui.judge import (
-        DEFAULT_MIN_LABELLED, DEFAULT_PASS_AT, LOOKS_SAFE, SCORER, EvaluatorNotFound, JudgingRefused, RubricError,
-        evaluator_json, load_comparison, load_scale_rubric, prepare_grade_judging, prepare_scale_grading,
-        render_evaluator_text, resolve_current,
+        DEFAULT_MIN_LABELLED,
+        DEFAULT_PASS_AT,
+        LOOKS_SAFE,
+        SCORER,
+        EvaluatorNotFound,
+        JudgingRefused,
+        RubricError,
+        evaluator_json,
+        load_comparison,
+        load_scale_rubric,
+        prepare_grade_judging,
+        prepare_scale_grading,
+        render_evaluator_text,
+        resolve_current,
     )
 
     min_labelled = DEFAULT_MIN_LABELLED if args.min_labelled is None else args.min_labelled
@@ -94,8 +111,10 @@ def handle(args: argparse.Namespace) -> int:
         except EvaluatorNotFound as exc:
             raise CommandError(str(exc)) from None
         if current is not None and (current.judge_model, current.rubric_digest) == (entry.name, rubric.digest):
-            raise CommandError(f"the candidate ({entry.name} with this rubric) is the current evaluator; "
-                               "choose another candidate judge or rubric")
+            raise CommandError(
+                f"the candidate ({entry.name} with this rubric) is the current evaluator; "
+                "choose another candidate judge or rubric"
+            )
         try:
             if args.grader:
                 plan = prepare_scale_grading(store, run, entry, rubric, set_path=args.set, settings=settings)
@@ -111,6 +130,8 @@ def handle(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_evaluator_text(loaded))
     if args.require_safe and loaded.comparison.badge.name != LOOKS_SAFE:
-        print(f"compare-tui: gate failed: the badge is {loaded.comparison.badge.name}, not {LOOKS_SAFE}", file=sys.stderr)
+        print(
+            f"compare-tui: gate failed: the badge is {loaded.comparison.badge.name}, not {LOOKS_SAFE}", file=sys.stderr
+        )
         return 3
     return 1 if loaded.comparison.failed_calls else 0

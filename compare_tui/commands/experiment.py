@@ -42,24 +42,38 @@ exit codes:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     group = subparsers.add_parser(
-        "experiment", help="named experiments: arms × N repeated runs, with intervals and flaky tasks",
+        "experiment",
+        help="named experiments: arms × N repeated runs, with intervals and flaky tasks",
         description="Experiments hold controls (golden set, settings) constant across two or more arms "
         "(a model and its serving configuration), each run N times.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     group.set_defaults(group_parser=group)
     sub = group.add_subparsers(dest="experiment_command", metavar="SUBCOMMAND")
 
-    new = sub.add_parser("new", help="save a new experiment (nothing is run)", epilog=EPILOG,
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    new = sub.add_parser(
+        "new",
+        help="save a new experiment (nothing is run)",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     new.add_argument("name", help="the experiment's name (letters, digits, . _ -)")
     new.add_argument("set", help="the golden set folder")
-    new.add_argument("--arm", action="append", default=[], metavar="SPEC", required=True,
-                     help='a catalogue model, optionally with per-arm settings: "NAME [temperature=0.7 …]" '
-                     "(repeat: two or more)")
+    new.add_argument(
+        "--arm",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        required=True,
+        help='a catalogue model, optionally with per-arm settings: "NAME [temperature=0.7 …]" (repeat: two or more)',
+    )
     new.add_argument("--repeats", type=int, default=3, metavar="N", help="completed runs per arm, 1-50 (default 3)")
     new.add_argument("--attempts", type=int, metavar="N", help="attempts per task (default: the manifest's, else 1)")
     new.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: the manifest's)")
-    new.add_argument("--max-tokens", type=int, metavar="N", help="answer length cap (default: the manifest's, else 256)")
+    new.add_argument(
+        "--max-tokens", type=int, metavar="N", help="answer length cap (default: the manifest's, else 256)"
+    )
     new.add_argument("--concurrency", type=int, default=4, metavar="N", help="requests at once (default 4)")
     new.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per-request timeout (default 120)")
     add_catalogue_option(new)
@@ -128,8 +142,9 @@ def _new(args: argparse.Namespace) -> int:
     catalogue = load_catalogue_or_fail(args.models)
     try:
         arms = [(catalogue.get(name), overrides) for name, overrides in specs]
-        settings = resolve_settings(goldset, RunOverrides(args.attempts, args.temperature, args.max_tokens,
-                                                          args.concurrency, args.timeout)).as_dict()
+        settings = resolve_settings(
+            goldset, RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
+        ).as_dict()
         config = define_experiment(goldset, arms, settings, args.repeats)
     except (CatalogueError, ValidationError, ValueError) as exc:
         raise CommandError(f"experiment {args.name}: {_validation_text(exc)}") from None
@@ -139,11 +154,15 @@ def _new(args: argparse.Namespace) -> int:
         except StoreError as exc:
             raise CommandError(str(exc)) from None
         figures = _figures(store, args.name)
-    print(f"experiment {args.name} saved: {len(config.arms)} arms × {config.repeats} runs on "
-          f"{config.goldset.workload_id} {config.goldset.version}")
+    print(
+        f"experiment {args.name} saved: {len(config.arms)} arms × {config.repeats} runs on "
+        f"{config.goldset.workload_id} {config.goldset.version}"
+    )
     for arm in figures.arms:
-        print(f"  {arm.label}: {arm.observed} of {arm.desired} runs already held ({arm.cell}), "
-              f"{len(arm.in_flight)} in flight, {arm.to_launch} to launch")
+        print(
+            f"  {arm.label}: {arm.observed} of {arm.desired} runs already held ({arm.cell}), "
+            f"{len(arm.in_flight)} in flight, {arm.to_launch} to launch"
+        )
     if figures.to_launch:
         print(f"launch the missing runs with `compare-tui experiment run {args.name}`")
     else:
@@ -201,10 +220,13 @@ def _run(args: argparse.Namespace) -> int:
         before = _figures(store, args.name)
         if before.to_launch == 0:
             waiting = sum(len(a.in_flight) for a in before.arms)
-            print(f"experiment {args.name} is complete: every arm holds its {config.repeats} runs; nothing launched"
-                  if before.complete else
-                  f"experiment {args.name}: nothing to launch; {waiting} run(s) in flight elsewhere "
-                  "(finish an abandoned one with `compare-tui run --resume RUN_ID`)", file=sys.stderr)
+            print(
+                f"experiment {args.name} is complete: every arm holds its {config.repeats} runs; nothing launched"
+                if before.complete
+                else f"experiment {args.name}: nothing to launch; {waiting} run(s) in flight elsewhere "
+                "(finish an abandoned one with `compare-tui run --resume RUN_ID`)",
+                file=sys.stderr,
+            )
             _print_figures(before, args.json)
             return 0
         goldset = load_set_or_fail(config.goldset.path)
@@ -212,14 +234,21 @@ def _run(args: argparse.Namespace) -> int:
         try:
             check_goldset(config, goldset)
             entries = arm_entries(config, catalogue)
-            result = launch_missing(store, config, goldset, entries,
-                                    lambda prepared: execute_prepared(store, [prepared], quiet=args.json)[0])
+            result = launch_missing(
+                store,
+                config,
+                goldset,
+                entries,
+                lambda prepared: execute_prepared(store, [prepared], quiet=args.json)[0],
+            )
         except LaunchRefused as exc:
             raise CommandError(f"experiment {args.name}: {exc}") from None
         after = _figures(store, args.name)
     launched = ", ".join(f"{label} {run_id[:8]} {status}" for label, run_id, status in result.launched)
-    print(f"experiment {args.name}: launched {len(result.launched)} run(s){': ' + launched if launched else ''}",
-          file=sys.stderr)
+    print(
+        f"experiment {args.name}: launched {len(result.launched)} run(s){': ' + launched if launched else ''}",
+        file=sys.stderr,
+    )
     _print_figures(after, args.json)
     if result.stopped:
         return 130
@@ -245,15 +274,25 @@ def _list(args: argparse.Namespace) -> int:
                 continue
             selections = arm_selections(config, candidate_runs(store, config))
             # Confounds need only the run records (no attempts), so the listing shows them too.
-            confounds = [c.sentence() for arm, sel in zip(config.arms, selections, strict=True)
-                         for c in check_arm(arm.label, sel.held, arm.model, config.arm_settings(arm)).confounds]
-            rows.append({
-                "name": record.name, "created_at": record.created_at, "set": config.goldset.workload_id,
-                "set_version": config.goldset.version, "repeats": config.repeats,
-                "arms": [{"label": arm.label, "observed": len(sel.held), "in_flight": len(sel.in_flight)}
-                         for arm, sel in zip(config.arms, selections, strict=True)],
-                "confounds": confounds,
-            })
+            confounds = [
+                c.sentence()
+                for arm, sel in zip(config.arms, selections, strict=True)
+                for c in check_arm(arm.label, sel.held, arm.model, config.arm_settings(arm)).confounds
+            ]
+            rows.append(
+                {
+                    "name": record.name,
+                    "created_at": record.created_at,
+                    "set": config.goldset.workload_id,
+                    "set_version": config.goldset.version,
+                    "repeats": config.repeats,
+                    "arms": [
+                        {"label": arm.label, "observed": len(sel.held), "in_flight": len(sel.in_flight)}
+                        for arm, sel in zip(config.arms, selections, strict=True)
+                    ],
+                    "confounds": confounds,
+                }
+            )
     if args.json:
         print(json.dumps(rows, indent=2))
     elif not rows:
@@ -262,10 +301,15 @@ def _list(args: argparse.Namespace) -> int:
         if "error" in row:
             print(f"{row['name']}: {row['error']}")
             continue
-        arms = "; ".join(f"{a['label']} {a['observed']}/{row['repeats']}"
-                         + (f" (+{a['in_flight']} in flight)" if a["in_flight"] else "") for a in row["arms"])
+        arms = "; ".join(
+            f"{a['label']} {a['observed']}/{row['repeats']}"
+            + (f" (+{a['in_flight']} in flight)" if a["in_flight"] else "")
+            for a in row["arms"]
+        )
         flag = f"  ⚠ {len(row['confounds'])} confound(s)" if row["confounds"] else ""
-        print(f"{row['name']}  {row['created_at'][:16].replace('T', ' ')}  {row['set']} {row['set_version']}  {arms}{flag}")
+        print(
+            f"{row['name']}  {row['created_at'][:16].replace('T', ' ')}  {row['set']} {row['set_version']}  {arms}{flag}"
+        )
         for sentence in row["confounds"]:
             print(f"    ⚠ CONFOUND — {sentence}")
     return 0

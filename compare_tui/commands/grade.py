@@ -41,22 +41,38 @@ exit codes:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "grade", help="grade every answer of runs alone on a 1–5 rubric with an LLM judge (opt-in)",
+        "grade",
+        help="grade every answer of runs alone on a 1–5 rubric with an LLM judge (opt-in)",
         description="Grade each stored answer of each run alone, on a fixed 1–5 scale with a short\n"
         "rationale, by a judge model from the catalogue; report the mean grade, the\n"
         "distribution and Δ vs the baseline.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("runs", nargs="+", metavar="RUN", help="runs to grade (id or unique prefix)")
     p.add_argument("--judge", required=True, metavar="MODEL", help="the judge: a model in the catalogue")
-    p.add_argument("--rubric", default="quality", metavar="quality|similarity|FILE",
-                   help="what the grade measures (default quality)")
-    p.add_argument("--reference", metavar="RUN", help="the baseline run: the reference answers of a similarity "
-                   "grade, and what Δ is measured against (default: the comparison's baseline)")
-    p.add_argument("--structured", action="store_true",
-                   help="ask the server to constrain the reply to a JSON grade (response_format json_schema)")
+    p.add_argument(
+        "--rubric",
+        default="quality",
+        metavar="quality|similarity|FILE",
+        help="what the grade measures (default quality)",
+    )
+    p.add_argument(
+        "--reference",
+        metavar="RUN",
+        help="the baseline run: the reference answers of a similarity "
+        "grade, and what Δ is measured against (default: the comparison's baseline)",
+    )
+    p.add_argument(
+        "--structured",
+        action="store_true",
+        help="ask the server to constrain the reply to a JSON grade (response_format json_schema)",
+    )
     p.add_argument("--set", metavar="DIR", help="the golden set folder, when it moved since the runs")
     p.add_argument("--concurrency", type=int, default=4, metavar="N", help="judge calls at once (default 4)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per-call timeout in seconds (default 120)")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, metavar="S", help="per-call timeout in seconds (default 120)"
+    )
     p.add_argument("--max-tokens", type=int, default=256, metavar="N", help="judge reply cap (default 256)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     p.add_argument("--rationales", action="store_true", help="print each grade's rationale (text format)")
@@ -67,8 +83,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from compare_tui.judge import (
-        JudgingRefused, RubricError, build_grade_report, comparison_baseline, grade_json, load_run_grades,
-        load_scale_rubric, prepare_scale_grading, render_grade_text,
+        JudgingRefused,
+        RubricError,
+        build_grade_report,
+        comparison_baseline,
+        grade_json,
+        load_run_grades,
+        load_scale_rubric,
+        prepare_scale_grading,
+        render_grade_text,
     )
 
     try:
@@ -93,18 +116,21 @@ def handle(args: argparse.Namespace) -> int:
         results = []
         for run in graded:
             try:
-                plan = prepare_scale_grading(store, run, entry, rubric, reference=baseline, set_path=args.set,
-                                             settings=settings)
+                plan = prepare_scale_grading(
+                    store, run, entry, rubric, reference=baseline, set_path=args.set, settings=settings
+                )
             except JudgingRefused as exc:
                 raise CommandError(f"refused: {exc}") from None
             if not quiet:
-                print(f"grading {run.model_name} (run {run.id}) with {entry.name}, rubric {rubric.mode}",
-                      file=sys.stderr)
+                print(
+                    f"grading {run.model_name} (run {run.id}) with {entry.name}, rubric {rubric.mode}", file=sys.stderr
+                )
             execute(store, plan, quiet=quiet)
             results.append(load_run_grades(store, plan.judging, plan.not_judged))
         reference = baseline if rubric.mode == "similarity" else None
-        report = build_grade_report(results, baseline=baseline if rubric.mode == "quality" else None,
-                                    reference=reference)
+        report = build_grade_report(
+            results, baseline=baseline if rubric.mode == "quality" else None, reference=reference
+        )
     if quiet:
         print(json.dumps(grade_json(report), indent=2, ensure_ascii=False))
     else:

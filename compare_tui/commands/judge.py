@@ -12,7 +12,11 @@ import json
 import sys
 
 from compare_tui.commands.common import (
-    CommandError, add_catalogue_option, add_store_option, load_catalogue_or_fail, open_store,
+    CommandError,
+    add_catalogue_option,
+    add_store_option,
+    load_catalogue_or_fail,
+    open_store,
 )
 
 EPILOG = """\
@@ -39,10 +43,13 @@ exit codes:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "judge", help="judge a candidate run against a baseline run with an LLM judge (opt-in)",
+        "judge",
+        help="judge a candidate run against a baseline run with an LLM judge (opt-in)",
         description="Compare two runs of the same golden set task by task with a judge model from the catalogue "
         "and a rubric you write, with position-bias control (both orderings).",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("baseline", nargs="?", metavar="BASELINE_RUN", help="the baseline run (id or unique prefix)")
     p.add_argument("candidate", nargs="?", metavar="CANDIDATE_RUN", help="the candidate run (id or unique prefix)")
     p.add_argument("--judge", metavar="MODEL", help="the judge: a model in the catalogue")
@@ -54,15 +61,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def add_judge_options(p: argparse.ArgumentParser) -> None:
     """Options every judging command takes."""
     p.add_argument("--rubric", metavar="FILE", help="plain-words rubric (required for --mode direct)")
-    p.add_argument("--mode", choices=("direct", "reference"),
-                   help="direct: which answer better satisfies the rubric; reference: which is closer to the "
-                   "expected outcome (default: direct with --rubric, else reference)")
-    p.add_argument("--structured", action="store_true",
-                   help="ask the server to constrain the judge's reply to a JSON verdict (response_format json_schema; "
-                   "llama.cpp, vLLM, SGLang and OpenAI support it): for small judges that ignore the reply form")
+    p.add_argument(
+        "--mode",
+        choices=("direct", "reference"),
+        help="direct: which answer better satisfies the rubric; reference: which is closer to the "
+        "expected outcome (default: direct with --rubric, else reference)",
+    )
+    p.add_argument(
+        "--structured",
+        action="store_true",
+        help="ask the server to constrain the judge's reply to a JSON verdict (response_format json_schema; "
+        "llama.cpp, vLLM, SGLang and OpenAI support it): for small judges that ignore the reply form",
+    )
     p.add_argument("--set", metavar="DIR", help="the golden set folder, when it moved since the run")
     p.add_argument("--concurrency", type=int, default=4, metavar="N", help="judge calls at once (default 4)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per-call timeout in seconds (default 120)")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, metavar="S", help="per-call timeout in seconds (default 120)"
+    )
     p.add_argument("--max-tokens", type=int, default=256, metavar="N", help="judge reply cap (default 256)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_catalogue_option(p)
@@ -115,20 +130,29 @@ def execute(store, plan, *, quiet: bool) -> None:
 
     decided = len(store.decided_judgement_ids(plan.judging.id))
     if not quiet:
-        print(f"judging {plan.judging.id}: {len(plan.jobs)} judge calls, {decided} already stored; judge "
-              f"{plan.entry.name} ({plan.judging.provenance})", file=sys.stderr)
+        print(
+            f"judging {plan.judging.id}: {len(plan.jobs)} judge calls, {decided} already stored; judge "
+            f"{plan.entry.name} ({plan.judging.provenance})",
+            file=sys.stderr,
+        )
 
     def progress(record, done: int, total: int) -> None:
         if not quiet:
-            what = (f"failed: {record.error_class}" if record.failed else f"grade {record.grade}"
-                    if record.grade is not None else f"{record.verdict} → {record.preferred}")
+            what = (
+                f"failed: {record.error_class}"
+                if record.failed
+                else f"grade {record.grade}"
+                if record.grade is not None
+                else f"{record.verdict} → {record.preferred}"
+            )
             print(f"  [{done}/{total}] {record.task_id} {record.ordering}: {what}", file=sys.stderr)
 
     try:
         asyncio.run(execute_judging(store, plan, progress=progress))
     except KeyboardInterrupt:
-        raise CommandError("interrupted; every finished judge call is stored: run the same command again to "
-                           "continue", exit_code=130) from None
+        raise CommandError(
+            "interrupted; every finished judge call is stored: run the same command again to continue", exit_code=130
+        ) from None
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -159,9 +183,21 @@ def handle(args: argparse.Namespace) -> int:
 
 def _list(store, *, as_json: bool) -> int:
     judgings = store.list_judgings()
-    rows = [{"id": j.id, "kind": j.kind, "judge": j.judge_model, "run": j.run_id, "other_run": j.other_run_id,
-             "mode": j.mode, "reply_form": j.reply_form, "rubric_digest": j.rubric_digest, "created_at": j.created_at,
-             "calls": len(store.judgements_for(j.id))} for j in judgings]
+    rows = [
+        {
+            "id": j.id,
+            "kind": j.kind,
+            "judge": j.judge_model,
+            "run": j.run_id,
+            "other_run": j.other_run_id,
+            "mode": j.mode,
+            "reply_form": j.reply_form,
+            "rubric_digest": j.rubric_digest,
+            "created_at": j.created_at,
+            "calls": len(store.judgements_for(j.id)),
+        }
+        for j in judgings
+    ]
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -169,6 +205,8 @@ def _list(store, *, as_json: bool) -> int:
         print("no judgings stored yet: run `compare-tui judge BASELINE_RUN CANDIDATE_RUN --judge MODEL`")
     for r in rows:
         runs = f"{r['run']} vs {r['other_run']}" if r["other_run"] else r["run"]
-        print(f"{r['id']}  {r['kind']:5}  {r['judge']:16} {runs}  {r['mode']:9} {r['reply_form']:10} {r['calls']:4} calls  "
-              f"{r['created_at'][:19]}")
+        print(
+            f"{r['id']}  {r['kind']:5}  {r['judge']:16} {runs}  {r['mode']:9} {r['reply_form']:10} {r['calls']:4} calls  "
+            f"{r['created_at'][:19]}"
+        )
     return 0

@@ -38,24 +38,42 @@ examples:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    group = subparsers.add_parser("models", help="add, list, verify and remove catalogue models",
-                                  description="Manage the model catalogue (models.toml) with pins computed "
-                                  "from the weights and read from the server.",
-                                  epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    group = subparsers.add_parser(
+        "models",
+        help="add, list, verify and remove catalogue models",
+        description="Manage the model catalogue (models.toml) with pins computed "
+        "from the weights and read from the server.",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     group.set_defaults(group_parser=group)
     sub = group.add_subparsers(dest="models_command", metavar="SUBCOMMAND")
 
-    add = sub.add_parser("add", help="probe an endpoint, hash its weights and add the model",
-                         description="Probe the endpoint, hash every weights file (local) and write a "
-                         "pinned entry into the catalogue, keeping its comments and order. Nothing is "
-                         "written unless every step succeeds.",
-                         epilog=_ADD_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add = sub.add_parser(
+        "add",
+        help="probe an endpoint, hash its weights and add the model",
+        description="Probe the endpoint, hash every weights file (local) and write a "
+        "pinned entry into the catalogue, keeping its comments and order. Nothing is "
+        "written unless every step succeeds.",
+        epilog=_ADD_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add.add_argument("name", help="what users type and see (--model NAME in `run`)")
-    add.add_argument("--endpoint", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
-    add.add_argument("--model", dest="model_id", metavar="ID", help="the model id the server serves (default: "
-                     "NAME if served, else the only one it serves)")
-    add.add_argument("--kind", choices=("local", "hosted"), default="local", help="local: weights hashed "
-                     "here (default); hosted: provenance by host attestation")
+    add.add_argument(
+        "--endpoint", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1"
+    )
+    add.add_argument(
+        "--model",
+        dest="model_id",
+        metavar="ID",
+        help="the model id the server serves (default: NAME if served, else the only one it serves)",
+    )
+    add.add_argument(
+        "--kind",
+        choices=("local", "hosted"),
+        default="local",
+        help="local: weights hashed here (default); hosted: provenance by host attestation",
+    )
     weights = add.add_mutually_exclusive_group()
     weights.add_argument("--weights-dir", metavar="DIR", help="the folder the server loads weights from")
     weights.add_argument("--weights", nargs="+", metavar="FILE", default=[], help="the weights files themselves")
@@ -67,8 +85,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--price-out", type=float, metavar="USD_PER_MTOK", help="token price of output tokens")
     add.add_argument("--price-date", metavar="YYYY-MM-DD", help="when the price was read")
     add.add_argument("--price-source", metavar="URL", help="where the price was read")
-    add.add_argument("--note", action="append", default=[], metavar="KEY=VALUE",
-                     help="a stated serving note (stack, tool_parser, quantisation, … or any key)")
+    add.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a stated serving note (stack, tool_parser, quantisation, … or any key)",
+    )
     add.add_argument("--gateway", choices=("litellm",), help="the endpoint is a gateway in front of the stack")
     add.add_argument("--replace", action="store_true", help="overwrite an entry of the same name")
     add_catalogue_option(add)
@@ -85,9 +108,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_catalogue_option(show)
     show.set_defaults(handler=_show)
 
-    verify = sub.add_parser("verify", help="re-hash weights against the pins (exit 1 on drift)",
-                            epilog="example:\n  compare-tui models verify smollm2-135m",
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    verify = sub.add_parser(
+        "verify",
+        help="re-hash weights against the pins (exit 1 on drift)",
+        epilog="example:\n  compare-tui models verify smollm2-135m",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     target = verify.add_mutually_exclusive_group(required=True)
     target.add_argument("name", nargs="?")
     target.add_argument("--all", action="store_true", help="every entry")
@@ -96,8 +122,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     remove = sub.add_parser("remove", help="remove an entry, keeping the rest of the file as it is")
     remove.add_argument("name")
-    remove.add_argument("--force", action="store_true",
-                        help="remove it even when it is some workload's baseline (the decisions stay in the store)")
+    remove.add_argument(
+        "--force",
+        action="store_true",
+        help="remove it even when it is some workload's baseline (the decisions stay in the store)",
+    )
     add_catalogue_option(remove)
     add_store_option(remove)
     remove.set_defaults(handler=_remove)
@@ -124,8 +153,14 @@ class _HashProgress:
             from rich.console import Console
             from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
-            self.bar = Progress(TextColumn("hashing"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                                console=Console(stderr=True), transient=True)
+            self.bar = Progress(
+                TextColumn("hashing"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
             self.task = self.bar.add_task("hashing", total=None)
 
     def __enter__(self) -> _HashProgress:
@@ -150,12 +185,24 @@ def _add(args: argparse.Namespace) -> int:
     from compare_tui.catalogue.adding import AddRequest, add_model
 
     request = AddRequest(
-        name=args.name, endpoint=args.endpoint, model=args.model_id, kind=args.kind,
+        name=args.name,
+        endpoint=args.endpoint,
+        model=args.model_id,
+        kind=args.kind,
         weights_dir=Path(args.weights_dir).expanduser() if args.weights_dir else None,
-        weights=tuple(Path(w).expanduser() for w in args.weights), revision=args.revision,
-        key_env=args.key_env, usd_per_hour=args.usd_per_hour, price_in=args.price_in,
-        price_out=args.price_out, price_date=args.price_date, price_source=args.price_source,
-        host_digest=args.host_digest, notes=tuple(args.note), gateway=args.gateway, replace=args.replace)
+        weights=tuple(Path(w).expanduser() for w in args.weights),
+        revision=args.revision,
+        key_env=args.key_env,
+        usd_per_hour=args.usd_per_hour,
+        price_in=args.price_in,
+        price_out=args.price_out,
+        price_date=args.price_date,
+        price_source=args.price_source,
+        host_digest=args.host_digest,
+        notes=tuple(args.note),
+        gateway=args.gateway,
+        replace=args.replace,
+    )
     try:
         with _HashProgress() as progress:
             outcome = add_model(request, _path(args), progress=progress)
@@ -163,7 +210,11 @@ def _add(args: argparse.Namespace) -> int:
         raise CommandError(f"models add: {exc}; nothing was written") from None
     entry = outcome.entry
     verb = "replaced" if outcome.replaced else "added"
-    pinned = f"{len(entry.files)} file(s) pinned, {outcome.bytes_hashed / 2**20:.1f} MiB hashed" if entry.files else "host attestation"
+    pinned = (
+        f"{len(entry.files)} file(s) pinned, {outcome.bytes_hashed / 2**20:.1f} MiB hashed"
+        if entry.files
+        else "host attestation"
+    )
     print(f"{verb} {entry.name} ({entry.kind}, model {entry.model!r}) in {outcome.path}: {pinned}")
     print(f"  revision {entry.revision}; weights_digest {entry.weights_digest}")
     for finding in outcome.findings:
@@ -186,8 +237,14 @@ def _list(args: argparse.Namespace) -> int:
     for row in rows:
         entry = row.entry
         state = "ready" if row.readiness.ready else "refused: " + "; ".join(row.readiness.reasons)
-        table.add_row(entry.name, entry.kind + (" (gateway)" if entry.gateway else ""), entry.endpoint,
-                      str(len(entry.files)), row.cost, state)
+        table.add_row(
+            entry.name,
+            entry.kind + (" (gateway)" if entry.gateway else ""),
+            entry.endpoint,
+            str(len(entry.files)),
+            row.cost,
+            state,
+        )
     Console(soft_wrap=False).print(table)
     return 0
 
@@ -235,8 +292,11 @@ def _verify(args: argparse.Namespace) -> int:
             for problem in outcome.problems:
                 print(f"  - {problem}")
     if drift:
-        print(f"{drift} of {len(entries)} model(s) do not match their pins; restore the weights, or re-pin "
-              "with `compare-tui models add NAME … --replace`", file=sys.stderr)
+        print(
+            f"{drift} of {len(entries)} model(s) do not match their pins; restore the weights, or re-pin "
+            "with `compare-tui models add NAME … --replace`",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -252,8 +312,10 @@ def _remove(args: argparse.Namespace) -> int:
         with open_store(args.store, create=True) as store:
             workloads = store.workloads_with_baseline(args.name)
         if workloads:
-            raise CommandError(f"models remove: {args.name} is the baseline of workload "
-                               f"{', '.join(workloads)}; promote another model first, or give --force")
+            raise CommandError(
+                f"models remove: {args.name} is the baseline of workload "
+                f"{', '.join(workloads)}; promote another model first, or give --force"
+            )
     try:
         document, _ = read_for_edit(path)
         save(without_entry(document, args.name, path=path), path)

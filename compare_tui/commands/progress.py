@@ -30,19 +30,29 @@ class PlainProgress:
             self.done[event.run_id] = event.tasks_done
             self.resumed[event.run_id] = event.tasks_done > 0
             resumed = f", resuming after {event.tasks_done} done" if event.tasks_done else ""
-            print(f"run {event.run_id}: {event.model_name} on {event.goldset_name}, {event.task_count} tasks{resumed}; "
-                  f"{event.provenance}; estimate {event.estimate}", file=self.stream, flush=True)
+            print(
+                f"run {event.run_id}: {event.model_name} on {event.goldset_name}, {event.task_count} tasks{resumed}; "
+                f"{event.provenance}; estimate {event.estimate}",
+                file=self.stream,
+                flush=True,
+            )
         elif isinstance(event, AttemptFinished) and event.task_done:
             self.done[event.run_id] += 1
             extra = f" ({event.error})" if event.error else ""
-            print(f"  [{self.done[event.run_id]}] {event.model_name} {event.task_id} #{event.attempt}: {event.outcome}{extra}",
-                  file=self.stream, flush=True)
+            print(
+                f"  [{self.done[event.run_id]}] {event.model_name} {event.task_id} #{event.attempt}: {event.outcome}{extra}",
+                file=self.stream,
+                flush=True,
+            )
         elif isinstance(event, RunFinished):
             # The counts are of this session's attempts: after a resume, said so.
             counts = ", ".join(f"{k} {v}" for k, v in sorted(event.counts.items())) or "no task finished"
             scope = "this session: " if self.resumed.get(event.run_id) else ""
-            print(f"run {event.run_id}: {event.status} ({scope}{counts}){'; ' + event.error if event.error else ''}",
-                  file=self.stream, flush=True)
+            print(
+                f"run {event.run_id}: {event.status} ({scope}{counts}){'; ' + event.error if event.error else ''}",
+                file=self.stream,
+                flush=True,
+            )
 
 
 class RichProgress:
@@ -52,8 +62,11 @@ class RichProgress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[counts]}"),
+            TimeElapsedColumn(),
         )
         self.bars: dict[str, int] = {}
         self.counts: dict[str, Counter[str]] = {}
@@ -74,8 +87,7 @@ class RichProgress:
         elif isinstance(event, AttemptFinished) and event.task_done and event.run_id in self.bars:
             counts = self.counts[event.run_id]
             counts[event.outcome] += 1
-            text = " ".join(f"{k.replace('_', ' ')} {counts[k]}"
-                            for k in (*Outcome, NOT_DONE) if counts[k])
+            text = " ".join(f"{k.replace('_', ' ')} {counts[k]}" for k in (*Outcome, NOT_DONE) if counts[k])
             self.progress.update(self.bars[event.run_id], advance=1, counts=text)
         elif isinstance(event, RunFinished) and event.error:
             self.progress.console.print(f"[yellow]{event.model_name}: {event.status}: {event.error}[/]")

@@ -29,36 +29,51 @@ exit codes: 0 recorded; 2 bad input (no such comparison, model not in it, bad op
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("promote", help="make a model the workload's baseline, on the strength of a comparison",
-                              description="Record a decision: make --model the baseline of the comparison's "
-                              "workload, with the figures and verdict it was decided on.",
-                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "promote",
+        help="make a model the workload's baseline, on the strength of a comparison",
+        description="Record a decision: make --model the baseline of the comparison's "
+        "workload, with the figures and verdict it was decided on.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_store_option(p)
     p.add_argument("comparison", metavar="COMPARISON", help="a comparison id, a unique prefix, or `latest`")
     p.add_argument("--model", required=True, metavar="NAME", help="the model to make the baseline")
     p.add_argument("--reason", default="", metavar="TEXT", help="why (required with --force)")
     p.add_argument("--force", action="store_true", help="promote despite a worse or inconclusive verdict")
-    p.add_argument("--initial", action="store_true",
-                   help="set the workload's first baseline from a comparison that names none")
-    p.add_argument("--canary", type=float, metavar="PERCENT",
-                   help="route only this share of traffic to the new baseline in the export")
+    p.add_argument(
+        "--initial", action="store_true", help="set the workload's first baseline from a comparison that names none"
+    )
+    p.add_argument(
+        "--canary",
+        type=float,
+        metavar="PERCENT",
+        help="route only this share of traffic to the new baseline in the export",
+    )
     p.add_argument("--export", choices=("litellm", "json"), help="also write a routing file (needs --out)")
     p.add_argument("--out", metavar="FILE", help="where --export writes")
     p.set_defaults(handler=_promote)
 
-    b = subparsers.add_parser("baseline", help="show a workload's baseline and its history",
-                              description="A workload's baseline is the model of its latest decision.")
+    b = subparsers.add_parser(
+        "baseline",
+        help="show a workload's baseline and its history",
+        description="A workload's baseline is the model of its latest decision.",
+    )
     sub = b.add_subparsers(dest="action", required=True, metavar="show|history")
     show = sub.add_parser("show", help="the workload's current baseline")
     history = sub.add_parser("history", help="every decision of the workload, newest first")
     for parser in (show, history):
         add_store_option(parser)
-        parser.add_argument("workload", metavar="WORKLOAD", nargs="?",
-                            help="a golden set's workload_id (show: every workload when left out)")
+        parser.add_argument(
+            "workload",
+            metavar="WORKLOAD",
+            nargs="?",
+            help="a golden set's workload_id (show: every workload when left out)",
+        )
         parser.add_argument("--json", action="store_true", help="print JSON")
     show.set_defaults(handler=_show)
     history.set_defaults(handler=_history)
-
 
 
 def _promote(args: argparse.Namespace) -> int:
@@ -77,14 +92,23 @@ def _promote(args: argparse.Namespace) -> int:
         except (ReportNotFoundError, StoreError) as exc:
             raise CommandError(str(exc)) from None
         if inputs.comparison_id is None:
-            raise CommandError(f"{args.comparison!r} is a single run: promote acts on a comparison "
-                               "(`compare-tui run SET --baseline A --model B`)")
+            raise CommandError(
+                f"{args.comparison!r} is a single run: promote acts on a comparison "
+                "(`compare-tui run SET --baseline A --model B`)"
+            )
         workload = inputs.runs[0].run.goldset_id if inputs.runs else ""
         current = store.current_baseline(workload)
         try:
-            plan = plan_promotion(inputs, args.model, current_baseline=current.model if current else None,
-                                  force=args.force, reason=args.reason, initial=args.initial,
-                                  canary_percent=args.canary, decided_by=reviewer_name())
+            plan = plan_promotion(
+                inputs,
+                args.model,
+                current_baseline=current.model if current else None,
+                force=args.force,
+                reason=args.reason,
+                initial=args.initial,
+                canary_percent=args.canary,
+                decided_by=reviewer_name(),
+            )
         except PromotionRefused as exc:
             message = str(exc)
             code = 3 if message.startswith("refused:") else 2
@@ -94,23 +118,36 @@ def _promote(args: argparse.Namespace) -> int:
         except StoreError as exc:
             raise CommandError(str(exc)) from None
     print(plan.summary)
-    print(f"recorded decision {record.id} ({record.kind}) by {record.decided_by or 'unknown'}; "
-          f"see `compare-tui baseline history {record.workload_id}`")
+    print(
+        f"recorded decision {record.id} ({record.kind}) by {record.decided_by or 'unknown'}; "
+        f"see `compare-tui baseline history {record.workload_id}`"
+    )
     if args.export:
         try:
             Path(args.out).write_text(export(record, args.export), encoding="utf-8")
         except OSError as exc:
-            raise CommandError(f"the decision is recorded, but {args.out} could not be written: "
-                               f"{exc.strerror or exc}") from None
+            raise CommandError(
+                f"the decision is recorded, but {args.out} could not be written: {exc.strerror or exc}"
+            ) from None
         print(f"wrote {args.export} routing to {args.out} (no key in it)")
     return 0
 
 
 def _decision_dict(d) -> dict:
-    return {"id": d.id, "workload_id": d.workload_id, "model": d.model, "previous_model": d.previous_model,
-            "kind": d.kind, "reason": d.reason, "decided_by": d.decided_by, "decided_at": d.decided_at,
-            "comparison_id": d.comparison_id, "goldset_digest": d.goldset_digest,
-            "canary_percent": d.canary_percent, "summary": d.figures.get("summary")}
+    return {
+        "id": d.id,
+        "workload_id": d.workload_id,
+        "model": d.model,
+        "previous_model": d.previous_model,
+        "kind": d.kind,
+        "reason": d.reason,
+        "decided_by": d.decided_by,
+        "decided_at": d.decided_at,
+        "comparison_id": d.comparison_id,
+        "goldset_digest": d.goldset_digest,
+        "canary_percent": d.canary_percent,
+        "summary": d.figures.get("summary"),
+    }
 
 
 def _line(d) -> str:
@@ -140,8 +177,11 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     if not found:
         where = f"workload {args.workload}" if args.workload else "any workload"
-        print(f"no baseline for {where} yet: promote one with "
-              "`compare-tui promote COMPARISON --model NAME` (--initial for a first one)", file=sys.stderr)
+        print(
+            f"no baseline for {where} yet: promote one with "
+            "`compare-tui promote COMPARISON --model NAME` (--initial for a first one)",
+            file=sys.stderr,
+        )
         return 0 if not args.workload else 1
     for workload, d in found.items():
         print(f"{workload}: {_line(d)}")

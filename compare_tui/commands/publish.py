@@ -43,12 +43,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_store_option(parser)
-    parser.add_argument("ref", metavar="COMPARISON_OR_RUN", nargs="?",
-                        help="a comparison id, a run id (a unique prefix is enough), or `latest`")
+    parser.add_argument(
+        "ref",
+        metavar="COMPARISON_OR_RUN",
+        nargs="?",
+        help="a comparison id, a run id (a unique prefix is enough), or `latest`",
+    )
     parser.add_argument("--experiment", metavar="NAME", help="publish this experiment instead")
     parser.add_argument("--out", metavar="DIR", help="the folder to write index.html and report.json into")
-    parser.add_argument("--no-answers", action="store_true",
-                        help="leave out inputs, expected outcomes and answers (figures and the task matrix stay)")
+    parser.add_argument(
+        "--no-answers",
+        action="store_true",
+        help="leave out inputs, expected outcomes and answers (figures and the task matrix stay)",
+    )
     parser.add_argument("--list", action="store_true", help="list the bundles published from this store")
     parser.set_defaults(handler=_publish)
 
@@ -79,8 +86,10 @@ def _publish(args: argparse.Namespace) -> int:
         except (ReportNotFoundError, StoreError, ExperimentConfigError, PublishError) as exc:
             raise CommandError(str(exc)) from None
     record = published.record
-    print(f"published {record.kind} {record.ref}: {published.index} "
-          f"({record.size_bytes / 1024:,.0f} KiB, {record.sha256[:19]}…)")
+    print(
+        f"published {record.kind} {record.ref}: {published.index} "
+        f"({record.size_bytes / 1024:,.0f} KiB, {record.sha256[:19]}…)"
+    )
     print(f"report: {published.report}")
     return 0
 

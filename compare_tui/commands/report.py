@@ -53,28 +53,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_store_option(parser)
-    parser.add_argument("ref", metavar="COMPARISON_OR_RUN",
-                        help="a comparison id, a run id (a unique prefix is enough), or `latest`")
+    parser.add_argument(
+        "ref", metavar="COMPARISON_OR_RUN", help="a comparison id, a run id (a unique prefix is enough), or `latest`"
+    )
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of the terminal")
-    parser.add_argument("--fail-under", metavar="PASS_RATE",
-                        help="gate: exit 3 when the best pass rate is under PASS_RATE (0-1 or a percentage)")
-    parser.add_argument("--require-confidence", choices=("medium", "high"),
-                        help="gate: exit 3 when the confidence is lower than this")
-    parser.add_argument("--require-winner", metavar="MODEL",
-                        help="gate: exit 3 unless the report recommends MODEL")
-    parser.add_argument("--baseline", metavar="MODEL",
-                        help="judge the other models against MODEL (re-frames any stored comparison)")
-    parser.add_argument("--margin", metavar="POINTS", type=_margin,
-                        help="the verdict's non-inferiority margin in points (default: the manifest's, else 5)")
-    parser.add_argument("--require-verdict", choices=("better", "no-worse"),
-                        help="gate: exit 3 unless a candidate (or --candidate) is at least this against the baseline")
+    parser.add_argument(
+        "--fail-under",
+        metavar="PASS_RATE",
+        help="gate: exit 3 when the best pass rate is under PASS_RATE (0-1 or a percentage)",
+    )
+    parser.add_argument(
+        "--require-confidence", choices=("medium", "high"), help="gate: exit 3 when the confidence is lower than this"
+    )
+    parser.add_argument("--require-winner", metavar="MODEL", help="gate: exit 3 unless the report recommends MODEL")
+    parser.add_argument(
+        "--baseline", metavar="MODEL", help="judge the other models against MODEL (re-frames any stored comparison)"
+    )
+    parser.add_argument(
+        "--margin",
+        metavar="POINTS",
+        type=_margin,
+        help="the verdict's non-inferiority margin in points (default: the manifest's, else 5)",
+    )
+    parser.add_argument(
+        "--require-verdict",
+        choices=("better", "no-worse"),
+        help="gate: exit 3 unless a candidate (or --candidate) is at least this against the baseline",
+    )
     parser.add_argument("--candidate", metavar="MODEL", help="the candidate --require-verdict checks")
-    parser.add_argument("--steps-by-grade", metavar="JUDGE[:RUBRIC]",
-                        help="whole-run replay: decide steps waiting for a person by JUDGE's stored grades "
-                        "(`compare-tui grade`; RUBRIC default similarity); a person's review wins")
-    parser.add_argument("--pass-at", metavar="N", type=_pass_at, default=None,
-                        help="with --steps-by-grade: a grade from N up keeps the step (default 4)")
+    parser.add_argument(
+        "--steps-by-grade",
+        metavar="JUDGE[:RUBRIC]",
+        help="whole-run replay: decide steps waiting for a person by JUDGE's stored grades "
+        "(`compare-tui grade`; RUBRIC default similarity); a person's review wins",
+    )
+    parser.add_argument(
+        "--pass-at",
+        metavar="N",
+        type=_pass_at,
+        default=None,
+        help="with --steps-by-grade: a grade from N up keeps the step (default 4)",
+    )
     parser.set_defaults(handler=_report)
 
 
@@ -99,6 +119,8 @@ def _pass_at(text: str) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from compare_tui.judge import RubricError
+    from compare_tui.judge.step_grades import StepGradingError
     from compare_tui.report import (
         ReportNotFoundError,
         build_report,
@@ -106,8 +128,6 @@ def _report(args: argparse.Namespace) -> int:
         load_report_inputs,
         parse_pass_rate,
     )
-    from compare_tui.judge import RubricError
-    from compare_tui.judge.step_grades import StepGradingError
     from compare_tui.report.model import BaselineError
     from compare_tui.store import StoreError
 
@@ -116,8 +136,10 @@ def _report(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     if args.pass_at is not None and args.steps_by_grade is None:
-        raise CommandError("--pass-at sets the grade that keeps a step decided by --steps-by-grade: "
-                           "give --steps-by-grade JUDGE[:RUBRIC] too")
+        raise CommandError(
+            "--pass-at sets the grade that keeps a step decided by --steps-by-grade: "
+            "give --steps-by-grade JUDGE[:RUBRIC] too"
+        )
     with open_store(args.store) as store:
         try:
             inputs = load_report_inputs(store, args.ref)
@@ -142,9 +164,14 @@ def _report(args: argparse.Namespace) -> int:
         with open_store(args.store) as store:
             grades = load_report_grades(store, inputs)  # read from the store: no judge is asked
     _emit(report, args.format, args.out, grades)
-    gate = check_gate(report, fail_under=threshold, require_confidence=args.require_confidence,
-                      require_winner=args.require_winner, require_verdict=args.require_verdict,
-                      candidate=args.candidate)
+    gate = check_gate(
+        report,
+        fail_under=threshold,
+        require_confidence=args.require_confidence,
+        require_winner=args.require_winner,
+        require_verdict=args.require_verdict,
+        candidate=args.candidate,
+    )
     for reason in gate.reasons:
         print(f"compare-tui: gate failed: {reason}", file=sys.stderr)
     return gate.exit_code
@@ -156,8 +183,9 @@ def _with_step_grading(store, inputs, spec: str, pass_at: int | None):
     from compare_tui.judge.step_grades import load_step_grading, parse_step_grading
 
     judge, rubric = parse_step_grading(spec)
-    grading = load_step_grading(store, [r.run for r in inputs.runs], judge, rubric,
-                                DEFAULT_PASS_AT if pass_at is None else pass_at)
+    grading = load_step_grading(
+        store, [r.run for r in inputs.runs], judge, rubric, DEFAULT_PASS_AT if pass_at is None else pass_at
+    )
     return replace(inputs, step_grading=grading)
 
 

@@ -44,11 +44,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_store_option(parser)
     parser.add_argument("run_a", metavar="RUN_A", help="the first run (id or unique prefix): the baseline")
     parser.add_argument("run_b", metavar="RUN_B", help="the second run (id or unique prefix)")
-    parser.add_argument("--tolerance", action="append", default=[], metavar="NAME=VALUE",
-                        help="replace a tolerance: pass_rate=2pp, agreement=95%%, latency_p50=20%%, tokens=5%% "
-                        "(repeatable)")
-    parser.add_argument("--fail-on-difference", action="store_true",
-                        help="also exit 1 when a setting, the server build or another fixed variable differs")
+    parser.add_argument(
+        "--tolerance",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="replace a tolerance: pass_rate=2pp, agreement=95%%, latency_p50=20%%, tokens=5%% (repeatable)",
+    )
+    parser.add_argument(
+        "--fail-on-difference",
+        action="store_true",
+        help="also exit 1 when a setting, the server build or another fixed variable differs",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON document instead of text")
     parser.set_defaults(handler=_reproduce)
 
@@ -90,6 +97,9 @@ def _tolerances(goldset_path: str, given: list[str]):
             manifest = dict(load_golden_set(Path(goldset_path)).manifest.tolerances)
         except (GoldenSetError, OSError):
             # The set moved or changed: its tolerances are unknown; the defaults still apply.
-            print(f"compare-tui: note: the golden set at {goldset_path} could not be read; its own "
-                  "tolerances (if any) are not applied", file=sys.stderr)
+            print(
+                f"compare-tui: note: the golden set at {goldset_path} could not be read; its own "
+                "tolerances (if any) are not applied",
+                file=sys.stderr,
+            )
     return resolve_tolerances(manifest, given)

@@ -58,17 +58,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("set", nargs="?", help="the golden set folder")
-    p.add_argument("--model", action="append", default=[], metavar="NAME", help="a catalogue model (repeat for several)")
-    p.add_argument("--baseline", metavar="NAME",
-                   help="the model you run today: run it too and judge every --model against it")
+    p.add_argument(
+        "--model", action="append", default=[], metavar="NAME", help="a catalogue model (repeat for several)"
+    )
+    p.add_argument(
+        "--baseline", metavar="NAME", help="the model you run today: run it too and judge every --model against it"
+    )
     add_catalogue_option(p)
     add_store_option(p)
     p.add_argument("--concurrency", type=int, default=4, metavar="N", help="requests at once per model (default 4)")
     p.add_argument("--attempts", type=int, metavar="N", help="attempts per task (default: the manifest's, else 1)")
-    p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: the manifest's, else 0)")
+    p.add_argument(
+        "--temperature", type=float, metavar="T", help="sampling temperature (default: the manifest's, else 0)"
+    )
     p.add_argument("--max-tokens", type=int, metavar="N", help="answer length cap (default: the manifest's, else 256)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per-request timeout in seconds (default 120)")
-    p.add_argument("--max-cost", type=float, metavar="USD", help="refuse to start when the estimated spend exceeds this")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, metavar="S", help="per-request timeout in seconds (default 120)"
+    )
+    p.add_argument(
+        "--max-cost", type=float, metavar="USD", help="refuse to start when the estimated spend exceeds this"
+    )
     p.add_argument("--name", help="the comparison's name (default: set and date)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (nothing repeated, nothing lost)")
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of progress and a table")
@@ -105,8 +114,10 @@ def _handle(args: argparse.Namespace) -> int:
             if not args.set or not args.model:
                 raise CommandError("give a golden set and at least one --model (or --resume RUN_ID); see --help")
             if args.baseline and set(args.model) == {args.baseline}:
-                raise CommandError(f"--baseline {args.baseline} is also the only --model: there is no candidate to "
-                                   "compare with it; add one with --model NAME, or drop --baseline to run it alone")
+                raise CommandError(
+                    f"--baseline {args.baseline} is also the only --model: there is no candidate to "
+                    "compare with it; add one with --model NAME, or drop --baseline to run it alone"
+                )
             goldset = load_set_or_fail(args.set)
             names = tuple(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
             overrides = RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
@@ -168,10 +179,15 @@ def _say_baseline(event: BaselineChosen, *, quiet: bool) -> None:
         return
     if event.baseline is not None:
         if not quiet:
-            print(f"baseline: {event.baseline} (the promoted baseline of workload {event.workload_id})", file=sys.stderr)
+            print(
+                f"baseline: {event.baseline} (the promoted baseline of workload {event.workload_id})", file=sys.stderr
+            )
         return
-    print(f"note: workload {event.workload_id}'s promoted baseline {event.promoted} is not in this run, so no "
-          f"candidate is judged against it (add --baseline {event.promoted})", file=sys.stderr)
+    print(
+        f"note: workload {event.workload_id}'s promoted baseline {event.promoted} is not in this run, so no "
+        f"candidate is judged against it (add --baseline {event.promoted})",
+        file=sys.stderr,
+    )
 
 
 def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
@@ -193,25 +209,39 @@ def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         observer.interrupted = 130 if isinstance(exc, KeyboardInterrupt) else 143
         ended = [s for s in session.statuses if s != RunStatus.INTERRUPTED]  # the interrupted one is resumable
-        ids = ", ".join(p.run.id for p in prepared[len(ended):])
-        print(f"interrupted; every finished attempt is stored. Resume with: compare-tui run --resume <id> ({ids})", file=sys.stderr)
+        ids = ", ".join(p.run.id for p in prepared[len(ended) :])
+        print(
+            f"interrupted; every finished attempt is stored. Resume with: compare-tui run --resume <id> ({ids})",
+            file=sys.stderr,
+        )
     except StoreError as exc:
         # The store failed mid-run (disk full, read-only): one clear line, not a traceback.
         stopped = session.stopped_run_id
-        raise CommandError(f"run {stopped} stopped: {exc}; every attempt finished before this is stored "
-                           f"(resume with `compare-tui run --resume {stopped}`)", exit_code=1) from None
+        raise CommandError(
+            f"run {stopped} stopped: {exc}; every attempt finished before this is stored "
+            f"(resume with `compare-tui run --resume {stopped}`)",
+            exit_code=1,
+        ) from None
     statuses = list(session.statuses)
     return statuses + [RunStatus.INTERRUPTED.value] * (len(prepared) - len(statuses))
 
 
 def _summary(store, comparison_id, prepared, statuses) -> dict:
-    out = {"comparison": comparison_id, "runs": [],
-           "decision": _decision_summary(store, comparison_id) if comparison_id else None}
+    out = {
+        "comparison": comparison_id,
+        "runs": [],
+        "decision": _decision_summary(store, comparison_id) if comparison_id else None,
+    }
     for p, status in zip(prepared, statuses):
         tally = store.pass_rate_summary(p.run.id)
         out["runs"].append(
-            {"id": p.run.id, "model": p.run.model_name, "status": status, "provenance": p.run.provenance,
-             "reason": store.get_run_exact(p.run.id).error}
+            {
+                "id": p.run.id,
+                "model": p.run.model_name,
+                "status": status,
+                "provenance": p.run.provenance,
+                "reason": store.get_run_exact(p.run.id).error,
+            }
             | _tally_dict(tally)
         )
     return out
@@ -240,10 +270,18 @@ def _decision_summary(store, comparison_id: str) -> str | None:
 
 
 def _tally_dict(t) -> dict:
-    return {"pass": t.passed, "fail": t.failed, "review": t.review, "error": t.errored, "not_done": t.not_done,
-            "tasks": t.tasks_planned}
+    return {
+        "pass": t.passed,
+        "fail": t.failed,
+        "review": t.review,
+        "error": t.errored,
+        "not_done": t.not_done,
+        "tasks": t.tasks_planned,
+    }
 
 
 def _tally_text(t) -> str:
     not_done = f", {t.not_done} not done" if t.not_done else ""
-    return f"{t.passed} pass, {t.failed} fail, {t.review} review, {t.errored} error{not_done} of {t.tasks_planned} tasks"
+    return (
+        f"{t.passed} pass, {t.failed} fail, {t.review} review, {t.errored} error{not_done} of {t.tasks_planned} tasks"
+    )

@@ -19,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "list",
         help="list runs, newest first",
         description="List retained runs, newest first, with their tallies (pass, fail, needs a person, error, "
-                    "not done) and status.",
+        "not done) and status.",
         epilog="example:\n  compare-tui runs list --set support-triage --limit 20",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -44,8 +44,13 @@ def _list(args: argparse.Namespace) -> int:
             json.dumps(
                 [
                     {
-                        "id": r.id, "created_at": r.created_at, "status": r.status, "set": r.goldset_id,
-                        "set_version": r.goldset_version, "model": r.model_name, "provenance": r.provenance,
+                        "id": r.id,
+                        "created_at": r.created_at,
+                        "status": r.status,
+                        "set": r.goldset_id,
+                        "set_version": r.goldset_version,
+                        "model": r.model_name,
+                        "provenance": r.provenance,
                     }
                     | _tally_dict(t)
                     for r, t in rows
@@ -68,12 +73,19 @@ def _list(args: argparse.Namespace) -> int:
     table.add_column("tasks", no_wrap=True)
     table.add_column("status / date", no_wrap=True)
     for run, tally in rows:
-        table.add_row(run.id, f"{run.model_name}\n{run.goldset_id} {run.goldset_version}", fmt.tally_marks(tally),
-                      f"{run.status}\n{run.created_at[:16].replace('T', ' ')}")
+        table.add_row(
+            run.id,
+            f"{run.model_name}\n{run.goldset_id} {run.goldset_version}",
+            fmt.tally_marks(tally),
+            f"{run.status}\n{run.created_at[:16].replace('T', ' ')}",
+        )
     console = Console()
     console.print(table)
-    console.print(f"tasks: {MARKS['pass']} pass {MARKS['fail']} fail {MARKS['review']} needs a person "
-                  f"{MARKS['error']} error {MARKS['missing']} not done, of the set's tasks; "
-                  "`compare-tui report RUN` for the pass rate", highlight=False, soft_wrap=False)
+    console.print(
+        f"tasks: {MARKS['pass']} pass {MARKS['fail']} fail {MARKS['review']} needs a person "
+        f"{MARKS['error']} error {MARKS['missing']} not done, of the set's tasks; "
+        "`compare-tui report RUN` for the pass rate",
+        highlight=False,
+        soft_wrap=False,
+    )
     return 0
-

@@ -66,22 +66,81 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("logs", nargs="+", metavar="LOGS", help="JSONL log files, plain or gzip (told apart by content)")
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the sampled golden set (must be empty, or see --force)")
-    parser.add_argument("--samples", type=int, metavar="N", help="how many turns to sample (fewer if the logs hold fewer); required without --whole-runs")
-    parser.add_argument("--whole-runs", action="store_true", help="sample whole agent runs: every step a task with trace = {run, step, of}")
-    parser.add_argument("--runs", type=int, metavar="N", help=f"with --whole-runs: how many runs (default: {DEFAULT_RUNS}; fewer if the logs hold fewer)")
-    parser.add_argument("--arguments-match", choices=("exact", "subset"), help="how tool-call arguments are matched (default: exact for turns, subset for --whole-runs)")
-    parser.add_argument("--window", default="30d", metavar="SPAN", help="how far back to sample: 1h to 30d, e.g. 1h, 12h, 1d, 7d (default and maximum: 30d)")
-    parser.add_argument("--seed", default="0", metavar="S", help="sampling seed; the same seed gives the same sample (default: 0)")
-    parser.add_argument("--tag", action="append", default=[], metavar="T", help="keep turns logged with this tag (repeat: any of them)")
-    parser.add_argument("--model", action="append", default=[], metavar="M", help="keep turns logged for this model (repeat: any of them)")
-    parser.add_argument("--redact", action="append", default=[], metavar="REGEX", help="also redact matches of this regular expression (repeatable)")
-    parser.add_argument("--now", metavar="ISO", help="end of the window, e.g. 2025-03-10T00:00:00Z (default: the newest usable timestamp in the logs)")
-    parser.add_argument("--text-scorer", choices=("human", "exact", "regex"), default="human", help="scorer for free-text replies (default: human; tool calls always use tool_call)")
-    parser.add_argument("--workload-id", default="sampled-traffic", metavar="ID", help="the set's workload_id (default: sampled-traffic)")
+    parser.add_argument(
+        "logs", nargs="+", metavar="LOGS", help="JSONL log files, plain or gzip (told apart by content)"
+    )
+    parser.add_argument(
+        "--out", required=True, metavar="DIR", help="folder for the sampled golden set (must be empty, or see --force)"
+    )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        metavar="N",
+        help="how many turns to sample (fewer if the logs hold fewer); required without --whole-runs",
+    )
+    parser.add_argument(
+        "--whole-runs",
+        action="store_true",
+        help="sample whole agent runs: every step a task with trace = {run, step, of}",
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        metavar="N",
+        help=f"with --whole-runs: how many runs (default: {DEFAULT_RUNS}; fewer if the logs hold fewer)",
+    )
+    parser.add_argument(
+        "--arguments-match",
+        choices=("exact", "subset"),
+        help="how tool-call arguments are matched (default: exact for turns, subset for --whole-runs)",
+    )
+    parser.add_argument(
+        "--window",
+        default="30d",
+        metavar="SPAN",
+        help="how far back to sample: 1h to 30d, e.g. 1h, 12h, 1d, 7d (default and maximum: 30d)",
+    )
+    parser.add_argument(
+        "--seed", default="0", metavar="S", help="sampling seed; the same seed gives the same sample (default: 0)"
+    )
+    parser.add_argument(
+        "--tag", action="append", default=[], metavar="T", help="keep turns logged with this tag (repeat: any of them)"
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="M",
+        help="keep turns logged for this model (repeat: any of them)",
+    )
+    parser.add_argument(
+        "--redact",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="also redact matches of this regular expression (repeatable)",
+    )
+    parser.add_argument(
+        "--now",
+        metavar="ISO",
+        help="end of the window, e.g. 2025-03-10T00:00:00Z (default: the newest usable timestamp in the logs)",
+    )
+    parser.add_argument(
+        "--text-scorer",
+        choices=("human", "exact", "regex"),
+        default="human",
+        help="scorer for free-text replies (default: human; tool calls always use tool_call)",
+    )
+    parser.add_argument(
+        "--workload-id",
+        default="sampled-traffic",
+        metavar="ID",
+        help="the set's workload_id (default: sampled-traffic)",
+    )
     parser.add_argument("--force", action="store_true", help="replace the sampled set already in --out")
-    parser.add_argument("--json", action="store_true", help="print sample.json (plus the set's digest) instead of a summary")
+    parser.add_argument(
+        "--json", action="store_true", help="print sample.json (plus the set's digest) instead of a summary"
+    )
     parser.set_defaults(handler=_sample)
 
 
@@ -151,10 +210,14 @@ def _summary(info: dict, out: Path, digest: str) -> None:
     counts, window = info["counts"], info["window"]
     runs = info.get("unit") == "run"
     if runs:
-        console.print(f"[bold]sampled {counts['sampled_runs']} whole agent runs[/] ({counts['sampled_turns']} steps, "
-                      f"{counts['by_reply']['tool_call']} tool calls, {counts['by_reply']['text']} final answers) → {escape(str(out))}")
+        console.print(
+            f"[bold]sampled {counts['sampled_runs']} whole agent runs[/] ({counts['sampled_turns']} steps, "
+            f"{counts['by_reply']['tool_call']} tool calls, {counts['by_reply']['text']} final answers) → {escape(str(out))}"
+        )
     else:
-        console.print(f"[bold]sampled {counts['sampled_turns']} turns[/] from {counts['sampled_conversations']} conversations → {escape(str(out))}")
+        console.print(
+            f"[bold]sampled {counts['sampled_turns']} turns[/] from {counts['sampled_conversations']} conversations → {escape(str(out))}"
+        )
     console.print(f"digest   {digest}")
     console.print(f"window   {window['length']}: {window['start']} → {window['end']} (end: {window['end_from']})")
     if runs:
@@ -163,19 +226,27 @@ def _summary(info: dict, out: Path, digest: str) -> None:
             f"found, {counts['complete_runs']} complete, {counts['skipped_runs']} skipped; tool-call arguments matched {info['rule']['arguments_match']}"
         )
         if counts["sampled_runs"] < info["requested_samples"]:
-            console.print(f"[yellow]note[/]     asked for {info['requested_samples']} runs, the window held only {counts['sampled_runs']} complete runs")
+            console.print(
+                f"[yellow]note[/]     asked for {info['requested_samples']} runs, the window held only {counts['sampled_runs']} complete runs"
+            )
     else:
         console.print(
             f"lines    {counts['lines']:,} read, {counts['usable_turns']:,} usable turns, {counts['turns_in_window']:,} in the window; "
             f"thirds early {counts['by_part']['early']} / middle {counts['by_part']['middle']} / late {counts['by_part']['late']}"
         )
         if counts["sampled_turns"] < info["requested_samples"]:
-            console.print(f"[yellow]note[/]     asked for {info['requested_samples']}, the window held only {counts['sampled_turns']} usable turns (5 per conversation at most)")
+            console.print(
+                f"[yellow]note[/]     asked for {info['requested_samples']}, the window held only {counts['sampled_turns']} usable turns (5 per conversation at most)"
+            )
     redaction = info["redaction"]["replaced"]
-    console.print("redacted " + (", ".join(f"{kind}×{n}" for kind, n in redaction.items()) if redaction else "nothing matched"))
+    console.print(
+        "redacted " + (", ".join(f"{kind}×{n}" for kind, n in redaction.items()) if redaction else "nothing matched")
+    )
     if info["skipped"]:
         table = Table("skipped", "lines / runs" if runs else "lines", "why", "first at", box=None, pad_edge=False)
         for reason, entry in info["skipped"].items():
             table.add_row(reason, f"{entry['count']:,}", entry["meaning"], escape(", ".join(entry["first"])))
         console.print(table)
-    console.print("[dim]a pass means agreement with the logged baseline, not ground truth; see golden.toml caveats and sample.json[/]")
+    console.print(
+        "[dim]a pass means agreement with the logged baseline, not ground truth; see golden.toml caveats and sample.json[/]"
+    )

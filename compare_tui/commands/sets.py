@@ -11,7 +11,9 @@ from compare_tui.commands.common import CommandError, load_set_or_fail
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    group = subparsers.add_parser("sets", help="check and inspect golden sets", description="Check and inspect golden sets.")
+    group = subparsers.add_parser(
+        "sets", help="check and inspect golden sets", description="Check and inspect golden sets."
+    )
     group.set_defaults(group_parser=group)
     sub = group.add_subparsers(dest="sets_command", metavar="SUBCOMMAND")
 

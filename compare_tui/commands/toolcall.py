@@ -1,9 +1,9 @@
 """`compare-tui toolcall`: tool-call conformance of one model behind its serving stack.
 
-    compare-tui toolcall --model NAME [--tools FILE] [--scenario GLOB] [--json] [--note k=v] …
-    compare-tui toolcall show [RUN_ID …]      the scenario table of stored runs, side by side
-    compare-tui toolcall list [--tools FILE]  the scenarios and the checks each one runs
-    compare-tui toolcall runs                 stored tool-call runs, newest first
+compare-tui toolcall --model NAME [--tools FILE] [--scenario GLOB] [--json] [--note k=v] …
+compare-tui toolcall show [RUN_ID …]      the scenario table of stored runs, side by side
+compare-tui toolcall list [--tools FILE]  the scenarios and the checks each one runs
+compare-tui toolcall runs                 stored tool-call runs, newest first
 """
 
 from __future__ import annotations
@@ -14,7 +14,13 @@ import json
 import sys
 from dataclasses import replace
 
-from compare_tui.commands.common import CommandError, add_catalogue_option, add_store_option, load_catalogue_or_fail, open_store
+from compare_tui.commands.common import (
+    CommandError,
+    add_catalogue_option,
+    add_store_option,
+    load_catalogue_or_fail,
+    open_store,
+)
 
 EPILOG = """\
 examples:
@@ -35,20 +41,39 @@ exit codes: 0 the run finished (whatever its outcomes); 1 interrupted; 2 bad inp
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "toolcall", help="tool-call conformance of a model behind its serving stack",
+        "toolcall",
+        help="tool-call conformance of a model behind its serving stack",
         description="Run the versioned official tool-call suite (and scenarios for your own tools) against one "
         "catalogue model, and list the outcome of every scenario.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--model", metavar="NAME", help="the catalogue model to test")
     add_catalogue_option(p)
     add_store_option(p)
-    p.add_argument("--tools", metavar="FILE", help="your tools: OpenAI tools/functions JSON or an MCP tools/list result")
-    p.add_argument("--scenario", action="append", default=[], metavar="GLOB", help="only scenarios whose id or name matches (repeatable)")
-    p.add_argument("--note", action="append", default=[], metavar="KEY=VALUE",
-                   help="your note on the serving stack, e.g. chat_template=… parser=… quantisation=… (stated, not verified)")
-    p.add_argument("--keep-arguments", action="store_true", help="store the argument values and answer text (default: not stored)")
-    p.add_argument("--publishable", action="store_true", help="store apart as a run of the official suite for general reading")
+    p.add_argument(
+        "--tools", metavar="FILE", help="your tools: OpenAI tools/functions JSON or an MCP tools/list result"
+    )
+    p.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only scenarios whose id or name matches (repeatable)",
+    )
+    p.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="your note on the serving stack, e.g. chat_template=… parser=… quantisation=… (stated, not verified)",
+    )
+    p.add_argument(
+        "--keep-arguments", action="store_true", help="store the argument values and answer text (default: not stored)"
+    )
+    p.add_argument(
+        "--publishable", action="store_true", help="store apart as a run of the official suite for general reading"
+    )
     p.add_argument("--max-tokens", type=int, metavar="N", help="answer length cap (default: the suite's, 256)")
     p.add_argument("--timeout", type=float, metavar="S", help="per-request timeout in seconds (default 120)")
     p.add_argument("--concurrency", type=int, metavar="N", help="requests at once (default 2)")
@@ -56,26 +81,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_run, group_parser=p)
     sub = p.add_subparsers(dest="toolcall_command", metavar="SUBCOMMAND")
 
-    show = sub.add_parser("show", help="the scenario table of stored runs, side by side",
-                          description="Print the scenario table of stored tool-call runs (default: the latest).",
-                          epilog="example:\n  compare-tui toolcall show 3fa2 91bc --json", formatter_class=argparse.RawDescriptionHelpFormatter)
-    show.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="run ids or unique prefixes (default: the latest run)")
+    show = sub.add_parser(
+        "show",
+        help="the scenario table of stored runs, side by side",
+        description="Print the scenario table of stored tool-call runs (default: the latest).",
+        epilog="example:\n  compare-tui toolcall show 3fa2 91bc --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    show.add_argument(
+        "run_ids", nargs="*", metavar="RUN_ID", help="run ids or unique prefixes (default: the latest run)"
+    )
     show.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS, help="the run store")
     show.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
     show.set_defaults(handler=_show)
 
-    listing = sub.add_parser("list", help="the scenarios and the checks each one runs",
-                             description="List the official suite's scenarios (and those for your tools) with their checks.",
-                             epilog="example:\n  compare-tui toolcall list --tools tools.json", formatter_class=argparse.RawDescriptionHelpFormatter)
-    listing.add_argument("--tools", metavar="FILE", default=argparse.SUPPRESS, help="also list scenarios for these tools")
-    listing.add_argument("--scenario", action="append", metavar="GLOB", default=argparse.SUPPRESS, help="only matching scenarios")
+    listing = sub.add_parser(
+        "list",
+        help="the scenarios and the checks each one runs",
+        description="List the official suite's scenarios (and those for your tools) with their checks.",
+        epilog="example:\n  compare-tui toolcall list --tools tools.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    listing.add_argument(
+        "--tools", metavar="FILE", default=argparse.SUPPRESS, help="also list scenarios for these tools"
+    )
+    listing.add_argument(
+        "--scenario", action="append", metavar="GLOB", default=argparse.SUPPRESS, help="only matching scenarios"
+    )
     listing.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
     listing.set_defaults(handler=_list)
 
-    runs = sub.add_parser("runs", help="stored tool-call runs, newest first", description="List stored tool-call runs.",
-                          epilog="example:\n  compare-tui toolcall runs --publishable", formatter_class=argparse.RawDescriptionHelpFormatter)
+    runs = sub.add_parser(
+        "runs",
+        help="stored tool-call runs, newest first",
+        description="List stored tool-call runs.",
+        epilog="example:\n  compare-tui toolcall runs --publishable",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     runs.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS, help="the run store")
-    runs.add_argument("--publishable", action="store_true", default=argparse.SUPPRESS, help="list the publishable runs instead")
+    runs.add_argument(
+        "--publishable", action="store_true", default=argparse.SUPPRESS, help="list the publishable runs instead"
+    )
     runs.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     runs.set_defaults(handler=_runs)
 
@@ -110,7 +156,14 @@ def _scenarios(tools_path: str | None, patterns: list[str]):
 
 def _run(args: argparse.Namespace) -> int:
     from compare_tui.catalogue import ModelRefused
-    from compare_tui.toolcall import DEFAULT_SETTINGS, RunRequest, ToolcallRefused, ToolcallStore, check_request, execute
+    from compare_tui.toolcall import (
+        DEFAULT_SETTINGS,
+        RunRequest,
+        ToolcallRefused,
+        ToolcallStore,
+        check_request,
+        execute,
+    )
 
     if not args.model:
         raise CommandError("give --model NAME (a catalogue model), or a subcommand: show, list, runs; see --help")
@@ -119,11 +172,24 @@ def _run(args: argparse.Namespace) -> int:
     entry = _entry(load_catalogue_or_fail(args.models), args.model)
     suite, tools, scenarios = _scenarios(args.tools, args.scenario)
     default = DEFAULT_SETTINGS  # the engine's RunSettings, at a tool-call run's concurrency
-    settings = replace(default, max_tokens=args.max_tokens or int(suite.defaults.get("max_tokens", default.max_tokens)),
-                       temperature=float(suite.defaults.get("temperature", default.temperature)),
-                       timeout_s=args.timeout or default.timeout_s, concurrency=args.concurrency or default.concurrency)
-    request = RunRequest(entry, suite, scenarios, settings, parse_notes(args.note), tools, args.publishable,
-                         args.keep_arguments, tuple(args.scenario))
+    settings = replace(
+        default,
+        max_tokens=args.max_tokens or int(suite.defaults.get("max_tokens", default.max_tokens)),
+        temperature=float(suite.defaults.get("temperature", default.temperature)),
+        timeout_s=args.timeout or default.timeout_s,
+        concurrency=args.concurrency or default.concurrency,
+    )
+    request = RunRequest(
+        entry,
+        suite,
+        scenarios,
+        settings,
+        parse_notes(args.note),
+        tools,
+        args.publishable,
+        args.keep_arguments,
+        tuple(args.scenario),
+    )
     try:
         check_request(request)
     except (ToolcallRefused, ModelRefused) as exc:
@@ -154,8 +220,12 @@ def _progress(total: int):
 
     def heard(position: int, result) -> None:
         done[0] += 1
-        print(f"  [{done[0]:>2}/{total}] {SYMBOLS[result.outcome]} {result.outcome.value:<11} {result.scenario_id} "
-              f"{result.name} ({(result.duration_ms or 0) / 1000:.1f} s)", file=sys.stderr, flush=True)
+        print(
+            f"  [{done[0]:>2}/{total}] {SYMBOLS[result.outcome]} {result.outcome.value:<11} {result.scenario_id} "
+            f"{result.name} ({(result.duration_ms or 0) / 1000:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     return heard
 
@@ -180,8 +250,11 @@ def _show(args: argparse.Namespace) -> int:
             raise CommandError(str(exc)) from None
     if not runs:
         raise CommandError("no tool-call runs in the store yet; run `compare-tui toolcall --model NAME` first")
-    print(json.dumps(render_json(runs), indent=2, ensure_ascii=False, default=str) if getattr(args, "json", False)
-          else render_text(runs))
+    print(
+        json.dumps(render_json(runs), indent=2, ensure_ascii=False, default=str)
+        if getattr(args, "json", False)
+        else render_text(runs)
+    )
     return 0
 
 
@@ -192,11 +265,26 @@ def _list(args: argparse.Namespace) -> int:
     rows = []
     for s in scenarios:
         checks = [c for c, _ in scenario_checks(s)]
-        rows.append({"id": s.id, "name": s.name, "title": s.title, "tool_choice": s.tool_choice_form, "stream": s.stream,
-                     "tools": [t.name for t in s.tools], "checks": checks, "catches": s.catches})
+        rows.append(
+            {
+                "id": s.id,
+                "name": s.name,
+                "title": s.title,
+                "tool_choice": s.tool_choice_form,
+                "stream": s.stream,
+                "tools": [t.name for t in s.tools],
+                "checks": checks,
+                "catches": s.catches,
+            }
+        )
     if getattr(args, "json", False):
-        print(json.dumps({"suite": suite.name, "version": suite.version, "digest": suite.digest, "scenarios": rows},
-                         indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"suite": suite.name, "version": suite.version, "digest": suite.digest, "scenarios": rows},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return 0
     print(f"{suite.name} {suite.version}  {suite.digest}  ({len(suite.scenarios)} official scenarios)")
     if tools is not None:
@@ -204,7 +292,9 @@ def _list(args: argparse.Namespace) -> int:
         for note in tools.notes:
             print(f"  note: {note}")
     for row in rows:
-        print(f"{row['id']:<13} {row['name']:<28} choice={row['tool_choice']:<8}{' stream' if row['stream'] else ''}  {row['title']}")
+        print(
+            f"{row['id']:<13} {row['name']:<28} choice={row['tool_choice']:<8}{' stream' if row['stream'] else ''}  {row['title']}"
+        )
         print(f"{'':13} checks: {', '.join(row['checks'])}")
     return 0
 
@@ -219,6 +309,8 @@ def _runs(args: argparse.Namespace) -> int:
         print("no tool-call runs stored")
     for run in runs:
         notes = ", ".join(f"{k}={v}" for k, v in run.user_notes.items())
-        print(f"{run.id}  {run.created_at[:16].replace('T', ' ')}  {run.model_name:<20} {run.status:<11} "
-              f"suite {run.suite_version}{'  notes (stated, not verified): ' + notes if notes else ''}")
+        print(
+            f"{run.id}  {run.created_at[:16].replace('T', ' ')}  {run.model_name:<20} {run.status:<11} "
+            f"suite {run.suite_version}{'  notes (stated, not verified): ' + notes if notes else ''}"
+        )
     return 0

@@ -71,8 +71,14 @@ def pair_inputs(store: Store, run_a: str, run_b: str) -> ReportInputs:
     task_ids = first.task_ids + tuple(t for t in second.task_ids if t not in set(first.task_ids))
     caveats = first.manifest_caveats + tuple(c for c in second.manifest_caveats if c not in first.manifest_caveats)
     notes = first.notes + tuple(n for n in second.notes if n not in first.notes)
-    return ReportInputs(runs=first.runs + second.runs, task_kinds=kinds, task_ids=task_ids,
-                        manifest_caveats=caveats, notes=notes, comparison_name="A/B diff")
+    return ReportInputs(
+        runs=first.runs + second.runs,
+        task_kinds=kinds,
+        task_ids=task_ids,
+        manifest_caveats=caveats,
+        notes=notes,
+        comparison_name="A/B diff",
+    )
 
 
 def read_run_pair(store: Store, run_a: str, run_b: str) -> RunPairDiff:
@@ -95,15 +101,22 @@ def diff_of(report: Report, sets: tuple[str, str] = ("", "")) -> RunPairDiff:
     problems = [f"run {r.run_id[:8]} ({r.label}) is not shown: {r.reason}" for r in report.refused]
     same_set = not any(c.code == "different_sets" for c in report.caveats)
     if not same_set:
-        problems.insert(0, f"A ran {sets[0] or 'one golden set'}, B ran {sets[1] or 'another'}: no paired "
-                           "verdict across sets (the flips would compare different tasks or checks). c picks "
-                           "two runs of the same set version.")
+        problems.insert(
+            0,
+            f"A ran {sets[0] or 'one golden set'}, B ran {sets[1] or 'another'}: no paired "
+            "verdict across sets (the flips would compare different tasks or checks). c picks "
+            "two runs of the same set version.",
+        )
     if a is None or b is None:
         return RunPairDiff(report, a, b, None, same_set, sets, tuple(problems), (), ())
-    changed = tuple(ChangedTask(x.task_id, x.status, y.status) for x, y in zip(a.blocks, b.blocks, strict=True)
-                    if x.status != y.status)
-    return RunPairDiff(report, a, b, paired(a, b) if same_set else None, same_set, sets, tuple(problems),
-                       changed, deltas(a, b))
+    changed = tuple(
+        ChangedTask(x.task_id, x.status, y.status)
+        for x, y in zip(a.blocks, b.blocks, strict=True)
+        if x.status != y.status
+    )
+    return RunPairDiff(
+        report, a, b, paired(a, b) if same_set else None, same_set, sets, tuple(problems), changed, deltas(a, b)
+    )
 
 
 def _points(a: float | None, b: float | None) -> str:
@@ -139,19 +152,34 @@ def deltas(a: ModelFigures, b: ModelFigures) -> tuple[FigureDelta, ...]:
     """Side by side figures of A and B, with B − A (as the report spells each figure)."""
     la, lb = a.latency, b.latency
     rows = [
-        FigureDelta("pass rate", fmt.pass_rate(a.pass_rate), fmt.pass_rate(b.pass_rate),
-                    _points(a.pass_rate.rate, b.pass_rate.rate)),
-        FigureDelta("TTFT p50/p95/p99", fmt.latency(la.ttft_ms), fmt.latency(lb.ttft_ms),
-                    _latency_delta(la.ttft_ms, lb.ttft_ms)),
-        FigureDelta("E2E p50/p95/p99", fmt.latency(la.e2e_ms), fmt.latency(lb.e2e_ms),
-                    _latency_delta(la.e2e_ms, lb.e2e_ms)),
-        FigureDelta("tokens/task", fmt.tokens(a.tokens), fmt.tokens(b.tokens),
-                    # Each part signed on its own: "-516 + -358" read as arithmetic.
-                    f"prompt {_number(a.tokens.prompt_per_task, b.tokens.prompt_per_task)}, "
-                    f"completion {_number(a.tokens.completion_per_task, b.tokens.completion_per_task)}"),
-        FigureDelta("cost/completed task", fmt.cost_per_task(a.cost), fmt.cost_per_task(b.cost),
-                    _money(a.cost.per_task, b.cost.per_task, a.cost.currency)
-                    if a.cost.currency == b.cost.currency else "different currencies"),
+        FigureDelta(
+            "pass rate",
+            fmt.pass_rate(a.pass_rate),
+            fmt.pass_rate(b.pass_rate),
+            _points(a.pass_rate.rate, b.pass_rate.rate),
+        ),
+        FigureDelta(
+            "TTFT p50/p95/p99", fmt.latency(la.ttft_ms), fmt.latency(lb.ttft_ms), _latency_delta(la.ttft_ms, lb.ttft_ms)
+        ),
+        FigureDelta(
+            "E2E p50/p95/p99", fmt.latency(la.e2e_ms), fmt.latency(lb.e2e_ms), _latency_delta(la.e2e_ms, lb.e2e_ms)
+        ),
+        FigureDelta(
+            "tokens/task",
+            fmt.tokens(a.tokens),
+            fmt.tokens(b.tokens),
+            # Each part signed on its own: "-516 + -358" read as arithmetic.
+            f"prompt {_number(a.tokens.prompt_per_task, b.tokens.prompt_per_task)}, "
+            f"completion {_number(a.tokens.completion_per_task, b.tokens.completion_per_task)}",
+        ),
+        FigureDelta(
+            "cost/completed task",
+            fmt.cost_per_task(a.cost),
+            fmt.cost_per_task(b.cost),
+            _money(a.cost.per_task, b.cost.per_task, a.cost.currency)
+            if a.cost.currency == b.cost.currency
+            else "different currencies",
+        ),
     ]
     if a.cost.basis != b.cost.basis:
         rows.append(FigureDelta("cost basis", a.cost.basis, b.cost.basis, "not equivalent: compare with care"))

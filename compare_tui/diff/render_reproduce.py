@@ -52,8 +52,10 @@ def render_text(check: ReproduceCheck) -> str:
     lines.append(f"{'figure':<12} {'run A':>12} {'run B':>12} {'delta':>16}  tolerance  verdict")
     for f in check.figures:
         verdict = "within" if f.within else "OUTSIDE"
-        lines.append(f"{f.name:<12} {_value(f, f.a):>12} {_value(f, f.b):>12} {_delta(f):>16}  {_limit(f)}  {verdict}"
-                     + (f"  ({f.note})" if f.note else ""))
+        lines.append(
+            f"{f.name:<12} {_value(f, f.a):>12} {_value(f, f.b):>12} {_delta(f):>16}  {_limit(f)}  {verdict}"
+            + (f"  ({f.note})" if f.note else "")
+        )
     lines.append("")
     if check.changed:
         lines.append(f"tasks whose outcome changed ({len(check.changed)}):")
@@ -73,12 +75,26 @@ def render_text(check: ReproduceCheck) -> str:
 def reproduce_document(check: ReproduceCheck) -> dict[str, Any]:
     """The check as a JSON-ready document (stable keys; schema version 1)."""
     return {
-        "schema_version": JSON_SCHEMA_VERSION, "run_a": check.run_a, "run_b": check.run_b,
-        "model": check.model_name, "goldset": check.goldset, "reproduced": check.reproduced,
+        "schema_version": JSON_SCHEMA_VERSION,
+        "run_a": check.run_a,
+        "run_b": check.run_b,
+        "model": check.model_name,
+        "goldset": check.goldset,
+        "reproduced": check.reproduced,
         "differences": [{"what": d.what, "a": d.a, "b": d.b} for d in check.differences],
-        "figures": [{"name": f.name, "a": f.a, "b": f.b, "delta": f.delta, "within": f.within, "note": f.note,
-                     "tolerance": {"limit": f.tolerance.limit, "text": f.tolerance.text,
-                                   "source": f.tolerance.source}} for f in check.figures],
+        "figures": [
+            {
+                "name": f.name,
+                "a": f.a,
+                "b": f.b,
+                "delta": f.delta,
+                "within": f.within,
+                "note": f.note,
+                "tolerance": {"limit": f.tolerance.limit, "text": f.tolerance.text, "source": f.tolerance.source},
+            }
+            for f in check.figures
+        ],
         "changed_tasks": [{"task_id": t.task_id, "a": t.status_a, "b": t.status_b} for t in check.changed],
-        "compared_tasks": check.compared_tasks, "human_tasks": check.human_tasks,
+        "compared_tasks": check.compared_tasks,
+        "human_tasks": check.human_tasks,
     }

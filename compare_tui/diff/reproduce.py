@@ -110,13 +110,17 @@ def differences(a: RunRecord, b: RunRecord) -> tuple[Difference, ...]:
 
 def _refuse_unless_comparable(a: RunRecord, b: RunRecord) -> None:
     if a.goldset_digest != b.goldset_digest:
-        raise NotComparable(f"runs {a.id} and {b.id} ran different golden sets (digest {a.goldset_digest[:19]}… "
-                            f"≠ {b.goldset_digest[:19]}…): there is nothing to reproduce; compare them with "
-                            "`compare-tui report` instead")
+        raise NotComparable(
+            f"runs {a.id} and {b.id} ran different golden sets (digest {a.goldset_digest[:19]}… "
+            f"≠ {b.goldset_digest[:19]}…): there is nothing to reproduce; compare them with "
+            "`compare-tui report` instead"
+        )
     changed = [pin for pin in PINS if a.model_entry.get(pin) != b.model_entry.get(pin)]
     if changed:
-        raise NotComparable(f"runs {a.id} ({a.model_name}) and {b.id} ({b.model_name}) have different model pins "
-                            f"({', '.join(changed)}): a reproduce check needs the same pinned model")
+        raise NotComparable(
+            f"runs {a.id} ({a.model_name}) and {b.id} ({b.model_name}) have different model pins "
+            f"({', '.join(changed)}): a reproduce check needs the same pinned model"
+        )
 
 
 def _row(inputs: ReportInputs) -> ModelFigures:
@@ -135,14 +139,22 @@ def _relative(name: str, a: float | None, b: float | None, tolerance: Tolerance)
     if a is None or b is None:
         return FigureCheck(name, a, b, None, tolerance, False, "measured in only one run")
     if a == 0:
-        return FigureCheck(name, a, b, 0.0 if b == 0 else None, tolerance, b == 0,
-                           "" if b == 0 else "run A measured zero: no relative change can be stated")
+        return FigureCheck(
+            name,
+            a,
+            b,
+            0.0 if b == 0 else None,
+            tolerance,
+            b == 0,
+            "" if b == 0 else "run A measured zero: no relative change can be stated",
+        )
     delta = abs(b - a) / abs(a)
     return FigureCheck(name, a, b, delta, tolerance, delta <= tolerance.limit + _EPSILON)
 
 
-def reproduce_check(inputs_a: ReportInputs, inputs_b: ReportInputs,
-                    tolerances: Mapping[str, Tolerance]) -> ReproduceCheck:
+def reproduce_check(
+    inputs_a: ReportInputs, inputs_b: ReportInputs, tolerances: Mapping[str, Tolerance]
+) -> ReproduceCheck:
     """Compare run A (the first run of `inputs_a`) with run B. Raises `NotComparable`."""
     run_a, run_b = inputs_a.runs[0].run, inputs_b.runs[0].run
     _refuse_unless_comparable(run_a, run_b)
@@ -164,22 +176,46 @@ def reproduce_check(inputs_a: ReportInputs, inputs_b: ReportInputs,
     pass_tol = tolerances["pass_rate"]
     if rate_a is None or rate_b is None:
         both_none = rate_a is None and rate_b is None
-        pass_check = FigureCheck("pass_rate", rate_a, rate_b, None, pass_tol, both_none,
-                                 "no task scored in either run" if both_none else "no task scored in one run")
+        pass_check = FigureCheck(
+            "pass_rate",
+            rate_a,
+            rate_b,
+            None,
+            pass_tol,
+            both_none,
+            "no task scored in either run" if both_none else "no task scored in one run",
+        )
     else:
         delta = rate_b - rate_a
         pass_check = FigureCheck("pass_rate", rate_a, rate_b, delta, pass_tol, abs(delta) <= pass_tol.limit + _EPSILON)
     agree_tol = tolerances["agreement"]
     agreement = same / compared if compared else None
-    agree_check = FigureCheck("agreement", None, None, agreement, agree_tol,
-                              agreement is None or agreement + _EPSILON >= agree_tol.limit,
-                              "no task scored automatically in both runs" if agreement is None
-                              else f"{same} of {compared} tasks had the same outcome")
+    agree_check = FigureCheck(
+        "agreement",
+        None,
+        None,
+        agreement,
+        agree_tol,
+        agreement is None or agreement + _EPSILON >= agree_tol.limit,
+        "no task scored automatically in both runs"
+        if agreement is None
+        else f"{same} of {compared} tasks had the same outcome",
+    )
     tokens = [row.tokens.prompt_total + row.tokens.completion_total for row in (row_a, row_b)]
     figures = (
-        pass_check, agree_check,
+        pass_check,
+        agree_check,
         _relative("latency_p50", row_a.latency.e2e_ms.p50, row_b.latency.e2e_ms.p50, tolerances["latency_p50"]),
         _relative("tokens", float(tokens[0]), float(tokens[1]), tolerances["tokens"]),
     )
-    return ReproduceCheck(run_a.id, run_b.id, run_a.model_name, f"{run_a.goldset_id} {run_a.goldset_version}",
-                          differences(run_a, run_b), figures, tuple(changed), compared, human)
+    return ReproduceCheck(
+        run_a.id,
+        run_b.id,
+        run_a.model_name,
+        f"{run_a.goldset_id} {run_a.goldset_version}",
+        differences(run_a, run_b),
+        figures,
+        tuple(changed),
+        compared,
+        human,
+    )

@@ -67,8 +67,10 @@ def parse_value(name: str, text: str, where: str = "command line") -> float:
     else:
         value = _number(raw, name, where)
         if value > 1:
-            raise ToleranceError(f"tolerance {name}={text!r} ({where}): write a share as a percentage "
-                                 f"(e.g. {value:g}%) or as a fraction up to 1")
+            raise ToleranceError(
+                f"tolerance {name}={text!r} ({where}): write a share as a percentage "
+                f"(e.g. {value:g}%) or as a fraction up to 1"
+            )
     if name == "agreement" and value > 1:
         raise ToleranceError(f"tolerance agreement={text!r} ({where}): a share of tasks cannot exceed 100%")
     return value
@@ -82,11 +84,11 @@ def parse_assignment(item: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
-def resolve_tolerances(manifest: Mapping[str, str] | None = None,
-                       given: Sequence[str] = ()) -> dict[str, Tolerance]:
+def resolve_tolerances(manifest: Mapping[str, str] | None = None, given: Sequence[str] = ()) -> dict[str, Tolerance]:
     """Defaults, replaced by the manifest's, replaced by the command line's `NAME=VALUE`s."""
-    chosen = {name: Tolerance(name, parse_value(name, text, "default"), text, "default")
-              for name, text in DEFAULTS.items()}
+    chosen = {
+        name: Tolerance(name, parse_value(name, text, "default"), text, "default") for name, text in DEFAULTS.items()
+    }
     for name, text in (manifest or {}).items():
         chosen[name] = Tolerance(name, parse_value(name, str(text), "golden set manifest"), str(text), "manifest")
     for item in given:

@@ -16,8 +16,8 @@ import asyncio
 import json
 import re
 import time
-from dataclasses import dataclass, field
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 import msgspec
@@ -88,7 +88,10 @@ class RawExchange(Exchange):
             usage = source.get("usage") if isinstance(source, dict) else None
             if isinstance(usage, dict):
                 prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-                return (prompt if isinstance(prompt, int) else None, completion if isinstance(completion, int) else None)
+                return (
+                    prompt if isinstance(prompt, int) else None,
+                    completion if isinstance(completion, int) else None,
+                )
         return None, None
 
 
@@ -126,7 +129,9 @@ async def stream_chat(
     the wire client, an aiohttp session (`transport.chat_session`) or an httpx client, folded
     into an answer."""
     ex = Exchange()
-    await _send(client, endpoint, body, headers, timeout_s, ex, _read_stream if body.get("stream", True) else _folded_body)
+    await _send(
+        client, endpoint, body, headers, timeout_s, ex, _read_stream if body.get("stream", True) else _folded_body
+    )
     return ex
 
 
@@ -146,8 +151,13 @@ async def chat_chunks(
 
 
 async def _send(
-    client: ChatClient, endpoint: str, body: dict[str, Any], headers: dict[str, str] | None,
-    timeout_s: float, ex: Exchange, read: Reader,
+    client: ChatClient,
+    endpoint: str,
+    body: dict[str, Any],
+    headers: dict[str, str] | None,
+    timeout_s: float,
+    ex: Exchange,
+    read: Reader,
 ) -> None:
     """Send one request and let `read` take the 200 answer; every failure lands in `ex`."""
     payload = _encode(body)
@@ -208,7 +218,10 @@ async def _read_capped(response: ChatResponse, ex: Exchange) -> bytes | None:
     async for chunk in response.chunks():
         ex.bytes_in += len(chunk)
         if ex.bytes_in > MAX_RAW_BYTES:
-            ex.error_class, ex.error = ErrorClass.TOO_LARGE, f"the response passed {MAX_RAW_BYTES} bytes; reading stopped"
+            ex.error_class, ex.error = (
+                ErrorClass.TOO_LARGE,
+                f"the response passed {MAX_RAW_BYTES} bytes; reading stopped",
+            )
             break
         parts.append(chunk)
     ex.ended_ns = time.perf_counter_ns()
@@ -234,7 +247,10 @@ async def _raw_chunks(response: ChatResponse, ex: RawExchange) -> None:
         async for raw in response.chunks():
             ex.bytes_in += len(raw)
             if ex.bytes_in > MAX_RAW_BYTES:
-                ex.error_class, ex.error = ErrorClass.TOO_LARGE, f"the stream passed {MAX_RAW_BYTES} bytes; reading stopped"
+                ex.error_class, ex.error = (
+                    ErrorClass.TOO_LARGE,
+                    f"the stream passed {MAX_RAW_BYTES} bytes; reading stopped",
+                )
                 break
             if _keep(framer.feed(raw, 0), ex):
                 break
@@ -311,7 +327,10 @@ async def _read_stream(response: ChatResponse, ex: Exchange) -> None:
         ex.error_class = ErrorClass.UPSTREAM
         ex.error = f"the gateway could not reach its upstream (error inside the stream): {acc.error[:500]}"
     elif acc.error is not None:
-        ex.error_class, ex.error = ErrorClass.STREAM_ERROR, f"the server reported an error inside the stream: {acc.error[:500]}"
+        ex.error_class, ex.error = (
+            ErrorClass.STREAM_ERROR,
+            f"the server reported an error inside the stream: {acc.error[:500]}",
+        )
     elif not done and acc.finish_reason is None:
         ex.error_class, ex.error = ErrorClass.TRUNCATED, "the stream ended without a finish reason or [DONE]"
     elif not done:

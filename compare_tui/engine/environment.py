@@ -12,9 +12,10 @@ import json
 import os
 import platform
 import socket
-from datetime import datetime, timezone
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import httpx
 
@@ -38,12 +39,16 @@ def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
     return platform.processor() or None
 
 
-def capture_environment(*, server_identity: dict[str, Any] | None = None, gpu: dict[str, Any] | None = None,
-                        settings: dict[str, Any] | None = None) -> dict[str, Any]:
+def capture_environment(
+    *,
+    server_identity: dict[str, Any] | None = None,
+    gpu: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A JSON-ready description of this machine, plus the given server identity (from
     `fetch_server_identity`), GPU report and run settings, stored as given."""
     return {
-        "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "captured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "host": socket.gethostname(),
         "os": platform.platform(),
         "machine": platform.machine(),
@@ -64,8 +69,9 @@ def _server_root(base_url: str) -> str:
     return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
-async def _get_json(client: httpx.AsyncClient | WirePool, url: str, headers: Mapping[str, str] | None,
-                    timeout: float) -> Any:
+async def _get_json(
+    client: httpx.AsyncClient | WirePool, url: str, headers: Mapping[str, str] | None, timeout: float
+) -> Any:
     """GET and parse JSON; raises with a message fit to store (never echoing the headers,
     which may hold a key)."""
     if isinstance(client, WirePool):
@@ -115,9 +121,13 @@ def _props_identity(props: Any) -> dict[str, Any]:
     return out
 
 
-async def fetch_server_identity(client: httpx.AsyncClient | WirePool, base_url: str,
-                                headers: Mapping[str, str] | None = None, *,
-                                timeout: float = 10.0) -> dict[str, Any]:
+async def fetch_server_identity(
+    client: httpx.AsyncClient | WirePool,
+    base_url: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    timeout: float = 10.0,
+) -> dict[str, Any]:
     """Ask the server what it is: model ids from `{base}/models`, and for llama.cpp the
     build, chat template, context size and slots from `{root}/props`.
 
@@ -135,8 +145,7 @@ async def fetch_server_identity(client: httpx.AsyncClient | WirePool, base_url: 
     except Exception as exc:  # noqa: BLE001 - identity is evidence, not a precondition
         identity["models"] = {"error": str(exc)}
     try:
-        identity["props"] = _props_identity(
-            await _get_json(client, f"{_server_root(base)}/props", headers, timeout))
+        identity["props"] = _props_identity(await _get_json(client, f"{_server_root(base)}/props", headers, timeout))
     except LookupError as exc:
         identity["props"] = None if "HTTP 404" in str(exc) else {"error": str(exc)}
     except Exception as exc:  # noqa: BLE001

@@ -29,8 +29,9 @@ _REASONS = {
     3: ("NotSupported", "GPU memory queries are not supported on this device"),
     13: ("FunctionNotFound", "the NVIDIA driver is too old for this NVML call"),
 }
-V1_NOTE = ("memory read with the NVML v1 call: 'used' includes driver-reserved memory, "
-           "so figures read higher than nvidia-smi")
+V1_NOTE = (
+    "memory read with the NVML v1 call: 'used' includes driver-reserved memory, so figures read higher than nvidia-smi"
+)
 
 
 def nvml_reason(exc: BaseException) -> str:
@@ -111,7 +112,7 @@ class GpuSampler:
         self._thread: threading.Thread | None = None
         self._report: GpuReport | None = None
 
-    def __enter__(self) -> "GpuSampler":
+    def __enter__(self) -> GpuSampler:
         self.start()
         return self
 
@@ -150,9 +151,15 @@ class GpuSampler:
         for index in range(nvml.nvmlDeviceGetCount()):
             handle = nvml.nvmlDeviceGetHandleByIndex(index)
             self._handles.append(handle)
-            self._devices.append({"index": index, "name": _text(nvml.nvmlDeviceGetName(handle)),
-                                  "uuid": _text(nvml.nvmlDeviceGetUUID(handle)),
-                                  "baseline_bytes": None, "peak_bytes": None})
+            self._devices.append(
+                {
+                    "index": index,
+                    "name": _text(nvml.nvmlDeviceGetName(handle)),
+                    "uuid": _text(nvml.nvmlDeviceGetUUID(handle)),
+                    "baseline_bytes": None,
+                    "peak_bytes": None,
+                }
+            )
 
     def _used(self, handle: Any) -> int:
         nvml = self._nvml
@@ -187,8 +194,7 @@ class GpuSampler:
             try:
                 self._sample()
             except Exception as exc:  # noqa: BLE001 - keep the peak so far, stop sampling
-                self._notes.append(f"sampling stopped after {self._samples} samples: "
-                                   f"{nvml_reason(exc)}")
+                self._notes.append(f"sampling stopped after {self._samples} samples: {nvml_reason(exc)}")
                 return
 
     def stop(self) -> GpuReport:
@@ -209,11 +215,15 @@ class GpuSampler:
             except Exception as exc:  # noqa: BLE001
                 self._notes.append(f"nvmlShutdown failed: {nvml_reason(exc)}")
         measured = self._reason is None
-        devices = [{**d, "delta_bytes": d["peak_bytes"] - d["baseline_bytes"]}
-                   for d in self._devices if measured]
-        self._report = GpuReport(measured=measured, reason=self._reason, devices=devices,
-                                 driver=self._driver, samples=self._samples,
-                                 interval_s=self.interval_s,
-                                 memory_api=("v2" if self._v2 else "v1") if measured else None,
-                                 notes=list(self._notes))
+        devices = [{**d, "delta_bytes": d["peak_bytes"] - d["baseline_bytes"]} for d in self._devices if measured]
+        self._report = GpuReport(
+            measured=measured,
+            reason=self._reason,
+            devices=devices,
+            driver=self._driver,
+            samples=self._samples,
+            interval_s=self.interval_s,
+            memory_api=("v2" if self._v2 else "v1") if measured else None,
+            notes=list(self._notes),
+        )
         return self._report

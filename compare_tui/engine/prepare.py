@@ -8,10 +8,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from compare_tui.catalogue import (
-    key_headers,
     ModelEntry,
     ModelRefused,
     check_key,
+    key_headers,
     refuse_if_needed,
     resolve_key,
     verify_weights,

@@ -74,13 +74,20 @@ def refuse_unreachable(entries: Iterable[ModelEntry], prober: Prober = probe_end
             # refuses any 5xx the endpoint answers then.
             continue
         if not is_reachable(verdict):
-            hint = ("start the bundled servers with `compare-tui local up`" if entry.kind == "local"
-                    else "check the endpoint and the network")
-            raise RunRefusedError(entry.name, f"the endpoint {entry.endpoint} is {verdict}; nothing was sent "
-                                              f"({hint}, then try again)")
+            hint = (
+                "start the bundled servers with `compare-tui local up`"
+                if entry.kind == "local"
+                else "check the endpoint and the network"
+            )
+            raise RunRefusedError(
+                entry.name, f"the endpoint {entry.endpoint} is {verdict}; nothing was sent ({hint}, then try again)"
+            )
         if entry.key_env is None and "wants a key" in verdict:
             # Without a key every task would be refused the same way (`catalogue.check_key`
             # asks again with the key where the entry has one).
-            raise RunRefusedError(entry.name, f"the endpoint {entry.endpoint} is {verdict} but the entry has "
-                                              "no key_env; nothing was sent (set key_env to the variable "
-                                              "holding your virtual key)")
+            raise RunRefusedError(
+                entry.name,
+                f"the endpoint {entry.endpoint} is {verdict} but the entry has "
+                "no key_env; nothing was sent (set key_env to the variable "
+                "holding your virtual key)",
+            )

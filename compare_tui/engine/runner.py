@@ -43,8 +43,8 @@ from compare_tui.goldset.models import Task
 from compare_tui.scoring import score
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
 from compare_tui.store import RunStatus, Store, measured
-from compare_tui.store.rows import attempt_values
 from compare_tui.store import utc_now as now_iso
+from compare_tui.store.rows import attempt_values
 from compare_tui.vocabulary import CONNECTION_CLASSES, NOT_DONE, TASK_ENDING_OUTCOMES
 
 OUTAGE_AFTER = 5
@@ -123,8 +123,11 @@ class RunExecutor:
         status, error = RunStatus.INTERRUPTED.value, None
         # The chat requests skip httpx when they can (transport.py says why); so does the
         # server's identity when they go through the wire client, which sends it too.
-        native = None if self.transport is not None else chat_session(
-            timeout_s=settings.timeout_s, concurrency=settings.concurrency)
+        native = (
+            None
+            if self.transport is not None
+            else chat_session(timeout_s=settings.timeout_s, concurrency=settings.concurrency)
+        )
         transport = self.transport
         if transport is None and native is not None and not isinstance(native, WirePool):
             transport = make_transport(settings.concurrency)
@@ -135,7 +138,8 @@ class RunExecutor:
                 client = chat = await stack.enter_async_context(native)
             else:
                 client = chat = await stack.enter_async_context(
-                    endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency, transport=transport))
+                    endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency, transport=transport)
+                )
                 if native is not None:
                     chat = await stack.enter_async_context(native)
             try:
@@ -143,23 +147,32 @@ class RunExecutor:
                 self.store.update_run(
                     run.id,
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
-                    | {"http_transport": transport_name(transport, native=native),
-                       "key_check": self.p.key_check},
+                    | {"http_transport": transport_name(transport, native=native), "key_check": self.p.key_check},
                 )
                 done_before = len(self.p.goldset.tasks) - len(pending)
                 self.observer.on_event(
                     RunStarted(
-                        run.id, run.model_name, run.goldset_name, len(self.p.goldset.tasks),
-                        done_before, run.provenance or "", self.p.estimate.text(),
+                        run.id,
+                        run.model_name,
+                        run.goldset_name,
+                        len(self.p.goldset.tasks),
+                        done_before,
+                        run.provenance or "",
+                        self.p.estimate.text(),
                         self._prior_counts() if done_before else {},
                     )
                 )
                 tasks = iter(pending)
-                workers = [self._worker(chat, tasks, recorded) for _ in range(min(settings.concurrency, len(pending) or 1))]
+                workers = [
+                    self._worker(chat, tasks, recorded) for _ in range(min(settings.concurrency, len(pending) or 1))
+                ]
                 await asyncio.gather(*workers)
                 status, error = self._outcome(len(pending))
             except asyncio.CancelledError:
-                status, error = RunStatus.INTERRUPTED.value, "interrupted by the user; resume with `compare-tui run --resume " + run.id + "`"
+                status, error = (
+                    RunStatus.INTERRUPTED.value,
+                    "interrupted by the user; resume with `compare-tui run --resume " + run.id + "`",
+                )
                 raise
             except Exception as exc:  # a store failure (disk full) or a bug: stop, keep what is stored
                 status, error = RunStatus.INTERRUPTED.value, f"{type(exc).__name__}: {exc}"
@@ -200,13 +213,18 @@ class RunExecutor:
         started = now_iso()
         body = chat_body(task, entry.model, self.p.settings)
 
-        send = partial(stream_chat, client, entry.endpoint, body, headers=self.p.headers, timeout_s=self.p.settings.timeout_s)
+        send = partial(
+            stream_chat, client, entry.endpoint, body, headers=self.p.headers, timeout_s=self.p.settings.timeout_s
+        )
 
         requests: list[dict[str, Any]] = []
 
         def audit(ex: Exchange) -> None:
-            requests.append(audit_values_of(ex, endpoint=entry.endpoint, model=entry.model, task_id=task.id,
-                                            attempt=number, run_id=run.id))
+            requests.append(
+                audit_values_of(
+                    ex, endpoint=entry.endpoint, model=entry.model, task_id=task.id, attempt=number, run_id=run.id
+                )
+            )
 
         exchange, retries = await with_retries(send, self.retry, on_exchange=audit, rng=self._rng)
         result, answer = await self._score(task, exchange)
@@ -218,15 +236,28 @@ class RunExecutor:
         # The row itself, not a validated `AttemptRecord` (a sixth of an attempt's CPU at 64
         # in flight): every value is typed here, and the store validates each row it reads back.
         row = attempt_values(
-            run_id=run.id, task_id=task.id, attempt=number,
-            outcome=outcome, answer_text=answer.text,
+            run_id=run.id,
+            task_id=task.id,
+            attempt=number,
+            outcome=outcome,
+            answer_text=answer.text,
             tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in answer.tool_calls],
-            reasoning=answer.reasoning, score_detail=result.detail, score_data=result.data | ({"notes": notes} if notes else {}),
-            isolation=result.isolation, error_class=error_class, error=exchange.error,
-            ttft_ms=ttft, e2e_ms=e2e, prompt_tokens=prompt, completion_tokens=completion,
+            reasoning=answer.reasoning,
+            score_detail=result.detail,
+            score_data=result.data | ({"notes": notes} if notes else {}),
+            isolation=result.isolation,
+            error_class=error_class,
+            error=exchange.error,
+            ttft_ms=ttft,
+            e2e_ms=e2e,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
             usage_missing=error_class is None and (acc is None or acc.usage is None),
-            server_timings=acc.timings if acc else None, started_at=started, finished_at=now_iso(),
-            retries=retries, finish_reason=acc.finish_reason if acc else None,
+            server_timings=acc.timings if acc else None,
+            started_at=started,
+            finished_at=now_iso(),
+            retries=retries,
+            finish_reason=acc.finish_reason if acc else None,
         )
         await self._writer.write(requests, row)  # with its requests' audit rows, in one transaction
         # Observers see an attempt that measured nothing as `not_done`, ending its task for
@@ -236,8 +267,18 @@ class RunExecutor:
         done = shown in TASK_ENDING_OUTCOMES or shown == NOT_DONE or number >= self.p.settings.attempts
         self.observer.on_event(
             AttemptFinished(
-                run.id, run.model_name, task.id, number, shown, done, ttft, e2e,
-                prompt, completion, retries, exchange.error,
+                run.id,
+                run.model_name,
+                task.id,
+                number,
+                shown,
+                done,
+                ttft,
+                e2e,
+                prompt,
+                completion,
+                retries,
+                exchange.error,
             )
         )
         return outcome, error_class, exchange.error
@@ -267,14 +308,19 @@ class RunExecutor:
         skipped = pending - self._tried
         if not not_done and not skipped:
             return RunStatus.COMPLETED.value, None
-        reasons = "; ".join(f"{cls or 'unclassified'} ×{n} ({self._not_measured_example[cls]})"
-                            for cls, n in self._not_measured.most_common())
+        reasons = "; ".join(
+            f"{cls or 'unclassified'} ×{n} ({self._not_measured_example[cls]})"
+            for cls, n in self._not_measured.most_common()
+        )
         text = f"{not_done + skipped} of {len(self.p.goldset.tasks)} tasks not done: nothing was measured"
         if reasons:
             text += f" ({reasons})"
         if skipped:
             text += f"; {skipped} not tried after {OUTAGE_AFTER} failed connections in a row (the server, or the one behind the gateway, looks down)"
-        return RunStatus.INCOMPLETE.value, text + f"; resume with `compare-tui run --resume {self.p.run.id}` once it answers"
+        return (
+            RunStatus.INCOMPLETE.value,
+            text + f"; resume with `compare-tui run --resume {self.p.run.id}` once it answers",
+        )
 
     def _sampler(self) -> GpuSampler | None:
         if self.p.entry.kind != "local":
@@ -294,8 +340,11 @@ class RunExecutor:
             self.store.update_run_status(run.id, status, finished_at=now_iso(), error=error)
         except Exception:  # noqa: BLE001 - the store may be the thing that failed (disk full)
             pass
-        self.observer.on_event(RunFinished(run.id, run.model_name, status, dict(self._counts), error,
-                                           gpu=gpu, model_kind=self.p.entry.kind))
+        self.observer.on_event(
+            RunFinished(
+                run.id, run.model_name, status, dict(self._counts), error, gpu=gpu, model_kind=self.p.entry.kind
+            )
+        )
 
     def _prior_counts(self) -> dict[str, int]:
         """Task outcomes an earlier execution of this run recorded, as the store tallies them."""
@@ -304,7 +353,11 @@ class RunExecutor:
 
 
 def _task_done(prior: dict[int, str], attempts: int) -> bool:
-    return any(outcome in TASK_ENDING_OUTCOMES for outcome in prior.values()) or len(prior) >= attempts and max(prior, default=0) >= attempts
+    return (
+        any(outcome in TASK_ENDING_OUTCOMES for outcome in prior.values())
+        or len(prior) >= attempts
+        and max(prior, default=0) >= attempts
+    )
 
 
 def _round(value: float | None) -> float | None:

@@ -78,16 +78,23 @@ SessionPlan = NewRunPlan | ResumePlan
 
 def no_catalogue_reason(path: Path) -> str:
     """Why a session cannot start when the catalogue file is missing, and what to do."""
-    return (f"no model catalogue at {path}: start the bundled models with `compare-tui local up`, "
-            "or pass --models FILE")
+    return f"no model catalogue at {path}: start the bundled models with `compare-tui local up`, or pass --models FILE"
 
 
 class EngineSession:
     """One session of runs over one store. `prepare()` then `await execute()`, or `run()` for
     both on an event loop of the calling thread; `cancel()` may be called from any thread."""
 
-    def __init__(self, store: Store, plan: SessionPlan, catalogue: Catalogue | Path, observer: RunObserver, *,
-                 goldset: GoldenSet | None = None, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        plan: SessionPlan,
+        catalogue: Catalogue | Path,
+        observer: RunObserver,
+        *,
+        goldset: GoldenSet | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         """`catalogue`: the catalogue, or its file (read when the session prepares: a missing or
         malformed file is a refusal). `goldset`: the plan's set when the caller has already read
         it (else it is read from disk when the session prepares). `environ`: where virtual keys
@@ -213,6 +220,7 @@ class EngineSession:
     def _progress(self, model_name: str) -> Progress:
         def report(file: str, done: int, total: int) -> None:
             self.observer.on_event(VerificationProgressed(model_name, file, done, total))
+
         return report
 
     def _prepare_new(self, plan: NewRunPlan) -> list[PreparedRun]:
@@ -228,9 +236,18 @@ class EngineSession:
         prepared: list[PreparedRun] = []
         try:
             for entry in entries:
-                prepared.append(prepare_run(store, goldset, entry, plan.overrides, max_cost=plan.max_cost,
-                                            comparison_id=self.comparison_id, environ=self.environ,
-                                            progress=self._progress(entry.name)))
+                prepared.append(
+                    prepare_run(
+                        store,
+                        goldset,
+                        entry,
+                        plan.overrides,
+                        max_cost=plan.max_cost,
+                        comparison_id=self.comparison_id,
+                        environ=self.environ,
+                        progress=self._progress(entry.name),
+                    )
+                )
         except RunRefusedError:
             for p in prepared:  # refuse the whole session before any request is sent
                 store.delete_run(p.run.id)
@@ -269,11 +286,16 @@ class EngineSession:
             entry = self._entry(catalogue, run.model_name)
             refuse_unreachable([entry])
             self.observer.on_event(ModelsResolved({entry.name: entry.kind}))
-            prepared.append(prepare_resume(store, run.id, goldset, entry, environ=self.environ,
-                                           progress=self._progress(run.model_name)))
+            prepared.append(
+                prepare_resume(
+                    store, run.id, goldset, entry, environ=self.environ, progress=self._progress(run.model_name)
+                )
+            )
         if not prepared:
             if len(finished) == 1:
-                raise RunRefusedError(finished[0].model_name, f"run {finished[0].id} is already completed; nothing to resume")
+                raise RunRefusedError(
+                    finished[0].model_name, f"run {finished[0].id} is already completed; nothing to resume"
+                )
             raise RunRefusedError("resume", "every run of this session is already completed; nothing to resume")
         return prepared
 

@@ -55,8 +55,10 @@ def check_transport_choice() -> None:
     (`prepare_run` asks before it writes anything)."""
     wanted = _wanted()
     if wanted not in TRANSPORTS:
-        raise TransportChoiceError(f"COMPARE_TUI_HTTP_TRANSPORT={wanted!r} names no transport: set it to "
-                                   f"{', '.join(TRANSPORTS)}, or unset it for {TRANSPORTS[0]}")
+        raise TransportChoiceError(
+            f"COMPARE_TUI_HTTP_TRANSPORT={wanted!r} names no transport: set it to "
+            f"{', '.join(TRANSPORTS)}, or unset it for {TRANSPORTS[0]}"
+        )
 
 
 def _aiohttp_wanted() -> bool:
@@ -76,7 +78,10 @@ def make_transport(concurrency: int) -> httpx.AsyncBaseTransport | None:
 
 
 def endpoint_client(
-    *, timeout_s: float, concurrency: int = 1, transport: httpx.AsyncBaseTransport | None = None,
+    *,
+    timeout_s: float,
+    concurrency: int = 1,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> httpx.AsyncClient:
     """An async client for a model endpoint: never through an ambient proxy (`trust_env=False`,
     also for httpx's own pool when `transport` is None), at most `concurrency` connections,
@@ -152,7 +157,9 @@ class StreamedResponse:
 
 
 @asynccontextmanager
-async def open_post(client: httpx.AsyncClient | aiohttp.ClientSession, url: str, payload: bytes, headers: Mapping[str, str]) -> AsyncIterator[StreamedResponse]:
+async def open_post(
+    client: httpx.AsyncClient | aiohttp.ClientSession, url: str, payload: bytes, headers: Mapping[str, str]
+) -> AsyncIterator[StreamedResponse]:
     """POST `payload` through an httpx client or an aiohttp session; the response stays open
     (streaming) until the block ends."""
     if isinstance(client, httpx.AsyncClient):
@@ -202,11 +209,28 @@ def classify_exception(exc: BaseException) -> tuple[str, str] | None:
         return "transport", text
     if names & {"ClientConnectorError", "ConnectError", "ConnectionRefusedError", "ClientConnectorDNSError"}:
         return "connect", f"could not connect: {text}"
-    if names & {"ServerDisconnectedError", "ClientPayloadError", "ClientOSError", "ConnectionResetError",
-                "RemoteProtocolError", "ReadError", "WriteError", "BrokenPipeError", "TransferEncodingError"}:
+    if names & {
+        "ServerDisconnectedError",
+        "ClientPayloadError",
+        "ClientOSError",
+        "ConnectionResetError",
+        "RemoteProtocolError",
+        "ReadError",
+        "WriteError",
+        "BrokenPipeError",
+        "TransferEncodingError",
+    }:
         return "reset", f"connection broken: {text}"
-    if names & {"ServerTimeoutError", "SocketTimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout",
-                "PoolTimeout", "WriteTimeout", "TimeoutError"}:
+    if names & {
+        "ServerTimeoutError",
+        "SocketTimeoutError",
+        "TimeoutException",
+        "ReadTimeout",
+        "ConnectTimeout",
+        "PoolTimeout",
+        "WriteTimeout",
+        "TimeoutError",
+    }:
         return "timeout", f"timed out: {text}"
     if isinstance(exc, httpx.HTTPError) or "aiohttp" in type(exc).__module__:
         return "transport", f"{type(exc).__name__}: {text}"

@@ -100,8 +100,24 @@ def _find(buf: bytes, pos: int, marker: bytes, limit: int, what: str) -> int:
 class _Response:
     """One response as it arrives: its head, then its body's bytes (de-chunked, decoded)."""
 
-    __slots__ = ("_conn", "_state", "_buf", "_left", "_pieces", "_buffered", "_waiter", "_error",
-                 "_inflate", "status", "headers", "keep_alive", "discard", "complete", "framing", "seen")
+    __slots__ = (
+        "_conn",
+        "_state",
+        "_buf",
+        "_left",
+        "_pieces",
+        "_buffered",
+        "_waiter",
+        "_error",
+        "_inflate",
+        "status",
+        "headers",
+        "keep_alive",
+        "discard",
+        "complete",
+        "framing",
+        "seen",
+    )
 
     def __init__(self, conn: _Connection) -> None:
         self._conn = conn
@@ -200,7 +216,7 @@ class _Response:
                 take = min(self._left, len(buf) - pos)
                 if take == 0:
                     break
-                self._emit(buf[pos:pos + take])
+                self._emit(buf[pos : pos + take])
                 pos += take
                 self._left -= take
                 if self._left:
@@ -209,7 +225,7 @@ class _Response:
             elif state == _BODY_CHUNK_CRLF:
                 if len(buf) - pos < 2:
                     break
-                if buf[pos:pos + 2] != b"\r\n":
+                if buf[pos : pos + 2] != b"\r\n":
                     raise WireProtocolError("a chunk not followed by CRLF")
                 pos += 2
                 self._state = _BODY_CHUNK_SIZE
@@ -224,7 +240,7 @@ class _Response:
             elif state == _BODY_LENGTH:
                 take = min(self._left, len(buf) - pos)
                 if take:
-                    self._emit(buf[pos:pos + take])
+                    self._emit(buf[pos : pos + take])
                     pos += take
                     self._left -= take
                 if self._left:
@@ -266,7 +282,7 @@ class _Response:
             if stop + 2 > end_of_buf:  # the chunk goes on in a later read
                 pos, self._left, self._state = start, size, _BODY_CHUNK_DATA
                 break
-            if buf[stop:stop + 2] != b"\r\n":
+            if buf[stop : stop + 2] != b"\r\n":
                 raise WireProtocolError("a chunk not followed by CRLF")
             pieces.append(buf[start:stop])
             pos = stop + 2
@@ -368,8 +384,17 @@ class _Body:
 
 
 class _Connection(asyncio.Protocol):
-    __slots__ = ("_pool", "transport", "closed", "response", "_paused", "_drain_timer", "reused", "idle_since",
-                 "framing")
+    __slots__ = (
+        "_pool",
+        "transport",
+        "closed",
+        "response",
+        "_paused",
+        "_drain_timer",
+        "reused",
+        "idle_since",
+        "framing",
+    )
 
     def __init__(self, pool: WirePool) -> None:
         self._pool = pool
@@ -462,8 +487,9 @@ class WirePool:
     head has arrived, and its body can be read as it streams; on leaving, the connection is
     reused when the response ended cleanly, else closed."""
 
-    def __init__(self, *, limit: int = 1, connect_timeout_s: float = 10.0,
-                 ssl_context: ssl_module.SSLContext | None = None) -> None:
+    def __init__(
+        self, *, limit: int = 1, connect_timeout_s: float = 10.0, ssl_context: ssl_module.SSLContext | None = None
+    ) -> None:
         self.limit = max(1, limit)
         self.connect_timeout_s = connect_timeout_s
         self._ssl = ssl_context
@@ -508,8 +534,15 @@ class WirePool:
         self._waiters.clear()
         await asyncio.sleep(0)  # let the transports' close callbacks run
 
-    async def request(self, url: str, payload: bytes, headers: Mapping[str, str], *, method: str = "POST",
-                      timeout_s: float | None = None) -> _Response:
+    async def request(
+        self,
+        url: str,
+        payload: bytes,
+        headers: Mapping[str, str],
+        *,
+        method: str = "POST",
+        timeout_s: float | None = None,
+    ) -> _Response:
         """Send a POST of `payload` (or a GET, which sends none) and return its response once
         the head has arrived; hand it back with `release` when done with it (also after an
         error). With `timeout_s`, the whole exchange until `release` (waiting for a
@@ -562,8 +595,15 @@ class WirePool:
             conn.release(response)
 
     @asynccontextmanager
-    async def exchange(self, url: str, payload: bytes, headers: Mapping[str, str], *, method: str = "POST",
-                       timeout_s: float | None = None) -> AsyncIterator[_Response]:
+    async def exchange(
+        self,
+        url: str,
+        payload: bytes,
+        headers: Mapping[str, str],
+        *,
+        method: str = "POST",
+        timeout_s: float | None = None,
+    ) -> AsyncIterator[_Response]:
         """`request` and `release` as one `async with` block (the run's chat requests make the
         two calls themselves: no context-manager layers on their hot path)."""
         response = await self.request(url, payload, headers, method=method, timeout_s=timeout_s)
@@ -632,8 +672,9 @@ class WirePool:
         else:
             self._tick = 1.0
 
-    async def _acquire(self, origin: tuple[str, str, int], deadline: float | None = None, *,
-                       fresh: bool = False) -> _Connection:
+    async def _acquire(
+        self, origin: tuple[str, str, int], deadline: float | None = None, *, fresh: bool = False
+    ) -> _Connection:
         """A connection to `origin`: an idle one (unless `fresh`), a new one while fewer than
         `limit` are open, else the first to become free."""
         while True:
@@ -675,7 +716,8 @@ class WirePool:
         try:
             async with asyncio.timeout(self.connect_timeout_s):
                 _, conn = await loop.create_connection(
-                    lambda: _Connection(self), host, port, ssl=ssl, server_hostname=host if ssl else None)
+                    lambda: _Connection(self), host, port, ssl=ssl, server_hostname=host if ssl else None
+                )
         except TimeoutError:
             raise WireConnectError(f"could not connect to {host}:{port} within {self.connect_timeout_s:g} s") from None
         except OSError as exc:

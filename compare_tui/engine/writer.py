@@ -71,7 +71,7 @@ class AttemptWriter:
 
     async def _flush(self) -> None:
         while self._queue:
-            batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch:]
+            batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
             outcomes = [(audits, attempt) for audits, attempt, _ in batch]
             try:
                 if self.store.record_outcomes(outcomes, wait=False) is None:

@@ -73,7 +73,7 @@ def cell_key(goldset_digest: str, model_entry: Mapping[str, Any], settings: Mapp
         "configuration": configuration_digest(model_entry),
         "settings": normalised_settings(settings, CELL_SETTINGS),
     }
-    return "cell:" + _sha256(fields)[len("sha256:"):][:16]
+    return "cell:" + _sha256(fields)[len("sha256:") :][:16]
 
 
 def run_cell_key(run: RunRecord) -> str:

@@ -25,8 +25,11 @@ MIN_ARMS = 2
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # The same bounds the golden set manifest and the engine put on these settings.
 _SETTING_BOUNDS: dict[str, tuple[type, float, float]] = {
-    "attempts": (int, 1, 20), "temperature": (float, 0.0, 2.0), "max_tokens": (int, 1, 1_000_000),
-    "concurrency": (int, 1, 256), "timeout_s": (float, 0.001, 86_400.0),
+    "attempts": (int, 1, 20),
+    "temperature": (float, 0.0, 2.0),
+    "max_tokens": (int, 1, 1_000_000),
+    "concurrency": (int, 1, 256),
+    "timeout_s": (float, 0.001, 86_400.0),
 }
 
 
@@ -37,8 +40,9 @@ class _Strict(BaseModel):
 def check_name(name: str) -> str:
     """An experiment name: 1-64 letters, digits, `.`, `_`, `-`, starting with a letter or digit."""
     if not _NAME.match(name):
-        raise ValueError(f"experiment names use 1-64 letters, digits and . _ -, starting with a letter or "
-                         f"digit (got {name!r})")
+        raise ValueError(
+            f"experiment names use 1-64 letters, digits and . _ -, starting with a letter or digit (got {name!r})"
+        )
     return name
 
 
@@ -52,8 +56,9 @@ def check_setting(name: str, value: Any) -> int | float:
         if kind is int and not number.is_integer():
             raise ValueError
     except (TypeError, ValueError):
-        raise ValueError(f"setting {name} must be {'a whole number' if kind is int else 'a number'}, "
-                         f"got {value!r}") from None
+        raise ValueError(
+            f"setting {name} must be {'a whole number' if kind is int else 'a number'}, got {value!r}"
+        ) from None
     if not low <= number <= high:
         raise ValueError(f"setting {name} must be within {low:g}..{high:g}, got {value!r}")
     return int(number) if kind is int else number
@@ -115,8 +120,10 @@ class ExperimentConfig(_Strict):
         for arm in self.arms:
             key = self.arm_cell(arm)
             if key in seen:
-                raise ValueError(f"arms {seen[key]!r} and {arm.label!r} have an identical configuration "
-                                 "(same model, endpoint, serving notes and settings): nothing would differ")
+                raise ValueError(
+                    f"arms {seen[key]!r} and {arm.label!r} have an identical configuration "
+                    "(same model, endpoint, serving notes and settings): nothing would differ"
+                )
             seen[key] = arm.label
         labels = [arm.label for arm in self.arms]
         for label in labels:
@@ -154,8 +161,9 @@ def parse_arm_spec(spec: str) -> tuple[str, dict[str, int | float]]:
     """`"MODEL"` or `"MODEL key=value ..."` (per-arm settings) → (model name, settings)."""
     parts = spec.split()
     if not parts:
-        raise ValueError("an empty --arm: give a catalogue model name, optionally followed by settings "
-                         "such as `temperature=0.7`")
+        raise ValueError(
+            "an empty --arm: give a catalogue model name, optionally followed by settings such as `temperature=0.7`"
+        )
     overrides: dict[str, int | float] = {}
     for part in parts[1:]:
         name, sep, value = part.partition("=")
@@ -165,14 +173,23 @@ def parse_arm_spec(spec: str) -> tuple[str, dict[str, int | float]]:
     return parts[0], overrides
 
 
-def define_experiment(goldset: GoldenSet, arms: list[tuple[ModelEntry, dict[str, Any]]],
-                      settings: Mapping[str, Any], repeats: int) -> ExperimentConfig:
+def define_experiment(
+    goldset: GoldenSet, arms: list[tuple[ModelEntry, dict[str, Any]]], settings: Mapping[str, Any], repeats: int
+) -> ExperimentConfig:
     """A new experiment's configuration: the set, the controls and (entry, per-arm settings)
     for each arm, recorded as they are now. `ValidationError`/`ValueError` when invalid."""
     return ExperimentConfig(
-        goldset=GoldenSetRef(workload_id=goldset.manifest.workload_id, name=goldset.manifest.name,
-                             version=goldset.manifest.version, digest=goldset.digest, path=str(goldset.root)),
-        settings=dict(settings), repeats=repeats,
-        arms=tuple(ArmConfig(label=arm_label(entry.name, overrides), model=entry.pins(), overrides=overrides)
-                   for entry, overrides in arms),
+        goldset=GoldenSetRef(
+            workload_id=goldset.manifest.workload_id,
+            name=goldset.manifest.name,
+            version=goldset.manifest.version,
+            digest=goldset.digest,
+            path=str(goldset.root),
+        ),
+        settings=dict(settings),
+        repeats=repeats,
+        arms=tuple(
+            ArmConfig(label=arm_label(entry.name, overrides), model=entry.pins(), overrides=overrides)
+            for entry, overrides in arms
+        ),
     )

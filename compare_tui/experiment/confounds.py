@@ -106,8 +106,12 @@ class ConfoundCheck:
     """(variable, run ids) for variables some runs have no value for."""
 
 
-def check_arm(arm: str, runs: Sequence[RunRecord], model: Mapping[str, Any] | None = None,
-              settings: Mapping[str, Any] | None = None) -> ConfoundCheck:
+def check_arm(
+    arm: str,
+    runs: Sequence[RunRecord],
+    model: Mapping[str, Any] | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> ConfoundCheck:
     """Every fixed variable of one arm checked over its runs (and its definition, if given)."""
     confounds, unrecorded = [], []
     for variable, read, stated in FIXED_VARIABLES:

@@ -146,9 +146,15 @@ def arm_figures(inputs: ExperimentInputs, arm_input: ArmInput) -> ArmFigures:
     check = check_arm(arm.label, selection.held, arm.model, config.arm_settings(arm))
     shown = [r for r in runs if r.refused is None]
     return ArmFigures(
-        label=arm.label, model_name=arm.model_name, cell=selection.cell, desired=config.repeats,
-        observed=len(selection.held), in_flight=tuple(r.id for r in selection.in_flight), spare=selection.spare,
-        to_launch=selection.missing, runs=runs,
+        label=arm.label,
+        model_name=arm.model_name,
+        cell=selection.cell,
+        desired=config.repeats,
+        observed=len(selection.held),
+        in_flight=tuple(r.id for r in selection.in_flight),
+        spare=selection.spare,
+        to_launch=selection.missing,
+        runs=runs,
         pass_rate=statistics.fmean(r.rate for r in rated) if rated else None,
         interval=mean_interval([r.rate for r in rated if r.rate is not None]),
         rate_range=spread([r.rate for r in rated]),
@@ -158,17 +164,27 @@ def arm_figures(inputs: ExperimentInputs, arm_input: ArmInput) -> ArmFigures:
         currency=next((r.currency for r in shown if r.currency), ""),
         human_tasks=max((r.human for r in shown), default=sum(1 for k in inputs.task_kinds.values() if k == "human")),
         inconclusive=sum(r.inconclusive for r in shown),
-        confounds=check.confounds, unrecorded=check.unrecorded,
+        confounds=check.confounds,
+        unrecorded=check.unrecorded,
     )
 
 
 def experiment_figures(inputs: ExperimentInputs) -> ExperimentFigures:
     """Every figure of an experiment, from its inputs. Deterministic; no IO."""
     config = inputs.config
-    goldset = {"workload_id": config.goldset.workload_id, "name": config.goldset.name,
-               "version": config.goldset.version, "digest": config.goldset.digest, "path": config.goldset.path}
+    goldset = {
+        "workload_id": config.goldset.workload_id,
+        "name": config.goldset.name,
+        "version": config.goldset.version,
+        "digest": config.goldset.digest,
+        "path": config.goldset.path,
+    }
     return ExperimentFigures(
-        name=inputs.name, created_at=inputs.created_at, goldset=goldset, settings=dict(config.settings),
-        repeats=config.repeats, arms=tuple(arm_figures(inputs, a) for a in inputs.arms),
+        name=inputs.name,
+        created_at=inputs.created_at,
+        goldset=goldset,
+        settings=dict(config.settings),
+        repeats=config.repeats,
+        arms=tuple(arm_figures(inputs, a) for a in inputs.arms),
         notes=inputs.notes,
     )

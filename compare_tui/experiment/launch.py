@@ -88,8 +88,14 @@ def _missing(store: Store, config: ExperimentConfig) -> dict[str, int]:
     return {arm.label: sel.missing for arm, sel in zip(config.arms, selections, strict=True)}
 
 
-def _prepare(store: Store, config: ExperimentConfig, arm: ArmConfig, goldset: GoldenSet,
-             entry: ModelEntry, environ: Mapping[str, str] | None) -> PreparedRun:
+def _prepare(
+    store: Store,
+    config: ExperimentConfig,
+    arm: ArmConfig,
+    goldset: GoldenSet,
+    entry: ModelEntry,
+    environ: Mapping[str, str] | None,
+) -> PreparedRun:
     try:
         prepared = prepare_run(store, goldset, entry, _overrides(config.arm_settings(arm)), environ=environ)
     except RunRefusedError as exc:
@@ -98,13 +104,22 @@ def _prepare(store: Store, config: ExperimentConfig, arm: ArmConfig, goldset: Go
         # Defensive: the engine resolved settings differently from the experiment; never
         # leave a run that belongs to no arm.
         store.delete_run(prepared.run.id)
-        raise LaunchRefused(f"arm {arm.label!r}: the engine would run settings {prepared.run.settings} that do not "
-                            f"match the experiment's {config.arm_settings(arm)}; nothing was sent")
+        raise LaunchRefused(
+            f"arm {arm.label!r}: the engine would run settings {prepared.run.settings} that do not "
+            f"match the experiment's {config.arm_settings(arm)}; nothing was sent"
+        )
     return prepared
 
 
-def launch_missing(store: Store, config: ExperimentConfig, goldset: GoldenSet, entries: Mapping[str, ModelEntry],
-                   execute: Callable[[PreparedRun], str], *, environ: Mapping[str, str] | None = None) -> LaunchResult:
+def launch_missing(
+    store: Store,
+    config: ExperimentConfig,
+    goldset: GoldenSet,
+    entries: Mapping[str, ModelEntry],
+    execute: Callable[[PreparedRun], str],
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> LaunchResult:
     """Launch each arm's missing runs in arm order and return what was launched.
 
     `execute(prepared)` runs one prepared run to its end and returns its final status (the

@@ -98,11 +98,19 @@ def _task_kinds(config: ExperimentConfig) -> tuple[dict[str, str], tuple[str, ..
         goldset = load_golden_set(Path(path))
     except (GoldenSetError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return {}, (), (f"The golden set at {path} could not be read ({first}): tasks scored by a person "
-                        "are recognised from their attempts only.",)
+        return (
+            {},
+            (),
+            (
+                f"The golden set at {path} could not be read ({first}): tasks scored by a person "
+                "are recognised from their attempts only.",
+            ),
+        )
     notes = ()
     if goldset.digest != config.goldset.digest:
-        notes = (f"The golden set at {path} has changed since the experiment was made (its digest differs): "
-                 "its runs are still those of the original set, but scorer kinds shown are the current ones.",)
+        notes = (
+            f"The golden set at {path} has changed since the experiment was made (its digest differs): "
+            "its runs are still those of the original set, but scorer kinds shown are the current ones.",
+        )
     kinds = {task.id: goldset.scorer_for(task).kind for task in goldset.tasks}
     return kinds, tuple(task.id for task in goldset.tasks), notes

@@ -37,8 +37,10 @@ def interval_cell(arm: ArmFigures) -> str:
     return "– (<3 runs)"
 
 
-INTERVAL_NOTE = ("95% CI: a Student-t interval of the mean pass rate from three runs; with two runs, their range "
-                 "(not an interval); latency p50: the median over the arm's runs")
+INTERVAL_NOTE = (
+    "95% CI: a Student-t interval of the mean pass rate from three runs; with two runs, their range "
+    "(not an interval); latency p50: the median over the arm's runs"
+)
 """What the arms table's interval and latency cells are (under the table)."""
 
 
@@ -54,8 +56,10 @@ def spread_text(s: Spread, fmt) -> str:
 
 def controls_text(figures: ExperimentFigures) -> str:
     s = figures.settings
-    return (f"attempts {s['attempts']} · temperature {s['temperature']:g} · max_tokens {s['max_tokens']} · "
-            f"concurrency {s['concurrency']} · timeout {s['timeout_s']:g} s · N = {figures.repeats} runs per arm")
+    return (
+        f"attempts {s['attempts']} · temperature {s['temperature']:g} · max_tokens {s['max_tokens']} · "
+        f"concurrency {s['concurrency']} · timeout {s['timeout_s']:g} s · N = {figures.repeats} runs per arm"
+    )
 
 
 def banner_lines(figures: ExperimentFigures) -> list[str]:
@@ -66,30 +70,44 @@ def banner_lines(figures: ExperimentFigures) -> list[str]:
 def arm_lines(arm: ArmFigures) -> list[str]:
     state = "complete" if arm.observed >= arm.desired else f"{arm.to_launch} to launch"
     flight = f" · {len(arm.in_flight)} in flight ({', '.join(i[:8] for i in arm.in_flight)})" if arm.in_flight else ""
-    lines = [f"arm {arm.label}: runs {arm.observed}/{arm.desired} ({state}){flight}"
-             + (f" · {arm.spare} more completed in the cell" if arm.spare else "")]
+    lines = [
+        f"arm {arm.label}: runs {arm.observed}/{arm.desired} ({state}){flight}"
+        + (f" · {arm.spare} more completed in the cell" if arm.spare else "")
+    ]
     rated = [r for r in arm.runs if r.rate is not None]
-    lines.append(f"  pass rate, mean over runs: {percent(arm.pass_rate)}  {interval_text(arm)}"
-                 + (f" ({MEAN_METHOD}, {len(rated)} runs)" if arm.interval else ""))
+    lines.append(
+        f"  pass rate, mean over runs: {percent(arm.pass_rate)}  {interval_text(arm)}"
+        + (f" ({MEAN_METHOD}, {len(rated)} runs)" if arm.interval else "")
+    )
     for run in arm.runs:
         if run.refused:
             lines.append(f"    run {run.run_id[:8]}: not shown: {run.refused}")
         else:
-            lines.append(f"    run {run.run_id[:8]}: {percent(run.rate)} ({run.passed}/{run.conclusive}) · "
-                         f"p50 {ms(run.latency_p50_ms)} · {run.tokens_total} tokens · "
-                         f"{money(run.cost_per_task, run.currency)}/completed task")
+            lines.append(
+                f"    run {run.run_id[:8]}: {percent(run.rate)} ({run.passed}/{run.conclusive}) · "
+                f"p50 {ms(run.latency_p50_ms)} · {run.tokens_total} tokens · "
+                f"{money(run.cost_per_task, run.currency)}/completed task"
+            )
     lines.append(f"  latency p50 across runs: {spread_text(arm.latency_p50_ms, ms)}")
-    lines.append(f"  cost per completed task across runs: "
-                 f"{spread_text(arm.cost_per_task, lambda v: money(v, arm.currency))}")
-    counts = {state: sum(1 for t in arm.tasks if t.state == state)
-              for state in ("consistent pass", "consistent fail", "flaky", "inconclusive")}
-    lines.append("  tasks: " + ", ".join(f"{n} {state}" for state, n in counts.items() if n) if arm.tasks
-                 else "  tasks: none scored yet")
+    lines.append(
+        f"  cost per completed task across runs: {spread_text(arm.cost_per_task, lambda v: money(v, arm.currency))}"
+    )
+    counts = {
+        state: sum(1 for t in arm.tasks if t.state == state)
+        for state in ("consistent pass", "consistent fail", "flaky", "inconclusive")
+    }
+    lines.append(
+        "  tasks: " + ", ".join(f"{n} {state}" for state, n in counts.items() if n)
+        if arm.tasks
+        else "  tasks: none scored yet"
+    )
     flaky = [t for t in arm.tasks if t.state == "flaky"]
     if flaky:
         lines.append("  flaky: " + ", ".join(f"{t.task_id} ({t.passed}/{t.conclusive} runs passed)" for t in flaky))
-    lines.append(f"  excluded from the pass rate: {arm.human_tasks} task(s) scored by a person; "
-                 f"{arm.inconclusive} inconclusive scoring(s) (the scorer could not judge the answer)")
+    lines.append(
+        f"  excluded from the pass rate: {arm.human_tasks} task(s) scored by a person; "
+        f"{arm.inconclusive} inconclusive scoring(s) (the scorer could not judge the answer)"
+    )
     for variable, runs in arm.unrecorded:
         lines.append(f"  note: {variable} was not recorded by run(s) {', '.join(r[:8] for r in runs)}")
     return lines
@@ -101,8 +119,11 @@ def render_text(figures: ExperimentFigures) -> str:
     lines = banner_lines(figures)
     lines.append(f"experiment {figures.name}: {g['name'] or g['workload_id']} {g['version']} ({g['digest'][:19]}…)")
     lines.append(f"controls: {controls_text(figures)}")
-    lines.append("complete: every arm holds its runs" if figures.complete
-                 else f"incomplete: {figures.to_launch} run(s) to launch with `compare-tui experiment run {figures.name}`")
+    lines.append(
+        "complete: every arm holds its runs"
+        if figures.complete
+        else f"incomplete: {figures.to_launch} run(s) to launch with `compare-tui experiment run {figures.name}`"
+    )
     for arm in figures.arms:
         lines.append("")
         lines.extend(arm_lines(arm))
@@ -117,29 +138,66 @@ def _spread(s: Spread) -> dict[str, Any]:
 def experiment_document(figures: ExperimentFigures) -> dict[str, Any]:
     """The experiment as a JSON-ready document (stable keys; schema version 2)."""
     return {
-        "schema_version": JSON_SCHEMA_VERSION, "name": figures.name, "created_at": figures.created_at,
-        "goldset": figures.goldset, "settings": figures.settings, "repeats": figures.repeats,
-        "complete": figures.complete, "to_launch": figures.to_launch,
-        "confounds": [{"arm": c.arm, "variable": c.variable, "sentence": c.sentence(),
-                       "values": [{"value": v.value, "sources": list(v.sources)} for v in c.values]}
-                      for c in figures.confounds],
-        "arms": [{
-            "label": a.label, "model": a.model_name, "cell": a.cell, "desired": a.desired, "observed": a.observed,
-            "in_flight": list(a.in_flight), "spare": a.spare, "to_launch": a.to_launch,
-            "pass_rate": a.pass_rate,
-            "interval": None if a.interval is None else {"low": a.interval.low, "high": a.interval.high},
-            "interval_method": MEAN_METHOD if a.interval is not None else None,
-            "rate_range": _spread(a.rate_range), "human_tasks": a.human_tasks, "inconclusive": a.inconclusive,
-            "flaky": list(a.flaky),
-            "tasks": [{"task_id": t.task_id, "passed": t.passed, "conclusive": t.conclusive, "state": t.state}
-                      for t in a.tasks],
-            "latency_p50_ms": _spread(a.latency_p50_ms), "cost_per_task": _spread(a.cost_per_task),
-            "currency": a.currency,
-            "runs": [{"id": r.run_id, "rate": r.rate, "passed": r.passed, "conclusive": r.conclusive,
-                      "inconclusive": r.inconclusive, "human": r.human, "latency_p50_ms": r.latency_p50_ms,
-                      "ttft_p50_ms": r.ttft_p50_ms, "tokens_total": r.tokens_total,
-                      "cost_per_task": r.cost_per_task, "refused": r.refused} for r in a.runs],
-            "unrecorded": [{"variable": v, "runs": list(runs)} for v, runs in a.unrecorded],
-        } for a in figures.arms],
+        "schema_version": JSON_SCHEMA_VERSION,
+        "name": figures.name,
+        "created_at": figures.created_at,
+        "goldset": figures.goldset,
+        "settings": figures.settings,
+        "repeats": figures.repeats,
+        "complete": figures.complete,
+        "to_launch": figures.to_launch,
+        "confounds": [
+            {
+                "arm": c.arm,
+                "variable": c.variable,
+                "sentence": c.sentence(),
+                "values": [{"value": v.value, "sources": list(v.sources)} for v in c.values],
+            }
+            for c in figures.confounds
+        ],
+        "arms": [
+            {
+                "label": a.label,
+                "model": a.model_name,
+                "cell": a.cell,
+                "desired": a.desired,
+                "observed": a.observed,
+                "in_flight": list(a.in_flight),
+                "spare": a.spare,
+                "to_launch": a.to_launch,
+                "pass_rate": a.pass_rate,
+                "interval": None if a.interval is None else {"low": a.interval.low, "high": a.interval.high},
+                "interval_method": MEAN_METHOD if a.interval is not None else None,
+                "rate_range": _spread(a.rate_range),
+                "human_tasks": a.human_tasks,
+                "inconclusive": a.inconclusive,
+                "flaky": list(a.flaky),
+                "tasks": [
+                    {"task_id": t.task_id, "passed": t.passed, "conclusive": t.conclusive, "state": t.state}
+                    for t in a.tasks
+                ],
+                "latency_p50_ms": _spread(a.latency_p50_ms),
+                "cost_per_task": _spread(a.cost_per_task),
+                "currency": a.currency,
+                "runs": [
+                    {
+                        "id": r.run_id,
+                        "rate": r.rate,
+                        "passed": r.passed,
+                        "conclusive": r.conclusive,
+                        "inconclusive": r.inconclusive,
+                        "human": r.human,
+                        "latency_p50_ms": r.latency_p50_ms,
+                        "ttft_p50_ms": r.ttft_p50_ms,
+                        "tokens_total": r.tokens_total,
+                        "cost_per_task": r.cost_per_task,
+                        "refused": r.refused,
+                    }
+                    for r in a.runs
+                ],
+                "unrecorded": [{"variable": v, "runs": list(runs)} for v, runs in a.unrecorded],
+            }
+            for a in figures.arms
+        ],
         "notes": list(figures.notes),
     }

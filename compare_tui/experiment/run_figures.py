@@ -68,12 +68,19 @@ def run_figures(run_input: RunInput, task_ids: Sequence[str], task_kinds: Mappin
         tally[verdict] += 1
     conclusive = tally["pass"] + tally["fail"]
     return RunFigures(
-        run_id=run.id, created_at=run.created_at, verdicts=verdicts, passed=tally["pass"], conclusive=conclusive,
-        inconclusive=tally["inconclusive"], human=tally["human"],
+        run_id=run.id,
+        created_at=run.created_at,
+        verdicts=verdicts,
+        passed=tally["pass"],
+        conclusive=conclusive,
+        inconclusive=tally["inconclusive"],
+        human=tally["human"],
         rate=tally["pass"] / conclusive if conclusive else None,
-        latency_p50_ms=row.latency.e2e_ms.p50, ttft_p50_ms=row.latency.ttft_ms.p50,
+        latency_p50_ms=row.latency.e2e_ms.p50,
+        ttft_p50_ms=row.latency.ttft_ms.p50,
         tokens_total=row.tokens.prompt_total + row.tokens.completion_total,
-        cost_per_task=row.cost.per_task, currency=row.cost.currency,
+        cost_per_task=row.cost.per_task,
+        currency=row.cost.currency,
     )
 
 

@@ -50,5 +50,10 @@ def select_arm_runs(runs: Iterable[RunRecord], cell: str, repeats: int) -> ArmRu
     mine = [run for run in runs if run_cell_key(run) == cell]
     completed = sorted((r for r in mine if r.status == RunStatus.COMPLETED), key=_finish_order)
     in_flight = sorted((r for r in mine if str(r.status) in IN_FLIGHT), key=lambda r: (r.created_at, r.id))
-    return ArmRuns(cell=cell, repeats=repeats, held=tuple(completed[:repeats]), in_flight=tuple(in_flight),
-                   spare=max(0, len(completed) - repeats))
+    return ArmRuns(
+        cell=cell,
+        repeats=repeats,
+        held=tuple(completed[:repeats]),
+        in_flight=tuple(in_flight),
+        spare=max(0, len(completed) - repeats),
+    )

@@ -62,7 +62,9 @@ def read_bytes(file: Path) -> bytes | Problem:
         size = file.stat().st_size
         if size > MAX_FILE_BYTES:
             return Problem(
-                file, None, f"is {size:,} bytes; a golden-set file may be at most {MAX_FILE_BYTES:,}",
+                file,
+                None,
+                f"is {size:,} bytes; a golden-set file may be at most {MAX_FILE_BYTES:,}",
                 "split the task, or move large data into a file a command scorer reads",
             )
         return file.read_bytes()
@@ -84,8 +86,11 @@ def _decode(file: Path, raw: bytes) -> str | Problem:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         return Problem(
-            file, None, f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line})",
-            "save the file as UTF-8", line,
+            file,
+            None,
+            f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line})",
+            "save the file as UTF-8",
+            line,
         )
 
 
@@ -98,8 +103,11 @@ def _parse(file: Path, text: str, syntax: str) -> Any | Problem:
             key = line.split("=", 1)[0]
             if key.count(".") > MAX_KEY_DOTS:
                 return Problem(
-                    file, None, f"line {number} has a key with more than {MAX_KEY_DOTS} dotted parts",
-                    "use [tables] instead of very long dotted keys", number,
+                    file,
+                    None,
+                    f"line {number} has a key with more than {MAX_KEY_DOTS} dotted parts",
+                    "use [tables] instead of very long dotted keys",
+                    number,
                 )
     try:
         if syntax == "json":
@@ -107,15 +115,21 @@ def _parse(file: Path, text: str, syntax: str) -> Any | Problem:
         return tomllib.loads(text)
     except json.JSONDecodeError as exc:
         return Problem(
-            file, None, f"invalid JSON on line {exc.lineno}, column {exc.colno}: {exc.msg}",
-            "fix the JSON syntax there (keys and strings need double quotes; no trailing commas)", exc.lineno,
+            file,
+            None,
+            f"invalid JSON on line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            "fix the JSON syntax there (keys and strings need double quotes; no trailing commas)",
+            exc.lineno,
         )
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"at line (\d+)", str(exc))
         at_line = int(found.group(1)) if found else None
         return Problem(
-            file, None, f"invalid TOML: {exc}",
-            "fix the TOML syntax there (strings need quotes; tables are written [name])", at_line,
+            file,
+            None,
+            f"invalid TOML: {exc}",
+            "fix the TOML syntax there (strings need quotes; tables are written [name])",
+            at_line,
         )
     except _DuplicateKey as exc:
         return Problem(file, None, f"the key `{exc}` appears twice in one object", "keep only one of them")

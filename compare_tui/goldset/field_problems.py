@@ -111,9 +111,7 @@ def _walk(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[list[Any], Any]
             continue
         shown.append(part)
         if _is_model(tp):
-            tp = next(
-                (f.annotation for n, f in tp.model_fields.items() if part in (n, f.alias)), None
-            )
+            tp = next((f.annotation for n, f in tp.model_fields.items() if part in (n, f.alias)), None)
         elif get_origin(tp) in (list, tuple) and isinstance(part, int):
             tp = get_args(tp)[0] if get_args(tp) else None
         elif get_origin(tp) is dict and isinstance(part, str):
@@ -226,9 +224,7 @@ def _one(err: dict[str, Any], model: type[BaseModel], syntax: str) -> tuple[str 
     return field, f"{said} (got {_show(given, syntax)})", "correct the value"
 
 
-def problems_from_validation(
-    exc: ValidationError, file: Path, model: type[BaseModel], syntax: str
-) -> list[Problem]:
+def problems_from_validation(exc: ValidationError, file: Path, model: type[BaseModel], syntax: str) -> list[Problem]:
     """One `Problem` per wrong field of `file`, validated as `model` from `syntax` (toml|json)."""
     merged: dict[str | None, tuple[str, str]] = {}
     for err in exc.errors(include_url=False):
@@ -244,4 +240,3 @@ def problems_from_validation(
             continue
         merged[field] = (message, fix)
     return [Problem(file, field, message, fix) for field, (message, fix) in merged.items()]
-

@@ -68,9 +68,7 @@ def _kind(path: Path) -> str:
 M = TypeVar("M", bound=BaseModel)
 
 
-def _validate(
-    model: type[M], data: Any, file: Path, syntax: str, problems: list[Problem]
-) -> M | None:
+def _validate(model: type[M], data: Any, file: Path, syntax: str, problems: list[Problem]) -> M | None:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -81,10 +79,14 @@ def _validate(
 def _load_manifest(root: Path, problems: list[Problem]) -> Manifest | None:
     file = root / MANIFEST_NAME
     if _kind(file) == "missing":
-        problems.append(Problem(
-            file, None, f"there is no {MANIFEST_NAME} in {root}",
-            "create one with workload_id, name, version and a [default_scorer] table",
-        ))
+        problems.append(
+            Problem(
+                file,
+                None,
+                f"there is no {MANIFEST_NAME} in {root}",
+                "create one with workload_id, name, version and a [default_scorer] table",
+            )
+        )
         return None
     doc = read_document(file, "toml", what="the manifest")
     if isinstance(doc, Problem):
@@ -122,9 +124,7 @@ def _load_task(file: Path, problems: list[Problem]) -> Task | None:
     return _validate(Task, doc.data, file, syntax, problems)
 
 
-def _check_against_scorer(
-    task: Task, scorer: Any, file: Path, inherited: bool, problems: list[Problem]
-) -> None:
+def _check_against_scorer(task: Task, scorer: Any, file: Path, inherited: bool, problems: list[Problem]) -> None:
     """Checks that need both the task's expected outcome and the scorer that judges it."""
     syntax = TASK_SUFFIXES[file.suffix.lower()]
     source = f"the default scorer in {MANIFEST_NAME}" if inherited else "the scorer"
@@ -132,24 +132,33 @@ def _check_against_scorer(
         expected = task.expected.json_
         if not isinstance(expected, dict):
             got = "it is not given" if expected is None else f"it is {kind_of(expected, syntax)}"
-            problems.append(Problem(
-                file, "expected.json",
-                f"{source} compares {_names('field', scorer.fields)} with `expected.json`, but {got}",
-                "give `expected.json` as an object holding those fields, or drop `fields` from the scorer",
-            ))
+            problems.append(
+                Problem(
+                    file,
+                    "expected.json",
+                    f"{source} compares {_names('field', scorer.fields)} with `expected.json`, but {got}",
+                    "give `expected.json` as an object holding those fields, or drop `fields` from the scorer",
+                )
+            )
         elif missing := [f for f in scorer.fields if f not in expected]:
-            problems.append(Problem(
-                file, "expected.json",
-                f"{source} compares {_names('field', missing)}, which `expected.json` lacks",
-                "add them to `expected.json`, or drop them from the scorer's `fields`",
-            ))
+            problems.append(
+                Problem(
+                    file,
+                    "expected.json",
+                    f"{source} compares {_names('field', missing)}, which `expected.json` lacks",
+                    "add them to `expected.json`, or drop them from the scorer's `fields`",
+                )
+            )
     if isinstance(scorer, ToolCallScorer) and not scorer.no_tool_call and task.expected.tool_call is None:
-        problems.append(Problem(
-            file, "expected.tool_call",
-            f"{source} is a tool_call scorer, but there is no `expected.tool_call`",
-            "add `expected.tool_call` with the tool `name` and `arguments`, "
-            "or set `no_tool_call = true` on the scorer",
-        ))
+        problems.append(
+            Problem(
+                file,
+                "expected.tool_call",
+                f"{source} is a tool_call scorer, but there is no `expected.tool_call`",
+                "add `expected.tool_call` with the tool `name` and `arguments`, "
+                "or set `no_tool_call = true` on the scorer",
+            )
+        )
 
 
 def _names(noun: str, names: list[str]) -> str:
@@ -190,10 +199,14 @@ def _collect(root: Path) -> tuple[GoldenSet | None, list[Problem]]:
         if task is None:
             continue
         if task.id in first_file:
-            problems.append(Problem(
-                file, "id", f"task id `{task.id}` is also used by {first_file[task.id]}",
-                "give every task its own id",
-            ))
+            problems.append(
+                Problem(
+                    file,
+                    "id",
+                    f"task id `{task.id}` is also used by {first_file[task.id]}",
+                    "give every task its own id",
+                )
+            )
         first_file.setdefault(task.id, file)
         if task.scorer is not None:
             task = task.model_copy(update={"scorer": resolve(task.scorer, file, "scorer")})

@@ -61,9 +61,7 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
     return None
 
 
-def _hash_into(
-    target: Path, rel: str, file: Path, field: str, files: dict[str, str], problems: list[Problem]
-) -> None:
+def _hash_into(target: Path, rel: str, file: Path, field: str, files: dict[str, str], problems: list[Problem]) -> None:
     raw = read_bytes(target)
     if isinstance(raw, Problem):
         problems.append(Problem(file, field, f"`{rel}` {raw.message}", raw.fix))
@@ -79,16 +77,18 @@ def _load_schema(
         problems.append(Problem(file, field, "schema path is empty", "give the schema inline, or its path"))
         return None
     if rel is None:
-        problems.append(Problem(
-            file, field, f"schema path `{path}` leaves the set folder",
-            "put the schema file inside the set folder and give its path relative to it",
-        ))
+        problems.append(
+            Problem(
+                file,
+                field,
+                f"schema path `{path}` leaves the set folder",
+                "put the schema file inside the set folder and give its path relative to it",
+            )
+        )
         return None
     target = root / rel
     if not _is_file(target):
-        problems.append(Problem(
-            file, field, f"schema file `{path}` does not exist (looked for {target})", _CREATE_IT
-        ))
+        problems.append(Problem(file, field, f"schema file `{path}` does not exist (looked for {target})", _CREATE_IT))
         return None
     doc = read_document(target, "json", what="a JSON Schema")
     if isinstance(doc, Problem):
@@ -109,20 +109,27 @@ def _check_command(
         rel = _inside(arg)
         if rel is None or rel == ".":
             if script:
-                problems.append(Problem(
-                    file, f"{field}.run[{i}]", f"script `{arg}` lies outside the set folder",
-                    "keep scripts inside the set folder and name them relative to it, "
-                    "so the digest covers them",
-                ))
+                problems.append(
+                    Problem(
+                        file,
+                        f"{field}.run[{i}]",
+                        f"script `{arg}` lies outside the set folder",
+                        "keep scripts inside the set folder and name them relative to it, so the digest covers them",
+                    )
+                )
             continue
         target = root / rel
         if _is_file(target):
             _hash_into(target, rel, file, f"{field}.run[{i}]", files, problems)
         elif script:
-            problems.append(Problem(
-                file, f"{field}.run[{i}]",
-                f"script `{arg}` does not exist in the set folder (looked for {target})", _CREATE_IT,
-            ))
+            problems.append(
+                Problem(
+                    file,
+                    f"{field}.run[{i}]",
+                    f"script `{arg}` does not exist in the set folder (looked for {target})",
+                    _CREATE_IT,
+                )
+            )
 
 
 def resolve_scorer(
@@ -146,9 +153,13 @@ def resolve_scorer(
     why = schema_problem(schema)
     if why is not None:
         where = f" (in {scorer.schema_})" if isinstance(scorer.schema_, str) else ""
-        problems.append(Problem(
-            file, f"{field}.schema", f"not a valid JSON Schema{where}: {why}",
-            "fix the schema so it follows the JSON Schema specification",
-        ))
+        problems.append(
+            Problem(
+                file,
+                f"{field}.schema",
+                f"not a valid JSON Schema{where}: {why}",
+                "fix the schema so it follows the JSON Schema specification",
+            )
+        )
         return scorer
     return scorer.model_copy(update={"schema_": schema})

@@ -17,10 +17,15 @@ def input_text(task: Task) -> str:
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False)
         lines.append(f"[{message['role']}] {content}")
-        lines += [f"  {json.dumps(call, ensure_ascii=False, sort_keys=True)}" for call in message.get("tool_calls") or ()]
+        lines += [
+            f"  {json.dumps(call, ensure_ascii=False, sort_keys=True)}" for call in message.get("tool_calls") or ()
+        ]
     if task.input.tools:
         names = [t.get("function", {}).get("name", "?") for t in task.input.tools]
-        lines.append(f"tools offered: {', '.join(names)}" + (f" (tool_choice {task.input.tool_choice})" if task.input.tool_choice else ""))
+        lines.append(
+            f"tools offered: {', '.join(names)}"
+            + (f" (tool_choice {task.input.tool_choice})" if task.input.tool_choice else "")
+        )
     if task.input.response_format:
         lines.append(f"response_format: {json.dumps(task.input.response_format, ensure_ascii=False, sort_keys=True)}")
     return "\n".join(lines)
@@ -65,8 +70,11 @@ def run_context_text(task: Task) -> str | None:
             step += 1
             calls = message.get("tool_calls") or ()
             content = message.get("content")
-            action = "; ".join(_logged_call_text(c) for c in calls) if calls else (
-                content if isinstance(content, str) else json.dumps(content, ensure_ascii=False))
+            action = (
+                "; ".join(_logged_call_text(c) for c in calls)
+                if calls
+                else (content if isinstance(content, str) else json.dumps(content, ensure_ascii=False))
+            )
             lines.append(f"step {step}: {action}")
         elif message["role"] == "tool" and step:
             content = message.get("content")

@@ -35,27 +35,36 @@ def _run_problems(run: str, steps: list[tuple[Task, Path]]) -> list[Problem]:
         trace = task.trace
         assert trace is not None
         if trace.of != of:
-            problems.append(Problem(
-                file, "trace.of",
-                f"task `{task.id}` says run `{run}` has {trace.of} steps, but task `{first_task.id}` "
-                f"({first_file}) says {of}",
-                "give every task of one run the same `of`: the run's number of steps",
-            ))
+            problems.append(
+                Problem(
+                    file,
+                    "trace.of",
+                    f"task `{task.id}` says run `{run}` has {trace.of} steps, but task `{first_task.id}` "
+                    f"({first_file}) says {of}",
+                    "give every task of one run the same `of`: the run's number of steps",
+                )
+            )
             continue
         if trace.step in seen:
-            problems.append(Problem(
-                file, "trace.step",
-                f"task `{task.id}` is step {trace.step} of run `{run}`, which task `{seen[trace.step]}` already is",
-                "give each step of a run to exactly one task",
-            ))
+            problems.append(
+                Problem(
+                    file,
+                    "trace.step",
+                    f"task `{task.id}` is step {trace.step} of run `{run}`, which task `{seen[trace.step]}` already is",
+                    "give each step of a run to exactly one task",
+                )
+            )
             continue
         seen[trace.step] = task.id
     missing = [step for step in range(1, of + 1) if step not in seen]
     if missing:
         shown = ", ".join(str(s) for s in missing[:10]) + (" …" if len(missing) > 10 else "")
-        problems.append(Problem(
-            first_file, "trace",
-            f"run `{run}` has {of} steps (`of`), but no task is step {shown}",
-            "add a task for every step of the run, or correct `of`; a run is replayed whole",
-        ))
+        problems.append(
+            Problem(
+                first_file,
+                "trace",
+                f"run `{run}` has {of} steps (`of`), but no task is step {shown}",
+                "add a task for every step of the run, or correct `of`; a run is replayed whole",
+            )
+        )
     return problems

@@ -50,7 +50,9 @@ def judged_answers(attempts: Iterable[AttemptRecord]) -> dict[str, StoredAnswer]
             out[task_id] = StoredAnswer(task_id, outcome, None, last.error or last.score_detail, last.attempt)
             continue
         chosen = answered[-1]
-        out[task_id] = StoredAnswer(task_id, outcome, render_answer(chosen.answer()), chosen.score_detail, chosen.attempt)
+        out[task_id] = StoredAnswer(
+            task_id, outcome, render_answer(chosen.answer()), chosen.score_detail, chosen.attempt
+        )
     return out
 
 

@@ -39,21 +39,38 @@ class JudgeReply:
     retries: int = 0
 
 
-def judge_body(entry: ModelEntry, messages: list[dict[str, Any]], settings: JudgeSettings,
-               response_format: dict[str, Any] | None = None) -> dict[str, Any]:
+def judge_body(
+    entry: ModelEntry,
+    messages: list[dict[str, Any]],
+    settings: JudgeSettings,
+    response_format: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The chat-completion request body of one judge call."""
-    body = {"model": entry.model, "messages": messages, "stream": True, "stream_options": {"include_usage": True},
-            "temperature": settings.temperature, "max_tokens": settings.max_tokens}
+    body = {
+        "model": entry.model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+    }
     if response_format is not None:
         body["response_format"] = response_format
     return body
 
 
-async def ask_judge(client: ChatClient, entry: ModelEntry, headers: dict[str, str],
-                    messages: list[dict[str, Any]], settings: JudgeSettings, *,
-                    retry: RetryPolicy | None = None, rng: random.Random | None = None,
-                    on_exchange: Callable[[Exchange], None] | None = None,
-                    response_format: dict[str, Any] | None = None) -> JudgeReply:
+async def ask_judge(
+    client: ChatClient,
+    entry: ModelEntry,
+    headers: dict[str, str],
+    messages: list[dict[str, Any]],
+    settings: JudgeSettings,
+    *,
+    retry: RetryPolicy | None = None,
+    rng: random.Random | None = None,
+    on_exchange: Callable[[Exchange], None] | None = None,
+    response_format: dict[str, Any] | None = None,
+) -> JudgeReply:
     """Ask the judge once (retrying transport failures, 429 and 5xx by the policy)."""
     body = judge_body(entry, messages, settings, response_format)
 
@@ -65,8 +82,9 @@ async def ask_judge(client: ChatClient, entry: ModelEntry, headers: dict[str, st
     prompt, completion = acc.tokens() if acc is not None else (None, None)
     e2e = round(exchange.duration_ms, 3)
     if exchange.error_class is not None or acc is None:
-        return JudgeReply("", exchange.error_class or "no_answer", exchange.error or "no answer", prompt,
-                          completion, e2e, retries)
+        return JudgeReply(
+            "", exchange.error_class or "no_answer", exchange.error or "no answer", prompt, completion, e2e, retries
+        )
     answer = acc.answer()
     # A judge that answers with a tool call has not given a verdict; its text is all we read.
     return JudgeReply(answer.text, None, None, prompt, completion, e2e, retries)

@@ -96,25 +96,33 @@ class EvaluatorComparison:
     def agreement_map(self) -> str:
         """One mark per row in task order: `=` same level, `≠` changed, `!` failed candidate call,
         `·` nothing to compare (no answer, or an evaluator gave no decision)."""
-        return "".join("!" if r.candidate.status == FAILED_CALL else "≠" if r.changed else "=" if r.comparable
-                       else "·" for r in self.rows)
+        return "".join(
+            "!" if r.candidate.status == FAILED_CALL else "≠" if r.changed else "=" if r.comparable else "·"
+            for r in self.rows
+        )
 
 
 def thresholds_text(min_labelled: int) -> str:
-    return (f"Looks safe needs at least {min_labelled} rows labelled by a person, the candidate correct on at least "
-            "as many of them as the current evaluator, no failed candidate call, and every changed decision "
-            f"labelled; fewer than {min_labelled} labelled rows is Not enough data. Agreement alone never counts. "
-            "A candidate that gives every answer the same decision, where the current evaluator or people tell "
-            "answers apart, is Review first.")
+    return (
+        f"Looks safe needs at least {min_labelled} rows labelled by a person, the candidate correct on at least "
+        "as many of them as the current evaluator, no failed candidate call, and every changed decision "
+        f"labelled; fewer than {min_labelled} labelled rows is Not enough data. Agreement alone never counts. "
+        "A candidate that gives every answer the same decision, where the current evaluator or people tell "
+        "answers apart, is Review first."
+    )
 
 
-def compare_evaluators(rows: Sequence[EvaluatorRow], *, current_name: str, candidate_name: str,
-                       min_labelled: int = DEFAULT_MIN_LABELLED) -> EvaluatorComparison:
+def compare_evaluators(
+    rows: Sequence[EvaluatorRow], *, current_name: str, candidate_name: str, min_labelled: int = DEFAULT_MIN_LABELLED
+) -> EvaluatorComparison:
     """The comparison of two evaluators over the same answers (rows in task order)."""
     comparable = [r for r in rows if r.comparable]
     agreed = sum(1 for r in comparable if not r.changed)
-    matrix = Counter((r.current.level, r.candidate.level or FAILED_CALL) for r in rows
-                     if r.current.level is not None and (r.comparable or r.candidate.status == FAILED_CALL))
+    matrix = Counter(
+        (r.current.level, r.candidate.level or FAILED_CALL)
+        for r in rows
+        if r.current.level is not None and (r.comparable or r.candidate.status == FAILED_CALL)
+    )
     moves = {pair: n for pair, n in matrix.items() if pair[0] != pair[1]}
     labelled = [r for r in rows if r.label in ("pass", "fail")]
     current_correct = sum(1 for r in labelled if r.current.level == r.label)
@@ -122,12 +130,27 @@ def compare_evaluators(rows: Sequence[EvaluatorRow], *, current_name: str, candi
     failed = sum(1 for r in rows if r.candidate.status == FAILED_CALL)
     unlabelled_changes = sum(1 for r in rows if r.changed and r.label is None)
     constant = constant_decision(rows)
-    badge = _badge(len(labelled), current_correct, candidate_correct, failed, unlabelled_changes, min_labelled,
-                   constant)
+    badge = _badge(
+        len(labelled), current_correct, candidate_correct, failed, unlabelled_changes, min_labelled, constant
+    )
     ordered = tuple((a, b, n) for (a, b), n in sorted(moves.items(), key=lambda item: (-item[1], item[0])))
-    return EvaluatorComparison(current_name, candidate_name, tuple(rows), agreed, len(comparable), ordered,
-                               dict(matrix), len(labelled), current_correct, candidate_correct, failed, unlabelled_changes,
-                               min_labelled, badge, constant)
+    return EvaluatorComparison(
+        current_name,
+        candidate_name,
+        tuple(rows),
+        agreed,
+        len(comparable),
+        ordered,
+        dict(matrix),
+        len(labelled),
+        current_correct,
+        candidate_correct,
+        failed,
+        unlabelled_changes,
+        min_labelled,
+        badge,
+        constant,
+    )
 
 
 def constant_decision(rows: Sequence[EvaluatorRow]) -> str | None:
@@ -138,14 +161,23 @@ def constant_decision(rows: Sequence[EvaluatorRow]) -> str | None:
     return next(iter(levels)) if len(levels) == 1 and len(truth) > 1 else None
 
 
-def _badge(labelled: int, current_correct: int, candidate_correct: int, failed: int, unlabelled_changes: int,
-           min_labelled: int, constant: str | None = None) -> Badge:
+def _badge(
+    labelled: int,
+    current_correct: int,
+    candidate_correct: int,
+    failed: int,
+    unlabelled_changes: int,
+    min_labelled: int,
+    constant: str | None = None,
+) -> Badge:
     thresholds = thresholds_text(min_labelled)
     problems = []
     if constant is not None:
         # A defect whatever the labels say: no amount of labelling makes a constant evaluator useful.
-        problems.append(f"the candidate decided {constant} for every answer, where the current evaluator or people "
-                        "tell answers apart: it discriminates nothing (e.g. a grader that always answers 5)")
+        problems.append(
+            f"the candidate decided {constant} for every answer, where the current evaluator or people "
+            "tell answers apart: it discriminates nothing (e.g. a grader that always answers 5)"
+        )
     if failed:
         problems.append(f"{failed} candidate call(s) failed; they stay in the table")
     if unlabelled_changes:
@@ -155,9 +187,16 @@ def _badge(labelled: int, current_correct: int, candidate_correct: int, failed: 
     if labelled < min_labelled:
         problems.append(f"{labelled} labelled row(s); {min_labelled} needed")
     elif candidate_correct < current_correct:
-        problems.append(f"the candidate is less correct on labelled rows ({candidate_correct} vs {current_correct} "
-                        f"of {labelled})")
+        problems.append(
+            f"the candidate is less correct on labelled rows ({candidate_correct} vs {current_correct} of {labelled})"
+        )
     if problems:
         return Badge(REVIEW_FIRST, tuple(problems), thresholds)
-    return Badge(LOOKS_SAFE, (f"candidate correct on {candidate_correct} of {labelled} labelled rows "
-                              f"(current: {current_correct}); no failed calls; every change labelled",), thresholds)
+    return Badge(
+        LOOKS_SAFE,
+        (
+            f"candidate correct on {candidate_correct} of {labelled} labelled rows "
+            f"(current: {current_correct}); no failed calls; every change labelled",
+        ),
+        thresholds,
+    )

@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from compare_tui.errors import CompareTuiError
 from compare_tui.judge.answers import StoredAnswer, judged_answers
 from compare_tui.judge.evaluator import (
-    DEFAULT_MIN_LABELLED, FAILED_CALL, NOT_JUDGED, Decision, EvaluatorComparison, EvaluatorRow, compare_evaluators,
+    DEFAULT_MIN_LABELLED,
+    FAILED_CALL,
+    NOT_JUDGED,
+    Decision,
+    EvaluatorComparison,
+    EvaluatorRow,
+    compare_evaluators,
 )
 from compare_tui.store import RunRecord, Store
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
@@ -38,8 +44,10 @@ def evaluator_name(judging: JudgingRecord | None, pass_at: int = DEFAULT_PASS_AT
     if judging is None:
         return "executable scorer"
     if judging.kind == "scale":
-        return (f"grader {judging.judge_model} (1–5, rubric {judging.mode} "
-                f"{judging.rubric_digest.removeprefix('sha256:')[:12]}, pass at ≥ {pass_at})")
+        return (
+            f"grader {judging.judge_model} (1–5, rubric {judging.mode} "
+            f"{judging.rubric_digest.removeprefix('sha256:')[:12]}, pass at ≥ {pass_at})"
+        )
     return f"judge {judging.judge_model} (rubric {judging.rubric_digest.removeprefix('sha256:')[:12]}, {judging.mode})"
 
 
@@ -56,8 +64,10 @@ def resolve_current(store: Store, run_id: str, current: str, rubric_digest: str 
         if found:
             return found[0]
     have = ", ".join(f"{j.id} ({j.judge_model}, rubric {j.rubric_digest[7:19]})" for j in stored) or "none"
-    raise EvaluatorNotFound(f"no stored judge {current!r} grading run {run_id} (stored: {have}); use `scorer`, "
-                            "or run evaluator-compare with that judge as --candidate first")
+    raise EvaluatorNotFound(
+        f"no stored judge {current!r} grading run {run_id} (stored: {have}); use `scorer`, "
+        "or run evaluator-compare with that judge as --candidate first"
+    )
 
 
 def grade_level(grade: int, pass_at: int = DEFAULT_PASS_AT) -> str:
@@ -65,8 +75,9 @@ def grade_level(grade: int, pass_at: int = DEFAULT_PASS_AT) -> str:
     return "pass" if grade >= pass_at else "fail"
 
 
-def _judge_decisions(judgements: list[JudgementRecord], answers: Mapping[str, StoredAnswer],
-                     pass_at: int) -> dict[str, Decision]:
+def _judge_decisions(
+    judgements: list[JudgementRecord], answers: Mapping[str, StoredAnswer], pass_at: int
+) -> dict[str, Decision]:
     out = {}
     for j in judgements:
         answer = answers.get(j.task_id)
@@ -81,8 +92,14 @@ def _judge_decisions(judgements: list[JudgementRecord], answers: Mapping[str, St
     return out
 
 
-def load_comparison(store: Store, candidate_ref: str, current: JudgingRecord | None, *,
-                    min_labelled: int = DEFAULT_MIN_LABELLED, pass_at: int = DEFAULT_PASS_AT) -> LoadedComparison:
+def load_comparison(
+    store: Store,
+    candidate_ref: str,
+    current: JudgingRecord | None,
+    *,
+    min_labelled: int = DEFAULT_MIN_LABELLED,
+    pass_at: int = DEFAULT_PASS_AT,
+) -> LoadedComparison:
     """The comparison of a stored candidate judging that decides each answer alone (a pass/fail
     judge, or a 1–5 grader read as pass from `pass_at` up) with `current` (None: the scorer)."""
     candidate = store.get_judging(candidate_ref)
@@ -100,9 +117,20 @@ def load_comparison(store: Store, candidate_ref: str, current: JudgingRecord | N
     for task in sorted(set(answers) | set(cand) | set(cur)):
         review = labels.get(task)
         verdict = review.verdict if review is not None and review.verdict in ("pass", "fail") else None
-        rows.append(EvaluatorRow(task, cur.get(task, Decision(None, NOT_JUDGED)), cand.get(task, Decision(None, NOT_JUDGED)),
-                                 verdict, review.reviewer if review else "", review.at if review else ""))
-    comparison = compare_evaluators(rows, current_name=evaluator_name(current, pass_at),
-                                    candidate_name=evaluator_name(candidate, pass_at),
-                                    min_labelled=min_labelled)
+        rows.append(
+            EvaluatorRow(
+                task,
+                cur.get(task, Decision(None, NOT_JUDGED)),
+                cand.get(task, Decision(None, NOT_JUDGED)),
+                verdict,
+                review.reviewer if review else "",
+                review.at if review else "",
+            )
+        )
+    comparison = compare_evaluators(
+        rows,
+        current_name=evaluator_name(current, pass_at),
+        candidate_name=evaluator_name(candidate, pass_at),
+        min_labelled=min_labelled,
+    )
     return LoadedComparison(run, candidate, current, comparison)

@@ -28,15 +28,20 @@ def families(names: Iterable[str | None]) -> set[str]:
     return {f for name in names if name for f in [family(name)] if f is not None}
 
 
-def same_family_caveat(judge_names: Iterable[str | None], contestant: str, contestant_names: Iterable[str | None],
-                       role: str) -> str | None:
+def same_family_caveat(
+    judge_names: Iterable[str | None], contestant: str, contestant_names: Iterable[str | None], role: str
+) -> str | None:
     """A caveat when the judge shares a family with a contestant (`role`: baseline/candidate/…)."""
     judge_names, contestant_names = list(judge_names), list(contestant_names)
     shared = families(judge_names) & families(contestant_names)
     if not shared:
         return None
     if set(filter(None, judge_names)) & set(filter(None, contestant_names)):
-        return (f"The judge is the {role} model itself ({contestant}): models tend to prefer their own "
-                "answers, so its verdicts on this pair are suspect.")
-    return (f"The judge appears to be from the same model family as the {role} ({contestant}, family "
-            f"{', '.join(sorted(shared))}): judges tend to favour answers from their own family.")
+        return (
+            f"The judge is the {role} model itself ({contestant}): models tend to prefer their own "
+            "answers, so its verdicts on this pair are suspect."
+        )
+    return (
+        f"The judge appears to be from the same model family as the {role} ({contestant}, family "
+        f"{', '.join(sorted(shared))}): judges tend to favour answers from their own family."
+    )

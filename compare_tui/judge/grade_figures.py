@@ -66,8 +66,16 @@ def grade_figures(grades: Sequence[int], failed: int, not_graded: int) -> GradeF
     mean = sum(grades) / len(grades) if grades else None
     interval = mean_interval([float(g) for g in grades], GRADE_BOUNDS)
     dist = (counts[0], counts[1], counts[2], counts[3], counts[4])
-    return GradeFigures(len(grades), failed, not_graded, mean, interval, dist,
-                        min(grades) if grades else None, max(grades) if grades else None)
+    return GradeFigures(
+        len(grades),
+        failed,
+        not_graded,
+        mean,
+        interval,
+        dist,
+        min(grades) if grades else None,
+        max(grades) if grades else None,
+    )
 
 
 def grade_delta(candidate: Mapping[str, int], baseline: Mapping[str, int]) -> GradeDelta:

@@ -16,9 +16,10 @@ from compare_tui.report.inputs import ReportInputs
 from compare_tui.store import RunRecord, Store, StoreError
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
 
-
-ISOLATION_CAVEAT = ("Each answer was graded alone (never beside another answer), so the judge's position and "
-                    "incumbent biases cannot enter; its leniency and its own family's style still can.")
+ISOLATION_CAVEAT = (
+    "Each answer was graded alone (never beside another answer), so the judge's position and "
+    "incumbent biases cannot enter; its leniency and its own family's style still can."
+)
 GENERAL_CAVEATS = (JUDGE_IS_NOT_TRUTH, ISOLATION_CAVEAT)
 """The caveats every grade report carries (a compact view may leave them to `grade`)."""
 
@@ -66,8 +67,13 @@ class GradeReport:
     caveats: tuple[str, ...]
 
 
-def build_run_grades(judging: JudgingRecord, run: RunRecord, answers: Mapping[str, StoredAnswer],
-                     judgements: Sequence[JudgementRecord], not_judged: Mapping[str, str]) -> RunGrades:
+def build_run_grades(
+    judging: JudgingRecord,
+    run: RunRecord,
+    answers: Mapping[str, StoredAnswer],
+    judgements: Sequence[JudgementRecord],
+    not_judged: Mapping[str, str],
+) -> RunGrades:
     """Pure: one run's grades. Only the judgement of each task's judged attempt counts (a grade
     of an older attempt of a resumed run stays stored, unused)."""
     by_task = {(j.task_id, j.attempt): j for j in judgements}
@@ -78,36 +84,59 @@ def build_run_grades(judging: JudgingRecord, run: RunRecord, answers: Mapping[st
         if judgement is not None and judgement.failed:
             reason = f"judge call failed ({judgement.error_class}): {judgement.error}"
         elif judgement is None:
-            reason = not_judged.get(task) or ("no answer to grade" if answer is None or answer.text is None
-                                              else "not graded yet")
+            reason = not_judged.get(task) or (
+                "no answer to grade" if answer is None or answer.text is None else "not graded yet"
+            )
         else:
             reason = ""
         rows.append(GradeRow(task, answer, judgement, reason))
     grades = [r.grade for r in rows if r.grade is not None]
     failed = sum(1 for r in rows if r.judgement is not None and r.judgement.failed)
     figures = grade_figures(grades, failed, len(rows) - len(grades) - failed)
-    return RunGrades(judging, run, tuple(rows), figures, judge_usage(judgements, judging.judge_entry.get("cost")),
-                     None, _caveats(judging, run, figures), tuple(judgements))
+    return RunGrades(
+        judging,
+        run,
+        tuple(rows),
+        figures,
+        judge_usage(judgements, judging.judge_entry.get("cost")),
+        None,
+        _caveats(judging, run, figures),
+        tuple(judgements),
+    )
 
 
 def with_delta(grades: RunGrades, baseline: RunGrades) -> RunGrades:
     """`grades` with its Δ against `baseline` (paired by task)."""
     mine = {r.task_id: r.grade for r in grades.rows if r.grade is not None}
     theirs = {r.task_id: r.grade for r in baseline.rows if r.grade is not None}
-    return RunGrades(grades.judging, grades.run, grades.rows, grades.figures, grades.usage,
-                     grade_delta(mine, theirs), grades.caveats, grades.calls)
+    return RunGrades(
+        grades.judging,
+        grades.run,
+        grades.rows,
+        grades.figures,
+        grades.usage,
+        grade_delta(mine, theirs),
+        grades.caveats,
+        grades.calls,
+    )
 
 
 def _caveats(judging: JudgingRecord, run: RunRecord, figures: GradeFigures) -> tuple[str, ...]:
     out = []
-    caveat = same_family_caveat([judging.judge_model, judging.judge_entry.get("model")], run.model_name,
-                                [run.model_name, run.model_entry.get("model")], "graded run")
+    caveat = same_family_caveat(
+        [judging.judge_model, judging.judge_entry.get("model")],
+        run.model_name,
+        [run.model_name, run.model_entry.get("model")],
+        "graded run",
+    )
     if caveat:
         out.append(caveat.replace("its verdicts on this pair", "its grades of this run"))
     if figures.failed:
-        out.append(f"{figures.failed} answer(s) of {run.model_name} have no grade because the judge call failed or "
-                   "gave no readable grade (kept in the table, left out of the mean); run the same command again "
-                   "to retry only those.")
+        out.append(
+            f"{figures.failed} answer(s) of {run.model_name} have no grade because the judge call failed or "
+            "gave no readable grade (kept in the table, left out of the mean); run the same command again "
+            "to retry only those."
+        )
     if str(run.status) != "completed":
         out.append(f"Run {run.id} is {run.status}, not completed: some tasks may be missing.")
     return tuple(out)
@@ -116,12 +145,14 @@ def _caveats(judging: JudgingRecord, run: RunRecord, figures: GradeFigures) -> t
 def load_run_grades(store: Store, judging: JudgingRecord, not_judged: Mapping[str, str] | None = None) -> RunGrades:
     """One run's grades from the store (`not_judged`: the plan's reasons for tasks with no call)."""
     run = store.get_run_exact(judging.run_id)
-    return build_run_grades(judging, run, judged_answers(store.attempts_for_run(run.id)),
-                            store.judgements_for(judging.id), not_judged or {})
+    return build_run_grades(
+        judging, run, judged_answers(store.attempts_for_run(run.id)), store.judgements_for(judging.id), not_judged or {}
+    )
 
 
-def build_grade_report(runs: Sequence[RunGrades], *, baseline: RunRecord | None,
-                       reference: RunRecord | None) -> GradeReport:
+def build_grade_report(
+    runs: Sequence[RunGrades], *, baseline: RunRecord | None, reference: RunRecord | None
+) -> GradeReport:
     """Pure: the report over several runs graded by one judge with one rubric."""
     first = runs[0].judging
     base = next((g for g in runs if baseline is not None and g.run.id == baseline.id), None)
@@ -130,22 +161,34 @@ def build_grade_report(runs: Sequence[RunGrades], *, baseline: RunRecord | None,
     caveats = list(GENERAL_CAVEATS)
     if first.mode == "similarity":
         against = f"run {reference.id} ({reference.model_name})" if reference else "each task's expected outcome"
-        caveats.append(f"Similarity grades measure closeness to {against}, not quality: an answer better than the "
-                       "reference grades low.")
+        caveats.append(
+            f"Similarity grades measure closeness to {against}, not quality: an answer better than the "
+            "reference grades low."
+        )
     given = {r.grade for g in runs for r in g.rows if r.grade is not None}
     graded = sum(g.figures.graded for g in runs)
     if len(given) == 1 and graded >= 3:
-        caveats.append(f"The judge gave every one of the {graded} graded answers the same grade ({given.pop()}): it "
-                       "tells nothing apart here. Check it against the scorers and people's labels with "
-                       "`compare-tui evaluator-compare --grader`, or try a larger judge or --structured.")
+        caveats.append(
+            f"The judge gave every one of the {graded} graded answers the same grade ({given.pop()}): it "
+            "tells nothing apart here. Check it against the scorers and people's labels with "
+            "`compare-tui evaluator-compare --grader`, or try a larger judge or --structured."
+        )
     if baseline is not None and base is None:
         caveats.append(f"The baseline {baseline.model_name} (run {baseline.id}) has no grades here: no Δ is shown.")
     if first.provenance and first.provenance != "verified":
         caveats.append(f"Judge provenance: {first.provenance}.")
     for g in done:
         caveats.extend(g.caveats)
-    return GradeReport(first.judge_model, first.mode, first.rubric_digest, reference, baseline if base else None,
-                       done, usage, tuple(caveats))
+    return GradeReport(
+        first.judge_model,
+        first.mode,
+        first.rubric_digest,
+        reference,
+        baseline if base else None,
+        done,
+        usage,
+        tuple(caveats),
+    )
 
 
 def comparison_baseline(store: Store, runs: Sequence[RunRecord]) -> RunRecord | None:
@@ -167,8 +210,7 @@ def comparison_baseline(store: Store, runs: Sequence[RunRecord]) -> RunRecord | 
     return None
 
 
-def load_stored_grade_reports(store: Store, runs: Sequence[RunRecord],
-                              baseline: RunRecord | None) -> list[GradeReport]:
+def load_stored_grade_reports(store: Store, runs: Sequence[RunRecord], baseline: RunRecord | None) -> list[GradeReport]:
     """Every stored 1–5 grading of `runs`, one report per judge × rubric (× reference run),
     newest grading first; nothing is asked of any judge. Δ is against `baseline` when it was
     graded with the same judge and rubric."""
@@ -176,7 +218,9 @@ def load_stored_grade_reports(store: Store, runs: Sequence[RunRecord],
     for run in runs:
         for judging in store.list_judgings(kind="scale", run_id=run.id):
             if judging.run_id == run.id:
-                groups.setdefault((judging.judge_model, judging.rubric_digest, judging.other_run_id), []).append(judging)
+                groups.setdefault((judging.judge_model, judging.rubric_digest, judging.other_run_id), []).append(
+                    judging
+                )
     reports = []
     for (_, _, reference_id), judgings in groups.items():
         order = {run.id: i for i, run in enumerate(runs)}

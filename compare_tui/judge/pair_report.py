@@ -9,14 +9,24 @@ from dataclasses import dataclass
 from compare_tui.judge.answers import StoredAnswer, judged_answers
 from compare_tui.judge.family import same_family_caveat
 from compare_tui.judge.pairs import (
-    BASELINE, CANDIDATE, FAILED, INCONSISTENT, NOT_JUDGED, TIE, PairFigures, pair_figures, pair_results,
+    BASELINE,
+    CANDIDATE,
+    FAILED,
+    INCONSISTENT,
+    NOT_JUDGED,
+    TIE,
+    PairFigures,
+    pair_figures,
+    pair_results,
 )
 from compare_tui.judge.usage import JudgeUsage, judge_usage
 from compare_tui.store import RunRecord, Store
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord, PairLabelRecord
 
-JUDGE_IS_NOT_TRUTH = ("A judge's verdict is one model's opinion under your rubric, not ground truth: check it "
-                      "against people's labels (the triage screen, `compare-tui evaluator-compare`) before relying on it.")
+JUDGE_IS_NOT_TRUTH = (
+    "A judge's verdict is one model's opinion under your rubric, not ground truth: check it "
+    "against people's labels (the triage screen, `compare-tui evaluator-compare`) before relying on it."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +78,26 @@ def load_pair_report(store: Store, judging_ref: str) -> PairReport:
     if judging.kind != "pair" or judging.other_run_id is None:
         raise ValueError(f"judging {judging.id} grades single answers; it has no pairwise report")
     baseline, candidate = store.get_run_exact(judging.run_id), store.get_run_exact(judging.other_run_id)
-    return build_pair_report(judging, baseline, candidate,
-                             judged_answers(store.attempts_for_run(baseline.id)),
-                             judged_answers(store.attempts_for_run(candidate.id)),
-                             store.judgements_for(judging.id), store.pair_labels(baseline.id, candidate.id))
+    return build_pair_report(
+        judging,
+        baseline,
+        candidate,
+        judged_answers(store.attempts_for_run(baseline.id)),
+        judged_answers(store.attempts_for_run(candidate.id)),
+        store.judgements_for(judging.id),
+        store.pair_labels(baseline.id, candidate.id),
+    )
 
 
-def build_pair_report(judging: JudgingRecord, baseline: RunRecord, candidate: RunRecord,
-                      left: Mapping[str, StoredAnswer], right: Mapping[str, StoredAnswer],
-                      judgements: list[JudgementRecord], labels: Mapping[str, PairLabelRecord]) -> PairReport:
+def build_pair_report(
+    judging: JudgingRecord,
+    baseline: RunRecord,
+    candidate: RunRecord,
+    left: Mapping[str, StoredAnswer],
+    right: Mapping[str, StoredAnswer],
+    judgements: list[JudgementRecord],
+    labels: Mapping[str, PairLabelRecord],
+) -> PairReport:
     """Pure: the report from already loaded rows."""
     tasks = sorted(set(left) | set(right) | {j.task_id for j in judgements})
     results = pair_results(tasks, judgements)
@@ -85,8 +106,18 @@ def build_pair_report(judging: JudgingRecord, baseline: RunRecord, candidate: Ru
     for task in tasks:
         ab, ba = by_key.get((task, "ab")), by_key.get((task, "ba"))
         label = labels.get(task)
-        rows.append(PairRow(task, results[task], left.get(task), right.get(task), ab, ba, label,
-                            _reason(results[task], left.get(task), right.get(task), ab, ba)))
+        rows.append(
+            PairRow(
+                task,
+                results[task],
+                left.get(task),
+                right.get(task),
+                ab,
+                ba,
+                label,
+                _reason(results[task], left.get(task), right.get(task), ab, ba),
+            )
+        )
         side = judge_side(results[task])
         if label is not None and label.label != "skip" and side is not None:
             labelled += 1
@@ -97,11 +128,18 @@ def build_pair_report(judging: JudgingRecord, baseline: RunRecord, candidate: Ru
     return PairReport(judging, baseline, candidate, tuple(rows), figures, usage, caveats, labelled, agreed)
 
 
-def _reason(result: str, left: StoredAnswer | None, right: StoredAnswer | None,
-            ab: JudgementRecord | None, ba: JudgementRecord | None) -> str:
+def _reason(
+    result: str,
+    left: StoredAnswer | None,
+    right: StoredAnswer | None,
+    ab: JudgementRecord | None,
+    ba: JudgementRecord | None,
+) -> str:
     if result == FAILED:
-        return "; ".join(f"{j.ordering}: {j.error}" for j in (ab, ba) if j is not None and j.failed) or \
-            "one ordering has not been judged yet"
+        return (
+            "; ".join(f"{j.ordering}: {j.error}" for j in (ab, ba) if j is not None and j.failed)
+            or "one ordering has not been judged yet"
+        )
     if result != NOT_JUDGED:
         return ""
     for side, answer in (("baseline", left), ("candidate", right)):
@@ -112,7 +150,9 @@ def _reason(result: str, left: StoredAnswer | None, right: StoredAnswer | None,
     return "not judged yet"
 
 
-def _caveats(judging: JudgingRecord, baseline: RunRecord, candidate: RunRecord, figures: PairFigures) -> tuple[str, ...]:
+def _caveats(
+    judging: JudgingRecord, baseline: RunRecord, candidate: RunRecord, figures: PairFigures
+) -> tuple[str, ...]:
     out = [JUDGE_IS_NOT_TRUTH]
     judge_names = [judging.judge_model, judging.judge_entry.get("model")]
     for role, run in (("baseline", baseline), ("candidate", candidate)):
@@ -120,17 +160,23 @@ def _caveats(judging: JudgingRecord, baseline: RunRecord, candidate: RunRecord, 
         if caveat:
             out.append(caveat)
     if figures.inconsistent:
-        out.append(f"The judge changed its verdict when the answers were swapped in {figures.inconsistent} of "
-                   f"{figures.judged} judged pairs (position bias); those pairs count as ties.")
+        out.append(
+            f"The judge changed its verdict when the answers were swapped in {figures.inconsistent} of "
+            f"{figures.judged} judged pairs (position bias); those pairs count as ties."
+        )
     if figures.decided_calls:
         share = figures.first_position_picks / figures.decided_calls
         if share >= 0.75 or share <= 0.25:
             side = "first" if share >= 0.5 else "second"
-            out.append(f"When it picked a winner, the judge picked the answer shown {side} in {max(share, 1 - share):.0%} "
-                       f"of calls ({figures.decided_calls} calls): a strong position preference.")
+            out.append(
+                f"When it picked a winner, the judge picked the answer shown {side} in {max(share, 1 - share):.0%} "
+                f"of calls ({figures.decided_calls} calls): a strong position preference."
+            )
     if figures.failed:
-        out.append(f"{figures.failed} pair(s) are left out of the win rate because a judge call failed (they stay in "
-                   "the table); run the same command again to retry only those calls.")
+        out.append(
+            f"{figures.failed} pair(s) are left out of the win rate because a judge call failed (they stay in "
+            "the table); run the same command again to retry only those calls."
+        )
     if figures.not_judged:
         out.append(f"{figures.not_judged} task(s) were not judged because a side had no answer.")
     if judging.provenance and judging.provenance != "verified":

@@ -17,10 +17,22 @@ from compare_tui.report.stats import Interval, win_rate_interval
 from compare_tui.store.judgements import JudgementRecord
 
 CANDIDATE, BASELINE, TIE, INCONSISTENT, FAILED, NOT_JUDGED = (
-    "candidate", "baseline", "tie", "inconsistent", "failed", "not judged")
+    "candidate",
+    "baseline",
+    "tie",
+    "inconsistent",
+    "failed",
+    "not judged",
+)
 RESULTS = (CANDIDATE, BASELINE, TIE, INCONSISTENT, FAILED, NOT_JUDGED)
-RESULT_WORDS = {CANDIDATE: "candidate wins", BASELINE: "baseline wins", TIE: "tie",
-                INCONSISTENT: "inconsistent (tie)", FAILED: "judge call failed", NOT_JUDGED: "not judged"}
+RESULT_WORDS = {
+    CANDIDATE: "candidate wins",
+    BASELINE: "baseline wins",
+    TIE: "tie",
+    INCONSISTENT: "inconsistent (tie)",
+    FAILED: "judge call failed",
+    NOT_JUDGED: "not judged",
+}
 FIRST_SHOWN = {"ab": BASELINE, "ba": CANDIDATE}
 """Which side each ordering shows first (as answer A)."""
 
@@ -101,5 +113,13 @@ def pair_figures(results: Mapping[str, str], judgements: Iterable[JudgementRecor
     for result in results.values():
         counts[result] += 1
     decided = [j for j in judgements if j.verdict in ("A", "B") and j.task_id in results]
-    return PairFigures(counts[CANDIDATE], counts[BASELINE], counts[TIE], counts[INCONSISTENT], counts[FAILED],
-                       counts[NOT_JUDGED], sum(1 for j in decided if j.verdict == "A"), len(decided))
+    return PairFigures(
+        counts[CANDIDATE],
+        counts[BASELINE],
+        counts[TIE],
+        counts[INCONSISTENT],
+        counts[FAILED],
+        counts[NOT_JUDGED],
+        sum(1 for j in decided if j.verdict == "A"),
+        len(decided),
+    )

@@ -57,13 +57,15 @@ def _from_json(text: str, allowed: tuple[str, ...], upper: bool, key: str = "ver
     verdict = str(data[key]).strip()
     verdict = verdict.upper() if upper else verdict.lower()
     if verdict not in allowed or isinstance(data[key], bool):
-        return ParsedReply(None, reason, text, f"the judge's JSON {key} {data[key]!r} is not one of "
-                                               f"{', '.join(allowed)}")
+        return ParsedReply(
+            None, reason, text, f"the judge's JSON {key} {data[key]!r} is not one of {', '.join(allowed)}"
+        )
     return ParsedReply(verdict, reason, text)
 
 
-def _parse(reply: str, pattern: re.Pattern[str], allowed: tuple[str, ...], upper: bool, expected: str,
-           key: str = "verdict") -> ParsedReply:
+def _parse(
+    reply: str, pattern: re.Pattern[str], allowed: tuple[str, ...], upper: bool, expected: str, key: str = "verdict"
+) -> ParsedReply:
     text = strip_reasoning(reply)
     structured = _from_json(text, allowed, upper, key)
     if structured is not None:

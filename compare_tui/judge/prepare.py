@@ -39,8 +39,10 @@ def load_run_set(run: RunRecord, set_path: str | Path | None) -> GoldenSet:
     except GoldenSetError as exc:
         raise JudgingRefused(str(exc)) from None
     if run.goldset_digest and goldset.digest != run.goldset_digest:
-        raise JudgingRefused(f"the golden set at {path} changed since run {run.id} ran it (digest "
-                             f"{goldset.digest[:19]}… ≠ {run.goldset_digest[:19]}…); the judge needs the same tasks")
+        raise JudgingRefused(
+            f"the golden set at {path} changed since run {run.id} ran it (digest "
+            f"{goldset.digest[:19]}… ≠ {run.goldset_digest[:19]}…); the judge needs the same tasks"
+        )
     return goldset
 
 
@@ -55,21 +57,41 @@ def _check_judge(entry: ModelEntry, environ: Mapping[str, str] | None) -> tuple[
         raise JudgingRefused(f"judge {exc}") from None
 
 
-def prepare_pair_judging(store: Store, baseline: RunRecord, candidate: RunRecord, entry: ModelEntry, rubric: Rubric,
-                         *, set_path: str | Path | None = None, settings: JudgeSettings | None = None,
-                         environ: Mapping[str, str] | None = None) -> JudgingPlan:
+def prepare_pair_judging(
+    store: Store,
+    baseline: RunRecord,
+    candidate: RunRecord,
+    entry: ModelEntry,
+    rubric: Rubric,
+    *,
+    set_path: str | Path | None = None,
+    settings: JudgeSettings | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> JudgingPlan:
     """A pairwise judging of `candidate` against `baseline`, two calls (both orderings) per task."""
     if baseline.id == candidate.id:
         raise JudgingRefused(f"the baseline and the candidate are the same run ({baseline.id}); give two runs")
     if baseline.goldset_digest != candidate.goldset_digest:
-        raise JudgingRefused(f"runs {baseline.id} and {candidate.id} ran different golden sets (or versions): "
-                             "a pairwise judge needs the same tasks on both sides")
+        raise JudgingRefused(
+            f"runs {baseline.id} and {candidate.id} ran different golden sets (or versions): "
+            "a pairwise judge needs the same tasks on both sides"
+        )
     goldset = load_run_set(baseline, set_path)
     provenance, headers = _check_judge(entry, environ)
-    judging = store.save_judging(JudgingRecord(
-        kind="pair", run_id=baseline.id, other_run_id=candidate.id, judge_model=entry.name,
-        rubric_digest=rubric.digest, mode=rubric.mode, reply_form=rubric.reply_form, rubric=rubric.text,
-        judge_entry=entry.pins(), provenance=provenance))
+    judging = store.save_judging(
+        JudgingRecord(
+            kind="pair",
+            run_id=baseline.id,
+            other_run_id=candidate.id,
+            judge_model=entry.name,
+            rubric_digest=rubric.digest,
+            mode=rubric.mode,
+            reply_form=rubric.reply_form,
+            rubric=rubric.text,
+            judge_entry=entry.pins(),
+            provenance=provenance,
+        )
+    )
     left = judged_answers(store.attempts_for_run(baseline.id))
     right = judged_answers(store.attempts_for_run(candidate.id))
     jobs, not_judged = [], {}
@@ -86,15 +108,32 @@ def prepare_pair_judging(store: Store, baseline: RunRecord, candidate: RunRecord
     return JudgingPlan(judging, entry, jobs, settings or JudgeSettings(), not_judged, headers, constrain)
 
 
-def prepare_grade_judging(store: Store, run: RunRecord, entry: ModelEntry, rubric: Rubric, *,
-                          set_path: str | Path | None = None, settings: JudgeSettings | None = None,
-                          environ: Mapping[str, str] | None = None) -> JudgingPlan:
+def prepare_grade_judging(
+    store: Store,
+    run: RunRecord,
+    entry: ModelEntry,
+    rubric: Rubric,
+    *,
+    set_path: str | Path | None = None,
+    settings: JudgeSettings | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> JudgingPlan:
     """A judging that grades each stored answer of `run` pass/fail, one call per task."""
     goldset = load_run_set(run, set_path)
     provenance, headers = _check_judge(entry, environ)
-    judging = store.save_judging(JudgingRecord(
-        kind="grade", run_id=run.id, judge_model=entry.name, rubric_digest=rubric.digest, mode=rubric.mode,
-        reply_form=rubric.reply_form, rubric=rubric.text, judge_entry=entry.pins(), provenance=provenance))
+    judging = store.save_judging(
+        JudgingRecord(
+            kind="grade",
+            run_id=run.id,
+            judge_model=entry.name,
+            rubric_digest=rubric.digest,
+            mode=rubric.mode,
+            reply_form=rubric.reply_form,
+            rubric=rubric.text,
+            judge_entry=entry.pins(),
+            provenance=provenance,
+        )
+    )
     answers = judged_answers(store.attempts_for_run(run.id))
     jobs, not_judged = [], {}
     for task in goldset.tasks:
@@ -108,10 +147,17 @@ def prepare_grade_judging(store: Store, run: RunRecord, entry: ModelEntry, rubri
     return JudgingPlan(judging, entry, jobs, settings or JudgeSettings(), not_judged, headers, constrain)
 
 
-def prepare_scale_grading(store: Store, run: RunRecord, entry: ModelEntry, rubric: Rubric, *,
-                          reference: RunRecord | None = None, set_path: str | Path | None = None,
-                          settings: JudgeSettings | None = None,
-                          environ: Mapping[str, str] | None = None) -> JudgingPlan:
+def prepare_scale_grading(
+    store: Store,
+    run: RunRecord,
+    entry: ModelEntry,
+    rubric: Rubric,
+    *,
+    reference: RunRecord | None = None,
+    set_path: str | Path | None = None,
+    settings: JudgeSettings | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> JudgingPlan:
     """A grading of each stored answer of `run`, alone, on the 1–5 scale: one call per task.
 
     A `similarity` rubric grades against `reference`'s answer to the same task (a task the
@@ -120,18 +166,32 @@ def prepare_scale_grading(store: Store, run: RunRecord, entry: ModelEntry, rubri
     similarity = rubric.mode == "similarity"
     if similarity and reference is not None:
         if reference.id == run.id:
-            raise JudgingRefused(f"run {run.id} is its own reference: a similarity grade of the reference run "
-                                 "says nothing; grade the other runs")
+            raise JudgingRefused(
+                f"run {run.id} is its own reference: a similarity grade of the reference run "
+                "says nothing; grade the other runs"
+            )
         if reference.goldset_digest != run.goldset_digest:
-            raise JudgingRefused(f"runs {run.id} and {reference.id} ran different golden sets (or versions): a "
-                                 "similarity grade needs the reference's answer to the same task")
+            raise JudgingRefused(
+                f"runs {run.id} and {reference.id} ran different golden sets (or versions): a "
+                "similarity grade needs the reference's answer to the same task"
+            )
     goldset = load_run_set(run, set_path)
     provenance, headers = _check_judge(entry, environ)
     against = reference if similarity else None
-    judging = store.save_judging(JudgingRecord(
-        kind="scale", run_id=run.id, other_run_id=against.id if against else None, judge_model=entry.name,
-        rubric_digest=rubric.digest, mode=rubric.mode, reply_form=rubric.reply_form, rubric=rubric.text,
-        judge_entry=entry.pins(), provenance=provenance))
+    judging = store.save_judging(
+        JudgingRecord(
+            kind="scale",
+            run_id=run.id,
+            other_run_id=against.id if against else None,
+            judge_model=entry.name,
+            rubric_digest=rubric.digest,
+            mode=rubric.mode,
+            reply_form=rubric.reply_form,
+            rubric=rubric.text,
+            judge_entry=entry.pins(),
+            provenance=provenance,
+        )
+    )
     answers = judged_answers(store.attempts_for_run(run.id))
     references = judged_answers(store.attempts_for_run(against.id)) if against else {}
     jobs, not_judged = [], {}

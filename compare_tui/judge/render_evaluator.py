@@ -17,8 +17,10 @@ def decision_text(decision: Decision) -> str:
 
 def _correctness(c: EvaluatorComparison) -> list[str]:
     if not c.enough_labels:
-        return [f"Correctness on labelled rows: {c.labelled} row(s) labelled by a person; shown from "
-                f"{c.min_labelled} (label more in the triage screen, or `--min-labelled`)."]
+        return [
+            f"Correctness on labelled rows: {c.labelled} row(s) labelled by a person; shown from "
+            f"{c.min_labelled} (label more in the triage screen, or `--min-labelled`)."
+        ]
     lines = ["Correctness on labelled rows (a person's pass/fail label is the truth here):"]
     for which, correct in (("current", c.current_correct), ("candidate", c.candidate_correct)):
         interval = c.correctness_interval(which)
@@ -52,8 +54,9 @@ def render_evaluator_text(loaded: LoadedComparison) -> str:
     for row in c.rows:
         person = row.label or "—"
         mark = "yes" if row.changed else "FAILED CALL" if row.candidate.status == FAILED_CALL else ""
-        lines.append(f"{row.task_id[:24]:24} {decision_text(row.current):12} {decision_text(row.candidate):12} "
-                     f"{person:8} {mark}")
+        lines.append(
+            f"{row.task_id[:24]:24} {decision_text(row.current):12} {decision_text(row.candidate):12} {person:8} {mark}"
+        )
     lines += [
         "",
         f"Agreement with the current evaluator: {c.agreed} of {c.comparable} ({percent(c.agreement)}) — a map of where "
@@ -75,18 +78,32 @@ def render_evaluator_text(loaded: LoadedComparison) -> str:
 def evaluator_json(loaded: LoadedComparison) -> dict[str, Any]:
     c = loaded.comparison
     return {
-        "schema": "compare-tui/evaluator-compare", "schema_version": 1,
-        "run": loaded.run.id, "current": c.current_name, "candidate": c.candidate_name,
-        "candidate_judging": loaded.candidate.id, "current_judging": loaded.current.id if loaded.current else None,
+        "schema": "compare-tui/evaluator-compare",
+        "schema_version": 1,
+        "run": loaded.run.id,
+        "current": c.current_name,
+        "candidate": c.candidate_name,
+        "candidate_judging": loaded.candidate.id,
+        "current_judging": loaded.current.id if loaded.current else None,
         "agreement": {"agreed": c.agreed, "comparable": c.comparable, "map": c.agreement_map()},
         "moves": [{"from": a, "to": b, "rows": n} for a, b, n in c.moves],
         "matrix": [{"current": a, "candidate": b, "rows": n} for (a, b), n in sorted(c.matrix.items())],
-        "labelled": c.labelled, "min_labelled": c.min_labelled,
+        "labelled": c.labelled,
+        "min_labelled": c.min_labelled,
         "correct": {"current": c.current_correct, "candidate": c.candidate_correct} if c.enough_labels else None,
-        "failed_candidate_calls": c.failed_calls, "unlabelled_changes": c.unlabelled_changes,
+        "failed_candidate_calls": c.failed_calls,
+        "unlabelled_changes": c.unlabelled_changes,
         "constant_candidate": c.constant,
         "badge": {"name": c.badge.name, "reasons": list(c.badge.reasons), "thresholds": c.badge.thresholds},
-        "rows": [{"task": r.task_id, "current": decision_text(r.current), "candidate": decision_text(r.candidate),
-                  "candidate_rationale": r.candidate.rationale, "label": r.label, "changed": r.changed}
-                 for r in c.rows],
+        "rows": [
+            {
+                "task": r.task_id,
+                "current": decision_text(r.current),
+                "candidate": decision_text(r.candidate),
+                "candidate_rationale": r.candidate.rationale,
+                "label": r.label,
+                "changed": r.changed,
+            }
+            for r in c.rows
+        ],
     }

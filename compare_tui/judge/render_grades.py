@@ -8,8 +8,8 @@ from typing import Any
 
 from compare_tui.judge.grade_figures import GradeDelta, GradeFigures
 from compare_tui.judge.grade_report import GENERAL_CAVEATS, GradeReport, GradeRow, RunGrades
-from compare_tui.judge.usage import JudgeUsage
 from compare_tui.judge.render_pairs import usage_text
+from compare_tui.judge.usage import JudgeUsage
 from compare_tui.report.stats import Interval
 
 WIDTH = 80
@@ -19,8 +19,9 @@ MATRIX_RUNS = 7
 
 
 def _wrap(text: str, indent: str = "") -> list[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
-                         break_on_hyphens=False) or [indent]
+    return textwrap.wrap(
+        text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False
+    ) or [indent]
 
 
 def _ci(interval: Interval | None, figures: GradeFigures | None = None, signed: bool = False) -> str:
@@ -46,15 +47,18 @@ def _delta_line(name: str, delta: GradeDelta) -> str:
     if delta.delta is None:
         return f"{name[:18]:18} no task graded on both sides"
     counts = f"▲{delta.better} ▼{delta.worse} ={delta.same}"
-    return (f"{name[:18]:18} {delta.delta:>+6.2f} {_ci(delta.interval, signed=True):>12} {delta.tasks:>5}  "
-            f"{counts:11}{delta.conclusion}")
+    return (
+        f"{name[:18]:18} {delta.delta:>+6.2f} {_ci(delta.interval, signed=True):>12} {delta.tasks:>5}  "
+        f"{counts:11}{delta.conclusion}"
+    )
 
 
 def _summary(report: GradeReport) -> list[str]:
     """The header, the figures table and the Δ table: what every text view of grades shows."""
     first = report.runs[0].judging
-    lines = _wrap(f"Rubric grades (1–5, each answer alone) by judge {report.judge} "
-                  f"({first.provenance or 'provenance unknown'})")
+    lines = _wrap(
+        f"Rubric grades (1–5, each answer alone) by judge {report.judge} ({first.provenance or 'provenance unknown'})"
+    )
     lines += _wrap(f"rubric {report.mode} ({report.rubric_digest[:19]}…) · {first.reply_form} replies")
     if report.mode == "similarity":
         ref = f"run {report.reference.id} ({report.reference.model_name})" if report.reference else "expected outcome"
@@ -69,8 +73,11 @@ def _summary(report: GradeReport) -> list[str]:
         lines.append(f"{g.run.model_name[:18]:18} {f.graded:>6} {f.failed:>6} {mean:>5} {_ci(f.interval, f):>12}{dist}")
     deltas = [(g.run.model_name, g.delta) for g in report.runs if g.delta is not None]
     if deltas:
-        lines += ["", "Δ mean grade vs the baseline, paired by task (t 95% CI; ▲ better ▼ worse):",
-                  f"{'model':18} {'Δ':>6} {'95% CI':>12} {'tasks':>5}  {'▲ ▼ =':11}conclusion"]
+        lines += [
+            "",
+            "Δ mean grade vs the baseline, paired by task (t 95% CI; ▲ better ▼ worse):",
+            f"{'model':18} {'Δ':>6} {'95% CI':>12} {'tasks':>5}  {'▲ ▼ =':11}conclusion",
+        ]
         lines += [_delta_line(name, delta) for name, delta in deltas]
     return lines
 
@@ -121,21 +128,45 @@ def _interval(interval: Interval | None) -> list[float] | None:
 
 
 def _usage(u: JudgeUsage) -> dict[str, Any]:
-    return {"calls": u.calls, "failed": u.failed, "prompt_tokens": u.prompt_tokens,
-            "completion_tokens": u.completion_tokens, "usage_missing": u.usage_missing,
-            "latency_p50_ms": u.latency_ms.p50, "latency_p95_ms": u.latency_ms.p95, "cost": u.cost,
-            "currency": u.currency, "cost_note": u.cost_note}
+    return {
+        "calls": u.calls,
+        "failed": u.failed,
+        "prompt_tokens": u.prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+        "usage_missing": u.usage_missing,
+        "latency_p50_ms": u.latency_ms.p50,
+        "latency_p95_ms": u.latency_ms.p95,
+        "cost": u.cost,
+        "currency": u.currency,
+        "cost_note": u.cost_note,
+    }
 
 
 def _run_figures_json(g: RunGrades) -> dict[str, Any]:
     f, d = g.figures, g.delta
     return {
-        "run": g.run.id, "model": g.run.model_name, "grading": g.judging.id,
-        "figures": {"graded": f.graded, "failed": f.failed, "not_graded": f.not_graded, "mean": f.mean,
-                    "mean_ci95": _interval(f.interval), "distribution": dict(zip("12345", f.distribution, strict=True))},
-        "delta_vs_baseline": None if d is None else {
-            "tasks": d.tasks, "delta": d.delta, "ci95": _interval(d.interval), "conclusion": d.conclusion,
-            "better": d.better, "worse": d.worse, "same": d.same},
+        "run": g.run.id,
+        "model": g.run.model_name,
+        "grading": g.judging.id,
+        "figures": {
+            "graded": f.graded,
+            "failed": f.failed,
+            "not_graded": f.not_graded,
+            "mean": f.mean,
+            "mean_ci95": _interval(f.interval),
+            "distribution": dict(zip("12345", f.distribution, strict=True)),
+        },
+        "delta_vs_baseline": None
+        if d is None
+        else {
+            "tasks": d.tasks,
+            "delta": d.delta,
+            "ci95": _interval(d.interval),
+            "conclusion": d.conclusion,
+            "better": d.better,
+            "worse": d.worse,
+            "same": d.same,
+        },
         "judge_usage": _usage(g.usage),
         "caveats": list(g.caveats),
     }
@@ -143,21 +174,32 @@ def _run_figures_json(g: RunGrades) -> dict[str, Any]:
 
 def _run_json(g: RunGrades) -> dict[str, Any]:
     return _run_figures_json(g) | {
-        "rows": [{"task": r.task_id, "attempt": r.answer.attempt if r.answer else None, "grade": r.grade,
-                  "scorer": r.answer.outcome if r.answer else None,
-                  "rationale": r.judgement.rationale if r.judgement else None,
-                  "error_class": r.judgement.error_class if r.judgement else None, "reason": r.reason or None}
-                 for r in g.rows],
+        "rows": [
+            {
+                "task": r.task_id,
+                "attempt": r.answer.attempt if r.answer else None,
+                "grade": r.grade,
+                "scorer": r.answer.outcome if r.answer else None,
+                "rationale": r.judgement.rationale if r.judgement else None,
+                "error_class": r.judgement.error_class if r.judgement else None,
+                "reason": r.reason or None,
+            }
+            for r in g.rows
+        ],
     }
 
 
 def grade_json(report: GradeReport) -> dict[str, Any]:
     """`grade --format json`: the figures and every graded answer's row."""
-    return {"schema": "compare-tui/grades", "schema_version": 1} | _header_json(report) | {
-        "runs": [_run_json(g) for g in report.runs],
-        "judge_usage": _usage(report.usage),
-        "caveats": list(report.caveats),
-    }
+    return (
+        {"schema": "compare-tui/grades", "schema_version": 1}
+        | _header_json(report)
+        | {
+            "runs": [_run_json(g) for g in report.runs],
+            "judge_usage": _usage(report.usage),
+            "caveats": list(report.caveats),
+        }
+    )
 
 
 def grade_summary_json(report: GradeReport) -> dict[str, Any]:
@@ -173,11 +215,19 @@ def _header_json(report: GradeReport) -> dict[str, Any]:
     first = report.runs[0].judging
     return {
         "judge": {"model": report.judge, "provenance": first.provenance, "entry": first.judge_entry},
-        "rubric": {"mode": report.mode, "digest": report.rubric_digest, "reply_form": first.reply_form,
-                   "text": first.rubric, "scale": [1, 5]},
-        "reference": None if report.reference is None else {"run": report.reference.id,
-                                                             "model": report.reference.model_name},
-        "baseline": None if report.baseline is None else {"run": report.baseline.id, "model": report.baseline.model_name},
+        "rubric": {
+            "mode": report.mode,
+            "digest": report.rubric_digest,
+            "reply_form": first.reply_form,
+            "text": first.rubric,
+            "scale": [1, 5],
+        },
+        "reference": None
+        if report.reference is None
+        else {"run": report.reference.id, "model": report.reference.model_name},
+        "baseline": None
+        if report.baseline is None
+        else {"run": report.baseline.id, "model": report.baseline.model_name},
     }
 
 
@@ -196,10 +246,26 @@ def grade_rows(report: GradeReport) -> list[tuple[str, ...]]:
     for g in report.runs:
         f, d = g.figures, g.delta
         mean = "–" if f.mean is None else f"{f.mean:.2f}"
-        delta = "–" if d is None else ("no task graded on both sides" if d.delta is None else
-                                       f"{d.delta:+.2f} ({_md_ci(d.interval, signed=True)}), {d.tasks} tasks, {d.conclusion}")
-        rows.append((g.run.model_name, str(f.graded), str(f.failed), mean, _md_ci(f.interval, f),
-                     *(str(n) for n in f.distribution), delta))
+        delta = (
+            "–"
+            if d is None
+            else (
+                "no task graded on both sides"
+                if d.delta is None
+                else f"{d.delta:+.2f} ({_md_ci(d.interval, signed=True)}), {d.tasks} tasks, {d.conclusion}"
+            )
+        )
+        rows.append(
+            (
+                g.run.model_name,
+                str(f.graded),
+                str(f.failed),
+                mean,
+                _md_ci(f.interval, f),
+                *(str(n) for n in f.distribution),
+                delta,
+            )
+        )
     return rows
 
 
@@ -208,12 +274,17 @@ def grade_intro(report: GradeReport, *, markdown: bool = False) -> str:
     judge strong and the names as code)."""
     strong, code = ("**", "`") if markdown else ("", "")
     first = report.runs[0].judging
-    text = (f"Each answer graded alone on a 1–5 scale by the judge {strong}{report.judge}{strong} "
-            f"({first.provenance or 'provenance unknown'}); rubric {code}{report.mode}{code} "
-            f"({code}{report.rubric_digest[:19]}…{code}), {first.reply_form} replies.")
+    text = (
+        f"Each answer graded alone on a 1–5 scale by the judge {strong}{report.judge}{strong} "
+        f"({first.provenance or 'provenance unknown'}); rubric {code}{report.mode}{code} "
+        f"({code}{report.rubric_digest[:19]}…{code}), {first.reply_form} replies."
+    )
     if report.mode == "similarity":
-        ref = (f"run {code}{report.reference.id}{code} ({report.reference.model_name})" if report.reference
-               else "each task's expected outcome")
+        ref = (
+            f"run {code}{report.reference.id}{code} ({report.reference.model_name})"
+            if report.reference
+            else "each task's expected outcome"
+        )
         text += f" Reference: {ref}."
     if report.baseline is not None:
         text += f" Baseline: {report.baseline.model_name} (run {code}{report.baseline.id}{code})."

@@ -63,8 +63,10 @@ def load_rubric(path: str | Path | None, mode: str, *, structured: bool = False)
         raise RubricError(f"unknown judge mode {mode!r}: use one of {', '.join(MODES)}")
     if path is None:
         if mode == "direct":
-            raise RubricError("direct mode needs a rubric: pass --rubric FILE (plain words saying what a "
-                              "better answer does), or use --mode reference")
+            raise RubricError(
+                "direct mode needs a rubric: pass --rubric FILE (plain words saying what a "
+                "better answer does), or use --mode reference"
+            )
         return Rubric(DEFAULT_REFERENCE_RUBRIC, mode, "built-in", structured)
     file = Path(path)
     try:
@@ -76,6 +78,8 @@ def load_rubric(path: str | Path | None, mode: str, *, structured: bool = False)
     if not text.strip():
         raise RubricError(f"rubric file {file} is empty: write what a better answer does, in plain words")
     if len(text) > MAX_RUBRIC_CHARS:
-        raise RubricError(f"rubric file {file} has {len(text)} characters; keep it under {MAX_RUBRIC_CHARS} "
-                          "(every judge call sends it)")
+        raise RubricError(
+            f"rubric file {file} has {len(text)} characters; keep it under {MAX_RUBRIC_CHARS} "
+            "(every judge call sends it)"
+        )
     return Rubric(text.strip(), mode, str(file), structured)

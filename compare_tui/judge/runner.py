@@ -67,21 +67,36 @@ Progress = Callable[[JudgementRecord, int, int], None]
 
 def to_judgement(judging: JudgingRecord, job: JudgeJob, reply: JudgeReply) -> JudgementRecord:
     """The stored form of one reply: a verdict, or a failure (`unparseable` when it had none)."""
-    common = dict(judging_id=judging.id, task_id=job.task_id, ordering=job.ordering, attempt=job.attempt,
-                  prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-                  e2e_ms=reply.e2e_ms, retries=reply.retries, judged_at=utc_now())
+    common = dict(
+        judging_id=judging.id,
+        task_id=job.task_id,
+        ordering=job.ordering,
+        attempt=job.attempt,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        e2e_ms=reply.e2e_ms,
+        retries=reply.retries,
+        judged_at=utc_now(),
+    )
     if reply.error_class is not None:
         return JudgementRecord(**common, error_class=reply.error_class, error=reply.error)
     parsed = _parse(judging.kind, reply.text)
     if parsed.verdict is None:
-        return JudgementRecord(**common, rationale=parsed.rationale, raw_text=parsed.text,
-                               error_class=UNPARSEABLE, error=parsed.problem)
+        return JudgementRecord(
+            **common, rationale=parsed.rationale, raw_text=parsed.text, error_class=UNPARSEABLE, error=parsed.problem
+        )
     if judging.kind == "scale":
-        return JudgementRecord(**common, verdict=parsed.verdict, grade=int(parsed.verdict),
-                               rationale=parsed.rationale, raw_text=parsed.text)
+        return JudgementRecord(
+            **common,
+            verdict=parsed.verdict,
+            grade=int(parsed.verdict),
+            rationale=parsed.rationale,
+            raw_text=parsed.text,
+        )
     preferred = parsed.verdict if judging.kind == "grade" else preferred_side(job.ordering, parsed.verdict)
-    return JudgementRecord(**common, verdict=parsed.verdict, preferred=preferred, rationale=parsed.rationale,
-                           raw_text=parsed.text)
+    return JudgementRecord(
+        **common, verdict=parsed.verdict, preferred=preferred, rationale=parsed.rationale, raw_text=parsed.text
+    )
 
 
 def _parse(kind: str, text: str) -> ParsedReply:
@@ -90,12 +105,19 @@ def _parse(kind: str, text: str) -> ParsedReply:
     return parse_grade_reply(text) if kind == "grade" else parse_pair_reply(text)
 
 
-async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.AsyncBaseTransport | None = None,
-                          retry: RetryPolicy | None = None, progress: Progress | None = None) -> JudgingTally:
+async def execute_judging(
+    store: Store,
+    plan: JudgingPlan,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    retry: RetryPolicy | None = None,
+    progress: Progress | None = None,
+) -> JudgingTally:
     """Make every judge call of `plan` that has no stored verdict yet; return what was done."""
     decided = store.decided_judgement_ids(plan.judging.id)
-    todo = [job for job in plan.jobs if judgement_id(plan.judging.id, job.task_id, job.ordering, job.attempt)
-            not in decided]
+    todo = [
+        job for job in plan.jobs if judgement_id(plan.judging.id, job.task_id, job.ordering, job.attempt) not in decided
+    ]
     settings = plan.settings
     if not todo:
         return JudgingTally(0, len(plan.jobs), 0)
@@ -108,9 +130,17 @@ async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.A
 
     async def worker(client: ChatClient) -> None:
         for job in jobs:  # one shared iterator: each job goes to exactly one worker
-            reply = await ask_judge(client, plan.entry, plan.headers, job.messages, settings, retry=retry, rng=rng,
-                                    on_exchange=lambda ex, job=job: _audit(store, plan.entry, job, ex),
-                                    response_format=plan.response_format)
+            reply = await ask_judge(
+                client,
+                plan.entry,
+                plan.headers,
+                job.messages,
+                settings,
+                retry=retry,
+                rng=rng,
+                on_exchange=lambda ex, job=job: _audit(store, plan.entry, job, ex),
+                response_format=plan.response_format,
+            )
             record = to_judgement(plan.judging, job, reply)
             store.record_judgement(record)
             counts["done"] += 1
@@ -118,8 +148,13 @@ async def execute_judging(store: Store, plan: JudgingPlan, *, transport: httpx.A
             if progress is not None:
                 progress(record, counts["done"], len(todo))
 
-    async with native if native is not None else endpoint_client(
-            timeout_s=settings.timeout_s, concurrency=settings.concurrency, transport=transport) as client:
+    async with (
+        native
+        if native is not None
+        else endpoint_client(
+            timeout_s=settings.timeout_s, concurrency=settings.concurrency, transport=transport
+        ) as client
+    ):
         await asyncio.gather(*(worker(client) for _ in range(min(settings.concurrency, len(todo)))))
     return JudgingTally(counts["done"], len(plan.jobs) - len(todo), counts["failed"])
 

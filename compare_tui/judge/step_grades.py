@@ -28,25 +28,32 @@ def parse_step_grading(spec: str) -> tuple[str, str]:
     """`JUDGE[:RUBRIC]` → (judge, rubric); the rubric defaults to `similarity`."""
     judge, _, rubric = spec.strip().partition(":")
     if not judge.strip():
-        raise StepGradingError(f"--steps-by-grade {spec!r} names no judge: give JUDGE[:RUBRIC], e.g. "
-                               "gemma3-270m:similarity")
+        raise StepGradingError(
+            f"--steps-by-grade {spec!r} names no judge: give JUDGE[:RUBRIC], e.g. gemma3-270m:similarity"
+        )
     return judge.strip(), rubric.strip() or DEFAULT_RUBRIC
 
 
-def load_step_grading(store: Store, runs: Sequence[RunRecord], judge: str, rubric: str,
-                      pass_at: int) -> StepGrading:
+def load_step_grading(store: Store, runs: Sequence[RunRecord], judge: str, rubric: str, pass_at: int) -> StepGrading:
     """Each run's stored grades by `judge` under `rubric` (the newest such grading of a run).
     Raises `StepGradingError` when none of the runs has any."""
     try:
         wanted = load_scale_rubric(rubric)
     except RubricError:
-        raise StepGradingError(f"--steps-by-grade {judge}:{rubric}: {rubric!r} is neither `similarity`, `quality` "
-                               "nor an existing rubric file; name the rubric the answers were graded with") from None
+        raise StepGradingError(
+            f"--steps-by-grade {judge}:{rubric}: {rubric!r} is neither `similarity`, `quality` "
+            "nor an existing rubric file; name the rubric the answers were graded with"
+        ) from None
     grades: dict[str, dict[str, int]] = {}
     for run in runs:
-        judging = next((j for j in store.list_judgings(kind="scale", run_id=run.id)
-                        if j.run_id == run.id and j.judge_model == judge and j.mode == wanted.mode
-                        and j.rubric == wanted.text), None)
+        judging = next(
+            (
+                j
+                for j in store.list_judgings(kind="scale", run_id=run.id)
+                if j.run_id == run.id and j.judge_model == judge and j.mode == wanted.mode and j.rubric == wanted.text
+            ),
+            None,
+        )
         if judging is None:
             continue
         rows = load_run_grades(store, judging).rows
@@ -57,5 +64,6 @@ def load_step_grading(store: Store, runs: Sequence[RunRecord], judge: str, rubri
             f"no stored grades by the judge {judge!r} with the {rubric} rubric for this report's runs "
             f"({', '.join(r.id[:8] for r in runs)}): grade them first with `compare-tui grade {first} "
             f"--judge {judge} --rubric {rubric}`, or name a judge and rubric that `compare-tui report` "
-            "lists at the end of the text report")
+            "lists at the end of the text report"
+        )
     return StepGrading(judge, rubric, pass_at, grades)

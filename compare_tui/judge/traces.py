@@ -36,7 +36,7 @@ def strip_reasoning(text: str) -> str:
         return ""
     closer = _CLOSERS.search(text)
     if closer and not _OPENERS.search(text, 0, closer.start()):
-        text = text[closer.end():]
+        text = text[closer.end() :]
     for block in _BLOCKS:
         text = block.sub("", text)
     text = _HARMONY_FINAL.sub("", text).replace("<|return|>", "").replace("<|end|>", "")

@@ -24,7 +24,12 @@ from compare_tui.store import ReviewRecord, RunRecord, Store
 from compare_tui.store.judgements import JudgementRecord, PairLabelRecord
 
 VS_LABEL, VS_SCORER, INCONSISTENT_KIND, VS_CURRENT, FAILED_KIND = (
-    "judge vs label", "judge vs scorer", "inconsistent", "current vs candidate", "failed call")
+    "judge vs label",
+    "judge vs scorer",
+    "inconsistent",
+    "current vs candidate",
+    "failed call",
+)
 KINDS = (VS_LABEL, VS_SCORER, INCONSISTENT_KIND, VS_CURRENT, FAILED_KIND)
 LABEL_KEYS = ("pass", "fail", "tie", "skip")
 PAIR_LABELS = {"pass": "candidate", "fail": "baseline", "tie": "tie", "skip": "skip"}
@@ -89,7 +94,10 @@ def _pair_view(store: Store, judging_id: str) -> TriageView:
         label = row.label.label if row.label else None
         if label not in (None, "skip") and side is not None and side != label:
             kinds.append(VS_LABEL)
-        base, cand = (row.baseline.outcome if row.baseline else None), (row.candidate.outcome if row.candidate else None)
+        base, cand = (
+            (row.baseline.outcome if row.baseline else None),
+            (row.candidate.outcome if row.candidate else None),
+        )
         preference = scorer_preference(base, cand)
         if preference is not None and side is not None and side != preference:
             kinds.append(VS_SCORER)
@@ -99,19 +107,31 @@ def _pair_view(store: Store, judging_id: str) -> TriageView:
             kinds.append(FAILED_KIND)
         if not kinds:
             continue
-        rationales = tuple((f"judge, {title}: {_verdict(j)}", _rationale(j))
-                           for title, j in (("baseline shown first", row.ab), ("candidate shown first", row.ba)))
-        items.append(TriageItem(
-            row.task_id, tuple(kinds),
-            f"judge: {RESULT_WORDS[row.result]} · scorer: baseline {base or '—'}, candidate {cand or '—'}",
-            ((f"baseline · {report.baseline.model_name}", _text(row.baseline)),
-             (f"candidate · {report.candidate.model_name}", _text(row.candidate))),
-            rationales, label, *_label_meta(row.label)))
+        rationales = tuple(
+            (f"judge, {title}: {_verdict(j)}", _rationale(j))
+            for title, j in (("baseline shown first", row.ab), ("candidate shown first", row.ba))
+        )
+        items.append(
+            TriageItem(
+                row.task_id,
+                tuple(kinds),
+                f"judge: {RESULT_WORDS[row.result]} · scorer: baseline {base or '—'}, candidate {cand or '—'}",
+                (
+                    (f"baseline · {report.baseline.model_name}", _text(row.baseline)),
+                    (f"candidate · {report.candidate.model_name}", _text(row.candidate)),
+                ),
+                rationales,
+                label,
+                *_label_meta(row.label),
+            )
+        )
     f = report.figures
     ci = "—" if f.interval is None else f"{percent(f.interval.low)}–{percent(f.interval.high)}"
-    figures = (f"candidate wins {f.wins} · baseline wins {f.losses} · ties {f.all_ties} ({f.inconsistent} "
-               f"inconsistent) · failed {f.failed} · win rate {percent(f.win_rate)} [{ci}] → {f.conclusion}",
-               f"judge agrees with people on {report.agreed} of {report.labelled} labelled pairs")
+    figures = (
+        f"candidate wins {f.wins} · baseline wins {f.losses} · ties {f.all_ties} ({f.inconsistent} "
+        f"inconsistent) · failed {f.failed} · win rate {percent(f.win_rate)} [{ci}] → {f.conclusion}",
+        f"judge agrees with people on {report.agreed} of {report.labelled} labelled pairs",
+    )
     title = f"{report.judging.judge_model} judging {report.candidate.model_name} vs {report.baseline.model_name}"
     return TriageView("pair", judging_id, report.baseline.id, report.candidate.id, title, tuple(items), figures)
 
@@ -139,19 +159,31 @@ def _grade_view(store: Store, judging_id: str, current: str) -> TriageView:
         if not kinds:
             continue
         review = reviews.get(row.task_id)
-        items.append(TriageItem(
-            row.task_id, tuple(kinds),
-            f"current: {decision_text(row.current)} · candidate: {decision_text(row.candidate)} · "
-            f"scorer: {scorer or '—'}",
-            ((f"answer · {loaded.run.model_name}", _text(answer)),
-             ("expected outcome", expected.get(row.task_id, "(golden set not available)"))),
-            ((f"current · {c.current_name}: {decision_text(row.current)}", row.current.rationale),
-             (f"candidate · {c.candidate_name}: {decision_text(row.candidate)}", row.candidate.rationale)),
-            review.verdict if review else None, review.reviewer if review else "", review.at if review else "",
-            review.note if review else ""))
-    figures = (f"agreement {c.agreed} of {c.comparable} · labelled {c.labelled} (badge needs {c.min_labelled}) · "
-               f"correct: current {c.current_correct}, candidate {c.candidate_correct} · failed calls {c.failed_calls}",
-               f"badge: {c.badge.name} — {'; '.join(c.badge.reasons)}")
+        items.append(
+            TriageItem(
+                row.task_id,
+                tuple(kinds),
+                f"current: {decision_text(row.current)} · candidate: {decision_text(row.candidate)} · "
+                f"scorer: {scorer or '—'}",
+                (
+                    (f"answer · {loaded.run.model_name}", _text(answer)),
+                    ("expected outcome", expected.get(row.task_id, "(golden set not available)")),
+                ),
+                (
+                    (f"current · {c.current_name}: {decision_text(row.current)}", row.current.rationale),
+                    (f"candidate · {c.candidate_name}: {decision_text(row.candidate)}", row.candidate.rationale),
+                ),
+                review.verdict if review else None,
+                review.reviewer if review else "",
+                review.at if review else "",
+                review.note if review else "",
+            )
+        )
+    figures = (
+        f"agreement {c.agreed} of {c.comparable} · labelled {c.labelled} (badge needs {c.min_labelled}) · "
+        f"correct: current {c.current_correct}, candidate {c.candidate_correct} · failed calls {c.failed_calls}",
+        f"badge: {c.badge.name} — {'; '.join(c.badge.reasons)}",
+    )
     title = f"{c.candidate_name} vs {c.current_name} on {loaded.run.model_name}"
     return TriageView("grade", judging_id, loaded.run.id, None, title, tuple(items), figures, c.badge.name)
 
@@ -162,13 +194,23 @@ def save_label(store: Store, view: TriageView, task_id: str, key: str, *, review
     if key not in LABEL_KEYS:
         raise ValueError(f"unknown label {key!r}: use one of {', '.join(LABEL_KEYS)}")
     if view.kind == "pair":
-        saved = store.add_pair_label(PairLabelRecord(run_id=view.run_id, other_run_id=view.other_run_id or "",
-                                                     task_id=task_id, label=PAIR_LABELS[key], note=note, reviewer=reviewer))
+        saved = store.add_pair_label(
+            PairLabelRecord(
+                run_id=view.run_id,
+                other_run_id=view.other_run_id or "",
+                task_id=task_id,
+                label=PAIR_LABELS[key],
+                note=note,
+                reviewer=reviewer,
+            )
+        )
         words = saved.label if saved.label in ("tie", "skip") else f"{saved.label} better"
         return f"{words} on {task_id} by {saved.reviewer} at {saved.at}"
     if key == "tie":
         raise ValueError("tie applies to a pair of answers; label a single answer pass, fail or skip")
-    review = store.add_review(ReviewRecord(run_id=view.run_id, task_id=task_id, verdict=key, note=note, reviewer=reviewer))
+    review = store.add_review(
+        ReviewRecord(run_id=view.run_id, task_id=task_id, verdict=key, note=note, reviewer=reviewer)
+    )
     return f"{review.verdict} on {task_id} by {review.reviewer} at {review.at}"
 
 

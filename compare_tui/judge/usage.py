@@ -38,12 +38,14 @@ def judge_usage(judgements: Iterable[JudgementRecord], cost_basis: Mapping[str, 
     missing = sum(1 for j in rows if j.prompt_tokens is None and j.completion_tokens is None)
     latency = percentiles(j.e2e_ms for j in rows if j.e2e_ms is not None)
     cost, currency, note = _cost(rows, cost_basis, prompt, completion, missing)
-    return JudgeUsage(len(rows), sum(1 for j in rows if j.failed), prompt, completion, missing, latency,
-                      cost, currency, note)
+    return JudgeUsage(
+        len(rows), sum(1 for j in rows if j.failed), prompt, completion, missing, latency, cost, currency, note
+    )
 
 
-def _cost(rows: list[JudgementRecord], basis: Mapping[str, Any] | None, prompt: int, completion: int,
-          missing: int) -> tuple[float | None, str, str]:
+def _cost(
+    rows: list[JudgementRecord], basis: Mapping[str, Any] | None, prompt: int, completion: int, missing: int
+) -> tuple[float | None, str, str]:
     if not basis or basis.get("basis") not in ("hardware", "token_price"):
         return None, "USD", "no cost basis in the judge's catalogue entry: cost not shown"
     if basis["basis"] == "token_price":
@@ -55,5 +57,9 @@ def _cost(rows: list[JudgementRecord], basis: Mapping[str, Any] | None, prompt: 
         return total, currency, note
     seconds = sum(j.e2e_ms or 0.0 for j in rows) / 1000
     rate = float(basis["usd_per_hour"])
-    return (rate * seconds / 3600, "USD", f"hardware basis: {seconds:.1f} s of judge calls at ${rate:.2f}/h "
-            "(overlapping calls each charged: an upper bound)")
+    return (
+        rate * seconds / 3600,
+        "USD",
+        f"hardware basis: {seconds:.1f} s of judge calls at ${rate:.2f}/h "
+        "(overlapping calls each charged: an upper bound)",
+    )

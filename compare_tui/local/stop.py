@@ -120,5 +120,7 @@ def stop_server(record: ServerRecord) -> StopOutcome:
     _send(record, signal.SIGKILL)
     if _gone(record, started, KILL_WAIT_S):
         return StopOutcome(record.name, record.pid, "killed")
-    raise LocalError(f"llama-server pid {record.pid} ({record.name}) survived SIGKILL",
-                     f"check it with: ps -o pid,stat,cmd -p {record.pid}")
+    raise LocalError(
+        f"llama-server pid {record.pid} ({record.name}) survived SIGKILL",
+        f"check it with: ps -o pid,stat,cmd -p {record.pid}",
+    )

@@ -40,20 +40,32 @@ class Promotion:
     """One sentence: what will happen, with the verdict and its interval."""
 
 
-def plan_promotion(inputs: ReportInputs, model: str, *, current_baseline: str | None, force: bool = False,
-                   reason: str = "", initial: bool = False, canary_percent: float | None = None,
-                   decided_by: str = "") -> Promotion:
+def plan_promotion(
+    inputs: ReportInputs,
+    model: str,
+    *,
+    current_baseline: str | None,
+    force: bool = False,
+    reason: str = "",
+    initial: bool = False,
+    canary_percent: float | None = None,
+    decided_by: str = "",
+) -> Promotion:
     """The decision to record for making `model` the workload's baseline, or `PromotionRefused`."""
     if force and not reason.strip():
-        raise PromotionRefused("--force needs --reason \"…\": a forced promotion records why")
+        raise PromotionRefused('--force needs --reason "…": a forced promotion records why')
     named = inputs.baseline
     # Judged against the comparison's baseline, unless that is the model promoted: then against
     # the workload's current baseline.
-    against = named if named and named != model else (
-        current_baseline if current_baseline and current_baseline != model else None)
+    against = (
+        named
+        if named and named != model
+        else (current_baseline if current_baseline and current_baseline != model else None)
+    )
     source = inputs.baseline_source if against == named else "workload"
-    report = build_report(replace(inputs, baseline=against, baseline_source=source) if against else
-                          replace(inputs, baseline=None))
+    report = build_report(
+        replace(inputs, baseline=against, baseline_source=source) if against else replace(inputs, baseline=None)
+    )
     row = report.figures_for(model) or next((r for r in report.models if r.model_name == model), None)
     if row is None:
         shown = ", ".join(r.label for r in report.models) or "none"
@@ -65,19 +77,23 @@ def plan_promotion(inputs: ReportInputs, model: str, *, current_baseline: str | 
         if current_baseline == row.model_name:
             raise PromotionRefused(f"{row.model_name} is already the baseline of workload {workload}")
         if not initial:
-            why = (f"{model} is this comparison's own baseline" if named == model
-                   else "this comparison names no baseline")
+            why = (
+                f"{model} is this comparison's own baseline" if named == model else "this comparison names no baseline"
+            )
             raise PromotionRefused(
                 f"workload {workload} has no baseline yet and {why}, so there is no verdict for {model}: give "
                 "--initial to make it the workload's first baseline, or re-frame the comparison with "
-                "`report --baseline`")
+                "`report --baseline`"
+            )
         kind = "initial"
         summary = f"{row.model_name} becomes workload {workload}'s first baseline (initial; no verdict)."
     elif report.decision is None:
-        words = (f"without a verdict: the workload's baseline {against} is not in this comparison (compare the two "
-                 f"with `run SET --baseline {against} --model {row.model_name}`)")
+        words = (
+            f"without a verdict: the workload's baseline {against} is not in this comparison (compare the two "
+            f"with `run SET --baseline {against} --model {row.model_name}`)"
+        )
         if not force:
-            raise PromotionRefused(f"refused: {row.model_name} is {words}; promote it only with --force --reason \"…\"")
+            raise PromotionRefused(f'refused: {row.model_name} is {words}; promote it only with --force --reason "…"')
         kind = "forced"
         summary = f"{_takes_over(row.model_name, current_baseline, workload)} (forced): {row.model_name} is {words}."
     else:
@@ -90,23 +106,34 @@ def plan_promotion(inputs: ReportInputs, model: str, *, current_baseline: str | 
         elif force:
             kind = "forced"
         else:
-            raise PromotionRefused(f"refused: {row.model_name} is {words}; promote it only with "
-                                   "--force --reason \"…\" (recorded as forced)")
+            raise PromotionRefused(
+                f'refused: {row.model_name} is {words}; promote it only with --force --reason "…" (recorded as forced)'
+            )
         summary = f"{_takes_over(row.model_name, current_baseline, workload)} ({kind}): {row.model_name} is {words}."
     pins = _pins(inputs, {row.model_name, *(m for m in (against, current_baseline) if m)})
     if canary_percent is not None:
         if not 0 < canary_percent < 100:
             raise PromotionRefused(f"--canary is a share of traffic between 0 and 100 % (got {canary_percent:g})")
         if current_baseline is None or current_baseline not in pins:
-            raise PromotionRefused("--canary splits traffic with the current baseline, which must be one of this "
-                                   "comparison's models")
-        summary += (f" Canary: {canary_percent:g}% of traffic to {row.model_name}, "
-                    f"{100 - canary_percent:g}% stays on {current_baseline}.")
+            raise PromotionRefused(
+                "--canary splits traffic with the current baseline, which must be one of this comparison's models"
+            )
+        summary += (
+            f" Canary: {canary_percent:g}% of traffic to {row.model_name}, "
+            f"{100 - canary_percent:g}% stays on {current_baseline}."
+        )
     record = DecisionRecord(
-        workload_id=workload, model=row.model_name, previous_model=current_baseline,
-        comparison_id=report.comparison_id, goldset_digest=report.goldset.digest, kind=kind,
-        reason=reason.strip(), decided_by=decided_by, canary_percent=canary_percent,
-        pins=pins, figures=_figures(report, row.label),
+        workload_id=workload,
+        model=row.model_name,
+        previous_model=current_baseline,
+        comparison_id=report.comparison_id,
+        goldset_digest=report.goldset.digest,
+        kind=kind,
+        reason=reason.strip(),
+        decided_by=decided_by,
+        canary_percent=canary_percent,
+        pins=pins,
+        figures=_figures(report, row.label),
     )
     return Promotion(record, report, verdict, summary)
 
@@ -122,8 +149,10 @@ def _takes_over(model: str, current_baseline: str | None, workload: str) -> str:
 def _verdict_words(versus: Any, margin_pp: float, baseline: str) -> str:
     if versus is None or versus.verdict is None:
         return f"without a verdict against {baseline} (no task scored by both)"
-    return (f"{versus.verdict} against {baseline} ({fmt.signed(versus.delta_pp, ' pts')}, 95% CI "
-            f"{fmt.points_interval(versus.interval_pp)}, margin {margin_pp:g})")
+    return (
+        f"{versus.verdict} against {baseline} ({fmt.signed(versus.delta_pp, ' pts')}, 95% CI "
+        f"{fmt.points_interval(versus.interval_pp)}, margin {margin_pp:g})"
+    )
 
 
 def _pins(inputs: ReportInputs, names: set[str]) -> dict[str, Any]:
@@ -144,6 +173,10 @@ def _figures(report: Report, label: str) -> dict[str, Any]:
     decision = document.get("decision") or {}
     versus = next((v for v in decision.get("versus", []) if v["candidate"] == label), None)
     row = next((m for m in document["models"] if m["label"] == label), None)
-    return {"schema_version": document["schema_version"], "summary": decision.get("summary"),
-            "margin_pp": decision.get("margin_pp"), "versus": versus,
-            "pass_rate": row["pass_rate"] if row else None}
+    return {
+        "schema_version": document["schema_version"],
+        "summary": decision.get("summary"),
+        "margin_pp": decision.get("margin_pp"),
+        "versus": versus,
+        "pass_rate": row["pass_rate"] if row else None,
+    }

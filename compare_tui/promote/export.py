@@ -39,30 +39,48 @@ def _litellm_model(pins: Mapping[str, Any]) -> str:
 def litellm_config(decision: DecisionRecord) -> str:
     """A LiteLLM proxy config fragment: `model_list` with one entry per deployment."""
     alias = decision.workload_id
-    lines = [f"# compare-tui promote: workload {decision.workload_id} -> {decision.model} ({decision.kind}, "
-             f"decision {decision.id}, {decision.decided_at})",
-             "# No key is written here: add api_key: os.environ/NAME to each deployment if the endpoint needs one.",
-             "model_list:"]
+    lines = [
+        f"# compare-tui promote: workload {decision.workload_id} -> {decision.model} ({decision.kind}, "
+        f"decision {decision.id}, {decision.decided_at})",
+        "# No key is written here: add api_key: os.environ/NAME to each deployment if the endpoint needs one.",
+        "model_list:",
+    ]
     for name, pins, share in deployments(decision):
-        lines += [f"  - model_name: {json.dumps(alias)}",
-                  "    litellm_params:",
-                  f"      model: {json.dumps(_litellm_model(pins))}",
-                  f"      api_base: {json.dumps(pins.get('endpoint', ''))}"]
+        lines += [
+            f"  - model_name: {json.dumps(alias)}",
+            "    litellm_params:",
+            f"      model: {json.dumps(_litellm_model(pins))}",
+            f"      api_base: {json.dumps(pins.get('endpoint', ''))}",
+        ]
         if share < 100:
             lines.append(f"      weight: {share:g}")
-        lines += ["    model_info:", f"      compare_tui_model: {json.dumps(name)}",
-                  f"      weights_digest: {json.dumps(pins.get('weights_digest'))}"]
+        lines += [
+            "    model_info:",
+            f"      compare_tui_model: {json.dumps(name)}",
+            f"      weights_digest: {json.dumps(pins.get('weights_digest'))}",
+        ]
     return "\n".join(lines) + "\n"
 
 
 def alias_json(decision: DecisionRecord) -> str:
     """The plain alias file."""
     document = {
-        "alias": decision.workload_id, "decision_id": decision.id, "kind": decision.kind,
-        "decided_at": decision.decided_at, "comparison_id": decision.comparison_id,
-        "routes": [{"model": name, "endpoint": pins.get("endpoint"), "model_id": pins.get("model"),
-                    "weights_digest": pins.get("weights_digest"), "revision": pins.get("revision"),
-                    "percent": share} for name, pins, share in deployments(decision)],
+        "alias": decision.workload_id,
+        "decision_id": decision.id,
+        "kind": decision.kind,
+        "decided_at": decision.decided_at,
+        "comparison_id": decision.comparison_id,
+        "routes": [
+            {
+                "model": name,
+                "endpoint": pins.get("endpoint"),
+                "model_id": pins.get("model"),
+                "weights_digest": pins.get("weights_digest"),
+                "revision": pins.get("revision"),
+                "percent": share,
+            }
+            for name, pins, share in deployments(decision)
+        ],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 

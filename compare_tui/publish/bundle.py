@@ -71,13 +71,15 @@ def _write(out: Path, page: str, report_json: str) -> tuple[Path, Path, bytes, b
             partial.write_bytes(data)
             os.replace(partial, path)
     except OSError as exc:
-        raise PublishError(f"cannot write the bundle to {out}: {exc.strerror or exc}; "
-                           "give another folder with --out") from None
+        raise PublishError(
+            f"cannot write the bundle to {out}: {exc.strerror or exc}; give another folder with --out"
+        ) from None
     return index, report, page_bytes, json_bytes
 
 
-def publish_report(store: Store, ref: str, out: Path, *, answers: bool = True,
-                   environ: dict[str, str] | None = None) -> Published:
+def publish_report(
+    store: Store, ref: str, out: Path, *, answers: bool = True, environ: dict[str, str] | None = None
+) -> Published:
     """Publish the comparison or run `ref` (or `latest`). Raises `ReportNotFoundError`,
     `StoreError` or `PublishError`."""
     # The work's objects are freed (on return) before the collector is back on: were they still
@@ -107,9 +109,18 @@ def _publish_report(store: Store, ref: str, out: Path, answers: bool, environ: d
     # Exactly `report --format json`'s document, from the one the page used.
     index, report_path, page_bytes, json_bytes = _write(out, page, indented_json(document) + "\n")
     kind: BundleKind = "comparison" if report.comparison_id else "run"
-    record = store.record_bundle(BundleRecord(
-        kind=kind, ref=report.comparison_id or report.run_ids[0], title=report.title, path=str(out.resolve()),
-        sha256=_sha(page_bytes), report_sha256=_sha(json_bytes), answers=answers, size_bytes=len(page_bytes)))
+    record = store.record_bundle(
+        BundleRecord(
+            kind=kind,
+            ref=report.comparison_id or report.run_ids[0],
+            title=report.title,
+            path=str(out.resolve()),
+            sha256=_sha(page_bytes),
+            report_sha256=_sha(json_bytes),
+            answers=answers,
+            size_bytes=len(page_bytes),
+        )
+    )
     return Published(record, index, report_path)
 
 
@@ -130,7 +141,16 @@ def _publish_experiment(store: Store, name: str, out: Path) -> Published:
     document = experiment_document(figures)
     page = experiment_page(figures, document)
     index, report_path, page_bytes, json_bytes = _write(out, page, json.dumps(document, indent=2) + "\n")
-    record = store.record_bundle(BundleRecord(
-        kind="experiment", ref=name, title=f"Experiment {name}", path=str(out.resolve()),
-        sha256=_sha(page_bytes), report_sha256=_sha(json_bytes), answers=False, size_bytes=len(page_bytes)))
+    record = store.record_bundle(
+        BundleRecord(
+            kind="experiment",
+            ref=name,
+            title=f"Experiment {name}",
+            path=str(out.resolve()),
+            sha256=_sha(page_bytes),
+            report_sha256=_sha(json_bytes),
+            answers=False,
+            size_bytes=len(page_bytes),
+        )
+    )
     return Published(record, index, report_path)

@@ -39,16 +39,24 @@ _ENVIRONMENT_KEYS = ("os", "machine", "cpu_model", "cpu_count", "python", "compa
 
 def _header(report: Report) -> list[str]:
     g = report.goldset
-    subject = (f"comparison {report.comparison_id}" if report.comparison_id
-               else f"run {report.run_ids[0]}" if report.run_ids else "no runs")
+    subject = (
+        f"comparison {report.comparison_id}"
+        if report.comparison_id
+        else f"run {report.run_ids[0]}"
+        if report.run_ids
+        else "no runs"
+    )
     return [
         f"<header><h1>{esc(report.title)}</h1>",
         f'<p id="goldset">Golden set <strong>{esc(g.name or g.workload_id)}</strong> '
         f"(<code>{esc(g.workload_id)}</code>) version {esc(g.version or fmt.DASH)}, digest "
         f"<code>{esc(g.digest or 'not recorded')}</code>. {esc(subject)}; runs "
-        + ", ".join(f"<code>{esc(r)}</code>" for r in report.run_ids) + ".</p>",
-        ('<p class="note">A read-only bundle written by <code>compare-tui publish</code>: a measurement on this '
-         "team's tasks, not a general ranking, and not a decision.</p></header>"),
+        + ", ".join(f"<code>{esc(r)}</code>" for r in report.run_ids)
+        + ".</p>",
+        (
+            '<p class="note">A read-only bundle written by <code>compare-tui publish</code>: a measurement on this '
+            "team's tasks, not a general ranking, and not a decision.</p></header>"
+        ),
     ]
 
 
@@ -58,7 +66,8 @@ def _decision(report: Report) -> str:
         return section("decision", "Decision", f"<p>{esc(report.decision_note)}</p>") if report.decision_note else ""
     keep = " keep" if decision.summary.startswith("Keep") else ""
     return section(
-        "decision", "Decision against the baseline",
+        "decision",
+        "Decision against the baseline",
         f'<p class="lead{keep}" id="decision-summary">{esc(decision.summary)}</p>',
         column_table(columns.versus_columns(report), "versus-table", columns.TITLES["versus"]),
         bullets(columns.versus_notes(report), "versus-notes"),
@@ -69,7 +78,8 @@ def _recommendation(report: Report) -> str:
     rec = report.recommendation
     refused = bullets(f"{r.label} (run {r.run_id}) is not shown: {r.reason}" for r in report.refused)
     return section(
-        "recommendation", "Recommendation and confidence",
+        "recommendation",
+        "Recommendation and confidence",
         f'<p class="lead" id="recommendation-summary">{esc(rec.summary)}</p>',
         f'<p>Confidence: <strong id="confidence">{esc(rec.confidence or "none")}</strong>. '
         f'<span class="note">{esc(rec.label)}</span></p>',
@@ -79,13 +89,25 @@ def _recommendation(report: Report) -> str:
 
 
 def _pass_rates(report: Report) -> str:
-    rows = [(r.label, r.pass_rate.rate, r.pass_rate.interval.low if r.pass_rate.interval else None,
-             r.pass_rate.interval.high if r.pass_rate.interval else None) for r in report.models]
+    rows = [
+        (
+            r.label,
+            r.pass_rate.rate,
+            r.pass_rate.interval.low if r.pass_rate.interval else None,
+            r.pass_rate.interval.high if r.pass_rate.interval else None,
+        )
+        for r in report.models
+    ]
     return section(
-        "pass-rates", "Pass rates",
+        "pass-rates",
+        "Pass rates",
         column_table(columns.pass_rate_columns(report), "pass-table", columns.TITLES["pass"]),
-        (f'<div class="plots">{svg.interval_plot(rows, "plot-pass-rate", "Pass rate with its Wilson 95% interval")}'
-         "</div>") if rows else "",
+        (
+            f'<div class="plots">{svg.interval_plot(rows, "plot-pass-rate", "Pass rate with its Wilson 95% interval")}'
+            "</div>"
+        )
+        if rows
+        else "",
     )
 
 
@@ -94,7 +116,8 @@ def _latency(report: Report, document_: Mapping[str, Any]) -> str:
     plots = [svg.ecdf_plot(d, f"plot-{d['metric']}-ecdf") for d in distributions]
     plots += [svg.histogram_plot(d, f"plot-{d['metric']}-histogram") for d in distributions]
     return section(
-        "latency", "Latency and tokens",
+        "latency",
+        "Latency and tokens",
         column_table(columns.latency_columns(report), "latency-table", columns.TITLES["latency"]),
         f'<p class="note">{esc(columns.LATENCY_CAPTION)}</p>',
         f'<div class="plots">{"".join(plots)}</div>' if plots else "",
@@ -104,15 +127,20 @@ def _latency(report: Report, document_: Mapping[str, Any]) -> str:
 
 def _cost(report: Report) -> str:
     util = columns.utilisation_columns(report)
-    rows = [(r.label, [(p.utilisation, p.per_task) for p in r.cost.utilisation]) for r in report.models
-            if r.cost.utilisation]
+    rows = [
+        (r.label, [(p.utilisation, p.per_task) for p in r.cost.utilisation])
+        for r in report.models
+        if r.cost.utilisation
+    ]
     currency = next((r.cost.currency for r in report.models if r.cost.utilisation), "USD")
     return section(
-        "cost", "Provenance, GPU memory and cost",
+        "cost",
+        "Provenance, GPU memory and cost",
         column_table(columns.cost_columns(report), "cost-table", columns.TITLES["cost"]),
         bullets(f"{r.label}: {r.cost.note}" for r in report.models if r.cost.note),
-        column_table(util, "utilisation-table", columns.TITLES["utilisation"]) if util else
-        '<p class="note">No model here is on a hardware cost basis.</p>',
+        column_table(util, "utilisation-table", columns.TITLES["utilisation"])
+        if util
+        else '<p class="note">No model here is on a hardware cost basis.</p>',
         f'<div class="plots">{svg.utilisation_plot(rows, currency, "plot-utilisation")}</div>' if rows else "",
     )
 
@@ -120,9 +148,12 @@ def _cost(report: Report) -> str:
 def _paired(report: Report) -> str:
     if not report.paired:
         return ""
-    return section("paired", "Is the lead larger than noise?",
-                   column_table(columns.paired_columns(report), "paired-table", columns.TITLES["paired"]),
-                   bullets(p.sentence for p in report.paired))
+    return section(
+        "paired",
+        "Is the lead larger than noise?",
+        column_table(columns.paired_columns(report), "paired-table", columns.TITLES["paired"]),
+        bullets(p.sentence for p in report.paired),
+    )
 
 
 def _replay(report: Report, mask: Masker) -> str:
@@ -131,24 +162,33 @@ def _replay(report: Report, mask: Masker) -> str:
     screen readers) and its verdict."""
     if not report.trajectories:
         return ""
-    parts = ['<p class="note">A run is driven when no step is lost; a step not measured counts neither way. '
-             "Marks: " + " · ".join(f"{esc(fmt.MARKS[s])} {esc(fmt.MARK_WORDS[s])}" for s in STATUS_CLASS) + ".</p>"]
+    parts = [
+        '<p class="note">A run is driven when no step is lost; a step not measured counts neither way. '
+        "Marks: " + " · ".join(f"{esc(fmt.MARKS[s])} {esc(fmt.MARK_WORDS[s])}" for s in STATUS_CLASS) + ".</p>"
+    ]
     for number, fig in enumerate(report.trajectories, 1):
         graded = f"; {fmt.steps_by_grade(report.step_grading, fig)}" if report.step_grading else ""
-        parts.append(f"<h3>{esc(fig.label)}</h3><p>Runs driven without losing a step {esc(fmt.runs_driven(fig))}; "
-                     f"step pass rate {esc(fmt.step_rate(fig))}{esc(graded)}.</p>")
+        parts.append(
+            f"<h3>{esc(fig.label)}</h3><p>Runs driven without losing a step {esc(fmt.runs_driven(fig))}; "
+            f"step pass rate {esc(fmt.step_rate(fig))}{esc(graded)}.</p>"
+        )
         rows = []
         for strip in fig.runs:
             marks = "".join(
                 f'<span class="{STATUS_CLASS[status]}" title="step {i} ({esc(mask(task))}): {esc(fmt.MARK_WORDS[status])}">'
                 f"{esc(fmt.MARKS[status])}</span>"
-                for i, (task, status) in enumerate(zip(strip.task_ids, strip.statuses, strict=True), 1))
+                for i, (task, status) in enumerate(zip(strip.task_ids, strip.statuses, strict=True), 1)
+            )
             spoken = ", ".join(f"step {i} {fmt.MARK_WORDS[s]}" for i, s in enumerate(strip.statuses, 1))
-            rows.append(f'<tr><th scope="row"><code>{esc(mask(strip.run))}</code></th>'
-                        f'<td class="strip" aria-label="{esc(spoken)}">{marks}</td><td>{esc(fmt.run_verdict(strip))}</td></tr>')
-        parts.append(f'<div class="scroll"><table id="replay-{number}"><thead><tr><th scope="col">run</th>'
-                     f'<th scope="col">steps</th><th scope="col">result</th></tr></thead><tbody>{"".join(rows)}'
-                     "</tbody></table></div>")
+            rows.append(
+                f'<tr><th scope="row"><code>{esc(mask(strip.run))}</code></th>'
+                f'<td class="strip" aria-label="{esc(spoken)}">{marks}</td><td>{esc(fmt.run_verdict(strip))}</td></tr>'
+            )
+        parts.append(
+            f'<div class="scroll"><table id="replay-{number}"><thead><tr><th scope="col">run</th>'
+            f'<th scope="col">steps</th><th scope="col">result</th></tr></thead><tbody>{"".join(rows)}'
+            "</tbody></table></div>"
+        )
     return section("replay", "Agent runs (whole-run replay)", *parts)
 
 
@@ -158,11 +198,17 @@ def _grades(grades: Sequence[GradeReport], mask: Masker) -> str:
     parts = []
     for number, grade in enumerate(grades, 1):
         rows = grade_rows(grade)
-        cols = [Column(header, tuple(mask(row[i]) for row in rows), "text" if i in (0, 4, 10) else "number")
-                for i, header in enumerate(GRADE_HEADERS)]
-        parts += [f"<h3>Rubric grades by {esc(mask(grade.judge))}</h3>", f"<p>{esc(mask(grade_intro(grade)))}</p>",
-                  column_table(cols, f"grades-{number}"), f'<p class="note">{esc(mask(usage_line(grade.usage)))}</p>',
-                  bullets(mask(caveat) for caveat in grade.caveats)]
+        cols = [
+            Column(header, tuple(mask(row[i]) for row in rows), "text" if i in (0, 4, 10) else "number")
+            for i, header in enumerate(GRADE_HEADERS)
+        ]
+        parts += [
+            f"<h3>Rubric grades by {esc(mask(grade.judge))}</h3>",
+            f"<p>{esc(mask(grade_intro(grade)))}</p>",
+            column_table(cols, f"grades-{number}"),
+            f'<p class="note">{esc(mask(usage_line(grade.usage)))}</p>',
+            bullets(mask(caveat) for caveat in grade.caveats),
+        ]
     return section("grades", "Rubric grades", *parts) if parts else ""
 
 
@@ -176,26 +222,39 @@ def _runs(report: Report, runs: Mapping[str, RunRecord], mask: Masker) -> str:
         env = run.environment or {}
         server = env.get("server")
         items: list[tuple[str, object]] = [
-            ("run", run.id), ("status", row.run_status), ("provenance", row.provenance),
-            ("model id", entry.get("model")), ("kind", entry.get("kind")), ("revision", entry.get("revision")),
+            ("run", run.id),
+            ("status", row.run_status),
+            ("provenance", row.provenance),
+            ("model id", entry.get("model")),
+            ("kind", entry.get("kind")),
+            ("revision", entry.get("revision")),
             ("weights digest", entry.get("weights_digest")),
-            ("started", run.started_at), ("finished", run.finished_at),
+            ("started", run.started_at),
+            ("finished", run.finished_at),
             ("settings", json.dumps(run.settings, sort_keys=True) if run.settings else None),
-            ("GPU memory", fmt.gpu(row.gpu)), ("GPU notes", "; ".join(row.gpu.notes)),
+            ("GPU memory", fmt.gpu(row.gpu)),
+            ("GPU notes", "; ".join(row.gpu.notes)),
         ]
         items += [(f"serving: {k}", mask(str(v))) for k, v in sorted((entry.get("serving") or {}).items())]
         items += [(f"host: {k.replace('_', ' ')}", env.get(k)) for k in _ENVIRONMENT_KEYS]
         if isinstance(server, Mapping) and server:
             items.append(("server", mask(json.dumps(server, sort_keys=True, ensure_ascii=False))))
         parts.append(f"<h3>{esc(row.label)}</h3>{key_values(items)}")
-    return section("runs", "Runs, provenance, environment and serving notes",
-                   '<p class="note">Serving notes are what the catalogue states (or what the server said '
-                   "of itself); they are not verified.</p>", *parts)
+    return section(
+        "runs",
+        "Runs, provenance, environment and serving notes",
+        '<p class="note">Serving notes are what the catalogue states (or what the server said '
+        "of itself); they are not verified.</p>",
+        *parts,
+    )
 
 
 def _caveats(report: Report) -> str:
-    return section("caveats", "Caveats (what this report could not establish)",
-                   bullets((c.text for c in report.caveats), "caveat-list") or "<p>None.</p>")
+    return section(
+        "caveats",
+        "Caveats (what this report could not establish)",
+        bullets((c.text for c in report.caveats), "caveat-list") or "<p>None.</p>",
+    )
 
 
 def _flags(statuses: Sequence[str]) -> str:
@@ -220,11 +279,24 @@ def _details_data(report: Report, details: Sequence[TaskDetail]) -> dict[str, An
         if d is None:
             tasks.append(["", "", "", [[] for _ in report.models], [0 for _ in report.models]])
             continue
-        attempts = [[[a.attempt, a.outcome, a.answer, a.detail, a.error,
-                      None if a.ttft_ms is None else round(a.ttft_ms), None if a.e2e_ms is None else round(a.e2e_ms)]
-                     for a in d.attempts.get(row.run_id, ())] for row in report.models]
-        reviews = [[r.verdict, r.note, r.reviewer, r.at] if (r := d.reviews.get(row.run_id)) else 0
-                   for row in report.models]
+        attempts = [
+            [
+                [
+                    a.attempt,
+                    a.outcome,
+                    a.answer,
+                    a.detail,
+                    a.error,
+                    None if a.ttft_ms is None else round(a.ttft_ms),
+                    None if a.e2e_ms is None else round(a.e2e_ms),
+                ]
+                for a in d.attempts.get(row.run_id, ())
+            ]
+            for row in report.models
+        ]
+        reviews = [
+            [r.verdict, r.note, r.reviewer, r.at] if (r := d.reviews.get(row.run_id)) else 0 for row in report.models
+        ]
         tasks.append([d.input, d.expected, d.scorer, attempts, reviews])
     marks = {status: [fmt.MARKS[status], fmt.MARK_WORDS[status]] for status in STATUS_CLASS}
     return {"models": [row.label for row in report.models], "marks": marks, "tasks": tasks}
@@ -244,34 +316,69 @@ def _tasks(report: Report, details: Sequence[TaskDetail] | None) -> str:
             cells = "".join(f"<td class={STATUS_CLASS.get(s, 'm')}>{esc(fmt.MARKS.get(s, '·'))}" for s in statuses)
             parts = spelled[statuses] = (f'<tbody class="{_flags(statuses)}"><tr><th scope=row{opener}>', cells)
         rows.append(f"{parts[0]}{esc(task_id)}{parts[1]}</tbody>")
-    legend = ('<p class="legend">' + "".join(f'<span>{esc(fmt.MARKS[s])} {esc(fmt.MARK_WORDS[s])}</span>'
-                                             for s in STATUS_CLASS) + "</p>")
+    legend = (
+        '<p class="legend">'
+        + "".join(f"<span>{esc(fmt.MARKS[s])} {esc(fmt.MARK_WORDS[s])}</span>" for s in STATUS_CLASS)
+        + "</p>"
+    )
     if details is None:
         note = '<p class="note">Published with --no-answers: inputs, expected outcomes and answers are left out.</p>'
     else:
-        note = ('<p class="note">Select a task id (click, or Enter) to show its input, expected outcome, every '
-                "attempt's answer and scorer detail, and a person's review; “open all shown” before printing.</p>")
+        note = (
+            '<p class="note">Select a task id (click, or Enter) to show its input, expected outcome, every '
+            "attempt's answer and scorer detail, and a person's review; “open all shown” before printing.</p>"
+        )
     return section(
-        "tasks", "Tasks", legend, note, task_filter(FILTERS, len(report.task_ids), opener=details is not None),
+        "tasks",
+        "Tasks",
+        legend,
+        note,
+        task_filter(FILTERS, len(report.task_ids), opener=details is not None),
         task_table(["task", *(r.label for r in report.models)], rows),
         json_data("task-details", _details_data(report, details)) if details is not None else "",
     )
 
 
-def comparison_page(report: Report, report_document: Mapping[str, Any], runs: Sequence[RunRecord],
-                    details: Sequence[TaskDetail] | None, mask: Masker, grades: Sequence[GradeReport] = ()) -> str:
+def comparison_page(
+    report: Report,
+    report_document: Mapping[str, Any],
+    runs: Sequence[RunRecord],
+    details: Sequence[TaskDetail] | None,
+    mask: Masker,
+    grades: Sequence[GradeReport] = (),
+) -> str:
     """The whole page. `report_document` is `report_document(report)` (the report.json payload),
     whose distributions the plots draw; `details` is None for `--no-answers`; `grades` are the
     stored rubric grades of these runs (`judge.load_report_grades`)."""
     by_run = {run.id: run for run in runs}
     sections = [
-        _decision(report), _recommendation(report), _pass_rates(report), _latency(report, report_document),
-        _cost(report), _paired(report), _replay(report, mask), _grades(grades, mask), _runs(report, by_run, mask),
-        _caveats(report), _tasks(report, details),
+        _decision(report),
+        _recommendation(report),
+        _pass_rates(report),
+        _latency(report, report_document),
+        _cost(report),
+        _paired(report),
+        _replay(report, mask),
+        _grades(grades, mask),
+        _runs(report, by_run, mask),
+        _caveats(report),
+        _tasks(report, details),
     ]
-    entries = [(i, t) for i, t in (("decision", "Decision"), ("recommendation", "Recommendation"),
-                                  ("pass-rates", "Pass rates"), ("latency", "Latency"), ("cost", "Cost"),
-                                  ("paired", "Noise"), ("replay", "Agent runs"), ("grades", "Grades"),
-                                  ("runs", "Runs"), ("caveats", "Caveats"),
-                                  ("tasks", "Tasks")) if any(s.startswith(f'<section id="{i}"') for s in sections)]
+    entries = [
+        (i, t)
+        for i, t in (
+            ("decision", "Decision"),
+            ("recommendation", "Recommendation"),
+            ("pass-rates", "Pass rates"),
+            ("latency", "Latency"),
+            ("cost", "Cost"),
+            ("paired", "Noise"),
+            ("replay", "Agent runs"),
+            ("grades", "Grades"),
+            ("runs", "Runs"),
+            ("caveats", "Caveats"),
+            ("tasks", "Tasks"),
+        )
+        if any(s.startswith(f'<section id="{i}"') for s in sections)
+    ]
     return document(report.title, [*_header(report), toc(entries), *(s for s in sections if s)])

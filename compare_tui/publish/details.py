@@ -23,8 +23,19 @@ from compare_tui.store import Store
 from compare_tui.store.records import RunRecord
 
 _KEY_PREFIX = re.compile(r"sk-|sk_|AIza|gsk_|xai-|hf_|r8_|pplx-|fw_|AKIA|ASIA|ghp_|github_pat_|gh[ousr]_")
-_COLUMNS = ("task_id", "attempt", "outcome", "answer_text", "tool_calls", "reasoning", "score_detail",
-            "error_class", "error", "ttft_ms", "e2e_ms")
+_COLUMNS = (
+    "task_id",
+    "attempt",
+    "outcome",
+    "answer_text",
+    "tool_calls",
+    "reasoning",
+    "score_detail",
+    "error_class",
+    "error",
+    "ttft_ms",
+    "e2e_ms",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +96,11 @@ def _answer(row: Mapping[str, Any]) -> str:
         calls = json.loads(stored_calls)
     except ValueError:
         calls = []
-    tool_calls = tuple(ToolCall(name=str(c.get("name", "")), arguments=str(c.get("arguments", "")))
-                       for c in calls if isinstance(c, dict))
+    tool_calls = tuple(
+        ToolCall(name=str(c.get("name", "")), arguments=str(c.get("arguments", "")))
+        for c in calls
+        if isinstance(c, dict)
+    )
     return Answer(text=row["answer_text"] or "", tool_calls=tool_calls).rendered()
 
 
@@ -109,8 +123,9 @@ def _goldset_tasks(runs: Sequence[RunRecord], goldsets: Mapping[str, Any]) -> tu
     return tasks, scorers
 
 
-def task_details(store: Store, runs: Sequence[RunRecord], task_ids: Sequence[str], mask: Masker,
-                 goldsets: Mapping[str, Any]) -> tuple[TaskDetail, ...]:
+def task_details(
+    store: Store, runs: Sequence[RunRecord], task_ids: Sequence[str], mask: Masker, goldsets: Mapping[str, Any]
+) -> tuple[TaskDetail, ...]:
     """One `TaskDetail` per task id, in order. `goldsets` are the sets the report read."""
     tasks, scorers = _goldset_tasks(runs, goldsets)
     attempts: dict[str, dict[str, list[AttemptDetail]]] = {}
@@ -119,21 +134,31 @@ def task_details(store: Store, runs: Sequence[RunRecord], task_ids: Sequence[str
         per_task: dict[str, list[AttemptDetail]] = defaultdict(list)
         for row in store.attempt_columns(run.id, _COLUMNS):
             error = f"{row['error_class'] or 'unclassified'}: {row['error']}" if row["error"] else ""
-            per_task[row["task_id"]].append(AttemptDetail(
-                row["attempt"], row["outcome"], mask(_answer(row)), mask(row["score_detail"] or ""), mask(error),
-                row["ttft_ms"], row["e2e_ms"]))
+            per_task[row["task_id"]].append(
+                AttemptDetail(
+                    row["attempt"],
+                    row["outcome"],
+                    mask(_answer(row)),
+                    mask(row["score_detail"] or ""),
+                    mask(error),
+                    row["ttft_ms"],
+                    row["e2e_ms"],
+                )
+            )
         attempts[run.id] = per_task
         for task_id, review in store.reviews_for_run(run.id).items():
             reviews[task_id][run.id] = ReviewDetail(str(review.verdict), mask(review.note), review.reviewer, review.at)
     out = []
     for task_id in task_ids:
         task = tasks.get(task_id)
-        out.append(TaskDetail(
-            task_id=task_id,
-            input=mask(input_text(task)) if task is not None else "",
-            expected=mask(expected_text(task)) if task is not None else "",
-            scorer=scorers.get(task_id, ""),
-            attempts={run.id: tuple(attempts[run.id].get(task_id, ())) for run in runs},
-            reviews=dict(reviews.get(task_id, {})),
-        ))
+        out.append(
+            TaskDetail(
+                task_id=task_id,
+                input=mask(input_text(task)) if task is not None else "",
+                expected=mask(expected_text(task)) if task is not None else "",
+                scorer=scorers.get(task_id, ""),
+                attempts={run.id: tuple(attempts[run.id].get(task_id, ())) for run in runs},
+                reviews=dict(reviews.get(task_id, {})),
+            )
+        )
     return tuple(out)

@@ -22,7 +22,6 @@ from compare_tui.experiment.render import (
     spread_text,
 )
 from compare_tui.publish import svg
-from compare_tui.vocabulary import money
 from compare_tui.publish.html import (
     bullets,
     document,
@@ -34,33 +33,61 @@ from compare_tui.publish.html import (
     toc,
 )
 from compare_tui.report.formatting import DASH
+from compare_tui.vocabulary import money
 
 STATE_CLASS = {CONSISTENT_PASS: "p", CONSISTENT_FAIL: "f", FLAKY: "r"}
 FILTERS = {"flaky": "flaky in some arm", "fails": "fails in some arm", "differs": "differs between arms"}
 
 
 def _arms_table(figures: ExperimentFigures) -> str:
-    head = ("arm", "model", "runs (have/want)", "pass rate (mean)", "95% interval or range", "latency p50 across runs",
-            "cost per task across runs", "flaky tasks", "human tasks")
+    head = (
+        "arm",
+        "model",
+        "runs (have/want)",
+        "pass rate (mean)",
+        "95% interval or range",
+        "latency p50 across runs",
+        "cost per task across runs",
+        "flaky tasks",
+        "human tasks",
+    )
     rows = []
     for arm in figures.arms:
-        cells = (f"{arm.observed}/{arm.desired}", percent(arm.pass_rate), interval_text(arm),
-                 spread_text(arm.latency_p50_ms, ms),
-                 spread_text(arm.cost_per_task, lambda v, c=arm.currency: money(v, c)),
-                 str(len(arm.flaky)), str(arm.human_tasks))
-        rows.append(f'<tr><th scope="row">{esc(arm.label)}</th><td>{esc(arm.model_name)}</td>'
-                    + "".join(f'<td class="n">{esc(c)}</td>' for c in cells) + "</tr>")
-    return ('<div class="scroll"><table id="arms-table"><thead><tr>'
-            + "".join(f'<th scope="col">{esc(h)}</th>' for h in head) + "</tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table></div>")
+        cells = (
+            f"{arm.observed}/{arm.desired}",
+            percent(arm.pass_rate),
+            interval_text(arm),
+            spread_text(arm.latency_p50_ms, ms),
+            spread_text(arm.cost_per_task, lambda v, c=arm.currency: money(v, c)),
+            str(len(arm.flaky)),
+            str(arm.human_tasks),
+        )
+        rows.append(
+            f'<tr><th scope="row">{esc(arm.label)}</th><td>{esc(arm.model_name)}</td>'
+            + "".join(f'<td class="n">{esc(c)}</td>' for c in cells)
+            + "</tr>"
+        )
+    return (
+        '<div class="scroll"><table id="arms-table"><thead><tr>'
+        + "".join(f'<th scope="col">{esc(h)}</th>' for h in head)
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+    )
 
 
 def _runs(figures: ExperimentFigures) -> str:
     parts = []
     for arm in figures.arms:
-        items = [(f"run {r.run_id}", f"pass rate {percent(r.rate)} ({r.passed}/{r.conclusive}); "
-                  f"p50 {ms(r.latency_p50_ms)}; cost/task {money(r.cost_per_task, r.currency)}"
-                  + (f"; not counted: {r.refused}" if r.refused else "")) for r in arm.runs]
+        items = [
+            (
+                f"run {r.run_id}",
+                f"pass rate {percent(r.rate)} ({r.passed}/{r.conclusive}); "
+                f"p50 {ms(r.latency_p50_ms)}; cost/task {money(r.cost_per_task, r.currency)}"
+                + (f"; not counted: {r.refused}" if r.refused else ""),
+            )
+            for r in arm.runs
+        ]
         if arm.in_flight:
             items.append(("in flight", ", ".join(arm.in_flight)))
         items += [(f"not recorded: {variable}", ", ".join(runs)) for variable, runs in arm.unrecorded]
@@ -83,13 +110,21 @@ def _tasks(figures: ExperimentFigures) -> str:
             flags.append("differs")
         cells = "".join(
             f"<td class={STATE_CLASS.get(s.state, 'm')}>{s.passed}/{s.conclusive}" if s is not None else "<td class=m>·"
-            for s in states)
+            for s in states
+        )
         body.append(f'<tbody class="{" ".join(flags)}"><tr><th scope=row>{esc(task_id)}{cells}</tbody>')
-    legend = ('<p class="legend"><span>✓ consistent pass</span><span>✗ consistent fail</span>'
-              '<span>? flaky (passed in some runs only)</span><span>· inconclusive or not run</span> '
-              "Each cell: runs passed / runs automatically scored.</p>")
-    return section("tasks", "Tasks across runs", legend, task_filter(FILTERS, len(task_ids)),
-                   task_table(["task", *(arm.label for arm in figures.arms)], body))
+    legend = (
+        '<p class="legend"><span>✓ consistent pass</span><span>✗ consistent fail</span>'
+        "<span>? flaky (passed in some runs only)</span><span>· inconclusive or not run</span> "
+        "Each cell: runs passed / runs automatically scored.</p>"
+    )
+    return section(
+        "tasks",
+        "Tasks across runs",
+        legend,
+        task_filter(FILTERS, len(task_ids)),
+        task_table(["task", *(arm.label for arm in figures.arms)], body),
+    )
 
 
 def experiment_page(figures: ExperimentFigures, document_: Mapping[str, Any]) -> str:
@@ -97,32 +132,66 @@ def experiment_page(figures: ExperimentFigures, document_: Mapping[str, Any]) ->
     g = figures.goldset
     header = [
         f"<header><h1>Experiment {esc(figures.name)}</h1>",
-        (f'<p id="goldset">Golden set <strong>{esc(g.get("name") or g.get("workload_id"))}</strong> '
-        f'(<code>{esc(g.get("workload_id"))}</code>) version {esc(g.get("version") or DASH)}, digest '
-        f'<code>{esc(g.get("digest") or "not recorded")}</code>. Created {esc(figures.created_at)}; '
-        f"controls: {esc(controls_text(figures))}.</p>"),
+        (
+            f'<p id="goldset">Golden set <strong>{esc(g.get("name") or g.get("workload_id"))}</strong> '
+            f"(<code>{esc(g.get('workload_id'))}</code>) version {esc(g.get('version') or DASH)}, digest "
+            f"<code>{esc(g.get('digest') or 'not recorded')}</code>. Created {esc(figures.created_at)}; "
+            f"controls: {esc(controls_text(figures))}.</p>"
+        ),
         '<p class="note">A read-only bundle written by <code>compare-tui publish --experiment</code>.</p></header>',
     ]
     banners = [f'<p class="banner" role="alert">⚠ {esc(c.sentence())}</p>' for c in figures.confounds]
-    status = ("Every arm holds its runs." if figures.complete
-              else f"{figures.to_launch} runs still to launch: `compare-tui experiment run {figures.name}`.")
-    rows = [(arm.label, arm.pass_rate, arm.interval.low if arm.interval else arm.rate_range.low,
-             arm.interval.high if arm.interval else arm.rate_range.high) for arm in figures.arms]
+    status = (
+        "Every arm holds its runs."
+        if figures.complete
+        else f"{figures.to_launch} runs still to launch: `compare-tui experiment run {figures.name}`."
+    )
+    rows = [
+        (
+            arm.label,
+            arm.pass_rate,
+            arm.interval.low if arm.interval else arm.rate_range.low,
+            arm.interval.high if arm.interval else arm.rate_range.high,
+        )
+        for arm in figures.arms
+    ]
     flaky = [f"{arm.label}: {', '.join(arm.flaky)}" for arm in figures.arms if arm.flaky]
     sections = [
         section("confounds", "Confounds", *banners) if banners else "",
-        section("arms", "Arms", f"<p>{esc(status)}</p>", _arms_table(figures),
-                ('<div class="plots">' + svg.interval_plot(rows, "plot-arms", "Mean pass rate per arm with its 95% "
-                                                           "interval (or the runs' range below three runs)")
-                 + "</div>") if rows else "",
-                '<p class="note">The interval is Student-t over runs from three runs; with fewer it is the '
-                "runs' range, and says so.</p>"),
+        section(
+            "arms",
+            "Arms",
+            f"<p>{esc(status)}</p>",
+            _arms_table(figures),
+            (
+                '<div class="plots">'
+                + svg.interval_plot(
+                    rows,
+                    "plot-arms",
+                    "Mean pass rate per arm with its 95% interval (or the runs' range below three runs)",
+                )
+                + "</div>"
+            )
+            if rows
+            else "",
+            '<p class="note">The interval is Student-t over runs from three runs; with fewer it is the '
+            "runs' range, and says so.</p>",
+        ),
         section("flaky", "Flaky tasks", bullets(flaky, "flaky-list") or "<p>No task passed in some runs only.</p>"),
         _runs(figures),
         section("notes", "Notes", bullets(figures.notes)) if figures.notes else "",
         _tasks(figures),
     ]
-    entries = [(i, t) for i, t in (("confounds", "Confounds"), ("arms", "Arms"), ("flaky", "Flaky tasks"),
-                                  ("runs", "Runs"), ("notes", "Notes"), ("tasks", "Tasks"))
-               if any(s.startswith(f'<section id="{i}"') for s in sections)]
+    entries = [
+        (i, t)
+        for i, t in (
+            ("confounds", "Confounds"),
+            ("arms", "Arms"),
+            ("flaky", "Flaky tasks"),
+            ("runs", "Runs"),
+            ("notes", "Notes"),
+            ("tasks", "Tasks"),
+        )
+        if any(s.startswith(f'<section id="{i}"') for s in sections)
+    ]
     return document(f"Experiment {figures.name}", [*header, toc(entries), *(s for s in sections if s)])

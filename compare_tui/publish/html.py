@@ -46,7 +46,7 @@ def column_table(columns: Sequence[Column], table_id: str, caption: str | None =
     rows = len(columns[0].cells)
     parts = [f'<div class="scroll"><table id="{esc(table_id)}">']
     if caption:
-        parts.append(f"<caption class=\"note\">{esc(caption)}</caption>")
+        parts.append(f'<caption class="note">{esc(caption)}</caption>')
     parts.append("<thead><tr>" + "".join(f'<th scope="col">{esc(c.header)}</th>' for c in columns) + "</tr></thead>")
     parts.append("<tbody>")
     for index in range(rows):
@@ -75,12 +75,19 @@ def bullets(lines: Iterable[str], list_id: str | None = None) -> str:
 
 
 def section(section_id: str, title: str, *content: str) -> str:
-    return f'<section id="{esc(section_id)}">\n<h2>{esc(title)}</h2>\n' + "\n".join(c for c in content if c) + "\n</section>"
+    return (
+        f'<section id="{esc(section_id)}">\n<h2>{esc(title)}</h2>\n'
+        + "\n".join(c for c in content if c)
+        + "\n</section>"
+    )
 
 
 def toc(entries: Iterable[tuple[str, str]]) -> str:
-    return '<nav class="toc" aria-label="sections">' + "".join(
-        f'<a href="#{esc(i)}">{esc(t)}</a>' for i, t in entries) + "</nav>"
+    return (
+        '<nav class="toc" aria-label="sections">'
+        + "".join(f'<a href="#{esc(i)}">{esc(t)}</a>' for i, t in entries)
+        + "</nav>"
+    )
 
 
 def task_filter(options: Mapping[str, str], total: int, *, opener: bool = False) -> str:
@@ -88,10 +95,12 @@ def task_filter(options: Mapping[str, str], total: int, *, opener: bool = False)
     (with answers) a button that opens every shown task's details."""
     radios = ['<label><input type="radio" name="show" value="all" checked> all</label>']
     radios += [f'<label><input type="radio" name="show" value="{esc(v)}"> {esc(t)}</label>' for v, t in options.items()]
-    return (f'<form id="task-filter" class="filters" role="search">{"".join(radios)}'
-            '<input type="search" name="q" placeholder="search task ids, inputs, answers" aria-label="search tasks">'
-            + ('<button type="button" id="open-all">open all shown</button>' if opener else "")
-            + f'<output id="task-count" aria-live="polite">{total} tasks</output></form>')
+    return (
+        f'<form id="task-filter" class="filters" role="search">{"".join(radios)}'
+        '<input type="search" name="q" placeholder="search task ids, inputs, answers" aria-label="search tasks">'
+        + ('<button type="button" id="open-all">open all shown</button>' if opener else "")
+        + f'<output id="task-count" aria-live="polite">{total} tasks</output></form>'
+    )
 
 
 CHUNK = 200
@@ -102,11 +111,11 @@ CHUNK = 200
 def task_table(head: Sequence[str], rows: Sequence[str]) -> str:
     """The task matrix as chunks of one table each (same fixed column widths, so they read as
     one table); each row is one `<tbody>` string (a task: its class names are its filter flags)."""
-    widths = f"<colgroup><col class=\"id\">{'<col>' * (len(head) - 1)}</colgroup>"
+    widths = f'<colgroup><col class="id">{"<col>" * (len(head) - 1)}</colgroup>'
     header = "<thead><tr>" + "".join(f'<th scope="col">{esc(h)}</th>' for h in head) + "</tr></thead>"
     chunks = []
     for start in range(0, max(len(rows), 1), CHUNK):
-        part = "\n".join(rows[start:start + CHUNK])
+        part = "\n".join(rows[start : start + CHUNK])
         chunks.append(f'<div class="chunk"><table>{widths}{header if start == 0 else ""}\n{part}</table></div>')
     return f'<div id="task-table" class="tasks">{"".join(chunks)}</div>'
 

@@ -55,7 +55,11 @@ def _null(_: None) -> str:
 
 # Exact types only: a subclass (an IntEnum, a str enum) goes the long way, as json.dumps treats it.
 _SCALARS: dict[type, Callable[[Any], str]] = {
-    str: encode_basestring, int: int.__repr__, float: _float, bool: _bool, type(None): _null,
+    str: encode_basestring,
+    int: int.__repr__,
+    float: _float,
+    bool: _bool,
+    type(None): _null,
 }
 
 
@@ -74,9 +78,12 @@ def _encode(value: Any, newline: str) -> str:
     if isinstance(value, dict):
         if not value:
             return "{}"
-        items = [(encode_basestring(k) if type(k) is str else _key(k)) + ": "
-                 + (s(v) if (s := scalars.get(type(v))) is not None else _encode(v, inner))
-                 for k, v in value.items()]
+        items = [
+            (encode_basestring(k) if type(k) is str else _key(k))
+            + ": "
+            + (s(v) if (s := scalars.get(type(v))) is not None else _encode(v, inner))
+            for k, v in value.items()
+        ]
         return "{" + inner + ("," + inner).join(items) + newline + "}"
     if isinstance(value, (list, tuple)):
         if not value:

@@ -45,12 +45,22 @@ def build_caveats(inputs: ReportInputs, rows: Sequence[ModelFigures]) -> tuple[C
     out += [Caveat("manifest", f"From the golden set: {text}") for text in inputs.manifest_caveats]
     digests = {r.run.goldset_digest for r in inputs.runs if r.run.goldset_digest}
     if len(digests) > 1:
-        out.append(Caveat("different_sets", "The runs did not all use the same golden set (their digests "
-                          "differ), so their figures are over different tasks or checks."))
+        out.append(
+            Caveat(
+                "different_sets",
+                "The runs did not all use the same golden set (their digests "
+                "differ), so their figures are over different tasks or checks.",
+            )
+        )
     if rows:
-        out.append(Caveat("baseline", "A pass means the answer agreed with the golden set's expected "
-                          "outcome (your baseline, e.g. what production returns today), not that it is "
-                          "correct: baseline agreement is not ground truth."))
+        out.append(
+            Caveat(
+                "baseline",
+                "A pass means the answer agreed with the golden set's expected "
+                "outcome (your baseline, e.g. what production returns today), not that it is "
+                "correct: baseline agreement is not ground truth.",
+            )
+        )
     by_run = {r.run.id: r for r in inputs.runs}
     for row in rows:
         out += _row_caveats(row, by_run[row.run_id])
@@ -58,9 +68,14 @@ def build_caveats(inputs: ReportInputs, rows: Sequence[ModelFigures]) -> tuple[C
     if len(bases) > 1:
         hardware = ", ".join(r.label for r in rows if r.cost.basis == "hardware")
         priced = ", ".join(r.label for r in rows if r.cost.basis == "token_price")
-        out.append(Caveat("cost_bases", f"Costs are on different bases: {hardware} on amortised hardware time, "
-                          f"{priced} on a provider's token price. The two are not equivalent; compare "
-                          "them with care."))
+        out.append(
+            Caveat(
+                "cost_bases",
+                f"Costs are on different bases: {hardware} on amortised hardware time, "
+                f"{priced} on a provider's token price. The two are not equivalent; compare "
+                "them with care.",
+            )
+        )
     return tuple(out)
 
 
@@ -71,38 +86,73 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
         why = ""
         if row.not_measured:
             classes = ", ".join(f"{cls} ×{n}" for cls, n in row.not_measured)
-            why = (f"; {_plural(sum(n for _, n in row.not_measured), 'attempt')} measured nothing because the "
-                   f"endpoint failed ({classes})")
-        resume = (f" Resume the run to finish them: `compare-tui run --resume {row.run_id}`."
-                  if row.run_status != RunStatus.COMPLETED else "")
-        out.append(Caveat("incomplete", f"{name} has {_plural(counts.missing, 'task')} of the set not done "
-                          f"(run {row.run_status}{why}); they are left out of every figure, and of the "
-                          f"task-by-task comparison.{resume}"))
+            why = (
+                f"; {_plural(sum(n for _, n in row.not_measured), 'attempt')} measured nothing because the "
+                f"endpoint failed ({classes})"
+            )
+        resume = (
+            f" Resume the run to finish them: `compare-tui run --resume {row.run_id}`."
+            if row.run_status != RunStatus.COMPLETED
+            else ""
+        )
+        out.append(
+            Caveat(
+                "incomplete",
+                f"{name} has {_plural(counts.missing, 'task')} of the set not done "
+                f"(run {row.run_status}{why}); they are left out of every figure, and of the "
+                f"task-by-task comparison.{resume}",
+            )
+        )
     interval = row.pass_rate.interval
     if interval is not None and interval.half_width >= MARGIN_THRESHOLD:
-        out.append(Caveat("margin", f"With {_plural(row.pass_rate.scored, 'scored task')}, {name}'s pass rate could "
-                          f"be anywhere from {interval.low * 100:.1f} to {interval.high * 100:.1f} % (95% "
-                          f"interval, about ±{interval.half_width * 100:.0f} points): a small set's margin of error."))
+        out.append(
+            Caveat(
+                "margin",
+                f"With {_plural(row.pass_rate.scored, 'scored task')}, {name}'s pass rate could "
+                f"be anywhere from {interval.low * 100:.1f} to {interval.high * 100:.1f} % (95% "
+                f"interval, about ±{interval.half_width * 100:.0f} points): a small set's margin of error.",
+            )
+        )
     if counts.human:
-        out.append(Caveat("human", f"{name}: {_plural(counts.human, 'task')} scored by a person "
-                          f"({counts.human_decided} decided) {_verb(counts.human, 'is', 'are')} left out of the "
-                          "pass rate; the verdicts show in the blocks."))
+        out.append(
+            Caveat(
+                "human",
+                f"{name}: {_plural(counts.human, 'task')} scored by a person "
+                f"({counts.human_decided} decided) {_verb(counts.human, 'is', 'are')} left out of the "
+                "pass rate; the verdicts show in the blocks.",
+            )
+        )
     overrides = [b for b in row.blocks if b.overridden and not b.human]
     if overrides:
         changes = _listed([f"{b.task_id} {b.scorer_status} → {b.status}" for b in overrides])
-        out.append(Caveat("override", f"{name}: a person's verdict replaced the scorer's outcome of "
-                          f"{_plural(len(overrides), 'scored task')} ({changes}); the blocks, counts, pass "
-                          "rate and paired figures use the person's verdict."))
+        out.append(
+            Caveat(
+                "override",
+                f"{name}: a person's verdict replaced the scorer's outcome of "
+                f"{_plural(len(overrides), 'scored task')} ({changes}); the blocks, counts, pass "
+                "rate and paired figures use the person's verdict.",
+            )
+        )
     if row.awaiting_review:
         waiting = row.awaiting_review
-        out.append(Caveat("review", f"{name}: {_plural(len(waiting), 'task')} still "
-                          f"{_verb(len(waiting), 'awaits', 'await')} a person's review ({_listed(waiting)}); "
-                          "confidence stays low until each has a pass or fail verdict."))
+        out.append(
+            Caveat(
+                "review",
+                f"{name}: {_plural(len(waiting), 'task')} still "
+                f"{_verb(len(waiting), 'awaits', 'await')} a person's review ({_listed(waiting)}); "
+                "confidence stays low until each has a pass or fail verdict.",
+            )
+        )
     if counts.errored:
         classes = ", ".join(f"{cls} ×{n}" for cls, n in row.error_classes)
-        out.append(Caveat("errors", f"{name}: {_plural(counts.errored, 'task')} ended in error (the scorer or "
-                          f"the request failed) and {_verb(counts.errored, 'counts', 'count')} as not passed. Errored "
-                          f"attempts by class: {classes}."))
+        out.append(
+            Caveat(
+                "errors",
+                f"{name}: {_plural(counts.errored, 'task')} ended in error (the scorer or "
+                f"the request failed) and {_verb(counts.errored, 'counts', 'count')} as not passed. Errored "
+                f"attempts by class: {classes}.",
+            )
+        )
     out += _sandbox(name, run_input)
     out += _serving(row, run_input)
     if row.tokens.note:
@@ -116,18 +166,33 @@ def _sandbox(name: str, run_input: RunInput) -> list[Caveat]:
     isolations = [a.isolation for a in run_input.attempts if a.isolation]
     if not isolations:
         return []
-    out = [Caveat("sandbox", f"Command scorers for {name} ran in a process sandbox, not a kernel sandbox: each "
-                  "check runs as this user, with this user's file access.")]
+    out = [
+        Caveat(
+            "sandbox",
+            f"Command scorers for {name} ran in a process sandbox, not a kernel sandbox: each "
+            "check runs as this user, with this user's file access.",
+        )
+    ]
     no_net = [i for i in isolations if not i.get("network_namespace")]
     if no_net:
         why = no_net[0].get("network_namespace_note") or "no reason recorded"
-        out.append(Caveat("sandbox_network", f"{_plural(len(no_net), 'command check')} for {name} ran without a "
-                          f"network namespace, so the check could reach the network ({why})."))
+        out.append(
+            Caveat(
+                "sandbox_network",
+                f"{_plural(len(no_net), 'command check')} for {name} ran without a "
+                f"network namespace, so the check could reach the network ({why}).",
+            )
+        )
     no_nproc = [i for i in isolations if not i.get("nproc_limit")]
     if no_nproc:
         why = no_nproc[0].get("nproc_note") or "no reason recorded"
-        out.append(Caveat("sandbox_nproc", f"The process-count limit was not in force for "
-                          f"{_plural(len(no_nproc), 'command check')} of {name} ({why})."))
+        out.append(
+            Caveat(
+                "sandbox_nproc",
+                f"The process-count limit was not in force for "
+                f"{_plural(len(no_nproc), 'command check')} of {name} ({why}).",
+            )
+        )
     return out
 
 
@@ -138,17 +203,27 @@ def _serving(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
     elif row.model_kind == "local":
         serving = run_input.run.model_entry.get("serving") or {}
         how = ", ".join(str(v) for v in (serving.get("stack"), serving.get("quantisation")) if v)
-        out.append(Caveat("hardware", f"{name} was served on this machine{f' ({how})' if how else ''}, which may "
-                          "not be your production hardware: its latency, GPU memory and hardware cost hold "
-                          "for this machine and these serving settings only."))
+        out.append(
+            Caveat(
+                "hardware",
+                f"{name} was served on this machine{f' ({how})' if how else ''}, which may "
+                "not be your production hardware: its latency, GPU memory and hardware cost hold "
+                "for this machine and these serving settings only.",
+            )
+        )
     out += _gateway(name, run_input)
     gpu = row.gpu
     if gpu.applicable and not gpu.measured:
         out.append(Caveat("gpu", f"GPU memory of {name} was not measured: {gpu.reason or 'no reason was recorded'}."))
     elif gpu.measured:
         notes = "".join(f" {note}." for note in gpu.notes)
-        out.append(Caveat("gpu_scope", f"GPU memory of {name} is the whole device's use (other processes "
-                          f"included), sampled periodically, so spikes between samples can be missed.{notes}"))
+        out.append(
+            Caveat(
+                "gpu_scope",
+                f"GPU memory of {name} is the whole device's use (other processes "
+                f"included), sampled periodically, so spikes between samples can be missed.{notes}",
+            )
+        )
     return out
 
 
@@ -165,10 +240,21 @@ def _gateway(name: str, run_input: RunInput) -> list[Caveat]:
     if not (isinstance(props, dict) and "error" not in props):
         hidden.insert(0, "/props (build, chat template, context)")
     serving = entry.get("serving") or {}
-    stated = ", ".join(f"{k}={serving[k]}" for k in ("stack", "quantisation", "chat_template", "tool_parser", "build")
-                       if serving.get(k))
-    upstream = (f"the upstream stack as stated in the catalogue: {stated} (stated, not verified)" if stated else
-                "no upstream stack is stated; add it to the catalogue's [model.serving] (recorded as stated, not verified)")
-    return [Caveat("gateway", f"{name} was reached through the {gateway} gateway, which hides the serving stack's "
-                   f"own account ({'; '.join(hidden)}), so serving facts were not read and the latency includes "
-                   f"the gateway; {upstream}.")]
+    stated = ", ".join(
+        f"{k}={serving[k]}"
+        for k in ("stack", "quantisation", "chat_template", "tool_parser", "build")
+        if serving.get(k)
+    )
+    upstream = (
+        f"the upstream stack as stated in the catalogue: {stated} (stated, not verified)"
+        if stated
+        else "no upstream stack is stated; add it to the catalogue's [model.serving] (recorded as stated, not verified)"
+    )
+    return [
+        Caveat(
+            "gateway",
+            f"{name} was reached through the {gateway} gateway, which hides the serving stack's "
+            f"own account ({'; '.join(hidden)}), so serving facts were not read and the latency includes "
+            f"the gateway; {upstream}.",
+        )
+    ]

@@ -22,9 +22,11 @@ TITLES = {
     "paired": "Is the lead larger than noise? (paired, on tasks both scored)",
     "versus": "Versus the baseline (paired, on tasks both scored; Δ = candidate − baseline)",
 }
-PASS_RATE_CAPTION = ("pass rate = ✓ ÷ (✓ + ✗ + !) over the tasks a scorer checked (a person's verdict on a "
-                     "flagged one replaces the scorer's); human tasks never enter it: human ✓/✗/? = passed, "
-                     "failed, waiting")
+PASS_RATE_CAPTION = (
+    "pass rate = ✓ ÷ (✓ + ✗ + !) over the tasks a scorer checked (a person's verdict on a "
+    "flagged one replaces the scorer's); human tasks never enter it: human ✓/✗/? = passed, "
+    "failed, waiting"
+)
 LATENCY_CAPTION = "tokens/task = prompt + completion per completed task, summed over every attempt"
 
 
@@ -92,9 +94,13 @@ def utilisation_columns(report: Report) -> list[Column]:
     winner = report.recommendation.winner
     columns = [Column("model", tuple(r.label + (WINNER_MARK if r.label == winner else "") for r in rows), "label")]
     for index, point in enumerate(rows[0].cost.utilisation):
-        columns.append(_number(f"{point.utilisation * 100:.0f}%",
-                               (fmt.money(r.cost.utilisation[index].per_task, r.cost.currency) for r in rows),
-                               UTILISATION_DROP_RANKS.get(point.utilisation)))
+        columns.append(
+            _number(
+                f"{point.utilisation * 100:.0f}%",
+                (fmt.money(r.cost.utilisation[index].per_task, r.cost.currency) for r in rows),
+                UTILISATION_DROP_RANKS.get(point.utilisation),
+            )
+        )
     return columns
 
 
@@ -109,9 +115,14 @@ def paired_columns(report: Report) -> list[Column]:
         _number("only B", (str(p.only_b) for p in pairs)),
         _number("neither", (str(p.neither) for p in pairs), 1),
         _number("McNemar p", (fmt.DASH if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}" for p in pairs), 3),
-        _number("95% CI of A − B", (fmt.DASH if p.interval is None else
-                                    f"{p.interval.low * 100:+.1f} to {p.interval.high * 100:+.1f} pts"
-                                    for p in pairs), 0),
+        _number(
+            "95% CI of A − B",
+            (
+                fmt.DASH if p.interval is None else f"{p.interval.low * 100:+.1f} to {p.interval.high * 100:+.1f} pts"
+                for p in pairs
+            ),
+            0,
+        ),
     ]
 
 
@@ -125,16 +136,16 @@ def versus_columns(report: Report) -> list[Column]:
         Column("verdict", tuple(str(v.verdict) if v.verdict else fmt.DASH for v in items), "text"),
         _number("Δ pass", (fmt.signed(v.delta_pp, " pts") for v in items)),
         _number("95% CI", (fmt.points_interval(v.interval_pp) for v in items)),
-        _number("McNemar p", (fmt.DASH if v.paired.mcnemar_p is None else f"{v.paired.mcnemar_p:.3g}"
-                              for v in items), 4),
+        _number(
+            "McNemar p", (fmt.DASH if v.paired.mcnemar_p is None else f"{v.paired.mcnemar_p:.3g}" for v in items), 4
+        ),
         _number("tasks", (str(v.paired.tasks) for v in items), 3),
         _number("Δ TTFT p50", (fmt.signed(v.ttft_p50_pct, "%", 0) for v in items), 1),
         _number("Δ E2E p50", (fmt.signed(v.e2e_p50_pct, "%", 0) for v in items), 6),
         _number("Δ E2E p95", (fmt.signed(v.e2e_p95_pct, "%", 0) for v in items), 2),
         _number("Δ tokens", (fmt.signed(v.tokens_per_task_pct, "%", 0) for v in items), 0),
         _number("Δ cost/task", (fmt.signed(v.cost.change_pct, "%", 0) for v in items), 5),
-        _number("savings", (fmt.DASH if v.cost.savings is None else f"{v.cost.savings * 100:.0f}%"
-                            for v in items), 7),
+        _number("savings", (fmt.DASH if v.cost.savings is None else f"{v.cost.savings * 100:.0f}%" for v in items), 7),
     ]
 
 
@@ -143,19 +154,23 @@ def versus_notes(report: Report) -> list[str]:
     decision = report.decision
     if decision is None:
         return []
-    source = ("named for this comparison" if decision.baseline_source == "named"
-              else "the workload's promoted baseline")
-    lines = [f"Baseline: {decision.baseline} ({source}); margin M = {decision.margin_pp:g} points. "
-             f"Verdict: {decision.rule}."]
+    source = "named for this comparison" if decision.baseline_source == "named" else "the workload's promoted baseline"
+    lines = [
+        f"Baseline: {decision.baseline} ({source}); margin M = {decision.margin_pp:g} points. Verdict: {decision.rule}."
+    ]
     for v in decision.versus:
         base_cost = fmt.money(v.cost.baseline_per_task, v.cost.currency)
         cand_cost = fmt.money(v.cost.candidate_per_task, v.cost.currency)
         if v.tasks_needed is not None:
-            lines.append(f"{v.candidate}: inconclusive; about {v.tasks_needed} tasks like these in all would give "
-                         "80 % power to detect a difference of this size (Connor 1987).")
+            lines.append(
+                f"{v.candidate}: inconclusive; about {v.tasks_needed} tasks like these in all would give "
+                "80 % power to detect a difference of this size (Connor 1987)."
+            )
         if v.cost.note:
-            lines.append(f"{v.candidate}: cost per completed task {cand_cost} vs {base_cost} for "
-                         f"{decision.baseline}: {v.cost.note}.")
+            lines.append(
+                f"{v.candidate}: cost per completed task {cand_cost} vs {base_cost} for "
+                f"{decision.baseline}: {v.cost.note}."
+            )
         if v.paired.left_out:
             lines.append(f"{v.candidate}: left out " + "; ".join(f"{n} {why}" for why, n in v.paired.left_out) + ".")
     return lines

@@ -60,8 +60,10 @@ class Cost:
 def refusal_reason(cost_basis: Mapping[str, Any] | None) -> str | None:
     """Why a row with this cost basis cannot be shown, or None when it can."""
     if not cost_basis:
-        return ("no cost basis: add a [model.cost] table (hardware or token_price) to the "
-                "model's catalogue entry and run it again")
+        return (
+            "no cost basis: add a [model.cost] table (hardware or token_price) to the "
+            "model's catalogue entry and run it again"
+        )
     if cost_basis.get("basis") not in BASES:
         return f"unknown cost basis {cost_basis.get('basis')!r}: expected hardware or token_price"
     return None
@@ -75,8 +77,9 @@ def run_duration_s(started_at: str | None, finished_at: str | None) -> float | N
     return seconds if seconds > 0 else None
 
 
-def cost_figure(cost_basis: Mapping[str, Any], attempts: Sequence[AttemptFacts], completed: int,
-                duration_s: float | None) -> Cost:
+def cost_figure(
+    cost_basis: Mapping[str, Any], attempts: Sequence[AttemptFacts], completed: int, duration_s: float | None
+) -> Cost:
     """The cost figure of one run. `cost_basis` must have passed `refusal_reason`."""
     if cost_basis["basis"] == "hardware":
         return _hardware(cost_basis, completed, duration_s)
@@ -90,17 +93,39 @@ def _hardware(basis: Mapping[str, Any], completed: int, duration_s: float | None
     rate = float(basis["usd_per_hour"])  # the whole box; gpu_count is recorded, not multiplied
     currency = str(basis.get("currency") or "USD")
     if duration_s is None:
-        return Cost("hardware", currency, None, None, "the run has no start or finish time, so "
-                    "its duration (what hardware cost charges) is unknown",
-                    usd_per_hour=rate, gpu_count=gpu_count)
+        return Cost(
+            "hardware",
+            currency,
+            None,
+            None,
+            "the run has no start or finish time, so its duration (what hardware cost charges) is unknown",
+            usd_per_hour=rate,
+            gpu_count=gpu_count,
+        )
     total = rate * duration_s / 3600
     if completed == 0:
-        return Cost("hardware", currency, total, None, "no task was completed",
-                    usd_per_hour=rate, gpu_count=gpu_count, duration_s=duration_s)
+        return Cost(
+            "hardware",
+            currency,
+            total,
+            None,
+            "no task was completed",
+            usd_per_hour=rate,
+            gpu_count=gpu_count,
+            duration_s=duration_s,
+        )
     throughput = completed / duration_s  # X: completed tasks per second at the tested load
     curve = tuple(UtilisationPoint(u, rate / (3600 * throughput * u)) for u in UTILISATION_LEVELS)
-    return Cost("hardware", currency, total, total / completed, usd_per_hour=rate,
-                gpu_count=gpu_count, duration_s=duration_s, utilisation=curve)
+    return Cost(
+        "hardware",
+        currency,
+        total,
+        total / completed,
+        usd_per_hour=rate,
+        gpu_count=gpu_count,
+        duration_s=duration_s,
+        utilisation=curve,
+    )
 
 
 def _token_price(basis: Mapping[str, Any], attempts: Sequence[AttemptFacts], completed: int) -> Cost:
@@ -115,8 +140,10 @@ def _token_price(basis: Mapping[str, Any], attempts: Sequence[AttemptFacts], com
         charged += 1
     notes = []
     if attempts and charged < len(attempts):
-        notes.append(f"{len(attempts) - charged} of {len(attempts)} attempts reported no token usage "
-                     "and are not charged, so this is a lower bound")
+        notes.append(
+            f"{len(attempts) - charged} of {len(attempts)} attempts reported no token usage "
+            "and are not charged, so this is a lower bound"
+        )
     if cached is not None:
         # Cached-prompt counts are not recorded, so the discount cannot be applied honestly.
         notes.append("cached-prompt discount not applied: every prompt token is charged at the input price")
@@ -131,8 +158,14 @@ def _token_price(basis: Mapping[str, Any], attempts: Sequence[AttemptFacts], com
         else:
             per_task = total / completed
     return Cost(
-        "token_price", str(basis.get("currency") or "USD"), total_or_none, per_task,
-        "; ".join(notes) or None, price_input=price_in, price_output=price_out,
+        "token_price",
+        str(basis.get("currency") or "USD"),
+        total_or_none,
+        per_task,
+        "; ".join(notes) or None,
+        price_input=price_in,
+        price_output=price_out,
         price_cached=float(cached) if cached is not None else None,
-        captured=basis.get("captured"), source=basis.get("source"),
+        captured=basis.get("captured"),
+        source=basis.get("source"),
     )

@@ -28,9 +28,11 @@ from compare_tui.report.paired import PairedComparison, both_scored, paired
 from compare_tui.report.stats import Percentiles, percentiles
 
 DEFAULT_MARGIN_PP = 5.0
-VERDICT_RULE = ("better when the 95% interval's lower bound L > 0; no worse when L > −M and not better; "
-                "worse when its upper bound U < 0 and not no worse; inconclusive otherwise "
-                "(M: the margin, in points)")
+VERDICT_RULE = (
+    "better when the 95% interval's lower bound L > 0; no worse when L > −M and not better; "
+    "worse when its upper bound U < 0 and not no worse; inconclusive otherwise "
+    "(M: the margin, in points)"
+)
 
 
 class Verdict(StrEnum):
@@ -129,7 +131,8 @@ class Decision:
     def for_candidate(self, label: str) -> Versus | None:
         """The candidate with this label or model name, or None."""
         return next((v for v in self.versus if v.candidate == label), None) or next(
-            (v for v in self.versus if v.model_name == label), None)
+            (v for v in self.versus if v.model_name == label), None
+        )
 
 
 def _tokens_per_task(row: ModelFigures) -> float | None:
@@ -143,25 +146,33 @@ def cost_versus(candidate: ModelFigures, baseline: ModelFigures) -> CostVersus:
     change = percent_change(cand.per_task, base.per_task) if comparable else None
     savings = None if change is None else -change / 100
     if not comparable:
-        note = (f"not comparable: {baseline.label} is costed on {base.basis.replace('_', ' ')} ({base.currency}) and "
-                f"{candidate.label} on {cand.basis.replace('_', ' ')} ({cand.currency}), so no savings figure is given")
+        note = (
+            f"not comparable: {baseline.label} is costed on {base.basis.replace('_', ' ')} ({base.currency}) and "
+            f"{candidate.label} on {cand.basis.replace('_', ' ')} ({cand.currency}), so no savings figure is given"
+        )
     elif savings is None:
         note = "no savings figure: a cost per completed task is unknown (see the cost column)"
     else:
         note = None
-    return CostVersus(base.per_task, cand.per_task, base.basis, cand.basis, base.currency, comparable,
-                      change, savings, note)
+    return CostVersus(
+        base.per_task, cand.per_task, base.basis, cand.basis, base.currency, comparable, change, savings, note
+    )
 
 
-def paired_latency(candidate: ModelFigures, baseline: ModelFigures) -> tuple[Percentiles, Percentiles, Percentiles,
-                                                                             Percentiles]:
+def paired_latency(
+    candidate: ModelFigures, baseline: ModelFigures
+) -> tuple[Percentiles, Percentiles, Percentiles, Percentiles]:
     """(candidate TTFT, baseline TTFT, candidate E2E, baseline E2E) over the tasks both scored
     (the paired set), each task's deciding attempt, where both sides have the timing."""
     pairs = [(c, b) for c, b in zip(candidate.blocks, baseline.blocks, strict=True) if both_scored(c, b)]
     ttft = [(c.ttft_ms, b.ttft_ms) for c, b in pairs if c.ttft_ms is not None and b.ttft_ms is not None]
     e2e = [(c.e2e_ms, b.e2e_ms) for c, b in pairs if c.e2e_ms is not None and b.e2e_ms is not None]
-    return (percentiles(c for c, _ in ttft), percentiles(b for _, b in ttft),
-            percentiles(c for c, _ in e2e), percentiles(b for _, b in e2e))
+    return (
+        percentiles(c for c, _ in ttft),
+        percentiles(b for _, b in ttft),
+        percentiles(c for c, _ in e2e),
+        percentiles(b for _, b in e2e),
+    )
 
 
 def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float) -> Versus:
@@ -169,7 +180,11 @@ def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float) ->
     verdict = None if p.interval is None else verdict_for(p.interval.low * 100, p.interval.high * 100, margin_pp)
     ttft_c, ttft_b, e2e_c, e2e_b = paired_latency(candidate, baseline)
     return Versus(
-        candidate=candidate.label, model_name=candidate.model_name, run_id=candidate.run_id, paired=p, verdict=verdict,
+        candidate=candidate.label,
+        model_name=candidate.model_name,
+        run_id=candidate.run_id,
+        paired=p,
+        verdict=verdict,
         ttft_p50_pct=percent_change(ttft_c.p50, ttft_b.p50),
         e2e_p50_pct=percent_change(e2e_c.p50, e2e_b.p50),
         e2e_p95_pct=percent_change(e2e_c.p95, e2e_b.p95),
@@ -194,8 +209,10 @@ def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> str:
         unmeasured = [v.candidate for v in items if v.paired.tasks == 0]
         names = ", ".join(unmeasured)
         if len(unmeasured) == len(items):
-            return (f"Keep {baseline} for now: {names} not compared with it (no task scored by both); "
-                    "finish the run (`compare-tui run --resume RUN`) to decide.")
+            return (
+                f"Keep {baseline} for now: {names} not compared with it (no task scored by both); "
+                "finish the run (`compare-tui run --resume RUN`) to decide."
+            )
         tail = f" ({names} not compared: no task scored by both)" if unmeasured else ""
         return f"Keep {baseline}: no candidate is shown no worse within {margin_pp:g} points{tail}."
 
@@ -207,8 +224,10 @@ def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> str:
     assert best.delta_pp is not None and best.interval_pp is not None
     low, high = best.interval_pp
     words = "better than" if best.verdict is Verdict.BETTER else "no worse than"
-    parts = [f"Switch to candidate {best.candidate}: {words} {baseline} ({_signed(best.delta_pp, ' pts')}, "
-             f"95% CI {_signed(low, '')} to {_signed(high, '')})"]
+    parts = [
+        f"Switch to candidate {best.candidate}: {words} {baseline} ({_signed(best.delta_pp, ' pts')}, "
+        f"95% CI {_signed(low, '')} to {_signed(high, '')})"
+    ]
     if best.cost.savings is not None:
         share = abs(best.cost.savings) * 100
         parts.append(f"{share:.0f}% {'cheaper' if best.cost.savings >= 0 else 'dearer'} per completed task")
@@ -219,12 +238,14 @@ def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> str:
     return ", ".join(parts)
 
 
-def decide(rows: Sequence[ModelFigures], baseline: str, *, source: str = "named",
-           margin_pp: float | None = None) -> Decision:
+def decide(
+    rows: Sequence[ModelFigures], baseline: str, *, source: str = "named", margin_pp: float | None = None
+) -> Decision:
     """Every shown candidate against the row labelled (or named) `baseline`."""
     margin = DEFAULT_MARGIN_PP if margin_pp is None else margin_pp
     base = next((r for r in rows if r.label == baseline), None) or next(
-        (r for r in rows if r.model_name == baseline), None)
+        (r for r in rows if r.model_name == baseline), None
+    )
     if base is None:
         raise LookupError(baseline)
     items = tuple(versus(row, base, margin) for row in rows if row is not base)

@@ -62,18 +62,23 @@ def _series(label: str, values: Sequence[float], edges: tuple[float, ...]) -> La
     # The last bin is closed on the right (numpy's convention), so the maximum is counted.
     counts, _ = np.histogram(data, bins=np.asarray(edges, dtype=float))
     quantiles = np.percentile(data, np.linspace(0, 100, QUANTILE_STEPS + 1))
-    return LatencySeries(label, int(data.size), tuple(int(c) for c in counts),
-                         tuple(round(float(q), 3) for q in quantiles))
+    return LatencySeries(
+        label, int(data.size), tuple(int(c) for c in counts), tuple(round(float(q), 3) for q in quantiles)
+    )
 
 
-def latency_distributions(rows: Sequence[tuple[str, Sequence[float], Sequence[float]]]
-                          ) -> tuple[LatencyDistribution, ...]:
+def latency_distributions(
+    rows: Sequence[tuple[str, Sequence[float], Sequence[float]]],
+) -> tuple[LatencyDistribution, ...]:
     """`rows` is (label, TTFT values, end-to-end values) per shown model; one distribution
     per metric, in `METRICS` order."""
     out = []
     for index, (metric, title) in enumerate(METRICS):
         per_model = [(label, list(values[index])) for label, *values in rows]
         edges = _edges([v for _, values in per_model for v in values])
-        out.append(LatencyDistribution(metric, title, edges,
-                                       tuple(_series(label, values, edges) for label, values in per_model)))
+        out.append(
+            LatencyDistribution(
+                metric, title, edges, tuple(_series(label, values, edges) for label, values in per_model)
+            )
+        )
     return tuple(out)

@@ -188,8 +188,10 @@ def refusal(run_input: RunInput, label: str) -> RefusedRow | None:
     run = run_input.run
     reason = refusal_reason(run.cost_basis)
     if reason is None and not run.provenance:
-        reason = ("no provenance label: the run did not record whether its weights were verified; "
-                  "run the model again so that the check is made")
+        reason = (
+            "no provenance label: the run did not record whether its weights were verified; "
+            "run the model again so that the check is made"
+        )
     return RefusedRow(run.id, run.model_name, label, reason) if reason else None
 
 
@@ -201,8 +203,9 @@ def is_human(task_id: str, outcomes: Sequence[str], task_kinds: Mapping[str, str
     return bool(outcomes) and all(outcome == Outcome.REVIEW for outcome in outcomes)
 
 
-def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
-                  task_kinds: Mapping[str, str]) -> ModelFigures:
+def model_figures(
+    run_input: RunInput, label: str, task_ids: Sequence[str], task_kinds: Mapping[str, str]
+) -> ModelFigures:
     """The figures of one (not refused) run over the report's tasks."""
     run = run_input.run
     kept = tuple(a for a in run_input.attempts if measured(a.outcome, a.error_class))
@@ -224,9 +227,18 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
         # that outcome (a fail after a timeout reads as the fail), else the last attempt.
         shown = passing or next((a for a in reversed(attempts) if a.outcome == status), None)
         shown = shown or (attempts[-1] if attempts else None)
-        blocks.append(Block(task_id, status, is_human(task_id, outcomes, task_kinds), verdict,
-                            shown.detail if shown else "", shown.ttft_ms if shown else None,
-                            shown.e2e_ms if shown else None, scorer_status))
+        blocks.append(
+            Block(
+                task_id,
+                status,
+                is_human(task_id, outcomes, task_kinds),
+                verdict,
+                shown.detail if shown else "",
+                shown.ttft_ms if shown else None,
+                shown.e2e_ms if shown else None,
+                scorer_status,
+            )
+        )
         if status == Outcome.PASS:
             # The passing attempt, or for a person's pass the attempt they were shown (the one
             # awaiting review, else the last).
@@ -236,16 +248,27 @@ def model_figures(run_input: RunInput, label: str, task_ids: Sequence[str],
     completed = counts.passed
     ttft = tuple(a.ttft_ms for a in representative if a.ttft_ms is not None)
     e2e = tuple(a.e2e_ms for a in representative if a.e2e_ms is not None)
-    latency = Latency(percentiles(ttft), percentiles(e2e), includes_network=kind == "hosted",
-                      ttft_values=ttft, e2e_values=e2e)
+    latency = Latency(
+        percentiles(ttft), percentiles(e2e), includes_network=kind == "hosted", ttft_values=ttft, e2e_values=e2e
+    )
     tokens = _tokens(kept, completed)
     gpu = gpu_memory(run.gpu, kind)
-    cost = cost_figure(run.cost_basis or {}, kept, completed,
-                       run_duration_s(run.started_at, run.finished_at))
+    cost = cost_figure(run.cost_basis or {}, kept, completed, run_duration_s(run.started_at, run.finished_at))
     return ModelFigures(
-        run_id=run.id, model_name=run.model_name, label=label, model_kind=kind, provenance=run.provenance or "",
-        run_status=str(run.status), completed=completed, pass_rate=_pass_rate(blocks),
-        counts=counts, blocks=tuple(blocks), latency=latency, tokens=tokens, gpu=gpu, cost=cost,
+        run_id=run.id,
+        model_name=run.model_name,
+        label=label,
+        model_kind=kind,
+        provenance=run.provenance or "",
+        run_status=str(run.status),
+        completed=completed,
+        pass_rate=_pass_rate(blocks),
+        counts=counts,
+        blocks=tuple(blocks),
+        latency=latency,
+        tokens=tokens,
+        gpu=gpu,
+        cost=cost,
         missing=_missing(completed, latency, tokens, gpu, cost),
         awaiting_review=tuple(b.task_id for b in blocks if b.status == Outcome.REVIEW),
         error_classes=_error_classes(kept),
@@ -259,13 +282,18 @@ def _counts(blocks: Sequence[Block], planned: int, attempts: int) -> Counts:
         tally[block.status] += 1
     humans = [b for b in blocks if b.human]
     return Counts(
-        passed=tally["pass"], failed=tally["fail"], review=tally["review"], errored=tally["error"],
-        missing=tally["missing"], human=len(humans),
+        passed=tally["pass"],
+        failed=tally["fail"],
+        review=tally["review"],
+        errored=tally["error"],
+        missing=tally["missing"],
+        human=len(humans),
         human_decided=sum(1 for b in humans if b.status in ("pass", "fail")),
         human_passed=sum(1 for b in humans if b.status == "pass"),
         human_failed=sum(1 for b in humans if b.status == "fail"),
         overridden=sum(1 for b in blocks if b.overridden and not b.human),
-        planned=planned, attempts=attempts,
+        planned=planned,
+        attempts=attempts,
     )
 
 
@@ -283,8 +311,10 @@ def _tokens(attempts: Sequence[AttemptFacts], completed: int) -> Tokens:
     without = sum(1 for a in attempts if a.usage_missing or a.prompt_tokens is None or a.completion_tokens is None)
     note = None
     if without:
-        note = (f"{without} of {len(attempts)} attempts reported no token usage (their tokens are "
-                "not counted, so these figures are a lower bound)")
+        note = (
+            f"{without} of {len(attempts)} attempts reported no token usage (their tokens are "
+            "not counted, so these figures are a lower bound)"
+        )
     if completed == 0:
         return Tokens(None, None, prompt, completion, len(attempts), without, note)
     return Tokens(prompt / completed, completion / completed, prompt, completion, len(attempts), without, note)
@@ -301,8 +331,15 @@ def gpu_memory(gpu: Mapping | None, kind: str | None) -> GpuMemory:
         return GpuMemory(applicable, False, None, None, len(devices), gpu.get("reason") or None, notes)
     peaks = [int(d["peak_bytes"]) for d in devices if d.get("peak_bytes") is not None]
     bases = [int(d["baseline_bytes"]) for d in devices if d.get("baseline_bytes") is not None]
-    return GpuMemory(applicable, True, sum(peaks) if peaks else None, sum(bases) if bases else None,
-                     len(devices), gpu.get("reason") or None, notes)
+    return GpuMemory(
+        applicable,
+        True,
+        sum(peaks) if peaks else None,
+        sum(bases) if bases else None,
+        len(devices),
+        gpu.get("reason") or None,
+        notes,
+    )
 
 
 def _error_classes(attempts: Iterable[AttemptFacts]) -> tuple[tuple[str, int], ...]:

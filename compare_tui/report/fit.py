@@ -71,8 +71,10 @@ class FittedTable:
         """The lines to print under the table: footnotes, then what was left out and why."""
         lines = list(self.footnotes)
         if self.dropped:
-            lines.append(f"Not shown at {self.width} columns: {', '.join(self.dropped)} "
-                         "(a wider terminal shows them, as does `compare-tui report --format md`).")
+            lines.append(
+                f"Not shown at {self.width} columns: {', '.join(self.dropped)} "
+                "(a wider terminal shows them, as does `compare-tui report --format md`)."
+            )
         return tuple(lines)
 
 
@@ -145,6 +147,7 @@ def _share(room: int, wants: dict[int, int], floors: dict[int, int]) -> dict[int
     """Water-filling: every flexible column rises from its floor to a common level (never past
     what it wants) as high as `room` allows; the few characters left below the next level go
     one each to the columns still short, in order."""
+
     def at(level: int) -> dict[int, int]:
         return {k: max(floors[k], min(wants[k], level)) for k in wants}
 

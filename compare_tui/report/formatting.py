@@ -6,16 +6,21 @@ from __future__ import annotations
 
 from compare_tui.report.cost import Cost
 from compare_tui.report.figures import GpuMemory, PassRate, Tokens
-from compare_tui.report.stats import Interval, Percentiles
 from compare_tui.report.inputs import StepGrading
+from compare_tui.report.stats import Interval, Percentiles
 from compare_tui.report.trajectories import DRIVEN, LOST, RunStrip, Trajectories
 from compare_tui.store.summary import RunSummary
 from compare_tui.vocabulary import money
 
 MARKS = {"pass": "✓", "fail": "✗", "review": "?", "error": "!", "missing": "·"}
 """One mark per block status: the shape carries the meaning, colour only repeats it."""
-MARK_WORDS = {"pass": "pass", "fail": "fail", "review": "needs a person", "error": "error (scorer or request failed)",
-              "missing": "not done"}
+MARK_WORDS = {
+    "pass": "pass",
+    "fail": "fail",
+    "review": "needs a person",
+    "error": "error (scorer or request failed)",
+    "missing": "not done",
+}
 DASH = "–"
 
 
@@ -82,8 +87,10 @@ def cost_basis(cost: Cost, gpu: GpuMemory | None = None) -> str:
         named = count > 1 or (count == 1 and (gpu is None or gpu.measured))
         gpus = f" ({count} GPU{'s' if count > 1 else ''})" if named else ""
         return f"hardware {money(cost.usd_per_hour, cost.currency)}/h{gpus}"
-    return (f"token price {money(cost.price_input, cost.currency)} in / {money(cost.price_output, cost.currency)} "
-            f"out per Mtok, captured {cost.captured}")
+    return (
+        f"token price {money(cost.price_input, cost.currency)} in / {money(cost.price_output, cost.currency)} "
+        f"out per Mtok, captured {cost.captured}"
+    )
 
 
 def signed(value: float | None, unit: str = "", digits: int = 1) -> str:
@@ -131,8 +138,10 @@ def tally_marks(t: RunSummary) -> str:
     """`✓10 ✗9 ?2 !0 of 21` (and `·3` when tasks are not done): a run's task tallies in one
     short cell (`runs list`, the TUI's Home)."""
     not_done = f" {MARKS['missing']}{t.not_done}" if t.not_done else ""
-    return (f"{MARKS['pass']}{t.passed} {MARKS['fail']}{t.failed} {MARKS['review']}{t.review} "
-            f"{MARKS['error']}{t.errored}{not_done} of {t.tasks_planned}")
+    return (
+        f"{MARKS['pass']}{t.passed} {MARKS['fail']}{t.failed} {MARKS['review']}{t.review} "
+        f"{MARKS['error']}{t.errored}{not_done} of {t.tasks_planned}"
+    )
 
 
 def strip_widths(t: Trajectories) -> tuple[int, int]:
@@ -160,5 +169,7 @@ def steps_by_grade(report_grading: StepGrading, fig: Trajectories) -> str:
     """`2 steps decided by gemma3-270m's grades (similarity, kept from 4)`: the steps that
     waited for a person (the caveat says so in full)."""
     steps = "step" if fig.steps_by_grade == 1 else "steps"
-    return (f"{fig.steps_by_grade} {steps} decided by {report_grading.judge}'s grades "
-            f"({report_grading.rubric}, kept from {report_grading.pass_at})")
+    return (
+        f"{fig.steps_by_grade} {steps} decided by {report_grading.judge}'s grades "
+        f"({report_grading.rubric}, kept from {report_grading.pass_at})"
+    )

@@ -54,9 +54,15 @@ def parse_pass_rate(text: str) -> Fraction:
 VERDICT_LEVELS = {"better": ("better",), "no-worse": ("better", "no worse")}
 
 
-def check_gate(report: Report, *, fail_under: Fraction | float | str | None = None,
-               require_confidence: str | None = None, require_winner: str | None = None,
-               require_verdict: str | None = None, candidate: str | None = None) -> GateResult:
+def check_gate(
+    report: Report,
+    *,
+    fail_under: Fraction | float | str | None = None,
+    require_confidence: str | None = None,
+    require_winner: str | None = None,
+    require_verdict: str | None = None,
+    candidate: str | None = None,
+) -> GateResult:
     """Check every condition given; a condition left as None is not checked."""
     reasons = []
     if fail_under is not None:
@@ -64,22 +70,27 @@ def check_gate(report: Report, *, fail_under: Fraction | float | str | None = No
         reasons += _pass_rate_reasons(report, threshold)
     if require_confidence is not None:
         if require_confidence not in CONFIDENCE_ORDER:
-            raise ValueError(f"--require-confidence expects one of {', '.join(CONFIDENCE_ORDER)} "
-                             f"(got {require_confidence!r})")
+            raise ValueError(
+                f"--require-confidence expects one of {', '.join(CONFIDENCE_ORDER)} (got {require_confidence!r})"
+            )
         confidence = report.recommendation.confidence
         if not meets(confidence, require_confidence):
-            reasons.append(f"confidence is {confidence or 'none (no recommendation)'}, "
-                           f"below the required {require_confidence}")
+            reasons.append(
+                f"confidence is {confidence or 'none (no recommendation)'}, below the required {require_confidence}"
+            )
     if require_winner is not None:
         winner = report.recommendation.winner
         if winner != require_winner:
             known = {row.label for row in report.models} | {row.model_name for row in report.models}
             if require_winner not in known:
-                reasons.append(f"{require_winner} is not a model in this report "
-                               f"(models: {', '.join(row.label for row in report.models) or 'none'})")
+                reasons.append(
+                    f"{require_winner} is not a model in this report "
+                    f"(models: {', '.join(row.label for row in report.models) or 'none'})"
+                )
             elif winner is None:
-                reasons.append(f"the report recommends no single model, not {require_winner}: "
-                               f"{report.recommendation.summary}")
+                reasons.append(
+                    f"the report recommends no single model, not {require_winner}: {report.recommendation.summary}"
+                )
             else:
                 reasons.append(f"the recommended model is {winner}, not {require_winner}")
     if require_verdict is not None:
@@ -92,8 +103,7 @@ def _verdict_reasons(report: Report, required: str, candidate: str | None) -> li
         raise ValueError(f"--require-verdict expects better or no-worse (got {required!r})")
     decision = report.decision
     if decision is None:
-        return ["there is no baseline to hold a verdict to: name one with --baseline "
-                "(or promote one for the workload)"]
+        return ["there is no baseline to hold a verdict to: name one with --baseline (or promote one for the workload)"]
     wanted = VERDICT_LEVELS[required]
     if candidate is not None:
         found = decision.for_candidate(candidate)
@@ -102,8 +112,10 @@ def _verdict_reasons(report: Report, required: str, candidate: str | None) -> li
             return [f"{candidate} is not a candidate against the baseline {decision.baseline} (candidates: {names})"]
         if str(found.verdict) in wanted:
             return []
-        return [f"{found.candidate}'s verdict against {decision.baseline} is {found.verdict or 'none'}, "
-                f"not {required.replace('-', ' ')}"]
+        return [
+            f"{found.candidate}'s verdict against {decision.baseline} is {found.verdict or 'none'}, "
+            f"not {required.replace('-', ' ')}"
+        ]
     if any(str(v.verdict) in wanted for v in decision.versus):
         return []
     verdicts = ", ".join(f"{v.candidate} {v.verdict or 'none'}" for v in decision.versus) or "no candidate"
@@ -118,5 +130,7 @@ def _pass_rate_reasons(report: Report, threshold: Fraction) -> list[str]:
     rate = Fraction(best.pass_rate.passed, best.pass_rate.scored)
     if rate >= threshold:
         return []
-    return [f"the best pass rate, {best.label}'s {best.pass_rate.passed}/{best.pass_rate.scored} "
-            f"({float(rate) * 100:.1f} %), is under the required {float(threshold) * 100:.1f} %"]
+    return [
+        f"the best pass rate, {best.label}'s {best.pass_rate.passed}/{best.pass_rate.scored} "
+        f"({float(rate) * 100:.1f} %), is under the required {float(threshold) * 100:.1f} %"
+    ]

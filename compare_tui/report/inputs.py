@@ -38,10 +38,16 @@ class AttemptFacts:
     @classmethod
     def from_record(cls, record: AttemptRecord) -> AttemptFacts:
         return cls(
-            task_id=record.task_id, attempt=record.attempt, outcome=str(record.outcome),
-            ttft_ms=record.ttft_ms, e2e_ms=record.e2e_ms, prompt_tokens=record.prompt_tokens,
-            completion_tokens=record.completion_tokens, usage_missing=record.usage_missing,
-            isolation=record.isolation, error_class=record.error_class,
+            task_id=record.task_id,
+            attempt=record.attempt,
+            outcome=str(record.outcome),
+            ttft_ms=record.ttft_ms,
+            e2e_ms=record.e2e_ms,
+            prompt_tokens=record.prompt_tokens,
+            completion_tokens=record.completion_tokens,
+            usage_missing=record.usage_missing,
+            isolation=record.isolation,
+            error_class=record.error_class,
             detail=record.score_detail or record.error or "",
         )
 

@@ -19,8 +19,20 @@ from compare_tui.store.records import RunRecord
 # Only what the figures use: validating whole attempt records (answers, tool calls, score
 # data, timestamps) costs ~100 µs a row, which alone would put a 2 × 10,000-task report
 # past its 0.5 s budget (bench/bench_report.py measures both ways side by side).
-_FACT_COLUMNS = ("task_id", "attempt", "outcome", "ttft_ms", "e2e_ms", "prompt_tokens",
-                 "completion_tokens", "usage_missing", "isolation", "error_class", "score_detail", "error")
+_FACT_COLUMNS = (
+    "task_id",
+    "attempt",
+    "outcome",
+    "ttft_ms",
+    "e2e_ms",
+    "prompt_tokens",
+    "completion_tokens",
+    "usage_missing",
+    "isolation",
+    "error_class",
+    "score_detail",
+    "error",
+)
 
 
 class ReportNotFoundError(CompareTuiError, LookupError):
@@ -38,9 +50,19 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
     read: dict[str, Any] = {} if goldsets is None else goldsets
     kinds, task_ids, caveats, notes, margin = _golden_sets([r.run for r in runs], read)
     baseline, source = _baseline(store, comparison_id, [r.run for r in runs])
-    return ReportInputs(runs=runs, task_kinds=kinds, task_ids=task_ids, task_traces=_traces(read.values()), manifest_caveats=caveats,
-                        notes=notes, comparison_id=comparison_id, comparison_name=name,
-                        baseline=baseline, baseline_source=source, margin_pp=margin)
+    return ReportInputs(
+        runs=runs,
+        task_kinds=kinds,
+        task_ids=task_ids,
+        task_traces=_traces(read.values()),
+        manifest_caveats=caveats,
+        notes=notes,
+        comparison_id=comparison_id,
+        comparison_name=name,
+        baseline=baseline,
+        baseline_source=source,
+        margin_pp=margin,
+    )
 
 
 def _baseline(store: Store, comparison_id: str | None, runs: list[RunRecord]) -> tuple[str | None, str]:
@@ -63,13 +85,18 @@ def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
     rows = store.attempt_columns(run_id, _FACT_COLUMNS)
     return tuple(
         AttemptFacts(
-            task_id=row["task_id"], attempt=row["attempt"],
+            task_id=row["task_id"],
+            attempt=row["attempt"],
             # An outcome this version does not know measured nothing it can show: an error.
             outcome=row["outcome"] if row["outcome"] in OUTCOMES else "error",
-            ttft_ms=row["ttft_ms"], e2e_ms=row["e2e_ms"], prompt_tokens=row["prompt_tokens"],
-            completion_tokens=row["completion_tokens"], usage_missing=bool(row["usage_missing"]),
+            ttft_ms=row["ttft_ms"],
+            e2e_ms=row["e2e_ms"],
+            prompt_tokens=row["prompt_tokens"],
+            completion_tokens=row["completion_tokens"],
+            usage_missing=bool(row["usage_missing"]),
             isolation=json.loads(row["isolation"]) if row["isolation"] else None,
-            error_class=row["error_class"], detail=row["score_detail"] or row["error"] or "",
+            error_class=row["error_class"],
+            detail=row["score_detail"] or row["error"] or "",
         )
         for row in rows
     )
@@ -88,8 +115,9 @@ def _resolve(store: Store, ref: str) -> tuple[str | None, str, list[str]]:
             return _comparison_runs(comparisons[0])
         latest = store.list_runs(limit=1)
         if not latest:
-            raise ReportNotFoundError(f"the store at {store.path} has no runs yet: start one with "
-                                      "`compare-tui run SET --model NAME`")
+            raise ReportNotFoundError(
+                f"the store at {store.path} has no runs yet: start one with `compare-tui run SET --model NAME`"
+            )
         return None, "", [latest[0].id]
     found: dict[str, Any] = {}
     problems = []
@@ -139,8 +167,9 @@ def _traces(goldsets: Any) -> dict[str, tuple[str, int, int]]:
     return traces
 
 
-def _golden_sets(runs: list[RunRecord], read: dict[str, Any]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...],
-                                                 tuple[str, ...], float | None]:
+def _golden_sets(
+    runs: list[RunRecord], read: dict[str, Any]
+) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...], tuple[str, ...], float | None]:
     """Scorer kinds, task order, manifest caveats, loader notes and the `[decision]` margin
     from the runs' golden sets."""
     from compare_tui.goldset import GoldenSetError, load_golden_set
@@ -151,21 +180,27 @@ def _golden_sets(runs: list[RunRecord], read: dict[str, Any]) -> tuple[dict[str,
     notes: list[str] = []
     margin: float | None = None
     if runs and not any(run.goldset_path for run in runs):
-        notes.append("The runs did not record where their golden set is, so its caveats are not shown and "
-                     "tasks scored by a person are recognised from their attempts only.")
+        notes.append(
+            "The runs did not record where their golden set is, so its caveats are not shown and "
+            "tasks scored by a person are recognised from their attempts only."
+        )
     for path in dict.fromkeys(run.goldset_path for run in runs if run.goldset_path):
         try:
             goldset = read[path] = load_golden_set(Path(path))
         except (GoldenSetError, OSError) as exc:
             read[path] = exc
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            notes.append(f"The golden set at {path} could not be read ({first_line}), so its caveats are not "
-                         "shown and tasks scored by a person are recognised from their attempts only.")
+            notes.append(
+                f"The golden set at {path} could not be read ({first_line}), so its caveats are not "
+                "shown and tasks scored by a person are recognised from their attempts only."
+            )
             continue
         for run in runs:
             if run.goldset_path == path and run.goldset_digest and run.goldset_digest != goldset.digest:
-                notes.append(f"The golden set at {path} has changed since run {run.id} of {run.model_name} "
-                             "(its digest differs): scorer kinds and caveats shown are the set's current ones.")
+                notes.append(
+                    f"The golden set at {path} has changed since run {run.id} of {run.model_name} "
+                    "(its digest differs): scorer kinds and caveats shown are the set's current ones."
+                )
         for task in goldset.tasks:
             if task.id not in kinds:
                 kinds[task.id] = goldset.scorer_for(task).kind

@@ -79,8 +79,9 @@ def labels(inputs: ReportInputs) -> list[str]:
     """The name each run is shown under: its model name, made unique with the run id's start
     when one model was run twice (a reproduce check), so a winner is never ambiguous."""
     names = [r.run.model_name for r in inputs.runs]
-    return [name if names.count(name) == 1 else f"{name}@{r.run.id[:8]}"
-            for name, r in zip(names, inputs.runs, strict=True)]
+    return [
+        name if names.count(name) == 1 else f"{name}@{r.run.id[:8]}" for name, r in zip(names, inputs.runs, strict=True)
+    ]
 
 
 def build_report(inputs: ReportInputs) -> Report:
@@ -94,33 +95,46 @@ def build_report(inputs: ReportInputs) -> Report:
         else:
             rows.append(model_figures(run_input, label, task_ids, inputs.task_kinds))
     standings = [
-        Standing(row.label, row.pass_rate.passed, row.pass_rate.scored, row.completed,
-                 row.missing, len(row.awaiting_review))
+        Standing(
+            row.label, row.pass_rate.passed, row.pass_rate.scored, row.completed, row.missing, len(row.awaiting_review)
+        )
         for row in rows
     ]
     recommendation = recommend(standings, [r.label for r in refused])
     first = inputs.runs[0].run if inputs.runs else None
     goldset = GoldenSetInfo(
-        first.goldset_id if first else "", first.goldset_name if first else "",
-        first.goldset_version if first else "", first.goldset_digest if first else "",
+        first.goldset_id if first else "",
+        first.goldset_name if first else "",
+        first.goldset_version if first else "",
+        first.goldset_digest if first else "",
     )
     decision, note = _decision(inputs, rows, refused)
     replay = trajectories(rows, inputs.task_traces, task_ids, inputs.step_grading)
     title = inputs.comparison_name or " ".join(p for p in (goldset.name or goldset.workload_id, goldset.version) if p)
     return Report(
-        title=title or "report", comparison_id=inputs.comparison_id, goldset=goldset,
-        run_ids=tuple(r.run.id for r in inputs.runs), task_ids=task_ids, models=tuple(rows),
-        refused=tuple(refused), recommendation=recommendation,
+        title=title or "report",
+        comparison_id=inputs.comparison_id,
+        goldset=goldset,
+        run_ids=tuple(r.run.id for r in inputs.runs),
+        task_ids=task_ids,
+        models=tuple(rows),
+        refused=tuple(refused),
+        recommendation=recommendation,
         paired=paired_comparisons(rows, recommendation),
-        caveats=build_caveats(inputs, rows) + tuple(replay_caveats(replay, inputs.step_grading)), decision=decision, decision_note=note,
+        caveats=build_caveats(inputs, rows) + tuple(replay_caveats(replay, inputs.step_grading)),
+        decision=decision,
+        decision_note=note,
         latency_distributions=latency_distributions(
-            [(row.label, row.latency.ttft_values, row.latency.e2e_values) for row in rows]),
-        trajectories=replay, step_grading=inputs.step_grading,
+            [(row.label, row.latency.ttft_values, row.latency.e2e_values) for row in rows]
+        ),
+        trajectories=replay,
+        step_grading=inputs.step_grading,
     )
 
 
-def _decision(inputs: ReportInputs, rows: list[ModelFigures],
-              refused: list[RefusedRow]) -> tuple[Decision | None, str | None]:
+def _decision(
+    inputs: ReportInputs, rows: list[ModelFigures], refused: list[RefusedRow]
+) -> tuple[Decision | None, str | None]:
     if inputs.baseline is None:
         return None, None
     name = inputs.baseline
@@ -131,5 +145,6 @@ def _decision(inputs: ReportInputs, rows: list[ModelFigures],
     if inputs.baseline_source == "workload":
         return None, None
     shown = ", ".join(r.label for r in rows) or "none"
-    raise BaselineError(f"the baseline {name!r} is not a model of this report (its models: {shown}); "
-                        "name one of them with --baseline")
+    raise BaselineError(
+        f"the baseline {name!r} is not a model of this report (its models: {shown}); name one of them with --baseline"
+    )

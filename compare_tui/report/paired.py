@@ -58,8 +58,7 @@ class PairedComparison:
     """Tasks of the report not in `tasks`, by reason (e.g. "not done by B": 2), most first."""
 
 
-def paired_comparisons(rows: Sequence[ModelFigures],
-                       recommendation: Recommendation) -> tuple[PairedComparison, ...]:
+def paired_comparisons(rows: Sequence[ModelFigures], recommendation: Recommendation) -> tuple[PairedComparison, ...]:
     """The leader (the winner, else the first tied or first model) against each other model."""
     if len(rows) < 2:
         return ()
@@ -87,11 +86,25 @@ def paired(a: ModelFigures, b: ModelFigures) -> PairedComparison:
             neither += 1
     tasks = both + only_a + only_b + neither
     if tasks == 0:
-        return PairedComparison(a.label, a.run_id, b.label, b.run_id, 0, 0, 0, 0, 0, None, None,
-                                None, None, None, None,
-                                f"{a.label} and {b.label} scored no task in common, so they "
-                                "cannot be compared task by task.",
-                                tuple(sorted(left_out.items(), key=lambda item: (-item[1], item[0]))))
+        return PairedComparison(
+            a.label,
+            a.run_id,
+            b.label,
+            b.run_id,
+            0,
+            0,
+            0,
+            0,
+            0,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            f"{a.label} and {b.label} scored no task in common, so they cannot be compared task by task.",
+            tuple(sorted(left_out.items(), key=lambda item: (-item[1], item[0]))),
+        )
     difference = (only_a - only_b) / tasks
     interval = paired_interval(only_a, only_b, both + neither)
     assert interval is not None  # tasks > 0
@@ -103,8 +116,25 @@ def paired(a: ModelFigures, b: ModelFigures) -> PairedComparison:
     reasons = tuple(sorted(left_out.items(), key=lambda item: (-item[1], item[0])))
     if reasons:
         sentence += " Left out: " + "; ".join(f"{n} {why}" for why, n in reasons) + "."
-    return PairedComparison(a.label, a.run_id, b.label, b.run_id, tasks, both, only_a, only_b,
-                            neither, difference, interval, p_value, within, needed, more, sentence, reasons)
+    return PairedComparison(
+        a.label,
+        a.run_id,
+        b.label,
+        b.run_id,
+        tasks,
+        both,
+        only_a,
+        only_b,
+        neither,
+        difference,
+        interval,
+        p_value,
+        within,
+        needed,
+        more,
+        sentence,
+        reasons,
+    )
 
 
 def both_scored(block_a: Block, block_b: Block) -> bool:
@@ -124,17 +154,31 @@ def _why_left_out(name_a: str, block_a: Block, name_b: str, block_b: Block) -> s
     return "awaiting a person's review"
 
 
-def _sentence(name_a: str, name_b: str, tasks: int, difference: float, interval: Interval,
-              p_value: float, within: bool, needed: int | None) -> str:
-    span = (f"the 95% interval of the difference ({name_a} − {name_b}) runs from "
-            f"{interval.low * 100:+.1f} to {interval.high * 100:+.1f} points (McNemar exact p = {p_value:.3g})")
+def _sentence(
+    name_a: str,
+    name_b: str,
+    tasks: int,
+    difference: float,
+    interval: Interval,
+    p_value: float,
+    within: bool,
+    needed: int | None,
+) -> str:
+    span = (
+        f"the 95% interval of the difference ({name_a} − {name_b}) runs from "
+        f"{interval.low * 100:+.1f} to {interval.high * 100:+.1f} points (McNemar exact p = {p_value:.3g})"
+    )
     if not within:
         direction = "higher" if difference > 0 else "lower"
-        return (f"The lead is larger than noise: on the {tasks} tasks both scored, {name_a}'s pass rate is "
-                f"{abs(difference) * 100:.1f} points {direction} than {name_b}'s; {span}.")
+        return (
+            f"The lead is larger than noise: on the {tasks} tasks both scored, {name_a}'s pass rate is "
+            f"{abs(difference) * 100:.1f} points {direction} than {name_b}'s; {span}."
+        )
     text = f"The lead is within noise: on the {tasks} tasks both scored, {span} and includes zero."
     if needed is None:
         return text + " The two pass the same number of these tasks, so there is no lead to resolve."
     more = max(0, needed - tasks)
-    return text + (f" About {needed} tasks like these in all ({more} more) would give 80 % power to detect "
-                   "a lead of this size (Connor 1987).")
+    return text + (
+        f" About {needed} tasks like these in all ({more} more) would give 80 % power to detect "
+        "a lead of this size (Connor 1987)."
+    )

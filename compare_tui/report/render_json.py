@@ -34,30 +34,51 @@ def report_document(report: Report) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "title": report.title,
         "comparison_id": report.comparison_id,
-        "goldset": {"workload_id": report.goldset.workload_id, "name": report.goldset.name,
-                    "version": report.goldset.version, "digest": report.goldset.digest},
+        "goldset": {
+            "workload_id": report.goldset.workload_id,
+            "name": report.goldset.name,
+            "version": report.goldset.version,
+            "digest": report.goldset.digest,
+        },
         "run_ids": list(report.run_ids),
         "task_ids": list(report.task_ids),
         "recommendation": {
-            "winner": rec.winner, "tied": list(rec.tied), "runner_up": rec.runner_up,
-            "lead_points": rec.lead_points, "confidence": rec.confidence, "reasons": list(rec.reasons),
-            "summary": rec.summary, "label": rec.label,
+            "winner": rec.winner,
+            "tied": list(rec.tied),
+            "runner_up": rec.runner_up,
+            "lead_points": rec.lead_points,
+            "confidence": rec.confidence,
+            "reasons": list(rec.reasons),
+            "summary": rec.summary,
+            "label": rec.label,
         },
         "models": [_model(row) for row in report.models],
-        "refused": [{"run_id": r.run_id, "model": r.model_name, "label": r.label, "reason": r.reason}
-                    for r in report.refused],
+        "refused": [
+            {"run_id": r.run_id, "model": r.model_name, "label": r.label, "reason": r.reason} for r in report.refused
+        ],
         "paired": [_paired(p) for p in report.paired],
         "decision": _decision(report),
         "caveats": [{"code": c.code, "text": c.text} for c in report.caveats],
-        "latency_distributions": [{
-            "metric": d.metric, "title": d.title, "edges_ms": list(d.edges),
-            "series": [{"model": s.label, "n": s.n, "counts": list(s.counts), "quantiles_ms": list(s.quantiles)}
-                       for s in d.series],
-        } for d in report.latency_distributions],
+        "latency_distributions": [
+            {
+                "metric": d.metric,
+                "title": d.title,
+                "edges_ms": list(d.edges),
+                "series": [
+                    {"model": s.label, "n": s.n, "counts": list(s.counts), "quantiles_ms": list(s.quantiles)}
+                    for s in d.series
+                ],
+            }
+            for d in report.latency_distributions
+        ],
         "trajectories": [_trajectories(t) for t in report.trajectories],
-        "step_grading": None if report.step_grading is None else {
-            "judge": report.step_grading.judge, "rubric": report.step_grading.rubric,
-            "pass_at": report.step_grading.pass_at},
+        "step_grading": None
+        if report.step_grading is None
+        else {
+            "judge": report.step_grading.judge,
+            "rubric": report.step_grading.rubric,
+            "pass_at": report.step_grading.pass_at,
+        },
     }
 
 
@@ -65,12 +86,28 @@ def _trajectories(t: Trajectories) -> dict[str, Any]:
     return {
         "model": t.label,
         "runs_driven": {"driven": t.driven, "decided": t.decided, "rate": t.rate, "ci95": _interval(t.interval)},
-        "runs_lost": t.lost, "runs_undecided": t.undecided,
-        "steps": {"kept": t.steps_kept, "lost": t.steps_lost, "not_measured": t.steps_not_measured,
-                  "by_grade": t.steps_by_grade, "rate": t.step_rate, "ci95": _interval(t.step_interval)},
-        "runs": [{"run": s.run, "task_ids": list(s.task_ids), "statuses": list(s.statuses), "verdict": s.verdict,
-                  "first_lost_step": s.first_lost, "not_measured_steps": list(s.not_measured),
-                  "by_grade_steps": list(s.by_grade)} for s in t.runs],
+        "runs_lost": t.lost,
+        "runs_undecided": t.undecided,
+        "steps": {
+            "kept": t.steps_kept,
+            "lost": t.steps_lost,
+            "not_measured": t.steps_not_measured,
+            "by_grade": t.steps_by_grade,
+            "rate": t.step_rate,
+            "ci95": _interval(t.step_interval),
+        },
+        "runs": [
+            {
+                "run": s.run,
+                "task_ids": list(s.task_ids),
+                "statuses": list(s.statuses),
+                "verdict": s.verdict,
+                "first_lost_step": s.first_lost,
+                "not_measured_steps": list(s.not_measured),
+                "by_grade_steps": list(s.by_grade),
+            }
+            for s in t.runs
+        ],
     }
 
 
@@ -85,55 +122,119 @@ def _percentiles(p: Percentiles) -> dict[str, Any]:
 def _model(row: ModelFigures) -> dict[str, Any]:
     counts, tokens, gpu = row.counts, row.tokens, row.gpu
     return {
-        "run_id": row.run_id, "model": row.model_name, "label": row.label, "kind": row.model_kind,
-        "provenance": row.provenance, "run_status": row.run_status, "completed": row.completed,
-        "pass_rate": {"rate": row.pass_rate.rate, "passed": row.pass_rate.passed, "scored": row.pass_rate.scored,
-                      "errored": row.pass_rate.errored, "ci95": _interval(row.pass_rate.interval)},
-        "counts": {"pass": counts.passed, "fail": counts.failed, "review": counts.review,
-                   "error": counts.errored, "missing": counts.missing, "human": counts.human,
-                   "human_decided": counts.human_decided, "human_passed": counts.human_passed,
-                   "human_failed": counts.human_failed, "overridden": counts.overridden, "planned": counts.planned,
-                   "attempts": counts.attempts},
-        "latency": {"ttft_ms": _percentiles(row.latency.ttft_ms), "e2e_ms": _percentiles(row.latency.e2e_ms),
-                    "includes_network": row.latency.includes_network},
-        "tokens": {"prompt_per_completed_task": tokens.prompt_per_task,
-                   "completion_per_completed_task": tokens.completion_per_task,
-                   "prompt_total": tokens.prompt_total, "completion_total": tokens.completion_total,
-                   "attempts": tokens.attempts, "attempts_without_usage": tokens.attempts_without_usage,
-                   "note": tokens.note},
-        "gpu_memory": {"applicable": gpu.applicable, "measured": gpu.measured, "peak_bytes": gpu.peak_bytes,
-                       "baseline_bytes": gpu.baseline_bytes, "devices": gpu.devices, "reason": gpu.reason,
-                       "notes": list(gpu.notes)},
+        "run_id": row.run_id,
+        "model": row.model_name,
+        "label": row.label,
+        "kind": row.model_kind,
+        "provenance": row.provenance,
+        "run_status": row.run_status,
+        "completed": row.completed,
+        "pass_rate": {
+            "rate": row.pass_rate.rate,
+            "passed": row.pass_rate.passed,
+            "scored": row.pass_rate.scored,
+            "errored": row.pass_rate.errored,
+            "ci95": _interval(row.pass_rate.interval),
+        },
+        "counts": {
+            "pass": counts.passed,
+            "fail": counts.failed,
+            "review": counts.review,
+            "error": counts.errored,
+            "missing": counts.missing,
+            "human": counts.human,
+            "human_decided": counts.human_decided,
+            "human_passed": counts.human_passed,
+            "human_failed": counts.human_failed,
+            "overridden": counts.overridden,
+            "planned": counts.planned,
+            "attempts": counts.attempts,
+        },
+        "latency": {
+            "ttft_ms": _percentiles(row.latency.ttft_ms),
+            "e2e_ms": _percentiles(row.latency.e2e_ms),
+            "includes_network": row.latency.includes_network,
+        },
+        "tokens": {
+            "prompt_per_completed_task": tokens.prompt_per_task,
+            "completion_per_completed_task": tokens.completion_per_task,
+            "prompt_total": tokens.prompt_total,
+            "completion_total": tokens.completion_total,
+            "attempts": tokens.attempts,
+            "attempts_without_usage": tokens.attempts_without_usage,
+            "note": tokens.note,
+        },
+        "gpu_memory": {
+            "applicable": gpu.applicable,
+            "measured": gpu.measured,
+            "peak_bytes": gpu.peak_bytes,
+            "baseline_bytes": gpu.baseline_bytes,
+            "devices": gpu.devices,
+            "reason": gpu.reason,
+            "notes": list(gpu.notes),
+        },
         "cost": _cost(row.cost),
         "missing_figures": list(row.missing),
         "awaiting_review": list(row.awaiting_review),
         "error_classes": dict(row.error_classes),
         "not_measured": dict(row.not_measured),
-        "tasks": [{"id": b.task_id, "status": b.status, "human": b.human, "verdict": b.verdict,
-                   "scorer_status": b.scorer_status, "detail": b.detail} for b in row.blocks],
+        "tasks": [
+            {
+                "id": b.task_id,
+                "status": b.status,
+                "human": b.human,
+                "verdict": b.verdict,
+                "scorer_status": b.scorer_status,
+                "detail": b.detail,
+            }
+            for b in row.blocks
+        ],
     }
 
 
 def _cost(cost: Cost) -> dict[str, Any]:
-    out: dict[str, Any] = {"basis": cost.basis, "currency": cost.currency, "total": cost.total,
-                           "per_completed_task": cost.per_task, "note": cost.note}
+    out: dict[str, Any] = {
+        "basis": cost.basis,
+        "currency": cost.currency,
+        "total": cost.total,
+        "per_completed_task": cost.per_task,
+        "note": cost.note,
+    }
     if cost.basis == "hardware":
-        out |= {"per_hour": cost.usd_per_hour, "gpu_count": cost.gpu_count, "duration_s": cost.duration_s,
-                "utilisation": [{"utilisation": p.utilisation, "per_completed_task": p.per_task}
-                                for p in cost.utilisation]}
+        out |= {
+            "per_hour": cost.usd_per_hour,
+            "gpu_count": cost.gpu_count,
+            "duration_s": cost.duration_s,
+            "utilisation": [{"utilisation": p.utilisation, "per_completed_task": p.per_task} for p in cost.utilisation],
+        }
     else:
-        out |= {"per_mtok_input": cost.price_input, "per_mtok_output": cost.price_output,
-                "per_mtok_cached": cost.price_cached, "captured": cost.captured, "source": cost.source}
+        out |= {
+            "per_mtok_input": cost.price_input,
+            "per_mtok_output": cost.price_output,
+            "per_mtok_cached": cost.price_cached,
+            "captured": cost.captured,
+            "source": cost.source,
+        }
     return out
 
 
 def _paired(p: PairedComparison) -> dict[str, Any]:
     return {
-        "model_a": p.model_a, "run_a": p.run_a, "model_b": p.model_b, "run_b": p.run_b, "tasks": p.tasks,
+        "model_a": p.model_a,
+        "run_a": p.run_a,
+        "model_b": p.model_b,
+        "run_b": p.run_b,
+        "tasks": p.tasks,
         "flips": {"both": p.both, "only_a": p.only_a, "only_b": p.only_b, "neither": p.neither},
-        "difference": p.difference, "ci95": _interval(p.interval), "mcnemar_p": p.mcnemar_p,
-        "ci_method": PAIRED_METHOD, "within_noise": p.within_noise, "tasks_needed": p.tasks_needed,
-        "more_tasks": p.more_tasks, "sentence": p.sentence, "left_out": dict(p.left_out),
+        "difference": p.difference,
+        "ci95": _interval(p.interval),
+        "mcnemar_p": p.mcnemar_p,
+        "ci_method": PAIRED_METHOD,
+        "within_noise": p.within_noise,
+        "tasks_needed": p.tasks_needed,
+        "more_tasks": p.more_tasks,
+        "sentence": p.sentence,
+        "left_out": dict(p.left_out),
     }
 
 
@@ -142,19 +243,39 @@ def _decision(report: Report) -> dict[str, Any] | None:
     if decision is None:
         return None if report.decision_note is None else {"baseline": None, "note": report.decision_note}
     return {
-        "baseline": decision.baseline, "baseline_source": decision.baseline_source,
-        "margin_pp": decision.margin_pp, "rule": decision.rule, "summary": decision.summary, "note": None,
-        "versus": [{
-            "candidate": v.candidate, "run_id": v.run_id, "verdict": None if v.verdict is None else str(v.verdict),
-            "delta_pp": v.delta_pp,
-            "ci95_pp": None if v.interval_pp is None else {"low": v.interval_pp[0], "high": v.interval_pp[1]},
-            "mcnemar_p": v.paired.mcnemar_p, "tasks": v.paired.tasks, "tasks_needed": v.tasks_needed,
-            "left_out": dict(v.paired.left_out),
-            "ttft_p50_pct": v.ttft_p50_pct, "e2e_p50_pct": v.e2e_p50_pct, "e2e_p95_pct": v.e2e_p95_pct,
-            "tokens_per_task_pct": v.tokens_per_task_pct,
-            "cost": {"baseline_per_task": v.cost.baseline_per_task, "candidate_per_task": v.cost.candidate_per_task,
-                     "baseline_basis": v.cost.baseline_basis, "candidate_basis": v.cost.candidate_basis,
-                     "currency": v.cost.currency, "comparable": v.cost.comparable,
-                     "change_pct": v.cost.change_pct, "savings": v.cost.savings, "note": v.cost.note},
-        } for v in decision.versus],
+        "baseline": decision.baseline,
+        "baseline_source": decision.baseline_source,
+        "margin_pp": decision.margin_pp,
+        "rule": decision.rule,
+        "summary": decision.summary,
+        "note": None,
+        "versus": [
+            {
+                "candidate": v.candidate,
+                "run_id": v.run_id,
+                "verdict": None if v.verdict is None else str(v.verdict),
+                "delta_pp": v.delta_pp,
+                "ci95_pp": None if v.interval_pp is None else {"low": v.interval_pp[0], "high": v.interval_pp[1]},
+                "mcnemar_p": v.paired.mcnemar_p,
+                "tasks": v.paired.tasks,
+                "tasks_needed": v.tasks_needed,
+                "left_out": dict(v.paired.left_out),
+                "ttft_p50_pct": v.ttft_p50_pct,
+                "e2e_p50_pct": v.e2e_p50_pct,
+                "e2e_p95_pct": v.e2e_p95_pct,
+                "tokens_per_task_pct": v.tokens_per_task_pct,
+                "cost": {
+                    "baseline_per_task": v.cost.baseline_per_task,
+                    "candidate_per_task": v.cost.candidate_per_task,
+                    "baseline_basis": v.cost.baseline_basis,
+                    "candidate_basis": v.cost.candidate_basis,
+                    "currency": v.cost.currency,
+                    "comparable": v.cost.comparable,
+                    "change_pct": v.cost.change_pct,
+                    "savings": v.cost.savings,
+                    "note": v.cost.note,
+                },
+            }
+            for v in decision.versus
+        ],
     }

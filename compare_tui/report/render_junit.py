@@ -43,8 +43,10 @@ def _suite(row: ModelFigures, report: Report) -> ET.Element:
     suite = ET.Element("testsuite", name=row.label)
     properties = ET.SubElement(suite, "properties")
     for name, value in (
-        ("run_id", row.run_id), ("provenance", row.provenance),
-        ("pass_rate", fmt.pass_rate(row.pass_rate)), ("pass_rate_ci95", fmt.interval(row.pass_rate.interval)),
+        ("run_id", row.run_id),
+        ("provenance", row.provenance),
+        ("pass_rate", fmt.pass_rate(row.pass_rate)),
+        ("pass_rate_ci95", fmt.interval(row.pass_rate.interval)),
         ("cost_per_completed_task", fmt.cost_per_task(row.cost)),
         ("recommendation", report.recommendation.summary),
     ):
@@ -65,14 +67,20 @@ def _decision_suite(report: Report) -> ET.Element:
     assert decision is not None
     suite = ET.Element("testsuite", name=f"versus {decision.baseline}")
     properties = ET.SubElement(suite, "properties")
-    for name, value in (("baseline", decision.baseline), ("margin_pp", f"{decision.margin_pp:g}"),
-                        ("rule", decision.rule), ("summary", decision.summary)):
+    for name, value in (
+        ("baseline", decision.baseline),
+        ("margin_pp", f"{decision.margin_pp:g}"),
+        ("rule", decision.rule),
+        ("summary", decision.summary),
+    ):
         ET.SubElement(properties, "property", name=name, value=value)
     counts = {"failures": 0, "skipped": 0}
     for v in decision.versus:
         case = ET.SubElement(suite, "testcase", name=f"{v.candidate} vs {decision.baseline}", classname="verdict")
-        message = (f"{v.verdict or 'no verdict'}: Δ pass {fmt.signed(v.delta_pp, ' pts')}, "
-                   f"95% CI {fmt.points_interval(v.interval_pp)}, margin {decision.margin_pp:g} pts")
+        message = (
+            f"{v.verdict or 'no verdict'}: Δ pass {fmt.signed(v.delta_pp, ' pts')}, "
+            f"95% CI {fmt.points_interval(v.interval_pp)}, margin {decision.margin_pp:g} pts"
+        )
         if v.verdict == "worse":
             ET.SubElement(case, "failure", message=message, type="worse")
             counts["failures"] += 1

@@ -19,8 +19,11 @@ def render_md(report: Report) -> str:
     rec = report.recommendation
     lines = [f"# {report.title}", ""]
     goldset = report.goldset
-    lines += [f"Golden set `{goldset.workload_id}` {goldset.version} ({goldset.digest or 'no digest'}); "
-              f"runs {', '.join(f'`{r}`' for r in report.run_ids) or 'none'}.", ""]
+    lines += [
+        f"Golden set `{goldset.workload_id}` {goldset.version} ({goldset.digest or 'no digest'}); "
+        f"runs {', '.join(f'`{r}`' for r in report.run_ids) or 'none'}.",
+        "",
+    ]
     lines += _decision(report)
     lines += ["## Recommendation", "", f"**{rec.summary}**", "", f"_{rec.label}_", ""]
     lines += [f"- {reason}" for reason in rec.reasons] + [""]
@@ -35,12 +38,16 @@ def render_md(report: Report) -> str:
         lines += [f"- **{r.label}** (run `{r.run_id}`): {r.reason}" for r in report.refused] + [""]
     if report.paired:
         lines += ["## Is the lead larger than noise?", ""]
-        lines += ["| A | B | tasks | both pass | only A | only B | neither | McNemar p |",
-                  "|---|---|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            "| A | B | tasks | both pass | only A | only B | neither | McNemar p |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for p in report.paired:
             p_value = "–" if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}"
-            lines.append(f"| {_cell(p.model_a)} | {_cell(p.model_b)} | {p.tasks} | {p.both} | {p.only_a} | "
-                         f"{p.only_b} | {p.neither} | {p_value} |")
+            lines.append(
+                f"| {_cell(p.model_a)} | {_cell(p.model_b)} | {p.tasks} | {p.both} | {p.only_a} | "
+                f"{p.only_b} | {p.neither} | {p_value} |"
+            )
         lines.append("")
         lines += [p.sentence for p in report.paired] + [""]
     if report.caveats:
@@ -54,9 +61,11 @@ def _decision(report: Report) -> list[str]:
         return ["## Decision", "", report.decision_note, ""] if report.decision_note else []
     lines = ["## Decision", "", f"**{decision.summary}**", ""]
     if decision.versus:
-        lines += ["| candidate | verdict | Δ pass | 95% CI | McNemar p | tasks | Δ TTFT p50 | Δ E2E p50 | Δ E2E p95 "
-                  "| Δ tokens/task | Δ cost/task | savings |",
-                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            "| candidate | verdict | Δ pass | 95% CI | McNemar p | tasks | Δ TTFT p50 | Δ E2E p50 | Δ E2E p95 "
+            "| Δ tokens/task | Δ cost/task | savings |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for v in decision.versus:
             p_value = "–" if v.paired.mcnemar_p is None else f"{v.paired.mcnemar_p:.3g}"
             savings = "–" if v.cost.savings is None else f"{v.cost.savings * 100:.0f}%"
@@ -65,17 +74,21 @@ def _decision(report: Report) -> list[str]:
                 f"{fmt.points_interval(v.interval_pp)} | {p_value} | {v.paired.tasks} | "
                 f"{fmt.signed(v.ttft_p50_pct, '%', 0)} | {fmt.signed(v.e2e_p50_pct, '%', 0)} | "
                 f"{fmt.signed(v.e2e_p95_pct, '%', 0)} | {fmt.signed(v.tokens_per_task_pct, '%', 0)} | "
-                f"{fmt.signed(v.cost.change_pct, '%', 0)} | {savings} |")
+                f"{fmt.signed(v.cost.change_pct, '%', 0)} | {savings} |"
+            )
         lines.append("")
     lines += [f"- {line}" for line in columns.versus_notes(report)] + [""]
     return lines
 
 
 def _figures(report: Report) -> list[str]:
-    lines = ["## Figures", "",
-             "| model | provenance | pass rate | 95% CI | ✓ | ✗ | ! | human ✓/✗/? | TTFT p50/p95/p99 | E2E p50/p95/p99 "
-             "| tokens / completed task (prompt + completion) | GPU peak | cost / completed task |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "## Figures",
+        "",
+        "| model | provenance | pass rate | 95% CI | ✓ | ✗ | ! | human ✓/✗/? | TTFT p50/p95/p99 | E2E p50/p95/p99 "
+        "| tokens / completed task (prompt + completion) | GPU peak | cost / completed task |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for row in report.models:
         rate = row.pass_rate
         lines.append(
@@ -85,8 +98,13 @@ def _figures(report: Report) -> list[str]:
             f"{fmt.latency(row.latency.ttft_ms)} | {fmt.latency(row.latency.e2e_ms)} | {fmt.tokens(row.tokens)} | "
             f"{_cell(fmt.gpu(row.gpu))} | {fmt.cost_per_task(row.cost)} |"
         )
-    return lines + ["", f"{columns.PASS_RATE_CAPTION}.", "",
-                    "✓ pass · ✗ fail · ? needs a person · ! error (scorer or request failed) · · not done", ""]
+    return lines + [
+        "",
+        f"{columns.PASS_RATE_CAPTION}.",
+        "",
+        "✓ pass · ✗ fail · ? needs a person · ! error (scorer or request failed) · · not done",
+        "",
+    ]
 
 
 def _costs(report: Report) -> list[str]:
@@ -94,12 +112,14 @@ def _costs(report: Report) -> list[str]:
     for row in report.models:
         cost = row.cost
         total = fmt.money(cost.total, cost.currency)
-        lines.append(f"- **{row.label}**: {fmt.cost_basis(cost, row.gpu)}; run total {total}, "
-                     f"per completed task {fmt.cost_per_task(cost)}"
-                     + (f" (source: {cost.source})" if cost.source else "") + ".")
+        lines.append(
+            f"- **{row.label}**: {fmt.cost_basis(cost, row.gpu)}; run total {total}, "
+            f"per completed task {fmt.cost_per_task(cost)}" + (f" (source: {cost.source})" if cost.source else "") + "."
+        )
         if cost.utilisation:
-            points = ", ".join(f"{p.utilisation * 100:.0f}% → {fmt.money(p.per_task, cost.currency)}"
-                               for p in cost.utilisation)
+            points = ", ".join(
+                f"{p.utilisation * 100:.0f}% → {fmt.money(p.per_task, cost.currency)}" for p in cost.utilisation
+            )
             lines.append(f"  - per completed task at utilisation {points}")
     return lines + [""]
 
@@ -108,18 +128,26 @@ def _grid(report: Report) -> list[str]:
     lines = ["## Tasks", ""]
     for row in report.models:
         marks = "".join(fmt.MARKS[b.status] for b in row.blocks)
-        chunks = [marks[i:i + _GRID_WIDTH] for i in range(0, len(marks), _GRID_WIDTH)] or [""]
+        chunks = [marks[i : i + _GRID_WIDTH] for i in range(0, len(marks), _GRID_WIDTH)] or [""]
         lines += [f"**{row.label}**", "", "```", *chunks, "```", ""]
     return lines
 
 
 def _runs(report: Report) -> list[str]:
-    lines = ["## Agent runs (whole-run replay)", "",
-             "A run is driven when no step is lost; a step not measured counts neither way.", ""]
+    lines = [
+        "## Agent runs (whole-run replay)",
+        "",
+        "A run is driven when no step is lost; a step not measured counts neither way.",
+        "",
+    ]
     for fig in report.trajectories:
-        lines += [f"**{_cell(fig.label)}**: runs driven without losing a step {fmt.runs_driven(fig)}; "
-                  f"step pass rate {fmt.step_rate(fig)}"
-                  + (f"; {fmt.steps_by_grade(report.step_grading, fig)}" if report.step_grading else "") + ".", ""]
+        lines += [
+            f"**{_cell(fig.label)}**: runs driven without losing a step {fmt.runs_driven(fig)}; "
+            f"step pass rate {fmt.step_rate(fig)}"
+            + (f"; {fmt.steps_by_grade(report.step_grading, fig)}" if report.step_grading else "")
+            + ".",
+            "",
+        ]
         lines += ["| run | steps | result |", "|---|---|---|"]
         lines += [f"| `{_cell(s.run)}` | `{fmt.strip_marks(s)}` | {fmt.run_verdict(s)} |" for s in fig.runs]
         lines.append("")

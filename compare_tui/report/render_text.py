@@ -57,8 +57,12 @@ def decision_banner(report: Report) -> Group:
         return Group(Text(report.decision_note or "", style="bold"))
     keep = decision.summary.startswith("Keep")
     parts: list[RenderableType] = [
-        Panel(Text(decision.summary, style="bold"), title="Decision", box=box.HEAVY,
-              border_style="yellow" if keep else "green"),
+        Panel(
+            Text(decision.summary, style="bold"),
+            title="Decision",
+            box=box.HEAVY,
+            border_style="yellow" if keep else "green",
+        ),
     ]
     if decision.versus:
         styles = {n: VERDICT_STYLES.get(str(v.verdict), "") for n, v in enumerate(decision.versus)}
@@ -76,32 +80,45 @@ def recommendation_banner(report: Report) -> Panel:
     for reason in rec.reasons:
         body.append(f"\n  • {reason}")
     body.append(f"\n{rec.label}", style="italic dim")
-    return Panel(body, title=f"{report.title}", subtitle=f"{report.goldset.workload_id} {report.goldset.version}",
-                 border_style=CONFIDENCE_STYLES[rec.confidence], box=box.HEAVY)
+    return Panel(
+        body,
+        title=f"{report.title}",
+        subtitle=f"{report.goldset.workload_id} {report.goldset.version}",
+        border_style=CONFIDENCE_STYLES[rec.confidence],
+        box=box.HEAVY,
+    )
 
 
 class FittedTable:
     """A report table that fits the console it is printed to (`report.fit`): numbers whole or
     their column dropped with a note, long texts in footnotes under the table."""
 
-    def __init__(self, title: str, table_columns: list[fit.Column], caption: str | None = None,
-                 styles: dict[int, str] | None = None) -> None:
+    def __init__(
+        self,
+        title: str,
+        table_columns: list[fit.Column],
+        caption: str | None = None,
+        styles: dict[int, str] | None = None,
+    ) -> None:
         self.title, self.columns, self.caption = title, table_columns, caption
         self.styles = styles or {}
         """Row index -> Rich style of that row's label (the winner in bold)."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         fitted = fit.fit_table(self.columns, options.max_width, fit.RICH_SIMPLE)
-        table = Table(title=self.title, box=box.SIMPLE, title_justify="left", caption=self.caption,
-                      caption_justify="left")
+        table = Table(
+            title=self.title, box=box.SIMPLE, title_justify="left", caption=self.caption, caption_justify="left"
+        )
         for column, width in zip(fitted.columns, fitted.widths, strict=True):
             # A width per column and no no_wrap: cells fit by construction, headers may wrap.
-            table.add_column(column.header, width=width, justify="left" if column.kind != "number" else "right",
-                             overflow="fold")
+            table.add_column(
+                column.header, width=width, justify="left" if column.kind != "number" else "right", overflow="fold"
+            )
         rows = len(fitted.columns[0].cells) if fitted.columns else 0
         for n in range(rows):
-            cells = [Text(c.cells[n], style=self.styles.get(n, "") if c.kind == "label" else "")
-                     for c in fitted.columns]
+            cells = [
+                Text(c.cells[n], style=self.styles.get(n, "") if c.kind == "label" else "") for c in fitted.columns
+            ]
             table.add_row(*cells)
         yield table
         for note in fitted.notes():
@@ -111,8 +128,9 @@ class FittedTable:
 def figures_table(report: Report) -> FittedTable:
     winner = report.recommendation.winner
     styles = {n: "bold" for n, r in enumerate(report.models) if r.label == winner}
-    return FittedTable(columns.TITLES["pass"], columns.pass_rate_columns(report), styles=styles,
-                       caption=columns.PASS_RATE_CAPTION)
+    return FittedTable(
+        columns.TITLES["pass"], columns.pass_rate_columns(report), styles=styles, caption=columns.PASS_RATE_CAPTION
+    )
 
 
 def latency_table(report: Report) -> FittedTable:
@@ -151,7 +169,9 @@ def block_grid(report: Report) -> Group:
 
 def run_strips(report: Report) -> Group:
     """Whole-run replay: per model, runs driven without losing a step, then one strip per run."""
-    parts: list[RenderableType] = [Text("Agent runs (whole-run replay: a run is driven when no step is lost)", style="italic")]
+    parts: list[RenderableType] = [
+        Text("Agent runs (whole-run replay: a run is driven when no step is lost)", style="italic")
+    ]
     for fig in report.trajectories:
         parts.append(Text(fig.label, style="bold"))
         parts.append(Text(f"  runs driven without losing a step: {fmt.runs_driven(fig)}"))

@@ -64,13 +64,20 @@ def _rate(standing: Standing) -> Fraction:
 def recommend(standings: Sequence[Standing], refused: Sequence[str] = ()) -> Recommendation:
     """Apply the fixed rule to the shown models; `refused` names the rows not shown."""
     if not any(s.completed for s in standings):
-        return Recommendation(None, (), None, None, None, ("no model completed a task",),
-                              "No recommendation: no model completed a task.")
+        return Recommendation(
+            None, (), None, None, None, ("no model completed a task",), "No recommendation: no model completed a task."
+        )
     ranked = sorted((s for s in standings if s.scored), key=_rate, reverse=True)
     if not ranked:
-        return Recommendation(None, (), None, None, None, ("no model has a scored task",),
-                              "No recommendation: every completed task was scored by a person, "
-                              "so no model has a pass rate.")
+        return Recommendation(
+            None,
+            (),
+            None,
+            None,
+            None,
+            ("no model has a scored task",),
+            "No recommendation: every completed task was scored by a person, so no model has a pass rate.",
+        )
     top = _rate(ranked[0])
     leaders = [s for s in ranked if _rate(s) == top]
     others = [s for s in ranked if _rate(s) < top]
@@ -99,13 +106,17 @@ def recommend(standings: Sequence[Standing], refused: Sequence[str] = ()) -> Rec
     return Recommendation(
         winner=winner.model if winner else None,
         tied=tuple(s.model for s in leaders) if winner is None else (),
-        runner_up=runner_up, lead_points=float(lead * 100) if lead is not None else None,
-        confidence=confidence, reasons=tuple(reasons), summary=summary,
+        runner_up=runner_up,
+        lead_points=float(lead * 100) if lead is not None else None,
+        confidence=confidence,
+        reasons=tuple(reasons),
+        summary=summary,
     )
 
 
-def _low_reasons(standings: Sequence[Standing], refused: Sequence[str], leader: Standing,
-                 lead: Fraction | None) -> list[str]:
+def _low_reasons(
+    standings: Sequence[Standing], refused: Sequence[str], leader: Standing, lead: Fraction | None
+) -> list[str]:
     reasons = []
     if sum(1 for s in standings if s.completed) < 2:
         reasons.append("fewer than two models completed tasks")
@@ -121,11 +132,16 @@ def _low_reasons(standings: Sequence[Standing], refused: Sequence[str], leader: 
         reasons.append(f"{tasks} of {model} still {verb} human review")
     elif waiting:  # answers, not tasks: the same task waits once per model
         total = sum(count for _, count in waiting)
-        reasons.append(f"{total} answers still need human review ("
-                       + ", ".join(f"{count} of {model}" for model, count in waiting) + ")")
+        reasons.append(
+            f"{total} answers still need human review ("
+            + ", ".join(f"{count} of {model}" for model, count in waiting)
+            + ")"
+        )
     if leader.completed < MIN_WINNER_COMPLETED:
-        reasons.append(f"the leading model completed only {leader.completed} task"
-                       f"{'s' if leader.completed != 1 else ''} (fewer than {MIN_WINNER_COMPLETED})")
+        reasons.append(
+            f"the leading model completed only {leader.completed} task"
+            f"{'s' if leader.completed != 1 else ''} (fewer than {MIN_WINNER_COMPLETED})"
+        )
     if lead is None:
         reasons.append("there is no second pass rate to measure a lead against")
     elif lead < LOW_LEAD:

@@ -95,8 +95,7 @@ def proportion_interval(successes: int, trials: int, confidence: float = 0.95) -
     # P(X >= k | p) = I_p(k, n - k + 1): the lower bound solves it = tail, the upper bound
     # solves P(X <= k | p) = 1 - I_p(k + 1, n - k) = tail.
     low = 0.0 if successes == 0 else _solve(lambda q: _betainc(successes, trials - successes + 1, q), tail)
-    high = 1.0 if successes == trials else _solve(
-        lambda q: _betainc(successes + 1, trials - successes, q), 1 - tail)
+    high = 1.0 if successes == trials else _solve(lambda q: _betainc(successes + 1, trials - successes, q), 1 - tail)
     p = successes / trials
     return Interval(min(low, p), max(high, p))
 
@@ -127,8 +126,10 @@ def _betainc(a: float, b: float, x: float) -> float:
     d = 1.0 / (d if abs(d) > tiny else tiny)
     fraction = d
     for m in range(1, 10_000):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
             d = 1.0 + numerator * d
             d = 1.0 / (d if abs(d) > tiny else tiny)
             c = 1.0 + numerator / c
@@ -178,8 +179,9 @@ def seed_for(run_ids: Iterable[str]) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-def paired_bootstrap_ci(only_a: int, only_b: int, ties: int, seed: int,
-                        resamples: int = BOOTSTRAP_RESAMPLES) -> Interval | None:
+def paired_bootstrap_ci(
+    only_a: int, only_b: int, ties: int, seed: int, resamples: int = BOOTSTRAP_RESAMPLES
+) -> Interval | None:
     """95% percentile CI of pass rate(A) − pass rate(B) over paired tasks; None for no tasks.
 
     Each task contributes d = +1 (passed only in A), −1 (only in B) or 0 (both or neither).
@@ -213,8 +215,7 @@ def tasks_to_resolve(only_a: int, only_b: int, ties: int, z: float = Z95) -> int
     return max(0, math.ceil(z * z * variance / (mean * mean)) - n)
 
 
-def bootstrap_mean_ci(values: Sequence[float], seed: int,
-                      resamples: int = BOOTSTRAP_RESAMPLES) -> Interval | None:
+def bootstrap_mean_ci(values: Sequence[float], seed: int, resamples: int = BOOTSTRAP_RESAMPLES) -> Interval | None:
     """95% percentile-bootstrap CI of the mean of `values` (e.g. one pass rate per repeated
     run); None for fewer than two values, where resampling cannot show any spread.
 
@@ -285,8 +286,7 @@ def paired_interval(only_a: int, only_b: int, ties: int, z: float = Z95) -> Inte
     return Interval(lower, upper)
 
 
-def tasks_for_power(only_a: int, only_b: int, ties: int, power_z: float = Z80_POWER,
-                    z: float = Z95) -> int | None:
+def tasks_for_power(only_a: int, only_b: int, ties: int, power_z: float = Z80_POWER, z: float = Z95) -> int | None:
     """Paired tasks needed for 80 % power to detect the observed difference (Connor 1987).
 
     n = (z·sqrt(ψ) + z_β·sqrt(ψ − δ²))² / δ², with δ the observed difference in pass rates
@@ -299,8 +299,7 @@ def tasks_for_power(only_a: int, only_b: int, ties: int, power_z: float = Z80_PO
         return None
     delta = (only_a - only_b) / n
     psi = (only_a + only_b) / n
-    return math.ceil((z * math.sqrt(psi) + power_z * math.sqrt(max(0.0, psi - delta * delta))) ** 2
-                     / (delta * delta))
+    return math.ceil((z * math.sqrt(psi) + power_z * math.sqrt(max(0.0, psi - delta * delta))) ** 2 / (delta * delta))
 
 
 def win_rate_interval(wins: int, ties: int, losses: int, z: float = Z95) -> Interval | None:
@@ -325,8 +324,10 @@ def win_rate_interval(wins: int, ties: int, losses: int, z: float = Z95) -> Inte
         if top <= 0 or ties == 0:
             tie = 0.0
         else:
+
             def slope(t: float) -> float:
-                return (-wins / (2 * (theta - t / 2)) + ties / t - losses / (2 * (1 - theta - t / 2)))
+                return -wins / (2 * (theta - t / 2)) + ties / t - losses / (2 * (1 - theta - t / 2))
+
             low, high = 1e-15, top * (1 - 1e-12)
             if slope(high) >= 0:
                 tie = high

@@ -34,8 +34,10 @@ from compare_tui.vocabulary import Outcome
 Trace = tuple[str, int, int]
 """(run, step, of) of a traced task."""
 
-CAVEAT = ("A candidate's divergent actions are judged, never followed; this measures action fidelity against a "
-          "recorded trajectory, not free-running behaviour.")
+CAVEAT = (
+    "A candidate's divergent actions are judged, never followed; this measures action fidelity against a "
+    "recorded trajectory, not free-running behaviour."
+)
 
 DRIVEN, LOST, UNDECIDED = "driven", "lost", "undecided"
 
@@ -102,21 +104,31 @@ def run_order(traces: Mapping[str, Trace], task_ids: Sequence[str]) -> list[tupl
     return [(run, tuple(by_step[s] for s in sorted(by_step))) for run, by_step in steps.items()]
 
 
-def _strip(run: str, task_ids: tuple[str, ...], blocks: Mapping[str, Block],
-           grades: Mapping[str, int], pass_at: int) -> RunStrip:
+def _strip(
+    run: str, task_ids: tuple[str, ...], blocks: Mapping[str, Block], grades: Mapping[str, int], pass_at: int
+) -> RunStrip:
     statuses = tuple(blocks[t].status if t in blocks else "missing" for t in task_ids)
-    by_grade = tuple(i for i, (t, s) in enumerate(zip(task_ids, statuses, strict=True), start=1)
-                     if s == Outcome.REVIEW and t in grades)
-    statuses = tuple((Outcome.PASS if grades[t] >= pass_at else Outcome.FAIL) if i in by_grade else s
-                     for i, (t, s) in enumerate(zip(task_ids, statuses, strict=True), start=1))
+    by_grade = tuple(
+        i
+        for i, (t, s) in enumerate(zip(task_ids, statuses, strict=True), start=1)
+        if s == Outcome.REVIEW and t in grades
+    )
+    statuses = tuple(
+        (Outcome.PASS if grades[t] >= pass_at else Outcome.FAIL) if i in by_grade else s
+        for i, (t, s) in enumerate(zip(task_ids, statuses, strict=True), start=1)
+    )
     lost = [i for i, s in enumerate(statuses, start=1) if s == Outcome.FAIL]
     unmeasured = tuple(i for i, s in enumerate(statuses, start=1) if s not in (Outcome.PASS, Outcome.FAIL))
     verdict = LOST if lost else UNDECIDED if unmeasured else DRIVEN
     return RunStrip(run, task_ids, statuses, verdict, lost[0] if lost else None, unmeasured, by_grade)
 
 
-def trajectories(rows: Sequence[ModelFigures], traces: Mapping[str, Trace],
-                 task_ids: Sequence[str], grading: StepGrading | None = None) -> tuple[Trajectories, ...]:
+def trajectories(
+    rows: Sequence[ModelFigures],
+    traces: Mapping[str, Trace],
+    task_ids: Sequence[str],
+    grading: StepGrading | None = None,
+) -> tuple[Trajectories, ...]:
     """Per shown row, the whole-run figures; () when no task of the report carries a trace.
     With `grading`, a step waiting for a person is decided by its run's stored grade."""
     runs = run_order(traces, task_ids)
@@ -132,13 +144,21 @@ def trajectories(rows: Sequence[ModelFigures], traces: Mapping[str, Trace],
         lost = sum(1 for s in strips if s.verdict == LOST)
         statuses = [status for s in strips for status in s.statuses]
         kept, failed = statuses.count(Outcome.PASS), statuses.count(Outcome.FAIL)
-        out.append(Trajectories(
-            label=row.label, runs=strips, driven=driven, lost=lost, undecided=len(strips) - driven - lost,
-            interval=proportion_interval(driven, driven + lost),
-            steps_kept=kept, steps_lost=failed, steps_not_measured=len(statuses) - kept - failed,
-            step_interval=proportion_interval(kept, kept + failed),
-            steps_by_grade=sum(len(s.by_grade) for s in strips),
-        ))
+        out.append(
+            Trajectories(
+                label=row.label,
+                runs=strips,
+                driven=driven,
+                lost=lost,
+                undecided=len(strips) - driven - lost,
+                interval=proportion_interval(driven, driven + lost),
+                steps_kept=kept,
+                steps_lost=failed,
+                steps_not_measured=len(statuses) - kept - failed,
+                step_interval=proportion_interval(kept, kept + failed),
+                steps_by_grade=sum(len(s.by_grade) for s in strips),
+            )
+        )
     return tuple(out)
 
 
@@ -151,13 +171,23 @@ def replay_caveats(figures: Sequence[Trajectories], grading: StepGrading | None 
     for fig in figures:
         if grading is not None and fig.steps_by_grade:
             steps = "step" if fig.steps_by_grade == 1 else "steps"
-            out.append(Caveat("steps_by_grade", f"{fig.label}: {fig.steps_by_grade} {steps} waiting for a person "
-                              f"were decided by the judge {grading.judge}'s stored grades ({grading.rubric} "
-                              f"rubric, kept from grade {grading.pass_at} up): a model's grade, not a person's "
-                              "review; a person's verdict, when given, wins."))
+            out.append(
+                Caveat(
+                    "steps_by_grade",
+                    f"{fig.label}: {fig.steps_by_grade} {steps} waiting for a person "
+                    f"were decided by the judge {grading.judge}'s stored grades ({grading.rubric} "
+                    f"rubric, kept from grade {grading.pass_at} up): a model's grade, not a person's "
+                    "review; a person's verdict, when given, wins.",
+                )
+            )
         if fig.undecided:
             runs = "run was" if fig.undecided == 1 else "runs were"
-            out.append(Caveat("replay_undecided", f"{fig.label}: {fig.undecided} {runs} not decided: a step was not "
-                              "measured (an error, not done, or waiting for a person) and none was lost, so "
-                              "they count neither as driven nor as lost."))
+            out.append(
+                Caveat(
+                    "replay_undecided",
+                    f"{fig.label}: {fig.undecided} {runs} not decided: a step was not "
+                    "measured (an error, not done, or waiting for a person) and none was lost, so "
+                    "they count neither as driven nor as lost.",
+                )
+            )
     return out

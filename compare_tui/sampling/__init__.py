@@ -24,9 +24,9 @@ from .chat import Reply, Skipped
 from .errors import SamplingError
 from .pipeline import MAX_SAMPLES, SampleOptions, sample_logs
 from .records import LoggedTurn, read_record
-from .runs import check_run, run_id, sample_runs
 from .redaction import KINDS as REDACTION_KINDS
 from .redaction import Redactor
+from .runs import check_run, run_id, sample_runs
 from .sampled import SampledSet
 from .selection import MAX_PER_CONVERSATION, PARTS
 from .skips import REASONS as SKIP_REASONS

@@ -59,7 +59,9 @@ def _text_parts(content: Any) -> str | list[dict[str, Any]] | None:
     for part in content:
         if isinstance(part, str):
             parts.append({"type": "text", "text": part})
-        elif isinstance(part, dict) and part.get("type") in ("text", "input_text") and isinstance(part.get("text"), str):
+        elif (
+            isinstance(part, dict) and part.get("type") in ("text", "input_text") and isinstance(part.get("text"), str)
+        ):
             parts.append({"type": "text", "text": part["text"]})
         elif isinstance(part, dict) and part.get("type") in _MEDIA_PARTS:
             raise Skipped("unsupported_content")
@@ -86,15 +88,26 @@ def _tool_calls(calls: Any) -> list[dict[str, Any]]:
             raise Skipped("bad_messages")
         # Servers require an id that the following tool message refers to; keep the logged one.
         call_id = call.get("id") if isinstance(call.get("id"), str) else f"call_{index}"
-        out.append({"id": call_id, "type": "function", "function": {"name": function["name"], "arguments": _arguments_text(function.get("arguments", "{}"))}})
+        out.append(
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": function["name"], "arguments": _arguments_text(function.get("arguments", "{}"))},
+            }
+        )
     return out
 
 
 def _message(raw: Any) -> dict[str, Any]:
     # Fast path for the bulk of every history (plain text turns): the scan pass runs this
     # for every message of every logged request.
-    if type(raw) is dict and len(raw) == 2 and type(raw.get("content")) is str and type(raw.get("role")) is str \
-            and raw["role"] in _PLAIN_ROLES:
+    if (
+        type(raw) is dict
+        and len(raw) == 2
+        and type(raw.get("content")) is str
+        and type(raw.get("role")) is str
+        and raw["role"] in _PLAIN_ROLES
+    ):
         return {"role": raw["role"], "content": raw["content"]}
     if not isinstance(raw, dict):
         raise Skipped("bad_messages")

@@ -70,7 +70,9 @@ class Seen:
 
     def pack(self) -> bytes:
         first, second = (self.refs + (NO_REF,))[:2]
-        return _RECORD.pack(self.conversation, self.position, self.timestamp, self.log_exp, *first, *second, self.tiebreak)
+        return _RECORD.pack(
+            self.conversation, self.position, self.timestamp, self.log_exp, *first, *second, self.tiebreak
+        )
 
     @classmethod
     def unpack(cls, fields: tuple) -> Seen:
@@ -116,7 +118,14 @@ class _Scanner:
             return
         if isinstance(item, LoggedTurn):
             h = conversation_hash(item.conversation)
-            seen = Seen(h, item.position, item.timestamp, log_exponential(self.seed, item.conversation, item.position), (ref,), _tiebreak(line))
+            seen = Seen(
+                h,
+                item.position,
+                item.timestamp,
+                log_exponential(self.seed, item.conversation, item.position),
+                (ref,),
+                _tiebreak(line),
+            )
             self._usable(seen, item.models, item.tags, ref)
             return
         pending: dict = self.requests if isinstance(item, BatchRequest) else self.outputs
@@ -124,7 +133,15 @@ class _Scanner:
             self.result.skips.add("batch_duplicate_id", place(self.names, ref))
         elif isinstance(item, BatchRequest):
             c, pos = item.conversation, item.request.position
-            pending[item.custom_id] = (conversation_hash(c), pos, log_exponential(self.seed, c, pos), item.tags, item.request.model, ref, _tiebreak(line))
+            pending[item.custom_id] = (
+                conversation_hash(c),
+                pos,
+                log_exponential(self.seed, c, pos),
+                item.tags,
+                item.request.model,
+                ref,
+                _tiebreak(line),
+            )
         else:
             assert isinstance(item, BatchOutput)
             pending[item.custom_id] = (item.timestamp, item.models, ref, _tiebreak(line))
@@ -154,7 +171,9 @@ class _Scanner:
             self.result.skips.add("batch_request_without_output", place(self.names, in_ref))
 
 
-def scan(sources: Sequence[Source], names: Sequence[str], filters: Filters, seed: str, progress: Progress | None = None) -> ScanResult:
+def scan(
+    sources: Sequence[Source], names: Sequence[str], filters: Filters, seed: str, progress: Progress | None = None
+) -> ScanResult:
     """Pass 1 over every line of every source; the caller closes the result."""
     scanner = _Scanner(names, filters, seed)
     try:
@@ -204,6 +223,8 @@ def fetch(sources: Sequence[Source], wanted: Sequence[Seen]) -> dict[tuple[Ref, 
             items = []
         turn = items[0] if len(items) == 1 else joined(*items) if len(items) == 2 else None  # type: ignore[arg-type]
         if not isinstance(turn, LoggedTurn):
-            raise SamplingError(f"{sources[seen.refs[0][0]].path}: line {seen.refs[0][1]} reads differently now than when it was scanned; sample files nothing writes to")
+            raise SamplingError(
+                f"{sources[seen.refs[0][0]].path}: line {seen.refs[0][1]} reads differently now than when it was scanned; sample files nothing writes to"
+            )
         turns[seen.refs] = turn
     return turns

@@ -20,8 +20,8 @@ from typing import Any
 from .errors import SamplingError
 from .passes import Filters, Progress, ScanResult, Seen, candidates, fetch, place, scan
 from .redaction import Redactor
-from .selection import PARTS, Candidate, TopConversations, recency_key, spread
 from .sampled import SampledSet, describe
+from .selection import PARTS, Candidate, TopConversations, recency_key, spread
 from .sources import Source
 from .tasks import TEXT_SCORERS, TOOL_MATCHES, build_task, task_id
 from .window import DEFAULT_WINDOW, iso, parse_now, parse_window, window_label
@@ -73,7 +73,9 @@ def check_options(options: SampleOptions, paths: Sequence[Path | str]) -> None:
     if not 1 <= options.samples <= MAX_SAMPLES:
         raise SamplingError(f"--samples {options.samples}: give a number from 1 to {MAX_SAMPLES}")
     if not re.fullmatch(WORKLOAD_ID, options.workload_id):
-        raise SamplingError(f"--workload-id {options.workload_id!r}: use letters, digits, `.`, `_` and `-`, starting with a letter or digit")
+        raise SamplingError(
+            f"--workload-id {options.workload_id!r}: use letters, digits, `.`, `_` and `-`, starting with a letter or digit"
+        )
     if options.text_scorer not in TEXT_SCORERS:
         raise SamplingError(f"--text-scorer {options.text_scorer!r}: give one of {', '.join(TEXT_SCORERS)}")
     if options.tool_match is not None and options.tool_match not in TOOL_MATCHES:
@@ -135,22 +137,37 @@ def sample_logs(paths: Sequence[Path | str], options: SampleOptions, progress: P
     finally:
         scanned.close()
     if not plan.picks:
-        raise SamplingError(f"no usable turn lies in the {window_label(window_s)} window ending {iso(anchor)}; widen --window or move --now")
+        raise SamplingError(
+            f"no usable turn lies in the {window_label(window_s)} window ending {iso(anchor)}; widen --window or move --now"
+        )
     turns = fetch(sources, [p.seen for p in plan.picks])
-    tasks = [build_task(turns[p.seen.refs], p.seen.conversation, p.part, redactor, options.text_scorer,
-                        tool_match=options.tool_match or "exact") for p in plan.picks]
+    tasks = [
+        build_task(
+            turns[p.seen.refs],
+            p.seen.conversation,
+            p.part,
+            redactor,
+            options.text_scorer,
+            tool_match=options.tool_match or "exact",
+        )
+        for p in plan.picks
+    ]
     tasks.sort(key=lambda t: t["id"])
     return describe(
         tasks=tasks,
         options=options,
-        sources=[(name, s, digest, lines) for name, s, digest, lines in zip(names, sources, scanned.digests, scanned.lines)],
+        sources=[
+            (name, s, digest, lines) for name, s, digest, lines in zip(names, sources, scanned.digests, scanned.lines)
+        ],
         window_s=window_s,
         anchor=anchor,
         anchor_from=plan.anchor_from,
         counts=_counts(plan, tasks),
         skips=scanned.skips.as_dict(),
         redaction=redactor.summary(),
-        provenance=[_provenance(p, names) for p in sorted(plan.picks, key=lambda p: (p.seen.conversation, p.seen.position))],
+        provenance=[
+            _provenance(p, names) for p in sorted(plan.picks, key=lambda p: (p.seen.conversation, p.seen.position))
+        ],
     )
 
 
@@ -216,5 +233,6 @@ def _nothing_usable(scanned: ScanResult, names: Sequence[str]) -> str:
         return f"the logs ({', '.join(names)}) hold no lines"
     top = scanned.skips.counts.most_common(3)
     reasons = "; ".join(f"{n} × {reason}" for reason, n in top)
-    return f"no usable turn in {total} line(s) ({reasons}); see `compare-tui sample --help` for the record shapes accepted"
-
+    return (
+        f"no usable turn in {total} line(s) ({reasons}); see `compare-tui sample --help` for the record shapes accepted"
+    )

@@ -137,7 +137,9 @@ def _batch(record: dict[str, Any]) -> LoggedTurn | BatchRequest | BatchOutput:
         if isinstance(url, str) and not url.rstrip("/").endswith("chat/completions"):
             raise Skipped("unknown_shape")
         request = chat_request(record["body"])
-        return BatchRequest(custom_id, _conversation(record, record["body"], request), _tags(record, record["body"]), request)
+        return BatchRequest(
+            custom_id, _conversation(record, record["body"], request), _tags(record, record["body"]), request
+        )
     body = _http_body(record.get("response"), record)
     embedded = record.get("request")
     if isinstance(embedded, dict):

@@ -107,22 +107,41 @@ _KEY_SHAPES = "|".join(
 )
 
 BUILT_IN: tuple[Rule, ...] = (
-    Rule("private_key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL)),
+    Rule(
+        "private_key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL)
+    ),
     Rule("jwt", re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*")),
-    Rule("bearer_token", re.compile(r"\b(?:Bearer|Token)\s+(?P<secret>[A-Za-z0-9._~+/=\-]{8,})", re.IGNORECASE), group="secret"),
+    Rule(
+        "bearer_token",
+        re.compile(r"\b(?:Bearer|Token)\s+(?P<secret>[A-Za-z0-9._~+/=\-]{8,})", re.IGNORECASE),
+        group="secret",
+    ),
     Rule("api_key", re.compile(rf"(?<![A-Za-z0-9_\-])(?:{_KEY_SHAPES})")),
     Rule(
         "credential",
-        re.compile(r"(?i)\b(?:api[_\-]?key|secret|token|password|passwd|pwd)\b[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"',;\[\]]{6,})"),
+        re.compile(
+            r"(?i)\b(?:api[_\-]?key|secret|token|password|passwd|pwd)\b[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"',;\[\]]{6,})"
+        ),
         group="secret",
     ),
-    Rule("email", re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")),
+    Rule(
+        "email",
+        re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"),
+    ),
     Rule("ip_address", re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d]|\.\d)"), _ipv4),
-    Rule("ip_address", re.compile(r"(?<![0-9A-Za-z:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![0-9A-Za-z:])"), _ipv6),
+    Rule(
+        "ip_address",
+        re.compile(
+            r"(?<![0-9A-Za-z:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![0-9A-Za-z:])"
+        ),
+        _ipv6,
+    ),
     Rule("card_number", re.compile(r"(?<![\d+])(?:\d[ \-]?){12,18}\d(?!\d)"), _card),
     Rule(
         "phone",
-        re.compile(r"(?<![\w+])(?:\+\d{8,15}|(?:\+\d{1,3}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?\d{1,8}(?:[ .\-]\d{1,8}){0,5})(?!\w)"),
+        re.compile(
+            r"(?<![\w+])(?:\+\d{8,15}|(?:\+\d{1,3}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?\d{1,8}(?:[ .\-]\d{1,8}){0,5})(?!\w)"
+        ),
         _phone,
     ),
 )
@@ -142,7 +161,9 @@ def custom_rules(patterns: Sequence[str]) -> tuple[Rule, ...]:
         except (re.error, OverflowError, RecursionError) as exc:
             raise SamplingError(f"--redact rule {number}: not a valid regular expression ({exc})") from None
         if compiled.fullmatch(""):
-            raise SamplingError(f"--redact rule {number}: matches the empty string, so it would redact nothing useful; make it match the value itself")
+            raise SamplingError(
+                f"--redact rule {number}: matches the empty string, so it would redact nothing useful; make it match the value itself"
+            )
         rules.append(Rule(f"custom_{number}", compiled))
     return tuple(rules)
 

@@ -119,7 +119,7 @@ def check_run(steps: Sequence[LoggedTurn]) -> str | None:
             continue
         call_id = history[len(seen)]["tool_calls"][0]["id"]
         results = []
-        for message in history[len(seen) + 1:]:
+        for message in history[len(seen) + 1 :]:
             if message["role"] != "tool":
                 break
             results.append(message)
@@ -162,7 +162,7 @@ def _checked(runs: list[_Run], sources: Sequence[Source], names: Sequence[str], 
     """The runs that pass `check_run`, parsed `CHUNK` runs at a time."""
     kept = []
     for start in range(0, len(runs), CHUNK):
-        chunk = runs[start:start + CHUNK]
+        chunk = runs[start : start + CHUNK]
         turns = fetch(sources, [s for run in chunk for seens in run.steps.values() for s in seens])
         for run in chunk:
             ordered = _ordered(run, turns)
@@ -192,8 +192,10 @@ def sample_runs(paths: Sequence[Path | str], options: SampleOptions, progress: P
     if not complete:
         run_skips = {r: n for r, n in skips.counts.items() if r.startswith("run_")}
         why = "; ".join(f"{n} × {r}" for r, n in sorted(run_skips.items())) or "no conversation found"
-        raise SamplingError(f"no complete agent run in the {window_label(window_s)} window ending {iso(anchor)} ({why}); "
-                            "see `compare-tui sample --help` for what a whole run needs")
+        raise SamplingError(
+            f"no complete agent run in the {window_label(window_s)} window ending {iso(anchor)} ({why}); "
+            "see `compare-tui sample --help` for what a whole run needs"
+        )
     chosen = sorted(complete, key=lambda r: (r.key(half_life), r.conversation))[: options.samples]
     turns = fetch(sources, [s for run in chosen for seens in run.steps.values() for s in seens])
     tool_match = options.tool_match or "subset"
@@ -204,10 +206,22 @@ def sample_runs(paths: Sequence[Path | str], options: SampleOptions, progress: P
         of = len(ordered)
         for step, turn in enumerate(ordered, start=1):
             trace = {"run": run_id(run.conversation), "step": step, "of": of}
-            tasks.append(build_task(turn, run.conversation, None, redactor, options.text_scorer, tool_match=tool_match, trace=trace))
+            tasks.append(
+                build_task(
+                    turn, run.conversation, None, redactor, options.text_scorer, tool_match=tool_match, trace=trace
+                )
+            )
             seen = run.steps[step - 1][0]
-            provenance.append({"task": task_id(run.conversation, step - 1), "run": trace["run"], "step": step, "of": of,
-                               "logged_at": [place(names, ref) for ref in seen.refs], "timestamp": iso(seen.timestamp)})
+            provenance.append(
+                {
+                    "task": task_id(run.conversation, step - 1),
+                    "run": trace["run"],
+                    "step": step,
+                    "of": of,
+                    "logged_at": [place(names, ref) for ref in seen.refs],
+                    "timestamp": iso(seen.timestamp),
+                }
+            )
     tasks.sort(key=lambda t: t["id"])
     provenance.sort(key=lambda p: p["task"])
     counts = {
@@ -226,11 +240,20 @@ def sample_runs(paths: Sequence[Path | str], options: SampleOptions, progress: P
         },
     }
     return describe(
-        tasks=tasks, options=options,
-        sources=[(name, s, digest, lines) for name, s, digest, lines in zip(names, sources, scanned.digests, scanned.lines)],
-        window_s=window_s, anchor=anchor, anchor_from=logs.anchor_from,
-        counts=counts, skips=skips.as_dict(), redaction=redactor.summary(), provenance=provenance,
+        tasks=tasks,
+        options=options,
+        sources=[
+            (name, s, digest, lines) for name, s, digest, lines in zip(names, sources, scanned.digests, scanned.lines)
+        ],
+        window_s=window_s,
+        anchor=anchor,
+        anchor_from=logs.anchor_from,
+        counts=counts,
+        skips=skips.as_dict(),
+        redaction=redactor.summary(),
+        provenance=provenance,
         rule={**RUN_RULE, "arguments_match": tool_match},
         sampled_what=f"{len(chosen)} whole agent runs ({len(tasks)} steps)",
-        replay_caveat=REPLAY_CAVEAT, extra={"unit": "run"},
+        replay_caveat=REPLAY_CAVEAT,
+        extra={"unit": "run"},
     )

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from compare_tui.goldset.models import Manifest
@@ -67,16 +67,35 @@ def _max_tokens(tasks: list[dict[str, Any]]) -> int:
 REPLAY_CAVEAT = "Each task replays its conversation up to the sampled turn: earlier assistant turns in the input are the logged model's, not the candidate's."
 
 
-def describe(*, tasks, options: SampleOptions, sources: list[tuple[str, Source, str, int]], window_s: int, anchor: float,
-             anchor_from: str, counts: dict[str, Any], skips: dict[str, Any], redaction: dict[str, int], provenance: list[dict[str, Any]],
-             rule: dict[str, str] = RULE, sampled_what: str | None = None, replay_caveat: str = REPLAY_CAVEAT,
-             extra: dict[str, Any] | None = None) -> SampledSet:
+def describe(
+    *,
+    tasks,
+    options: SampleOptions,
+    sources: list[tuple[str, Source, str, int]],
+    window_s: int,
+    anchor: float,
+    anchor_from: str,
+    counts: dict[str, Any],
+    skips: dict[str, Any],
+    redaction: dict[str, int],
+    provenance: list[dict[str, Any]],
+    rule: dict[str, str] = RULE,
+    sampled_what: str | None = None,
+    replay_caveat: str = REPLAY_CAVEAT,
+    extra: dict[str, Any] | None = None,
+) -> SampledSet:
     """Assemble the manifest and `sample.json` for `tasks`. `sampled_what` says what was sampled
     (default: the turns and conversations counted); `extra` adds fields to `sample.json`."""
     info: dict[str, Any] = {
         "format": FORMAT,
         "sources": [
-            {"name": name, "sha256": digest, "bytes": source.size, "lines": lines, "compression": "gzip" if source.gzip else "none"}
+            {
+                "name": name,
+                "sha256": digest,
+                "bytes": source.size,
+                "lines": lines,
+                "compression": "gzip" if source.gzip else "none",
+            }
             for name, source, digest, lines in sources
         ],
         "window": {
@@ -103,7 +122,7 @@ def describe(*, tasks, options: SampleOptions, sources: list[tuple[str, Source, 
         "skipped": skips,
         "tasks": provenance,
     }
-    end_day = datetime.fromtimestamp(anchor, tz=timezone.utc).strftime("%Y-%m-%d")
+    end_day = datetime.fromtimestamp(anchor, tz=UTC).strftime("%Y-%m-%d")
     what = sampled_what or f"{counts['sampled_turns']} turns from {counts['sampled_conversations']} conversations"
     human = sum(1 for t in tasks if t["scorer"]["kind"] == "human")
     caveats = [
@@ -116,7 +135,9 @@ def describe(*, tasks, options: SampleOptions, sources: list[tuple[str, Source, 
         "a reply that repeats a redacted value cannot match its [REDACTED:…] placeholder.",
     ]
     if human:
-        caveats.append(f"{human} free-text turns are scored by a person (human scorer): they stay `review` until someone decides.")
+        caveats.append(
+            f"{human} free-text turns are scored by a person (human scorer): they stay `review` until someone decides."
+        )
     manifest = {
         "workload_id": options.workload_id,
         "name": f"Sampled traffic, {window_label(window_s)} to {end_day}",

@@ -99,7 +99,9 @@ class TopConversations:
 
     def allocation(self) -> dict[int, int]:
         """How many turns each winning conversation gives (greedy by key, capped at 5)."""
-        entries = sorted((key, conversation, position) for conversation, keys in self._keys.items() for position, key in keys.items())
+        entries = sorted(
+            (key, conversation, position) for conversation, keys in self._keys.items() for position, key in keys.items()
+        )
         counts: dict[int, int] = {}
         taken = 0
         for _key, conversation, _position in entries:
@@ -142,7 +144,10 @@ def spread(candidates: Sequence[Candidate], picks: int) -> list[tuple[Candidate,
     chosen: list[tuple[Candidate, int]] = []
     depth = 0
     while len(chosen) < min(picks, len(ordered)):
-        heads = sorted(((part[depth], index) for index, part in enumerate(parts) if len(part) > depth), key=lambda h: (h[0].key, h[0].position))
+        heads = sorted(
+            ((part[depth], index) for index, part in enumerate(parts) if len(part) > depth),
+            key=lambda h: (h[0].key, h[0].position),
+        )
         chosen.extend(heads[: picks - len(chosen)])
         depth += 1
     return sorted(chosen, key=lambda pick: pick[0].position)

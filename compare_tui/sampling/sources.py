@@ -54,7 +54,9 @@ class Source:
         except OSError:
             stat = None
         if stat is None or (stat.st_size, stat.st_mtime_ns) != (self.size, self.mtime_ns):
-            raise SamplingError(f"{self.path}: the file changed while it was being sampled; sample a file nothing writes to (rotate the log first)")
+            raise SamplingError(
+                f"{self.path}: the file changed while it was being sampled; sample a file nothing writes to (rotate the log first)"
+            )
 
 
 class _HashingReader(io.RawIOBase):
@@ -95,7 +97,9 @@ def _lines(stream: BinaryIO, source: Source) -> Iterator[tuple[int, int, bytes]]
             offset += len(line)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         # A truncated or corrupt gzip member: what came before it was read; say where it stopped.
-        raise SamplingError(f"{source.path}: cannot be read past byte {offset} of its content ({exc}); repair or drop the file") from None
+        raise SamplingError(
+            f"{source.path}: cannot be read past byte {offset} of its content ({exc}); repair or drop the file"
+        ) from None
 
 
 def iter_lines(source: Source) -> Iterator[tuple[int, int, bytes]]:

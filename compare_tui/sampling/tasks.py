@@ -63,12 +63,25 @@ def _text_scorer(kind: str, text: str) -> dict[str, Any]:
         return {"kind": "exact", "normalize": ["whitespace"]}
     if kind == "regex":
         pieces = [re.escape(piece) for piece in text.split()]
-        return {"kind": "regex", "pattern": r"\s*" + r"\s+".join(pieces) + r"\s*", "mode": "fullmatch", "flags": ["DOTALL"]}
+        return {
+            "kind": "regex",
+            "pattern": r"\s*" + r"\s+".join(pieces) + r"\s*",
+            "mode": "fullmatch",
+            "flags": ["DOTALL"],
+        }
     return {"kind": "human", "instructions": HUMAN_INSTRUCTIONS}
 
 
-def build_task(turn: LoggedTurn, conversation_hash: int, part: int | None, redactor: Redactor, text_scorer: str = "human",
-               *, tool_match: str = "exact", trace: dict[str, Any] | None = None) -> dict[str, Any]:
+def build_task(
+    turn: LoggedTurn,
+    conversation_hash: int,
+    part: int | None,
+    redactor: Redactor,
+    text_scorer: str = "human",
+    *,
+    tool_match: str = "exact",
+    trace: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The task file's JSON for `turn`, sampled from third `part` of its conversation (None:
     a step of a whole run, which then carries `trace`). `tool_match` is the `tool_call`
     scorer's argument match (`exact` or `subset`)."""
@@ -86,7 +99,12 @@ def build_task(turn: LoggedTurn, conversation_hash: int, part: int | None, redac
         task_input["response_format"] = redactor.value(request.response_format)
     reply = turn.reply
     if reply.tool_name is not None:
-        expected: dict[str, Any] = {"tool_call": {"name": redactor.text(reply.tool_name), "arguments": redactor.value(reply.tool_arguments or {})}}
+        expected: dict[str, Any] = {
+            "tool_call": {
+                "name": redactor.text(reply.tool_name),
+                "arguments": redactor.value(reply.tool_arguments or {}),
+            }
+        }
         scorer: dict[str, Any] = {"kind": "tool_call", "match": tool_match}
         kind = "tool_call"
     else:
@@ -96,7 +114,13 @@ def build_task(turn: LoggedTurn, conversation_hash: int, part: int | None, redac
         kind = "text"
     tags = [redactor.text(t) for t in turn.tags]
     tags = sorted(set(tags)) + ([f"part:{PARTS[part]}"] if part is not None else []) + [f"reply:{kind}"]
-    task = {"id": task_id(conversation_hash, turn.position), "tags": tags, "input": task_input, "expected": expected, "scorer": scorer}
+    task = {
+        "id": task_id(conversation_hash, turn.position),
+        "tags": tags,
+        "input": task_input,
+        "expected": expected,
+        "scorer": scorer,
+    }
     if trace is not None:
         task["trace"] = trace
     Task.model_validate(task)  # a sampled set must load; fail here, not in the user's run

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import SamplingError
@@ -62,7 +62,7 @@ def _iso(text: str) -> float | None:
     except ValueError:
         return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 
@@ -76,7 +76,7 @@ def parse_now(text: str) -> float:
 
 def iso(moment: float) -> str:
     """A UTC ISO 8601 text for epoch seconds, to the microsecond, always with `Z`."""
-    text = datetime.fromtimestamp(moment, tz=timezone.utc).isoformat()
+    text = datetime.fromtimestamp(moment, tz=UTC).isoformat()
     return text.replace("+00:00", "Z")
 
 

@@ -42,9 +42,13 @@ def check_folder(out: Path, force: bool) -> None:
     if empty:
         return
     if not force:
-        raise SamplingError(f"--out {out}: the folder is not empty; choose an empty folder, or pass --force to replace the sampled set in it")
+        raise SamplingError(
+            f"--out {out}: the folder is not empty; choose an empty folder, or pass --force to replace the sampled set in it"
+        )
     if not ((out / "sample.json").is_file() or (out / "golden.toml").is_file()):
-        raise SamplingError(f"--out {out}: holds files that are not a sampled set, so --force will not clear it; choose an empty folder")
+        raise SamplingError(
+            f"--out {out}: holds files that are not a sampled set, so --force will not clear it; choose an empty folder"
+        )
 
 
 def _clear(out: Path) -> None:

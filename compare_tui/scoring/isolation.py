@@ -103,8 +103,15 @@ def _probe() -> NetworkNamespace:
     ):
         enter = unshare_in_child(flags, unshare, os.getuid(), os.getgid())
         try:
-            subprocess.run(probe_argv, preexec_fn=enter, check=True, timeout=10,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                probe_argv,
+                preexec_fn=enter,
+                check=True,
+                timeout=10,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             failures.append(f"{how}: {exc}")
             continue
@@ -142,8 +149,13 @@ def rlimit_plan(wanted: dict[str, int | None]) -> list[tuple[str, int, int, int]
 
     Names: cpu (seconds; hard = soft + 1 so SIGXCPU comes before SIGKILL), as, fsize, nproc,
     core (bytes/count as the kernel defines them)."""
-    ids = {"cpu": resource.RLIMIT_CPU, "as": resource.RLIMIT_AS, "fsize": resource.RLIMIT_FSIZE,
-           "nproc": resource.RLIMIT_NPROC, "core": resource.RLIMIT_CORE}
+    ids = {
+        "cpu": resource.RLIMIT_CPU,
+        "as": resource.RLIMIT_AS,
+        "fsize": resource.RLIMIT_FSIZE,
+        "nproc": resource.RLIMIT_NPROC,
+        "core": resource.RLIMIT_CORE,
+    }
     plan = []
     for name, value in wanted.items():
         if value is None:
@@ -157,7 +169,9 @@ def rlimit_plan(wanted: dict[str, int | None]) -> list[tuple[str, int, int, int]
     return plan
 
 
-def child_setup(plan: list[tuple[str, int, int, int]], enter_namespace: Callable[[], None] | None) -> Callable[[], None]:
+def child_setup(
+    plan: list[tuple[str, int, int, int]], enter_namespace: Callable[[], None] | None
+) -> Callable[[], None]:
     """The `preexec_fn` for the sandboxed child: set the rlimits, then enter the namespace.
 
     It runs between fork and exec, so it only calls setrlimit and the prepared unshare (no

@@ -129,12 +129,18 @@ def score_json(task: Task, spec: JsonScorer, answer: Answer) -> ScoreResult:
                 data,
             )
         if not isinstance(value, dict):
-            return ScoreResult(Outcome.FAIL, f"expected a JSON object with fields {spec.fields}, got {type(value).__name__}", data)
+            return ScoreResult(
+                Outcome.FAIL, f"expected a JSON object with fields {spec.fields}, got {type(value).__name__}", data
+            )
         for name in spec.fields:
             if name not in value:
                 return ScoreResult(Outcome.FAIL, f"field {name!r} missing", data)
             if not json_equal(value[name], expected[name]):
                 got, want = (_clip(json.dumps(v, ensure_ascii=False)) for v in (value[name], expected[name]))
                 return ScoreResult(Outcome.FAIL, f"field {name!r}: expected {want}, got {got}", data)
-    checks = ["parses"] + (["schema"] if spec.schema_ is not None else []) + ([f"fields {spec.fields}"] if spec.fields else [])
+    checks = (
+        ["parses"]
+        + (["schema"] if spec.schema_ is not None else [])
+        + ([f"fields {spec.fields}"] if spec.fields else [])
+    )
     return ScoreResult(Outcome.PASS, "JSON " + ", ".join(checks), data)

@@ -194,9 +194,17 @@ def _remove_tree(path: str) -> None:
     shutil.rmtree(path, onerror=make_writable_and_retry)
 
 
-def _environment(workdir: str, limits: Limits, env_files: Mapping[str, str], extra_env: Mapping[str, str]) -> dict[str, str]:
-    env = {"PATH": limits.path, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": workdir, "TMPDIR": workdir,
-           "COMPARE_TUI_WORKDIR": workdir}
+def _environment(
+    workdir: str, limits: Limits, env_files: Mapping[str, str], extra_env: Mapping[str, str]
+) -> dict[str, str]:
+    env = {
+        "PATH": limits.path,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "COMPARE_TUI_WORKDIR": workdir,
+    }
     for name in [*env_files, *extra_env]:
         if not name.startswith("COMPARE_TUI_"):
             raise ValueError(f"sandbox environment variable {name!r} must start with COMPARE_TUI_")
@@ -225,8 +233,13 @@ def run_sandboxed(
     for name in files:
         if not name or os.sep in name or name in (".", ".."):
             raise ValueError(f"sandbox file name {name!r} must be a plain file name")
-    wanted = {"cpu": limits.cpu_s or math.ceil(timeout_s) + 1, "as": limits.address_space_bytes,
-              "fsize": limits.file_size_bytes, "core": 0, "nproc": limits.nproc}
+    wanted = {
+        "cpu": limits.cpu_s or math.ceil(timeout_s) + 1,
+        "as": limits.address_space_bytes,
+        "fsize": limits.file_size_bytes,
+        "core": 0,
+        "nproc": limits.nproc,
+    }
     plan = isolation.rlimit_plan(wanted)
     nproc_on, nproc_why = isolation.nproc_enforced()
     enter = None
@@ -238,12 +251,16 @@ def run_sandboxed(
         if netns.available and unshare is not None:
             enter = isolation.unshare_in_child(netns.flags, unshare, os.getuid(), os.getgid())
     report: dict[str, bool | str] = {
-        "tempdir": True, "clean_env": True, "process_group_kill": True,
+        "tempdir": True,
+        "clean_env": True,
+        "process_group_kill": True,
         "rlimits": ",".join(name for name, *_ in plan),
-        "nproc_limit": nproc_on and limits.nproc is not None, "nproc_note": nproc_why,
-        "network_namespace": enter is not None, "network_namespace_note": netns_how,
+        "nproc_limit": nproc_on and limits.nproc is not None,
+        "nproc_note": nproc_why,
+        "network_namespace": enter is not None,
+        "network_namespace_note": netns_how,
         "note": "process sandbox, not a kernel sandbox: runs as this user with this user's file "
-                "access; a process that starts its own session escapes the group kill",
+        "access; a process that starts its own session escapes the group kill",
     }
     workdir = tempfile.mkdtemp(prefix="compare-tui-score-")
     start = time.monotonic()
@@ -257,15 +274,29 @@ def run_sandboxed(
             stdin_file.seek(0)
             try:
                 proc = subprocess.Popen(
-                    list(argv), cwd=workdir, env=env, stdin=stdin_file, stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+                    list(argv),
+                    cwd=workdir,
+                    env=env,
+                    stdin=stdin_file,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    close_fds=True,
                     preexec_fn=isolation.child_setup(plan, enter),
                 )
             except (OSError, subprocess.SubprocessError) as exc:
                 return SandboxResult(
-                    exit_code=None, signal=None, duration_s=time.monotonic() - start, stdout=b"", stderr=b"",
-                    stdout_truncated=False, stderr_truncated=False, limit_hit=None, start_error=str(exc),
-                    isolation=report, timeout_s=timeout_s,
+                    exit_code=None,
+                    signal=None,
+                    duration_s=time.monotonic() - start,
+                    stdout=b"",
+                    stderr=b"",
+                    stdout_truncated=False,
+                    stderr_truncated=False,
+                    limit_hit=None,
+                    start_error=str(exc),
+                    isolation=report,
+                    timeout_s=timeout_s,
                 )
         with proc:
             out, err, limit_hit = _collect(proc, start + timeout_s, limits)
@@ -276,7 +307,13 @@ def run_sandboxed(
     return SandboxResult(
         exit_code=returncode if returncode >= 0 else None,
         signal=-returncode if returncode < 0 else None,
-        duration_s=duration, stdout=bytes(out.kept), stderr=bytes(err.kept),
-        stdout_truncated=out.truncated, stderr_truncated=err.truncated,
-        limit_hit=limit_hit, start_error=None, isolation=report, timeout_s=timeout_s,
+        duration_s=duration,
+        stdout=bytes(out.kept),
+        stderr=bytes(err.kept),
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+        limit_hit=limit_hit,
+        start_error=None,
+        isolation=report,
+        timeout_s=timeout_s,
     )

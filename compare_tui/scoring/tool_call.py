@@ -61,15 +61,20 @@ def score_tool_call(task: Task, spec: ToolCallScorer, answer: Answer) -> ScoreRe
         return ScoreResult(Outcome.FAIL, f"expected no tool call, got {_rendered(calls)}", data)
     name, arguments = expected_call(task, spec)
     if name is None:
-        return ScoreResult(Outcome.ERROR, f"task {task.id}: no expected tool name (set `scorer.name` or `expected.tool_call`)")
+        return ScoreResult(
+            Outcome.ERROR, f"task {task.id}: no expected tool name (set `scorer.name` or `expected.tool_call`)"
+        )
     data.update(expected_name=name, expected_arguments=arguments, match=spec.match)
     if not calls:
         declared = [t.get("function", {}).get("name") for t in task.input.tools or [] if isinstance(t, dict)]
         as_text = written_as_text(answer.text, [n for n in declared if n] or [name])
         if as_text is not None:
             data["written_as_text"] = as_text.canonical()
-            return ScoreResult(Outcome.FAIL, f"expected a call to {name}, got a tool call written as text "
-                               f"({as_text.canonical()}): {ADVICE}", data)
+            return ScoreResult(
+                Outcome.FAIL,
+                f"expected a call to {name}, got a tool call written as text ({as_text.canonical()}): {ADVICE}",
+                data,
+            )
         return ScoreResult(Outcome.FAIL, f"expected a call to {name}, got no tool call", data)
     named = [call for call in calls if call.name == name]
     if not named:

@@ -31,8 +31,12 @@ class AttemptAccessors(StoreBase):
         self._write(lambda conn: self._upsert(conn, batch))
         return len(batch)
 
-    def record_outcomes(self, outcomes: Sequence[tuple[Sequence[AuditRow | dict[str, Any]], AttemptRecord | dict[str, Any]]],
-                        *, wait: bool = True) -> int | None:
+    def record_outcomes(
+        self,
+        outcomes: Sequence[tuple[Sequence[AuditRow | dict[str, Any]], AttemptRecord | dict[str, Any]]],
+        *,
+        wait: bool = True,
+    ) -> int | None:
         """Write finished attempts, each with the audit rows of its requests, in one transaction
         (the engine's group commit): an attempt and its requests land together or not at all,
         so the audit ledger always matches the attempts. Returns how many attempts. Each
@@ -42,8 +46,11 @@ class AttemptAccessors(StoreBase):
         With `wait=False` nothing waits for the write lock: when another thread or process holds
         it, nothing is written and this returns None (the engine's event loop then hands the
         write to a thread, which waits)."""
-        audits = [row if isinstance(row, dict) else rows.to_row(row, columns=rows.AUDIT_COLUMNS)
-                  for requests, _ in outcomes for row in requests]
+        audits = [
+            row if isinstance(row, dict) else rows.to_row(row, columns=rows.AUDIT_COLUMNS)
+            for requests, _ in outcomes
+            for row in requests
+        ]
         batch = [attempt if isinstance(attempt, dict) else rows.attempt_row(attempt) for _, attempt in outcomes]
 
         def work(conn: sqlite3.Connection) -> None:
@@ -51,7 +58,9 @@ class AttemptAccessors(StoreBase):
                 conn.executemany(rows.INSERT_AUDIT, [rows.audit_params(row) for row in audits])
             except sqlite3.IntegrityError:
                 run_ids = sorted({row["run_id"] for row in audits})
-                raise StoreError(f"cannot audit requests of run {', '.join(run_ids)}: no such run in {self.path}") from None
+                raise StoreError(
+                    f"cannot audit requests of run {', '.join(run_ids)}: no such run in {self.path}"
+                ) from None
             self._upsert(conn, batch)
 
         if wait:
@@ -75,17 +84,33 @@ class AttemptAccessors(StoreBase):
 
     def attempts_for_run(self, run_id: str) -> list[AttemptRecord]:
         """Every recorded attempt of a run, ordered by task id, then attempt number."""
-        found = self._read(
-            "SELECT * FROM attempts WHERE run_id = ? ORDER BY task_id, attempt", [run_id]
-        )
+        found = self._read("SELECT * FROM attempts WHERE run_id = ? ORDER BY task_id, attempt", [run_id])
         return [rows.attempt_from(row) for row in found]
 
     # Columns `attempt_columns` may read: the attempt table's plain fields.
-    _NARROW_COLUMNS = frozenset({
-        "task_id", "attempt", "outcome", "ttft_ms", "e2e_ms", "prompt_tokens", "completion_tokens",
-        "usage_missing", "isolation", "error_class", "score_detail", "error", "retries", "finish_reason",
-        "started_at", "finished_at", "answer_text", "tool_calls", "reasoning",
-    })
+    _NARROW_COLUMNS = frozenset(
+        {
+            "task_id",
+            "attempt",
+            "outcome",
+            "ttft_ms",
+            "e2e_ms",
+            "prompt_tokens",
+            "completion_tokens",
+            "usage_missing",
+            "isolation",
+            "error_class",
+            "score_detail",
+            "error",
+            "retries",
+            "finish_reason",
+            "started_at",
+            "finished_at",
+            "answer_text",
+            "tool_calls",
+            "reasoning",
+        }
+    )
 
     def attempt_columns(self, run_id: str, columns: Sequence[str]) -> list[dict[str, Any]]:
         """Only `columns` of a run's attempts, as raw row dicts ordered by task then attempt.

@@ -125,4 +125,3 @@ class StoreBase:
                 f"{noun} id prefix {id_or_prefix!r} matches several {noun}s ({shown}); type more of it"
             )
         return rows[0]
-

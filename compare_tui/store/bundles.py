@@ -14,8 +14,7 @@ from compare_tui.store.records import Timestamp, new_run_id, utc_now
 
 BundleKind = Literal["comparison", "run", "experiment"]
 
-_COLUMNS = ("id", "kind", "ref", "title", "path", "sha256", "report_sha256", "answers", "size_bytes",
-            "published_at")
+_COLUMNS = ("id", "kind", "ref", "title", "path", "sha256", "report_sha256", "answers", "size_bytes", "published_at")
 
 
 class BundleRecord(BaseModel):
@@ -49,8 +48,10 @@ class BundleAccessors(StoreBase):
         values["answers"] = int(values["answers"])
 
         def work(conn: sqlite3.Connection) -> None:
-            conn.execute(f"INSERT INTO bundles ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})",
-                         [values[c] for c in _COLUMNS])
+            conn.execute(
+                f"INSERT INTO bundles ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})",
+                [values[c] for c in _COLUMNS],
+            )
 
         self._write(work)
         return bundle

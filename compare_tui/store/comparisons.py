@@ -20,8 +20,10 @@ class ComparisonAccessors(StoreBase):
 
         def work(conn: sqlite3.Connection) -> None:
             try:
-                conn.execute("INSERT INTO comparisons (id, name, created_at, baseline) VALUES (?, ?, ?, ?)",
-                             [comparison.id, comparison.name, comparison.created_at, comparison.baseline])
+                conn.execute(
+                    "INSERT INTO comparisons (id, name, created_at, baseline) VALUES (?, ?, ?, ?)",
+                    [comparison.id, comparison.name, comparison.created_at, comparison.baseline],
+                )
             except sqlite3.IntegrityError:
                 raise StoreError(f"a comparison with id {comparison.id} already exists") from None
             self._insert_members(conn, comparison.id, comparison.run_ids)
@@ -45,9 +47,9 @@ class ComparisonAccessors(StoreBase):
 
     def set_comparison_baseline(self, comparison_id: str, model: str | None) -> ComparisonRecord:
         """Name (or, with None, clear) the model a comparison's others are judged against."""
+
         def work(conn: sqlite3.Connection) -> int:
-            return conn.execute("UPDATE comparisons SET baseline = ? WHERE id = ?",
-                                [model, comparison_id]).rowcount
+            return conn.execute("UPDATE comparisons SET baseline = ? WHERE id = ?", [model, comparison_id]).rowcount
 
         if not self._write(work):
             raise RunNotFoundError(f"no comparison with id {comparison_id!r} in {self.path}")
@@ -55,6 +57,7 @@ class ComparisonAccessors(StoreBase):
 
     def delete_comparison(self, comparison_id: str) -> None:
         """Delete a comparison (exact id); its runs stay in the store."""
+
         def work(conn: sqlite3.Connection) -> int:
             return conn.execute("DELETE FROM comparisons WHERE id = ?", [comparison_id]).rowcount
 
@@ -83,6 +86,10 @@ class ComparisonAccessors(StoreBase):
         members = self._read(
             "SELECT run_id FROM comparison_runs WHERE comparison_id = ? ORDER BY position", [row["id"]]
         )
-        return ComparisonRecord(id=row["id"], name=row["name"], created_at=row["created_at"],
-                                run_ids=[member["run_id"] for member in members],
-                                baseline=row.get("baseline"))
+        return ComparisonRecord(
+            id=row["id"],
+            name=row["name"],
+            created_at=row["created_at"],
+            run_ids=[member["run_id"] for member in members],
+            baseline=row.get("baseline"),
+        )

@@ -42,9 +42,7 @@ def _check_header(path: Path) -> None:
         raise StoreError(f"cannot read the store at {path}: {exc.strerror or exc}") from exc
     # An empty file is an empty SQLite database (SQLite itself treats it so).
     if head and head != _SQLITE_HEADER:
-        raise StoreError(
-            f"{path} is not a compare-tui store (not an SQLite database); move it aside or pass --store"
-        )
+        raise StoreError(f"{path} is not a compare-tui store (not an SQLite database); move it aside or pass --store")
 
 
 def _refuse(path: Path, found: schema.Inspection) -> None:
@@ -71,8 +69,7 @@ def open_database(path: Path) -> sqlite_utils.Database:
     try:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves (BEGIN IMMEDIATE for writes).
         # check_same_thread=False: TUI workers use the store from threads; `Store` serialises.
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         raise translate(exc, path) from exc
     try:
@@ -81,8 +78,7 @@ def open_database(path: Path) -> sqlite_utils.Database:
         conn.execute("PRAGMA foreign_keys = ON")
         found = schema.inspect(conn)
         _refuse(path, found)
-        with_retry(conn, path, lambda c: c.execute("PRAGMA journal_mode = WAL").fetchone(),
-                   transaction=False)
+        with_retry(conn, path, lambda c: c.execute("PRAGMA journal_mode = WAL").fetchone(), transaction=False)
         conn.execute("PRAGMA synchronous = NORMAL")
         if found.kind == "empty" or found.version < schema.CURRENT_VERSION:
             with_retry(conn, path, lambda c: _migrate_locked(c, path))
@@ -119,8 +115,9 @@ def _commit(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -
     return result
 
 
-def with_retry(conn: sqlite3.Connection, path: Path | str, work: Callable[[sqlite3.Connection], T],
-               *, transaction: bool = True) -> T:
+def with_retry(
+    conn: sqlite3.Connection, path: Path | str, work: Callable[[sqlite3.Connection], T], *, transaction: bool = True
+) -> T:
     """Run `work` in one `BEGIN IMMEDIATE` transaction, retrying while another writer holds
     the lock. Other SQLite failures (disk full, read-only, damaged) become `StoreError`.
 

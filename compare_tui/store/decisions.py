@@ -46,8 +46,21 @@ class DecisionRecord(BaseModel):
     """The versus-baseline figures and verdict at that moment (the report's JSON shape)."""
 
 
-_COLUMNS = ("id", "workload_id", "model", "previous_model", "comparison_id", "goldset_digest", "kind",
-            "reason", "decided_by", "decided_at", "canary_percent", "pins", "figures")
+_COLUMNS = (
+    "id",
+    "workload_id",
+    "model",
+    "previous_model",
+    "comparison_id",
+    "goldset_digest",
+    "kind",
+    "reason",
+    "decided_by",
+    "decided_at",
+    "canary_percent",
+    "pins",
+    "figures",
+)
 
 
 class DecisionAccessors(StoreBase):
@@ -56,15 +69,17 @@ class DecisionAccessors(StoreBase):
     def record_decision(self, decision: DecisionRecord) -> DecisionRecord:
         """Store a decision; `StoreError` for a duplicate id or a forced one without a reason."""
         if decision.kind == "forced" and not decision.reason.strip():
-            raise StoreError("a forced decision needs a reason: give --reason \"…\"")
+            raise StoreError('a forced decision needs a reason: give --reason "…"')
         values = decision.model_dump()
         values["pins"] = json.dumps(values["pins"], sort_keys=True)
         values["figures"] = json.dumps(values["figures"], sort_keys=True)
 
         def work(conn: sqlite3.Connection) -> None:
             try:
-                conn.execute(f"INSERT INTO decisions ({', '.join(_COLUMNS)}) "
-                             f"VALUES ({', '.join('?' for _ in _COLUMNS)})", [values[c] for c in _COLUMNS])
+                conn.execute(
+                    f"INSERT INTO decisions ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})",
+                    [values[c] for c in _COLUMNS],
+                )
             except sqlite3.IntegrityError:
                 raise StoreError(f"a decision with id {decision.id} already exists") from None
 
@@ -73,8 +88,9 @@ class DecisionAccessors(StoreBase):
 
     def baseline_history(self, workload_id: str) -> list[DecisionRecord]:
         """Every decision of a workload, newest first (empty when it never had a baseline)."""
-        rows = self._read("SELECT * FROM decisions WHERE workload_id = ? ORDER BY decided_at DESC, rowid DESC",
-                          [workload_id])
+        rows = self._read(
+            "SELECT * FROM decisions WHERE workload_id = ? ORDER BY decided_at DESC, rowid DESC", [workload_id]
+        )
         return [_decision_from(row) for row in rows]
 
     def current_baseline(self, workload_id: str) -> DecisionRecord | None:

@@ -45,8 +45,7 @@ def translate(exc: sqlite3.Error, path: Path | str) -> StoreError:
     text = str(exc).lower()
     if name == "SQLITE_FULL" or "disk is full" in text:
         return StoreError(
-            f"the store's disk is full ({path}): free space and resume the run with "
-            "`compare-tui run --resume RUN_ID`"
+            f"the store's disk is full ({path}): free space and resume the run with `compare-tui run --resume RUN_ID`"
         )
     if name.startswith("SQLITE_READONLY") or "readonly database" in text:
         return StoreError(
@@ -54,10 +53,7 @@ def translate(exc: sqlite3.Error, path: Path | str) -> StoreError:
             "or pass --store to use another file"
         )
     if is_busy(exc):
-        return StoreError(
-            f"the store at {path} stayed locked by another process; wait for it to finish "
-            "and try again"
-        )
+        return StoreError(f"the store at {path} stayed locked by another process; wait for it to finish and try again")
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text:
         return StoreError(
             f"the store at {path} is damaged (SQLite: {exc}); move it aside and pass --store, "

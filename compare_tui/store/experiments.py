@@ -39,10 +39,13 @@ class ExperimentAccessors(StoreBase):
 
     def create_experiment(self, record: ExperimentRecord) -> ExperimentRecord:
         """Store a new experiment; `StoreError` when one with this name already exists."""
+
         def work(conn: sqlite3.Connection) -> None:
             try:
-                conn.execute("INSERT INTO experiments (name, created_at, config) VALUES (?, ?, ?)",
-                             [record.name, record.created_at, _dumps(record.config)])
+                conn.execute(
+                    "INSERT INTO experiments (name, created_at, config) VALUES (?, ?, ?)",
+                    [record.name, record.created_at, _dumps(record.config)],
+                )
             except sqlite3.IntegrityError:
                 raise StoreError(
                     f"an experiment named {record.name!r} already exists in {self.path}: pick another "
@@ -57,15 +60,13 @@ class ExperimentAccessors(StoreBase):
         found = self._read("SELECT * FROM experiments WHERE name = ?", [name])
         if not found:
             raise ExperimentNotFoundError(
-                f"no experiment named {name!r} in the store at {self.path}: "
-                "`compare-tui experiment list` shows them"
+                f"no experiment named {name!r} in the store at {self.path}: `compare-tui experiment list` shows them"
             )
         return _record(found[0])
 
     def list_experiments(self) -> list[ExperimentRecord]:
         """Every experiment, newest first."""
-        return [_record(row) for row in
-                self._read("SELECT * FROM experiments ORDER BY created_at DESC, rowid DESC")]
+        return [_record(row) for row in self._read("SELECT * FROM experiments ORDER BY created_at DESC, rowid DESC")]
 
     def update_experiment(self, name: str, config: dict[str, Any]) -> ExperimentRecord:
         """Replace an experiment's configuration (e.g. a new repeat count) and return it."""
@@ -73,8 +74,9 @@ class ExperimentAccessors(StoreBase):
         updated = ExperimentRecord(name=current.name, created_at=current.created_at, config=config)
 
         def work(conn: sqlite3.Connection) -> int:
-            return conn.execute("UPDATE experiments SET config = ? WHERE name = ?",
-                                [_dumps(updated.config), name]).rowcount
+            return conn.execute(
+                "UPDATE experiments SET config = ? WHERE name = ?", [_dumps(updated.config), name]
+            ).rowcount
 
         if not self._write(work):
             raise ExperimentNotFoundError(f"no experiment named {name!r} in the store at {self.path}")
@@ -82,6 +84,7 @@ class ExperimentAccessors(StoreBase):
 
     def delete_experiment(self, name: str) -> None:
         """Delete an experiment's configuration. Its runs stay in the store."""
+
         def work(conn: sqlite3.Connection) -> int:
             return conn.execute("DELETE FROM experiments WHERE name = ?", [name]).rowcount
 

@@ -78,8 +78,9 @@ class JudgingRecord(_Record):
     @classmethod
     def _deterministic_id(cls, data: Any) -> Any:
         if isinstance(data, dict) and {"kind", "run_id", "judge_model", "rubric_digest"} <= data.keys():
-            expected = judging_id(data["kind"], data["run_id"], data.get("other_run_id"),
-                                  data["judge_model"], data["rubric_digest"])
+            expected = judging_id(
+                data["kind"], data["run_id"], data.get("other_run_id"), data["judge_model"], data["rubric_digest"]
+            )
             if data.get("id") and data["id"] != expected:
                 raise ValueError(f"judging id must be {expected!r}, got {data['id']!r}")
             data = {**data, "id": expected}
@@ -150,8 +151,11 @@ _JUDGING_COLUMNS = tuple(JudgingRecord.model_fields)
 _JUDGEMENT_COLUMNS = tuple(JudgementRecord.model_fields)
 _LABEL_COLUMNS = tuple(name for name in PairLabelRecord.model_fields if name != "id")
 # A judging's identity and birth date never change; re-preparing it refreshes the rest.
-_UPSERT_JUDGING = rows.insert_sql("judgings", _JUDGING_COLUMNS) + " ON CONFLICT(id) DO UPDATE SET " + ", ".join(
-    f"{c} = excluded.{c}" for c in ("rubric", "judge_entry", "provenance"))
+_UPSERT_JUDGING = (
+    rows.insert_sql("judgings", _JUDGING_COLUMNS)
+    + " ON CONFLICT(id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in ("rubric", "judge_entry", "provenance"))
+)
 _UPSERT_JUDGEMENT = rows.insert_sql("judgements", _JUDGEMENT_COLUMNS, "INSERT OR REPLACE")
 _INSERT_LABEL = rows.insert_sql("pair_labels", _LABEL_COLUMNS)
 _LATEST_LABELS = """
@@ -175,7 +179,9 @@ class JudgementAccessors(StoreBase):
             try:
                 conn.execute(_UPSERT_JUDGING, row)
             except sqlite3.IntegrityError:
-                raise StoreError(f"cannot record a judging of run {judging.run_id}: no such run in {self.path}") from None
+                raise StoreError(
+                    f"cannot record a judging of run {judging.run_id}: no such run in {self.path}"
+                ) from None
 
         self._write(work)
         return self.get_judging(judging.id)
@@ -213,7 +219,9 @@ class JudgementAccessors(StoreBase):
             try:
                 conn.execute(_UPSERT_JUDGEMENT, row)
             except sqlite3.IntegrityError:
-                raise StoreError(f"cannot record a judgement: no judging {judgement.judging_id} in {self.path}") from None
+                raise StoreError(
+                    f"cannot record a judgement: no judging {judgement.judging_id} in {self.path}"
+                ) from None
 
         self._write(work)
 

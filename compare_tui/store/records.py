@@ -79,8 +79,18 @@ Timestamp = Annotated[str, BeforeValidator(_iso_utc)]
 
 # Keys and values that mean a credential. A run records the catalogue entry (with `key_env`,
 # the *name* of a variable), never a key: refusing here makes a leak fail loudly at the source.
-_SECRET_KEYS = {"api_key", "apikey", "key", "authorization", "bearer", "token", "access_token",
-                "secret", "password", "headers"}
+_SECRET_KEYS = {
+    "api_key",
+    "apikey",
+    "key",
+    "authorization",
+    "bearer",
+    "token",
+    "access_token",
+    "secret",
+    "password",
+    "headers",
+}
 _SECRET_VALUE = re.compile(r"^(?:Bearer\s+)?(?:sk-|sk_|gsk_|xai-|AIza|hf_)[A-Za-z0-9_\-]{16,}$")
 
 
@@ -183,8 +193,9 @@ class AttemptRecord(_Record):
 
     def answer(self) -> Answer:
         """The recorded answer as the scorers' `Answer`."""
-        calls = tuple(ToolCall(name=c.get("name", ""), arguments=c.get("arguments", ""), id=c.get("id"))
-                      for c in self.tool_calls)
+        calls = tuple(
+            ToolCall(name=c.get("name", ""), arguments=c.get("arguments", ""), id=c.get("id")) for c in self.tool_calls
+        )
         return Answer(text=self.answer_text, tool_calls=calls, reasoning=self.reasoning)
 
 

@@ -37,8 +37,7 @@ class ReviewAccessors(StoreBase):
 
     def reviews_for_run(self, run_id: str) -> dict[str, ReviewRecord]:
         """The latest verdict per task of a run, keyed by task id (in task id order)."""
-        return {row["task_id"]: ReviewRecord.model_validate(row)
-                for row in self._read(_LATEST_PER_TASK, [run_id])}
+        return {row["task_id"]: ReviewRecord.model_validate(row) for row in self._read(_LATEST_PER_TASK, [run_id])}
 
     def review_history(self, run_id: str, task_id: str | None = None) -> list[ReviewRecord]:
         """Every verdict given on a run (or one of its tasks), oldest first."""

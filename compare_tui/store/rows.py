@@ -43,8 +43,9 @@ def _dumps(value: Any) -> str | None:
     return _ENCODE(value)
 
 
-def to_row(record: BaseModel, json_fields: frozenset[str] = frozenset(),
-           columns: tuple[str, ...] | None = None) -> dict[str, Any]:
+def to_row(
+    record: BaseModel, json_fields: frozenset[str] = frozenset(), columns: tuple[str, ...] | None = None
+) -> dict[str, Any]:
     """The record as a row: JSON fields encoded, enums as their values, bools as 0/1."""
     # The records are flat (no nested models): their field values are the row's values, and
     # reading them directly costs a tenth of `model_dump` (bench/RESULTS.md, "Engine overhead").
@@ -63,8 +64,12 @@ def _cell(value: Any, is_json: bool) -> Any:
     return value
 
 
-def from_row(model: type[R], row: dict[str, Any], json_fields: frozenset[str] = frozenset(),
-             bool_fields: frozenset[str] = frozenset()) -> R:
+def from_row(
+    model: type[R],
+    row: dict[str, Any],
+    json_fields: frozenset[str] = frozenset(),
+    bool_fields: frozenset[str] = frozenset(),
+) -> R:
     """The record a row stores. Validates, so a hand-edited bad row fails loudly here."""
     known = _fields(model)
     # Columns a record does not know (none today) are dropped rather than rejected, so an
@@ -110,8 +115,10 @@ audit_params = operator.itemgetter(*AUDIT_COLUMNS)
 
 
 def _defaults(model: type[BaseModel], columns: tuple[str, ...], json_fields: frozenset[str]) -> dict[str, Any]:
-    return {name: _cell(model.model_fields[name].get_default(call_default_factory=False), name in json_fields)
-            for name in columns}
+    return {
+        name: _cell(model.model_fields[name].get_default(call_default_factory=False), name in json_fields)
+        for name in columns
+    }
 
 
 _ATTEMPT_DEFAULTS = _defaults(AttemptRecord, ATTEMPT_COLUMNS, ATTEMPT_JSON)

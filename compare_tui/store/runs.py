@@ -38,8 +38,14 @@ class RunAccessors(StoreBase):
         """
         return rows.run_from(self._resolve("runs", run_id, "run"))
 
-    def list_runs(self, *, goldset_id: str | None = None, model: str | None = None,
-                  status: RunStatus | str | None = None, limit: int | None = None) -> list[RunRecord]:
+    def list_runs(
+        self,
+        *,
+        goldset_id: str | None = None,
+        model: str | None = None,
+        status: RunStatus | str | None = None,
+        limit: int | None = None,
+    ) -> list[RunRecord]:
         """Runs, newest first, optionally only those of one golden set, model or status."""
         where: list[str] = []
         params: list[Any] = []
@@ -76,15 +82,23 @@ class RunAccessors(StoreBase):
             row = rows.run_row(updated)
             assignments = ", ".join(f"{name} = :{name}" for name in fields)
             if assignments:
-                conn.execute(f"UPDATE runs SET {assignments} WHERE id = :id",
-                             {**{name: row[name] for name in fields}, "id": run_id})
+                conn.execute(
+                    f"UPDATE runs SET {assignments} WHERE id = :id",
+                    {**{name: row[name] for name in fields}, "id": run_id},
+                )
             return updated
 
         return self._write(work)
 
-    def update_run_status(self, run_id: str, status: RunStatus | str, *,
-                          finished_at: str | None = None, error: str | None = None,
-                          started_at: str | None = None) -> RunRecord:
+    def update_run_status(
+        self,
+        run_id: str,
+        status: RunStatus | str,
+        *,
+        finished_at: str | None = None,
+        error: str | None = None,
+        started_at: str | None = None,
+    ) -> RunRecord:
         """Move a run to `status` and record `error` (None clears an earlier one).
 
         Entering `running` stamps `started_at` (the given time, else now; only when the run has
@@ -116,6 +130,7 @@ class RunAccessors(StoreBase):
 
         Takes the exact id only: a deletion is never made on a guessed prefix.
         """
+
         def work(conn: sqlite3.Connection) -> int:
             return conn.execute("DELETE FROM runs WHERE id = ?", [run_id]).rowcount
 

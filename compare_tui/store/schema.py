@@ -285,8 +285,15 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _script(_V1), _script(_V2), _script(_V3), _script(_V4), _script(_V5), _script(_V6),
-    _script(_V7), _script(_V8), _script(_V9),
+    _script(_V1),
+    _script(_V2),
+    _script(_V3),
+    _script(_V4),
+    _script(_V5),
+    _script(_V6),
+    _script(_V7),
+    _script(_V8),
+    _script(_V9),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 
@@ -305,10 +312,12 @@ class Inspection:
 
 def inspect(conn: sqlite3.Connection) -> Inspection:
     """Recognise the file behind `conn` without writing to it."""
-    names = tuple(sorted(
-        row[0] for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-    ))
+    names = tuple(
+        sorted(
+            row[0]
+            for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        )
+    )
     if not names:
         return Inspection("empty")
     if "meta" in names:
@@ -331,7 +340,5 @@ def migrate(conn: sqlite3.Connection, from_version: int) -> int:
     for version in range(from_version, CURRENT_VERSION):
         MIGRATIONS[version](conn)
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('app', ?)", (APP_MARKER,))
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(CURRENT_VERSION),)
-    )
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(CURRENT_VERSION),))
     return CURRENT_VERSION

@@ -14,8 +14,16 @@ from compare_tui.store.runs import RunAccessors
 from compare_tui.store.summary import RunSummary, summarise
 
 
-class Store(RunAccessors, AttemptAccessors, ReviewAccessors, ComparisonAccessors, ExperimentAccessors,
-            JudgementAccessors, DecisionAccessors, BundleAccessors):
+class Store(
+    RunAccessors,
+    AttemptAccessors,
+    ReviewAccessors,
+    ComparisonAccessors,
+    ExperimentAccessors,
+    JudgementAccessors,
+    DecisionAccessors,
+    BundleAccessors,
+):
     """The run store. Open with `Store.open(path)`; use as a context manager or `close()` it.
 
     Every accessor takes and returns domain records (`compare_tui.store.records`). Every
@@ -26,7 +34,9 @@ class Store(RunAccessors, AttemptAccessors, ReviewAccessors, ComparisonAccessors
     def pass_rate_summary(self, run_id: str) -> RunSummary:
         """Per-task tallies of a run (pass / fail / review / error / not done), human verdicts applied."""
         run = self.get_run_exact(run_id)
-        attempts = [(row["task_id"], row["outcome"], row["error_class"]) for row in
-                    self._read("SELECT task_id, outcome, error_class FROM attempts WHERE run_id = ?", [run_id])]
+        attempts = [
+            (row["task_id"], row["outcome"], row["error_class"])
+            for row in self._read("SELECT task_id, outcome, error_class FROM attempts WHERE run_id = ?", [run_id])
+        ]
         verdicts = {task: review.verdict for task, review in self.reviews_for_run(run_id).items()}
         return summarise(attempts, verdicts, run.task_count)

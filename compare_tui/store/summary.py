@@ -41,8 +41,9 @@ class RunSummary:
         return self.passed + self.failed + self.review + self.errored
 
 
-def summarise(attempts: Iterable[tuple[str, str, str | None]], verdicts: Mapping[str, str],
-              tasks_planned: int) -> RunSummary:
+def summarise(
+    attempts: Iterable[tuple[str, str, str | None]], verdicts: Mapping[str, str], tasks_planned: int
+) -> RunSummary:
     """Tally `(task_id, outcome, error_class)` attempts, applying `verdicts` (task_id → latest
     verdict). Attempts that measured nothing are left out, so their tasks count as not done."""
     by_task: dict[str, list[str]] = defaultdict(list)
@@ -52,5 +53,10 @@ def summarise(attempts: Iterable[tuple[str, str, str | None]], verdicts: Mapping
     counts = dict.fromkeys(Outcome, 0)
     for task_id, outcomes in by_task.items():
         counts[task_outcome(outcomes, verdicts.get(task_id))] += 1
-    return RunSummary(tasks_planned=tasks_planned, passed=counts[Outcome.PASS], failed=counts[Outcome.FAIL],
-                      review=counts[Outcome.REVIEW], errored=counts[Outcome.ERROR])
+    return RunSummary(
+        tasks_planned=tasks_planned,
+        passed=counts[Outcome.PASS],
+        failed=counts[Outcome.FAIL],
+        review=counts[Outcome.REVIEW],
+        errored=counts[Outcome.ERROR],
+    )

@@ -10,9 +10,9 @@ combined score and no ranking, and the results do not tell whether an agent fini
 Nothing happens at import time; the runner needs an endpoint, the store an open `Store`.
 """
 
+from compare_tui.engine.settings import RunSettings
 from compare_tui.toolcall.evaluate import evaluate
 from compare_tui.toolcall.launch import RunRequest, ToolcallRefused, check_request, execute
-from compare_tui.toolcall.unsupported import UNSUPPORTED_MEANS, classify
 from compare_tui.toolcall.render import render_json, render_text
 from compare_tui.toolcall.results import (
     NOT_AN_AGENT_TEST,
@@ -24,7 +24,6 @@ from compare_tui.toolcall.results import (
     ToolcallOutcome,
     ToolcallRun,
 )
-from compare_tui.engine.settings import RunSettings
 from compare_tui.toolcall.runner import DEFAULT_SETTINGS, run_scenarios
 from compare_tui.toolcall.scenario import Scenario, ToolSpec
 from compare_tui.toolcall.schema_check import SchemaFailure, SchemaReport, check_value
@@ -33,6 +32,7 @@ from compare_tui.toolcall.storage import ToolcallStore
 from compare_tui.toolcall.suite import Suite, official_suite, select
 from compare_tui.toolcall.table import Cell, Column, Row, ScenarioTable, build_table, detail_lines
 from compare_tui.toolcall.tools_file import ToolsFile, ToolsFileError, UserTool, parse_tools_bytes, read_tools_file
+from compare_tui.toolcall.unsupported import UNSUPPORTED_MEANS, classify
 from compare_tui.toolcall.user_tools import user_scenarios
 
 __all__ = [

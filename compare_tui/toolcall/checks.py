@@ -19,7 +19,7 @@ from compare_tui.toolcall.schema_check import check_value
 from compare_tui.toolcall.stream_rules import StreamViolation
 
 UNIVERSAL = (
-    ("type_function", "U1 each call has type \"function\""),
+    ("type_function", 'U1 each call has type "function"'),
     ("arguments_string", "U2 arguments is a JSON string"),
     ("arguments_object", "U3 arguments parse to a JSON object"),
     ("name_offered", "U4 the name is one that was offered, byte for byte"),
@@ -69,45 +69,92 @@ def parse_calls(message: dict[str, Any]) -> list[ParsedCall]:
                 parsed = loads_bounded(arguments)
             except JsonLimitError as exc:
                 error = str(exc)
-        out.append(ParsedCall(index, raw, function.get("name"), raw.get("id") if isinstance(raw, dict) else None,
-                              arguments, parsed, error))
+        out.append(
+            ParsedCall(
+                index,
+                raw,
+                function.get("name"),
+                raw.get("id") if isinstance(raw, dict) else None,
+                arguments,
+                parsed,
+                error,
+            )
+        )
     return out
 
 
-def universal_checks(message: dict[str, Any], calls: list[ParsedCall], scenario: Scenario,
-                     schemas: dict[str, ToolSpec]) -> tuple[list[CheckResult], list[str]]:
+def universal_checks(
+    message: dict[str, Any], calls: list[ParsedCall], scenario: Scenario, schemas: dict[str, ToolSpec]
+) -> tuple[list[CheckResult], list[str]]:
     """U1-U7 for one answer, and the not-checked schema keywords met on the way."""
     has = bool(calls)
-    u1 = [CheckFailure(child(c.at, "type"), "type", "expected \"function\"", _typ(c.raw))
-          for c in calls if not isinstance(c.raw, dict) or c.raw.get("type") != "function"]
-    u2 = [CheckFailure(pointer("tool_calls", c.index, "function", "arguments"), "type",
-                       f"expected a JSON string, got {_kind(c.arguments)}", c.arguments)
-          for c in calls if not isinstance(c.arguments, str)]
+    u1 = [
+        CheckFailure(child(c.at, "type"), "type", 'expected "function"', _typ(c.raw))
+        for c in calls
+        if not isinstance(c.raw, dict) or c.raw.get("type") != "function"
+    ]
+    u2 = [
+        CheckFailure(
+            pointer("tool_calls", c.index, "function", "arguments"),
+            "type",
+            f"expected a JSON string, got {_kind(c.arguments)}",
+            c.arguments,
+        )
+        for c in calls
+        if not isinstance(c.arguments, str)
+    ]
     u3 = []
     for c in calls:
         where = pointer("tool_calls", c.index, "function", "arguments")
         if isinstance(c.arguments, str):
             if c.parse_error:
-                u3.append(CheckFailure(where, "json", f"arguments are not one JSON value: {c.parse_error}", c.arguments))
+                u3.append(
+                    CheckFailure(where, "json", f"arguments are not one JSON value: {c.parse_error}", c.arguments)
+                )
             elif not isinstance(c.parsed, dict):
-                u3.append(CheckFailure(where, "type", f"arguments parse to {json_type(c.parsed)}, not an object", c.arguments))
+                u3.append(
+                    CheckFailure(where, "type", f"arguments parse to {json_type(c.parsed)}, not an object", c.arguments)
+                )
     offered = [tool.wire_name for tool in scenario.tools]
     shown = ", ".join(t.name if t.name == t.wire_name else f"{t.name} (sent as {t.wire_name})" for t in scenario.tools)
-    u4 = [CheckFailure(child(c.at, "function") + "/name", "name", f"{c.name!r} was not offered (offered: {shown or 'none'})", c.name)
-          for c in calls if c.name not in offered]
+    u4 = [
+        CheckFailure(
+            child(c.at, "function") + "/name",
+            "name",
+            f"{c.name!r} was not offered (offered: {shown or 'none'})",
+            c.name,
+        )
+        for c in calls
+        if c.name not in offered
+    ]
     ids = [c.id for c in calls]
-    u5 = [CheckFailure(child(c.at, "id"), "id", "missing or empty id") for c in calls if not isinstance(c.id, str) or not c.id]
-    u5 += [CheckFailure(child(c.at, "id"), "id", "the same id as an earlier call in this answer")
-           for c in calls if isinstance(c.id, str) and c.id and ids.index(c.id) != c.index]
+    u5 = [
+        CheckFailure(child(c.at, "id"), "id", "missing or empty id")
+        for c in calls
+        if not isinstance(c.id, str) or not c.id
+    ]
+    u5 += [
+        CheckFailure(child(c.at, "id"), "id", "the same id as an earlier call in this answer")
+        for c in calls
+        if isinstance(c.id, str) and c.id and ids.index(c.id) != c.index
+    ]
     u6, not_checked = _schema_failures(calls, schemas)
     content = message.get("content")
     u7 = []
     if not has and isinstance(content, str) and (found := _MARKUP.search(content)):
-        u7.append(CheckFailure(pointer("content"), "markup", f"raw tool-call markup at character {found.start()}: "
-                               "the server did not parse the call (is a tool-call parser / chat template configured?)"))
+        u7.append(
+            CheckFailure(
+                pointer("content"),
+                "markup",
+                f"raw tool-call markup at character {found.start()}: "
+                "the server did not parse the call (is a tool-call parser / chat template configured?)",
+            )
+        )
     failures = (u1, u2, u3, u4, u5, u6, u7)
-    results = [CheckResult(cid, title, not f, has if cid != "no_markup_in_content" else not has, tuple(f))
-               for (cid, title), f in zip(UNIVERSAL, failures)]
+    results = [
+        CheckResult(cid, title, not f, has if cid != "no_markup_in_content" else not has, tuple(f))
+        for (cid, title), f in zip(UNIVERSAL, failures)
+    ]
     return results, not_checked
 
 
@@ -120,8 +167,15 @@ def _schema_failures(calls: list[ParsedCall], schemas: dict[str, ToolSpec]) -> t
             continue  # U3/U4 already failed this call
         report = check_value(tool.parameters, c.parsed)
         base = pointer("tool_calls", c.index, "function", "arguments")
-        failures += [CheckFailure(base + f.pointer, f.keyword, f"{f.message} (schema {f.schema_pointer or '/'})",
-                                  _value_at(c.parsed, f.pointer)) for f in report.failures]
+        failures += [
+            CheckFailure(
+                base + f.pointer,
+                f.keyword,
+                f"{f.message} (schema {f.schema_pointer or '/'})",
+                _value_at(c.parsed, f.pointer),
+            )
+            for f in report.failures
+        ]
         not_checked += [f"{tool.name}: {n}" for n in report.not_checked]
     return failures, list(dict.fromkeys(not_checked))
 
@@ -142,4 +196,8 @@ def _typ(raw: Any) -> Any:
 
 
 def _kind(value: Any) -> str:
-    return "nothing" if value is None else {"object": "an object", "array": "an array"}.get(json_type(value), f"a {json_type(value)}")
+    return (
+        "nothing"
+        if value is None
+        else {"object": "an object", "array": "an array"}.get(json_type(value), f"a {json_type(value)}")
+    )

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from compare_tui.engine.client import RawExchange
 from compare_tui.scoring.result import ToolCall
 from compare_tui.scoring.textual_call import ADVICE, written_as_text
 from compare_tui.toolcall.checks import STREAM, UNIVERSAL, ParsedCall, parse_calls, stream_check, universal_checks
-from compare_tui.engine.client import RawExchange
 from compare_tui.toolcall.expectations import expectation_checks, planned
-from compare_tui.toolcall.unsupported import classify
 from compare_tui.toolcall.results import CallRecord, CheckFailure, CheckResult, ScenarioResult, ToolcallOutcome
 from compare_tui.toolcall.scenario import Scenario
 from compare_tui.toolcall.schema_survey import survey
 from compare_tui.toolcall.stream_rules import assemble
+from compare_tui.toolcall.unsupported import classify
 from compare_tui.vocabulary import HTTP_STATUS_CLASSES
 
 _NOT_REFUSALS = {401, 403, 404, 408, 429}
@@ -29,9 +29,16 @@ _NOT_REFUSALS = {401, 403, 404, 408, 429}
 
 def evaluate(scenario: Scenario, ex: RawExchange) -> ScenarioResult:
     """The scenario's result for the exchange `ex`."""
-    base = dict(scenario_id=scenario.id, name=scenario.name, category=scenario.category, title=scenario.title,
-                status=ex.status, duration_ms=round(ex.duration_ms, 1),
-                ttft_ms=None if ex.ttft_ms is None else round(ex.ttft_ms, 1), stream=scenario.stream)
+    base = dict(
+        scenario_id=scenario.id,
+        name=scenario.name,
+        category=scenario.category,
+        title=scenario.title,
+        status=ex.status,
+        duration_ms=round(ex.duration_ms, 1),
+        ttft_ms=None if ex.ttft_ms is None else round(ex.ttft_ms, 1),
+        stream=scenario.stream,
+    )
     if ex.error_class is not None:
         return _failed_exchange(scenario, ex, base)
     notes: list[str] = []
@@ -42,7 +49,9 @@ def evaluate(scenario: Scenario, ex: RawExchange) -> ScenarioResult:
     else:
         message, finish = _message(ex.body)
         if message is None:
-            return ScenarioResult(outcome=ToolcallOutcome.ERROR, reason="the 200 answer holds no choices[0].message", **base)
+            return ScenarioResult(
+                outcome=ToolcallOutcome.ERROR, reason="the 200 answer holds no choices[0].message", **base
+            )
     calls = parse_calls(message)
     schemas = {tool.wire_name: tool for tool in scenario.tools}
     checks, not_checked = universal_checks(message, calls, scenario, schemas)
@@ -51,9 +60,18 @@ def evaluate(scenario: Scenario, ex: RawExchange) -> ScenarioResult:
     checks += expectation_checks(scenario, message, calls)
     failed = [c.id for c in checks if not c.passed]
     outcome = ToolcallOutcome.FAIL if failed else ToolcallOutcome.PASS
-    reason = f"failed: {', '.join(failed)}" if failed else f"all {sum(c.applicable for c in checks)} applicable checks passed"
+    reason = (
+        f"failed: {', '.join(failed)}"
+        if failed
+        else f"all {sum(c.applicable for c in checks)} applicable checks passed"
+    )
     called = {c.name for c in calls}
-    approximate = [f"{t.name}: pattern at {p}" for t in scenario.tools if t.wire_name in called for p in survey(t.parameters).approximate]
+    approximate = [
+        f"{t.name}: pattern at {p}"
+        for t in scenario.tools
+        if t.wire_name in called
+        for p in survey(t.parameters).approximate
+    ]
     content = message.get("content") if isinstance(message.get("content"), str) else None
     as_text = None
     if failed and not calls:
@@ -64,9 +82,18 @@ def evaluate(scenario: Scenario, ex: RawExchange) -> ScenarioResult:
             as_text = ToolCall(scenario.wire_to_name().get(found.name, found.name), found.arguments).canonical()
             reason = f"{reason} — a tool call written as text, {as_text}; {ADVICE}"
     return ScenarioResult(
-        outcome=outcome, reason=reason, checks=tuple(checks), not_checked=tuple(not_checked),
-        approximate=tuple(approximate), calls=tuple(_record(c, scenario) for c in calls), content=content,
-        content_chars=len(content or ""), finish_reason=finish, notes=tuple(notes), written_as_text=as_text, **base,
+        outcome=outcome,
+        reason=reason,
+        checks=tuple(checks),
+        not_checked=tuple(not_checked),
+        approximate=tuple(approximate),
+        calls=tuple(_record(c, scenario) for c in calls),
+        content=content,
+        content_chars=len(content or ""),
+        finish_reason=finish,
+        notes=tuple(notes),
+        written_as_text=as_text,
+        **base,
     )
 
 
@@ -80,17 +107,32 @@ def scenario_checks(scenario: Scenario) -> list[tuple[str, str]]:
 def _failed_exchange(scenario: Scenario, ex: RawExchange, base: dict[str, Any]) -> ScenarioResult:
     verdict = classify(ex)
     status = ex.status or 0
-    if (scenario.expect.refused and ex.error_class in HTTP_STATUS_CLASSES and 400 <= status < 500 and status not in _NOT_REFUSALS
-            and not (verdict.kind == "unsupported" and verdict.confirmed)):
+    if (
+        scenario.expect.refused
+        and ex.error_class in HTTP_STATUS_CLASSES
+        and 400 <= status < 500
+        and status not in _NOT_REFUSALS
+        and not (verdict.kind == "unsupported" and verdict.confirmed)
+    ):
         check = CheckResult("refused", "the invalid request is refused with a 4xx", True)
-        return ScenarioResult(outcome=ToolcallOutcome.PASS, reason=f"refused as it should be: {ex.error}",
-                              checks=(check,), **base)
+        return ScenarioResult(
+            outcome=ToolcallOutcome.PASS, reason=f"refused as it should be: {ex.error}", checks=(check,), **base
+        )
     if verdict.kind == "unsupported":
         return ScenarioResult(outcome=ToolcallOutcome.UNSUPPORTED, reason=verdict.reason, **base)
-    if scenario.expect.http_error_is_fail and ex.error_class in HTTP_STATUS_CLASSES and status in (400, 422, 500) and ex.server_message:
+    if (
+        scenario.expect.http_error_is_fail
+        and ex.error_class in HTTP_STATUS_CLASSES
+        and status in (400, 422, 500)
+        and ex.server_message
+    ):
         failure = CheckFailure("", "status", f"the server could not handle the conversation: {ex.server_message[:300]}")
-        check = CheckResult("answered", "the request with tool results in its history is answered", False, True, (failure,))
-        return ScenarioResult(outcome=ToolcallOutcome.FAIL, reason=f"failed: answered ({ex.error})", checks=(check,), **base)
+        check = CheckResult(
+            "answered", "the request with tool results in its history is answered", False, True, (failure,)
+        )
+        return ScenarioResult(
+            outcome=ToolcallOutcome.FAIL, reason=f"failed: answered ({ex.error})", checks=(check,), **base
+        )
     return ScenarioResult(outcome=ToolcallOutcome.ERROR, reason=verdict.reason, **base)
 
 

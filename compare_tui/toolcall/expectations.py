@@ -46,7 +46,9 @@ def planned(expect: Expectation) -> list[tuple[str, str]]:
     if expect.content_not_empty:
         plan.append(("content_not_empty", "a text answer is given"))
     if expect.text_contains:
-        plan.append(("text_contains", "the text uses the tool results: " + ", ".join(repr(t) for t in expect.text_contains)))
+        plan.append(
+            ("text_contains", "the text uses the tool results: " + ", ".join(repr(t) for t in expect.text_contains))
+        )
     if expect.not_repeated:
         plan.append(("not_repeated", "a call whose result is already in the history is not made again"))
     return plan
@@ -83,22 +85,32 @@ def expectation_checks(scenario: Scenario, message: dict[str, Any], calls: list[
     for check_id, title in planned(expect):
         failures: list[CheckFailure] = []
         if check_id == "refused":
-            failures.append(CheckFailure("", "status", "the server answered 200 to a request naming a tool that was not offered"))
+            failures.append(
+                CheckFailure("", "status", "the server answered 200 to a request naming a tool that was not offered")
+            )
         elif check_id == "call_count":
             n = len(calls)
-            if (expect.min_calls is not None and n < expect.min_calls) or (expect.max_calls is not None and n > expect.max_calls):
+            if (expect.min_calls is not None and n < expect.min_calls) or (
+                expect.max_calls is not None and n > expect.max_calls
+            ):
                 failures.append(CheckFailure("/tool_calls", "count", f"expected {_bounds(expect)} call(s), got {n}", n))
         elif check_id == "calls_match":
             failures += _match_all(expect.match, calls, wire)
         elif check_id == "content_not_empty" and not content.strip():
             failures.append(CheckFailure("/content", "content", "expected a text answer, the content is empty"))
         elif check_id == "text_contains":
-            failures += [CheckFailure("/content", "contains", f"the text does not mention {t!r}") for t in expect.text_contains
-                         if t not in content]
+            failures += [
+                CheckFailure("/content", "contains", f"the text does not mention {t!r}")
+                for t in expect.text_contains
+                if t not in content
+            ]
         elif check_id == "not_repeated":
             for pattern in expect.not_repeated:
-                failures += [CheckFailure(c.at, "repeated", f"calls {pattern.name} again although its result is in the history")
-                             for c in calls if not _pattern_failures(pattern, c, wire)]
+                failures += [
+                    CheckFailure(c.at, "repeated", f"calls {pattern.name} again although its result is in the history")
+                    for c in calls
+                    if not _pattern_failures(pattern, c, wire)
+                ]
         out.append(CheckResult(check_id, title, not failures, True, tuple(failures)))
     return out
 
@@ -107,10 +119,17 @@ def _pattern_failures(pattern: CallPattern, call: ParsedCall, wire: dict[str, st
     """Why `call` does not meet `pattern` (empty when it does)."""
     expected_name = wire.get(pattern.name, pattern.name)
     if call.name != expected_name:
-        return [CheckFailure(child(call.at, "function") + "/name", "name", f"expected a call to {pattern.name}", call.name)]
+        return [
+            CheckFailure(child(call.at, "function") + "/name", "name", f"expected a call to {pattern.name}", call.name)
+        ]
     if not isinstance(call.parsed, dict):
-        return [CheckFailure(pointer("tool_calls", call.index, "function", "arguments"), "arguments",
-                             "arguments are not a JSON object, so no value can be compared")]
+        return [
+            CheckFailure(
+                pointer("tool_calls", call.index, "function", "arguments"),
+                "arguments",
+                "arguments are not a JSON object, so no value can be compared",
+            )
+        ]
     base = pointer("tool_calls", call.index, "function", "arguments")
     failures = []
     if pattern.args is None:
@@ -137,7 +156,11 @@ def _matcher_problem(matcher: dict[str, Any], present: bool, value: Any) -> str 
         allowed = matcher["text"] if isinstance(matcher["text"], list) else [matcher["text"]]
         if not isinstance(value, str):
             return "expected a string"
-        return None if normalise(value) in {normalise(a) for a in allowed} else f"expected {allowed[0]!r} (BFCL normalisation)"
+        return (
+            None
+            if normalise(value) in {normalise(a) for a in allowed}
+            else f"expected {allowed[0]!r} (BFCL normalisation)"
+        )
     if "equals" in matcher:
         return None if json_equal(value, matcher["equals"]) else f"expected {matcher['equals']!r}"
     if "integer" in matcher:

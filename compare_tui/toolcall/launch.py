@@ -15,13 +15,13 @@ from dataclasses import dataclass, field, replace
 import httpx
 
 from compare_tui.catalogue import ModelEntry, check_key, key_headers, refuse_if_needed, resolve_key
+from compare_tui.engine.audit import audit_row
+from compare_tui.engine.client import RawExchange
+from compare_tui.engine.settings import RunSettings
 from compare_tui.engine.transport import check_transport_choice, endpoint_client
 from compare_tui.errors import CompareTuiError
 from compare_tui.store import new_run_id, utc_now
-from compare_tui.engine.audit import audit_row
-from compare_tui.engine.client import RawExchange
 from compare_tui.toolcall.results import ScenarioResult, ToolcallRun
-from compare_tui.engine.settings import RunSettings
 from compare_tui.toolcall.runner import DEFAULT_SETTINGS, run_scenarios, stored_settings
 from compare_tui.toolcall.scenario import Scenario
 from compare_tui.toolcall.schema_survey import survey
@@ -51,16 +51,21 @@ class RunRequest:
 def check_request(request: RunRequest) -> None:
     """Refuse what must never run (before any request or store write)."""
     if request.publishable and request.tools is not None:
-        raise ToolcallRefused("--publishable runs hold the official suite only: nothing of your tools may go there; "
-                              "drop --tools, or drop --publishable to keep the run to yourself")
+        raise ToolcallRefused(
+            "--publishable runs hold the official suite only: nothing of your tools may go there; "
+            "drop --tools, or drop --publishable to keep the run to yourself"
+        )
     if request.publishable and request.scenario_patterns:
-        raise ToolcallRefused("--publishable runs hold the whole official suite so that they can be read side by side; "
-                              "drop --scenario")
+        raise ToolcallRefused(
+            "--publishable runs hold the whole official suite so that they can be read side by side; drop --scenario"
+        )
     if request.publishable and request.keep_arguments:
         raise ToolcallRefused("--publishable runs never keep argument values; drop --keep-arguments")
     if request.settings.attempts != 1:
-        raise ToolcallRefused(f"a tool-call run sends one request per scenario (attempts 1, not "
-                              f"{request.settings.attempts}); run it again to measure it again")
+        raise ToolcallRefused(
+            f"a tool-call run sends one request per scenario (attempts 1, not "
+            f"{request.settings.attempts}); run it again to measure it again"
+        )
     if not request.scenarios:
         raise ToolcallRefused("no scenario matches --scenario; `compare-tui toolcall list` shows the ids and names")
     refuse_if_needed(request.entry)
@@ -70,10 +75,20 @@ def tools_file_summary(tools: ToolsFile) -> dict[str, object]:
     """What a run records about the user's tools file: where, its digest, names (original and
     as sent) and, per tool, the schema keywords the checks will not evaluate."""
     return {
-        "path": tools.path, "digest": tools.digest, "shape": tools.shape, "notes": list(tools.notes),
-        "tools": [{"name": t.name, "wire_name": t.wire_name, "source": t.source,
-                   "not_checked": [str(n) for n in survey(t.parameters).not_checked],
-                   "kept_for_report": sorted(t.extras)} for t in tools.tools],
+        "path": tools.path,
+        "digest": tools.digest,
+        "shape": tools.shape,
+        "notes": list(tools.notes),
+        "tools": [
+            {
+                "name": t.name,
+                "wire_name": t.wire_name,
+                "source": t.source,
+                "not_checked": [str(n) for n in survey(t.parameters).not_checked],
+                "kept_for_report": sorted(t.extras),
+            }
+            for t in tools.tools
+        ],
     }
 
 
@@ -87,8 +102,12 @@ def gateway_stated_serving(entry: ModelEntry) -> dict[str, str]:
 
 
 async def execute(
-    request: RunRequest, *, store: ToolcallStore | None = None, environ: Mapping[str, str] | None = None,
-    on_result: Callable[[int, ScenarioResult], None] | None = None, client: httpx.AsyncClient | None = None,
+    request: RunRequest,
+    *,
+    store: ToolcallStore | None = None,
+    environ: Mapping[str, str] | None = None,
+    on_result: Callable[[int, ScenarioResult], None] | None = None,
+    client: httpx.AsyncClient | None = None,
 ) -> ToolcallRun:
     """Run the request's scenarios and return the finished run (stored as it goes when a
     store is given). Raises `ToolcallRefused`/`ModelRefused`/`TransportChoiceError` before sending anything."""
@@ -99,13 +118,21 @@ async def execute(
     await asyncio.to_thread(check_key, entry, key)  # the endpoint (a gateway) accepts the key
     headers = key_headers(key)
     run = ToolcallRun(
-        id=new_run_id(), created_at=utc_now(), model_name=entry.name, model_id=entry.model, endpoint=entry.endpoint,
-        suite_name=request.suite.name, suite_version=request.suite.version, suite_digest=request.suite.digest,
+        id=new_run_id(),
+        created_at=utc_now(),
+        model_name=entry.name,
+        model_id=entry.model,
+        endpoint=entry.endpoint,
+        suite_name=request.suite.name,
+        suite_version=request.suite.version,
+        suite_digest=request.suite.digest,
         user_notes={**gateway_stated_serving(entry), **request.user_notes},
         settings={**stored_settings(request.settings), "scenarios": list(request.scenario_patterns)}
         | ({"gateway": entry.gateway} if entry.gateway else {}),
-        tools_file=tools_file_summary(request.tools) if request.tools else None, publishable=request.publishable,
-        keep_arguments=request.keep_arguments, status="running",
+        tools_file=tools_file_summary(request.tools) if request.tools else None,
+        publishable=request.publishable,
+        keep_arguments=request.keep_arguments,
+        status="running",
     )
     own = client is None
     http = client or endpoint_client(timeout_s=request.settings.timeout_s, concurrency=request.settings.concurrency)
@@ -116,8 +143,16 @@ async def execute(
 
         def sent(scenario: Scenario, exchange: RawExchange) -> None:
             if store is not None:  # every request to a model endpoint is a row of the audit ledger
-                store.record_audit(audit_row(exchange, endpoint=run.endpoint, model=run.model_id, task_id=scenario.id,
-                                             attempt=1, toolcall_run_id=run.id))
+                store.record_audit(
+                    audit_row(
+                        exchange,
+                        endpoint=run.endpoint,
+                        model=run.model_id,
+                        task_id=scenario.id,
+                        attempt=1,
+                        toolcall_run_id=run.id,
+                    )
+                )
 
         def heard(position: int, result: ScenarioResult) -> None:
             kept = result if request.keep_arguments else result.without_values()
@@ -127,9 +162,16 @@ async def execute(
                 on_result(position, kept)
 
         try:
-            results = await run_scenarios(request.scenarios, endpoint=entry.endpoint, model_id=entry.model,
-                                          settings=request.settings, headers=headers, on_result=heard, client=client,
-                                          on_exchange=sent)
+            results = await run_scenarios(
+                request.scenarios,
+                endpoint=entry.endpoint,
+                model_id=entry.model,
+                settings=request.settings,
+                headers=headers,
+                on_result=heard,
+                client=client,
+                on_exchange=sent,
+            )
         except (asyncio.CancelledError, KeyboardInterrupt):
             if store is not None:
                 store.finish(run, "interrupted")

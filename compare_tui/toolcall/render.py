@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from compare_tui.toolcall.results import NOT_AN_AGENT_TEST, NOTES_LABEL, SERVER_NOTES_LABEL, ToolcallOutcome, ToolcallRun
+from compare_tui.toolcall.results import (
+    NOT_AN_AGENT_TEST,
+    NOTES_LABEL,
+    SERVER_NOTES_LABEL,
+    ToolcallOutcome,
+    ToolcallRun,
+)
 from compare_tui.toolcall.table import MISSING, ScenarioTable, build_table, detail_lines
 
 
@@ -18,16 +24,20 @@ def render_text(runs: Sequence[ToolcallRun], *, details: bool = True) -> str:
     table = build_table(runs)
     lines: list[str] = ["Tool-call conformance (scenario by scenario; no combined score, no ranking)"]
     for n, (column, run) in enumerate(zip(table.columns, runs), 1):
-        lines.append(f"[{n}] run {column.run_id}  model {column.model_name} ({run.model_id})  {column.endpoint}  {column.date}"
-                     f"  suite {column.suite_version} {column.suite_digest[:19]}…{'  publishable' if column.publishable else ''}"
-                     f"{'' if column.status == 'finished' else '  status ' + column.status}")
+        lines.append(
+            f"[{n}] run {column.run_id}  model {column.model_name} ({run.model_id})  {column.endpoint}  {column.date}"
+            f"  suite {column.suite_version} {column.suite_digest[:19]}…{'  publishable' if column.publishable else ''}"
+            f"{'' if column.status == 'finished' else '  status ' + column.status}"
+        )
         if column.user_notes:
             shown = ", ".join(f"{k}={v}" for k, v in column.user_notes.items())
             lines.append(f"    serving notes ({NOTES_LABEL}): {shown}")
         lines += [f"    {SERVER_NOTES_LABEL}: {note}" for note in column.server_notes]
         if run.tools_file:
-            lines.append(f"    your tools: {run.tools_file.get('path')} ({run.tools_file.get('shape')}, "
-                         f"{len(run.tools_file.get('tools', []))} tools, {run.tools_file.get('digest', '')[:19]}…)")
+            lines.append(
+                f"    your tools: {run.tools_file.get('path')} ({run.tools_file.get('shape')}, "
+                f"{len(run.tools_file.get('tools', []))} tools, {run.tools_file.get('digest', '')[:19]}…)"
+            )
         tally = run.counts()
         lines.append("    outcomes: " + ", ".join(f"{tally[o.value]} {o.value}" for o in ToolcallOutcome))
     lines.append("")
@@ -35,8 +45,12 @@ def render_text(runs: Sequence[ToolcallRun], *, details: bool = True) -> str:
     lines.append("")
     lines.append(table.legend)
     if details:
-        failing = [(c, cell) for row in table.rows for c, cell in zip(table.columns, row.cells)
-                   if cell is not None and cell.outcome is not ToolcallOutcome.PASS]
+        failing = [
+            (c, cell)
+            for row in table.rows
+            for c, cell in zip(table.columns, row.cells)
+            if cell is not None and cell.outcome is not ToolcallOutcome.PASS
+        ]
         if failing:
             lines.append("")
             lines.append("Details of every scenario that did not pass:")
@@ -57,7 +71,9 @@ def _grid(table: ScenarioTable) -> list[str]:
     widths = [max(len(h), 13) for h in heads]
     out = ["scenario".ljust(first) + "  " + "  ".join(h.ljust(w) for h, w in zip(heads, widths))]
     for name, row in zip(names, table.rows):
-        cells = [(cell.text if cell is not None else f"{MISSING} not run").ljust(w) for cell, w in zip(row.cells, widths)]
+        cells = [
+            (cell.text if cell is not None else f"{MISSING} not run").ljust(w) for cell, w in zip(row.cells, widths)
+        ]
         out.append(name.ljust(first) + "  " + "  ".join(cells).rstrip())
     return out
 
@@ -72,8 +88,11 @@ def render_json(runs: Sequence[ToolcallRun]) -> dict[str, Any]:
         "server_notes_label": SERVER_NOTES_LABEL,
         "caveats": list(table.caveats),
         "runs": [
-            {**run.header_dict(), "outcome_counts": run.counts(),
-             "results": [(res if run.keep_arguments else res.without_values()).to_dict() for res in run.results]}
+            {
+                **run.header_dict(),
+                "outcome_counts": run.counts(),
+                "results": [(res if run.keep_arguments else res.without_values()).to_dict() for res in run.results],
+            }
             for run in runs
         ],
     }

@@ -102,16 +102,27 @@ class ScenarioResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScenarioResult:
         checks = tuple(
-            CheckResult(c["id"], c["title"], c["passed"], c.get("applicable", True),
-                        tuple(CheckFailure(**f) for f in c.get("failures", ())))
+            CheckResult(
+                c["id"],
+                c["title"],
+                c["passed"],
+                c.get("applicable", True),
+                tuple(CheckFailure(**f) for f in c.get("failures", ())),
+            )
             for c in data.get("checks", ())
         )
         # Unknown keys (written by a newer compare-tui) are ignored rather than refused.
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k not in ("checks", "calls", "outcome")}
+        fields = {
+            k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k not in ("checks", "calls", "outcome")
+        }
         for key in ("not_checked", "approximate", "notes"):
             fields[key] = tuple(fields.get(key, ()))
-        return cls(outcome=ToolcallOutcome(data["outcome"]), checks=checks,
-                   calls=tuple(CallRecord(**c) for c in data.get("calls", ())), **fields)
+        return cls(
+            outcome=ToolcallOutcome(data["outcome"]),
+            checks=checks,
+            calls=tuple(CallRecord(**c) for c in data.get("calls", ())),
+            **fields,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,6 @@ from compare_tui.toolcall.evaluate import evaluate
 from compare_tui.toolcall.results import ScenarioResult
 from compare_tui.toolcall.scenario import Scenario
 
-
 CONCURRENCY = 2
 """A tool-call run's default concurrency, below the engine's: conformance is not a load test,
 and a small local server answers several requests at once only as fast as one."""
@@ -35,8 +34,13 @@ def stored_settings(settings: RunSettings) -> dict[str, Any]:
 
 
 async def run_scenarios(
-    scenarios: Sequence[Scenario], *, endpoint: str, model_id: str, settings: RunSettings,
-    headers: dict[str, str] | None = None, on_result: Callable[[int, ScenarioResult], None] | None = None,
+    scenarios: Sequence[Scenario],
+    *,
+    endpoint: str,
+    model_id: str,
+    settings: RunSettings,
+    headers: dict[str, str] | None = None,
+    on_result: Callable[[int, ScenarioResult], None] | None = None,
     client: ChatClient | None = None,
     on_exchange: Callable[[Scenario, RawExchange], None] | None = None,
 ) -> list[ScenarioResult]:
@@ -65,6 +69,8 @@ async def run_scenarios(
         else:
             native = chat_session(timeout_s=settings.timeout_s, concurrency=settings.concurrency)
             http = await stack.enter_async_context(
-                native if native is not None
-                else endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency))
+                native
+                if native is not None
+                else endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency)
+            )
         return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(scenarios))))

@@ -73,7 +73,9 @@ class _Checker:
         self.steps += 1
         if self.steps > MAX_STEPS or depth > MAX_DEPTH:
             self.exhausted = self.steps > MAX_STEPS
-            limit = f"more than {MAX_STEPS} evaluations" if self.steps > MAX_STEPS else f"deeper than {MAX_DEPTH} levels"
+            limit = (
+                f"more than {MAX_STEPS} evaluations" if self.steps > MAX_STEPS else f"deeper than {MAX_DEPTH} levels"
+            )
             self.extra.append(NotChecked(where, "schema", f"{limit}: not checked from here"))
             return []
         usable = {k: v for k, v in schema.items() if keyword_problem(k, v, schema) is None}
@@ -117,27 +119,45 @@ class _Checker:
             allowed = s["type"] if isinstance(s["type"], list) else [s["type"]]
             kind = json_type(value)
             if kind not in allowed and not (kind == "integer" and "number" in allowed):
-                out.append(SchemaFailure(at, "type", f"expected {' or '.join(allowed)}, got {kind}", child(where, "type")))
+                out.append(
+                    SchemaFailure(at, "type", f"expected {' or '.join(allowed)}, got {kind}", child(where, "type"))
+                )
         if "enum" in s and not any(json_equal(value, option) for option in s["enum"]):
-            out.append(SchemaFailure(at, "enum", f"expected one of {len(s['enum'])} listed values", child(where, "enum")))
+            out.append(
+                SchemaFailure(at, "enum", f"expected one of {len(s['enum'])} listed values", child(where, "enum"))
+            )
         if "const" in s and not json_equal(value, s["const"]):
-            out.append(SchemaFailure(at, "const", "expected the constant value the schema gives", child(where, "const")))
+            out.append(
+                SchemaFailure(at, "const", "expected the constant value the schema gives", child(where, "const"))
+            )
         return out
 
     def _object(self, s: dict[str, Any], value: dict[str, Any], at: str, where: str, depth: int) -> list[SchemaFailure]:
         out = []
         for name in s.get("required", []):
             if name not in value:
-                out.append(SchemaFailure(child(at, name), "required", f"required property {name!r} is missing", child(where, "required")))
+                out.append(
+                    SchemaFailure(
+                        child(at, name), "required", f"required property {name!r} is missing", child(where, "required")
+                    )
+                )
         properties = s.get("properties", {})
         for name, sub in value.items():
             if name in properties:
-                out += self.check(properties[name], sub, child(at, name), child(child(where, "properties"), name), depth + 1)
+                out += self.check(
+                    properties[name], sub, child(at, name), child(child(where, "properties"), name), depth + 1
+                )
             elif "additionalProperties" in s:
                 extra = s["additionalProperties"]
                 if extra is False:
-                    out.append(SchemaFailure(child(at, name), "additionalProperties",
-                                             f"property {name!r} is not declared", child(where, "additionalProperties")))
+                    out.append(
+                        SchemaFailure(
+                            child(at, name),
+                            "additionalProperties",
+                            f"property {name!r} is not declared",
+                            child(where, "additionalProperties"),
+                        )
+                    )
                 else:
                     out += self.check(extra, sub, child(at, name), child(where, "additionalProperties"), depth + 1)
         out += _count(s, "minProperties", "maxProperties", len(value), "properties", at, where)
@@ -162,13 +182,21 @@ class _Checker:
             if len(value) > MAX_PATTERN_SUBJECT:
                 self.extra.append(NotChecked(where, "pattern", f"string longer than {MAX_PATTERN_SUBJECT} characters"))
             elif _compiled(s["pattern"]).search(value) is None:
-                out.append(SchemaFailure(at, "pattern", f"must match /{s['pattern']}/ (approximate: Python re)", child(where, "pattern")))
+                out.append(
+                    SchemaFailure(
+                        at, "pattern", f"must match /{s['pattern']}/ (approximate: Python re)", child(where, "pattern")
+                    )
+                )
         return out
 
     def _number(self, s: dict[str, Any], value: float, at: str, where: str) -> list[SchemaFailure]:
         out = []
-        tests = (("minimum", lambda b: value >= b, "at least"), ("maximum", lambda b: value <= b, "at most"),
-                 ("exclusiveMinimum", lambda b: value > b, "more than"), ("exclusiveMaximum", lambda b: value < b, "less than"))
+        tests = (
+            ("minimum", lambda b: value >= b, "at least"),
+            ("maximum", lambda b: value <= b, "at most"),
+            ("exclusiveMinimum", lambda b: value > b, "more than"),
+            ("exclusiveMaximum", lambda b: value < b, "less than"),
+        )
         for keyword, holds, words in tests:
             if keyword in s and not holds(s[keyword]):
                 out.append(SchemaFailure(at, keyword, f"must be {words} {s[keyword]}", child(where, keyword)))
@@ -179,7 +207,11 @@ class _Checker:
                     ctx.traps[decimal.Inexact] = False
                     remainder = decimal.Decimal(repr(value)) % decimal.Decimal(repr(s["multipleOf"]))
                 if remainder != 0:
-                    out.append(SchemaFailure(at, "multipleOf", f"must be a multiple of {s['multipleOf']}", child(where, "multipleOf")))
+                    out.append(
+                        SchemaFailure(
+                            at, "multipleOf", f"must be a multiple of {s['multipleOf']}", child(where, "multipleOf")
+                        )
+                    )
             except (decimal.DecimalException, ValueError, OverflowError):
                 self.extra.append(NotChecked(where, "multipleOf", "too large to test exactly"))
         return out
@@ -189,13 +221,28 @@ class _Checker:
         for index, sub in enumerate(s.get("allOf", [])):
             out += self.check(sub, value, at, child(child(where, "allOf"), index), depth + 1)
         if "anyOf" in s:
-            passed = [not self.check(sub, value, at, child(child(where, "anyOf"), i), depth + 1) for i, sub in enumerate(s["anyOf"])]
+            passed = [
+                not self.check(sub, value, at, child(child(where, "anyOf"), i), depth + 1)
+                for i, sub in enumerate(s["anyOf"])
+            ]
             if not any(passed):
-                out.append(SchemaFailure(at, "anyOf", f"matches none of the {len(passed)} alternatives", child(where, "anyOf")))
+                out.append(
+                    SchemaFailure(at, "anyOf", f"matches none of the {len(passed)} alternatives", child(where, "anyOf"))
+                )
         if "oneOf" in s:
-            passed = [not self.check(sub, value, at, child(child(where, "oneOf"), i), depth + 1) for i, sub in enumerate(s["oneOf"])]
+            passed = [
+                not self.check(sub, value, at, child(child(where, "oneOf"), i), depth + 1)
+                for i, sub in enumerate(s["oneOf"])
+            ]
             if sum(passed) != 1:
-                out.append(SchemaFailure(at, "oneOf", f"matches {sum(passed)} of the {len(passed)} alternatives; exactly one is allowed", child(where, "oneOf")))
+                out.append(
+                    SchemaFailure(
+                        at,
+                        "oneOf",
+                        f"matches {sum(passed)} of the {len(passed)} alternatives; exactly one is allowed",
+                        child(where, "oneOf"),
+                    )
+                )
         return out
 
 

@@ -16,18 +16,54 @@ from compare_tui.toolcall.json_values import child, is_number
 
 STANDARD_TYPES = frozenset({"null", "boolean", "object", "array", "number", "string", "integer"})
 
-CHECKED = frozenset({
-    "type", "enum", "const", "properties", "required", "additionalProperties", "minProperties",
-    "maxProperties", "items", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength",
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "pattern",
-    "anyOf", "oneOf", "allOf", "$ref", "$defs", "definitions",
-})
+CHECKED = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "properties",
+        "required",
+        "additionalProperties",
+        "minProperties",
+        "maxProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "pattern",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "$defs",
+        "definitions",
+    }
+)
 """Keywords the checker evaluates (in the forms `keyword_problem` accepts)."""
 
-ANNOTATIONS = frozenset({
-    "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
-    "$comment", "$schema", "$id", "contentMediaType", "contentEncoding",
-})
+ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+        "$schema",
+        "$id",
+        "contentMediaType",
+        "contentEncoding",
+    }
+)
 """Keywords that assert nothing; neither checked nor reported."""
 
 _SUBSCHEMA_MAPS = ("properties", "$defs", "definitions")
@@ -123,7 +159,11 @@ def keyword_problem(key: str, value: Any, schema: dict[str, Any]) -> str | None:
     if key == "multipleOf":
         return None if is_number(value) and value > 0 else "not a positive number"
     if key in _COUNTS:
-        return None if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else "not a non-negative integer"
+        return (
+            None
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            else "not a non-negative integer"
+        )
     if key == "required":
         return None if isinstance(value, list) and all(isinstance(v, str) for v in value) else "not a list of names"
     if key == "enum":
@@ -143,7 +183,13 @@ def keyword_problem(key: str, value: Any, schema: dict[str, Any]) -> str | None:
             return "nested quantifiers could backtrack catastrophically"
         return None
     if key == "items":
-        return "array form (tuple validation)" if isinstance(value, list) else None if isinstance(value, (dict, bool)) else "not a schema"
+        return (
+            "array form (tuple validation)"
+            if isinstance(value, list)
+            else None
+            if isinstance(value, (dict, bool))
+            else "not a schema"
+        )
     if key == "additionalProperties":
         if "patternProperties" in schema:
             return "depends on patternProperties, which is not checked"

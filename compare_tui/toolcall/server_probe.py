@@ -13,7 +13,9 @@ from typing import Any
 
 import httpx
 
-_CAP = re.compile(r"['\"]?(supports_tools|supports_tool_calls|supports_parallel_tool_calls)['\"]?\s*:\s*(true|false)", re.I)
+_CAP = re.compile(
+    r"['\"]?(supports_tools|supports_tool_calls|supports_parallel_tool_calls)['\"]?\s*:\s*(true|false)", re.I
+)
 
 
 def props_url(endpoint: str) -> str:
@@ -39,9 +41,11 @@ def notes_from_props(props: dict[str, Any]) -> list[str]:
         notes.append(f"llama.cpp build {props['build_info'][:60]}")
     caps = template_caps(props)
     if caps.get("supports_tools") is False or caps.get("supports_tool_calls") is False:
-        notes.append("llama.cpp says the model's chat template does not support tools "
-                     f"({', '.join(f'{k}={v}' for k, v in sorted(caps.items()))}): tool definitions may never "
-                     "reach the model, so calls are not expected to appear")
+        notes.append(
+            "llama.cpp says the model's chat template does not support tools "
+            f"({', '.join(f'{k}={v}' for k, v in sorted(caps.items()))}): tool definitions may never "
+            "reach the model, so calls are not expected to appear"
+        )
     elif caps:
         notes.append("llama.cpp chat template capabilities: " + ", ".join(f"{k}={v}" for k, v in sorted(caps.items())))
     return notes

@@ -19,7 +19,11 @@ from compare_tui.store import AuditRow, RunNotFoundError, Store
 from compare_tui.store.errors import AmbiguousIdError
 from compare_tui.toolcall.results import ScenarioResult, ToolcallRun
 
-_TABLES = {False: ("toolcall_runs", "toolcall_results"), True: ("toolcall_published_runs", "toolcall_published_results")}
+_TABLES = {
+    False: ("toolcall_runs", "toolcall_results"),
+    True: ("toolcall_published_runs", "toolcall_published_results"),
+}
+
 
 class ToolcallStore:
     """Tool-call runs over an open `Store` (which the caller owns and closes)."""
@@ -31,19 +35,34 @@ class ToolcallStore:
         """Record a run's header before its first request (status as given, results none)."""
         runs, _ = _TABLES[run.publishable]
         header = json.dumps(run.header_dict(), ensure_ascii=False)
-        self._store.write_transaction(lambda conn: conn.execute(
-            f"INSERT INTO {runs} (id, created_at, status, model_name, endpoint, suite_version, suite_digest, header) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (run.id, run.created_at, run.status, run.model_name, run.endpoint, run.suite_version, run.suite_digest, header)))
+        self._store.write_transaction(
+            lambda conn: conn.execute(
+                f"INSERT INTO {runs} (id, created_at, status, model_name, endpoint, suite_version, suite_digest, header) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run.id,
+                    run.created_at,
+                    run.status,
+                    run.model_name,
+                    run.endpoint,
+                    run.suite_version,
+                    run.suite_digest,
+                    header,
+                ),
+            )
+        )
 
     def add_result(self, run: ToolcallRun, position: int, result: ScenarioResult) -> None:
         """Write one scenario's result as soon as it is known (values removed unless kept)."""
         _, results = _TABLES[run.publishable]
         kept = result if run.keep_arguments else result.without_values()
         data = json.dumps(kept.to_dict(), ensure_ascii=False, default=str)
-        self._store.write_transaction(lambda conn: conn.execute(
-            f"INSERT OR REPLACE INTO {results} (run_id, position, scenario_id, outcome, result) VALUES (?, ?, ?, ?, ?)",
-            (run.id, position, result.scenario_id, result.outcome.value, data)))
+        self._store.write_transaction(
+            lambda conn: conn.execute(
+                f"INSERT OR REPLACE INTO {results} (run_id, position, scenario_id, outcome, result) VALUES (?, ?, ?, ?, ?)",
+                (run.id, position, result.scenario_id, result.outcome.value, data),
+            )
+        )
 
     def record_audit(self, row: AuditRow) -> None:
         """Append one request of a tool-call run (`row.toolcall_run_id` set) to the audit ledger."""
@@ -56,8 +75,11 @@ class ToolcallStore:
     def finish(self, run: ToolcallRun, status: str) -> None:
         runs, _ = _TABLES[run.publishable]
         header = json.dumps({**run.header_dict(), "status": status}, ensure_ascii=False)
-        self._store.write_transaction(lambda conn: conn.execute(
-            f"UPDATE {runs} SET status = ?, header = ? WHERE id = ?", (status, header, run.id)))
+        self._store.write_transaction(
+            lambda conn: conn.execute(
+                f"UPDATE {runs} SET status = ?, header = ? WHERE id = ?", (status, header, run.id)
+            )
+        )
 
     def list_runs(self, *, publishable: bool = False, limit: int = 50) -> list[ToolcallRun]:
         """Run headers (without results), newest first."""
@@ -69,15 +91,20 @@ class ToolcallStore:
         """The run whose id is, or starts with, `id_or_prefix` (own or published), with results."""
         found: list[tuple[bool, dict[str, Any]]] = []
         for publishable, (runs, _) in _TABLES.items():
-            rows = self._store.query(f"SELECT id, header FROM {runs} WHERE id = ?", [id_or_prefix]) or self._store.query(
+            rows = self._store.query(
+                f"SELECT id, header FROM {runs} WHERE id = ?", [id_or_prefix]
+            ) or self._store.query(
                 f"SELECT id, header FROM {runs} WHERE substr(id, 1, ?) = ? ORDER BY created_at DESC LIMIT 6",
-                [len(id_or_prefix), id_or_prefix])
+                [len(id_or_prefix), id_or_prefix],
+            )
             found += [(publishable, r) for r in rows]
         if not id_or_prefix or not found:
             raise RunNotFoundError(f"no tool-call run with id {id_or_prefix!r} in the store at {self._store.path}")
         if len(found) > 1:
             shown = ", ".join(r["id"] for _, r in found[:5])
-            raise AmbiguousIdError(f"tool-call run id prefix {id_or_prefix!r} matches several runs ({shown}); type more of it")
+            raise AmbiguousIdError(
+                f"tool-call run id prefix {id_or_prefix!r} matches several runs ({shown}); type more of it"
+            )
         publishable, row = found[0]
         _, results = _TABLES[publishable]
         rows = self._store.query(f"SELECT result FROM {results} WHERE run_id = ? ORDER BY position", [row["id"]])

@@ -76,8 +76,11 @@ def assemble(chunks: list[Any], done: bool) -> Assembled:
                 for t, raw in enumerate(raw_calls if isinstance(raw_calls, list) else ()):
                     at = pointer(*where, "tool_calls", t)
                     if finish is not None:
-                        violations.append(StreamViolation(at, "delta_after_finish",
-                                                          f"a tool-call delta arrived after finish_reason {finish!r}"))
+                        violations.append(
+                            StreamViolation(
+                                at, "delta_after_finish", f"a tool-call delta arrived after finish_reason {finish!r}"
+                            )
+                        )
                     _feed(raw, at, calls, violations, notes)
             if choice.get("finish_reason"):
                 finish = finish or str(choice["finish_reason"])
@@ -113,20 +116,27 @@ def _feed(raw: Any, at: str, calls: dict[int, _Call], violations: list[StreamVio
         elif name == call.name:
             notes.append(f"call {index} repeated its name in a later delta (not concatenated)")
         else:
-            violations.append(StreamViolation(at + "/function/name", "name_changed",
-                                              f"call {index} sent a second, different name"))
+            violations.append(
+                StreamViolation(at + "/function/name", "name_changed", f"call {index} sent a second, different name")
+            )
     if "arguments" in function and function["arguments"] is not None:
         call.fragments.append(function["arguments"])
 
 
-def _message(calls: dict[int, _Call], content: list[str], reasoning: list[str],
-             violations: list[StreamViolation]) -> dict[str, Any]:
+def _message(
+    calls: dict[int, _Call], content: list[str], reasoning: list[str], violations: list[StreamViolation]
+) -> dict[str, Any]:
     tool_calls = []
     for position, index in enumerate(sorted(calls)):
         call = calls[index]
         if index != position:
-            violations.append(StreamViolation(call.first_seen + "/index", "index_sequence",
-                                              f"tool-call indices are not 0..n-1 (found {index} at position {position})"))
+            violations.append(
+                StreamViolation(
+                    call.first_seen + "/index",
+                    "index_sequence",
+                    f"tool-call indices are not 0..n-1 (found {index} at position {position})",
+                )
+            )
         if call.id is None:
             violations.append(StreamViolation(call.first_seen + "/id", "id_missing", f"call {index} never sent an id"))
         objects = [f for f in call.fragments if not isinstance(f, str)]

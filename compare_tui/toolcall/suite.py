@@ -45,8 +45,7 @@ def select(scenarios: tuple[Scenario, ...], patterns: list[str] | None) -> tuple
     if not patterns:
         return scenarios
     return tuple(
-        s for s in scenarios
-        if any(fnmatch.fnmatchcase(s.id, p) or fnmatch.fnmatchcase(s.name, p) for p in patterns)
+        s for s in scenarios if any(fnmatch.fnmatchcase(s.id, p) or fnmatch.fnmatchcase(s.name, p) for p in patterns)
     )
 
 
@@ -69,9 +68,10 @@ def official_suite() -> Suite:
     manifest = _read("manifest.json")
     toolbox = _read("toolbox.json")
     scenarios = _read("scenarios.json")
-    digest = "sha256:" + hashlib.sha256(
-        canonical_json({"manifest": manifest, "toolbox": toolbox, "scenarios": scenarios})
-    ).hexdigest()
+    digest = (
+        "sha256:"
+        + hashlib.sha256(canonical_json({"manifest": manifest, "toolbox": toolbox, "scenarios": scenarios})).hexdigest()
+    )
     tools = {
         name: ToolSpec(name, name, str(spec.get("description", "")), spec["parameters"])
         for name, spec in toolbox.items()

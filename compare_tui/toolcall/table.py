@@ -10,16 +10,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compare_tui.toolcall.unsupported import UNSUPPORTED_MEANS
 from compare_tui.toolcall.results import (
-    NOT_AN_AGENT_TEST, NOTES_LABEL, ScenarioResult, ToolcallOutcome, ToolcallRun,
+    NOT_AN_AGENT_TEST,
+    NOTES_LABEL,
+    ScenarioResult,
+    ToolcallOutcome,
+    ToolcallRun,
 )
+from compare_tui.toolcall.unsupported import UNSUPPORTED_MEANS
 
-SYMBOLS = {ToolcallOutcome.PASS: "✓", ToolcallOutcome.FAIL: "✗", ToolcallOutcome.UNSUPPORTED: "⊘", ToolcallOutcome.ERROR: "!"}
+SYMBOLS = {
+    ToolcallOutcome.PASS: "✓",
+    ToolcallOutcome.FAIL: "✗",
+    ToolcallOutcome.UNSUPPORTED: "⊘",
+    ToolcallOutcome.ERROR: "!",
+}
 MISSING = "·"
-LEGEND = ("✓ pass   ✗ fail   ✗ fail (text): the call was written as text, not parsed by the server   "
-          "⊘ unsupported (the serving setup refused the request shape; not the model)   "
-          "! error (nothing measured)   · not run")
+LEGEND = (
+    "✓ pass   ✗ fail   ✗ fail (text): the call was written as text, not parsed by the server   "
+    "⊘ unsupported (the serving setup refused the request shape; not the model)   "
+    "! error (nothing measured)   · not run"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,16 +94,28 @@ class ScenarioTable:
 
 def build_table(runs: Sequence[ToolcallRun]) -> ScenarioTable:
     """Rows in first-seen scenario order across the runs (the suite's own order)."""
-    columns = tuple(Column(r.id, r.model_name, r.endpoint, r.created_at, r.suite_version, r.suite_digest,
-                           dict(r.user_notes), tuple(r.server_notes), r.publishable, r.status) for r in runs)
+    columns = tuple(
+        Column(
+            r.id,
+            r.model_name,
+            r.endpoint,
+            r.created_at,
+            r.suite_version,
+            r.suite_digest,
+            dict(r.user_notes),
+            tuple(r.server_notes),
+            r.publishable,
+            r.status,
+        )
+        for r in runs
+    )
     by_run = [{res.scenario_id: res for res in run.results} for run in runs]
     order: dict[str, ScenarioResult] = {}
     for run in runs:
         for res in run.results:
             order.setdefault(res.scenario_id, res)
     rows = tuple(
-        Row(sid, first.name, first.title,
-            tuple(Cell(m[sid].outcome, m[sid]) if sid in m else None for m in by_run))
+        Row(sid, first.name, first.title, tuple(Cell(m[sid].outcome, m[sid]) if sid in m else None for m in by_run))
         for sid, first in order.items()
     )
     return ScenarioTable(columns, rows, tuple(_caveats(runs)))
@@ -108,8 +131,10 @@ def _caveats(runs: Sequence[ToolcallRun]) -> list[str]:
     if any(run.user_notes for run in runs):
         out.append(f"Serving notes are {NOTES_LABEL}.")
     if any(res.written_as_text for res in results):
-        out.append("fail (text): the model wrote the tool call as JSON in its answer's content; the server did not "
-                   "parse it into tool_calls. Check the chat template and the server's tool parser before blaming the model.")
+        out.append(
+            "fail (text): the model wrote the tool call as JSON in its answer's content; the server did not "
+            "parse it into tool_calls. Check the chat template and the server's tool parser before blaming the model."
+        )
     if any(res.not_checked for res in results):
         out.append("Some schema keywords were not checked (listed per scenario); a pass does not vouch for them.")
     if any(res.approximate for res in results):
@@ -118,13 +143,18 @@ def _caveats(runs: Sequence[ToolcallRun]) -> list[str]:
         gateway = run.settings.get("gateway")
         if gateway and not run.server_notes:
             stated = run.user_notes.get("stack")
-            upstream = (f"the upstream stack stated in the catalogue is {stated} ({NOTES_LABEL})" if stated else
-                        "no upstream stack is stated (add it to the catalogue's [model.serving], recorded as "
-                        "stated, not verified)")
-            out.append(f"{run.model_name} {run.id[:6]} was reached through the {gateway} gateway, which hides the "
-                       "serving stack's own account (llama.cpp's /props: whether the chat template supports tools; "
-                       "server timings): a fail or unsupported may be the serving setup's, not the model's; "
-                       f"{upstream}.")
+            upstream = (
+                f"the upstream stack stated in the catalogue is {stated} ({NOTES_LABEL})"
+                if stated
+                else "no upstream stack is stated (add it to the catalogue's [model.serving], recorded as "
+                "stated, not verified)"
+            )
+            out.append(
+                f"{run.model_name} {run.id[:6]} was reached through the {gateway} gateway, which hides the "
+                "serving stack's own account (llama.cpp's /props: whether the chat template supports tools; "
+                "server timings): a fail or unsupported may be the serving setup's, not the model's; "
+                f"{upstream}."
+            )
     if any(run.status != "finished" for run in runs):
         out.append("A run did not finish; its missing scenarios show as · (not run).")
     return out
@@ -137,8 +167,10 @@ def detail_lines(result: ScenarioResult, column: Column | None = None) -> list[s
         lines.append(f"run {column.run_id} · {column.model_name} · {column.endpoint} · {column.date}")
     timing = f"{result.duration_ms:.0f} ms" if result.duration_ms is not None else "no timing"
     status = f"HTTP {result.status}" if result.status is not None else "no HTTP status"
-    lines.append(f"{SYMBOLS[result.outcome]} {result.outcome.value} — {result.reason}  ({status}, {timing}"
-                 f"{', streamed' if result.stream else ''}{', finish_reason ' + result.finish_reason if result.finish_reason else ''})")
+    lines.append(
+        f"{SYMBOLS[result.outcome]} {result.outcome.value} — {result.reason}  ({status}, {timing}"
+        f"{', streamed' if result.stream else ''}{', finish_reason ' + result.finish_reason if result.finish_reason else ''})"
+    )
     for check in result.checks:
         if check.applicable:
             lines.append(f"  {'✓' if check.passed else '✗'} {check.id}: {check.title}")

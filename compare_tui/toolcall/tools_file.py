@@ -63,8 +63,10 @@ def read_tools_file(path: str | Path) -> ToolsFile:
     try:
         size = source.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise ToolsFileError(f"{source}: the file is {size / 1048576:.1f} MiB; the limit is {MAX_FILE_BYTES // 1048576} MiB. "
-                                 "Save only the tools/list output (or split it into smaller files)")
+            raise ToolsFileError(
+                f"{source}: the file is {size / 1048576:.1f} MiB; the limit is {MAX_FILE_BYTES // 1048576} MiB. "
+                "Save only the tools/list output (or split it into smaller files)"
+            )
         data = source.read_bytes()
     except OSError as exc:
         raise ToolsFileError(f"{source}: cannot be read: {exc.strerror or exc}") from None
@@ -81,14 +83,18 @@ def parse_tools_bytes(data: bytes, where: str = "<tools>") -> ToolsFile:
         raise ToolsFileError(f"{where}: not UTF-8 text (byte {exc.start}); save the file as UTF-8 JSON") from None
     depth = nesting_depth(text)
     if depth > MAX_DEPTH:
-        raise ToolsFileError(f"{where}: JSON nested {depth} levels deep; the limit is {MAX_DEPTH}. "
-                             "Real tool schemas are far shallower: is this the right file?")
+        raise ToolsFileError(
+            f"{where}: JSON nested {depth} levels deep; the limit is {MAX_DEPTH}. "
+            "Real tool schemas are far shallower: is this the right file?"
+        )
     documents = _documents(text, where)
     drafts, problems, shape = documents_items(documents)
     tools, more = _finish(drafts)
     problems += more
     if not problems and not tools:
-        problems.append(ItemProblem("", "no tools found: expected a tools array, functions, or an MCP tools/list result"))
+        problems.append(
+            ItemProblem("", "no tools found: expected a tools array, functions, or an MCP tools/list result")
+        )
     if problems:
         shown = "\n".join(f"  - {p}" for p in problems[:20])
         extra = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
@@ -97,8 +103,10 @@ def parse_tools_bytes(data: bytes, where: str = "<tools>") -> ToolsFile:
     final = tuple(
         UserTool(t.name, names.to_wire[t.name], t.description, t.parameters, t.source, t.extras) for t in tools
     )
-    notes = [f"tool {o!r} is sent as {w!r} (OpenAI names allow only a-z A-Z 0-9 _ -, 64 at most)"
-             for o, w in names.renamed.items()]
+    notes = [
+        f"tool {o!r} is sent as {w!r} (OpenAI names allow only a-z A-Z 0-9 _ -, 64 at most)"
+        for o, w in names.renamed.items()
+    ]
     notes += [n for t in tools for n in t.notes]
     return ToolsFile(where, "sha256:" + hashlib.sha256(data).hexdigest(), shape, final, names, tuple(notes))
 
@@ -137,9 +145,19 @@ def _finish(drafts: list[UserToolDraft]) -> tuple[list[UserToolDraft], list[Item
         if earlier is None:
             kept[draft.name] = draft
         elif (earlier.description, earlier.parameters) != (draft.description, draft.parameters):
-            problems.append(ItemProblem(draft.where, f"tool name {draft.name!r} is defined again, differently, "
-                                                     f"after {earlier.where}; names must be unique"))
+            problems.append(
+                ItemProblem(
+                    draft.where,
+                    f"tool name {draft.name!r} is defined again, differently, "
+                    f"after {earlier.where}; names must be unique",
+                )
+            )
     if len(kept) > MAX_TOOLS:
-        problems.append(ItemProblem("", f"{len(kept)} tools; the limit is {MAX_TOOLS} (OpenAI's limit per request). "
-                                        "Split the file and run each part"))
+        problems.append(
+            ItemProblem(
+                "",
+                f"{len(kept)} tools; the limit is {MAX_TOOLS} (OpenAI's limit per request). "
+                "Split the file and run each part",
+            )
+        )
     return list(kept.values()), problems

@@ -75,27 +75,40 @@ def _items(doc: Any, where: str, problems: list[ItemProblem], *, nested: bool) -
     if "error" in doc and ("jsonrpc" in doc or "id" in doc):
         error = doc["error"]
         message = error.get("message") if isinstance(error, dict) else error
-        problems.append(ItemProblem(where, f"this is a JSON-RPC error response ({str(message)[:200]!r}), not a tools/list result"))
+        problems.append(
+            ItemProblem(where, f"this is a JSON-RPC error response ({str(message)[:200]!r}), not a tools/list result")
+        )
         return []
     if "result" in doc and ("jsonrpc" in doc or "id" in doc):
         result = doc["result"]
         if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
-            problems.append(ItemProblem(_at(where, "result"), "expected an MCP tools/list result: an object with a tools array"))
+            problems.append(
+                ItemProblem(_at(where, "result"), "expected an MCP tools/list result: an object with a tools array")
+            )
             return []
-        return [(t, _at(_at(_at(where, "result"), "tools"), i), "mcp", "MCP tools/list response", where)
-                for i, t in enumerate(result["tools"])]
+        return [
+            (t, _at(_at(_at(where, "result"), "tools"), i), "mcp", "MCP tools/list response", where)
+            for i, t in enumerate(result["tools"])
+        ]
     for key, kind, shape in (("tools", "auto", "a tools array"), ("functions", "legacy", "legacy functions")):
         if key in doc:
             if not isinstance(doc[key], list):
                 problems.append(ItemProblem(_at(where, key), "expected an array"))
                 return []
-            if key == "tools" and ("nextCursor" in doc or any(isinstance(t, dict) and "inputSchema" in t for t in doc[key])):
+            if key == "tools" and (
+                "nextCursor" in doc or any(isinstance(t, dict) and "inputSchema" in t for t in doc[key])
+            ):
                 shape = "MCP tools/list result"
             return [(t, _at(_at(where, key), i), kind, shape, where) for i, t in enumerate(doc[key])]
     if "name" in doc or "function" in doc:
         return [(doc, where, "auto", "a single tool object", where)]
-    problems.append(ItemProblem(where, "not a recognised shape: expected {\"tools\": [...]}, {\"functions\": [...]}, "
-                                       "an MCP tools/list response or result, or an array of tools"))
+    problems.append(
+        ItemProblem(
+            where,
+            'not a recognised shape: expected {"tools": [...]}, {"functions": [...]}, '
+            "an MCP tools/list response or result, or an array of tools",
+        )
+    )
     return []
 
 
@@ -105,7 +118,8 @@ def _is_page(element: dict[str, Any]) -> bool:
 
 def _kind(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number")
+        type(value), "a number"
+    )
 
 
 def _tool(item: Any, where: str, kind: str, problems: list[ItemProblem]) -> UserToolDraft | None:
@@ -117,8 +131,13 @@ def _tool(item: Any, where: str, kind: str, problems: list[ItemProblem]) -> User
     body = item
     if "function" in item or item.get("type") is not None:
         if item.get("type") != "function" or not isinstance(item.get("function"), dict):
-            problems.append(ItemProblem(where, f"only function tools can be tested (type {str(item.get('type'))[:40]!r}); "
-                                               "expected {\"type\": \"function\", \"function\": {...}}"))
+            problems.append(
+                ItemProblem(
+                    where,
+                    f"only function tools can be tested (type {str(item.get('type'))[:40]!r}); "
+                    'expected {"type": "function", "function": {...}}',
+                )
+            )
             return None
         body, where, source = item["function"], _at(where, "function"), "openai"
     elif "inputSchema" in item or kind == "mcp":
@@ -134,10 +153,16 @@ def _tool(item: Any, where: str, kind: str, problems: list[ItemProblem]) -> User
     draft = UserToolDraft(name, "", dict(NO_PARAMETERS), source, where)
     if parameters is None:
         if source == "mcp":
-            problems.append(ItemProblem(_at(where, schema_key), f"tool {name!r}: MCP requires an inputSchema object (never null)"))
+            problems.append(
+                ItemProblem(_at(where, schema_key), f"tool {name!r}: MCP requires an inputSchema object (never null)")
+            )
             return None
     elif not isinstance(parameters, dict):
-        problems.append(ItemProblem(_at(where, schema_key), f"tool {name!r}: expected a JSON Schema object, found {_kind(parameters)}"))
+        problems.append(
+            ItemProblem(
+                _at(where, schema_key), f"tool {name!r}: expected a JSON Schema object, found {_kind(parameters)}"
+            )
+        )
         return None
     else:
         draft.parameters = parameters
@@ -153,5 +178,7 @@ def _tool(item: Any, where: str, kind: str, problems: list[ItemProblem]) -> User
     if source == "mcp":
         draft.extras = {k: body[k] for k in ("title", "annotations", "outputSchema") if k in body}
     if body.get("strict") is True:
-        draft.notes.append(f"tool {name!r}: strict: true is not sent (structured-output opt-in changes what is measured)")
+        draft.notes.append(
+            f"tool {name!r}: strict: true is not sent (structured-output opt-in changes what is measured)"
+        )
     return draft

@@ -37,18 +37,31 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("llama.cpp", r"Cannot use tools with stream", "this llama-server build cannot stream tool calls"),
     # Only for values OpenAI defines: an old build that does not know one of them is a
     # limit of the server; any other value would be our own invalid request.
-    _sig("llama.cpp", r"Invalid tool_choice: (required|none|auto)\b", "this llama-server build does not accept that tool_choice"),
-    _sig("vLLM", r'"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser',
-         "vLLM without --enable-auto-tool-choice/--tool-call-parser refuses auto tool choice"),
+    _sig(
+        "llama.cpp",
+        r"Invalid tool_choice: (required|none|auto)\b",
+        "this llama-server build does not accept that tool_choice",
+    ),
+    _sig(
+        "vLLM",
+        r'"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser',
+        "vLLM without --enable-auto-tool-choice/--tool-call-parser refuses auto tool choice",
+    ),
     _sig("vLLM", r"`?tool_choice`? must either be a named tool", "this vLLM version refuses tool_choice required"),
-    _sig("vLLM", r'Only named tools, "none", "auto" or "required" are supported', "vLLM refuses this tool_choice value"),
+    _sig(
+        "vLLM", r'Only named tools, "none", "auto" or "required" are supported', "vLLM refuses this tool_choice value"
+    ),
     _sig("Ollama", r"does not support tools", "Ollama: the model has no tools capability"),
 )
 
 _HEURISTIC_NOUN = re.compile(r"\btool|\bfunction|tool_choice", re.IGNORECASE)
 _HEURISTIC_VERB = re.compile(r"support|requires?|unsupported|invalid|not allowed", re.IGNORECASE)
-_ERROR_STATUSES = {401: "authentication failed", 403: "access refused", 404: "no such endpoint or model",
-                   429: "rate limited"}
+_ERROR_STATUSES = {
+    401: "authentication failed",
+    403: "access refused",
+    404: "no such endpoint or model",
+    429: "rate limited",
+}
 _CONTEXT = re.compile(r"context (length|window|size)|maximum context|too many tokens|exceeds? the", re.IGNORECASE)
 
 
@@ -77,8 +90,9 @@ def classify(ex: RawExchange) -> Classification:
     message = ex.server_message or ""
     signature = match_signature(message)
     if signature is not None:
-        return Classification("unsupported", f"{signature.meaning} (the server said: {message[:200]})",
-                              True, signature.server)
+        return Classification(
+            "unsupported", f"{signature.meaning} (the server said: {message[:200]})", True, signature.server
+        )
     if ex.error_class not in HTTP_STATUS_CLASSES and ex.error_class != ErrorClass.STREAM_ERROR:
         return Classification("error", ex.error or ex.error_class or "no answer")
     status = ex.status or 0
@@ -87,8 +101,12 @@ def classify(ex: RawExchange) -> Classification:
     if _CONTEXT.search(message):
         return Classification("error", f"the request does not fit the model's context: {ex.error}")
     if status in (400, 422, 501) and _HEURISTIC_NOUN.search(message) and _HEURISTIC_VERB.search(message):
-        return Classification("unsupported", f"unconfirmed: the refusal names tools but matches no known "
-                                             f"server message (the server said: {message[:200]})", False)
+        return Classification(
+            "unsupported",
+            f"unconfirmed: the refusal names tools but matches no known "
+            f"server message (the server said: {message[:200]})",
+            False,
+        )
     if 400 <= status < 500:
         return Classification("refused", ex.error or f"HTTP {status}")
     return Classification("error", ex.error or f"HTTP {status}")

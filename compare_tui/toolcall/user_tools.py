@@ -19,27 +19,52 @@ def user_scenarios(tools: ToolsFile) -> tuple[Scenario, ...]:
     specs = tool_specs(tools)
     out = []
     for number, spec in enumerate(specs, 1):
-        prompt = (f"Call the {spec.wire_name} tool now. Use plausible example values for its parameters; "
-                  "do not ask me for them.")
-        out.append(Scenario(
-            id=f"T{number:02d}", name=f"user.named:{spec.name}", category="user",
-            title=f"A forced call to {spec.name}, checked against its own schema", tools=specs,
-            messages=({"role": "user", "content": prompt},),
-            expect=Expectation(min_calls=1, max_calls=1, match=(CallPattern(spec.name),)),
-            tool_choice={"type": "function", "function": {"name": spec.wire_name}},
-            catches="arguments that do not fit the tool's schema; a named choice ignored", user_tools=True,
-        ))
-    out.append(Scenario(
-        id="T-required", name="user.required", category="user", title="tool_choice required with all your tools",
-        tools=specs, messages=({"role": "user", "content": "Pick the tool that fits best and call it with plausible "
-                                                          "example values."},),
-        expect=Expectation(min_calls=1), tool_choice="required",
-        catches="required ignored; invalid arguments for your schemas", user_tools=True,
-    ))
-    out.append(Scenario(
-        id="T-irrelevance", name="user.irrelevance", category="user", title="Chit-chat with all your tools offered",
-        tools=specs, messages=({"role": "user", "content": "Write a haiku about autumn."},),
-        expect=Expectation(max_calls=0, content_not_empty=True), tool_choice="auto",
-        catches="calling one of your tools when none is needed", user_tools=True,
-    ))
+        prompt = (
+            f"Call the {spec.wire_name} tool now. Use plausible example values for its parameters; "
+            "do not ask me for them."
+        )
+        out.append(
+            Scenario(
+                id=f"T{number:02d}",
+                name=f"user.named:{spec.name}",
+                category="user",
+                title=f"A forced call to {spec.name}, checked against its own schema",
+                tools=specs,
+                messages=({"role": "user", "content": prompt},),
+                expect=Expectation(min_calls=1, max_calls=1, match=(CallPattern(spec.name),)),
+                tool_choice={"type": "function", "function": {"name": spec.wire_name}},
+                catches="arguments that do not fit the tool's schema; a named choice ignored",
+                user_tools=True,
+            )
+        )
+    out.append(
+        Scenario(
+            id="T-required",
+            name="user.required",
+            category="user",
+            title="tool_choice required with all your tools",
+            tools=specs,
+            messages=(
+                {"role": "user", "content": "Pick the tool that fits best and call it with plausible example values."},
+            ),
+            expect=Expectation(min_calls=1),
+            tool_choice="required",
+            catches="required ignored; invalid arguments for your schemas",
+            user_tools=True,
+        )
+    )
+    out.append(
+        Scenario(
+            id="T-irrelevance",
+            name="user.irrelevance",
+            category="user",
+            title="Chit-chat with all your tools offered",
+            tools=specs,
+            messages=({"role": "user", "content": "Write a haiku about autumn."},),
+            expect=Expectation(max_calls=0, content_not_empty=True),
+            tool_choice="auto",
+            catches="calling one of your tools when none is needed",
+            user_tools=True,
+        )
+    )
     return tuple(out)

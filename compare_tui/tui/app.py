@@ -14,8 +14,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.theme import Theme
 
-from compare_tui.reviewer import reviewer_name
 from compare_tui.paths import user_config_path
+from compare_tui.reviewer import reviewer_name
 from compare_tui.store import Store, StoreError
 from compare_tui.tui.engine_bridge import NewRunPlan, ResumePlan
 from compare_tui.tui.health import probe_endpoint
@@ -49,8 +49,15 @@ class CompareApp(App[None]):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, workspace: Workspace, *, theme: str | None = None, themes_dir: Path = THEMES_DIR,
-                 owns_store: bool = False, config_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        theme: str | None = None,
+        themes_dir: Path = THEMES_DIR,
+        owns_store: bool = False,
+        config_path: Path | None = None,
+    ) -> None:
         """`config_path`: the preferences file that remembers the theme (None: nothing is
         remembered, as in tests); `theme` (from `--theme`) wins over the remembered one."""
         super().__init__()
@@ -172,8 +179,12 @@ class CompareApp(App[None]):
                 await screen.stop_for_exit()
             self.exit()
 
-        self.push_screen(ConfirmScreen("Quit while a run is going?", RUN_STOP_TEXT + " Then compare-tui quits.",
-                                       "Quit", "Keep running"), answered)
+        self.push_screen(
+            ConfirmScreen(
+                "Quit while a run is going?", RUN_STOP_TEXT + " Then compare-tui quits.", "Quit", "Keep running"
+            ),
+            answered,
+        )
 
     def action_help(self) -> None:
         self.open_help()
@@ -185,11 +196,17 @@ class CompareApp(App[None]):
         yield SystemCommand("Home", "Golden sets, models and retained runs", self.open_home)
         yield SystemCommand("New run", "Run a golden set against one or more models", self.open_new_run)
         yield SystemCommand("A/B diff", "Compare two retained runs task by task", self.open_diff)
-        yield SystemCommand("Latest report", "Open the report of the newest comparison", lambda: self.open_report("latest"))
-        yield SystemCommand("Review latest", "Human review queue of the newest comparison",
-                            lambda: self.open_review("latest"))
-        yield SystemCommand("Triage latest judging", "Where a judge disagrees with people, the scorers or itself",
-                            lambda: self.open_triage("latest"))
+        yield SystemCommand(
+            "Latest report", "Open the report of the newest comparison", lambda: self.open_report("latest")
+        )
+        yield SystemCommand(
+            "Review latest", "Human review queue of the newest comparison", lambda: self.open_review("latest")
+        )
+        yield SystemCommand(
+            "Triage latest judging",
+            "Where a judge disagrees with people, the scorers or itself",
+            lambda: self.open_triage("latest"),
+        )
         yield SystemCommand("Experiments", "Arms × N runs: intervals, flaky tasks, confounds", self.open_experiments)
         yield SystemCommand("Models", "The catalogue: would a run be refused, and verify the weights", self.open_models)
         yield SystemCommand("Tool-call conformance", "Scenario table: tool-call runs side by side", self.open_toolcall)
@@ -243,8 +260,9 @@ def default_sets_dir() -> Path:
     return Path("sample_sets") if Path("sample_sets").is_dir() else Path(".")
 
 
-def run_app(store: str | None = None, models: str | None = None, sets: str | None = None,
-            theme: str | None = None) -> int:
+def run_app(
+    store: str | None = None, models: str | None = None, sets: str | None = None, theme: str | None = None
+) -> int:
     """Run the TUI until the user quits; the exit code for `compare-tui`."""
     import sys
 

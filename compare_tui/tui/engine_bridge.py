@@ -70,8 +70,9 @@ class ThreadEngineSession:
     """The core session in this process, for a worker thread: `run()` blocks, `cancel()` may be
     called from any thread. Same interface as `ProcessEngineSession`."""
 
-    def __init__(self, workspace: Workspace, plan: SessionPlan, tally: LiveTally,
-                 post: Callable[[Message], None]) -> None:
+    def __init__(
+        self, workspace: Workspace, plan: SessionPlan, tally: LiveTally, post: Callable[[Message], None]
+    ) -> None:
         self.observer = TallyObserver(tally, post)
         self.session = EngineSession(workspace.store, plan, workspace.catalogue_path, self.observer)
 

@@ -54,8 +54,9 @@ class _Spec:
 class ProcessEngineSession:
     """One session of runs in a child process. `run()` blocks (call it from a worker thread)."""
 
-    def __init__(self, workspace: Workspace, plan: SessionPlan, tally: LiveTally,
-                 post: Callable[[Message], None]) -> None:
+    def __init__(
+        self, workspace: Workspace, plan: SessionPlan, tally: LiveTally, post: Callable[[Message], None]
+    ) -> None:
         self.workspace, self.plan = workspace, plan
         self.observer = TallyObserver(tally, post)
         self.pid: int | None = None
@@ -87,8 +88,12 @@ class ProcessEngineSession:
         ours_sock, theirs_sock = socket.socketpair()
         child = subprocess.Popen(
             [sys.executable, "-m", "compare_tui.tui.engine_process", str(theirs_sock.fileno())],
-            pass_fds=[theirs_sock.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            env=_child_env(), close_fds=True,
+            pass_fds=[theirs_sock.fileno()],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env=_child_env(),
+            close_fds=True,
         )
         theirs_sock.close()
         self.pid = child.pid
@@ -110,8 +115,10 @@ class ProcessEngineSession:
                     if not self.observer.ended:
                         statuses = (RunStatus.INTERRUPTED.value,) * len(self.observer.run_ids)
                         self.observer.on_event(SessionEnded(statuses, self._cancelled))
-                    raise RuntimeError(f"the engine process ended unexpectedly (exit code {code}); every finished "
-                                       f"attempt is stored, and r resumes.{_tail(log)}") from None
+                    raise RuntimeError(
+                        f"the engine process ended unexpectedly (exit code {code}); every finished "
+                        f"attempt is stored, and r resumes.{_tail(log)}"
+                    ) from None
                 if item[0] == "event":
                     self.observer.on_event(item[1])
                 elif item[0] == "done":

@@ -91,16 +91,32 @@ def _set_row(workspace: Workspace, path: Path, baselines: dict[str, DecisionReco
         problems = tuple(_relative(str(p), workspace.sets_dir) for p in exc.problems)
         return SetRow(path.name, path, path.name, fmt.DASH, None, fmt.DASH, fmt.DASH, problems)
     except OSError as exc:
-        return SetRow(path.name, path, path.name, fmt.DASH, None, fmt.DASH, fmt.DASH,
-                      (f"{path.name}: cannot be read ({exc.strerror or exc})",))
+        return SetRow(
+            path.name,
+            path,
+            path.name,
+            fmt.DASH,
+            None,
+            fmt.DASH,
+            fmt.DASH,
+            (f"{path.name}: cannot be read ({exc.strerror or exc})",),
+        )
     kinds = Counter(goldset.scorer_for(task).kind for task in goldset.tasks)
     scorers = ", ".join(f"{kind}×{n}" for kind, n in sorted(kinds.items()))
     m = goldset.manifest
     current = baselines.get(m.workload_id)
-    baseline = (f"{current.model} ({current.kind} {current.decided_at[:10]}"
-                + (f" by {current.decided_by}" if current.decided_by else "") + ")") if current else None
-    return SetRow(path.name, path, m.name, m.version, len(goldset.tasks), scorers, short_digest(goldset.digest), (),
-                  baseline)
+    baseline = (
+        (
+            f"{current.model} ({current.kind} {current.decided_at[:10]}"
+            + (f" by {current.decided_by}" if current.decided_by else "")
+            + ")"
+        )
+        if current
+        else None
+    )
+    return SetRow(
+        path.name, path, m.name, m.version, len(goldset.tasks), scorers, short_digest(goldset.digest), (), baseline
+    )
 
 
 def _relative(text: str, folder: Path) -> str:
@@ -122,8 +138,15 @@ def model_row(entry: ModelEntry) -> ModelRow:
         provenance = HOST_ATTESTED
     else:
         provenance = "pinned: weights hashed at run start"
-    return ModelRow(entry.name, entry.kind, entry.endpoint, provenance, refusals, cost_summary(entry),
-                    has_key=entry.key_env is not None)
+    return ModelRow(
+        entry.name,
+        entry.kind,
+        entry.endpoint,
+        provenance,
+        refusals,
+        cost_summary(entry),
+        has_key=entry.key_env is not None,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,9 +179,11 @@ def sort_runs(rows: list[RunRow], order: str, rates: Mapping[str, RunRate] | Non
     """Rows in one of `RUN_SORTS` (the store already lists newest first; sorts are stable).
     Sorting by pass rate uses the reports' rates known so far; runs without one go last."""
     if order == "pass rate":
+
         def rate(row: RunRow) -> float:
             known = (rates or {}).get(row.run.id)
             return -1.0 if known is None or known.rate is None else known.rate
+
         return sorted(rows, key=rate, reverse=True)
     if order == "model":
         return sorted(rows, key=lambda r: r.run.model_name)

@@ -18,9 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from compare_tui.engine.events import AttemptFinished, ModelEvent, RunFinished, RunRefused, RunStarted, VerificationProgressed
+from compare_tui.engine.events import (
+    AttemptFinished,
+    ModelEvent,
+    RunFinished,
+    RunRefused,
+    RunStarted,
+    VerificationProgressed,
+)
 from compare_tui.vocabulary import FINISHED_STATUSES, RunStatus
-
 
 
 class ModelState(StrEnum):
@@ -189,9 +195,20 @@ class LiveTally:
             if m.state == ModelState.RUNNING and finished > 0 and elapsed > 0:
                 eta = max(0, m.total - m.done) * elapsed / finished
         return ModelView(
-            m.name, m.run_id, m.state, m.total, m.done, dict(m.counts),
-            statistics.median(m.ttft) if m.ttft else None, statistics.median(m.e2e) if m.e2e else None,
-            rate, run_rate, eta, tuple(m.errors), m.detail, m.gpu,
+            m.name,
+            m.run_id,
+            m.state,
+            m.total,
+            m.done,
+            dict(m.counts),
+            statistics.median(m.ttft) if m.ttft else None,
+            statistics.median(m.e2e) if m.e2e else None,
+            rate,
+            run_rate,
+            eta,
+            tuple(m.errors),
+            m.detail,
+            m.gpu,
         )
 
     def run_ids(self) -> list[str]:

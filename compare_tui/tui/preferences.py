@@ -29,8 +29,9 @@ def read_preferences(path: Path) -> Preferences:
     except FileNotFoundError:
         return Preferences()
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        return Preferences(problem=f"could not read the preferences at {path} ({exc}); using the defaults. "
-                                   "Fix or delete the file.")
+        return Preferences(
+            problem=f"could not read the preferences at {path} ({exc}); using the defaults. Fix or delete the file."
+        )
     theme = data.get("theme")
     if theme is not None and not isinstance(theme, str):
         return Preferences(problem=f"{path}: `theme` must be a string (a theme's name); using the default")

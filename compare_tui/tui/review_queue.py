@@ -58,7 +58,7 @@ def next_position(old: Sequence[ReviewItem], index: int, new: Sequence[ReviewIte
     if not new:
         return 0
     keys = [item.key for item in new]
-    for item in old[index + 1:]:
+    for item in old[index + 1 :]:
         if item.key in keys:
             return keys.index(item.key)
     return 0 if index >= len(new) else min(index, len(new) - 1)

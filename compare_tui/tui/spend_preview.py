@@ -49,14 +49,17 @@ class SpendPreview:
         return self.problem is not None or any(m.refusals for m in self.models)
 
 
-def preview(goldset: GoldenSet, entries: Sequence[ModelEntry], overrides: RunOverrides,
-            max_cost: float | None) -> SpendPreview:
+def preview(
+    goldset: GoldenSet, entries: Sequence[ModelEntry], overrides: RunOverrides, max_cost: float | None
+) -> SpendPreview:
     try:
         settings = resolve_settings(goldset, overrides)
     except ValueError as exc:
         return SpendPreview("", (), None, str(exc))
-    text = (f"{len(goldset.tasks)} tasks · attempts {settings.attempts} · max tokens {settings.max_tokens} · "
-            f"concurrency {settings.concurrency} · temperature {settings.temperature:g}")
+    text = (
+        f"{len(goldset.tasks)} tasks · attempts {settings.attempts} · max tokens {settings.max_tokens} · "
+        f"concurrency {settings.concurrency} · temperature {settings.temperature:g}"
+    )
     estimates = [estimate_spend(goldset, entry.cost, settings) for entry in entries]
     digits = decimals([e.usd for e in estimates] + [max_cost])
     models = []
@@ -66,8 +69,10 @@ def preview(goldset: GoldenSet, entries: Sequence[ModelEntry], overrides: RunOve
         if max_cost is not None and estimate.usd is None:
             refusals.append(f"the spend cap is set but this model's spend cannot be estimated: {estimate.explanation}")
         elif max_cost is not None and estimate.usd is not None and estimate.usd > max_cost:
-            refusals.append(f"its estimated spend ≤ {dollars(shown, digits)} is over the spend cap "
-                            f"{dollars(max_cost, digits)}: lower attempts or max tokens, or raise the spend cap")
+            refusals.append(
+                f"its estimated spend ≤ {dollars(shown, digits)} is over the spend cap "
+                f"{dollars(max_cost, digits)}: lower attempts or max tokens, or raise the spend cap"
+            )
         said = "no cost basis" if shown is None else f"≤ {dollars(shown, digits)} ({estimate.explanation})"
         models.append(ModelPreview(entry.name, said, shown, tuple(refusals)))
     usds = [m.usd for m in models]
@@ -86,7 +91,7 @@ def decimals(amounts: Sequence[float | None]) -> int:
 
 def round_up(amount: float, digits: int) -> float:
     """`amount` rounded up to `digits` decimals (an estimate is an upper bound: keep it one)."""
-    scale = 10 ** digits
+    scale = 10**digits
     return math.ceil(round(amount * scale, 6)) / scale
 
 

@@ -67,8 +67,9 @@ class AttemptCache:
 ATTEMPTS = AttemptCache()
 
 
-def read_task_facts(workspace: Workspace, run_ids: tuple[str, ...], task_id: str,
-                    cache: AttemptCache = ATTEMPTS) -> TaskFacts:
+def read_task_facts(
+    workspace: Workspace, run_ids: tuple[str, ...], task_id: str, cache: AttemptCache = ATTEMPTS
+) -> TaskFacts:
     store = workspace.store
     runs = [store.get_run_exact(run_id) for run_id in run_ids]
     task, scorer_kind, scorer_text, problem = None, None, "", None

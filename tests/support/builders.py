@@ -9,7 +9,9 @@ from compare_tui.catalogue import ModelEntry
 from compare_tui.goldset import load_golden_set
 
 
-def write_set(root: Path, tasks: dict[str, str], *, attempts: int = 1, max_tokens: int = 16, extra: dict | None = None) -> Path:
+def write_set(
+    root: Path, tasks: dict[str, str], *, attempts: int = 1, max_tokens: int = 16, extra: dict | None = None
+) -> Path:
     """A golden set whose task *i* has prompt == its id (the fake server keys plans by prompt)
     and expects the text given. `extra` maps task ids to raw task tables (tools, scorers…)."""
     (root / "tasks").mkdir(parents=True, exist_ok=True)
@@ -29,8 +31,9 @@ def load(root: Path):
     return load_golden_set(root)
 
 
-def hosted_entry(url: str, *, name: str = "fake", key_env: str | None = None, cost: dict | None = None,
-                 gateway: str | None = None) -> ModelEntry:
+def hosted_entry(
+    url: str, *, name: str = "fake", key_env: str | None = None, cost: dict | None = None, gateway: str | None = None
+) -> ModelEntry:
     data = {
         "name": name,
         "kind": "hosted",
@@ -38,8 +41,14 @@ def hosted_entry(url: str, *, name: str = "fake", key_env: str | None = None, co
         "model": "fake-model",
         "revision": "2026-12-01",
         "weights_digest": "sha256:" + "0" * 64,
-        "cost": cost or {"basis": "token_price", "usd_per_mtok_input": 1.0, "usd_per_mtok_output": 2.0,
-                         "captured": "2026-12-01", "source": "test"},
+        "cost": cost
+        or {
+            "basis": "token_price",
+            "usd_per_mtok_input": 1.0,
+            "usd_per_mtok_output": 2.0,
+            "captured": "2026-12-01",
+            "source": "test",
+        },
     }
     if key_env:
         data["key_env"] = key_env

@@ -27,8 +27,10 @@ from typing import Any, Self
 
 # Injected before any page script (DevTools-injected scripts are not subject to the page's
 # CSP): records every CSP violation the page causes.
-_VIOLATIONS = ("window.__violations=[];document.addEventListener('securitypolicyviolation',"
-               "function(e){window.__violations.push(e.violatedDirective+' '+e.blockedURI);});")
+_VIOLATIONS = (
+    "window.__violations=[];document.addEventListener('securitypolicyviolation',"
+    "function(e){window.__violations.push(e.violatedDirective+' '+e.blockedURI);});"
+)
 
 
 def chromium_path() -> str | None:
@@ -50,10 +52,24 @@ class Browser:
         self._profile = tempfile.mkdtemp(prefix="compare-tui-chromium-")
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
-        args = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--mute-audio",
-                "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-sync",
-                "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
-                "--remote-debugging-pipe", f"--user-data-dir={self._profile}", "about:blank"]
+        args = [
+            binary,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--mute-audio",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--disable-sync",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-default-apps",
+            "--remote-debugging-pipe",
+            f"--user-data-dir={self._profile}",
+            "about:blank",
+        ]
 
         def fds() -> None:
             # Copied above 10 first, so that placing one on 3 or 4 cannot overwrite the other.
@@ -63,9 +79,14 @@ class Browser:
             os.dup2(write_end, 4)
 
         # preexec_fn: only this test helper's own thread starts the browser.
-        self._process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL, preexec_fn=fds,  # noqa: PLW1509
-                                         close_fds=False)
+        self._process = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=fds,  # noqa: PLW1509
+            close_fds=False,
+        )
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._buffer = b""
@@ -123,8 +144,10 @@ class Browser:
     # ------------------------------------------------------------------ what tests use
 
     def viewport(self, width: int, height: int, *, mobile: bool = False) -> None:
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
+        )
 
     def open(self, url: str) -> float:
         """Navigate and wait for the `load` event; returns seconds from navigate to load."""
@@ -135,8 +158,7 @@ class Browser:
         return time.perf_counter() - started
 
     def evaluate(self, expression: str) -> Any:
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                                "awaitPromise": True})
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
         if "exceptionDetails" in result:
             raise RuntimeError(f"page script failed: {result['exceptionDetails']}")
         return result["result"].get("value")
@@ -181,12 +203,15 @@ def ink_share(browser: Browser, png: bytes) -> float:
     is needed. Leaves the browser on about:blank."""
     browser.open("about:blank")
     source = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-    return float(browser.evaluate(
-        "new Promise(function(done){var img=new Image();img.onload=function(){"
-        "var c=document.createElement('canvas');c.width=img.width;c.height=img.height;"
-        "var g=c.getContext('2d');g.drawImage(img,0,0);var d=g.getImageData(0,0,c.width,c.height).data;"
-        "var n=0;for(var i=0;i<d.length;i+=4){if(d[i]!==d[0]||d[i+1]!==d[1]||d[i+2]!==d[2])n++;}"
-        f"done(n/(c.width*c.height));}};img.src={json.dumps(source)};}})"))
+    return float(
+        browser.evaluate(
+            "new Promise(function(done){var img=new Image();img.onload=function(){"
+            "var c=document.createElement('canvas');c.width=img.width;c.height=img.height;"
+            "var g=c.getContext('2d');g.drawImage(img,0,0);var d=g.getImageData(0,0,c.width,c.height).data;"
+            "var n=0;for(var i=0;i<d.length;i+=4){if(d[i]!==d[0]||d[i+1]!==d[1]||d[i+2]!==d[2])n++;}"
+            f"done(n/(c.width*c.height));}};img.src={json.dumps(source)};}})"
+        )
+    )
 
 
 def save(data: bytes, path: Path) -> Path:

@@ -31,9 +31,30 @@ from http import HTTPStatus
 from typing import Any
 
 from .fake_plans import (  # noqa: F401  (re-exported: one import for tests)
-    PRESETS, Answer, HttpError, Plan, Reset, Script, ToolCall, answer_body, answer_steps,
-    bad_request, dumps, encode_step, error_body, error_in_stream, estimate_prompt_tokens,
-    fail_then, http_error, malformed, rate_limited, reset, resolve, text, tool_calls, truncated,
+    PRESETS,
+    Answer,
+    HttpError,
+    Plan,
+    Reset,
+    Script,
+    ToolCall,
+    answer_body,
+    answer_steps,
+    bad_request,
+    dumps,
+    encode_step,
+    error_body,
+    error_in_stream,
+    estimate_prompt_tokens,
+    fail_then,
+    http_error,
+    malformed,
+    rate_limited,
+    reset,
+    resolve,
+    text,
+    tool_calls,
+    truncated,
 )
 
 ZERO_DELAY_ANSWER = Answer(text="The quick brown fox.", chunk_chars=5)
@@ -117,13 +138,24 @@ def _head(status: int, headers: dict[str, str]) -> bytes:
 
 
 def _json_response(status: int, body: bytes, keep: bool, extra: dict | None = None) -> bytes:
-    headers = {"Content-Type": "application/json", "Content-Length": str(len(body)),
-               "Connection": "keep-alive" if keep else "close", **(extra or {})}
+    headers = {
+        "Content-Type": "application/json",
+        "Content-Length": str(len(body)),
+        "Connection": "keep-alive" if keep else "close",
+        **(extra or {}),
+    }
     return _head(status, headers) + body
 
 
-_STREAM_HEAD = _head(200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                           "Transfer-Encoding": "chunked", "Connection": "keep-alive"})
+_STREAM_HEAD = _head(
+    200,
+    {
+        "Content-Type": "text/event-stream",
+        "Cache-Control": "no-cache",
+        "Transfer-Encoding": "chunked",
+        "Connection": "keep-alive",
+    },
+)
 # A stream the plan cuts short says so up front, so a client never reuses a connection this
 # server is about to close (which would race: the next request meets a reset, not the fault).
 _STREAM_HEAD_CLOSING = _STREAM_HEAD.replace(b"Connection: keep-alive", b"Connection: close")
@@ -153,10 +185,19 @@ class FakeServer:
     answers every chat request at once with `ZERO_DELAY_ANSWER` from pre-built bytes.
     `record=False` keeps no request log (long benchmarks). All accessors are thread-safe."""
 
-    def __init__(self, script: Script | None = None, *, default: Plan | None = None,
-                 mode: str = "scripted", port: int = 0, models: tuple[str, ...] = ("fake-model",),
-                 props: dict | None = DEFAULT_PROPS, health_status: int = 200,
-                 record: bool = True, gateway: GatewayKeys | None = None) -> None:
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        default: Plan | None = None,
+        mode: str = "scripted",
+        port: int = 0,
+        models: tuple[str, ...] = ("fake-model",),
+        props: dict | None = DEFAULT_PROPS,
+        health_status: int = 200,
+        record: bool = True,
+        gateway: GatewayKeys | None = None,
+    ) -> None:
         if mode not in ("scripted", "zero-delay"):
             raise ValueError(f"mode must be 'scripted' or 'zero-delay', not {mode!r}")
         self.script, self.mode, self.record = script, mode, record
@@ -201,7 +242,7 @@ class FakeServer:
             return self._connections
 
     # ---- lifecycle ----
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         self._thread = threading.Thread(target=self._run_thread, name="fake-openai", daemon=True)
         self._thread.start()
         if not self._ready.wait(10) or self._error:
@@ -253,12 +294,14 @@ class FakeServer:
             self._handlers.discard(asyncio.current_task())
             writer.close()
 
-    async def _respond(self, method: str, path: str, headers: dict, raw: bytes,
-                       writer: asyncio.StreamWriter) -> bool:
+    async def _respond(self, method: str, path: str, headers: dict, raw: bytes, writer: asyncio.StreamWriter) -> bool:
         """Write one response; return whether the connection may be reused."""
         keep = headers.get("connection", "").lower() != "close"
-        refusal = (self.gateway.refusal(path, headers.get("authorization"))
-                   if self.gateway is not None and path != "/health" else None)
+        refusal = (
+            self.gateway.refusal(path, headers.get("authorization"))
+            if self.gateway is not None and path != "/health"
+            else None
+        )
         if refusal is not None:
             self._log(method, path, headers, raw, None, None)
             status, message = refusal
@@ -270,12 +313,14 @@ class FakeServer:
             return await self._chat(headers, raw, writer, keep)
         self._log(method, path, headers, raw, None, None)
         if method == "GET" and path == "/health":
-            body = ({"status": "ok"} if self.health_status == 200 else
-                    {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}})
+            body = (
+                {"status": "ok"}
+                if self.health_status == 200
+                else {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
+            )
             writer.write(_json_response(self.health_status, dumps(body), keep))
         elif method == "GET" and path in ("/v1/models", "/models"):
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "llamacpp"}
-                    for m in self.models]
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "llamacpp"} for m in self.models]
             writer.write(_json_response(200, dumps({"object": "list", "data": data}), keep))
         elif method == "GET" and path == "/key/info" and self.gateway is not None:
             info = {"key": "hashed-token", "info": {"key_alias": None, "models": [], "spend": 0.0}}
@@ -283,8 +328,7 @@ class FakeServer:
         elif method == "GET" and path == "/props" and self.props is not None:
             writer.write(_json_response(200, dumps(self.props), keep))
         else:
-            error = {"error": {"code": 404, "message": f"no route {method} {path}",
-                               "type": "not_found_error"}}
+            error = {"error": {"code": 404, "message": f"no route {method} {path}", "type": "not_found_error"}}
             writer.write(_json_response(404, dumps(error), keep))
         await writer.drain()
         return keep
@@ -301,8 +345,7 @@ class FakeServer:
         with self._lock:
             self._requests.append(entry)
 
-    async def _chat(self, headers: dict, raw: bytes, writer: asyncio.StreamWriter,
-                    keep: bool) -> bool:
+    async def _chat(self, headers: dict, raw: bytes, writer: asyncio.StreamWriter, keep: bool) -> bool:
         try:
             body = json.loads(raw)
             assert isinstance(body, dict)
@@ -338,8 +381,9 @@ class FakeServer:
         prompt = plan.prompt_tokens or estimate_prompt_tokens(body)
         if not stream:
             return await self._whole(plan, base, prompt, writer, keep)
-        steps = answer_steps(plan, base={**base, "object": "chat.completion.chunk"},
-                             include_usage=include_usage, prompt_tokens=prompt)
+        steps = answer_steps(
+            plan, base={**base, "object": "chat.completion.chunk"}, include_usage=include_usage, prompt_tokens=prompt
+        )
         ends = plan.reset_after is not None or plan.truncate_after is not None
         writer.write(_STREAM_HEAD_CLOSING if ends else _STREAM_HEAD)
         return await self._stream(plan, steps, writer) and keep and not ends
@@ -364,8 +408,7 @@ class FakeServer:
             return kind == "done"
         return True
 
-    async def _whole(self, plan: Answer, base: dict, prompt: int,
-                     writer: asyncio.StreamWriter, keep: bool) -> bool:
+    async def _whole(self, plan: Answer, base: dict, prompt: int, writer: asyncio.StreamWriter, keep: bool) -> bool:
         body = dumps(answer_body(plan, base=base, prompt_tokens=prompt))
         if plan.reset_after is None and plan.truncate_after is None:
             writer.write(_json_response(200, body, keep))
@@ -384,12 +427,14 @@ class FakeServer:
         if key not in self._cache:  # built once: benchmarks measure the client, not this server
             base = {"id": "chatcmpl-fake-0", "created": 0, "model": model}
             if stream:
-                steps = answer_steps(ZERO_DELAY_ANSWER, include_usage=include_usage,
-                                     base={**base, "object": "chat.completion.chunk"},
-                                     prompt_tokens=16)
+                steps = answer_steps(
+                    ZERO_DELAY_ANSWER,
+                    include_usage=include_usage,
+                    base={**base, "object": "chat.completion.chunk"},
+                    prompt_tokens=16,
+                )
                 frames = [encode_step(k, p, ZERO_DELAY_ANSWER) for _, k, p in steps[:-1]]
-                self._cache[key] = _STREAM_HEAD + b"".join(
-                    b"%x\r\n%s\r\n" % (len(f), f) for f in frames) + b"0\r\n\r\n"
+                self._cache[key] = _STREAM_HEAD + b"".join(b"%x\r\n%s\r\n" % (len(f), f) for f in frames) + b"0\r\n\r\n"
             else:
                 body = dumps(answer_body(ZERO_DELAY_ANSWER, base=base, prompt_tokens=16))
                 self._cache[key] = _json_response(200, body, True)
@@ -401,8 +446,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.support.fake_openai")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--mode", choices=("scripted", "zero-delay"), default="scripted")
-    parser.add_argument("--plan", choices=sorted(PRESETS), default="text",
-                        help="default plan in scripted mode (X-Fake-Plan overrides per request)")
+    parser.add_argument(
+        "--plan",
+        choices=sorted(PRESETS),
+        default="text",
+        help="default plan in scripted mode (X-Fake-Plan overrides per request)",
+    )
     args = parser.parse_args(argv)
     server = FakeServer(mode=args.mode, port=args.port, default=PRESETS[args.plan])
     try:

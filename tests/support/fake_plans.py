@@ -26,8 +26,9 @@ then to the server's default plan. The factories below build each fault; e.g.::
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -93,10 +94,10 @@ class Reset:
     headers_delay_s: float = 0.0
 
 
-Plan = Union[Answer, HttpError, Reset]
+Plan = Answer | HttpError | Reset
 PlanFn = Callable[[dict, int], "Plan | None"]
-Rule = Union[Plan, Sequence[Plan], PlanFn]
-Script = Union[PlanFn, Mapping[str, Rule]]
+Rule = Plan | Sequence[Plan] | PlanFn
+Script = PlanFn | Mapping[str, Rule]
 
 
 def text(answer: str = "ok", **options: Any) -> Answer:
@@ -110,15 +111,29 @@ def tool_calls(*calls: ToolCall, **options: Any) -> Answer:
     return Answer(tool_calls=tuple(calls), **options)
 
 
-_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
-                404: "not_found_error", 429: "rate_limit_error", 503: "unavailable_error"}
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    503: "unavailable_error",
+}
 
 
-def http_error(status: int = 500, message: str | None = None, *,
-               retry_after: str | float | None = None, body: dict | str | None = None) -> HttpError:
+def http_error(
+    status: int = 500,
+    message: str | None = None,
+    *,
+    retry_after: str | float | None = None,
+    body: dict | str | None = None,
+) -> HttpError:
     """Any HTTP error status with a JSON error body."""
-    return HttpError(status=status, message=message or f"Fake HTTP {status}",
-                     retry_after=None if retry_after is None else str(retry_after), body=body)
+    return HttpError(
+        status=status,
+        message=message or f"Fake HTTP {status}",
+        retry_after=None if retry_after is None else str(retry_after),
+        body=body,
+    )
 
 
 def bad_request(message: str) -> HttpError:
@@ -151,8 +166,9 @@ def malformed(lines: Sequence[str] = MALFORMED_LINES, **options: Any) -> Answer:
     return Answer(garbage=tuple(lines), **options)
 
 
-def error_in_stream(message: str = "Fake error inside a 200 stream", *, after_chunks: int = 1,
-                    **options: Any) -> Answer:
+def error_in_stream(
+    message: str = "Fake error inside a 200 stream", *, after_chunks: int = 1, **options: Any
+) -> Answer:
     """HTTP 200 stream that sends `data: {"error": {...}}` then `data: [DONE]`."""
     error = {"code": 500, "message": message, "type": "server_error"}
     return Answer(error_after=after_chunks, error=error, **options)
@@ -203,8 +219,9 @@ def error_body(plan: HttpError) -> bytes:
     """The JSON (or verbatim) body of an HTTP error plan."""
     if isinstance(plan.body, str):
         return plan.body.encode()
-    body = plan.body or {"error": {"code": plan.status, "message": plan.message,
-                                   "type": _ERROR_TYPES.get(plan.status, "server_error")}}
+    body = plan.body or {
+        "error": {"code": plan.status, "message": plan.message, "type": _ERROR_TYPES.get(plan.status, "server_error")}
+    }
     return dumps(body)
 
 
@@ -239,19 +256,22 @@ def _arguments(call: ToolCall, as_object: bool) -> Any:
 def _deltas(a: Answer) -> list[dict]:
     """Content deltas, then tool-call deltas (id and name first, arguments over many)."""
     n = max(1, a.chunk_chars)
-    out: list[dict] = [{"content": a.text[i:i + n]} for i in range(0, len(a.text), n)]
+    out: list[dict] = [{"content": a.text[i : i + n]} for i in range(0, len(a.text), n)]
     heads, pieces = [], []
     for index, call in enumerate(a.tool_calls):
         fn: dict = {"name": call.name, "arguments": ""}
         if a.arguments_as_object:
             fn["arguments"] = _arguments(call, True)
-        head = {"index": index, "id": call.id or f"call_{index}_{call.name}",
-                "type": "function", "function": fn}
+        head = {"index": index, "id": call.id or f"call_{index}_{call.name}", "type": "function", "function": fn}
         heads.append({"tool_calls": [head]})
         args = "" if a.arguments_as_object else _arguments(call, False)
         k = max(1, a.args_chunk_chars)
-        pieces.append([{"tool_calls": [{"index": index, "function": {"arguments": args[i:i + k]}}]}
-                       for i in range(0, len(args), k)])
+        pieces.append(
+            [
+                {"tool_calls": [{"index": index, "function": {"arguments": args[i : i + k]}}]}
+                for i in range(0, len(args), k)
+            ]
+        )
     if a.interleave:
         out += heads
         for row in range(max((len(p) for p in pieces), default=0)):
@@ -263,20 +283,24 @@ def _deltas(a: Answer) -> list[dict]:
 
 
 def _usage(prompt: int, completion: int) -> dict:
-    return {"prompt_tokens": prompt, "completion_tokens": completion,
-            "total_tokens": prompt + completion}
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def _timings(a: Answer, prompt: int, completion: int, n_deltas: int) -> dict:
     """llama.cpp-shaped timings from the plan's nominal delays (deterministic for tests)."""
     prompt_ms = a.first_token_delay_s * 1000
     predicted_ms = a.chunk_delay_s * max(n_deltas - 1, 0) * 1000
-    return {"cache_n": 0, "prompt_n": prompt, "prompt_ms": prompt_ms,
-            "prompt_per_token_ms": prompt_ms / max(prompt, 1),
-            "prompt_per_second": prompt / (prompt_ms / 1000) if prompt_ms else 0.0,
-            "predicted_n": completion, "predicted_ms": predicted_ms,
-            "predicted_per_token_ms": predicted_ms / max(completion, 1),
-            "predicted_per_second": completion / (predicted_ms / 1000) if predicted_ms else 0.0}
+    return {
+        "cache_n": 0,
+        "prompt_n": prompt,
+        "prompt_ms": prompt_ms,
+        "prompt_per_token_ms": prompt_ms / max(prompt, 1),
+        "prompt_per_second": prompt / (prompt_ms / 1000) if prompt_ms else 0.0,
+        "predicted_n": completion,
+        "predicted_ms": predicted_ms,
+        "predicted_per_token_ms": predicted_ms / max(completion, 1),
+        "predicted_per_second": completion / (predicted_ms / 1000) if predicted_ms else 0.0,
+    }
 
 
 def answer_steps(a: Answer, *, base: dict, include_usage: bool, prompt_tokens: int) -> list[Step]:
@@ -296,8 +320,9 @@ def answer_steps(a: Answer, *, base: dict, include_usage: bool, prompt_tokens: i
         return out
 
     # A cut point past the last delta still cuts, just before the finish chunk.
-    truncate_at, reset_at, error_at = (None if n is None else min(n, len(deltas))
-                                       for n in (a.truncate_after, a.reset_after, a.error_after))
+    truncate_at, reset_at, error_at = (
+        None if n is None else min(n, len(deltas)) for n in (a.truncate_after, a.reset_after, a.error_after)
+    )
     steps: list[Step] = []
     if a.role_chunk:
         steps.append((0.0, "event", chunk({"role": "assistant", "content": None}, 0)))
@@ -311,8 +336,7 @@ def answer_steps(a: Answer, *, base: dict, include_usage: bool, prompt_tokens: i
         if sent == reset_at:
             return steps + [(0.0, "reset", None)]
         if sent == error_at:
-            return steps + [(0.0, "event", {"error": a.error}), (0.0, "event", "[DONE]"),
-                            (0.0, "done", None)]
+            return steps + [(0.0, "event", {"error": a.error}), (0.0, "event", "[DONE]"), (0.0, "done", None)]
         if sent == len(deltas):
             break
         if a.pings:
@@ -344,14 +368,17 @@ def answer_body(a: Answer, *, base: dict, prompt_tokens: int) -> dict:
     message: dict = {"role": "assistant", "content": a.text or None}
     if a.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id or f"call_{i}_{c.name}", "type": "function",
-             "function": {"name": c.name, "arguments": _arguments(c, a.arguments_as_object)}}
-            for i, c in enumerate(a.tool_calls)]
+            {
+                "id": c.id or f"call_{i}_{c.name}",
+                "type": "function",
+                "function": {"name": c.name, "arguments": _arguments(c, a.arguments_as_object)},
+            }
+            for i, c in enumerate(a.tool_calls)
+        ]
     n_deltas = len(_deltas(a))
     completion = a.completion_tokens if a.completion_tokens is not None else n_deltas
     finish = a.finish_reason or ("tool_calls" if a.tool_calls else "stop")
-    body = {**base, "object": "chat.completion",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+    body = {**base, "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
     if a.usage is not False:
         body["usage"] = _usage(prompt_tokens, completion)
     if a.timings:

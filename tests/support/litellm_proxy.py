@@ -40,8 +40,10 @@ def litellm_executable() -> Path:
     executable = venv / "bin" / "litellm"
     stamp = venv / ".compare-tui-pin"
     if not executable.exists() or not stamp.exists() or stamp.read_text().strip() != f"litellm[proxy]=={PIN}":
-        raise ProxyUnavailable(f"no LiteLLM {PIN} at {venv}: run the tests with `bash scripts/test.sh …` "
-                               "(it provisions the pinned proxy into that folder)")
+        raise ProxyUnavailable(
+            f"no LiteLLM {PIN} at {venv}: run the tests with `bash scripts/test.sh …` "
+            "(it provisions the pinned proxy into that folder)"
+        )
     return executable
 
 
@@ -67,8 +69,14 @@ def _config(routes: dict[str, str], master_key: str, no_retries: frozenset[str])
 
 def _environment(home: Path) -> dict[str, str]:
     """Only what the proxy needs: nothing of the caller's (proxies, DATABASE_URL, keys) leaks."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
-            "PYTHONUNBUFFERED": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "NO_PROXY": "*"}
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONUNBUFFERED": "1",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "NO_PROXY": "*",
+    }
 
 
 @dataclass
@@ -101,22 +109,32 @@ class LiteLLMProxy:
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [str(executable), "--config", str(config), "--host", "127.0.0.1", "--port", str(self.port)],
-                cwd=self.workdir, env=_environment(self.workdir), stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)
+                cwd=self.workdir,
+                env=_environment(self.workdir),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise ProxyUnavailable(f"LiteLLM exited with {self.process.returncode} at start; its log:\n"
-                                       + self.log_path.read_text()[-3000:])
+                raise ProxyUnavailable(
+                    f"LiteLLM exited with {self.process.returncode} at start; its log:\n"
+                    + self.log_path.read_text()[-3000:]
+                )
             try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/health/liveliness", timeout=2, trust_env=False).status_code == 200:
+                if (
+                    httpx.get(f"http://127.0.0.1:{self.port}/health/liveliness", timeout=2, trust_env=False).status_code
+                    == 200
+                ):
                     return self
             except httpx.HTTPError:
                 pass
             time.sleep(0.5)
         self.stop()
-        raise ProxyUnavailable(f"LiteLLM did not answer within {START_TIMEOUT_S:g} s; its log:\n"
-                               + self.log_path.read_text()[-3000:])
+        raise ProxyUnavailable(
+            f"LiteLLM did not answer within {START_TIMEOUT_S:g} s; its log:\n" + self.log_path.read_text()[-3000:]
+        )
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
@@ -132,12 +150,24 @@ class LiteLLMProxy:
         """How many `method path` requests the proxy logged (uvicorn's access log)."""
         return self.log_path.read_text(errors="replace").count(f'"{method} {path} HTTP/1.1"')
 
-    def entry(self, route: str, *, name: str | None = None, key_env: str = "GW_KEY",
-              gateway: str | None = "litellm", endpoint: str | None = None) -> ModelEntry:
+    def entry(
+        self,
+        route: str,
+        *,
+        name: str | None = None,
+        key_env: str = "GW_KEY",
+        gateway: str | None = "litellm",
+        endpoint: str | None = None,
+    ) -> ModelEntry:
         """A hosted catalogue entry for `route` behind this proxy."""
         data: dict[str, object] = {
-            "name": name or f"{route}-via-litellm", "kind": "hosted", "endpoint": endpoint or self.url,
-            "model": route, "revision": "test", "weights_digest": "sha256:" + "0" * 64, "key_env": key_env,
+            "name": name or f"{route}-via-litellm",
+            "kind": "hosted",
+            "endpoint": endpoint or self.url,
+            "model": route,
+            "revision": "test",
+            "weights_digest": "sha256:" + "0" * 64,
+            "key_env": key_env,
             "serving": {"stack": f"llama.cpp llama-server behind LiteLLM {PIN}"},
             "cost": {"basis": "hardware", "usd_per_hour": 0.1},
         }

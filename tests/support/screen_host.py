@@ -18,8 +18,14 @@ def _no_probe(endpoint: str) -> str:
 
 
 class ScreenHost(App[None]):
-    def __init__(self, store: Store, make_screen: Callable[[], Screen], *, catalogue_path: str | Path = "models.toml",
-                 reviewer: str = "tester") -> None:
+    def __init__(
+        self,
+        store: Store,
+        make_screen: Callable[[], Screen],
+        *,
+        catalogue_path: str | Path = "models.toml",
+        reviewer: str = "tester",
+    ) -> None:
         super().__init__()
         self.workspace = Workspace(store, Path(catalogue_path), Path("."), reviewer, _no_probe)
         self.make_screen = make_screen

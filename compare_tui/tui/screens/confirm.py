@@ -12,8 +12,11 @@ from textual.widgets import Button, Static
 
 class ConfirmScreen(ModalScreen[bool]):
     CSS_PATH = "confirm.tcss"
-    BINDINGS = [Binding("escape", "answer(False)", "Cancel"), Binding("n", "answer(False)", "Cancel", show=False),
-                Binding("y", "answer(True)", "Confirm")]
+    BINDINGS = [
+        Binding("escape", "answer(False)", "Cancel"),
+        Binding("n", "answer(False)", "Cancel", show=False),
+        Binding("y", "answer(True)", "Confirm"),
+    ]
 
     def __init__(self, title: str, body: str, confirm: str = "Confirm", decline: str = "Cancel") -> None:
         super().__init__()

@@ -11,12 +11,12 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from compare_tui.report import formatting as fmt
+from compare_tui.diff import RunPairDiff, read_run_pair
 from compare_tui.report import ReportNotFoundError
+from compare_tui.report import formatting as fmt
 from compare_tui.store import StoreError
 from compare_tui.tui import messages
 from compare_tui.tui.plain_text import plain_row
-from compare_tui.diff import RunPairDiff, read_run_pair
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.widgets.changed_tasks import ChangedTasks
 
@@ -100,7 +100,9 @@ class DiffScreen(CompareScreen):
         for d in diff.deltas:
             # One part a line (`p50 −1.1 s` over `p95 −9.2 s`): a DataTable does not wrap a cell,
             # and a four-column row of whole phrases is wider than 80 columns.
-            deltas.add_row(*plain_row(*(str(v).replace(", ", "\n") for v in (d.figure, d.a, d.b, d.delta))), height=None)
+            deltas.add_row(
+                *plain_row(*(str(v).replace(", ", "\n") for v in (d.figure, d.a, d.b, d.delta))), height=None
+            )
         self.query_one(ChangedTasks).set_tasks(diff.changed)
         tab = self.query_one(TabbedContent).get_tab("changed")
         tab.label = f"Changed tasks ({len(diff.changed):,}) [2]"
@@ -112,12 +114,20 @@ class DiffScreen(CompareScreen):
         p = diff.paired
         table.display = p is not None
         if p is None:
-            sentence.update("No flips and no paired verdict: A and B ran different golden sets (see above)."
-                            if not diff.same_set else "No flips: a run's row is not shown (see above).")
+            sentence.update(
+                "No flips and no paired verdict: A and B ran different golden sets (see above)."
+                if not diff.same_set
+                else "No flips: a run's row is not shown (see above)."
+            )
             return
         table.add_columns("on the tasks both scored", "tasks")
-        for label, value in (("✓✓ both pass", p.both), ("✓✗ only A passes", p.only_a),
-                             ("✗✓ only B passes", p.only_b), ("✗✗ both fail", p.neither), ("total", p.tasks)):
+        for label, value in (
+            ("✓✓ both pass", p.both),
+            ("✓✗ only A passes", p.only_a),
+            ("✗✓ only B passes", p.only_b),
+            ("✗✗ both fail", p.neither),
+            ("total", p.tasks),
+        ):
             table.add_row(label, str(value))
         p_value = fmt.DASH if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}"
         ci = fmt.DASH if p.interval is None else f"{p.interval.low * 100:+.1f} to {p.interval.high * 100:+.1f} points"

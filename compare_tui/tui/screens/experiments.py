@@ -107,7 +107,8 @@ class ExperimentsScreen(StoreReaderScreen[list[ExperimentFigures | Unreadable]])
     def on_mount(self) -> None:
         self.sub_title = "Experiments"
         self.query_one("#experiments-table", DataTable).add_columns(
-            "experiment", "set", "arms × N", "runs", "state", "confounds")
+            "experiment", "set", "arms × N", "runs", "state", "confounds"
+        )
         self.query_one("#experiment-banner", Static).display = False
         self.action_refresh()
 
@@ -134,8 +135,14 @@ class ExperimentsScreen(StoreReaderScreen[list[ExperimentFigures | Unreadable]])
         wanted = sum(a.desired for a in item.arms)
         state = "✓ complete" if item.complete else f"… {item.to_launch} to launch (L)"
         confounds = f"⚠ {len(item.confounds)}" if item.confounds else "none"
-        return [Text(item.name), Text(f"{item.goldset['workload_id']} {item.goldset['version']}"),
-                Text(f"{len(item.arms)} × {item.repeats}"), Text(f"{held}/{wanted}"), Text(state), Text(confounds)]
+        return [
+            Text(item.name),
+            Text(f"{item.goldset['workload_id']} {item.goldset['version']}"),
+            Text(f"{len(item.arms)} × {item.repeats}"),
+            Text(f"{held}/{wanted}"),
+            Text(state),
+            Text(confounds),
+        ]
 
     @on(DataTable.RowHighlighted, "#experiments-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -157,14 +164,21 @@ class ExperimentsScreen(StoreReaderScreen[list[ExperimentFigures | Unreadable]])
         banner.display = bool(lines)
         g = item.goldset
         self.query_one("#experiment-title", Static).update(
-            f"{item.name}: {g['name'] or g['workload_id']} {g['version']} ({g['digest'][:19]}…)")
+            f"{item.name}: {g['name'] or g['workload_id']} {g['version']} ({g['digest'][:19]}…)"
+        )
         self.query_one("#experiment-controls", Static).update(f"controls: {controls_text(item)}")
         # Short headers and cells: every column fits at 80; INTERVAL_NOTE under the table says the rest.
         arms.add_columns("arm", "runs", "running", "pass (mean)", "95% CI", "flaky", "latency p50")
         for arm in item.arms:
-            arms.add_row(Text(arm.label), Text(f"{arm.observed}/{arm.desired}"), Text(str(len(arm.in_flight))),
-                         Text(percent(arm.pass_rate)), Text(interval_cell(arm)),
-                         Text(str(len(arm.flaky))), Text(ms(arm.latency_p50_ms.median)))
+            arms.add_row(
+                Text(arm.label),
+                Text(f"{arm.observed}/{arm.desired}"),
+                Text(str(len(arm.in_flight))),
+                Text(percent(arm.pass_rate)),
+                Text(interval_cell(arm)),
+                Text(str(len(arm.flaky))),
+                Text(ms(arm.latency_p50_ms.median)),
+            )
         self.query_one("#experiment-tasks", Static).update("\n".join(self._task_lines(item)))
 
     # ------------------------------------------------------------------ launching
@@ -185,24 +199,38 @@ class ExperimentsScreen(StoreReaderScreen[list[ExperimentFigures | Unreadable]])
             self.notify(f"{item.name}: nothing to launch (every arm holds or is running its runs).")
             return
         arms = ", ".join(f"{a.label} ×{a.to_launch}" for a in item.arms if a.to_launch)
-        body = (f"Launch {item.to_launch} run{'s' if item.to_launch != 1 else ''} of {item.name} ({arms}), one "
-                "at a time, as `compare-tui experiment run` does: requests go to each arm's endpoint and cost "
-                "what New run would estimate. The figures here update when they end; an interrupted run is "
-                "resumable (Home, R).")
+        body = (
+            f"Launch {item.to_launch} run{'s' if item.to_launch != 1 else ''} of {item.name} ({arms}), one "
+            "at a time, as `compare-tui experiment run` does: requests go to each arm's endpoint and cost "
+            "what New run would estimate. The figures here update when they end; an interrupted run is "
+            "resumable (Home, R)."
+        )
 
         def answered(go: bool | None) -> None:
             if go:
                 self.launching = item.name
                 self.query_one("#experiments-empty", Static).update(
-                    f"Launching the runs of {item.name}… (this takes as long as the runs do)")
+                    f"Launching the runs of {item.name}… (this takes as long as the runs do)"
+                )
                 self.query_one("#experiments-empty", Static).display = True
                 self._launch(item.name)
 
         self.app.push_screen(ConfirmScreen(f"Launch the runs {item.name} lacks?", body, "Launch"), answered)
 
     def launch_argv(self, name: str) -> list[str]:
-        argv = [sys.executable, "-m", "compare_tui", "experiment", "run", name, "--json", "--store", str(self.store.path),
-                "--models", str(self.workspace.catalogue_path)]
+        argv = [
+            sys.executable,
+            "-m",
+            "compare_tui",
+            "experiment",
+            "run",
+            name,
+            "--json",
+            "--store",
+            str(self.store.path),
+            "--models",
+            str(self.workspace.catalogue_path),
+        ]
         return argv
 
     @work(thread=True, exit_on_error=False, group="experiment-launch", description="launching experiment runs")
@@ -214,9 +242,12 @@ class ExperimentsScreen(StoreReaderScreen[list[ExperimentFigures | Unreadable]])
         self.launching = None
         self.query_one("#experiments-empty", Static).display = False
         ok = message.code == 0
-        self.notify(f"{message.name}: {message.last_line or ('runs launched' if ok else 'the launch failed')}",
-                    title="Experiment runs" + ("" if ok else f" (exit {message.code})"),
-                    severity="information" if ok else "warning", timeout=12)
+        self.notify(
+            f"{message.name}: {message.last_line or ('runs launched' if ok else 'the launch failed')}",
+            title="Experiment runs" + ("" if ok else f" (exit {message.code})"),
+            severity="information" if ok else "warning",
+            timeout=12,
+        )
         self.action_refresh()
 
     @staticmethod
@@ -224,7 +255,9 @@ class ExperimentsScreen(StoreReaderScreen[list[ExperimentFigures | Unreadable]])
         lines = []
         for arm in item.arms:
             flaky = ", ".join(f"{t.task_id} ({t.passed}/{t.conclusive})" for t in arm.tasks if t.state == "flaky")
-            lines.append(f"{arm.label}: flaky tasks: {flaky or 'none'} · excluded: {arm.human_tasks} scored by a "
-                         f"person, {arm.inconclusive} inconclusive")
+            lines.append(
+                f"{arm.label}: flaky tasks: {flaky or 'none'} · excluded: {arm.human_tasks} scored by a "
+                f"person, {arm.inconclusive} inconclusive"
+            )
         lines += [f"note: {note}" for note in item.notes]
         return [INTERVAL_NOTE, *lines]

@@ -9,8 +9,10 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from compare_tui.tui.screen_base import CompareScreen
 
-INTRO = ("Keyboard first: every action has a key (shown in the footer), and ctrl+p opens the command "
-         "palette with every action by name. Blocks: ✓ pass  ✗ fail  ? needs a person  ! error  · not done.")
+INTRO = (
+    "Keyboard first: every action has a key (shown in the footer), and ctrl+p opens the command "
+    "palette with every action by name. Blocks: ✓ pass  ✗ fail  ? needs a person  ! error  · not done."
+)
 
 
 def _sections() -> list[tuple[str, list[Binding]]]:
@@ -31,8 +33,11 @@ def _sections() -> list[tuple[str, list[Binding]]]:
     from compare_tui.tui.widgets.task_grid import TaskGrid
 
     sections = [
-        ("Everywhere", CompareApp.BINDINGS + [Binding("ctrl+p", "command_palette", "Command palette"),
-                                             Binding("escape", "back", "Back / close")]),
+        (
+            "Everywhere",
+            CompareApp.BINDINGS
+            + [Binding("ctrl+p", "command_palette", "Command palette"), Binding("escape", "back", "Back / close")],
+        ),
         ("Home", _declared(HomeScreen)),
         ("New run", _declared(NewRunScreen)),
         ("Live progress", _declared(LiveScreen)),

@@ -88,7 +88,9 @@ class HomeScreen(CompareScreen):
 
     def on_mount(self) -> None:
         self.sub_title = "home"
-        self.query_one("#sets-table", DataTable).add_columns("set", "status", "version", "tasks", "scorers", "digest")  # status early: never cut at 80
+        self.query_one("#sets-table", DataTable).add_columns(
+            "set", "status", "version", "tasks", "scorers", "digest"
+        )  # status early: never cut at 80
         models = self.query_one("#models-table", DataTable)
         models.add_columns("model", "kind")
         models.add_column("health", key="health")
@@ -158,14 +160,19 @@ class HomeScreen(CompareScreen):
         kept = _cursor_key(table)
         table.clear()
         for row in self.data.sets:
-            status = f"✗ {len(row.problems)} problem{'s' if len(row.problems) != 1 else ''}" if row.problems else "✓ valid"
+            status = (
+                f"✗ {len(row.problems)} problem{'s' if len(row.problems) != 1 else ''}" if row.problems else "✓ valid"
+            )
             tasks = fmt.DASH if row.tasks is None else str(row.tasks)
-            table.add_row(*plain_row(row.name, status, row.version, tasks, fit_list(row.scorers, SCORERS_WIDTH),
-                                     row.digest), key=str(row.path))
+            table.add_row(
+                *plain_row(row.name, status, row.version, tasks, fit_list(row.scorers, SCORERS_WIDTH), row.digest),
+                key=str(row.path),
+            )
         if not self.data.sets:
             self.query_one("#set-detail", Static).update(
                 f"No golden sets in {self.workspace.sets_dir} (a set is a folder with golden.toml and tasks/); "
-                "pass --sets DIR to look elsewhere.")
+                "pass --sets DIR to look elsewhere."
+            )
         _restore_cursor(table, kept)
 
     def _fill_models(self) -> None:
@@ -175,8 +182,17 @@ class HomeScreen(CompareScreen):
         for row in self.data.models:
             provenance = f"✗ {row.provenance}" if row.refusals else row.provenance
             health = self.health.get(row.name, "checking…")
-            table.add_row(*plain_row(row.name, row.kind, short_health(health), short_provenance(row.provenance, provenance),
-                                     short_cost(row.cost_basis), row.endpoint), key=row.name)
+            table.add_row(
+                *plain_row(
+                    row.name,
+                    row.kind,
+                    short_health(health),
+                    short_provenance(row.provenance, provenance),
+                    short_cost(row.cost_basis),
+                    row.endpoint,
+                ),
+                key=row.name,
+            )
         _restore_cursor(table, kept)
         if self.data.catalogue_problem:
             self.query_one("#model-detail", Static).update(f"✗ {self.data.catalogue_problem}")
@@ -193,9 +209,17 @@ class HomeScreen(CompareScreen):
         for row in self.shown_runs:
             run = row.run
             rate = self.rates.get(run.id)
-            table.add_row(*plain_row(run.id[:8], run_date(run.created_at), run.model_name, rate.text if rate else "…",
-                                     str(run.status), f"{run.goldset_id} {run.goldset_version}"),
-                          key=run.id)
+            table.add_row(
+                *plain_row(
+                    run.id[:8],
+                    run_date(run.created_at),
+                    run.model_name,
+                    rate.text if rate else "…",
+                    str(run.status),
+                    f"{run.goldset_id} {run.goldset_version}",
+                ),
+                key=run.id,
+            )
         _restore_cursor(table, kept)
         shown = len(self.shown_runs)
         total = len(self.data.runs)
@@ -208,8 +232,11 @@ class HomeScreen(CompareScreen):
         row = next((s for s in self.data.sets if str(s.path) == event.row_key.value), None) if self.data else None
         if row is None:
             return
-        text = ("\n".join(f"✗ {p}" for p in row.problems) if row.problems else
-                f"{row.folder}/ · scorers {row.scorers} · Enter or n starts a new run on this set")
+        text = (
+            "\n".join(f"✗ {p}" for p in row.problems)
+            if row.problems
+            else f"{row.folder}/ · scorers {row.scorers} · Enter or n starts a new run on this set"
+        )
         if row.baseline:
             text += f"\nbaseline: {row.baseline}"
         self.query_one("#set-detail", Static).update(text)
@@ -224,9 +251,12 @@ class HomeScreen(CompareScreen):
         if row is None:
             return
         health = self.health.get(row.name, "checking…")
-        lines = [f"✗ refused: {r}" for r in row.refusals] + ([f"{row.endpoint} · cost basis {row.cost_basis}"] if row.refusals else []) or [
+        lines = [f"✗ refused: {r}" for r in row.refusals] + (
+            [f"{row.endpoint} · cost basis {row.cost_basis}"] if row.refusals else []
+        ) or [
             f"{row.name} at {row.endpoint} ({health}): {row.provenance}; cost basis {row.cost_basis} · "
-            "Enter: Models (verify)"]
+            "Enter: Models (verify)"
+        ]
         self.query_one("#model-detail", Static).update("\n".join(lines))
 
     @on(DataTable.RowHighlighted, "#runs-table")
@@ -240,7 +270,8 @@ class HomeScreen(CompareScreen):
         error = f"\n{run.error}" if run.error else ""
         self.query_one("#run-detail", Static).update(
             f"run {run.id} · {run.goldset_id} {run.goldset_version} · {run.created_at[:19].replace('T', ' ')} UTC · "
-            f"{tally} · {hint}{error}")
+            f"{tally} · {hint}{error}"
+        )
 
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:
@@ -292,11 +323,14 @@ class HomeScreen(CompareScreen):
                 from compare_tui.tui.screens.refusal import RefusalScreen
 
                 count = len(row.problems)
-                self.app.push_screen(RefusalScreen(
-                    f"{row.folder} cannot run: {count} problem{'s' if count != 1 else ''}",
-                    "\n".join(f"✗ {p}" for p in row.problems)
-                    + f"\n\nFix the set, then g here reads it again (`compare-tui sets validate {row.path}` "
-                      "lists the same problems). n on the Runs tab starts a run on another set."))
+                self.app.push_screen(
+                    RefusalScreen(
+                        f"{row.folder} cannot run: {count} problem{'s' if count != 1 else ''}",
+                        "\n".join(f"✗ {p}" for p in row.problems)
+                        + f"\n\nFix the set, then g here reads it again (`compare-tui sets validate {row.path}` "
+                        "lists the same problems). n on the Runs tab starts a run on another set.",
+                    )
+                )
                 return
             path = str(row.path)
         self.nav.open_new_run(path)
@@ -323,7 +357,11 @@ class HomeScreen(CompareScreen):
     def action_models(self) -> None:
         table = self.query_one("#models-table", DataTable)
         rows = self.data.models if self.data else []
-        chosen = rows[table.cursor_row].name if self._active_tab() == "models" and 0 <= table.cursor_row < len(rows) else None
+        chosen = (
+            rows[table.cursor_row].name
+            if self._active_tab() == "models" and 0 <= table.cursor_row < len(rows)
+            else None
+        )
         self.nav.open_models(chosen)
 
     def action_triage(self) -> None:

@@ -24,8 +24,10 @@ from compare_tui.tui.widgets.model_progress import ModelProgress
 from compare_tui.vocabulary import RunStatus
 
 REPAINT_S = 0.25
-RUN_STOP_TEXT = ("The run stops: attempts in flight finish, it is marked interrupted and keeps every "
-                 "finished attempt. Resume it later with r here, R on Home, or `compare-tui run --resume RUN_ID`.")
+RUN_STOP_TEXT = (
+    "The run stops: attempts in flight finish, it is marked interrupted and keeps every "
+    "finished attempt. Resume it later with r here, R on Home, or `compare-tui run --resume RUN_ID`."
+)
 """What cancelling (or quitting during) a run does, as the confirmation says it."""
 
 
@@ -38,8 +40,12 @@ class LiveScreen(CompareScreen):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self, plan: NewRunPlan | ResumePlan, *,
-                 session_factory: type[ThreadEngineSession] | type[ProcessEngineSession] = ProcessEngineSession) -> None:
+    def __init__(
+        self,
+        plan: NewRunPlan | ResumePlan,
+        *,
+        session_factory: type[ThreadEngineSession] | type[ProcessEngineSession] = ProcessEngineSession,
+    ) -> None:
         """`session_factory` builds the engine session: by default in a child process (see
         `engine_process`); `ThreadEngineSession` runs it in this process; tests inject a scripted one."""
         super().__init__()
@@ -79,8 +85,9 @@ class LiveScreen(CompareScreen):
 
     def worker_failed(self, worker) -> None:
         self.running = False
-        self._line("The engine stopped on an error (see the notification); every finished attempt is stored. "
-                   "r resumes.")
+        self._line(
+            "The engine stopped on an error (see the notification); every finished attempt is stored. r resumes."
+        )
 
     # ------------------------------------------------------------------ repainting
 
@@ -109,8 +116,9 @@ class LiveScreen(CompareScreen):
         self.comparison_id = message.comparison_id
         self.run_ids = message.run_ids
         runs = len(message.run_ids)
-        self._line(f"running {runs} run{'s' if runs != 1 else ''}, one model at a time · c cancels (resumable) · "
-                   "o report")
+        self._line(
+            f"running {runs} run{'s' if runs != 1 else ''}, one model at a time · c cancels (resumable) · o report"
+        )
 
     def on_run_ended(self, message: messages.RunEnded) -> None:
         severity = "information" if message.status == RunStatus.COMPLETED else "warning"
@@ -129,8 +137,10 @@ class LiveScreen(CompareScreen):
         elif all(s == RunStatus.COMPLETED for s in message.statuses):
             self._line("Every run completed · o opens the report · Esc goes back")
         elif RunStatus.INCOMPLETE in message.statuses and not self._cancelled_session(message):
-            self._line("Some tasks measured nothing (the endpoint failed): they are not done and not in any "
-                       "figure · start the server, then r retries exactly those · o opens the report so far")
+            self._line(
+                "Some tasks measured nothing (the endpoint failed): they are not done and not in any "
+                "figure · start the server, then r retries exactly those · o opens the report so far"
+            )
         else:
             self._line("Stopped: every finished attempt is kept · r resumes · o report so far")
 
@@ -149,7 +159,9 @@ class LiveScreen(CompareScreen):
             if cancel and self.running and self.session is not None:
                 self._cancel_now()
 
-        self.app.push_screen(ConfirmScreen("Cancel the run?", RUN_STOP_TEXT, "Cancel the run", "Keep running"), answered)
+        self.app.push_screen(
+            ConfirmScreen("Cancel the run?", RUN_STOP_TEXT, "Cancel the run", "Keep running"), answered
+        )
 
     def _cancel_now(self) -> None:
         assert self.session is not None
@@ -160,7 +172,9 @@ class LiveScreen(CompareScreen):
         if self.running:
             self.notify("The run is still going.", severity="warning")
             return
-        run_ids = self.run_ids or self.tally.run_ids() or (self.plan.run_ids if isinstance(self.plan, ResumePlan) else ())
+        run_ids = (
+            self.run_ids or self.tally.run_ids() or (self.plan.run_ids if isinstance(self.plan, ResumePlan) else ())
+        )
         statuses = self.statuses or (RunStatus.INTERRUPTED,) * len(run_ids)
         pending = tuple(r for r, s in zip(run_ids, statuses) if s != RunStatus.COMPLETED)
         if not pending:
@@ -186,13 +200,14 @@ class LiveScreen(CompareScreen):
             if worker.group == "engine" and worker.node is self:
                 try:
                     await asyncio.wait_for(worker.wait(), timeout_s)
-                except (asyncio.TimeoutError, WorkerFailed, WorkerCancelled):
+                except (TimeoutError, WorkerFailed, WorkerCancelled):
                     pass
 
     def action_back(self) -> None:
         if self.running:
-            self.notify("A run is in progress: c cancels it (it stays resumable), then Esc goes back.",
-                        severity="warning")
+            self.notify(
+                "A run is in progress: c cancels it (it stays resumable), then Esc goes back.", severity="warning"
+            )
             return
         self.app.pop_screen()
 

@@ -155,8 +155,10 @@ class ModelsScreen(CompareScreen):
             entry = row.entry
             kind = entry.kind + (" (gateway)" if entry.gateway else "")
             files = str(len(entry.files)) if entry.files else "—"
-            table.add_row(*plain_row(entry.name, kind, self._run_cell(row), self._weights_cell(entry.name), files, row.cost),
-                          key=entry.name)
+            table.add_row(
+                *plain_row(entry.name, kind, self._run_cell(row), self._weights_cell(entry.name), files, row.cost),
+                key=entry.name,
+            )
         problem = self.query_one("#models-problem", Static)
         problem.update(f"✗ {self.problem}" if self.problem else "")
         problem.display = bool(self.problem)
@@ -212,11 +214,17 @@ class ModelsScreen(CompareScreen):
             text.update("" if self.problem else "The catalogue has no models: add one with `compare-tui models add`.")
             return
         entry = row.entry
-        lines = [(f"{entry.name} · {entry.kind} · {entry.endpoint} · model {entry.model!r} · "
-                  f"revision {entry.revision or '—'}")]
+        lines = [
+            (
+                f"{entry.name} · {entry.kind} · {entry.endpoint} · model {entry.model!r} · "
+                f"revision {entry.revision or '—'}"
+            )
+        ]
         if entry.weights_dir is not None:
-            lines.append(f"weights: {len(entry.files)} file(s) in {shown_path(entry.weights_dir)} · "
-                         f"{(entry.weights_digest or '—')[:19]}…")
+            lines.append(
+                f"weights: {len(entry.files)} file(s) in {shown_path(entry.weights_dir)} · "
+                f"{(entry.weights_digest or '—')[:19]}…"
+            )
         elif entry.weights_digest:
             lines.append(f"weights digest {entry.weights_digest[:19]}… (stated, not hashed here)")
         lines.append(f"cost basis: {row.cost}")

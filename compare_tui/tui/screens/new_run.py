@@ -54,8 +54,12 @@ class NewRunScreen(CompareScreen):
             yield Label("Baseline: the model you run today (optional)", classes="section-title")
             yield Select([], prompt="none: no versus-baseline verdicts", id="baseline-select", allow_blank=True)
             with Horizontal(id="settings-row"):
-                for field_id, label, kind in (("attempts", "attempts", "integer"), ("concurrency", "concurrency", "integer"),
-                                              ("max-tokens", "max tokens", "integer"), ("max-cost", "spend cap $", "number")):
+                for field_id, label, kind in (
+                    ("attempts", "attempts", "integer"),
+                    ("concurrency", "concurrency", "integer"),
+                    ("max-tokens", "max tokens", "integer"),
+                    ("max-cost", "spend cap $", "number"),
+                ):
                     with Vertical(classes="setting"):
                         yield Label(label)
                         yield Input(id=field_id, type=kind, placeholder="")
@@ -93,8 +97,9 @@ class NewRunScreen(CompareScreen):
         self.choices = choices
         self.query_one("#new-run-form").loading = False
         select = self.query_one("#set-select", Select)
-        select.set_options([(f"{s.manifest.name} {s.manifest.version} ({len(s.tasks)} tasks)", str(s.root))
-                            for s in choices.sets])
+        select.set_options(
+            [(f"{s.manifest.name} {s.manifest.version} ({len(s.tasks)} tasks)", str(s.root)) for s in choices.sets]
+        )
         wanted = next((str(s.root) for s in choices.sets if self.set_path and _same(s.root, self.set_path)), None)
         if wanted is None and choices.sets:
             wanted = str(choices.sets[0].root)
@@ -160,8 +165,11 @@ class NewRunScreen(CompareScreen):
                 return None, None, f"{field_id.replace('-', ' ')} must be at least 1"
         if values["attempts"] is not None and values["attempts"] > 20:
             return None, None, "attempts must be at most 20"
-        overrides = RunOverrides(attempts=values["attempts"], max_tokens=values["max-tokens"],
-                                 concurrency=values["concurrency"] or DEFAULT_CONCURRENCY)
+        overrides = RunOverrides(
+            attempts=values["attempts"],
+            max_tokens=values["max-tokens"],
+            concurrency=values["concurrency"] or DEFAULT_CONCURRENCY,
+        )
         return overrides, values["max-cost"], None
 
     def _update(self) -> None:
@@ -205,15 +213,23 @@ class NewRunScreen(CompareScreen):
             self.notify("Choose a golden set and at least one model first.", severity="warning")
             return
         if current.refused:
-            reasons = [current.problem] if current.problem else [
-                f"{m.name}: {r}" for m in current.models for r in m.refusals]
-            self.app.push_screen(RefusalScreen("The engine would refuse this run; nothing was sent.", "\n".join(reasons)))
+            reasons = (
+                [current.problem] if current.problem else [f"{m.name}: {r}" for m in current.models for r in m.refusals]
+            )
+            self.app.push_screen(
+                RefusalScreen("The engine would refuse this run; nothing was sent.", "\n".join(reasons))
+            )
             return
         overrides, cap, _ = self._overrides()
         baseline = self.query_one("#baseline-select", Select).value
         names = tuple(m.name for m in current.models)
-        plan = NewRunPlan(goldset.root, names, overrides, cap,
-                          baseline=baseline if isinstance(baseline, str) and baseline in names else None)
+        plan = NewRunPlan(
+            goldset.root,
+            names,
+            overrides,
+            cap,
+            baseline=baseline if isinstance(baseline, str) and baseline in names else None,
+        )
         self.app.pop_screen()
         self.nav.open_live(plan)
 
@@ -238,7 +254,10 @@ def _preview_lines(current: SpendPreview, cap: float | None) -> list[str]:
         lines.append(f"{model.name}: estimate {model.estimate}")
         lines += [f"  ✗ refused: {reason}" for reason in model.refusals]
     digits = current.decimals
-    total = ("unknown (a model has no cost basis)" if current.total_usd is None
-             else f"≤ {dollars(current.total_usd, digits)}")
+    total = (
+        "unknown (a model has no cost basis)"
+        if current.total_usd is None
+        else f"≤ {dollars(current.total_usd, digits)}"
+    )
     lines.append(f"Total estimate {total} · spend cap {dollars(cap, digits) if cap is not None else 'none'}")
     return lines

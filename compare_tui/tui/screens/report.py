@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
+from compare_tui.judge import load_report_grades
 from compare_tui.report import (
     Report,
     ReportNotFoundError,
@@ -23,7 +24,6 @@ from compare_tui.report import (
     columns,
     load_report_inputs,
 )
-from compare_tui.judge import load_report_grades
 from compare_tui.store import StoreError
 from compare_tui.tui import messages
 from compare_tui.tui.screen_base import CompareScreen
@@ -73,11 +73,17 @@ class ReportScreen(CompareScreen):
                     yield Static("", id="versus-notes", classes="muted notes", markup=False)
                     yield Static("", id="recommendation", markup=False)
                     yield Static("", id="refused", classes="error-line", markup=False)
-                    yield Static("Agent runs (whole-run replay: a run is driven when no step is lost)",
-                                 id="runs-title", classes="section-title")
+                    yield Static(
+                        "Agent runs (whole-run replay: a run is driven when no step is lost)",
+                        id="runs-title",
+                        classes="section-title",
+                    )
                     yield Static("", id="runs", markup=False)
-                    yield Static("Rubric grades (1–5, each answer alone; `compare-tui grade`)",
-                                 id="grades-title", classes="section-title")
+                    yield Static(
+                        "Rubric grades (1–5, each answer alone; `compare-tui grade`)",
+                        id="grades-title",
+                        classes="section-title",
+                    )
                     yield Static("", id="grades", markup=False)
                     yield Static(columns.TITLES["paired"], classes="section-title")
                     yield _figure_table("paired-table")
@@ -140,9 +146,12 @@ class ReportScreen(CompareScreen):
         show("cost", tables.fill_cost(self.query_one("#cost-table", DataTable), report, width))
         notes = tables.fill_utilisation(self.query_one("#utilisation-table", DataTable), report, width)
         self.query_one("#utilisation-table", DataTable).display = notes is not None
-        show("utilisation", (
-            "If the hardware were busy only this share of the time, each completed task would cost this much.",
-            *notes) if notes is not None else ("No model here is on a hardware cost basis.",))
+        show(
+            "utilisation",
+            ("If the hardware were busy only this share of the time, each completed task would cost this much.", *notes)
+            if notes is not None
+            else ("No model here is on a hardware cost basis.",),
+        )
 
     # ------------------------------------------------------------------ building
 
@@ -274,24 +283,39 @@ class ReportScreen(CompareScreen):
         current = store.current_baseline(report.goldset.workload_id)
         decision = report.decision
         allowed = [v for v in decision.versus if str(v.verdict) in ("better", "no worse")] if decision else []
-        model = (allowed[0].model_name if allowed else
-                 (decision.versus[0].model_name if decision and decision.versus else report.recommendation.winner))
+        model = (
+            allowed[0].model_name
+            if allowed
+            else (decision.versus[0].model_name if decision and decision.versus else report.recommendation.winner)
+        )
         if model is None:
             self.notify("There is no candidate to promote.", severity="warning")
             return
         initial = decision is None and current is None
         try:
-            plan = plan_promotion(inputs, model, current_baseline=current.model if current else None,
-                                  initial=initial, decided_by=self.workspace.reviewer)
+            plan = plan_promotion(
+                inputs,
+                model,
+                current_baseline=current.model if current else None,
+                initial=initial,
+                decided_by=self.workspace.reviewer,
+            )
         except PromotionRefused as exc:
-            self.app.push_screen(RefusalScreen(f"Not promoted: {model}", f"{exc}\n\nFrom the command line: "
-                                               f"compare-tui promote {report.comparison_id} --model {model} "
-                                               "--force --reason \"…\" records a forced promotion."))
+            self.app.push_screen(
+                RefusalScreen(
+                    f"Not promoted: {model}",
+                    f"{exc}\n\nFrom the command line: "
+                    f"compare-tui promote {report.comparison_id} --model {model} "
+                    '--force --reason "…" records a forced promotion.',
+                )
+            )
             return
         record = plan.record
-        body = (f"{plan.summary}\n\nWill record: workload {record.workload_id} → {record.model} ({record.kind}), "
-                f"comparison {record.comparison_id}, set digest {record.goldset_digest[:19]}…, the models' pins "
-                f"and these figures, by {record.decided_by or 'unknown'}.")
+        body = (
+            f"{plan.summary}\n\nWill record: workload {record.workload_id} → {record.model} ({record.kind}), "
+            f"comparison {record.comparison_id}, set digest {record.goldset_digest[:19]}…, the models' pins "
+            f"and these figures, by {record.decided_by or 'unknown'}."
+        )
 
         def done(confirmed: bool | None) -> None:
             if confirmed:
@@ -324,8 +348,9 @@ class ReportScreen(CompareScreen):
         self.post_message(messages.BundlePublished(published.index, published.record.sha256))
 
     def on_bundle_published(self, message: messages.BundlePublished) -> None:
-        self.notify(f"{message.index}\nOpen it in a browser (file://); report.json is beside it.",
-                    title="Published", timeout=15)
+        self.notify(
+            f"{message.index}\nOpen it in a browser (file://); report.json is beside it.", title="Published", timeout=15
+        )
 
     def on_publish_failed(self, message: messages.PublishFailed) -> None:
         self.notify(message.reason, title="Not published", severity="error", timeout=10)

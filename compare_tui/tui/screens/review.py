@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, Static
 
+from compare_tui.goldset.text import expected_text, input_text
 from compare_tui.report import Report, ReportNotFoundError, build_report, load_report_inputs
 from compare_tui.store import ReviewRecord, StoreError
 from compare_tui.tui import messages
@@ -21,7 +22,6 @@ from compare_tui.tui.review_queue import ReviewItem, next_position, review_queue
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 from compare_tui.tui.task_facts import read_task_facts
-from compare_tui.goldset.text import expected_text, input_text
 from compare_tui.tui.widgets.task_text import run_text
 
 
@@ -80,7 +80,9 @@ class ReviewScreen(CompareScreen):
         self.query_one("#review-body").loading = True
         self.build(self.ref)
 
-    @work(thread=True, exit_on_error=False, group="review-report", exclusive=True, description="building the review queue")
+    @work(
+        thread=True, exit_on_error=False, group="review-report", exclusive=True, description="building the review queue"
+    )
     def build(self, ref: str) -> None:
         try:
             report = build_report(load_report_inputs(self.workspace.store, ref))
@@ -105,8 +107,11 @@ class ReviewScreen(CompareScreen):
             self.position = next_position(old, index, queue)
             self._decided = None
             if not waiting(queue) and waiting(old):
-                self.notify("No task is left waiting for a person: the report's \"needs review\" caveat has cleared.",
-                            title="Review queue empty", timeout=8)
+                self.notify(
+                    'No task is left waiting for a person: the report\'s "needs review" caveat has cleared.',
+                    title="Review queue empty",
+                    timeout=8,
+                )
         self.queue = queue
         self.position = min(self.position, max(0, len(queue) - 1))
         self._show()
@@ -126,8 +131,10 @@ class ReviewScreen(CompareScreen):
             return
         left = waiting(self.queue)
         self._unseen()
-        status.update(f"{self.position + 1} of {len(self.queue)} · {left} waiting · {item.task_id} · {item.label} · "
-                      f"{item.reason}" + (f" · last verdict {item.verdict}" if item.verdict else ""))
+        status.update(
+            f"{self.position + 1} of {len(self.queue)} · {left} waiting · {item.task_id} · {item.label} · "
+            f"{item.reason}" + (f" · last verdict {item.verdict}" if item.verdict else "")
+        )
         self.query_one("#review-body").loading = True
         self.read(item)
         self._show_note()
@@ -143,7 +150,9 @@ class ReviewScreen(CompareScreen):
             return
         task = facts.task
         scorer = facts.scorer_text or "scorer unknown"
-        self.query_one("#review-scorer", Static).update(f"scorer: {scorer}" + (f"\n✗ {facts.set_problem}" if facts.set_problem else ""))
+        self.query_one("#review-scorer", Static).update(
+            f"scorer: {scorer}" + (f"\n✗ {facts.set_problem}" if facts.set_problem else "")
+        )
         self.query_one("#review-input", Static).update(input_text(task) if task else "(not available)")
         self.query_one("#review-expected", Static).update(expected_text(task) if task else "(not available)")
         self.query_one("#review-answer", Static).update(run_text(facts.runs[0]) if facts.runs else "(no run)")
@@ -185,12 +194,16 @@ class ReviewScreen(CompareScreen):
             self.call_after_refresh(self._check_seen)
         line.display = not self.answer_seen
         if not self.answer_seen:
-            line.update(f"↓ the answer goes on for {below} more line{'s' if below != 1 else ''}: "
-                        "PgDn or ↓ to read it before a verdict")
+            line.update(
+                f"↓ the answer goes on for {below} more line{'s' if below != 1 else ''}: "
+                "PgDn or ↓ to read it before a verdict"
+            )
 
     def _show_note(self) -> None:
         who = f"reviewing as {self.workspace.reviewer}"
-        self.query_one("#review-note", Static).update(f"note: {self.note} · {who}" if self.note else f"no note (n adds one) · {who}")
+        self.query_one("#review-note", Static).update(
+            f"note: {self.note} · {who}" if self.note else f"no note (n adds one) · {who}"
+        )
 
     # ------------------------------------------------------------------ actions
 
@@ -204,17 +217,31 @@ class ReviewScreen(CompareScreen):
         if not self.answer_seen and self._asked != (item.key, verdict):
             self._asked = (item.key, verdict)
             below = self.lines_below()
-            unread = (f"its last {below} line{'s' if below != 1 else ''} have not been on screen" if below
-                      else "it has not been shown yet")
-            self.notify(f"You have not seen the whole answer to {item.task_id} ({item.label}): {unread}. "
-                        f"Scroll down to read it, or press {verdict[0]} again to save {verdict} anyway.",
-                        title="Answer not read to the end", severity="warning", timeout=8)
+            unread = (
+                f"its last {below} line{'s' if below != 1 else ''} have not been on screen"
+                if below
+                else "it has not been shown yet"
+            )
+            self.notify(
+                f"You have not seen the whole answer to {item.task_id} ({item.label}): {unread}. "
+                f"Scroll down to read it, or press {verdict[0]} again to save {verdict} anyway.",
+                title="Answer not read to the end",
+                severity="warning",
+                timeout=8,
+            )
             return
         self._asked = None
         self.saving = True
         self._decided = (list(self.queue), self.position)
-        self.save(ReviewRecord(run_id=item.run_id, task_id=item.task_id, verdict=verdict, note=self.note,
-                               reviewer=self.workspace.reviewer))
+        self.save(
+            ReviewRecord(
+                run_id=item.run_id,
+                task_id=item.task_id,
+                verdict=verdict,
+                note=self.note,
+                reviewer=self.workspace.reviewer,
+            )
+        )
 
     @work(thread=True, exit_on_error=False, group="review-save", description="saving the verdict")
     def save(self, review: ReviewRecord) -> None:
@@ -226,7 +253,9 @@ class ReviewScreen(CompareScreen):
         self.note = ""
         self.workspace.edits += 1
         self.workspace.flagged.discard((review.run_id, review.task_id))
-        self.notify(f"Saved {review.verdict} on {review.task_id} by {review.reviewer} at {review.at[:19].replace('T', ' ')} UTC")
+        self.notify(
+            f"Saved {review.verdict} on {review.task_id} by {review.reviewer} at {review.at[:19].replace('T', ' ')} UTC"
+        )
         self.rebuild()
 
     def action_note(self) -> None:

@@ -83,8 +83,9 @@ class RunPickerScreen(ModalScreen[RunPair | None]):
             if self.run_a is not None:
                 same = run.goldset_digest == self.run_a.goldset_digest
                 mark, set_text = ("✓ same", "A's set") if same else ("⚠ other", set_text)
-            table.add_row(*plain_row(mark, run.id[:8], run_date(run.created_at), run.model_name, run.status,
-                                     set_text), key=run.id)
+            table.add_row(
+                *plain_row(mark, run.id[:8], run_date(run.created_at), run.model_name, run.status, set_text), key=run.id
+            )
         if not self.shown:
             title += " (no runs to pick: start one with n on Home)"
         self.query_one("#picker-title", Static).update(title)

@@ -62,8 +62,14 @@ class StoreReaderScreen(CompareScreen, Generic[T]):
         self.app.pop_screen()
 
     def _read(self) -> None:
-        self.run_worker(self._read_in_worker, thread=True, exit_on_error=False, exclusive=True,
-                        group="store-reader", description=f"reading {self.WHAT}")
+        self.run_worker(
+            self._read_in_worker,
+            thread=True,
+            exit_on_error=False,
+            exclusive=True,
+            group="store-reader",
+            description=f"reading {self.WHAT}",
+        )
 
     def _read_in_worker(self) -> None:
         self.post_message(self.Read(self.read_store()))

@@ -12,10 +12,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, Static
 
+from compare_tui.goldset.text import expected_text, input_text, run_context_text
 from compare_tui.tui import messages
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.task_facts import TaskFacts, read_task_facts
-from compare_tui.goldset.text import expected_text, input_text, run_context_text
 from compare_tui.tui.widgets.task_text import run_text, step_action_text, task_header
 
 
@@ -38,8 +38,11 @@ class TaskDetailScreen(CompareScreen):
         yield Header()
         with VerticalScroll(id="task-body"):
             yield Static("", id="task-header", markup=False)
-            yield Static("Agent run: earlier steps, then this step's action, recorded | candidate",
-                         id="run-title", classes="section-title")
+            yield Static(
+                "Agent run: earlier steps, then this step's action, recorded | candidate",
+                id="run-title",
+                classes="section-title",
+            )
             yield Static("", id="run-context", classes="block", markup=False)
             yield Horizontal(id="step-actions")
             yield Static("Input", classes="section-title")

@@ -20,12 +20,16 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from compare_tui.store import Store
-from compare_tui.tui.screens.store_reader import StoreReaderScreen
 from compare_tui.toolcall.results import ToolcallOutcome, ToolcallRun
 from compare_tui.toolcall.table import MISSING, ScenarioTable, build_table, detail_lines
+from compare_tui.tui.screens.store_reader import StoreReaderScreen
 
-STYLES = {ToolcallOutcome.PASS: "green", ToolcallOutcome.FAIL: "red bold",
-          ToolcallOutcome.UNSUPPORTED: "yellow", ToolcallOutcome.ERROR: "magenta"}
+STYLES = {
+    ToolcallOutcome.PASS: "green",
+    ToolcallOutcome.FAIL: "red bold",
+    ToolcallOutcome.UNSUPPORTED: "yellow",
+    ToolcallOutcome.ERROR: "magenta",
+}
 DEFAULT_COLUMNS = 4
 """At most this many runs are shown side by side when the screen opens (space adds more)."""
 FIXED = 1
@@ -54,7 +58,7 @@ def default_selection(runs: Sequence[ToolcallRun], most: int = DEFAULT_COLUMNS) 
 
 def tally_text(run: ToolcallRun) -> str:
     counts = run.counts()
-    return (f"✓{counts['pass']} ✗{counts['fail']} ⊘{counts['unsupported']} !{counts['error']}")
+    return f"✓{counts['pass']} ✗{counts['fail']} ⊘{counts['unsupported']} !{counts['error']}"
 
 
 class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
@@ -87,7 +91,8 @@ class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
     def on_mount(self) -> None:
         self.sub_title = "Tool-call conformance"
         self.query_one("#toolcall-runs", DataTable).add_columns(
-            "shown", "run", "model", "outcomes", "date", "endpoint", "suite", "status")
+            "shown", "run", "model", "outcomes", "date", "endpoint", "suite", "status"
+        )
         self.action_refresh()
 
     def read_store(self) -> list[ToolcallRun]:
@@ -114,9 +119,17 @@ class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
         runs_table.clear()
         for run in self.runs:
             shown = "● shown" if run.id in self.selected else "○"
-            runs_table.add_row(Text(shown), Text(run.id[:12]), Text(run.model_name), Text(tally_text(run)),
-                               Text(run.created_at[:16].replace("T", " ")), Text(run.endpoint),
-                               Text(run.suite_version), Text(run.status), key=run.id)
+            runs_table.add_row(
+                Text(shown),
+                Text(run.id[:12]),
+                Text(run.model_name),
+                Text(tally_text(run)),
+                Text(run.created_at[:16].replace("T", " ")),
+                Text(run.endpoint),
+                Text(run.suite_version),
+                Text(run.status),
+                key=run.id,
+            )
         if self.runs:
             runs_table.move_cursor(row=min(cursor, len(self.runs) - 1))
 
@@ -129,8 +142,10 @@ class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
         grid.clear(columns=True)
         grid.add_columns("scenario", *(column.label for column in table.columns))
         for row in table.rows:
-            cells = [Text(MISSING + " not run", style="dim") if cell is None
-                     else Text(cell.text, style=STYLES[cell.outcome]) for cell in row.cells]
+            cells = [
+                Text(MISSING + " not run", style="dim") if cell is None else Text(cell.text, style=STYLES[cell.outcome])
+                for cell in row.cells
+            ]
             grid.add_row(Text(f"{row.scenario_id} {row.name}"), *cells)
         legend = [table.legend, *(f"• {caveat}" for caveat in table.caveats)] if shown else []
         self.query_one("#toolcall-legend", Static).update("\n".join(legend))
@@ -169,17 +184,22 @@ class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
         scenario = table.rows[row]
         if column < FIXED:
             heads = [f"{scenario.scenario_id} {scenario.name}: {scenario.title}"]
-            return heads + [f"  {c.label}: {cell.text if cell else MISSING + ' not run'}"
-                            for c, cell in zip(table.columns, scenario.cells)]
+            return heads + [
+                f"  {c.label}: {cell.text if cell else MISSING + ' not run'}"
+                for c, cell in zip(table.columns, scenario.cells)
+            ]
         head = table.columns[column - FIXED]
         cell = table.cell(row, column - FIXED)
         if cell is None:
-            return [f"{scenario.scenario_id} {scenario.name}: {scenario.title}",
-                    f"{MISSING} not run by {head.label} (the run did not reach it, or used another suite)"]
+            return [
+                f"{scenario.scenario_id} {scenario.name}: {scenario.title}",
+                f"{MISSING} not run by {head.label} (the run did not reach it, or used another suite)",
+            ]
         lines = detail_lines(cell.result, head)
         if head.server_notes:
             lines.append("server said: " + "; ".join(head.server_notes))
         if head.user_notes:
-            lines.append("serving notes (stated, not verified): "
-                         + ", ".join(f"{k}={v}" for k, v in head.user_notes.items()))
+            lines.append(
+                "serving notes (stated, not verified): " + ", ".join(f"{k}={v}" for k, v in head.user_notes.items())
+            )
         return lines

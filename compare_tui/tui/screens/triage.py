@@ -145,8 +145,9 @@ class TriageScreen(CompareScreen):
 
     @work(thread=True, exit_on_error=False, group="triage-save", description="saving the label")
     def save(self, view: TriageView, task_id: str, key: str, note: str) -> None:
-        self.post_message(TriageLabelSaved(task_id, save_label(self.store, view, task_id, key, reviewer=self.reviewer,
-                                                               note=note)))
+        self.post_message(
+            TriageLabelSaved(task_id, save_label(self.store, view, task_id, key, reviewer=self.reviewer, note=note))
+        )
 
     def worker_failed(self, worker: Worker) -> None:
         # The notification is the base screen's (one handler for every worker failure).
@@ -185,7 +186,7 @@ class TriageScreen(CompareScreen):
         ids = [item.task_id for item in self.items]
         if after is not None and after in old_ids:
             # Move on to the item that followed the one just labelled (still queued), else stay.
-            following = [t for t in old_ids[old_ids.index(after) + 1:] if t in ids]
+            following = [t for t in old_ids[old_ids.index(after) + 1 :] if t in ids]
             self.position = ids.index(following[0]) if following else min(self.position, max(0, len(ids) - 1))
         elif keep in ids:
             self.position = ids.index(keep)
@@ -204,15 +205,17 @@ class TriageScreen(CompareScreen):
         where = f"filter: {self.kind_filter or 'all'}"
         item = self.items[self.position] if self.items else None
         if item is None:
-            self.query_one("#triage-status", Static).update(f"{done} of {total} triaged · {where} · nothing in this "
-                                                            "queue (0 shows every kind) · Esc goes back")
+            self.query_one("#triage-status", Static).update(
+                f"{done} of {total} triaged · {where} · nothing in this queue (0 shows every kind) · Esc goes back"
+            )
             for part in ("answer-left", "answer-right", "rationale-left", "rationale-right"):
                 self.query_one(f"#{part}-title", Static).update("")
                 self.query_one(f"#{part}", Static).update("")
         else:
             self.query_one("#triage-status", Static).update(
                 f"{done} of {total} triaged · item {self.position + 1} of {len(self.items)} ({where}) · "
-                f"{item.task_id} · {', '.join(item.kinds)} · {item.summary}")
+                f"{item.task_id} · {', '.join(item.kinds)} · {item.summary}"
+            )
             for side, (title, text) in zip(("left", "right"), item.answers, strict=True):
                 self.query_one(f"#answer-{side}-title", Static).update(title)
                 self.query_one(f"#answer-{side}", Static).update(text or "—")
@@ -250,8 +253,9 @@ class TriageScreen(CompareScreen):
         if self.view is None or not self.items or self.saving:
             return
         if key == "tie" and self.view.kind != "pair":
-            self.notify("A tie needs two answers: label this answer p (pass), f (fail) or s (skip).",
-                        severity="warning")
+            self.notify(
+                "A tie needs two answers: label this answer p (pass), f (fail) or s (skip).", severity="warning"
+            )
             return
         self.saving = True
         self.save(self.view, self.items[self.position].task_id, key, self.note)
@@ -270,4 +274,3 @@ class TriageScreen(CompareScreen):
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()
-

@@ -16,8 +16,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from compare_tui.report.formatting import MARKS
 from compare_tui.diff import ChangedTask
+from compare_tui.report.formatting import MARKS
 
 STATUS_WIDTH = 10
 
@@ -26,8 +26,13 @@ class ChangedTasks(ScrollView, can_focus=True):
     """↑↓ PgUp PgDn Home End move; Enter opens the task with both answers side by side."""
 
     COMPONENT_CLASSES = {
-        "changed-tasks--header", "changed-tasks--cursor", "changed-tasks--pass", "changed-tasks--fail",
-        "changed-tasks--review", "changed-tasks--error", "changed-tasks--missing",
+        "changed-tasks--header",
+        "changed-tasks--cursor",
+        "changed-tasks--pass",
+        "changed-tasks--fail",
+        "changed-tasks--review",
+        "changed-tasks--error",
+        "changed-tasks--missing",
     }
     DEFAULT_CSS = """
     ChangedTasks { height: 1fr; background: $surface; }

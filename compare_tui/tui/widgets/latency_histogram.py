@@ -31,7 +31,7 @@ def histogram_text(report: Report) -> str:
         if not dist.edges:
             continue
         top = max((max(s.counts) for s in dist.series if s.counts), default=0)
-        names = {s.label: s.label if len(s.label) <= LABEL else s.label[:LABEL - 1] + "…" for s in dist.series}
+        names = {s.label: s.label if len(s.label) <= LABEL else s.label[: LABEL - 1] + "…" for s in dist.series}
         width = max(len(n) for n in names.values())
         lines.append(f"{dist.title}: tasks per bin, {_ms(dist.edges[0])} to {_ms(dist.edges[-1])}")
         for s in dist.series:

@@ -12,10 +12,13 @@ from compare_tui.report.formatting import DASH, MARKS
 from compare_tui.tui.live_tally import ModelState, ModelView
 
 STATE_WORDS = {
-    ModelState.WAITING: "waiting for its turn", ModelState.VERIFYING: "verifying weights",
-    ModelState.RUNNING: "running", ModelState.COMPLETED: "completed",
+    ModelState.WAITING: "waiting for its turn",
+    ModelState.VERIFYING: "verifying weights",
+    ModelState.RUNNING: "running",
+    ModelState.COMPLETED: "completed",
     ModelState.INCOMPLETE: "incomplete: some tasks not done (resumable: r)",
-    ModelState.INTERRUPTED: "interrupted (resumable: r)", ModelState.REFUSED: "refused (nothing sent)",
+    ModelState.INTERRUPTED: "interrupted (resumable: r)",
+    ModelState.REFUSED: "refused (nothing sent)",
 }
 
 
@@ -25,9 +28,11 @@ def _ms(value: float | None) -> str:
 
 def counters(view: ModelView) -> str:
     c = view.counts
-    return (f"{MARKS['pass']} pass {c.get('pass', 0)}   {MARKS['fail']} fail {c.get('fail', 0)}   "
-            f"{MARKS['review']} review {c.get('review', 0)}   {MARKS['error']} error {c.get('error', 0)}"
-            + (f"   {MARKS['missing']} not done {c['not_done']}" if c.get("not_done") else ""))
+    return (
+        f"{MARKS['pass']} pass {c.get('pass', 0)}   {MARKS['fail']} fail {c.get('fail', 0)}   "
+        f"{MARKS['review']} review {c.get('review', 0)}   {MARKS['error']} error {c.get('error', 0)}"
+        + (f"   {MARKS['missing']} not done {c['not_done']}" if c.get("not_done") else "")
+    )
 
 
 def duration(seconds: float) -> str:
@@ -49,8 +54,10 @@ def figures(view: ModelView) -> str:
     speed = f"tok/s {_rate(view.tokens_per_s)} now · {_rate(view.run_tokens_per_s)} whole run"
     if view.state == ModelState.RUNNING:
         speed += " · ETA " + (DASH if view.eta_s is None else duration(view.eta_s))
-    return (f"TTFT p50 {_ms(view.ttft_p50_ms)} · E2E p50 {_ms(view.e2e_p50_ms)} (last 100 attempts)\n"
-            f"{speed}\nGPU memory: {view.gpu or DASH}")
+    return (
+        f"TTFT p50 {_ms(view.ttft_p50_ms)} · E2E p50 {_ms(view.e2e_p50_ms)} (last 100 attempts)\n"
+        f"{speed}\nGPU memory: {view.gpu or DASH}"
+    )
 
 
 class ModelProgress(Vertical):

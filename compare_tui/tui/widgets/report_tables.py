@@ -108,13 +108,20 @@ def runs_text(report: Report) -> str:
     then one row per run: a mark per step (step 1 first) and the result in words."""
     lines = []
     for fig in report.trajectories:
-        lines += [fig.label, f"  runs driven without losing a step: {fmt.runs_driven(fig)}",
-                  f"  step pass rate: {fmt.step_rate(fig)}"]
+        lines += [
+            fig.label,
+            f"  runs driven without losing a step: {fmt.runs_driven(fig)}",
+            f"  step pass rate: {fmt.step_rate(fig)}",
+        ]
         run_width, steps_width = fmt.strip_widths(fig)
-        lines += [f"  {strip.run:<{run_width}}  {fmt.strip_marks(strip):<{steps_width}}  {fmt.run_verdict(strip)}"
-                  for strip in fig.runs]
-    lines.append("✓ step kept · ✗ step lost · ? needs a person · ! error · · not done "
-                 "(a step not measured counts neither as lost nor as kept)")
+        lines += [
+            f"  {strip.run:<{run_width}}  {fmt.strip_marks(strip):<{steps_width}}  {fmt.run_verdict(strip)}"
+            for strip in fig.runs
+        ]
+    lines.append(
+        "✓ step kept · ✗ step lost · ? needs a person · ! error · · not done "
+        "(a step not measured counts neither as lost nor as kept)"
+    )
     return "\n".join(lines)
 
 

@@ -47,8 +47,14 @@ class TaskGrid(ScrollView, can_focus=True):
     """Blocks of every model over the same tasks; ←→ move by task, ↑↓ by model, Enter opens."""
 
     COMPONENT_CLASSES = {
-        "task-grid--pass", "task-grid--fail", "task-grid--review", "task-grid--error",
-        "task-grid--missing", "task-grid--label", "task-grid--ruler", "task-grid--cursor",
+        "task-grid--pass",
+        "task-grid--fail",
+        "task-grid--review",
+        "task-grid--error",
+        "task-grid--missing",
+        "task-grid--label",
+        "task-grid--ruler",
+        "task-grid--cursor",
     }
     DEFAULT_CSS = """
     TaskGrid { height: 1fr; background: $surface; }
@@ -95,8 +101,14 @@ class TaskGrid(ScrollView, can_focus=True):
         row: GridRow
         block: Block
 
-    def __init__(self, rows: Sequence[GridRow] = (), *, name: str | None = None, id: str | None = None,
-                 classes: str | None = None) -> None:
+    def __init__(
+        self,
+        rows: Sequence[GridRow] = (),
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._rows: tuple[GridRow, ...] = tuple(rows)
         self._columns = 1
@@ -255,7 +267,9 @@ class TaskGrid(ScrollView, can_focus=True):
 
 def describe(row: GridRow, block: Block) -> str:
     """`refund-01 · smollm2 · ✓ pass` (+ a person's verdict), for the line under the grid."""
-    text = f"{block.task_id} · {row.label} · {MARKS.get(block.status, '?')} {MARK_WORDS.get(block.status, block.status)}"
+    text = (
+        f"{block.task_id} · {row.label} · {MARKS.get(block.status, '?')} {MARK_WORDS.get(block.status, block.status)}"
+    )
     if block.human:
         text += " · scored by a person"
     if block.overridden:

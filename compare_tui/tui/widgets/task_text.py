@@ -3,7 +3,6 @@ with its answer (tool calls in canonical form), scorer detail, timings and token
 
 from __future__ import annotations
 
-
 from rich.text import Text
 
 from compare_tui.report.formatting import DASH, MARK_WORDS, MARKS
@@ -29,16 +28,20 @@ def _ms(value: float | None) -> str:
 def _tokens(attempt: AttemptRecord) -> str:
     if attempt.prompt_tokens is None and attempt.completion_tokens is None:
         return "not reported"
-    return f"{attempt.prompt_tokens if attempt.prompt_tokens is not None else DASH} + " \
-           f"{attempt.completion_tokens if attempt.completion_tokens is not None else DASH}"
+    return (
+        f"{attempt.prompt_tokens if attempt.prompt_tokens is not None else DASH} + "
+        f"{attempt.completion_tokens if attempt.completion_tokens is not None else DASH}"
+    )
 
 
 def attempt_text(attempt: AttemptRecord) -> Text:
     outcome = str(attempt.outcome)
     text = Text()
     text.append(f"#{attempt.attempt} {MARKS.get(outcome, '?')} {MARK_WORDS.get(outcome, outcome)}", style="bold")
-    text.append(f"\nTTFT {_ms(attempt.ttft_ms)} · E2E {_ms(attempt.e2e_ms)} · tokens {_tokens(attempt)}"
-                f" · retries {attempt.retries} · finish {attempt.finish_reason or DASH}")
+    text.append(
+        f"\nTTFT {_ms(attempt.ttft_ms)} · E2E {_ms(attempt.e2e_ms)} · tokens {_tokens(attempt)}"
+        f" · retries {attempt.retries} · finish {attempt.finish_reason or DASH}"
+    )
     answer = attempt.answer().rendered()
     text.append("\nanswer: ", style="bold")
     text.append(answer if answer else "(empty)")
