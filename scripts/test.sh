@@ -42,6 +42,12 @@ fi
 export COMPARE_TUI_TEST_ROOT="${COMPARE_TUI_TEST_ROOT:-$PWD/.state/test}"
 mkdir -p "$COMPARE_TUI_TEST_ROOT"
 export COMPARE_TUI_MODELS_DIR="${COMPARE_TUI_MODELS_DIR:-$PWD/.state/models}"
+# A test that falls back to a default location (store, state, preferences) finds a fresh, empty
+# one of the suite's own, never the user's ~/.local/share/compare-tui (whose store may be newer).
+rm -rf "$COMPARE_TUI_TEST_ROOT/xdg"
+for d in data state config cache; do mkdir -p "$COMPARE_TUI_TEST_ROOT/xdg/$d"; done
+export XDG_DATA_HOME="$COMPARE_TUI_TEST_ROOT/xdg/data" XDG_STATE_HOME="$COMPARE_TUI_TEST_ROOT/xdg/state" \
+       XDG_CONFIG_HOME="$COMPARE_TUI_TEST_ROOT/xdg/config" XDG_CACHE_HOME="$COMPARE_TUI_TEST_ROOT/xdg/cache"
 # Lint and types first (configured in pyproject.toml), only for the whole suite: a run of
 # chosen test files (arguments given) is a developer's quick loop.
 if [ "$#" -eq 0 ]; then
