@@ -34,6 +34,10 @@ class AttemptFacts:
     error_class: str | None = None
     detail: str = ""
     """The scorer's one-line reason (or the error), for people reading a failure."""
+    text_call: str | None = None
+    """A tool call written as text that the server did not parse (`tool_call` scorer):
+    `passed` (accepted by `accept_text_calls`), `right` (name and arguments as expected),
+    `wrong`; None when the answer held no such call."""
 
     @classmethod
     def from_record(cls, record: AttemptRecord) -> AttemptFacts:
@@ -49,7 +53,17 @@ class AttemptFacts:
             isolation=record.isolation,
             error_class=record.error_class,
             detail=record.score_detail or record.error or "",
+            text_call=text_call_kind(record.score_data),
         )
+
+
+def text_call_kind(score_data: Mapping[str, Any] | None) -> str | None:
+    """`AttemptFacts.text_call` from a `tool_call` scorer's stored data."""
+    if not score_data or not score_data.get("written_as_text"):
+        return None
+    if score_data.get("passed_as_text"):
+        return "passed"
+    return "right" if score_data.get("text_call_right") else "wrong"
 
 
 @dataclass(frozen=True, slots=True)

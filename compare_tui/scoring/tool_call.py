@@ -13,6 +13,8 @@ from compare_tui.scoring.result import Answer, Outcome, ScoreResult, ToolCall
 from compare_tui.scoring.textual_call import ADVICE, written_as_text
 
 _CALLS_SHOWN = 3
+PASSED_AS_TEXT = "passed as text"
+"""How the detail of a pass by a call written as text starts (`accept_text_calls`)."""
 
 
 def _rendered(calls: tuple[ToolCall, ...]) -> str:
@@ -69,7 +71,15 @@ def score_tool_call(task: Task, spec: ToolCallScorer, answer: Answer) -> ScoreRe
         declared = [t.get("function", {}).get("name") for t in task.input.tools or [] if isinstance(t, dict)]
         as_text = written_as_text(answer.text, [n for n in declared if n] or [name])
         if as_text is not None:
-            data["written_as_text"] = as_text.canonical()
+            right = as_text.name == name and argument_mismatch(as_text, arguments, spec.match) is None
+            data.update(written_as_text=as_text.canonical(), text_call_right=right)
+            if right and spec.accept_text_calls:
+                data["passed_as_text"] = True
+                return ScoreResult(
+                    Outcome.PASS,
+                    f"{PASSED_AS_TEXT}: {as_text.canonical()} (accept_text_calls; the server did not parse it)",
+                    data,
+                )
             return ScoreResult(
                 Outcome.FAIL,
                 f"expected a call to {name}, got a tool call written as text ({as_text.canonical()}): {ADVICE}",
