@@ -93,6 +93,7 @@ def run_both(tmp_path: Path, models: Path, goldset: Path):
         assert shown.code == 0, shown.err
         return shown.out
 
+    report.store, report.comparison = store, comparison  # type: ignore[attr-defined]
     return report
 
 
@@ -126,6 +127,34 @@ def test_text_calls_are_named_at_the_top_of_every_surface(world):
     junit = ET.fromstring(reported("junit"))
     assert CAVEAT in [p.get("value") for p in junit.iter("property") if p.get("name") == "text_calls"]
     assert NOTE in [p.get("value") for p in junit.iter("property") if p.get("name") == "summary"][0]
+
+
+@pytest.fixture
+def text_call_runs(world):
+    """The two runs stored (in a sync fixture: the CLI runs its own event loop)."""
+    tmp_path, models = world
+    return tmp_path, models, run_both(tmp_path, models, weather_set(tmp_path / "set"))
+
+
+async def test_the_tui_report_names_them_too(text_call_runs):
+    from textual.widgets import Static
+
+    from compare_tui.store import Store
+    from compare_tui.tui.app import create_app
+    from tests.test_tui_data import fixed_probe
+    from tests.test_tui_snapshots import settle
+
+    tmp_path, models, reported = text_call_runs
+    store = Store.open(Path(reported.store))
+    app = create_app(store=store, catalogue_path=models, sets_dir=tmp_path, reviewer="tester", probe=fixed_probe)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        pilot.app.open_report(reported.comparison)
+        await settle(pilot)
+        shown = {w.id: " ".join(str(w.render()).split()) for w in pilot.app.screen.query(Static) if w.id}
+        assert NOTE in shown["decision"]
+        assert CAVEAT in shown["caveats"]
+    store.close()
 
 
 def test_accept_text_calls_passes_right_calls_as_text_and_counts_them_apart(world):
