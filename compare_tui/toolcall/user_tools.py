@@ -26,7 +26,9 @@ def user_scenarios(tools: ToolsFile, *, skip_invalid: bool = False) -> tuple[Sce
     if not specs:
         return ()
     out = []
-    for number, spec in enumerate(specs, 1):
+    numbers = {t.name: n for n, t in enumerate(tools.tools, 1)}  # ids stay the same with tools left out
+    for spec in specs:
+        number = numbers[spec.name]
         prompt = (
             f"Call the {spec.wire_name} tool now. Use plausible example values for its parameters; "
             "do not ask me for them."
