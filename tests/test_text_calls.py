@@ -115,8 +115,8 @@ def test_text_calls_are_named_at_the_top_of_every_surface(world):
     assert not [c for c in report["caveats"] if c["text"].startswith("cand:") and c["code"] == "text_calls"]
     assert report["decision"]["summary"].endswith(NOTE)
     figures = {m["label"]: m["text_calls"] for m in report["models"]}
-    assert figures["base"] == {"failed": 3, "as_text": 3, "right": 2, "passed_as_text": 0}
-    assert figures["cand"] == {"failed": 0, "as_text": 0, "right": 0, "passed_as_text": 0}
+    assert figures["base"] == {"failed": 3, "as_text": 3, "right": 2, "unknown": 0, "passed_as_text": 0}
+    assert figures["cand"] == {"failed": 0, "as_text": 0, "right": 0, "unknown": 0, "passed_as_text": 0}
     # The same sentences in the terminal, Markdown and JUnit (one place computes them).
     plain = " ".join(re.sub("[┃│]", " ", reported("text")).split())  # unwrapped, box borders gone
     assert CAVEAT in plain and NOTE in plain
@@ -162,7 +162,7 @@ def test_accept_text_calls_passes_right_calls_as_text_and_counts_them_apart(worl
     reported = run_both(tmp_path, models, weather_set(tmp_path / "set", accept=True))
     report = json.loads(reported("json"))
     base = next(m for m in report["models"] if m["label"] == "base")
-    assert base["text_calls"] == {"failed": 1, "as_text": 1, "right": 0, "passed_as_text": 2}
+    assert base["text_calls"] == {"failed": 1, "as_text": 1, "right": 0, "unknown": 0, "passed_as_text": 2}
     assert base["pass_rate"]["passed"] == 4  # w1, w2 (as text), w4, h1
     details = {t["id"]: t["detail"] for t in base["tasks"]}
     assert details["w1"].startswith("passed as text: [tool call] get_weather(")
@@ -216,3 +216,15 @@ def test_the_option_left_off_keeps_a_sets_digest(tmp_path):
         path.write_text(json.dumps(task))
     assert load_golden_set(stated_off).digest == plain
     assert load_golden_set(weather_set(tmp_path / "c", accept=True)).digest != plain
+
+
+def test_runs_scored_before_the_flag_was_stored_still_tell_right_from_wrong():
+    from compare_tui.report.inputs import text_call_kind
+
+    old = {"expected_name": "get_weather", "expected_arguments": PARIS, "match": "exact"}
+    right = old | {"written_as_text": '[tool call] get_weather({"city":"Paris"})'}
+    wrong = old | {"written_as_text": '[tool call] get_weather({"city":"Lyon"})'}
+    assert text_call_kind(right) == "right" and text_call_kind(wrong) == "wrong"
+    assert text_call_kind({"written_as_text": "[tool call] get_weather({})"}) == "unknown"
+    assert text_call_kind(right | {"text_call_right": False}) == "wrong"  # the recorded answer wins
+    assert text_call_kind({"calls": []}) is None

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compare_tui.scoring.tool_call import stored_text_call_right
 from compare_tui.store.records import AttemptRecord, RunRecord
 
 OUTCOMES = ("pass", "fail", "review", "error")
@@ -37,7 +38,7 @@ class AttemptFacts:
     text_call: str | None = None
     """A tool call written as text that the server did not parse (`tool_call` scorer):
     `passed` (accepted by `accept_text_calls`), `right` (name and arguments as expected),
-    `wrong`; None when the answer held no such call."""
+    `wrong`, `unknown` (not told by what was stored); None when the answer held no such call."""
 
     @classmethod
     def from_record(cls, record: AttemptRecord) -> AttemptFacts:
@@ -63,7 +64,8 @@ def text_call_kind(score_data: Mapping[str, Any] | None) -> str | None:
         return None
     if score_data.get("passed_as_text"):
         return "passed"
-    return "right" if score_data.get("text_call_right") else "wrong"
+    right = stored_text_call_right(score_data)
+    return "unknown" if right is None else "right" if right else "wrong"
 
 
 @dataclass(frozen=True, slots=True)

@@ -182,6 +182,7 @@ def _model(row: ModelFigures) -> dict[str, Any]:
             "failed": row.text_calls.failed,
             "as_text": row.text_calls.as_text,
             "right": row.text_calls.right,
+            "unknown": row.text_calls.unknown,
             "passed_as_text": row.text_calls.passed_as_text,
         },
         "tasks": [

@@ -35,24 +35,27 @@ class TextCalls:
     """Of the failed tasks, those whose answer was a tool call written as text."""
     right: int = 0
     """Of those, the calls with the expected name and arguments."""
+    unknown: int = 0
+    """Of those, the calls whose stored data cannot tell whether they were right."""
     passed_as_text: int = 0
     """Passes by a call written as text (the scorer's opt-in `accept_text_calls`)."""
 
 
 def text_calls(blocks: Iterable[_Block]) -> TextCalls:
     """Count a model's blocks by their deciding attempt's `text_call`."""
-    failed = as_text = right = passed = 0
+    failed = as_text = right = unknown = passed = 0
     for block in blocks:
         if block.human:
             continue
         if block.status == "fail":
             failed += 1
-            if block.text_call in ("right", "wrong"):
+            if block.text_call in ("right", "wrong", "unknown"):
                 as_text += 1
                 right += block.text_call == "right"
+                unknown += block.text_call == "unknown"
         elif block.status == "pass" and block.text_call == "passed":
             passed += 1
-    return TextCalls(failed, as_text, right, passed)
+    return TextCalls(failed, as_text, right, unknown, passed)
 
 
 def caveat_texts(label: str, figures: TextCalls) -> list[tuple[str, str]]:
@@ -64,7 +67,8 @@ def caveat_texts(label: str, figures: TextCalls) -> list[tuple[str, str]]:
                 "text_calls",
                 f"{label}: {figures.as_text} of {figures.failed} failed tasks are tool calls written as "
                 "text that this server did not parse (name and arguments right in "
-                f"{figures.right} of them): {SERVING_STACK}.",
+                f"{figures.right} of them{f'; not told for {figures.unknown}' if figures.unknown else ''}): "
+                f"{SERVING_STACK}.",
             )
         )
     if figures.passed_as_text:

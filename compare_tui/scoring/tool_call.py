@@ -5,6 +5,7 @@ Pure. Calls appear in details in canonical form, `[tool call] name(args)`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from compare_tui.goldset.models import Task, ToolCallScorer
@@ -47,6 +48,26 @@ def argument_mismatch(call: ToolCall, expected: dict[str, Any] | None, match: st
     if not isinstance(actual, dict):
         return f"arguments are a JSON {type(actual).__name__}, not an object"
     return first_difference(actual, expected, subset=match == "subset")
+
+
+_CALL_PREFIX = "[tool call] "
+
+
+def stored_text_call_right(data: Mapping[str, Any]) -> bool | None:
+    """Whether a stored call written as text had the expected name and arguments: as recorded
+    (`text_call_right`), else worked out from the stored canonical call and expectation (runs
+    scored before that was recorded); None when it cannot be told."""
+    if "text_call_right" in data:
+        return bool(data["text_call_right"])
+    written, name = data.get("written_as_text"), data.get("expected_name")
+    if not isinstance(written, str) or not written.startswith(_CALL_PREFIX) or not isinstance(name, str):
+        return None
+    called, _, rest = written[len(_CALL_PREFIX) :].partition("(")
+    if not rest.endswith(")"):
+        return None
+    expected = data.get("expected_arguments")
+    match = str(data.get("match", "exact"))
+    return called == name and argument_mismatch(ToolCall(called, rest[:-1]), expected, match) is None
 
 
 def score_tool_call(task: Task, spec: ToolCallScorer, answer: Answer) -> ScoreResult:
