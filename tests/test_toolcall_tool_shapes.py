@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from compare_tui.toolcall import ToolcallOutcome, parse_tools_bytes, user_scenarios
 from compare_tui.toolcall.tool_shapes import refused_tools, shape_notes
 from compare_tui.toolcall.tools_file import UserTool
@@ -114,3 +116,34 @@ def test_skip_invalid_tools_sends_none_of_them_and_says_so(tmp_path, capsys):
         "user.required": ToolcallOutcome.PASS,
         "user.irrelevance": ToolcallOutcome.FAIL,  # the script calls a tool even to chit-chat
     }
+
+
+@pytest.fixture
+def dict_tools_store(tmp_path):
+    """A run of the user scenarios with the dict-typed tool (sync: the CLI runs its own loop)."""
+
+    class Capture:  # the CLI helper wants capsys; this run's output is tested above
+        def readouterr(self):
+            class Out:
+                out = err = ""
+
+            return Out()
+
+    with FakeServer(llama_like) as server:
+        toolcall(tmp_path, server.url, "--tools", write_tools(tmp_path), "--scenario", "user.*", capsys=Capture())
+    return tmp_path / "runs.sqlite"
+
+
+async def test_the_tui_table_repeats_the_notes_printed_before_sending(dict_tools_store):
+    from textual.widgets import Static
+
+    from compare_tui.store import Store
+    from compare_tui.tui.screens.toolcall import ToolcallScreen
+    from tests.support.screen_host import ScreenHost
+    from tests.test_toolcall_tui import settle
+
+    with Store.open(dict_tools_store) as store:
+        async with ScreenHost(store, ToolcallScreen).run_test(size=(140, 45)) as pilot:
+            await settle(pilot)
+            legend = " ".join(str(pilot.app.screen.query_one("#toolcall-legend", Static).render()).split())
+    assert "Your tools in fake" in legend and "tool 'configure': unknown type 'dict' at /properties/options" in legend
