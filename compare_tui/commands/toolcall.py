@@ -55,6 +55,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--tools", metavar="FILE", help="your tools: OpenAI tools/functions JSON or an MCP tools/list result"
     )
     p.add_argument(
+        "--skip-invalid-tools",
+        action="store_true",
+        help='leave out (and name) your tools whose schema servers refuse, e.g. a "dict" type; by default '
+        "they are sent and the scenarios offering them end unsupported",
+    )
+    p.add_argument(
         "--scenario",
         action="append",
         default=[],
@@ -139,7 +145,7 @@ def parse_notes(pairs: list[str]) -> dict[str, str]:
     return notes
 
 
-def _scenarios(tools_path: str | None, patterns: list[str]):
+def _scenarios(tools_path: str | None, patterns: list[str], skip_invalid: bool = False):
     from compare_tui.toolcall import ToolsFileError, official_suite, read_tools_file, select, user_scenarios
 
     suite = official_suite()
@@ -150,8 +156,24 @@ def _scenarios(tools_path: str | None, patterns: list[str]):
             tools = read_tools_file(tools_path)
         except ToolsFileError as exc:
             raise CommandError(str(exc)) from None
-        scenarios = scenarios + user_scenarios(tools)
+        scenarios = scenarios + user_scenarios(tools, skip_invalid=skip_invalid)
     return suite, tools, select(scenarios, patterns)
+
+
+def tools_notes(tools, skip_invalid: bool) -> list[str]:
+    """What a run prints about the user's tools before sending: every note of the file
+    (renamed tools, fields not sent, shapes servers refuse), and what `--skip-invalid-tools`
+    left out or, without it, what will happen."""
+    lines = [f"note: {note}" for note in tools.notes]
+    refused = tools.refused
+    if refused and skip_invalid:
+        lines.append(f"left out (--skip-invalid-tools): {', '.join(repr(n) for n in refused)}")
+    elif refused:
+        lines.append(
+            f"sent as they are: the scenarios offering {', '.join(repr(n) for n in refused)} will likely end "
+            "unsupported; --skip-invalid-tools leaves them out"
+        )
+    return lines
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -170,7 +192,7 @@ def _run(args: argparse.Namespace) -> int:
     if any(v is not None and v <= 0 for v in (args.concurrency, args.timeout, args.max_tokens)):
         raise CommandError("--concurrency, --timeout and --max-tokens must be positive")
     entry = _entry(load_catalogue_or_fail(args.models), args.model)
-    suite, tools, scenarios = _scenarios(args.tools, args.scenario)
+    suite, tools, scenarios = _scenarios(args.tools, args.scenario, args.skip_invalid_tools)
     default = DEFAULT_SETTINGS  # the engine's RunSettings, at a tool-call run's concurrency
     settings = replace(
         default,
@@ -189,6 +211,7 @@ def _run(args: argparse.Namespace) -> int:
         args.publishable,
         args.keep_arguments,
         tuple(args.scenario),
+        args.skip_invalid_tools,
     )
     try:
         check_request(request)
@@ -196,6 +219,9 @@ def _run(args: argparse.Namespace) -> int:
         raise CommandError(f"refused: {exc}") from None
     from compare_tui.toolcall import render_json, render_text
 
+    if tools is not None:  # before anything is sent, in both output modes (stderr keeps --json clean)
+        for line in tools_notes(tools, args.skip_invalid_tools):
+            print(f"your tools: {line}", file=sys.stderr)
     store = open_store(args.store, create=True)
     with store:
         progress = None if args.json else _progress(len(scenarios))
@@ -289,8 +315,8 @@ def _list(args: argparse.Namespace) -> int:
     print(f"{suite.name} {suite.version}  {suite.digest}  ({len(suite.scenarios)} official scenarios)")
     if tools is not None:
         print(f"your tools: {tools.path} ({tools.shape}); " + ", ".join(t.name for t in tools.tools))
-        for note in tools.notes:
-            print(f"  note: {note}")
+        for line in tools_notes(tools, False):
+            print(f"  {line}")
     for row in rows:
         print(
             f"{row['id']:<13} {row['name']:<28} choice={row['tool_choice']:<8}{' stream' if row['stream'] else ''}  {row['title']}"

@@ -28,6 +28,7 @@ def _manifest_form(manifest: Manifest) -> dict[str, Any]:
     form = manifest.model_dump(mode="json", by_alias=True)
     if form.get("decision") is None:
         form.pop("decision", None)
+    _drop_unset_text_calls(form.get("default_scorer"))
     return form
 
 
@@ -37,7 +38,15 @@ def _task_form(task: Task) -> dict[str, Any]:
     form = task.model_dump(mode="json", by_alias=True)
     if form.get("trace") is None:
         form.pop("trace", None)
+    _drop_unset_text_calls(form.get("scorer"))
     return form
+
+
+def _drop_unset_text_calls(scorer: Any) -> None:
+    """A `tool_call` scorer's `accept_text_calls` left at its default (off) is not digested,
+    so a set written before the option existed keeps its digest."""
+    if isinstance(scorer, dict) and scorer.get("accept_text_calls") is False:
+        scorer.pop("accept_text_calls")
 
 
 def digest_golden_set(manifest: Manifest, tasks: Iterable[Task], files: Mapping[str, str]) -> str:

@@ -72,6 +72,9 @@ class ToolCallScorer(_Strict):
     match: Literal["exact", "subset"] = "exact"
     no_tool_call: bool = False
     """Pass only when the model made no tool call."""
+    accept_text_calls: bool = False
+    """Opt-in: a call written as text (not parsed by the server) with the expected name and
+    arguments passes, with the detail "passed as text" and counted apart in the report."""
 
 
 class CommandScorer(_Strict):

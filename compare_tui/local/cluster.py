@@ -162,8 +162,16 @@ def share_threads(servers: int, cores: int | None = None) -> int:
 def _launch(
     mf: ModelFile, port: int, *, ctx: int, parallel: int, jinja: bool, threads: int | None
 ) -> tuple[ServerRecord, subprocess.Popen]:
+    template = _template_file(mf, jinja)
     cmdline = server.server_cmdline(
-        mf.path, name=mf.model.name, port=port, ctx=ctx, parallel=parallel, jinja=jinja, threads=threads
+        mf.path,
+        name=mf.model.name,
+        port=port,
+        ctx=ctx,
+        parallel=parallel,
+        jinja=jinja,
+        threads=threads,
+        chat_template_file=template,
     )
     log_path = state.local_state_dir() / "logs" / f"{mf.model.name}.log"
     proc = server.start(cmdline, log_path)
@@ -182,11 +190,19 @@ def _launch(
         parallel=parallel,
         jinja=jinja,
         threads=threads,
+        chat_template_file=None if template is None else str(template),
     )
     return record, proc
 
 
+def _template_file(mf: ModelFile, jinja: bool) -> Path | None:
+    """compare-tui's template for this model (checked against its pin), or None. Only with
+    Jinja: without it llama.cpp formats chats with its built-in templates and refuses tools."""
+    return mf.model.chat_template.path() if jinja and mf.model.chat_template is not None else None
+
+
 def _reusable(running: ServerRecord, mf: ModelFile, ctx: int, parallel: int, jinja: bool) -> bool:
+    template = _template_file(mf, jinja)
     same = (running.sha256, running.model_file, running.ctx, running.parallel, running.jinja) == (
         mf.sha256,
         str(mf.path),
@@ -194,6 +210,12 @@ def _reusable(running: ServerRecord, mf: ModelFile, ctx: int, parallel: int, jin
         parallel,
         jinja,
     )
+    if same and running.chat_template_file != (None if template is None else str(template)):
+        raise LocalError(
+            f"{running.name} is already running (pid {running.pid}, port {running.port}) with chat "
+            f"template {running.chat_template_file or 'from the GGUF'}, not {template or 'the GGUF one'}",
+            f"stop it first: compare-tui local down --model {running.name}",
+        )
     if not same:
         raise LocalError(
             f"{running.name} is already running (pid {running.pid}, port {running.port}) with "

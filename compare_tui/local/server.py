@@ -72,11 +72,21 @@ def port_busy_error(port: int) -> LocalError:
 
 
 def server_cmdline(
-    model_file: Path, *, name: str, port: int, ctx: int, parallel: int, jinja: bool, threads: int | None = None
+    model_file: Path,
+    *,
+    name: str,
+    port: int,
+    ctx: int,
+    parallel: int,
+    jinja: bool,
+    threads: int | None = None,
+    chat_template_file: Path | None = None,
 ) -> list[str]:
     """The exact argv of one server; it is also what identifies the process later (/proc).
-    `threads` (generation and prompt processing alike) None: llama.cpp's default, every core."""
+    `threads` (generation and prompt processing alike) None: llama.cpp's default, every core.
+    `chat_template_file` None: the GGUF's own chat template."""
     thread_args = [] if threads is None else ["--threads", str(threads), "--threads-batch", str(threads)]
+    template_args = [] if chat_template_file is None else ["--chat-template-file", str(chat_template_file)]
     return [
         str(binary_path()),
         "-m", str(model_file),
@@ -88,6 +98,7 @@ def server_cmdline(
         # Stated explicitly rather than relying on the build's default: tool calls need the
         # model's Jinja chat template; --no-jinja makes the server refuse requests with tools.
         "--jinja" if jinja else "--no-jinja",
+        *template_args,
         *thread_args,
     ]  # fmt: skip
 

@@ -47,6 +47,8 @@ class ServerRecord:
     """Serving notes read from the server's `/props` once it was healthy (empty before)."""
     threads: int | None = None
     """`--threads`/`--threads-batch` it was started with (None: llama.cpp's default, all cores)."""
+    chat_template_file: str | None = None
+    """compare-tui's template it was started with (`--chat-template-file`); None: the GGUF's."""
 
     @property
     def endpoint(self) -> str:

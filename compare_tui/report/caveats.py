@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.inputs import ReportInputs, RunInput
+from compare_tui.report.text_calls import caveat_texts
 from compare_tui.vocabulary import RunStatus
 
 MARGIN_THRESHOLD = 0.05
@@ -153,6 +154,7 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 f"attempts by class: {classes}.",
             )
         )
+    out += [Caveat(code, text) for code, text in caveat_texts(name, row.text_calls)]
     out += _sandbox(name, run_input)
     out += _serving(row, run_input)
     if row.tokens.note:

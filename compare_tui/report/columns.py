@@ -46,11 +46,19 @@ def labels(report: Report) -> tuple[str, ...]:
 
 def pass_rate_columns(report: Report) -> list[Column]:
     rows = report.models
+    as_text = (
+        # Only when a scorer accepted calls written as text (`accept_text_calls`): those passes
+        # are the model's, not its serving stack's, and a team reads them apart.
+        [_number("✓ as text", (str(r.text_calls.passed_as_text) for r in rows), 6)]
+        if any(r.text_calls.passed_as_text for r in rows)
+        else []
+    )
     return [
         Column("model", labels(report), "label"),
         _number("pass rate", (fmt.pass_rate(r.pass_rate) for r in rows)),
         _number("95% CI", (fmt.interval(r.pass_rate.interval) for r in rows), 5),
         _number("✓ pass", (str(r.pass_rate.passed) for r in rows), 1),  # also in "(7/10)"
+        *as_text,
         _number("✗ fail", (str(r.pass_rate.scored - r.pass_rate.passed - r.pass_rate.errored) for r in rows), 3),
         _number("! error", (str(r.pass_rate.errored) for r in rows), 4),
         _number("human ✓/✗/?", (human_counts(r.counts) for r in rows), 2),

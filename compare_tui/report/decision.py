@@ -26,6 +26,7 @@ from enum import StrEnum
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.paired import PairedComparison, both_scored, paired
 from compare_tui.report.stats import Percentiles, percentiles
+from compare_tui.report.text_calls import decision_note
 
 DEFAULT_MARGIN_PP = 5.0
 VERDICT_RULE = (
@@ -249,4 +250,9 @@ def decide(
     if base is None:
         raise LookupError(baseline)
     items = tuple(versus(row, base, margin) for row in rows if row is not base)
-    return Decision(base.label, source, margin, items, _summary(base.label, margin, items))
+    summary = _summary(base.label, margin, items)
+    notes = [decision_note(base.label, "the baseline", base.text_calls)]
+    notes += [decision_note(row.label, "candidate", row.text_calls) for row in rows if row is not base]
+    if any(notes):  # a serving-stack result is named on the line that decides (issue 37)
+        summary = " ".join([summary.rstrip(".") + ".", *(n for n in notes if n)])
+    return Decision(base.label, source, margin, items, summary)

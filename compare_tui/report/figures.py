@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_duration_s
 from compare_tui.report.inputs import AttemptFacts, RunInput
 from compare_tui.report.stats import Interval, Percentiles, percentiles, proportion_interval
+from compare_tui.report.text_calls import TextCalls, text_calls
 from compare_tui.vocabulary import Outcome, measured, task_outcome
 
 STATUSES = ("pass", "fail", "review", "error", "missing")
@@ -53,6 +54,8 @@ class Block:
     scorer_status: str | None = None
     """The status the attempts alone give, when a person's verdict replaced it (an override of
     a scored task's `pass`, `fail` or `error`); None otherwise."""
+    text_call: str | None = None
+    """The deciding attempt's tool call written as text (`AttemptFacts.text_call`), if any."""
 
     @property
     def overridden(self) -> bool:
@@ -171,6 +174,8 @@ class ModelFigures:
     """How many measured attempts errored, by error class (most frequent first)."""
     not_measured: tuple[tuple[str, int], ...] = ()
     """Attempts that measured nothing (left out of every figure), by error class."""
+    text_calls: TextCalls = TextCalls()
+    """Tasks decided by a tool call written as text that the server did not parse."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +242,7 @@ def model_figures(
                 shown.ttft_ms if shown else None,
                 shown.e2e_ms if shown else None,
                 scorer_status,
+                shown.text_call if shown else None,
             )
         )
         if status == Outcome.PASS:
@@ -273,6 +279,7 @@ def model_figures(
         awaiting_review=tuple(b.task_id for b in blocks if b.status == Outcome.REVIEW),
         error_classes=_error_classes(kept),
         not_measured=_error_classes(a for a in run_input.attempts if not measured(a.outcome, a.error_class)),
+        text_calls=text_calls(blocks),
     )
 
 

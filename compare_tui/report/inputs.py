@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compare_tui.scoring.tool_call import stored_text_call_right
 from compare_tui.store.records import AttemptRecord, RunRecord
 
 OUTCOMES = ("pass", "fail", "review", "error")
@@ -34,6 +35,10 @@ class AttemptFacts:
     error_class: str | None = None
     detail: str = ""
     """The scorer's one-line reason (or the error), for people reading a failure."""
+    text_call: str | None = None
+    """A tool call written as text that the server did not parse (`tool_call` scorer):
+    `passed` (accepted by `accept_text_calls`), `right` (name and arguments as expected),
+    `wrong`, `unknown` (not told by what was stored); None when the answer held no such call."""
 
     @classmethod
     def from_record(cls, record: AttemptRecord) -> AttemptFacts:
@@ -49,7 +54,18 @@ class AttemptFacts:
             isolation=record.isolation,
             error_class=record.error_class,
             detail=record.score_detail or record.error or "",
+            text_call=text_call_kind(record.score_data),
         )
+
+
+def text_call_kind(score_data: Mapping[str, Any] | None) -> str | None:
+    """`AttemptFacts.text_call` from a `tool_call` scorer's stored data."""
+    if not score_data or not score_data.get("written_as_text"):
+        return None
+    if score_data.get("passed_as_text"):
+        return "passed"
+    right = stored_text_call_right(score_data)
+    return "unknown" if right is None else "right" if right else "wrong"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from compare_tui.errors import CompareTuiError
-from compare_tui.report.inputs import OUTCOMES, AttemptFacts, ReportInputs, RunInput
+from compare_tui.report.inputs import OUTCOMES, AttemptFacts, ReportInputs, RunInput, text_call_kind
 from compare_tui.store import AmbiguousIdError, RunNotFoundError, Store
 from compare_tui.store.records import RunRecord
 
@@ -31,6 +31,7 @@ _FACT_COLUMNS = (
     "isolation",
     "error_class",
     "score_detail",
+    "score_data",
     "error",
 )
 
@@ -97,9 +98,18 @@ def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
             isolation=json.loads(row["isolation"]) if row["isolation"] else None,
             error_class=row["error_class"],
             detail=row["score_detail"] or row["error"] or "",
+            text_call=_text_call(row["score_data"]),
         )
         for row in rows
     )
+
+
+def _text_call(score_data: str | None) -> str | None:
+    # Parsed only where a call written as text was recorded: most rows have none, and a
+    # 10,000-row report must not decode every attempt's scorer data.
+    if not score_data or '"written_as_text"' not in score_data:
+        return None
+    return text_call_kind(json.loads(score_data))
 
 
 def _run_input(store: Store, run: RunRecord) -> RunInput:

@@ -178,6 +178,13 @@ def _model(row: ModelFigures) -> dict[str, Any]:
         "awaiting_review": list(row.awaiting_review),
         "error_classes": dict(row.error_classes),
         "not_measured": dict(row.not_measured),
+        "text_calls": {
+            "failed": row.text_calls.failed,
+            "as_text": row.text_calls.as_text,
+            "right": row.text_calls.right,
+            "unknown": row.text_calls.unknown,
+            "passed_as_text": row.text_calls.passed_as_text,
+        },
         "tasks": [
             {
                 "id": b.task_id,

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import Block, ModelFigures
 from compare_tui.report.model import Report
+from compare_tui.report.text_calls import caveat_texts
 from compare_tui.vocabulary import Outcome
 
 
@@ -49,6 +50,7 @@ def _suite(row: ModelFigures, report: Report) -> ET.Element:
         ("pass_rate_ci95", fmt.interval(row.pass_rate.interval)),
         ("cost_per_completed_task", fmt.cost_per_task(row.cost)),
         ("recommendation", report.recommendation.summary),
+        *((code, text) for code, text in caveat_texts(row.label, row.text_calls)),
     ):
         ET.SubElement(properties, "property", name=name, value=value)
     for block in row.blocks:

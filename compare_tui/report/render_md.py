@@ -82,18 +82,21 @@ def _decision(report: Report) -> list[str]:
 
 
 def _figures(report: Report) -> list[str]:
+    as_text = any(row.text_calls.passed_as_text for row in report.models)  # accept_text_calls in use
     lines = [
         "## Figures",
         "",
-        "| model | provenance | pass rate | 95% CI | ✓ | ✗ | ! | human ✓/✗/? | TTFT p50/p95/p99 | E2E p50/p95/p99 "
-        "| tokens / completed task (prompt + completion) | GPU peak | cost / completed task |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| model | provenance | pass rate | 95% CI | ✓ |{' ✓ as text |' if as_text else ''} ✗ | ! | human ✓/✗/? "
+        "| TTFT p50/p95/p99 | E2E p50/p95/p99 | tokens / completed task (prompt + completion) | GPU peak "
+        "| cost / completed task |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if as_text else ""),
     ]
     for row in report.models:
         rate = row.pass_rate
         lines.append(
             f"| {_cell(row.label)} | {_cell(row.provenance)} | {fmt.pass_rate(row.pass_rate)} | "
             f"{fmt.interval(row.pass_rate.interval)} | {rate.passed} | "
+            f"{f'{row.text_calls.passed_as_text} | ' if as_text else ''}"
             f"{rate.scored - rate.passed - rate.errored} | {rate.errored} | {columns.human_counts(row.counts)} | "
             f"{fmt.latency(row.latency.ttft_ms)} | {fmt.latency(row.latency.e2e_ms)} | {fmt.tokens(row.tokens)} | "
             f"{_cell(fmt.gpu(row.gpu))} | {fmt.cost_per_task(row.cost)} |"

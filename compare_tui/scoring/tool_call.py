@@ -5,6 +5,7 @@ Pure. Calls appear in details in canonical form, `[tool call] name(args)`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from compare_tui.goldset.models import Task, ToolCallScorer
@@ -13,6 +14,8 @@ from compare_tui.scoring.result import Answer, Outcome, ScoreResult, ToolCall
 from compare_tui.scoring.textual_call import ADVICE, written_as_text
 
 _CALLS_SHOWN = 3
+PASSED_AS_TEXT = "passed as text"
+"""How the detail of a pass by a call written as text starts (`accept_text_calls`)."""
 
 
 def _rendered(calls: tuple[ToolCall, ...]) -> str:
@@ -47,6 +50,26 @@ def argument_mismatch(call: ToolCall, expected: dict[str, Any] | None, match: st
     return first_difference(actual, expected, subset=match == "subset")
 
 
+_CALL_PREFIX = "[tool call] "
+
+
+def stored_text_call_right(data: Mapping[str, Any]) -> bool | None:
+    """Whether a stored call written as text had the expected name and arguments: as recorded
+    (`text_call_right`), else worked out from the stored canonical call and expectation (runs
+    scored before that was recorded); None when it cannot be told."""
+    if "text_call_right" in data:
+        return bool(data["text_call_right"])
+    written, name = data.get("written_as_text"), data.get("expected_name")
+    if not isinstance(written, str) or not written.startswith(_CALL_PREFIX) or not isinstance(name, str):
+        return None
+    called, _, rest = written[len(_CALL_PREFIX) :].partition("(")
+    if not rest.endswith(")"):
+        return None
+    expected = data.get("expected_arguments")
+    match = str(data.get("match", "exact"))
+    return called == name and argument_mismatch(ToolCall(called, rest[:-1]), expected, match) is None
+
+
 def score_tool_call(task: Task, spec: ToolCallScorer, answer: Answer) -> ScoreResult:
     """Pass when some call has the expected name and matching arguments (any one is enough).
 
@@ -69,7 +92,15 @@ def score_tool_call(task: Task, spec: ToolCallScorer, answer: Answer) -> ScoreRe
         declared = [t.get("function", {}).get("name") for t in task.input.tools or [] if isinstance(t, dict)]
         as_text = written_as_text(answer.text, [n for n in declared if n] or [name])
         if as_text is not None:
-            data["written_as_text"] = as_text.canonical()
+            right = as_text.name == name and argument_mismatch(as_text, arguments, spec.match) is None
+            data.update(written_as_text=as_text.canonical(), text_call_right=right)
+            if right and spec.accept_text_calls:
+                data["passed_as_text"] = True
+                return ScoreResult(
+                    Outcome.PASS,
+                    f"{PASSED_AS_TEXT}: {as_text.canonical()} (accept_text_calls; the server did not parse it)",
+                    data,
+                )
             return ScoreResult(
                 Outcome.FAIL,
                 f"expected a call to {name}, got a tool call written as text ({as_text.canonical()}): {ADVICE}",

@@ -101,6 +101,7 @@ class AttemptAccessors(StoreBase):
             "isolation",
             "error_class",
             "score_detail",
+            "score_data",
             "error",
             "retries",
             "finish_reason",

@@ -20,6 +20,7 @@ from compare_tui.toolcall.results import CallRecord, CheckFailure, CheckResult, 
 from compare_tui.toolcall.scenario import Scenario
 from compare_tui.toolcall.schema_survey import survey
 from compare_tui.toolcall.stream_rules import assemble
+from compare_tui.toolcall.tool_shapes import responsible
 from compare_tui.toolcall.unsupported import classify
 from compare_tui.vocabulary import HTTP_STATUS_CLASSES
 
@@ -119,7 +120,11 @@ def _failed_exchange(scenario: Scenario, ex: RawExchange, base: dict[str, Any]) 
             outcome=ToolcallOutcome.PASS, reason=f"refused as it should be: {ex.error}", checks=(check,), **base
         )
     if verdict.kind == "unsupported":
-        return ScenarioResult(outcome=ToolcallOutcome.UNSUPPORTED, reason=verdict.reason, **base)
+        reason = verdict.reason
+        culprit = responsible(scenario.tools, ex.server_message, {t.name: t.wire_name for t in scenario.tools})
+        if scenario.user_tools and culprit is not None:
+            reason = f"{reason}; the tool responsible: {culprit}"
+        return ScenarioResult(outcome=ToolcallOutcome.UNSUPPORTED, reason=reason, **base)
     if (
         scenario.expect.http_error_is_fail
         and ex.error_class in HTTP_STATUS_CLASSES

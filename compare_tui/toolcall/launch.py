@@ -46,6 +46,8 @@ class RunRequest:
     publishable: bool = False
     keep_arguments: bool = False
     scenario_patterns: tuple[str, ...] = ()
+    skip_invalid_tools: bool = False
+    """The scenarios leave out the user's tools whose schema servers refuse (`ToolsFile.refused`)."""
 
 
 def check_request(request: RunRequest) -> None:
@@ -71,14 +73,16 @@ def check_request(request: RunRequest) -> None:
     refuse_if_needed(request.entry)
 
 
-def tools_file_summary(tools: ToolsFile) -> dict[str, object]:
+def tools_file_summary(tools: ToolsFile, skip_invalid: bool = False) -> dict[str, object]:
     """What a run records about the user's tools file: where, its digest, names (original and
-    as sent) and, per tool, the schema keywords the checks will not evaluate."""
+    as sent), the notes printed before sending, the tools left out (`--skip-invalid-tools`)
+    and, per tool, the schema keywords the checks will not evaluate."""
     return {
         "path": tools.path,
         "digest": tools.digest,
         "shape": tools.shape,
         "notes": list(tools.notes),
+        "left_out": dict(tools.refused) if skip_invalid else {},
         "tools": [
             {
                 "name": t.name,
@@ -129,7 +133,7 @@ async def execute(
         user_notes={**gateway_stated_serving(entry), **request.user_notes},
         settings={**stored_settings(request.settings), "scenarios": list(request.scenario_patterns)}
         | ({"gateway": entry.gateway} if entry.gateway else {}),
-        tools_file=tools_file_summary(request.tools) if request.tools else None,
+        tools_file=tools_file_summary(request.tools, request.skip_invalid_tools) if request.tools else None,
         publishable=request.publishable,
         keep_arguments=request.keep_arguments,
         status="running",

@@ -135,6 +135,14 @@ def _caveats(runs: Sequence[ToolcallRun]) -> list[str]:
             "fail (text): the model wrote the tool call as JSON in its answer's content; the server did not "
             "parse it into tool_calls. Check the chat template and the server's tool parser before blaming the model."
         )
+    for run in runs:  # what was printed before sending, kept with the run (issue 37)
+        tools_file = run.tools_file or {}
+        notes = [str(n) for n in tools_file.get("notes") or []]
+        left_out = tools_file.get("left_out") or {}
+        if left_out:
+            notes.append(f"left out (--skip-invalid-tools): {', '.join(repr(n) for n in left_out)}")
+        if notes:
+            out.append(f"Your tools in {run.model_name} {run.id[:6]}: " + "; ".join(notes) + ".")
     if any(res.not_checked for res in results):
         out.append("Some schema keywords were not checked (listed per scenario); a pass does not vouch for them.")
     if any(res.approximate for res in results):

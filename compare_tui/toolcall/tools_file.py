@@ -21,6 +21,7 @@ from compare_tui.errors import CompareTuiError
 from compare_tui.scoring.json_values import STRICT_DECODER
 from compare_tui.toolcall.json_values import MAX_DEPTH, nesting_depth
 from compare_tui.toolcall.names import NameMap, map_names
+from compare_tui.toolcall.tool_shapes import refused_tools, shape_notes
 from compare_tui.toolcall.tools_items import ItemProblem, UserToolDraft, documents_items
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -55,6 +56,13 @@ class ToolsFile:
     tools: tuple[UserTool, ...]
     names: NameMap
     notes: tuple[str, ...] = ()
+    """What to know before sending: renamed tools, fields not sent, and schema shapes servers
+    refuse (`tool_shapes`); printed with every run and by `toolcall list`."""
+
+    @property
+    def refused(self) -> dict[str, str]:
+        """Tool name → why servers refuse a request offering it (`tool_shapes.refused_tools`)."""
+        return refused_tools(self.tools)
 
 
 def read_tools_file(path: str | Path) -> ToolsFile:
@@ -108,6 +116,7 @@ def parse_tools_bytes(data: bytes, where: str = "<tools>") -> ToolsFile:
         for o, w in names.renamed.items()
     ]
     notes += [n for t in tools for n in t.notes]
+    notes += [str(note) for t in final for note in shape_notes(t)]
     return ToolsFile(where, "sha256:" + hashlib.sha256(data).hexdigest(), shape, final, names, tuple(notes))
 
 

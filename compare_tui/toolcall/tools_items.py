@@ -165,9 +165,7 @@ def _tool(item: Any, where: str, kind: str, problems: list[ItemProblem]) -> User
         )
         return None
     else:
-        draft.parameters = parameters
-        if parameters.get("type", "object") != "object":
-            draft.notes.append(f"tool {name!r}: its {schema_key} schema is not of type object; servers may refuse it")
+        draft.parameters = parameters  # shapes servers refuse are noted by `tool_shapes`
     description = body.get("description")
     if description is None and source == "mcp":
         description = body.get("title")  # MCP: description ?? title

@@ -35,6 +35,13 @@ SIGNATURES: tuple[Signature, ...] = (
     _sig("llama.cpp", r"tools param requires --jinja flag", "llama-server without --jinja refuses tools"),
     _sig("llama.cpp", r"tool_choice param requires --jinja flag", "llama-server without --jinja refuses tool_choice"),
     _sig("llama.cpp", r"Cannot use tools with stream", "this llama-server build cannot stream tool calls"),
+    # b11434 builds its tool-call parser (and grammar) from the chat template and the tools'
+    # schemas for each request; a schema it cannot turn into a grammar refuses the request.
+    _sig(
+        "llama.cpp",
+        r"Unable to generate parser for this template",
+        "llama-server could not build a tool-call parser for these tools with this chat template",
+    ),
     # Only for values OpenAI defines: an old build that does not know one of them is a
     # limit of the server; any other value would be our own invalid request.
     _sig(

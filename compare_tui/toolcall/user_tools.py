@@ -1,7 +1,9 @@
 """Scenarios for the user's own tools. There is no answer key for them, so only what holds
 for any correct call is checked: for each tool, one forced (named) call checked against its
-own schema; then one `required` scenario with every tool offered, and one irrelevance
-scenario (chit-chat: no call) with every tool offered.
+own schema, offering that tool alone (so a tool a server refuses spoils only the scenarios
+that offer it); then one `required` scenario with every tool offered, and one irrelevance
+scenario (chit-chat: no call) with every tool offered. `skip_invalid` leaves out the tools
+whose schema servers refuse (`ToolsFile.refused`).
 """
 
 from __future__ import annotations
@@ -10,15 +12,23 @@ from compare_tui.toolcall.scenario import CallPattern, Expectation, Scenario, To
 from compare_tui.toolcall.tools_file import ToolsFile
 
 
-def tool_specs(tools: ToolsFile) -> tuple[ToolSpec, ...]:
-    return tuple(ToolSpec(t.name, t.wire_name, t.description, t.parameters) for t in tools.tools)
+def tool_specs(tools: ToolsFile, *, skip_invalid: bool = False) -> tuple[ToolSpec, ...]:
+    left_out = tools.refused if skip_invalid else {}
+    return tuple(
+        ToolSpec(t.name, t.wire_name, t.description, t.parameters) for t in tools.tools if t.name not in left_out
+    )
 
 
-def user_scenarios(tools: ToolsFile) -> tuple[Scenario, ...]:
-    """`user.named:<tool>` per tool, then `user.required` and `user.irrelevance`."""
-    specs = tool_specs(tools)
+def user_scenarios(tools: ToolsFile, *, skip_invalid: bool = False) -> tuple[Scenario, ...]:
+    """`user.named:<tool>` per tool, then `user.required` and `user.irrelevance` (none of
+    them when `skip_invalid` leaves no tool)."""
+    specs = tool_specs(tools, skip_invalid=skip_invalid)
+    if not specs:
+        return ()
     out = []
-    for number, spec in enumerate(specs, 1):
+    numbers = {t.name: n for n, t in enumerate(tools.tools, 1)}  # ids stay the same with tools left out
+    for spec in specs:
+        number = numbers[spec.name]
         prompt = (
             f"Call the {spec.wire_name} tool now. Use plausible example values for its parameters; "
             "do not ask me for them."
@@ -29,7 +39,7 @@ def user_scenarios(tools: ToolsFile) -> tuple[Scenario, ...]:
                 name=f"user.named:{spec.name}",
                 category="user",
                 title=f"A forced call to {spec.name}, checked against its own schema",
-                tools=specs,
+                tools=(spec,),
                 messages=({"role": "user", "content": prompt},),
                 expect=Expectation(min_calls=1, max_calls=1, match=(CallPattern(spec.name),)),
                 tool_choice={"type": "function", "function": {"name": spec.wire_name}},
