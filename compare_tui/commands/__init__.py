@@ -21,6 +21,7 @@ _NAMES = (
     "judge",
     "evaluator_compare",
     "grade",
+    "rescore",
 )
 
 
