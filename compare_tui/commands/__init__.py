@@ -22,6 +22,7 @@ _NAMES = (
     "evaluator_compare",
     "grade",
     "rescore",
+    "gateway",
 )
 
 
