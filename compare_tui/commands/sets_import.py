@@ -164,8 +164,9 @@ def _import(args: argparse.Namespace) -> int:
     if counts["left_out_by_limit"]:
         print(f"left out {counts['left_out_by_limit']} rows by --limit {options.limit}")
     if imported.info["not_imported"]:
+        n = len(imported.info["not_imported"])
         print(
-            f"{len(imported.info['not_imported'])} tasks have asserts that were not imported (import.json, not_imported)"
+            f"{n} task{'' if n == 1 else 's'} had asserts no scorer here checks: listed in import.json (not_imported)"
         )
     print(f"set {goldset.manifest.workload_id} {goldset.manifest.version}, digest {goldset.digest}")
     return 0
