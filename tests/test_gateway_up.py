@@ -98,3 +98,36 @@ def test_hosted_baseline_through_gateway_up(tmp_path: Path, provider: FakeServer
         assert PROVIDER_KEY.encode() not in path.read_bytes(), path
     assert all(PROVIDER_KEY not in text for text in outputs)
     assert "os.environ/OPENAI_API_KEY" in (tmp_path / "state" / "gateway" / "litellm.yaml").read_text()
+
+
+def test_up_refuses_without_the_provider_key_and_starts_nothing(tmp_path: Path) -> None:
+    from compare_tui.local import gateway
+
+    env = {"PATH": os.environ.get("PATH", "")}
+    os.environ["COMPARE_TUI_STATE_DIR"] = str(tmp_path / "state")
+    try:
+        with pytest.raises(gateway.GatewayError, match=r"\$OPENAI_API_KEY is not set.*compare-tui never does"):
+            gateway.up(
+                provider="openai", model="m", route="m", key_env="OPENAI_API_KEY", gateway_key="sk-x",
+                gateway_key_env="GW", litellm=str(litellm_executable()), environ=env,
+            )  # fmt: skip
+        assert gateway.read_record() is None and gateway.down() == "nothing recorded"
+    finally:
+        del os.environ["COMPARE_TUI_STATE_DIR"]
+
+
+def test_the_config_names_the_key_variable_never_a_key() -> None:
+    from compare_tui.local.gateway import config_text
+
+    config = config_text("anthropic", "claude-x", "claude-x", "MY_KEY", None)
+    assert '"api_key": "os.environ/MY_KEY"' in config and '"master_key": "os.environ/LITELLM_MASTER_KEY"' in config
+    assert '"model": "anthropic/claude-x"' in config
+
+
+def test_price_from_litellms_bundled_table_says_where_it_came_from() -> None:
+    from compare_tui.local.gateway import table_price
+
+    price = table_price(litellm_executable(), "openai", "gpt-4o-mini")
+    assert price is not None and price.usd_per_mtok_input > 0 and price.usd_per_mtok_output > 0
+    assert "bundled price table" in price.source and re.fullmatch(r"\d{4}-\d{2}-\d{2}", price.captured)
+    assert table_price(litellm_executable(), "openai", "no-such-model-anywhere") is None

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from compare_tui.local.errors import LocalError
+from compare_tui.errors import CompareTuiError
 from compare_tui.paths import state_dir
 
 PROVIDERS = ("openai", "anthropic", "azure", "gemini", "mistral", "groq", "together_ai", "openrouter", "cohere")
@@ -47,6 +47,10 @@ DEFAULT_KEY_ENV = {
 DEFAULT_GATEWAY_KEY_ENV = "COMPARE_TUI_GATEWAY_KEY"
 START_TIMEOUT_S = 240.0
 """Importing LiteLLM takes 10-30 s on a loaded 2-core machine."""
+
+
+class GatewayError(CompareTuiError):
+    """The gateway could not be started or found; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,7 @@ def litellm_executable(explicit: str | None = None) -> Path:
     for candidate in candidates:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate
-    raise LocalError(
+    raise GatewayError(
         "no LiteLLM proxy found: install the pinned one (pip install 'litellm[proxy]==1.108.7' in a virtual "
         "environment of its own) and set COMPARE_TUI_LITELLM_VENV to it, or pass --litellm PATH"
     )
@@ -161,16 +165,16 @@ def up(
     litellm: str | None = None,
     environ: dict[str, str] | None = None,
 ) -> GatewayRecord:
-    """Start the proxy and wait until it answers; `LocalError` when it cannot, naming its log."""
+    """Start the proxy and wait until it answers; `GatewayError` when it cannot, naming its log."""
     env_in = os.environ if environ is None else environ
     running = read_record()
     if running is not None and _alive(running):
-        raise LocalError(
+        raise GatewayError(
             f"a gateway is already running (pid {running.pid}, {running.url}, {running.provider}/{running.model}); "
             "stop it with `compare-tui gateway down` first"
         )
     if not env_in.get(key_env, "").strip():
-        raise LocalError(
+        raise GatewayError(
             f"${key_env} is not set: the gateway's process reads your {provider} key from it "
             f"(compare-tui never does); export {key_env}=… in this shell, or name another variable with --key-env"
         )
@@ -216,14 +220,14 @@ def up(
         if process.poll() is not None:
             _record_path().unlink(missing_ok=True)
             tail = log.read_text(encoding="utf-8", errors="replace")[-600:]
-            raise LocalError(
+            raise GatewayError(
                 f"the LiteLLM proxy exited at start (code {process.returncode}); its log {log} ends:\n{tail}"
             )
         if _healthy(port):
             return record
         time.sleep(0.5)
     down()
-    raise LocalError(f"the LiteLLM proxy did not answer within {START_TIMEOUT_S:.0f} s; see {log}")
+    raise GatewayError(f"the LiteLLM proxy did not answer within {START_TIMEOUT_S:.0f} s; see {log}")
 
 
 @dataclass(frozen=True)
