@@ -337,3 +337,11 @@ def test_jsonl_quoting_and_unicode_survive(tmp_path_factory, cells, ascii_only) 
     (folder / "t.jsonl").write_text(text, encoding="utf-8")
     tasks = _imported(folder / "t.jsonl", folder / "set", format="jsonl")
     assert [(t.input.prompt, t.expected.text) for t in tasks] == cells
+
+
+def test_a_column_no_row_has_is_one_line_naming_the_columns(tmp_path: Path) -> None:
+    _write_csv(tmp_path / "t.csv", ROWS)
+    with pytest.raises(ImportingError) as refused:
+        import_set(tmp_path / "t.csv", ImportOptions(format="csv", expected_column="label"))
+    assert "no row has a column 'prompt'" in str(refused.value)
+    assert "the first row's columns are: uid, question, label" in str(refused.value)

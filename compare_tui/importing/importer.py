@@ -81,7 +81,14 @@ def check_options(path: Path, options: ImportOptions) -> None:
         )
 
 
-def _refusal(problems: list[RowProblem], path: Path) -> ImportingError:
+def _refusal(problems: list[RowProblem], path: Path, columns: list[str]) -> ImportingError:
+    missing = {p.column for p in problems if p.reason.startswith("no such column")}
+    if len(missing) == 1 and all(p.reason.startswith("no such column") for p in problems):
+        (column,) = missing
+        return ImportingError(
+            f"{path}: no row has a column {column!r} ({problems[0].reason.split('(', 1)[-1].rstrip(')')}); "
+            f"the first row's columns are: {', '.join(columns) or 'none'}"
+        )
     lines = [str(p) for p in problems[:SHOWN_PROBLEMS]]
     more = f"\n  … and {len(problems) - SHOWN_PROBLEMS} more" if len(problems) > SHOWN_PROBLEMS else ""
     return ImportingError(
@@ -124,8 +131,11 @@ def import_set(path: Path | str, options: ImportOptions) -> ImportedSet:
     not_imported: dict[str, list[str]] = {}
     seen: dict[str, tuple[str, int]] = {}
     rows = 0
+    first_columns: list[str] = []
     for row in _rows(path, options):
         rows += 1
+        if rows == 1 and isinstance(row, Row):
+            first_columns = [str(k) for k in row.values if not str(k).startswith("__")]
         made = row if isinstance(row, RowProblem) else build_task(row, options, redactor)
         if isinstance(made, RowProblem):
             problems.append(made)
@@ -148,7 +158,7 @@ def import_set(path: Path | str, options: ImportOptions) -> ImportedSet:
         if row.not_imported:
             not_imported[made["id"]] = list(row.not_imported)
     if problems and not options.skip_bad_rows:
-        raise _refusal(problems, path)
+        raise _refusal(problems, path, first_columns)
     if not built:
         raise ImportingError(f"{path}: no row made a task ({rows} rows read); check the column options")
     kept = _limited(built, options)

@@ -58,6 +58,8 @@ class ImportOptions:
         out.update(id_column=id_column, expected_column=expected_column or None)
         if self.messages_column is None:
             out["input_column"] = input_column
+        if self.format == "promptfoo":
+            out["scorer"] = None  # each task's scorer comes from its asserts
         return out
 
 
