@@ -345,3 +345,12 @@ def test_a_column_no_row_has_is_one_line_naming_the_columns(tmp_path: Path) -> N
         import_set(tmp_path / "t.csv", ImportOptions(format="csv", expected_column="label"))
     assert "no row has a column 'prompt'" in str(refused.value)
     assert "the first row's columns are: uid, question, label" in str(refused.value)
+
+
+def test_a_csv_field_longer_than_the_csv_modules_default_limit(tmp_path: Path) -> None:
+    long = "x" * 300_000
+    _write_csv(tmp_path / "t.csv", [{"uid": "a", "question": long, "label": "y"}])
+    tasks = _imported(
+        tmp_path / "t.csv", tmp_path / "set", format="csv", input_column="question", expected_column="label"
+    )
+    assert tasks[0].input.prompt == long

@@ -63,7 +63,12 @@ def source_digest(path: Path) -> tuple[str, int]:
     return h.hexdigest(), size
 
 
+CSV_FIELD_LIMIT = 64 * 2**20
+"""The longest CSV field read (the csv module's default, 128 KiB, is shorter than some prompts)."""
+
+
 def read_csv(path: Path) -> Iterator[Row | RowProblem]:
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     # utf-8-sig drops a byte-order mark (Excel writes one); newline="" lets csv see quoted newlines.
     try:
         with path.open(encoding="utf-8-sig", newline="") as f:
