@@ -21,6 +21,8 @@ _NAMES = (
     "judge",
     "evaluator_compare",
     "grade",
+    "rescore",
+    "gateway",
 )
 
 

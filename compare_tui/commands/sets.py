@@ -38,6 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true", help="print JSON instead of a table")
     show.set_defaults(handler=_show)
 
+    from compare_tui.commands import sets_import
+
+    sets_import.register(sub)
+
 
 def _validate(args: argparse.Namespace) -> int:
     from compare_tui.goldset import validate_golden_set

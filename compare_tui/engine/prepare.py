@@ -21,6 +21,7 @@ from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spe
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
 from compare_tui.engine.transport import TransportChoiceError, check_transport_choice
 from compare_tui.errors import CompareTuiError
+from compare_tui.goldset.digest import input_digest
 from compare_tui.goldset.models import GoldenSet
 from compare_tui.store import RunRecord, RunStatus, Store
 
@@ -114,6 +115,7 @@ def prepare_run(
         environment={},
         task_count=len(goldset.tasks),
         comparison_id=comparison_id,
+        task_inputs={task.id: input_digest(task) for task in goldset.tasks},
     )
     store.create_run(run)
     return PreparedRun(run, goldset, entry, settings, estimate, headers, key_check)

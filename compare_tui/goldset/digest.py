@@ -59,3 +59,21 @@ def digest_golden_set(manifest: Manifest, tasks: Iterable[Task], files: Mapping[
     # surrogatepass: a JSON task may hold a lone surrogate ("\ud800"); it must hash, not crash.
     data = canonical_json(payload).encode("utf-8", "surrogatepass")
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def input_digest(task: Task) -> str:
+    """The first 16 hex digits of the sha256 of what a task sends (its input and, for a traced
+    step, its place in the run): two runs' answers answer the same request exactly when these
+    agree (`rescore` relies on it). 64 bits keep a run's row small at 100,000 tasks; they guard
+    against edits, not against an adversary."""
+    form: dict[str, Any] = {"input": task.input.model_dump(mode="json", by_alias=True, exclude_none=True)}
+    if task.trace is not None:
+        form["trace"] = task.trace.model_dump(mode="json")
+    return hashlib.sha256(canonical_json(form).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def scorers_digest(scorers: Mapping[str, Any], files: Mapping[str, str]) -> str:
+    """`sha256:<hex>` of each task's scorer and expected outcome (task id → JSON form) and the
+    files scorers reference: two scorings of the same answers agree when these do."""
+    data = canonical_json({"tasks": dict(scorers), "files": dict(files)}).encode("utf-8", "surrogatepass")
+    return "sha256:" + hashlib.sha256(data).hexdigest()

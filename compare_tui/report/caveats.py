@@ -155,6 +155,7 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
             )
         )
     out += [Caveat(code, text) for code, text in caveat_texts(name, row.text_calls)]
+    out += _rescored(name, run_input)
     out += _sandbox(name, run_input)
     out += _serving(row, run_input)
     if row.tokens.note:
@@ -162,6 +163,24 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
     if row.cost.note and row.completed:
         out.append(Caveat("cost", f"Cost of {name}: {row.cost.note}."))
     return out
+
+
+def _rescored(name: str, run_input: RunInput) -> list[Caveat]:
+    rescore = run_input.run.rescore
+    if not rescore:
+        return []
+    generated = rescore.get("answers_generated") or {}
+    moved = rescore.get("changed") or []
+    changes = _listed([f"{c['task']} {c['from']} → {c['to']}" for c in moved]) if moved else "none"
+    return [
+        Caveat(
+            "rescored",
+            f"{name}: the answers were generated at {generated.get('started_at') or '?'} by run "
+            f"{rescore.get('source_run')} and scored later, at {rescore.get('scored_at')}, with the set's "
+            f"scorers as they are now (scorers {str(rescore.get('scorers_digest', ''))[:19]}…); no model was asked "
+            f"again. Tasks whose outcome moved: {changes}.",
+        )
+    ]
 
 
 def _sandbox(name: str, run_input: RunInput) -> list[Caveat]:

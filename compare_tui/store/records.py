@@ -143,6 +143,12 @@ class RunRecord(_Record):
     """baseline/peak/device figures, or `{"measured": False, "reason": …}`."""
     error: str | None = None
     comparison_id: str | None = None
+    task_inputs: dict[str, str] | None = None
+    """task id → sha256 of the task's input as sent (`goldset.input_digest`); None for runs made
+    before it was recorded. `rescore` checks it before scoring the answers again."""
+    rescore: SafeDict | None = None
+    """For a rescored run: `source_run`, `answers_generated` (the source's start and finish),
+    `scored_at`, `scorers_digest`, `set_digest_before` and `changed` (tasks whose outcome moved)."""
 
 
 class AttemptRecord(_Record):

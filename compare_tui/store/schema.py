@@ -284,6 +284,15 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
+# Rescoring (`compare-tui rescore`): each run keeps a digest of every task's input as it was
+# sent (so a later rescore can prove the answers still answer the same inputs), and a rescored
+# run names its source run, the scorers' digest and what changed.
+_V_RESCORE = """
+ALTER TABLE runs ADD COLUMN task_inputs TEXT;
+ALTER TABLE runs ADD COLUMN rescore TEXT
+"""
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V1),
     _script(_V2),
@@ -294,6 +303,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V7),
     _script(_V8),
     _script(_V9),
+    _script(_V_RESCORE),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

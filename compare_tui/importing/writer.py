@@ -1,0 +1,66 @@
+"""Writing an imported set folder: `tasks/*.json`, `import.json`, then `golden.toml`.
+
+Callers can rely on: a folder that holds anything is refused unless `force`, and then only a
+folder that already holds a set (`import.json` or `golden.toml`) is reused, its set files
+replaced and nothing else touched; `golden.toml` is written last, so an interrupted write never
+leaves a loadable set; the bytes depend only on the `ImportedSet` (fixed key order, UTF-8, `\\n`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from .errors import ImportingError
+from .importer import ImportedSet
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8", newline="\n")
+    os.replace(tmp, path)
+
+
+def check_folder(out: Path, force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise ImportingError(f"--out {out}: is a file; give a folder for the imported set")
+    if not out.exists() or not any(out.iterdir()):
+        return
+    if not force:
+        raise ImportingError(
+            f"--out {out}: the folder is not empty; choose an empty folder, or pass --force to replace the set in it"
+        )
+    if not ((out / "import.json").is_file() or (out / "golden.toml").is_file()):
+        raise ImportingError(
+            f"--out {out}: holds files that are not a golden set, so --force will not clear it; choose an empty folder"
+        )
+
+
+def write_imported_set(imported: ImportedSet, out: Path | str, force: bool = False) -> Path:
+    out = Path(out)
+    check_folder(out, force)
+    try:
+        for name in ("golden.toml", "import.json"):
+            (out / name).unlink(missing_ok=True)
+        tasks = out / "tasks"
+        if tasks.is_dir():
+            for old in tasks.iterdir():
+                if old.suffix.lower() in (".json", ".toml") and old.is_file():
+                    old.unlink()
+        tasks.mkdir(parents=True, exist_ok=True)
+        for task in imported.tasks:
+            _write(tasks / f"{task['id']}.json", _json_text(task))
+        _write(out / "import.json", _json_text(imported.info))
+        header = "# Imported by `compare-tui sets import`; import.json pins the source file and the options.\n"
+        _write(out / "golden.toml", header + tomli_w.dumps(imported.manifest))
+    except OSError as exc:
+        raise ImportingError(f"--out {out}: cannot write the imported set ({exc.strerror or exc})") from None
+    return out

@@ -1,0 +1,132 @@
+"""`compare-tui rescore`: a stored run's answers scored again, with no request to any model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compare_tui.cli import main
+from compare_tui.report import build_report, load_report_inputs
+from compare_tui.store import Store
+from tests.support.builders import write_set
+from tests.support.fake_openai import FakeServer, text
+
+CATALOGUE = """[[model]]
+name = "{name}"
+kind = "hosted"
+endpoint = "{url}"
+model = "fake-model"
+revision = "2026-12-01"
+weights_digest = "sha256:{zeros}"
+[model.cost]
+basis = "token_price"
+usd_per_mtok_input = 1.0
+usd_per_mtok_output = 2.0
+captured = "2026-12-01"
+source = "test"
+"""
+
+
+@pytest.fixture
+def world(tmp_path: Path):
+    # Every task is answered "billing"; t2 expects "bug" (a typo the team will fix).
+    with FakeServer(default=text("billing")) as server:
+        goldset = write_set(tmp_path / "set", {"t0": "billing", "t1": "billing", "t2": "bug"})
+        models = tmp_path / "models.toml"
+        models.write_text(
+            "\n".join(CATALOGUE.format(name=n, url=server.url, zeros="0" * 64) for n in ("fake-a", "fake-b"))
+        )
+        yield server, goldset, models, tmp_path / "runs.sqlite"
+
+
+def _run(goldset: Path, models: Path, store: Path, *extra: str) -> None:
+    assert main(["run", str(goldset), "--models", str(models), "--store", str(store), *extra]) == 0
+
+
+def _audit_rows(store: Path) -> int:
+    with Store.open(store) as s:
+        return s._read("SELECT count(*) AS n FROM audit")[0]["n"]
+
+
+def _fix_t2(goldset: Path) -> None:
+    task = json.loads((goldset / "tasks" / "t2.json").read_text())
+    task["expected"]["text"] = "billing"
+    (goldset / "tasks" / "t2.json").write_text(json.dumps(task))
+
+
+def test_rescore_moves_figures_without_a_request(world, capsys) -> None:
+    server, goldset, models, store = world
+    _run(goldset, models, store, "--model", "fake-a")
+    with Store.open(store) as s:
+        source = s.list_runs()[0]
+    requests, audit = len(server.requests), _audit_rows(store)
+    assert requests >= 3
+    _fix_t2(goldset)
+    capsys.readouterr()
+    assert main(["rescore", source.id[:8], "--store", str(store), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (rescored,) = out["runs"]
+    assert rescored["source_run"] == source.id and rescored["requests"] == 0
+    assert rescored["changed"] == [{"task": "t2", "from": "fail", "to": "pass"}]
+    assert len(server.requests) == requests and _audit_rows(store) == audit
+    with Store.open(store) as s:
+        run = s.get_run(rescored["run"])
+        outcomes = {a.task_id: str(a.outcome) for a in s.attempts_for_run(run.id)}
+        report = build_report(load_report_inputs(s, run.id))
+    assert outcomes == {"t0": "pass", "t1": "pass", "t2": "pass"}
+    assert run.started_at == source.started_at and run.task_inputs == source.task_inputs
+    caveat = next(c for c in report.caveats if c.code == "rescored")
+    assert source.id in caveat.text and "scored later" in caveat.text and "t2 fail → pass" in caveat.text
+
+
+def test_rescore_refuses_a_changed_input_naming_the_task(world, capsys) -> None:
+    server, goldset, models, store = world
+    _run(goldset, models, store, "--model", "fake-a")
+    task = json.loads((goldset / "tasks" / "t1.json").read_text())
+    task["input"]["prompt"] = "something else"
+    (goldset / "tasks" / "t1.json").write_text(json.dumps(task))
+    with Store.open(store) as s:
+        before = len(s.list_runs())
+        run_id = s.list_runs()[0].id
+    capsys.readouterr()
+    assert main(["rescore", run_id, "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "input of 1 task(s) changed" in err and "t1" in err
+    with Store.open(store) as s:
+        assert len(s.list_runs()) == before
+
+
+def test_rescore_a_run_made_before_input_digests(world, capsys) -> None:
+    server, goldset, models, store = world
+    _run(goldset, models, store, "--model", "fake-a")
+    with Store.open(store) as s:
+        run = s.list_runs()[0]
+        s.update_run(run.id, task_inputs=None)
+    capsys.readouterr()
+    # Same set: nothing to doubt, so it rescores.
+    assert main(["rescore", run.id, "--store", str(store)]) == 0
+    _fix_t2(goldset)
+    assert main(["rescore", run.id, "--store", str(store)]) == 2
+    assert "before compare-tui recorded each task's input" in capsys.readouterr().err
+
+
+def test_rescore_a_comparison_links_the_new_runs(world, capsys) -> None:
+    server, goldset, models, store = world
+    _run(goldset, models, store, "--baseline", "fake-a", "--model", "fake-b")
+    requests = len(server.requests)
+    with Store.open(store) as s:
+        comparison = s.list_comparisons()[0]
+    _fix_t2(goldset)
+    capsys.readouterr()
+    assert main(["rescore", comparison.id, "--store", str(store), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["runs"]) == 2 and len(server.requests) == requests
+    with Store.open(store) as s:
+        linked = s.get_comparison(out["comparison"])
+        assert linked.baseline == comparison.baseline
+        assert linked.run_ids == [r["run"] for r in out["runs"]]
+        assert [r["source_run"] for r in out["runs"]] == comparison.run_ids
+        report = build_report(load_report_inputs(s, linked.id))
+    assert [row.pass_rate.rate for row in report.models] == [1.0, 1.0] and report.decision is not None
