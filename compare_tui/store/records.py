@@ -143,6 +143,9 @@ class RunRecord(_Record):
     """baseline/peak/device figures, or `{"measured": False, "reason": …}`."""
     error: str | None = None
     comparison_id: str | None = None
+    serving: list[SafeDict] = []
+    """The server's serving fingerprint each time the run started or resumed, oldest first
+    (`engine.serving`); `[]` when nothing was read (runs stored before store v10)."""
 
 
 class AttemptRecord(_Record):

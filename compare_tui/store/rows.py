@@ -17,7 +17,7 @@ from compare_tui.store.records import AttemptRecord, AuditRow, ReviewRecord, Run
 
 R = TypeVar("R", bound=BaseModel)
 
-RUN_JSON = frozenset({"model_entry", "cost_basis", "settings", "environment", "gpu"})
+RUN_JSON = frozenset({"model_entry", "cost_basis", "settings", "environment", "gpu", "serving"})
 ATTEMPT_JSON = frozenset({"tool_calls", "score_data", "isolation", "server_timings"})
 ATTEMPT_BOOL = frozenset({"usage_missing"})
 ATTEMPT_ENUMS = ("outcome", "error_class")
