@@ -150,9 +150,10 @@ def serving_fingerprint(
     return out
 
 
-def _shown(key: str, value: Any) -> str:
+def shown(key: str, value: Any, missing: str = "not reported") -> str:
+    """One field's value as people read it (a template as the start of its sha256)."""
     if value is None:
-        return "not reported"
+        return missing
     if key == "chat_template_sha256":
         return f"sha256:{str(value)[:16]}…"
     return str(value)
@@ -164,7 +165,7 @@ def fingerprint_rows(fingerprint: Mapping[str, Any] | None) -> list[tuple[str, s
     shows these rows."""
     if not fingerprint:
         return []
-    return [(label, _shown(key, fingerprint[key])) for key, label in FIELDS if fingerprint.get(key) is not None]
+    return [(label, shown(key, fingerprint[key])) for key, label in FIELDS if fingerprint.get(key) is not None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +182,7 @@ class Difference:
 
     def text(self) -> str:
         """`context per slot 1024 → 8192`."""
-        return f"{self.label} {_shown(self.key, self.before)} → {_shown(self.key, self.after)}"
+        return f"{self.label} {shown(self.key, self.before)} → {shown(self.key, self.after)}"
 
 
 def fingerprint_differences(

@@ -10,14 +10,15 @@ differ from the catalogue's `[model.serving]`. The reading is stored on the run
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from compare_tui.catalogue import ModelEntry
+from compare_tui.catalogue import ModelEntry, ModelRefused, key_headers, resolve_key
 from compare_tui.catalogue.errors import EndpointProbeError
 from compare_tui.catalogue.probe import probe_endpoint
-from compare_tui.catalogue.serving_check import catalogue_differences, check_loaded
-from compare_tui.endpoint.fingerprint import differences_text
+from compare_tui.catalogue.serving_check import catalogue_differences, catalogue_fingerprint, check_loaded
+from compare_tui.endpoint.fingerprint import FIELDS, differences_text, shown
 from compare_tui.store import utc_now
 
 READ_TIMEOUT_S = 10.0
@@ -72,3 +73,38 @@ def check_serving(entry: ModelEntry, reading: dict[str, Any], *, strict: bool) -
             f"server's in the entry: `{update_command(entry)}`"
         ), reading
     return None, reading
+
+
+def live_reading(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`read_serving` with the entry's key, checked against its pins (`loaded` added); a key the
+    policy refuses leaves the server unasked (`unread` says why)."""
+    try:
+        key = resolve_key(entry, os.environ if environ is None else environ)
+    except ModelRefused as exc:
+        return {"fingerprint": {}, "notes": [], "unread": f"not asked: {exc}"}
+    reading = read_serving(entry, key_headers(key))
+    return reading | {"loaded": check_loaded(entry, reading.get("fingerprint") or {}).as_dict()}
+
+
+def serving_lines(entry: ModelEntry, reading: Mapping[str, Any]) -> list[str]:
+    """The live fingerprint beside the catalogue's `[model.serving]`, one line per setting either
+    states, then the loaded-weights check and the command that records the server's settings."""
+    if reading.get("unread"):
+        return [f"serving: the server's account could not be read ({reading['unread']})"]
+    fingerprint = reading.get("fingerprint") or {}
+    stated = catalogue_fingerprint(entry.serving)
+    differing = {d.key for d in catalogue_differences(entry, fingerprint)}
+    lines = [f"serving (catalogue → server at {entry.endpoint}):"]
+    for key, label in FIELDS:
+        ours, theirs = stated.get(key), fingerprint.get(key)
+        if ours is None and theirs is None:
+            continue
+        mark = "  ← differs" if key in differing else ""
+        lines.append(f"  {label}: {shown(key, ours, 'not stated')} → {shown(key, theirs)}{mark}")
+    loaded = reading.get("loaded") or {}
+    if loaded:
+        lines.append(f"  loaded weights: {loaded.get('status')}: {loaded.get('text')}")
+    lines += [f"  note: {note}" for note in reading.get("notes") or []]
+    if differing:
+        lines.append(f"  to record the server's settings in the entry: {update_command(entry)}")
+    return lines

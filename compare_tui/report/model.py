@@ -130,7 +130,9 @@ def build_report(inputs: ReportInputs) -> Report:
         refused=tuple(refused),
         recommendation=recommendation,
         paired=paired_comparisons(rows, recommendation),
-        caveats=(() if confound is None else (confound,)) + caveats + tuple(replay_caveats(replay, inputs.step_grading)),
+        caveats=(() if confound is None else (confound,))
+        + caveats
+        + tuple(replay_caveats(replay, inputs.step_grading)),
         decision=decision,
         decision_note=note,
         latency_distributions=latency_distributions(
