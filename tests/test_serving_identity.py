@@ -28,6 +28,7 @@ from compare_tui.endpoint.fingerprint import (
 )
 from compare_tui.engine.serving import check_serving, read_serving
 from compare_tui.experiment.confounds import check_arm
+from compare_tui.goldset import load_golden_set
 from compare_tui.report.serving import serving_caveats, serving_confound, serving_summary
 from compare_tui.store import RunRecord, Store
 from tests.support.builders import write_set
@@ -253,3 +254,22 @@ def test_models_add_records_the_template_mode_and_quantisation_a_llama_server_re
     assert entry.serving.extra["template_mode"] == LEGACY and entry.serving.quantisation == "Q4_1"
     assert ("POST", "/apply-template") in sent and not any(p.endswith("/chat/completions") for _, p in sent)
     assert fingerprint_differences({"slots": 2}, {"slots": 2}) == []
+
+
+def test_the_manifest_makes_strict_serving_the_default_without_changing_the_sets_digest(tmp_path):
+    goldset = write_set(tmp_path / "set", {"t1": "ok"})
+    before = load_golden_set(goldset).digest
+    with (goldset / "golden.toml").open("a") as manifest:
+        manifest.write("strict_serving = true\n")
+    assert load_golden_set(goldset).digest == before  # a policy, not what the set measures
+    with FakeServer(default=text("ok"), models=("m",)) as server:  # /props: 4 slots of 4096
+        entry = _local_entry(tmp_path, context_size=1024).model_copy(update={"endpoint": server.url})
+        catalogue = tmp_path / "models.toml"
+        write_catalogue(Catalogue(models=(entry,)), catalogue)
+        store = str(tmp_path / "runs.sqlite")
+        out = cli("run", str(goldset), "--model", "m", "--models", str(catalogue), "--store", store)
+        chats = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    assert out.code == 2 and "context per slot 1024 → 4096" in out.err and "strict serving" in out.err
+    assert chats == []
+    with Store.open(tmp_path / "runs.sqlite") as s:
+        assert s.list_runs() == []
