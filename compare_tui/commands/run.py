@@ -137,6 +137,7 @@ def _handle(args: argparse.Namespace) -> int:
             prepared = session.prepare()
         except RunRefusedError as exc:
             raise CommandError(str(exc) if args.resume else f"refused: {exc}") from None
+        _serving_notes(prepared)
         statuses = _execute(session, observer)
         comparison_id = session.comparison_id
         if args.json:
@@ -233,6 +234,16 @@ def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
         ) from None
     statuses = list(session.statuses)
     return statuses + [RunStatus.INTERRUPTED.value] * (len(prepared) - len(statuses))
+
+
+def _serving_notes(prepared: list[PreparedRun]) -> None:
+    """Say, before the first request, which servers run with other settings than the catalogue's."""
+    from compare_tui.engine.serving import differences_note
+
+    for p in prepared:
+        note = differences_note(p.entry, p.run.serving[-1]) if p.run.serving else None
+        if note:
+            print(note, file=sys.stderr)
 
 
 def _summary(store, comparison_id, prepared, statuses) -> dict:

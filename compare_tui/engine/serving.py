@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from compare_tui.catalogue import ModelEntry, ModelRefused, key_headers, resolve_key
+from compare_tui.catalogue import HardwareCost, ModelEntry, ModelRefused, TokenPriceCost, key_headers, resolve_key
 from compare_tui.catalogue.errors import EndpointProbeError
 from compare_tui.catalogue.probe import probe_endpoint
 from compare_tui.catalogue.serving_check import catalogue_differences, catalogue_fingerprint, check_loaded
@@ -51,9 +51,20 @@ def read_serving(entry: ModelEntry, headers: Mapping[str, str]) -> dict[str, Any
 def update_command(entry: ModelEntry) -> str:
     """The command that re-reads the server into the entry."""
     weights = f" --weights-dir {entry.weights_dir}" if entry.weights_dir else ""
+    cost = entry.cost
+    if isinstance(cost, HardwareCost):
+        price = f"--usd-per-hour {cost.usd_per_hour:g}"
+    elif isinstance(cost, TokenPriceCost):
+        price = (
+            f"--price-in {cost.usd_per_mtok_input:g} --price-out {cost.usd_per_mtok_output:g} "
+            f"--price-date {cost.captured} --price-source {cost.source}"
+        )
+    else:
+        price = "--usd-per-hour X"
+    kind = " --kind hosted" if entry.kind == "hosted" else ""
     return (
-        f"compare-tui models add {entry.name} --endpoint {entry.endpoint} --model {entry.model}{weights} "
-        f"--revision {entry.revision or 'REV'} --usd-per-hour X --replace"
+        f"compare-tui models add {entry.name} --endpoint {entry.endpoint} --model {entry.model}{kind}{weights} "
+        f"--revision {entry.revision or 'REV'} {price} --replace"
     )
 
 
@@ -86,6 +97,18 @@ def live_reading(entry: ModelEntry, environ: Mapping[str, str] | None = None) ->
     return reading | {"loaded": check_loaded(entry, reading.get("fingerprint") or {}).as_dict()}
 
 
+def differences_note(entry: ModelEntry, reading: Mapping[str, Any]) -> str | None:
+    """A line for the run's output when the server's settings differ from the catalogue's."""
+    differences = catalogue_differences(entry, reading.get("fingerprint") or {})
+    if not differences:
+        return None
+    return (
+        f"note: {entry.name}: the server's serving settings differ from the catalogue's (catalogue → server: "
+        f"{differences_text(differences)}); the report carries this caveat; `compare-tui models verify "
+        f"{entry.name}` shows them, `run --strict-serving` refuses such runs"
+    )
+
+
 def serving_lines(entry: ModelEntry, reading: Mapping[str, Any]) -> list[str]:
     """The live fingerprint beside the catalogue's `[model.serving]`, one line per setting either
     states, then the loaded-weights check and the command that records the server's settings."""
@@ -96,7 +119,9 @@ def serving_lines(entry: ModelEntry, reading: Mapping[str, Any]) -> list[str]:
     differing = {d.key for d in catalogue_differences(entry, fingerprint)}
     lines = [f"serving (catalogue → server at {entry.endpoint}):"]
     for key, label in FIELDS:
-        ours, theirs = stated.get(key), fingerprint.get(key)
+        # The stated stack is shown, never compared: people spell it their own way.
+        ours = entry.serving.stack if key == "stack" else stated.get(key)
+        theirs = fingerprint.get(key)
         if ours is None and theirs is None:
             continue
         mark = "  ← differs" if key in differing else ""
