@@ -26,7 +26,7 @@ from compare_tui.endpoint.fingerprint import (
     serving_fingerprint,
     template_mode_of,
 )
-from compare_tui.engine.serving import check_serving, read_serving
+from compare_tui.engine.serving import check_serving, differences_note, read_serving, update_command
 from compare_tui.experiment.confounds import check_arm
 from compare_tui.goldset import load_golden_set
 from compare_tui.report.serving import serving_caveats, serving_confound, serving_summary
@@ -273,3 +273,13 @@ def test_the_manifest_makes_strict_serving_the_default_without_changing_the_sets
     assert chats == []
     with Store.open(tmp_path / "runs.sqlite") as s:
         assert s.list_runs() == []
+
+
+def test_the_run_note_and_the_update_command_name_the_entrys_own_values(tmp_path):
+    entry = _local_entry(tmp_path, context_size=1024)
+    note = differences_note(entry, {"fingerprint": {"context_per_slot": 4096}})
+    assert note and "context per slot 1024 → 4096" in note and "models verify m" in note
+    assert differences_note(entry, {"fingerprint": {"context_per_slot": 1024}}) is None
+    assert update_command(entry).endswith(
+        f"--weights-dir {entry.weights_dir} --revision r1 --usd-per-hour 0.1 --replace"
+    )
