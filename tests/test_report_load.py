@@ -162,7 +162,7 @@ def filled(store):
 def test_command_prints_json_that_matches_the_report(filled, capsys):
     assert run_cli(filled, "cmp-1", "--format", "json") == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["schema"] == "compare-tui/report" and doc["schema_version"] == 2
+    assert doc["schema"] == "compare-tui/report" and doc["schema_version"] == 3
     assert doc["recommendation"]["winner"] == "model-a" and doc["recommendation"]["confidence"] == "high"
     assert [m["pass_rate"]["passed"] for m in doc["models"]] == [10, 2]
 

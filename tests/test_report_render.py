@@ -51,7 +51,7 @@ def text_of(report) -> str:
 
 def test_json_has_the_schema_and_the_reports_numbers(report):
     doc = json.loads(render_json(report))
-    assert (doc["schema"], doc["schema_version"]) == (SCHEMA, 2)
+    assert (doc["schema"], doc["schema_version"]) == (SCHEMA, 3)
     assert doc == report_document(report)  # the text round-trips
     by_label = {m["label"]: m for m in doc["models"]}
     for row in report.models:
@@ -174,7 +174,7 @@ def test_text_blocks_are_coloured_by_status():
 )
 def test_every_renderer_copes_with_thin_reports(built):
     report = build_report(built)
-    assert json.loads(render_json(report))["schema_version"] == 2
+    assert json.loads(render_json(report))["schema_version"] == 3
     assert report.recommendation.summary in render_md(report)
     ET.fromstring(render_junit(report))
     assert "No recommendation" in text_of(report)

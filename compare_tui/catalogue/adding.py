@@ -3,7 +3,8 @@ validated catalogue entry, written only when every step succeeded.
 
 Steps run cheapest first, so a bad flag never costs a hash of 100 GB: arguments, the
 existing catalogue (malformed or duplicate name: refused), the key policy, the endpoint
-probe, then the hashing. `add_model` is the one entry point; every failure is a
+probe, then the hashing, then the check that the server loaded the pinned weights
+(`serving_check.check_loaded`). `add_model` is the one entry point; every failure is a
 `CatalogueEditError` (one line) and leaves the file untouched.
 """
 
@@ -30,6 +31,7 @@ from compare_tui.catalogue.pinning import WeightPins, hf_snapshot, pin_weights, 
 from compare_tui.catalogue.probe import ProbeResult, probe_endpoint
 from compare_tui.catalogue.provenance import HOST_ATTESTED
 from compare_tui.catalogue.server_facts import READ_FROM_SERVER
+from compare_tui.catalogue.serving_check import check_loaded
 from compare_tui.catalogue.verify import Progress
 
 
@@ -205,6 +207,11 @@ def add_model(
         },
         request.name,
     )
+    loaded = check_loaded(entry, probed.fingerprint)
+    if loaded.status == "mismatch":  # the pins would belong to another model than the one served
+        raise CatalogueEditError(f"{request.name!r} not added: {loaded.text}", catalogue_path)
+    if loaded.status == "unchecked":
+        findings.append(f"the loaded weights could not be checked against the pins: {loaded.text}")
     comment = f"added by `compare-tui models add` on {today.isoformat()}"
     document = with_entry(document, entry, replace=request.replace, comment=comment, path=catalogue_path)
     save(document, catalogue_path)

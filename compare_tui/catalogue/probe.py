@@ -24,6 +24,7 @@ from compare_tui.catalogue.server_facts import (
     listed_model,
     model_ids,
 )
+from compare_tui.endpoint.fingerprint import APPLY_TEMPLATE_PROBE, serving_fingerprint, template_mode_of
 
 MAX_BODY_BYTES = 4_000_000
 """A self-description larger than this is not one (a chat template is a few KiB)."""
@@ -36,6 +37,8 @@ class ProbeResult:
     model: str
     ids: list[str]
     facts: ServerFacts = field(default_factory=ServerFacts)
+    fingerprint: dict[str, Any] = field(default_factory=dict)
+    """How the server is configured and what it loaded (`endpoint.fingerprint`)."""
 
 
 def server_root(endpoint: str) -> str:
@@ -114,15 +117,24 @@ def probe_endpoint(
         chosen = _choose_model(model, name, ids, endpoint)
         facts = ServerFacts()
         result = ProbeResult(model=chosen, ids=ids, facts=facts)
-        vllm = from_vllm(listed_model(listing, chosen))
+        listed = listed_model(listing, chosen)
+        vllm = from_vllm(listed)
+        root = server_root(base)
         if vllm is not None:
             facts.merge(vllm)
+            version = _optional(client, "GET", f"{root}/version")
+            sources = ("GET /v1/models", "GET /version") if version is not None else ("GET /v1/models",)
+            result.fingerprint = serving_fingerprint(listed=listed, version=version, sources=sources)
             return _with_gateway(result, gateway, props_found=False)
-        root = server_root(base)
         props = _optional(client, "GET", f"{root}/props")
         llama = from_llama_props(props)
         if llama is not None:
             facts.merge(llama)
+            mode = template_mode_of(*_answer(client, "POST", f"{root}/apply-template", json=APPLY_TEMPLATE_PROBE))
+            if mode is not None:
+                facts.extra["template_mode"] = mode
+            sources = ("GET /props", "POST /apply-template") if mode else ("GET /props",)
+            result.fingerprint = serving_fingerprint(props=props, template_mode=mode, sources=sources)
             return _with_gateway(result, gateway, props_found=True)
         tags = _optional(client, "GET", f"{root}/api/tags")
         if isinstance(tags, dict) and isinstance(tags.get("models"), list):
@@ -131,6 +143,14 @@ def probe_endpoint(
             if ollama is not None:
                 facts.merge(ollama)
         return _with_gateway(result, gateway, props_found=False)
+
+
+def _answer(client: httpx.Client, method: str, url: str, **kwargs: Any) -> tuple[int | None, Any]:
+    """(status, JSON or None) of a request a stack may not serve; (None, None) when unreachable."""
+    try:
+        return _get(client, method, url, **kwargs)
+    except httpx.HTTPError:
+        return None, None
 
 
 def _optional(client: httpx.Client, method: str, url: str, **kwargs: Any) -> Any:

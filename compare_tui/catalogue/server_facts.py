@@ -7,7 +7,8 @@ IO, so every shape (and every malformed variant of it) is cheap to test.
 
 Shapes read (from each project's public API docs and server code):
 - llama.cpp `GET /props`: `build_info`, `chat_template`, `total_slots`,
-  `default_generation_settings.n_ctx` (older builds: top-level `n_ctx`), `model_path`.
+  `default_generation_settings.n_ctx` (older builds: top-level `n_ctx`), `model_path`,
+  `model_ftype` (the quantisation).
 - Ollama `GET /api/tags`: `models[]` of {name, model, digest, details{format, family,
   parameter_size, quantization_level}}; `POST /api/show`: {modelfile, template, parameters,
   details, model_info{"<arch>.context_length"}}.
@@ -119,6 +120,9 @@ def from_llama_props(props: Any) -> ServerFacts | None:
     template = props.get("chat_template")
     if isinstance(template, str) and template:
         facts.serving["chat_template"], facts.extra["chat_template_sha256"] = _template_summary(template)
+    quantisation = _text(props.get("model_ftype"), 100)
+    if quantisation:
+        facts.serving["quantisation"] = quantisation
     path = _text(props.get("model_path"), 4096)
     if path:
         facts.weights_file = path

@@ -102,7 +102,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_catalogue_option(listing)
     listing.set_defaults(handler=_list)
 
-    show = sub.add_parser("show", help="one entry in full, with its readiness")
+    show = sub.add_parser(
+        "show", help="one entry in full, with its readiness and the server's live serving settings beside it"
+    )
     show.add_argument("name")
     show.add_argument("--json", action="store_true", help="print JSON instead of TOML")
     add_catalogue_option(show)
@@ -110,7 +112,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     verify = sub.add_parser(
         "verify",
-        help="re-hash weights against the pins (exit 1 on drift)",
+        help="re-hash weights against the pins and ask the server what it loaded and how it is "
+        "configured, beside the catalogue's [model.serving] (exit 1 when the weights drifted or the "
+        "server loaded others)",
         epilog="example:\n  compare-tui models verify smollm2-135m",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -253,6 +257,7 @@ def _show(args: argparse.Namespace) -> int:
     from compare_tui.catalogue import CatalogueError
     from compare_tui.catalogue.loader import entry_table
     from compare_tui.catalogue.readiness import readiness
+    from compare_tui.engine.serving import live_reading, serving_lines
 
     catalogue = _catalogue(args)
     try:
@@ -261,8 +266,11 @@ def _show(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     state = readiness(entry)
     table = entry_table(entry)
+    reading = live_reading(entry)
     if args.json:
-        print(json.dumps({"entry": table, "ready": state.ready, "reasons": state.reasons}, indent=2))
+        print(
+            json.dumps({"entry": table, "ready": state.ready, "reasons": state.reasons, "serving": reading}, indent=2)
+        )
         return 0
     import tomlkit
 
@@ -270,12 +278,15 @@ def _show(args: argparse.Namespace) -> int:
     print(f"# run: {state.summary() if state.ready else 'refused'}")
     for reason in state.reasons:
         print(f"#   - {reason}")
+    for line in serving_lines(entry, reading):
+        print(f"# {line}")
     return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
     from compare_tui.catalogue import CatalogueError
     from compare_tui.catalogue.readiness import verify_entry
+    from compare_tui.engine.serving import live_reading, serving_lines
 
     catalogue = _catalogue(args)
     try:
@@ -287,10 +298,14 @@ def _verify(args: argparse.Namespace) -> int:
         with _HashProgress() as progress:
             outcome = verify_entry(entry, progress=progress)
         print(f"{entry.name}: {outcome.summary()}")
-        if not outcome.matched:
+        reading = live_reading(entry)
+        served_other = (reading.get("loaded") or {}).get("status") == "mismatch"
+        if not outcome.matched or served_other:
             drift += 1
             for problem in outcome.problems:
                 print(f"  - {problem}")
+        for line in serving_lines(entry, reading):
+            print(f"  {line}")
     if drift:
         print(
             f"{drift} of {len(entries)} model(s) do not match their pins; restore the weights, or re-pin "

@@ -80,6 +80,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--name", help="the comparison's name (default: set and date)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (nothing repeated, nothing lost)")
+    p.add_argument(
+        "--strict-serving",
+        action="store_true",
+        help="refuse a model whose server reports other settings (context, slots, template mode, build, "
+        "quantisation) than its catalogue entry's [model.serving] (default: run with a caveat listing "
+        "each difference; the manifest's [run] strict_serving = true makes it the default)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of progress and a table")
     p.set_defaults(handler=handle)
 
@@ -109,7 +116,7 @@ def _handle(args: argparse.Namespace) -> int:
         if args.resume:
             run = store.get_run(args.resume)  # an unknown id is a StoreError: one line, exit 2
             goldset = load_set_or_fail(args.set or run.goldset_path)
-            plan: NewRunPlan | ResumePlan = ResumePlan((run.id,))
+            plan: NewRunPlan | ResumePlan = ResumePlan((run.id,), strict_serving=args.strict_serving)
         else:
             if not args.set or not args.model:
                 raise CommandError("give a golden set and at least one --model (or --resume RUN_ID); see --help")
@@ -121,13 +128,16 @@ def _handle(args: argparse.Namespace) -> int:
             goldset = load_set_or_fail(args.set)
             names = tuple(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
             overrides = RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
-            plan = NewRunPlan(goldset.root, names, overrides, args.max_cost, args.baseline, args.name)
+            plan = NewRunPlan(
+                goldset.root, names, overrides, args.max_cost, args.baseline, args.name, args.strict_serving
+            )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
         session = EngineSession(store, plan, catalogue, observer, goldset=goldset)
         try:
             prepared = session.prepare()
         except RunRefusedError as exc:
             raise CommandError(str(exc) if args.resume else f"refused: {exc}") from None
+        _serving_notes(prepared)
         statuses = _execute(session, observer)
         comparison_id = session.comparison_id
         if args.json:
@@ -224,6 +234,16 @@ def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
         ) from None
     statuses = list(session.statuses)
     return statuses + [RunStatus.INTERRUPTED.value] * (len(prepared) - len(statuses))
+
+
+def _serving_notes(prepared: list[PreparedRun]) -> None:
+    """Say, before the first request, which servers run with other settings than the catalogue's."""
+    from compare_tui.engine.serving import differences_note
+
+    for p in prepared:
+        note = differences_note(p.entry, p.run.serving[-1]) if p.run.serving else None
+        if note:
+            print(note, file=sys.stderr)
 
 
 def _summary(store, comparison_id, prepared, statuses) -> dict:

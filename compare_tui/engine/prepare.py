@@ -1,5 +1,6 @@
 """Everything that happens before the first request: refusals, the key policy, weights
-verification, the spend estimate, and the run record. A refused model sends nothing."""
+verification, the server's account of what it loaded and how it is configured (`serving`), the
+spend estimate, and the run record. A refused model sends nothing."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from compare_tui.catalogue import (
 )
 from compare_tui.catalogue.provenance import ProvenanceLabel
 from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
+from compare_tui.engine.serving import ServingReader, check_serving, read_serving
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
 from compare_tui.engine.transport import TransportChoiceError, check_transport_choice
 from compare_tui.errors import CompareTuiError
@@ -88,8 +90,14 @@ def prepare_run(
     comparison_id: str | None = None,
     environ: Mapping[str, str] | None = None,
     progress: Progress | None = None,
+    strict_serving: bool = False,
+    serving_reader: ServingReader = read_serving,
 ) -> PreparedRun:
-    """Check the model, estimate the spend and write a `pending` run. Raises `RunRefusedError`."""
+    """Check the model, estimate the spend and write a `pending` run. Raises `RunRefusedError`.
+
+    `strict_serving` (or the manifest's `[run] strict_serving`) refuses a server whose settings
+    differ from the catalogue's `[model.serving]`; a server that loaded other weights than the
+    pins is refused always."""
     try:
         settings = resolve_settings(goldset, overrides)
         check_transport_choice()
@@ -100,6 +108,10 @@ def prepare_run(
     if refusal:
         raise RunRefusedError(entry.name, refusal)
     provenance, headers, key_check = checked_model(entry, environ=environ, progress=progress)
+    strict = strict_serving or goldset.manifest.run.strict_serving
+    refusal, reading = check_serving(entry, serving_reader(entry, headers) | {"when": "start"}, strict=strict)
+    if refusal:
+        raise RunRefusedError(entry.name, refusal)
     run = RunRecord(
         status=RunStatus.PENDING,
         goldset_id=goldset.manifest.workload_id,
@@ -116,6 +128,7 @@ def prepare_run(
         task_count=len(goldset.tasks),
         comparison_id=comparison_id,
         task_inputs={task.id: input_digest(task) for task in goldset.tasks},
+        serving=[reading],
     )
     store.create_run(run)
     return PreparedRun(run, goldset, entry, settings, estimate, headers, key_check)
@@ -129,8 +142,11 @@ def prepare_resume(
     *,
     environ: Mapping[str, str] | None = None,
     progress: Progress | None = None,
+    strict_serving: bool = False,
+    serving_reader: ServingReader = read_serving,
 ) -> PreparedRun:
-    """Re-check the model and the set of an unfinished run so it can continue where it stopped."""
+    """Re-check the model, the set and the server of an unfinished run so it can continue where
+    it stopped; the server's reading is added to the run's (a restart shows as a change)."""
     run = store.get_run(run_id)
     if run.status == RunStatus.COMPLETED:
         raise RunRefusedError(run.model_name, f"run {run.id} is already completed; nothing to resume")
@@ -146,6 +162,11 @@ def prepare_resume(
             f"the catalogue entry for {entry.name} changed since run {run.id} started; start a new run instead",
         )
     provenance, headers, key_check = checked_model(entry, environ=environ, progress=progress)
+    strict = strict_serving or goldset.manifest.run.strict_serving
+    refusal, reading = check_serving(entry, serving_reader(entry, headers) | {"when": "resume"}, strict=strict)
+    if refusal:
+        raise RunRefusedError(run.model_name, refusal)
+    run = store.update_run(run.id, serving=[*run.serving, reading])
     s = run.settings
     settings = RunSettings.from_dict(s)
     estimate = SpendEstimate(s.get("estimate_usd"), "recorded", s.get("estimate", ""))

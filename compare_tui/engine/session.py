@@ -62,6 +62,8 @@ class NewRunPlan:
     """The model the others are judged against (None: the workload's promoted one, if run)."""
     name: str | None = None
     """The comparison's name (None: the workload id and the time)."""
+    strict_serving: bool = False
+    """Refuse a model whose server's settings differ from its catalogue entry's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,8 @@ class ResumePlan:
     run_ids: tuple[str, ...]
     set_path: Path | None = None
     """Read the set from here instead of where each run recorded it."""
+    strict_serving: bool = False
+    """Refuse a model whose server's settings differ from its catalogue entry's."""
 
 
 SessionPlan = NewRunPlan | ResumePlan
@@ -246,6 +250,7 @@ class EngineSession:
                         comparison_id=self.comparison_id,
                         environ=self.environ,
                         progress=self._progress(entry.name),
+                        strict_serving=plan.strict_serving,
                     )
                 )
         except RunRefusedError:
@@ -288,7 +293,13 @@ class EngineSession:
             self.observer.on_event(ModelsResolved({entry.name: entry.kind}))
             prepared.append(
                 prepare_resume(
-                    store, run.id, goldset, entry, environ=self.environ, progress=self._progress(run.model_name)
+                    store,
+                    run.id,
+                    goldset,
+                    entry,
+                    environ=self.environ,
+                    progress=self._progress(run.model_name),
+                    strict_serving=plan.strict_serving,
                 )
             )
         if not prepared:

@@ -1,7 +1,7 @@
 """Confounds: a variable an arm holds fixed that its runs did not all record alike.
 
 Pure. Each fixed variable is read from what every run of the arm recorded (its catalogue
-pins, the server's own account of itself, its settings and cost basis) and, where the
+pins, the server's own account of itself and its serving fingerprint, its settings and cost basis) and, where the
 experiment's definition states it, from the definition too. Two or more distinct values
 make a confound, reported with every value and the runs that recorded it. A run that did
 not record a variable (a server with no /props) is not evidence either way: it is listed as
@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compare_tui.endpoint.fingerprint import FIELDS
 from compare_tui.experiment.cells import canonical, normalised_settings
 from compare_tui.store import RunRecord
 
@@ -74,6 +75,17 @@ def _served_models(run: RunRecord) -> Any:
     return sorted(str(i) for i in ids) if isinstance(ids, list) else None
 
 
+def _fingerprint(run: RunRecord) -> Mapping[str, Any]:
+    """The server's serving fingerprint at the run's latest start (`engine.serving`), else {}."""
+    readings = [r for r in run.serving if isinstance(r, Mapping)]
+    fingerprint = readings[-1].get("fingerprint") if readings else None
+    return fingerprint if isinstance(fingerprint, Mapping) else {}
+
+
+def _serving_reader(key: str) -> Callable[[RunRecord], Any]:
+    return lambda run: _fingerprint(run).get(key)
+
+
 def _text(value: Any) -> str | None:
     if value is None or value == {} or value == []:
         return None
@@ -91,6 +103,11 @@ FIXED_VARIABLES: tuple[tuple[str, Reader, Stated | None], ...] = (
     ("server build", lambda r: _server_props(r).get("build_info"), None),
     ("chat template", lambda r: _server_props(r).get("chat_template_sha256"), None),
     ("served model ids", _served_models, None),
+    *(
+        (f"serving {label}", _serving_reader(key), None)
+        for key, label in FIELDS
+        if key not in ("stack", "build", "chat_template_sha256")  # the two read from /props above
+    ),
     ("settings", lambda r: normalised_settings(r.settings), lambda m, s: normalised_settings(s)),
     ("cost basis", lambda r: r.cost_basis, lambda m, s: m.get("cost")),
 )

@@ -200,6 +200,9 @@ class RunSettings(_Strict):
     attempts: int = Field(default=1, ge=1, le=20)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    strict_serving: bool = False
+    """Refuse a run whose server's settings differ from the catalogue's `[model.serving]`
+    (the default for every run of this set; `run --strict-serving` for one run)."""
 
 
 class DecisionSettings(_Strict):

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from compare_tui.endpoint.fingerprint import JINJA, LEGACY
 from compare_tui.local.bundled import BUNDLED
 from compare_tui.local.state import ServerRecord
 
@@ -91,6 +92,7 @@ def serving_notes(record: ServerRecord) -> dict:
             "chat_template_sha256": str(props.get("chat_template_sha256", "")),
             "model_ftype": str(props.get("model_ftype", "")),
             "threads": "llama.cpp default (all cores)" if record.threads is None else str(record.threads),
+            "template_mode": JINJA if record.jinja else LEGACY,
         }
         | (
             {"chat_template_file": Path(record.chat_template_file).name, "chat_template_file_sha256": chosen.sha256}

@@ -236,6 +236,9 @@ def _runs(report: Report, runs: Mapping[str, RunRecord], mask: Masker) -> str:
             ("GPU notes", "; ".join(row.gpu.notes)),
         ]
         items += [(f"serving: {k}", mask(str(v))) for k, v in sorted((entry.get("serving") or {}).items())]
+        summary = next((s for s in report.serving if s.run_id == row.run_id), None)
+        if summary is not None:
+            items += [(f"server: {label}", mask(value)) for label, value in summary.rows]
         items += [(f"host: {k.replace('_', ' ')}", env.get(k)) for k in _ENVIRONMENT_KEYS]
         if isinstance(server, Mapping) and server:
             items.append(("server", mask(json.dumps(server, sort_keys=True, ensure_ascii=False))))

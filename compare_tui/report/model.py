@@ -17,6 +17,7 @@ from compare_tui.report.figures import ModelFigures, RefusedRow, model_figures, 
 from compare_tui.report.inputs import ReportInputs, StepGrading
 from compare_tui.report.paired import PairedComparison, paired_comparisons
 from compare_tui.report.rule import Recommendation, Standing, recommend
+from compare_tui.report.serving import ServingSummary, serving_caveats, serving_confound, serving_summary
 from compare_tui.report.trajectories import Trajectories, replay_caveats, trajectories
 
 
@@ -58,6 +59,8 @@ class Report:
     set is a step of a recorded agent run."""
     step_grading: StepGrading | None = None
     """The judge whose stored grades decided steps waiting for a person (opt-in), else None."""
+    serving: tuple[ServingSummary, ...] = ()
+    """What served each shown row, in the rows' order (`report.serving`)."""
 
     def figures_for(self, label: str) -> ModelFigures | None:
         """The shown row with this label (usually the model name), or None."""
@@ -110,6 +113,12 @@ def build_report(inputs: ReportInputs) -> Report:
     )
     decision, note = _decision(inputs, rows, refused)
     replay = trajectories(rows, inputs.task_traces, task_ids, inputs.step_grading)
+    by_run = {r.run.id: r.run for r in inputs.runs}
+    serving = tuple(serving_summary(by_run[row.run_id], row.label) for row in rows)
+    caveats = build_caveats(inputs, rows)
+    for row, summary in zip(rows, serving, strict=True):
+        caveats += tuple(serving_caveats(summary, row.provenance))
+    confound = serving_confound(serving)
     title = inputs.comparison_name or " ".join(p for p in (goldset.name or goldset.workload_id, goldset.version) if p)
     return Report(
         title=title or "report",
@@ -121,7 +130,9 @@ def build_report(inputs: ReportInputs) -> Report:
         refused=tuple(refused),
         recommendation=recommendation,
         paired=paired_comparisons(rows, recommendation),
-        caveats=build_caveats(inputs, rows) + tuple(replay_caveats(replay, inputs.step_grading)),
+        caveats=(() if confound is None else (confound,))
+        + caveats
+        + tuple(replay_caveats(replay, inputs.step_grading)),
         decision=decision,
         decision_note=note,
         latency_distributions=latency_distributions(
@@ -129,6 +140,7 @@ def build_report(inputs: ReportInputs) -> Report:
         ),
         trajectories=replay,
         step_grading=inputs.step_grading,
+        serving=serving,
     )
 
 

@@ -1,4 +1,4 @@
-"""The report as JSON, schema `compare-tui/report` version 2 (documented in SCHEMA.md).
+"""The report as JSON, schema `compare-tui/report` version 3 (documented in SCHEMA.md).
 
 The field names here are the schema: they are written out one by one (not derived from the
 dataclasses) so that renaming a Python field can never silently change the file format.
@@ -10,15 +10,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from compare_tui.endpoint.fingerprint import Difference
 from compare_tui.report.cost import Cost
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
 from compare_tui.report.paired import PairedComparison
+from compare_tui.report.serving import ServingSummary
 from compare_tui.report.stats import PAIRED_METHOD, Interval, Percentiles
 from compare_tui.report.trajectories import Trajectories
 
 SCHEMA = "compare-tui/report"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def render_json(report: Report) -> str:
@@ -29,6 +31,7 @@ def render_json(report: Report) -> str:
 def report_document(report: Report) -> dict[str, Any]:
     """The report as plain JSON-ready data, in the documented schema."""
     rec = report.recommendation
+    serving = {s.run_id: s for s in report.serving}
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -52,7 +55,7 @@ def report_document(report: Report) -> dict[str, Any]:
             "summary": rec.summary,
             "label": rec.label,
         },
-        "models": [_model(row) for row in report.models],
+        "models": [_model(row) | {"serving": _serving(serving.get(row.run_id))} for row in report.models],
         "refused": [
             {"run_id": r.run_id, "model": r.model_name, "label": r.label, "reason": r.reason} for r in report.refused
         ],
@@ -109,6 +112,23 @@ def _trajectories(t: Trajectories) -> dict[str, Any]:
             for s in t.runs
         ],
     }
+
+
+def _serving(summary: ServingSummary | None) -> dict[str, Any] | None:
+    if summary is None or not summary.read:
+        return None
+    return {
+        "fingerprint": dict(summary.fingerprint),
+        "rows": [{"label": label, "value": value} for label, value in summary.rows],
+        "loaded_check": dict(summary.loaded) if summary.loaded else None,
+        "unread": summary.unread,
+        "catalogue_differences": [_difference(d) for d in summary.catalogue_differences],
+        "changes": [{"at": c.at, "differences": [_difference(d) for d in c.differences]} for c in summary.changes],
+    }
+
+
+def _difference(d: Difference) -> dict[str, Any]:
+    return {"field": d.key, "label": d.label, "before": d.before, "after": d.after}
 
 
 def _interval(value: Interval | None) -> dict[str, float] | None:

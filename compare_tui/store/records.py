@@ -149,6 +149,9 @@ class RunRecord(_Record):
     rescore: SafeDict | None = None
     """For a rescored run: `source_run`, `answers_generated` (the source's start and finish),
     `scored_at`, `scorers_digest`, `set_digest_before` and `changed` (tasks whose outcome moved)."""
+    serving: list[SafeDict] = []
+    """The server's serving fingerprint each time the run started or resumed, oldest first
+    (`engine.serving`); `[]` when nothing was read (runs stored before store v11)."""
 
 
 class AttemptRecord(_Record):

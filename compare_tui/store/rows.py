@@ -17,7 +17,9 @@ from compare_tui.store.records import AttemptRecord, AuditRow, ReviewRecord, Run
 
 R = TypeVar("R", bound=BaseModel)
 
-RUN_JSON = frozenset({"model_entry", "cost_basis", "settings", "environment", "gpu", "task_inputs", "rescore"})
+RUN_JSON = frozenset(
+    {"model_entry", "cost_basis", "settings", "environment", "gpu", "task_inputs", "rescore", "serving"}
+)
 ATTEMPT_JSON = frozenset({"tool_calls", "score_data", "isolation", "server_timings"})
 ATTEMPT_BOOL = frozenset({"usage_missing"})
 ATTEMPT_ENUMS = ("outcome", "error_class")

@@ -23,6 +23,9 @@ History (never edit a shipped migration; append a new one):
   v8  `bundles`: each `publish` of a read-only HTML bundle (what, where, the page's sha256).
   v9  rubric grades on the 1–5 scale (`compare-tui grade`): a judging of kind `scale` whose
       judgements carry the `grade` and the graded `attempt`.
+  v10 `runs.task_inputs` (each task's input digest as sent) and `runs.rescore` (a rescored run's
+      source and what changed).
+  v11 `runs.serving`: the server's serving fingerprint at each start of a run (new or resumed).
 """
 
 from __future__ import annotations
@@ -273,6 +276,24 @@ which attempt was graded (part of the judgement id, so a new answer is a new gra
 judge's tokens and latency stay on judgements, apart from the candidates' attempts."""
 
 
+# v10, rescoring (`compare-tui rescore`): each run keeps a digest of every task's input as it was
+# sent (so a later rescore can prove the answers still answer the same inputs), and a rescored
+# run names its source run, the scorers' digest and what changed.
+_V10 = """
+ALTER TABLE runs ADD COLUMN task_inputs TEXT;
+ALTER TABLE runs ADD COLUMN rescore TEXT
+"""
+
+
+_V11 = """
+ALTER TABLE runs ADD COLUMN serving TEXT NOT NULL DEFAULT '[]'
+"""
+"""v11: what the server said about its serving each time a run started or resumed, as a JSON
+list of readings ({captured_at, when, fingerprint, loaded, notes, unread}), oldest first
+(`engine.serving`): the report's serving caveats, experiments' confounds and `reproduce` read
+it. Runs stored before it have `[]`: nothing was read."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
     # migration and its version bump land together or not at all.
@@ -282,15 +303,6 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
                 conn.execute(statement)
 
     return apply
-
-
-# Rescoring (`compare-tui rescore`): each run keeps a digest of every task's input as it was
-# sent (so a later rescore can prove the answers still answer the same inputs), and a rescored
-# run names its source run, the scorers' digest and what changed.
-_V_RESCORE = """
-ALTER TABLE runs ADD COLUMN task_inputs TEXT;
-ALTER TABLE runs ADD COLUMN rescore TEXT
-"""
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
@@ -303,7 +315,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V7),
     _script(_V8),
     _script(_V9),
-    _script(_V_RESCORE),
+    _script(_V10),
+    _script(_V11),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

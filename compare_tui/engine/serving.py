@@ -1,0 +1,135 @@
+"""The server's account of its serving at each start of a run: read, checked, recorded.
+
+Before the first request of a run (and of each resume), `read_serving` asks the endpoint what it
+loaded and how it is configured (`catalogue.probe`: `/v1/models`, llama.cpp's `/props` and
+`/apply-template`, vLLM's `/version`; no tokens are generated). `check_serving` then refuses a
+server whose loaded weights are not the entry's pins, and, with `strict`, one whose settings
+differ from the catalogue's `[model.serving]`. The reading is stored on the run
+(`RunRecord.serving`), whatever it found: the report turns it into caveats.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from compare_tui.catalogue import HardwareCost, ModelEntry, ModelRefused, TokenPriceCost, key_headers, resolve_key
+from compare_tui.catalogue.errors import EndpointProbeError
+from compare_tui.catalogue.probe import probe_endpoint
+from compare_tui.catalogue.serving_check import catalogue_differences, catalogue_fingerprint, check_loaded
+from compare_tui.endpoint.fingerprint import FIELDS, differences_text, shown
+from compare_tui.store import utc_now
+
+READ_TIMEOUT_S = 10.0
+
+ServingReader = Callable[[ModelEntry, Mapping[str, str]], dict[str, Any]]
+"""(entry, request headers) → a reading (`read_serving`'s contract)."""
+
+
+def read_serving(entry: ModelEntry, headers: Mapping[str, str]) -> dict[str, Any]:
+    """{captured_at, fingerprint, notes} from the endpoint, or with `unread` (why nothing could
+    be read) in place of what it would have said. Never raises."""
+    reading: dict[str, Any] = {"captured_at": utc_now(), "fingerprint": {}, "notes": []}
+    try:
+        probed = probe_endpoint(
+            entry.endpoint,
+            entry.model,
+            name=entry.name,
+            headers=dict(headers),
+            gateway=entry.gateway,
+            timeout_s=READ_TIMEOUT_S,
+        )
+    except EndpointProbeError as exc:
+        reading["unread"] = str(exc)
+        return reading
+    reading["fingerprint"] = probed.fingerprint
+    reading["notes"] = list(probed.facts.notes)
+    return reading
+
+
+def update_command(entry: ModelEntry) -> str:
+    """The command that re-reads the server into the entry."""
+    weights = f" --weights-dir {entry.weights_dir}" if entry.weights_dir else ""
+    cost = entry.cost
+    if isinstance(cost, HardwareCost):
+        price = f"--usd-per-hour {cost.usd_per_hour:g}"
+    elif isinstance(cost, TokenPriceCost):
+        price = (
+            f"--price-in {cost.usd_per_mtok_input:g} --price-out {cost.usd_per_mtok_output:g} "
+            f"--price-date {cost.captured} --price-source {cost.source}"
+        )
+    else:
+        price = "--usd-per-hour X"
+    kind = " --kind hosted" if entry.kind == "hosted" else ""
+    return (
+        f"compare-tui models add {entry.name} --endpoint {entry.endpoint} --model {entry.model}{kind}{weights} "
+        f"--revision {entry.revision or 'REV'} {price} --replace"
+    )
+
+
+def check_serving(entry: ModelEntry, reading: dict[str, Any], *, strict: bool) -> tuple[str | None, dict[str, Any]]:
+    """(refusal or None, the reading with `loaded` added). A refusal names both sides and the fix."""
+    fingerprint = reading.get("fingerprint") or {}
+    loaded = check_loaded(entry, fingerprint)
+    reading = reading | {"loaded": loaded.as_dict()}
+    if loaded.status == "mismatch":
+        return f"{loaded.text}; nothing was sent or stored", reading
+    differences = catalogue_differences(entry, fingerprint)
+    if strict and differences:
+        return (
+            f"the server's serving settings differ from the catalogue's [model.serving] "
+            f"({differences_text(differences)}; catalogue → server) and strict serving is on; nothing "
+            f"was sent or stored. Fix: restart the server with the catalogue's settings, or record the "
+            f"server's in the entry: `{update_command(entry)}`"
+        ), reading
+    return None, reading
+
+
+def live_reading(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`read_serving` with the entry's key, checked against its pins (`loaded` added); a key the
+    policy refuses leaves the server unasked (`unread` says why)."""
+    try:
+        key = resolve_key(entry, os.environ if environ is None else environ)
+    except ModelRefused as exc:
+        return {"fingerprint": {}, "notes": [], "unread": f"not asked: {exc}"}
+    reading = read_serving(entry, key_headers(key))
+    return reading | {"loaded": check_loaded(entry, reading.get("fingerprint") or {}).as_dict()}
+
+
+def differences_note(entry: ModelEntry, reading: Mapping[str, Any]) -> str | None:
+    """A line for the run's output when the server's settings differ from the catalogue's."""
+    differences = catalogue_differences(entry, reading.get("fingerprint") or {})
+    if not differences:
+        return None
+    return (
+        f"note: {entry.name}: the server's serving settings differ from the catalogue's (catalogue → server: "
+        f"{differences_text(differences)}); the report carries this caveat; `compare-tui models verify "
+        f"{entry.name}` shows them, `run --strict-serving` refuses such runs"
+    )
+
+
+def serving_lines(entry: ModelEntry, reading: Mapping[str, Any]) -> list[str]:
+    """The live fingerprint beside the catalogue's `[model.serving]`, one line per setting either
+    states, then the loaded-weights check and the command that records the server's settings."""
+    if reading.get("unread"):
+        return [f"serving: the server's account could not be read ({reading['unread']})"]
+    fingerprint = reading.get("fingerprint") or {}
+    stated = catalogue_fingerprint(entry.serving)
+    differing = {d.key for d in catalogue_differences(entry, fingerprint)}
+    lines = [f"serving (catalogue → server at {entry.endpoint}):"]
+    for key, label in FIELDS:
+        # The stated stack is shown, never compared: people spell it their own way.
+        ours = entry.serving.stack if key == "stack" else stated.get(key)
+        theirs = fingerprint.get(key)
+        if ours is None and theirs is None:
+            continue
+        mark = "  ← differs" if key in differing else ""
+        lines.append(f"  {label}: {shown(key, ours, 'not stated')} → {shown(key, theirs)}{mark}")
+    loaded = reading.get("loaded") or {}
+    if loaded:
+        lines.append(f"  loaded weights: {loaded.get('status')}: {loaded.get('text')}")
+    lines += [f"  note: {note}" for note in reading.get("notes") or []]
+    if differing:
+        lines.append(f"  to record the server's settings in the entry: {update_command(entry)}")
+    return lines
