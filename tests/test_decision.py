@@ -29,6 +29,7 @@ from compare_tui.report import (
 )
 from compare_tui.report.decision import DEFAULT_MARGIN_PP, Verdict, decide, verdict_for
 from compare_tui.report.model import BaselineError
+from compare_tui.report.power import tasks_needed
 from compare_tui.report.render_text import render_text
 from compare_tui.report.stats import mcnemar_exact, paired_interval
 from compare_tui.store import DecisionRecord, Store
@@ -107,8 +108,12 @@ def test_a_named_baseline_gives_a_verdict_per_candidate_and_a_leading_summary():
     assert decision.baseline == "model-a" and decision.margin_pp == DEFAULT_MARGIN_PP
     b, c = decision.versus
     assert (b.candidate, b.paired.only_a, b.paired.only_b, b.delta_pp) == ("model-b", 0, 0, 0.0)
-    # 40 ties: the interval is about ±9 points, so B is not shown no worse within 5 points.
-    assert b.verdict is Verdict.INCONCLUSIVE and b.tasks_needed is None  # no difference to power
+    # 40 ties: the interval is about ±10 points, so B is not shown no worse within 5 points; with
+    # no flips at all, 96 tasks like these would show it (never better: it does not lead).
+    assert b.verdict is Verdict.INCONCLUSIVE and b.tasks_needed == 96 and b.needed[0].power == 1.0
+    assert b.needed[1].goal == "better" and b.needed[1].tasks is None and "not higher" in b.needed[1].reason
+    # Two candidates: each interval at 97.5 % (Bonferroni), labelled so.
+    assert decision.level == b.level == 0.975 and "Bonferroni" in decision.multiplicity
     assert (c.paired.only_a, c.paired.only_b) == (0, 12)
     assert c.verdict is Verdict.WORSE and c.paired.mcnemar_p < 0.05 and c.interval_pp[1] < 0
     assert decision.summary == "Keep model-a: no candidate is shown no worse within 5 points."
@@ -163,14 +168,23 @@ def test_different_cost_bases_show_both_figures_and_no_savings():
     assert doc["comparable"] is False and doc["savings"] is None and doc["candidate_per_task"] is not None
 
 
-def test_an_inconclusive_verdict_says_how_many_tasks_would_give_80_percent_power():
+def test_an_inconclusive_verdict_says_how_many_tasks_would_show_no_worse_and_better():
+    # One flip each way out of 10: Δ = 0, so "no worse" is reachable and "better" is not.
     base = one("p" * 8 + "f" * 2, "run-a", "model-a")
-    cand = one("p" * 6 + "f" * 4, "run-b", "model-b")
-    [v] = build_report(inputs(base, cand, baseline="model-a")).decision.versus
-    assert v.verdict is Verdict.INCONCLUSIVE and v.tasks_needed == v.paired.tasks_needed == 37
-    assert "about 37 tasks like these in all would give 80 % power" in text_of(
-        build_report(inputs(base, cand, baseline="model-a"))
-    )
+    cand = one("p" * 7 + "fp" + "f", "run-b", "model-b")
+    report = build_report(inputs(base, cand, baseline="model-a"))
+    [v] = report.decision.versus
+    assert v.verdict is Verdict.INCONCLUSIVE and (v.paired.only_a, v.paired.only_b) == (1, 1)
+    expected = tasks_needed(0.1, 0.1, margin=0.05)
+    assert v.tasks_needed == expected.tasks and v.needed[0] == expected and 0.80 <= expected.power < 0.82
+    shown = " ".join(text_of(report, width=400).split())
+    assert f"to show it no worse (within 5 points): about {expected.tasks:,} tasks like these in all" in shown
+    assert "to show it better: out of reach (its pass rate on these tasks is not higher" in shown
+    # Trailing by more than the margin: neither is reachable, and the page says so.
+    worse = one("p" * 6 + "f" * 4, "run-c", "model-c")
+    [w] = build_report(inputs(base, worse, baseline="model-a")).decision.versus
+    assert w.verdict is Verdict.INCONCLUSIVE and w.tasks_needed is None
+    assert [n.tasks for n in w.needed] == [None, None] and "trails by the margin" in w.needed[0].reason
 
 
 def test_a_candidate_with_nothing_measured_is_named_as_not_compared_never_as_not_good_enough():

@@ -50,6 +50,7 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
     read: dict[str, Any] = {} if goldsets is None else goldsets
     kinds, task_ids, caveats, notes, margin = _golden_sets([r.run for r in runs], read)
     baseline, source = _baseline(store, comparison_id, [r.run for r in runs])
+    recorded = store.get_comparison(comparison_id).margin_pp if comparison_id is not None else None
     return ReportInputs(
         runs=runs,
         task_kinds=kinds,
@@ -62,6 +63,7 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
         baseline=baseline,
         baseline_source=source,
         margin_pp=margin,
+        recorded_margin_pp=recorded,
     )
 
 

@@ -273,6 +273,15 @@ which attempt was graded (part of the judgement id, so a new answer is a new gra
 judge's tokens and latency stay on judgements, apart from the candidates' attempts."""
 
 
+_V10 = """
+ALTER TABLE comparisons ADD COLUMN margin_pp REAL
+"""
+"""v10: the versus-baseline verdict's non-inferiority margin, in points, recorded when a
+comparison is created (the manifest's `[decision] margin_pp`, else 5), before any data: a
+report that asks for another margin labels it as chosen after the data. Null on comparisons
+made before v10 (no margin was recorded)."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
     # migration and its version bump land together or not at all.
@@ -294,6 +303,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V7),
     _script(_V8),
     _script(_V9),
+    _script(_V10),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 
