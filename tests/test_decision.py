@@ -33,7 +33,7 @@ from compare_tui.report.model import BaselineError
 from compare_tui.report.power import tasks_needed
 from compare_tui.report.render_text import render_text
 from compare_tui.report.stats import mcnemar_exact, paired_interval
-from compare_tui.store import DecisionRecord, Store
+from compare_tui.store import ComparisonRecord, DecisionRecord, Store
 
 SCHEMA_DOC = Path(__file__).resolve().parents[1] / "compare_tui" / "report" / "SCHEMA.md"
 
@@ -576,3 +576,18 @@ def test_a_margin_other_than_the_recorded_one_is_labelled_as_chosen_after_the_da
     assert doc["margin_after_data"] is True and doc["recorded_margin_pp"] == 5.0
     # With nothing recorded (older comparisons) the margin is not labelled either way.
     assert not build_report(inputs(base, cand, baseline="model-a", margin_pp=3.0)).decision.margin_after_data
+
+
+def test_report_margin_on_a_comparison_with_a_recorded_margin_is_labelled_after_the_data(store, capsys):
+    record(store, "run-a", "model-a", "pppppppppp")
+    record(store, "run-b", "model-b", "pppppppppf")
+    store.create_comparison(
+        ComparisonRecord(id="cmp-m", name="m", run_ids=["run-a", "run-b"], baseline="model-a", margin_pp=5.0)
+    )
+    assert load_report_inputs(store, "cmp-m").recorded_margin_pp == 5.0
+    run_cli(store, "cmp-m", "--format", "json")
+    doc = json.loads(capsys.readouterr().out)["decision"]
+    assert doc["margin_pp"] == 5.0 and doc["margin_after_data"] is False
+    run_cli(store, "cmp-m", "--margin", "20")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "margin M = 20 points, chosen after the data (5 was recorded when the comparison ran)" in out
