@@ -40,7 +40,6 @@ Z80_POWER = 0.8416212335729143
 PAIRED_METHOD = "Tango score interval, agreeing with the exact McNemar test"
 WIN_RATE_METHOD = "trinomial score interval (ties count half)"
 MEAN_METHOD = "exact interval over every task of every run, joined with the Student-t interval over runs"
-GRADE_METHOD = "bounded-mean interval (one pseudo-grade at each end of the scale, Agresti–Coull style)"
 BOUND_PSEUDO_VALUES = 1.0
 """Pseudo-values added at each bound by `bounded_mean_interval`."""
 MIN_RUNS_FOR_INTERVAL = 3
