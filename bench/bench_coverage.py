@@ -382,7 +382,7 @@ def mean_family(rng: np.random.Generator, sims: int, boot_sims: int, resamples: 
             f"times. Each cell: coverage of `repeated_rate_interval` (every task-run pooled, Clopper–Pearson, "
             f"joined with Student t over the run rates) / of Student t over the run rates alone, over {sims} "
             f"simulations (/ the old `bootstrap_mean_ci`, {resamples} resamples over {boot_sims}, on the iid "
-            '"sets). "—": no interval (below three runs the report shows the runs\' range).'
+            'sets). "—": no interval (below three runs the report shows the runs\' range).'
         ),
         "",
         "| N runs \\ set | " + " | ".join(labels) + " |",
