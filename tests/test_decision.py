@@ -572,6 +572,8 @@ def test_a_margin_other_than_the_recorded_one_is_labelled_as_chosen_after_the_da
         "margin M = 3 points, chosen after the data (5 was recorded when the comparison ran)"
     )
     assert "chosen after the data" in " ".join(text_of(later, width=200).split())
+    assert later.decision.summary.endswith("(margin 3 points, chosen after the data; 5 was recorded before it).")
+    assert "chosen after" not in same.summary
     doc = json.loads(render_json(later))["decision"]
     assert doc["margin_after_data"] is True and doc["recorded_margin_pp"] == 5.0
     # With nothing recorded (older comparisons) the margin is not labelled either way.

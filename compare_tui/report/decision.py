@@ -356,6 +356,12 @@ def decide(
     level = family_level(compared)
     items = tuple(versus(row, base, margin, level) for row in others)
     summary, best = _summary(base.label, margin, items)
+    if recorded_margin_pp is not None and recorded_margin_pp != margin:
+        # The decision line itself says so: a margin picked after seeing the data is not the test.
+        summary = (
+            f"{summary.rstrip('.')} (margin {margin:g} points, chosen after the data; "
+            f"{recorded_margin_pp:g} was recorded before it)."
+        )
     return Decision(
         base.label,
         source,
