@@ -75,7 +75,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--margin",
         metavar="POINTS",
-        type=_margin,
+        type=margin_points,
         help=(
             "the verdict's non-inferiority margin in points (default: the manifest's, else the one "
             "recorded when the comparison ran, else 5); another than the recorded one is labelled "
@@ -104,7 +104,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_report)
 
 
-def _margin(text: str) -> float:
+def margin_points(text: str) -> float:
+    """A margin in points (`5`, `5pp`, `5 pts`), 0–100; `run --margin` uses it too."""
     try:
         value = float(text.strip().removesuffix("pts").removesuffix("pp").strip())
     except ValueError:

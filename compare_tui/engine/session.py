@@ -63,6 +63,9 @@ class NewRunPlan:
     """The model the others are judged against (None: the workload's promoted one, if run)."""
     name: str | None = None
     """The comparison's name (None: the workload id and the time)."""
+    margin_pp: float | None = None
+    """The verdict's margin, recorded on the comparison before the data (None: the manifest's
+    `[decision] margin_pp`, else 5)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +237,11 @@ class EngineSession:
         baseline = self._baseline(goldset.manifest.workload_id, plan)
         name = plan.name or f"{goldset.manifest.workload_id} {datetime.now(UTC):%Y-%m-%d %H:%M}"
         # The verdict's margin is fixed before the data (a report may ask for another, labelled so).
-        margin = (goldset.manifest.decision or DecisionSettings()).margin_pp
+        margin = (
+            plan.margin_pp
+            if plan.margin_pp is not None
+            else (goldset.manifest.decision or DecisionSettings()).margin_pp
+        )
         self.comparison_id = store.create_comparison(
             ComparisonRecord(name=name, baseline=baseline, margin_pp=margin)
         ).id

@@ -62,7 +62,9 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
         comparison_name=name,
         baseline=baseline,
         baseline_source=source,
-        margin_pp=margin,
+        # The margin recorded before the data is the comparison's; the manifest's only stands in
+        # for comparisons made before margins were recorded.
+        margin_pp=margin if recorded is None else None,
         recorded_margin_pp=recorded,
     )
 
