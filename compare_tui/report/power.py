@@ -144,6 +144,7 @@ def _first_guess(only_a: float, only_b: float, margin: float, level: float) -> i
     return max(2, math.ceil(top / (delta * delta)))
 
 
+@functools.lru_cache(maxsize=1024)  # a report is rebuilt on every refresh: the search runs once per setting
 def tasks_needed(only_a: float, only_b: float, *, margin: float | None, level: float = 0.95) -> TasksNeeded:
     """The fewest paired tasks with at least 80 % power to show *better* (`margin` None) or
     *no worse* within `margin` (a share), at flip rates `only_a` (candidate only) and `only_b`."""
