@@ -1,11 +1,14 @@
-"""Simulated coverage of every interval the report labels 95 %.
+"""Simulated coverage of every interval the report labels 95 %, the family-wise error of the
+decision over several candidates, and the power of the sample sizes the report states.
 
-For each interval family, counts (or per-run pass rates) are drawn from a known truth with
-numpy's default_rng (fixed seed), the product's own function computes the interval, and
-coverage is the share of draws whose interval contains the true value. Side by side: the
-old percentile bootstraps the product used before (`paired_bootstrap_ci`,
-`bootstrap_mean_ci`, with fewer resamples and fewer simulations) and Wilson on
-(wins + ½ ties) for the win rate. Cells below 0.93 are flagged; with 2000 simulations a
+For each interval family, counts (or per-run pass rates, or grades) are drawn from a known
+truth with numpy's default_rng (fixed seed), the product's own function computes the interval,
+and coverage is the share of draws whose interval contains the true value. Side by side: the
+methods the product used before (`bench/retired_intervals.py`: the percentile bootstraps,
+with fewer resamples and fewer simulations; Student t over runs and over grades) and Wilson on
+(wins + ½ ties) for the win rate. The decision's family-wise error (K candidates, each exactly
+at the margin) and the power at each stated sample size are simulated through the product's
+own test. Cells below 0.93 are flagged; with 2000 simulations a
 cell's Monte Carlo standard error is about 0.005 at 95 %, so 0.93 is four of them below.
 
 Intervals are memoised by their counts (many simulated count tuples repeat), so the whole
@@ -31,7 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from compare_tui.report import stats
+from compare_tui.report import power, stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import retired_intervals as retired  # noqa: E402  (bench/ is not a package)
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "coverage.md"
@@ -47,15 +53,60 @@ WILSON_P = (0.01, 0.05, 0.2, 0.5, 0.9, 0.98)
 WIN_N = (20, 100, 300)
 WIN_TIES = (0.0, 0.3, 0.6, 0.9)
 WIN_THETA = (0.5, 0.6, 0.75)
-MEAN_RUNS = (3, 5, 10, 20, 50)
+MEAN_RUNS = (2, 3, 5, 10, 20, 50)
 MEAN_BOOT_RUNS = (2, 3, 5)
-MEAN_P = (0.3, 0.7, 0.9)
 MEAN_TASKS = 50
+MEAN_SETS = (
+    # (label, per-task pass chances of a 50-task set): tasks are the same in every run.
+    ("iid p=0.3", (0.3,) * 50),
+    ("iid p=0.9", (0.9,) * 50),
+    ("49 always + 1 at 0.9", (1.0,) * 49 + (0.9,)),
+    ("50 at 0.995", (0.995,) * 50),
+    ("40 always + 10 at 0.5", (1.0,) * 40 + (0.5,) * 10),
+    ("25 always, 20 never, 5 at 0.7", (1.0,) * 25 + (0.0,) * 20 + (0.7,) * 5),
+)
+GRADE_N = (5, 10, 20, 50, 100, 200)
+GRADE_DISTRIBUTIONS = (
+    # (label, P(1), …, P(5))
+    ("90 % 5s, 10 % 4s", (0, 0, 0, 0.1, 0.9)),
+    ("97 % 5s, 3 % 1s", (0.03, 0, 0, 0, 0.97)),
+    ("99 % 5s, 1 % 4s", (0, 0, 0, 0.01, 0.99)),
+    ("70 % 5s, 30 % 4s", (0, 0, 0, 0.3, 0.7)),
+    ("spread 2–5", (0, 0.1, 0.3, 0.4, 0.2)),
+    ("uniform 1–5", (0.2, 0.2, 0.2, 0.2, 0.2)),
+)
+DELTA_DISTRIBUTIONS = (
+    # (label, P(−4), …, P(+4)): paired grade differences
+    ("95 % identical, ±1", (0, 0, 0, 0.025, 0.95, 0.025, 0, 0, 0)),
+    ("95 % identical, +1", (0, 0, 0, 0, 0.95, 0.05, 0, 0, 0)),
+    ("95 % identical, rare ±4", (0.02, 0, 0, 0, 0.95, 0, 0, 0, 0.03)),
+    ("70 % identical, ±1–2", (0, 0, 0.05, 0.1, 0.7, 0.1, 0.05, 0, 0)),
+)
+FWER_K = (1, 2, 3, 5, 10)
+FWER_N = 200
+FWER_FLIPS = (0.05, 0.10)  # only the candidate passes 5 %, only the baseline 10 %: Δ = −5 points
+FWER_MARGIN = 0.05
+FWER_SIMS = 20_000
+POWER_SETTINGS = (
+    # (only candidate, only baseline, margin or None for "better", K candidates)
+    (0.10, 0.12, 0.05, 1),
+    (0.10, 0.10, 0.05, 1),
+    (0.05, 0.05, 0.05, 3),
+    (0.08, 0.10, 0.10, 1),
+    (0.30, 0.20, None, 1),
+    (0.20, 0.10, None, 1),
+    (0.15, 0.05, None, 5),
+    (0.12, 0.10, None, 1),
+)
+POWER_SIMS = 4000
 PAIRED_BOOT = "paired_bootstrap_ci (old, for comparison)"
 WILSON_HALF = "Wilson on wins + ½ ties (comparison)"
 MEAN_BOOT = "bootstrap_mean_ci (old, for comparison)"
+MEAN_T = "Student t over runs (old, for comparison)"
+GRADE_T = "Student t over grades (old, for comparison)"
+DELTA_T = "Student t over paired Δ grades (old, for comparison)"
 WILSON_PLAIN = "wilson_interval (plain, for comparison)"
-COMPARISONS = {PAIRED_BOOT, WILSON_HALF, MEAN_BOOT, WILSON_PLAIN}
+COMPARISONS = {PAIRED_BOOT, WILSON_HALF, MEAN_BOOT, WILSON_PLAIN, MEAN_T, GRADE_T, DELTA_T}
 
 
 @dataclass
@@ -149,7 +200,7 @@ def paired_family(rng: np.random.Generator, sims: int, boot_sims: int, resamples
             seeds = rng.integers(0, 2**63, size=boot_sims)
             boot = np.array(
                 [
-                    ends(stats.paired_bootstrap_ci(int(a), int(b), int(t), int(s), resamples))
+                    ends(retired.paired_bootstrap_ci(int(a), int(b), int(t), int(s), resamples))
                     for (a, b, t), s in zip(draws[:boot_sims], seeds)
                 ]
             )
@@ -289,43 +340,211 @@ def win_family(rng: np.random.Generator, sims: int, cells: list[Cell]) -> list[s
 
 
 def mean_family(rng: np.random.Generator, sims: int, boot_sims: int, resamples: int, cells: list[Cell]) -> list[str]:
-    runs_axis = sorted(set(MEAN_RUNS) | set(MEAN_BOOT_RUNS))
-    table: dict[tuple[int, float], tuple[float | None, float | None]] = {}
-    for p in MEAN_P:
-        for runs in runs_axis:
-            rates = rng.binomial(MEAN_TASKS, p, size=(sims, runs)) / MEAN_TASKS
-            t_cover = boot_cover = None
-            if runs in MEAN_RUNS:
-                found = np.array([ends(stats.mean_interval(row)) for row in rates])
-                t_cover = covered(found[:, 0], found[:, 1], p)
-                cells.append(Cell("mean_interval (Student t)", f"N={runs}, p={p}", t_cover, sims))
-            if runs in MEAN_BOOT_RUNS:
+    """The mean pass rate over N runs of one 50-task set whose tasks have fixed pass chances:
+    the truth is their mean; every task-run is an independent draw."""
+    table: dict[tuple[int, str], tuple[float | None, float | None, float | None]] = {}
+    for label, chances in MEAN_SETS:
+        p = np.asarray(chances)
+        truth = float(p.mean())
+        for runs in MEAN_RUNS:
+            passed = (rng.random((sims, runs, p.size)) < p).sum(axis=2)
+            # The interval does not depend on the runs' order: compute it once per multiset.
+            keys = np.sort(passed, axis=1)
+            unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            ours_found = [stats.repeated_rate_interval([(int(k), MEAN_TASKS) for k in row]) for row in unique]
+            ours = t_cover = boot_cover = None
+            if ours_found[0] is not None:
+                lows = np.array([i.low for i in ours_found])[inverse]  # type: ignore[union-attr]
+                highs = np.array([i.high for i in ours_found])[inverse]  # type: ignore[union-attr]
+                ours = covered(lows, highs, truth)
+                cells.append(Cell("repeated_rate_interval (pooled exact ∪ t)", f"N={runs}, {label}", ours, sims))
+                t_found = np.array([ends(stats.mean_interval(list(row / MEAN_TASKS))) for row in unique])[inverse]
+                t_cover = covered(t_found[:, 0], t_found[:, 1], truth)
+                cells.append(Cell(MEAN_T, f"N={runs}, {label}", t_cover, sims))
+            if runs in MEAN_BOOT_RUNS and label.startswith("iid"):
                 seeds = rng.integers(0, 2**63, size=boot_sims)
                 found = np.array(
                     [
-                        ends(stats.bootstrap_mean_ci(row, int(seed), resamples))
-                        for row, seed in zip(rates[:boot_sims], seeds)
+                        ends(retired.bootstrap_mean_ci(list(row / MEAN_TASKS), int(seed), resamples))
+                        for row, seed in zip(passed[:boot_sims], seeds, strict=False)
                     ]
                 )
-                boot_cover = covered(found[:, 0], found[:, 1], p)
-                cells.append(Cell(MEAN_BOOT, f"N={runs}, p={p}", boot_cover, boot_sims))
-            table[(runs, p)] = (t_cover, boot_cover)
+                boot_cover = covered(found[:, 0], found[:, 1], truth)
+                cells.append(Cell(MEAN_BOOT, f"N={runs}, {label}", boot_cover, boot_sims))
+            table[(runs, label)] = (ours, t_cover, boot_cover)
+    labels = [label for label, _ in MEAN_SETS]
     lines = [
-        "## Mean over repeated runs: `mean_interval` vs the old `bootstrap_mean_ci`",
+        "## Mean over repeated runs: `repeated_rate_interval` vs Student t over runs",
         "",
         (
-            f"Each run's pass rate ~ binomial({MEAN_TASKS} tasks, p) / {MEAN_TASKS}; the interval is of the mean "
-            f"pass rate over N runs, the truth is p. Each cell: coverage of `mean_interval` over {sims} "
-            f"simulations / of `bootstrap_mean_ci` ({resamples} resamples) over {boot_sims}. "
-            f'"—": not computed (`mean_interval` gives None below N = 3; the report shows the range).'
+            f"A {MEAN_TASKS}-task set whose tasks have fixed pass chances (the truth is their mean), run N "
+            f"times. Each cell: coverage of `repeated_rate_interval` (every task-run pooled, Clopper–Pearson, "
+            f"joined with Student t over the run rates) / of Student t over the run rates alone, over {sims} "
+            f"simulations (/ the old `bootstrap_mean_ci`, {resamples} resamples over {boot_sims}, on the iid "
+            'sets). "—": no interval (below three runs the report shows the runs\' range).'
         ),
         "",
-        "| N runs \\ p | " + " | ".join(str(p) for p in MEAN_P) + " |",
-        "|---:|" + "---:|" * len(MEAN_P),
+        "| N runs \\ set | " + " | ".join(labels) + " |",
+        "|---:|" + "---:|" * len(labels),
     ]
-    for runs in runs_axis:
-        row = [f"{fmt(table[(runs, p)][0])} / {fmt(table[(runs, p)][1])}" for p in MEAN_P]
+    for runs in MEAN_RUNS:
+        row = []
+        for label in labels:
+            ours, t_cover, boot = table[(runs, label)]
+            cell = f"{fmt(ours)} / {fmt(t_cover)}"
+            if boot is not None:
+                cell += f" / {fmt(boot)}"
+            row.append(cell)
         lines.append(f"| {runs} | " + " | ".join(row) + " |")
+    return lines + [""]
+
+
+def _grade_cells(
+    rng: np.random.Generator,
+    sims: int,
+    values: np.ndarray,
+    probs: tuple[float, ...],
+    n: int,
+    bounds: tuple[float, float],
+) -> tuple[float, float, int]:
+    truth = float((np.asarray(probs) * values).sum())
+    draws = rng.choice(values, size=(sims, n), p=np.asarray(probs))
+    counts = np.stack([(draws == v).sum(axis=1) for v in values], axis=1)
+    unique, inverse = np.unique(counts, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    ours, theirs = [], []
+    zero_width = 0
+    for row in unique:
+        data = np.repeat(values.astype(float), row)
+        ours.append(ends(stats.bounded_mean_interval(list(data), bounds)))
+        theirs.append(ends(stats.mean_interval(list(data), bounds)))
+    ours_a, theirs_a = np.array(ours)[inverse], np.array(theirs)[inverse]
+    zero_width = int(np.sum(ours_a[:, 1] - ours_a[:, 0] <= 0))
+    return covered(ours_a[:, 0], ours_a[:, 1], truth), covered(theirs_a[:, 0], theirs_a[:, 1], truth), zero_width
+
+
+def grade_family(rng: np.random.Generator, sims: int, cells: list[Cell]) -> list[str]:
+    lines = [
+        "## Grades (1–5) and paired grade differences: `bounded_mean_interval` vs Student t",
+        "",
+        (
+            f"Grades drawn from a fixed distribution (the truth is its mean); {sims} simulations per cell. Each "
+            "cell: coverage of `bounded_mean_interval` (one pseudo-value at each end of the scale) / of Student t "
+            "(clamped to the scale). No interval of ours had zero width in any draw (counted per cell below)."
+        ),
+        "",
+    ]
+    zero_total = 0
+    for title, values, distributions, bounds, family, old in (
+        ("Mean grade", np.arange(1, 6), GRADE_DISTRIBUTIONS, (1.0, 5.0), "bounded_mean_interval (grades)", GRADE_T),
+        (
+            "Paired Δ grade",
+            np.arange(-4, 5),
+            DELTA_DISTRIBUTIONS,
+            (-4.0, 4.0),
+            "bounded_mean_interval (paired Δ grades)",
+            DELTA_T,
+        ),
+    ):
+        labels = [label for label, _ in distributions]
+        lines += [f"{title}:", "", "| n \\ grades | " + " | ".join(labels) + " |", "|---:|" + "---:|" * len(labels)]
+        for n in GRADE_N:
+            row = []
+            for label, probs in distributions:
+                ours, theirs, zero = _grade_cells(rng, sims, values, probs, n, bounds)
+                zero_total += zero
+                cells.append(Cell(family, f"n={n}, {label}", ours, sims))
+                cells.append(Cell(old, f"n={n}, {label}", theirs, sims))
+                row.append(f"{fmt(ours)} / {fmt(theirs)}")
+            lines.append(f"| {n} | " + " | ".join(row) + " |")
+        lines.append("")
+    lines += [f"Zero-width intervals of ours over every draw: {zero_total}.", ""]
+    return lines
+
+
+def fwer_family(rng: np.random.Generator, cells: list[Cell]) -> list[str]:
+    """P(any "Switch") when every one of K candidates is exactly at the margin (5 points worse):
+    each candidate's verdict by the product's own test (the Tango score at −M beyond the
+    interval's z), at 95 % and at the Bonferroni level the decision uses."""
+    only_a, only_b = FWER_FLIPS
+    lines = [
+        '## Several candidates: family-wise chance of a wrong "Switch"',
+        "",
+        (
+            f"K candidates, each exactly {FWER_MARGIN * 100:g} points worse than the baseline (only the candidate "
+            f"passes {only_a:.0%} of tasks, only the baseline {only_b:.0%}), n = {FWER_N} tasks, margin "
+            f'{FWER_MARGIN * 100:g} points: any "no worse" or "better" is a wrong switch. {FWER_SIMS} '
+            "simulations per K (candidates independent given the baseline). Target: at most 0.05."
+        ),
+        "",
+        "| K | each at 95 % (before) | each at 1 − 0.05/K (Bonferroni, the product) | level |",
+        "|---:|---:|---:|---:|",
+    ]
+    for k in FWER_K:
+        draws = rng.multinomial(FWER_N, [only_a, only_b, 1 - only_a - only_b], size=(FWER_SIMS, k))
+        b, c = draws[..., 0], draws[..., 1]
+        scores = power.tango_scores(b, c, FWER_N, -FWER_MARGIN)
+        before = float(np.mean((scores > stats.z_for(0.95)).any(axis=1)))
+        level = 1 - 0.05 / k
+        after = float(np.mean((scores > stats.z_for(level)).any(axis=1)))
+        cells.append(Cell("family-wise error of a wrong switch (Bonferroni)", f"K={k}", 1 - after, FWER_SIMS))
+        lines.append(f"| {k} | {before:.3f} | {after:.3f} | {level:.4f} |")
+    return lines + [""]
+
+
+def power_family(rng: np.random.Generator, cells: list[Cell]) -> list[str]:
+    """Power at each stated sample size, simulated through `stats.paired_interval` itself."""
+    lines = [
+        "## Sample sizes: power at the stated n",
+        "",
+        (
+            f'`power.tasks_needed` at flip rates "like these", then {POWER_SIMS} simulated comparisons of that '
+            "many tasks, each judged by `stats.paired_interval` at the decision's level (the verdict's own test). "
+            "Target: 0.80 ± 0.02. Beside it, Connor's (1987) normal-formula n at 5 % (what the report printed before) "
+            "and the exact power of the report's test at that n."
+        ),
+        "",
+        "| only cand. | only base | goal | K | stated n | exact power | simulated | Connor n | its power |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for only_a, only_b, margin, k in POWER_SETTINGS:
+        level = 1 - 0.05 / k
+        need = power.tasks_needed(only_a, only_b, margin=margin, level=level)
+        assert need.tasks is not None and need.power is not None
+        n = need.tasks
+        draws = rng.multinomial(n, [only_a, only_b, 1 - only_a - only_b], size=POWER_SIMS)
+        memo: dict[tuple[int, int], bool] = {}
+        shown = 0
+        threshold = 0.0 if margin is None else -margin
+        for b, c, t in draws.tolist():
+            if (b, c) not in memo:
+                interval = stats.paired_interval(b, c, t, level)
+                assert interval is not None
+                memo[(b, c)] = interval.low > threshold
+            shown += memo[(b, c)]
+        simulated = shown / POWER_SIMS
+        goal = "better" if margin is None else f"no worse ({margin * 100:g} pts)"
+        cells.append(
+            Cell(
+                "power at the stated n (1 − distance from 0.80)",
+                f"{goal}, {only_a}/{only_b}, K={k}",
+                1 - abs(simulated - 0.80),
+                POWER_SIMS,
+            )
+        )
+        connor_n = connor_power = "—"
+        if margin is None:
+            scale = 1000
+            connor = retired.tasks_for_power(
+                round(only_a * scale), round(only_b * scale), round((1 - only_a - only_b) * scale)
+            )
+            if connor is not None:
+                connor_n = str(connor)
+                connor_power = f"{power.verdict_power(connor, only_a, only_b, margin=None, level=level):.3f}"
+        lines.append(
+            f"| {only_a} | {only_b} | {goal} | {k} | {n:,} | {need.power:.3f} | {simulated:.3f} | {connor_n} | {connor_power} |"
+        )
     return lines + [""]
 
 
@@ -406,6 +625,9 @@ def main() -> int:
         ("wilson", lambda: wilson_family(rng, args.sims, cells)),
         ("win rate", lambda: win_family(rng, args.sims, cells)),
         ("mean", lambda: mean_family(rng, args.sims, args.boot_sims, args.resamples, cells)),
+        ("grades", lambda: grade_family(rng, args.sims, cells)),
+        ("family-wise", lambda: fwer_family(rng, cells)),
+        ("power", lambda: power_family(rng, cells)),
     ):
         began = time.perf_counter()
         sections += run()
@@ -437,8 +659,10 @@ def main() -> int:
         (
             "Coverage: the share of simulated data sets whose interval contains the true value. "
             "Every interval the report labels 95 % is here (`paired_interval`, `proportion_interval`, "
-            "`win_rate_interval`, `mean_interval`); the bootstraps and Wilson-on-half-counts are the "
-            "comparisons."
+            "`win_rate_interval`, `repeated_rate_interval`, `bounded_mean_interval`); the bootstraps, "
+            "Student t and Wilson-on-half-counts are the comparisons. The family-wise and power rows of "
+            "the summary are not coverages: they show 1 − the family-wise error (target ≥ 0.95) and "
+            "1 − the distance of the power from 0.80 (target ≥ 0.98)."
         ),
         "",
         "## Summary: minimum coverage per interval",

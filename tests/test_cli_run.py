@@ -57,12 +57,22 @@ def slow_server():
         yield server
 
 
-def _start_run(tmp_path, server, n_tasks=30):
+def _start_run(tmp_path, server, n_tasks=30, *extra: str):
     goldset = write_set(tmp_path / "set", {f"t{i:02d}": "ok" for i in range(n_tasks)})
     models = _catalogue(tmp_path / "models.toml", server.url)
     store = tmp_path / "runs.sqlite"
     argv = _cli(
-        "run", str(goldset), "--model", "fake", "--models", str(models), "--store", str(store), "--concurrency", "2"
+        "run",
+        str(goldset),
+        "--model",
+        "fake",
+        "--models",
+        str(models),
+        "--store",
+        str(store),
+        "--concurrency",
+        "2",
+        *extra,
     )
     return (
         subprocess.Popen(argv, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
@@ -124,10 +134,12 @@ def test_a_killed_run_resumes_with_nothing_repeated_and_nothing_lost(tmp_path, s
 
 
 def test_run_json_summary_and_runs_list(tmp_path, slow_server):
-    proc, store_path, _ = _start_run(tmp_path, slow_server, n_tasks=4)
+    proc, store_path, _ = _start_run(tmp_path, slow_server, 4, "--margin", "3")
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert "passed" not in err
+    with Store.open(store_path) as store:  # the verdict's margin is fixed before the data
+        assert [c.margin_pp for c in store.list_comparisons()] == [3.0]
     listed = subprocess.run(
         _cli("runs", "list", "--store", str(store_path), "--json"),
         env=_env(tmp_path),

@@ -27,11 +27,13 @@ from compare_tui.report import (
     render_junit,
     render_md,
 )
-from compare_tui.report.decision import DEFAULT_MARGIN_PP, Verdict, decide, verdict_for
+from compare_tui.report import formatting as fmt
+from compare_tui.report.decision import DEFAULT_MARGIN_PP, DecisionAction, Verdict, decide, verdict_for
 from compare_tui.report.model import BaselineError
+from compare_tui.report.power import tasks_needed
 from compare_tui.report.render_text import render_text
 from compare_tui.report.stats import mcnemar_exact, paired_interval
-from compare_tui.store import DecisionRecord, Store
+from compare_tui.store import ComparisonRecord, DecisionRecord, Store
 
 SCHEMA_DOC = Path(__file__).resolve().parents[1] / "compare_tui" / "report" / "SCHEMA.md"
 
@@ -107,8 +109,12 @@ def test_a_named_baseline_gives_a_verdict_per_candidate_and_a_leading_summary():
     assert decision.baseline == "model-a" and decision.margin_pp == DEFAULT_MARGIN_PP
     b, c = decision.versus
     assert (b.candidate, b.paired.only_a, b.paired.only_b, b.delta_pp) == ("model-b", 0, 0, 0.0)
-    # 40 ties: the interval is about ±9 points, so B is not shown no worse within 5 points.
-    assert b.verdict is Verdict.INCONCLUSIVE and b.tasks_needed is None  # no difference to power
+    # 40 ties: the interval is about ±10 points, so B is not shown no worse within 5 points; with
+    # no flips at all, 96 tasks like these would show it (never better: it does not lead).
+    assert b.verdict is Verdict.INCONCLUSIVE and b.tasks_needed == 96 and b.needed[0].power == 1.0
+    assert b.needed[1].goal == "better" and b.needed[1].tasks is None and "not higher" in b.needed[1].reason
+    # Two candidates: each interval at 97.5 % (Bonferroni), labelled so.
+    assert decision.level == b.level == 0.975 and "Bonferroni" in decision.multiplicity
     assert (c.paired.only_a, c.paired.only_b) == (0, 12)
     assert c.verdict is Verdict.WORSE and c.paired.mcnemar_p < 0.05 and c.interval_pp[1] < 0
     assert decision.summary == "Keep model-a: no candidate is shown no worse within 5 points."
@@ -163,14 +169,23 @@ def test_different_cost_bases_show_both_figures_and_no_savings():
     assert doc["comparable"] is False and doc["savings"] is None and doc["candidate_per_task"] is not None
 
 
-def test_an_inconclusive_verdict_says_how_many_tasks_would_give_80_percent_power():
+def test_an_inconclusive_verdict_says_how_many_tasks_would_show_no_worse_and_better():
+    # One flip each way out of 10: Δ = 0, so "no worse" is reachable and "better" is not.
     base = one("p" * 8 + "f" * 2, "run-a", "model-a")
-    cand = one("p" * 6 + "f" * 4, "run-b", "model-b")
-    [v] = build_report(inputs(base, cand, baseline="model-a")).decision.versus
-    assert v.verdict is Verdict.INCONCLUSIVE and v.tasks_needed == v.paired.tasks_needed == 37
-    assert "about 37 tasks like these in all would give 80 % power" in text_of(
-        build_report(inputs(base, cand, baseline="model-a"))
-    )
+    cand = one("p" * 7 + "fp" + "f", "run-b", "model-b")
+    report = build_report(inputs(base, cand, baseline="model-a"))
+    [v] = report.decision.versus
+    assert v.verdict is Verdict.INCONCLUSIVE and (v.paired.only_a, v.paired.only_b) == (1, 1)
+    expected = tasks_needed(0.1, 0.1, margin=0.05)
+    assert v.tasks_needed == expected.tasks and v.needed[0] == expected and 0.80 <= expected.power < 0.82
+    shown = " ".join(text_of(report, width=400).split())
+    assert f"to show it no worse (within 5 points): about {expected.tasks:,} tasks like these in all" in shown
+    assert "to show it better: out of reach (its pass rate on these tasks is not higher" in shown
+    # Trailing by more than the margin: neither is reachable, and the page says so.
+    worse = one("p" * 6 + "f" * 4, "run-c", "model-c")
+    [w] = build_report(inputs(base, worse, baseline="model-a")).decision.versus
+    assert w.verdict is Verdict.INCONCLUSIVE and w.tasks_needed is None
+    assert [n.tasks for n in w.needed] == [None, None] and "trails by the margin" in w.needed[0].reason
 
 
 def test_a_candidate_with_nothing_measured_is_named_as_not_compared_never_as_not_good_enough():
@@ -396,3 +411,185 @@ def test_latency_deltas_are_over_the_same_tasks_not_each_models_completed_ones()
     assert report.figures_for("model-a").latency.e2e_ms.p50 == 100.0
     assert v.e2e_p50_pct == pytest.approx((1000 - 550) / 550 * 100)
     assert v.ttft_p50_pct == pytest.approx((100 - 55) / 55 * 100)
+
+
+# ------------------------------------------------------------------ one headline (issue: contradicting headlines)
+
+
+def _item6():
+    """A new user's own 10 tasks: my-qwen-2k passes 3 more than smollm2-135m and none fewer,
+    so the rule rates it "high" (a 30-point lead) while the paired test finds p = 0.25."""
+    base = one("pppffffpff", "run-s", "smollm2-135m")
+    cand = one("pppppffppf", "run-q", "my-qwen-2k")
+    return build_report(inputs(base, cand, baseline="smollm2-135m"))
+
+
+def _surfaces(report) -> dict[str, str]:
+    from compare_tui.publish.comparison_page import comparison_page
+    from compare_tui.publish.details import Masker
+    from compare_tui.report import report_document
+    from compare_tui.tui.widgets.report_tables import recommendation_text
+
+    return {
+        "text": " ".join(text_of(report, width=200).split()),
+        "json": render_json(report),
+        "md": render_md(report),
+        "junit": render_junit(report),
+        "page": comparison_page(report, report_document(report), (), None, Masker(())),
+        "tui": recommendation_text(report).plain,
+    }
+
+
+def test_keep_and_a_high_rating_never_stand_together_without_the_sentence_between_them():
+    report = _item6()
+    [v] = report.decision.versus
+    assert report.decision.summary == "Keep smollm2-135m: no candidate is shown no worse within 5 points."
+    assert report.decision.action is DecisionAction.KEEP and report.decision.chosen is None
+    assert v.verdict is Verdict.INCONCLUSIVE and fmt.points_interval(v.interval_pp) == "−6.1 to +60.3 pts"
+    assert v.paired.mcnemar_p == pytest.approx(0.25)
+    rec = report.recommendation
+    assert (rec.winner, rec.confidence) == ("my-qwen-2k", "high")  # the seed's rule, kept exactly
+    note = report.rating_note
+    assert note == (
+        "Confidence “high” is the rule's rating of the lead's size alone (10 points or more): the paired test "
+        "on the same tasks finds my-qwen-2k's lead over smollm2-135m within noise (McNemar p = 0.25), so it is "
+        "not evidence that my-qwen-2k is better; the decision above keeps smollm2-135m, and it is the one that "
+        "answers whether to switch."
+    )
+    assert report.caveats[0].code == "rating" and report.caveats[0].text == note
+    for name, shown in _surfaces(report).items():
+        flat = " ".join(shown.split()).replace("&#x27;", "'").replace("&#8220;", "“")
+        assert "lead's size alone" in flat, name
+        if name not in ("tui", "json", "junit"):  # the TUI's decision is a widget of its own; data in key order
+            assert flat.index("Keep smollm2-135m") < flat.index("lead's size alone"), name
+        # The sentence comes before the rule's recommendation in every surface that shows both.
+        if "Recommended: my-qwen-2k" in flat and name not in ("json", "junit"):
+            assert flat.index("lead's size alone") < flat.index("Recommended: my-qwen-2k"), name
+    doc = json.loads(render_json(report))
+    assert doc["recommendation"]["rating_note"] == note and doc["decision"]["action"] == "keep"
+
+
+def test_no_note_when_the_rating_and_the_paired_test_agree():
+    base = one("p" * 10 + "f" * 40, "run-a", "model-a")
+    cand = one("p" * 40 + "f" * 10, "run-b", "model-b")
+    report = build_report(inputs(base, cand, baseline="model-a"))
+    assert report.recommendation.confidence == "high" and report.decision.action is DecisionAction.SWITCH
+    assert report.decision.chosen == "model-b" and report.rating_note is None
+    assert all(c.code != "rating" for c in report.caveats)
+
+
+def test_a_winner_the_decision_does_not_pick_gets_the_sentence_at_any_confidence():
+    base = one("p" * 30 + "f" * 20, "run-a", "model-a")
+    cand = one("f" * 7 + "p" * 33 + "f" * 10, "run-b", "model-b")  # 10 flips its way, 7 the other: +6 points
+    report = build_report(inputs(base, cand, baseline="model-a"))
+    assert report.recommendation.confidence == "medium" and report.decision.action is DecisionAction.KEEP
+    assert report.rating_note == (
+        "The rule recommends model-b on pass rate alone; the decision above keeps model-a, and it is the one "
+        "that answers whether to switch."
+    )
+
+
+# ------------------------------------------------------------------ wording
+
+
+def test_no_worse_beside_a_significant_deficit_says_it_is_lower():
+    # n = 300, flips 0 vs 6: Δ −2.0 pts, the interval wholly below 0, but above −5.
+    base = one("p" * 250 + "f" * 50, "run-a", "model-a")
+    cand = one("p" * 244 + "f" * 56, "run-b", "model-b")
+    report = build_report(inputs(base, cand, baseline="model-a"))
+    [v] = report.decision.versus
+    assert v.verdict is Verdict.NO_WORSE and v.lower_though_no_worse and v.interval_pp[1] < 0
+    assert v.paired.mcnemar_p == pytest.approx(0.03125)
+    words = v.verdict_words(5.0)
+    assert words == "no worse (within 5 points), though lower: p = 0.031 against model-b"
+    assert report.decision.summary.startswith(
+        "Switch to candidate model-b: no worse than model-a within 5 points, though lower (−2.0 pts, 95% CI "
+    )
+    assert "McNemar p = 0.031 against model-b" in report.decision.summary
+    shown = " ".join(text_of(report, width=200).split())
+    assert "no worse (lower)" in shown and f"model-b: {words}." in shown
+    assert json.loads(render_json(report))["decision"]["versus"][0]["verdict_words"] == words
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(0.0, "0.0"), (0.031, "+0.031"), (-0.004, "−0.0040"), (-0.0, "0.0"), (1.25, "+1.2"), (-68.7, "−68.7")],
+)
+def test_bounds_near_zero_keep_the_digits_that_show_their_side(value, expected):
+    assert fmt.bound(value) == expected
+
+
+def test_an_upper_bound_of_exactly_zero_says_why_it_is_not_worse():
+    # 0 vs 5 flips over 5 tasks: the exact test cannot reject (p = 0.0625), so U is widened to 0.
+    base = one("ppppp", "run-a", "model-a")
+    cand = one("fffff", "run-b", "model-b")
+    report = build_report(inputs(base, cand, baseline="model-a"))
+    [v] = report.decision.versus
+    assert v.verdict is Verdict.INCONCLUSIVE and v.interval_pp[1] == 0.0
+    shown = " ".join(text_of(report, width=200).split())
+    assert "to 0.0 pts" in shown and "+0.0" not in shown
+    assert "its interval ends at exactly 0 because the exact test does not reject (McNemar p = 0.062" in shown
+    assert "so it is not shown worse" in shown
+
+
+# ------------------------------------------------------------------ several candidates
+
+
+def test_several_candidates_share_a_five_percent_family_wise_error():
+    base = one("p" * 150 + "f" * 50, "run-a", "model-a")
+    cands = [one("p" * 150 + "f" * 50, f"run-{i}", f"model-{i}") for i in range(4)]
+    report = build_report(inputs(base, *cands, baseline="model-a"))
+    decision = report.decision
+    assert decision.level == pytest.approx(1 - 0.05 / 4) and all(v.level == decision.level for v in decision.versus)
+    assert decision.multiplicity == (
+        "4 candidates: each interval at 98.8% (Bonferroni, 5 % ÷ 4), so the chance that any switch is wrong "
+        "stays at most 5 %"
+    )
+    v = decision.versus[0]
+    wide, plain = v.paired.interval, v.interval95
+    assert wide.low < plain.low and wide.high > plain.high  # the verdict's interval is the wider one
+    shown = " ".join(text_of(report, width=200).split())
+    assert "98.8% CI" in shown and "Bonferroni" in shown
+    assert "| 98.8% CI |" in render_md(report)
+    doc = json.loads(render_json(report))["decision"]
+    assert doc["level"] == pytest.approx(0.9875) and doc["versus"][0]["ci95_pp"]["low"] == pytest.approx(
+        plain.low * 100
+    )
+    assert "98.8% CI" in render_junit(report)
+
+
+# ------------------------------------------------------------------ the margin is fixed before the data
+
+
+def test_a_margin_other_than_the_recorded_one_is_labelled_as_chosen_after_the_data():
+    base = one("p" * 180 + "f" * 20, "run-a", "model-a")
+    cand = one("p" * 178 + "f" * 22, "run-b", "model-b")
+    same = build_report(inputs(base, cand, baseline="model-a", recorded_margin_pp=5.0)).decision
+    assert same.margin_pp == 5.0 and not same.margin_after_data and same.margin_words == "margin M = 5 points"
+    later = build_report(inputs(base, cand, baseline="model-a", margin_pp=3.0, recorded_margin_pp=5.0))
+    assert later.decision.margin_after_data
+    assert later.decision.margin_words == (
+        "margin M = 3 points, chosen after the data (5 was recorded when the comparison ran)"
+    )
+    assert "chosen after the data" in " ".join(text_of(later, width=200).split())
+    assert later.decision.summary.endswith("(margin 3 points, chosen after the data; 5 was recorded before it).")
+    assert "chosen after" not in same.summary
+    doc = json.loads(render_json(later))["decision"]
+    assert doc["margin_after_data"] is True and doc["recorded_margin_pp"] == 5.0
+    # With nothing recorded (older comparisons) the margin is not labelled either way.
+    assert not build_report(inputs(base, cand, baseline="model-a", margin_pp=3.0)).decision.margin_after_data
+
+
+def test_report_margin_on_a_comparison_with_a_recorded_margin_is_labelled_after_the_data(store, capsys):
+    record(store, "run-a", "model-a", "pppppppppp")
+    record(store, "run-b", "model-b", "pppppppppf")
+    store.create_comparison(
+        ComparisonRecord(id="cmp-m", name="m", run_ids=["run-a", "run-b"], baseline="model-a", margin_pp=5.0)
+    )
+    assert load_report_inputs(store, "cmp-m").recorded_margin_pp == 5.0
+    run_cli(store, "cmp-m", "--format", "json")
+    doc = json.loads(capsys.readouterr().out)["decision"]
+    assert doc["margin_pp"] == 5.0 and doc["margin_after_data"] is False
+    run_cli(store, "cmp-m", "--margin", "20")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "margin M = 20 points, chosen after the data (5 was recorded when the comparison ran)" in out

@@ -82,3 +82,19 @@ def test_a_v6_store_gains_the_baseline_column_and_keeps_its_comparisons(tmp_path
         assert store.schema_version == schema.CURRENT_VERSION
         old = store.get_comparison("c1")
         assert old.name == "old" and old.baseline is None
+
+
+def test_a_v9_store_gains_the_recorded_margin_and_new_comparisons_keep_theirs(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    conn = sqlite3.connect(path)
+    for migration in schema.MIGRATIONS[:9]:
+        migration(conn)
+    conn.execute("INSERT INTO meta VALUES ('app', 'compare-tui'), ('schema_version', '9')")
+    conn.execute("INSERT INTO comparisons (id, name, created_at) VALUES ('c1', 'old', '2026-01-01T00:00:00.000000Z')")
+    conn.commit()
+    conn.close()
+    with Store.open(path) as store:
+        assert store.schema_version == schema.CURRENT_VERSION
+        assert store.get_comparison("c1").margin_pp is None  # nothing was recorded before the data
+        made = store.create_comparison(ComparisonRecord(name="new", margin_pp=3.0))
+        assert store.get_comparison(made.id).margin_pp == 3.0

@@ -21,7 +21,7 @@ from compare_tui.experiment import (
 from compare_tui.experiment.load import ArmInput, ExperimentInputs
 from compare_tui.experiment.render import interval_text
 from compare_tui.report import AttemptFacts, ReportInputs, RunInput, build_report
-from compare_tui.report.stats import bootstrap_mean_ci
+from compare_tui.report.stats import proportion_interval
 from compare_tui.store import CURRENT_VERSION, ExperimentNotFoundError, ExperimentRecord, RunRecord, Store, StoreError
 from tests.test_experiment_helpers import entry
 
@@ -217,11 +217,13 @@ def test_flaky_and_consistent_tasks_and_a_deterministic_interval_of_the_mean():
     # recorded error) counts as not passed.
     assert [(r.passed, r.conclusive) for r in alpha.runs] == [(3, 4), (2, 4), (2, 3)]
     assert alpha.pass_rate == pytest.approx((3 / 4 + 2 / 4 + 2 / 3) / 3)
-    # Three runs: a Student-t interval (t with 2 degrees of freedom), the same every time.
+    # Three runs: every task-run pooled (exact: 7 of 11) joined with Student-t over the runs (t with
+    # 2 degrees of freedom), the same every time.
     rates = [3 / 4, 2 / 4, 2 / 3]
     half = 4.302652729749464 * statistics.stdev(rates) / math.sqrt(3)
-    assert alpha.interval.low == pytest.approx(statistics.fmean(rates) - half)
-    assert alpha.interval.high == pytest.approx(min(1.0, statistics.fmean(rates) + half))
+    pooled = proportion_interval(7, 11)
+    assert alpha.interval.low == pytest.approx(min(pooled.low, statistics.fmean(rates) - half))
+    assert alpha.interval.high == pytest.approx(max(pooled.high, min(1.0, statistics.fmean(rates) + half)))
     assert experiment_figures(inputs_for(per_run)).arms[0].interval == alpha.interval
     assert interval_text(alpha).startswith("95% CI ")
     assert alpha.latency_p50_ms.values == (100.0, 110.0, 120.0) and alpha.latency_p50_ms.median == 110.0
@@ -263,20 +265,6 @@ def test_a_run_the_report_refuses_has_no_figures_here_either():
     figures = experiment_figures(ExperimentInputs("e", "2026-01-01T00:00:00Z", cfg, (arm, empty), KINDS, tuple(KINDS)))
     [row] = figures.arms[0].runs
     assert row.refused and "cost basis" in row.refused and figures.arms[0].pass_rate is None
-
-
-# ------------------------------------------------------------------ bootstrap of a mean
-
-
-def test_bootstrap_mean_ci_is_seeded_bounded_and_needs_two_values():
-    assert bootstrap_mean_ci([0.5], seed=1) is None
-    assert bootstrap_mean_ci([], seed=1) is None
-    values = [0.4, 0.55, 0.6, 0.5, 0.7]
-    ci = bootstrap_mean_ci(values, seed=7, resamples=5000)
-    assert ci == bootstrap_mean_ci(values, seed=7, resamples=5000)
-    assert min(values) <= ci.low <= sum(values) / len(values) <= ci.high <= max(values)
-    same = bootstrap_mean_ci([0.5, 0.5, 0.5], seed=3)
-    assert (same.low, same.high) == (0.5, 0.5)
 
 
 # ------------------------------------------------------------------ store rows

@@ -60,7 +60,9 @@ def test_grade_reports_mean_distribution_and_delta_vs_the_baseline(tmp_path, run
     by_model = {r["model"]: r for r in out["runs"]}
     b, c = by_model["base-model"]["figures"], by_model["cand-model"]["figures"]
     assert b["distribution"] == {"1": 0, "2": 3, "3": 0, "4": 0, "5": 3} and b["mean"] == pytest.approx(3.5)
-    assert c["distribution"]["5"] == 6 and c["mean"] == 5.0 and c["mean_ci95"] == [5.0, 5.0]
+    assert c["distribution"]["5"] == 6 and c["mean"] == 5.0
+    # Six 5s: never a zero-width "5.0–5.0"; the bounded-mean interval reaches down to what a 1 unseen could hide.
+    assert c["mean_ci95"][1] == 5.0 and 3.0 < c["mean_ci95"][0] < 4.5
     low, high = b["mean_ci95"]
     assert 1.0 <= low < 3.5 < high <= 5.0
     delta = by_model["cand-model"]["delta_vs_baseline"]

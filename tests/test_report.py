@@ -18,6 +18,7 @@ from compare_tui.report import (
     parse_pass_rate,
     render_json,
 )
+from compare_tui.report.power import tasks_needed
 from compare_tui.report.rule import Standing, recommend
 from compare_tui.store import RunRecord
 
@@ -530,9 +531,10 @@ def test_paired_lead_within_noise_estimates_more_tasks():
     p = report.paired[0]
     assert (p.model_a, p.only_a, p.only_b) == ("model-a", 2, 0)
     assert p.within_noise is True and p.more_tasks > 0
-    # Connor (1987): n = (z·√ψ + z_β·√(ψ − δ²))² / δ² with ψ = δ = 0.2 → 37 tasks in all.
-    assert p.tasks_needed == 37 and p.more_tasks == 27
-    assert "About 37 tasks like these in all (27 more) would give 80 % power" in p.sentence
+    # The exact McNemar test's power at flip rates 0.2 / 0 (Connor's normal formula said 37).
+    need = tasks_needed(0.2, 0.0, margin=None)
+    assert p.tasks_needed == need.tasks and p.more_tasks == need.tasks - 10 and need.power >= 0.80
+    assert f"About {need.tasks} tasks like these in all ({need.tasks - 10} more) would give 80 % power" in p.sentence
 
 
 def test_paired_lead_larger_than_noise():

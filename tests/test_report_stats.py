@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import math
-import random
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from compare_tui.report.stats import (
     mcnemar_exact,
-    paired_bootstrap_ci,
     percentiles,
     proportion_interval,
-    seed_for,
-    tasks_to_resolve,
     wilson_interval,
 )
 
@@ -148,77 +144,3 @@ def test_mcnemar_with_thousands_of_discordant_tasks_neither_overflows_nor_underf
 def test_mcnemar_refuses_negative_counts():
     with pytest.raises(ValueError):
         mcnemar_exact(-1, 2)
-
-
-# ------------------------------------------------------------------ bootstrap
-
-
-def test_seed_does_not_depend_on_run_order_but_on_the_runs():
-    assert seed_for(["b", "a"]) == seed_for(["a", "b"])
-    assert seed_for(["a", "b"]) != seed_for(["a", "c"])
-    assert 0 <= seed_for(["a"]) < 2**64
-
-
-@settings(max_examples=30, deadline=None)
-@given(
-    st.lists(st.text(min_size=1, max_size=12), min_size=2, max_size=4, unique=True),
-    st.integers(0, 60),
-    st.integers(0, 60),
-    st.integers(0, 60),
-    st.randoms(use_true_random=False),
-)
-def test_bootstrap_is_deterministic_for_the_same_run_ids(run_ids, only_a, only_b, ties, shuffler):
-    shuffled = list(run_ids)
-    shuffler.shuffle(shuffled)
-    first = paired_bootstrap_ci(only_a, only_b, ties, seed_for(run_ids), resamples=500)
-    again = paired_bootstrap_ci(only_a, only_b, ties, seed_for(shuffled), resamples=500)
-    assert first == again
-    if first is not None:
-        assert -1.0 <= first.low <= first.high <= 1.0
-
-
-def test_bootstrap_of_no_tasks_and_of_no_disagreement():
-    assert paired_bootstrap_ci(0, 0, 0, seed=1) is None
-    same = paired_bootstrap_ci(0, 0, 40, seed=1)
-    assert (same.low, same.high) == (0.0, 0.0)
-    all_a = paired_bootstrap_ci(25, 0, 0, seed=1)
-    assert (all_a.low, all_a.high) == (1.0, 1.0)
-
-
-def test_bootstrap_agrees_with_resampling_task_indices():
-    # The multinomial shortcut must give the interval a naive paired bootstrap gives.
-    only_a, only_b, ties = 30, 18, 152
-    diffs = np.array([1] * only_a + [-1] * only_b + [0] * ties, dtype=float)
-    rng = np.random.default_rng(7)
-    naive = np.percentile(diffs[rng.integers(0, diffs.size, size=(10_000, diffs.size))].mean(axis=1), [2.5, 97.5])
-    fast = paired_bootstrap_ci(only_a, only_b, ties, seed=11)
-    assert fast.low == pytest.approx(naive[0], abs=0.01)
-    assert fast.high == pytest.approx(naive[1], abs=0.01)
-
-
-def test_tasks_to_resolve_follows_the_normal_approximation():
-    # n = 100, mean 0.05, variance 0.15 - 0.0025: z²·v/m² = 226.7 → 227 in all, 127 more.
-    assert tasks_to_resolve(10, 5, 85) == 127
-    assert tasks_to_resolve(5, 5, 90) is None
-    assert tasks_to_resolve(0, 0, 0) is None
-    assert tasks_to_resolve(90, 0, 10) == 0  # already far more than enough
-
-
-def test_tasks_to_resolve_estimate_actually_resolves_the_lead():
-    # Scaling the same flip rates up to the suggested size puts the interval off zero.
-    only_a, only_b, ties = 6, 3, 31
-    n = only_a + only_b + ties
-    more = tasks_to_resolve(only_a, only_b, ties)
-    scale = (n + more) / n * 1.1
-    interval = paired_bootstrap_ci(round(only_a * scale), round(only_b * scale), round(ties * scale), seed=3)
-    assert paired_bootstrap_ci(only_a, only_b, ties, seed=3).contains(0.0)
-    assert not interval.contains(0.0)
-
-
-def test_random_module_is_not_used_for_the_bootstrap():
-    # The interval depends on the seed only, never on global random state.
-    random.seed(1)
-    first = paired_bootstrap_ci(12, 7, 50, seed=99)
-    random.seed(2)
-    np.random.seed(2)
-    assert paired_bootstrap_ci(12, 7, 50, seed=99) == first

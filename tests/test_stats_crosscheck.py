@@ -22,16 +22,20 @@ from scipy.special import xlogy
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
+from compare_tui.report.power import tango_scores, tasks_needed, verdict_power
 from compare_tui.report.stats import (
     Z95,
+    bounded_mean_interval,
     mcnemar_exact,
     mean_interval,
+    normal_quantile,
     paired_interval,
     proportion_interval,
+    repeated_rate_interval,
     t_quantile_95,
-    tasks_for_power,
     wilson_interval,
     win_rate_interval,
+    z_for,
 )
 
 trials_and_successes = st.integers(1, 2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
@@ -301,25 +305,85 @@ def test_win_rate_with_many_ties_is_narrower_than_wilson(n, tie_share, win_share
     assert ours.low >= low - 1e-12 and ours.high <= high + 1e-12
 
 
-# ------------------------------------------------------------------ power (Connor 1987)
+# ------------------------------------------------------------------ normal quantile
 
 
-def connor_tasks(b: int, c: int, t: int) -> float:
-    n = b + c + t
-    delta, psi = (b - c) / n, (b + c) / n
-    z_alpha, z_beta = stats.norm.ppf(0.975), stats.norm.ppf(0.80)
-    return (z_alpha * math.sqrt(psi) + z_beta * math.sqrt(psi - delta**2)) ** 2 / delta**2
+@pytest.mark.parametrize("probability", [1e-9, 0.001, 0.025, 0.2, 0.5, 0.8, 0.975, 0.99, 1 - 1e-6])
+def test_normal_quantile_matches_scipy(probability):
+    assert normal_quantile(probability) == pytest.approx(stats.norm.ppf(probability), abs=1e-9)
 
 
-@given(st.integers(0, 500), st.integers(0, 500), st.integers(0, 5000))
-def test_tasks_for_power_is_connors_formula(b, c, t):
-    got = tasks_for_power(b, c, t)
-    if b == c:
-        assert got is None
-        return
-    expected = connor_tasks(b, c, t)
-    # Equal to the ceiling, unless the exact figure is within rounding of an integer.
-    assert got == math.ceil(expected) or abs(expected - round(expected)) < 1e-9
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 10])
+def test_the_bonferroni_z_matches_scipy(k):
+    assert z_for(1 - 0.05 / k) == pytest.approx(stats.norm.ppf(1 - 0.025 / k), abs=1e-9)
+
+
+# ------------------------------------------------------------------ mean over repeated runs
+
+runs_strategy = st.integers(1, 80).flatmap(
+    lambda tasks: st.lists(st.integers(0, tasks).map(lambda p: (p, tasks)), min_size=3, max_size=12)
+)
+
+
+@given(runs_strategy)
+def test_repeated_rate_interval_joins_the_pooled_exact_and_the_t_interval(runs):
+    interval = repeated_rate_interval(runs)
+    passed, scored = sum(p for p, _ in runs), sum(s for _, s in runs)
+    low, high = proportion_confint(passed, scored, alpha=0.05, method="beta")
+    rates = np.array([p / s for p, s in runs])
+    mean = float(rates.mean())
+    assert 0.0 <= interval.low <= mean <= interval.high <= 1.0
+    assert interval.low <= low + 1e-9 and interval.high >= high - 1e-9
+    t_interval = mean_interval(list(rates))
+    assert interval.low <= t_interval.low + 1e-12 and interval.high >= t_interval.high - 1e-12
+    assert interval.high > interval.low  # never zero width
+
+
+def test_repeated_rate_interval_needs_three_runs():
+    assert repeated_rate_interval([(5, 10), (6, 10)]) is None
+    assert repeated_rate_interval([(10, 10)] * 3).high == 1.0 > repeated_rate_interval([(10, 10)] * 3).low
+
+
+@pytest.mark.parametrize("runs", [3, 10])
+def test_deterministic_tasks_and_one_flaky_task_keep_the_label(runs):
+    # 49 tasks that always pass and one that passes 90 % of runs: Student t covered 0.27 at N = 3.
+    rng = np.random.default_rng(runs)
+    truth = (49 + 0.9) / 50
+    flaky = rng.random((2000, runs)) < 0.9
+    hits = sum(repeated_rate_interval([(49 + int(f), 50) for f in row]).contains(truth) for row in flaky)
+    assert hits / 2000 >= 0.95
+
+
+# ------------------------------------------------------------------ bounded mean (grades)
+
+
+@given(st.lists(st.integers(1, 5), min_size=3, max_size=200))
+def test_bounded_mean_interval_is_ordered_within_the_scale_and_never_zero_width(grades):
+    interval = bounded_mean_interval([float(g) for g in grades], (1.0, 5.0))
+    mean = sum(grades) / len(grades)
+    assert 1.0 <= interval.low <= mean <= interval.high <= 5.0
+    assert interval.high - interval.low > 0.01
+
+
+@given(st.lists(st.integers(-4, 4), min_size=3, max_size=200))
+def test_bounded_mean_interval_of_paired_differences_is_ordered_and_never_zero_width(diffs):
+    interval = bounded_mean_interval([float(d) for d in diffs], (-4.0, 4.0))
+    mean = sum(diffs) / len(diffs)
+    assert -4.0 <= interval.low <= mean <= interval.high <= 4.0
+    assert interval.high - interval.low > 0.01
+
+
+def test_bounded_mean_interval_is_agresti_coull_on_two_values_with_one_pseudo_value_a_side():
+    # 0/1 data with one pseudo-value at each bound is a normal interval around (k + 1) / (n + 2).
+    data = [1.0] * 7 + [0.0] * 3
+    centre = 8 / 12
+    half = Z95 * math.sqrt(centre * (1 - centre) / 12)
+    interval = bounded_mean_interval(data, (0.0, 1.0))
+    assert interval.low == pytest.approx(centre - half) and interval.high == pytest.approx(centre + half)
+    assert bounded_mean_interval([1.0, 1.0], (0.0, 1.0)) is None
+
+
+# ------------------------------------------------------------------ power of the verdict's own test
 
 
 def exact_mcnemar_rejects(only_a: np.ndarray, only_b: np.ndarray) -> np.ndarray:
@@ -329,34 +393,77 @@ def exact_mcnemar_rejects(only_a: np.ndarray, only_b: np.ndarray) -> np.ndarray:
 
 
 def exact_power(n: int, p10: float, p01: float) -> float:
-    """The exact McNemar test's power with n tasks, summed over every outcome (no noise)."""
+    """The exact McNemar test's power to show A better (it rejects and A passed more of the
+    discordant tasks) with n tasks, summed over every outcome (no noise)."""
     psi, total = p10 + p01, 0.0
     for m in range(n + 1):
         weight = stats.binom.pmf(m, n, psi)
         if weight < 1e-16:
             continue
         only_a = np.arange(m + 1)
-        rejects = exact_mcnemar_rejects(only_a, m - only_a)
+        rejects = exact_mcnemar_rejects(only_a, m - only_a) & (2 * only_a > m)
         total += weight * stats.binom.pmf(only_a, m, p10 / psi)[rejects].sum()
     return total
 
 
-SETTINGS = [(0.15, 0.05, (15, 5, 80)), (0.10, 0.02, (10, 2, 88)), (0.30, 0.20, (30, 20, 50)), (0.05, 0.00, (5, 0, 95))]
+SETTINGS = [(0.15, 0.05), (0.10, 0.02), (0.30, 0.20), (0.05, 0.00), (0.20, 0.10)]
 
 
-@pytest.mark.parametrize(("p10", "p01", "counts"), SETTINGS)
-def test_tasks_for_power_gives_about_80_percent_power_exactly(p10, p01, counts):
-    n = tasks_for_power(*counts)
-    # Connor's n is for the asymptotic test; the exact test, more cautious, falls a little short.
-    assert 0.75 <= exact_power(n, p10, p01) <= 0.88
+@pytest.mark.parametrize(("p10", "p01"), SETTINGS)
+@pytest.mark.parametrize("n", [6, 25, 80, 200])
+def test_verdict_power_for_better_is_the_exact_mcnemar_power(p10, p01, n):
+    got = verdict_power(n, p10, p01, margin=None)
+    assert got == pytest.approx(exact_power(n, p10, p01), abs=1e-9)
 
 
-@pytest.mark.parametrize(("p10", "p01", "counts"), SETTINGS[1:])
-def test_tasks_for_power_by_simulating_the_exact_test(p10, p01, counts):
-    # (0.15, 0.05) is left to the exact test above: its true power, 0.762, is too close to 0.75
-    # for 2000 simulated trials (standard error ≈ 0.0095) to check it reliably.
-    n = tasks_for_power(*counts)
-    rng = np.random.default_rng(20261203)
+@pytest.mark.parametrize(("p10", "p01", "margin"), [(0.1, 0.12, 0.05), (0.05, 0.05, 0.05), (0.2, 0.1, 0.1)])
+@pytest.mark.parametrize("n", [5, 17, 40])
+def test_verdict_power_for_no_worse_sums_the_report_s_own_interval(p10, p01, margin, n):
+    # Brute force: every (b, c) through stats.paired_interval itself, weighted by scipy's trinomial.
+    total = 0.0
+    for b in range(n + 1):
+        for c in range(n + 1 - b):
+            interval = paired_interval(b, c, n - b - c)
+            if interval.low > -margin:
+                total += stats.multinomial.pmf([b, c, n - b - c], n, [p10, p01, 1 - p10 - p01])
+    assert verdict_power(n, p10, p01, margin=margin) == pytest.approx(total, abs=1e-9)
+
+
+def test_tango_scores_are_the_interval_s_own():
+    # The vectorised score crosses z exactly at the interval's lower bound.
+    for b, c, t in [(5, 9, 30), (12, 3, 85), (0, 0, 40)]:
+        n = b + c + t
+        low = paired_interval(b, c, t).low
+        if low > -1:
+            near = tango_scores(np.array([b]), np.array([c]), n, low)[0]
+            assert near == pytest.approx(Z95, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("p10", "p01", "margin", "level"),
+    [(0.10, 0.12, 0.05, 0.95), (0.3, 0.2, None, 0.95), (0.2, 0.1, None, 1 - 0.05 / 3), (0.05, 0.05, 0.05, 0.95)],
+)
+def test_tasks_needed_gives_80_percent_power_by_simulating_the_report(p10, p01, margin, level):
+    need = tasks_needed(p10, p01, margin=margin, level=level)
+    n = need.tasks
+    assert n is not None and 0.80 <= need.power <= 0.82
+    assert verdict_power(n - 1, p10, p01, margin=margin, level=level) < 0.80
+    rng = np.random.default_rng(36)
     draws = rng.multinomial(n, [p10, p01, 1 - p10 - p01], size=2000)
-    share = exact_mcnemar_rejects(draws[:, 0], draws[:, 1]).mean()
-    assert 0.75 <= share <= 0.88
+    memo: dict[tuple[int, int], bool] = {}
+    shown = 0
+    for b, c, t in draws.tolist():
+        if (b, c) not in memo:
+            interval = paired_interval(b, c, t, level)
+            memo[(b, c)] = interval.low > (0.0 if margin is None else -margin)
+        shown += memo[(b, c)]
+    # 2000 draws: standard error ≈ 0.009 around 0.80.
+    assert 0.77 <= shown / 2000 <= 0.84
+
+
+def test_tasks_needed_is_out_of_reach_where_no_number_of_tasks_would_do():
+    assert tasks_needed(0.1, 0.2, margin=None).tasks is None
+    assert tasks_needed(0.1, 0.2, margin=0.1).tasks is None  # trails by the margin exactly
+    assert "more than" in (tasks_needed(0.1001, 0.1, margin=None).reason or "")
+    # Five tasks, all discordant one way: the exact test needs six (Connor said four).
+    assert tasks_needed(1.0, 0.0, margin=None).tasks == 6

@@ -32,8 +32,10 @@ model's): 0.8, 80 and 80% all mean 80 %. Confidence is the report's own rating b
 
 --baseline MODEL judges every other model against MODEL (the comparison's own baseline, else
 the workload's promoted one, is used when it is not given). Verdict, with the paired 95 %
-interval (L, U) of candidate − baseline in points and margin M (--margin, else the manifest's
-[decision] margin_pp, else 5): better when L > 0; no worse when L > −M; worse when U < 0;
+interval (L, U) of candidate − baseline in points (at 1 − 0.05/K with K candidates,
+Bonferroni) and margin M (--margin, else the manifest's [decision] margin_pp, else 5; the
+margin recorded when the comparison ran is the one fixed before the data, and another is
+labelled as chosen after it): better when L > 0; no worse when L > −M; worse when U < 0;
 inconclusive otherwise.
 
 --steps-by-grade JUDGE[:RUBRIC] (whole-run replay, opt-in): a step that waits for a person
@@ -73,8 +75,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--margin",
         metavar="POINTS",
-        type=_margin,
-        help="the verdict's non-inferiority margin in points (default: the manifest's, else 5)",
+        type=margin_points,
+        help=(
+            "the verdict's non-inferiority margin in points (default: the manifest's, else the one "
+            "recorded when the comparison ran, else 5); another than the recorded one is labelled "
+            "as chosen after the data"
+        ),
     )
     parser.add_argument(
         "--require-verdict",
@@ -98,7 +104,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_report)
 
 
-def _margin(text: str) -> float:
+def margin_points(text: str) -> float:
+    """A margin in points (`5`, `5pp`, `5 pts`), 0–100; `run --margin` uses it too."""
     try:
         value = float(text.strip().removesuffix("pts").removesuffix("pp").strip())
     except ValueError:

@@ -18,6 +18,7 @@ from compare_tui.commands.common import (
     open_store,
     say,
 )
+from compare_tui.commands.report import margin_points
 from compare_tui.vocabulary import RunStatus
 
 if TYPE_CHECKING:
@@ -44,7 +45,9 @@ exit codes: 0 every run completed; 1 a run did not complete (interrupted, failed
 
 --baseline A runs A too (first) and judges every --model against it in the report. Without
 it, the workload's promoted baseline (`compare-tui promote`) is the baseline when it is one
-of the models run.
+of the models run. The verdict's margin (--margin, else the manifest's [decision] margin_pp,
+else 5) is recorded on the comparison before the first answer; `report --margin` may ask for
+another, labelled as chosen after the data.
 """
 
 
@@ -63,6 +66,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--baseline", metavar="NAME", help="the model you run today: run it too and judge every --model against it"
+    )
+    p.add_argument(
+        "--margin",
+        metavar="POINTS",
+        type=margin_points,
+        help="the verdict's non-inferiority margin in points, recorded before the data (default: the manifest's, else 5)",
     )
     add_catalogue_option(p)
     add_store_option(p)
@@ -129,7 +138,14 @@ def _handle(args: argparse.Namespace) -> int:
             names = tuple(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
             overrides = RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
             plan = NewRunPlan(
-                goldset.root, names, overrides, args.max_cost, args.baseline, args.name, args.strict_serving
+                goldset.root,
+                names,
+                overrides,
+                args.max_cost,
+                args.baseline,
+                args.name,
+                args.strict_serving,
+                margin_pp=args.margin,
             )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
         session = EngineSession(store, plan, catalogue, observer, goldset=goldset)

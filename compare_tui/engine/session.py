@@ -41,6 +41,7 @@ from compare_tui.engine.reachability import refuse_unreachable
 from compare_tui.engine.runner import RunExecutor
 from compare_tui.engine.settings import RunOverrides
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
+from compare_tui.goldset.models import DecisionSettings
 from compare_tui.store import (
     ComparisonRecord,
     RunNotFoundError,
@@ -64,6 +65,9 @@ class NewRunPlan:
     """The comparison's name (None: the workload id and the time)."""
     strict_serving: bool = False
     """Refuse a model whose server's settings differ from its catalogue entry's."""
+    margin_pp: float | None = None
+    """The verdict's margin, recorded on the comparison before the data (None: the manifest's
+    `[decision] margin_pp`, else 5)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +240,15 @@ class EngineSession:
         self.observer.on_event(ModelsResolved({e.name: e.kind for e in entries}))
         baseline = self._baseline(goldset.manifest.workload_id, plan)
         name = plan.name or f"{goldset.manifest.workload_id} {datetime.now(UTC):%Y-%m-%d %H:%M}"
-        self.comparison_id = store.create_comparison(ComparisonRecord(name=name, baseline=baseline)).id
+        # The verdict's margin is fixed before the data (a report may ask for another, labelled so).
+        margin = (
+            plan.margin_pp
+            if plan.margin_pp is not None
+            else (goldset.manifest.decision or DecisionSettings()).margin_pp
+        )
+        self.comparison_id = store.create_comparison(
+            ComparisonRecord(name=name, baseline=baseline, margin_pp=margin)
+        ).id
         prepared: list[PreparedRun] = []
         try:
             for entry in entries:

@@ -1,4 +1,4 @@
-"""Experiments: arms × N repeated runs with Student-t intervals, flaky tasks, confounds and run reuse.
+"""Experiments: arms × N repeated runs with intervals that hold on repeated tasks, flaky tasks, confounds and run reuse.
 
 An experiment is configuration only (`ExperimentConfig`, saved in the store). Its runs are
 the first N completed runs of each arm's *cell* (`cells`), whoever started them; its figures

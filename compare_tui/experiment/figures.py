@@ -1,5 +1,7 @@
 """An experiment's figures, per arm: runs held vs wanted, the pass rate as a mean over runs
-with a Student-t 95% CI (from three runs; below that, the runs' range, labelled as a range),
+with a 95% CI that holds where most tasks never vary (`stats.repeated_rate_interval`: every
+task of every run pooled, joined with Student-t over runs; from three runs; below that, the
+runs' range, labelled as a range),
 each task's consistency across runs, latency and cost spread
 across runs, and confounds.
 
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from compare_tui.experiment.confounds import Confound, check_arm
 from compare_tui.experiment.load import ArmInput, ExperimentInputs
 from compare_tui.experiment.run_figures import RunFigures, run_figures
-from compare_tui.report.stats import Interval, mean_interval
+from compare_tui.report.stats import Interval, repeated_rate_interval
 
 CONSISTENT_PASS, CONSISTENT_FAIL, FLAKY, INCONCLUSIVE = "consistent pass", "consistent fail", "flaky", "inconclusive"
 
@@ -62,7 +64,7 @@ class ArmFigures:
     pass_rate: float | None
     """Mean over runs of each run's automated pass rate."""
     interval: Interval | None
-    """Student-t 95% CI of that mean (None with fewer than three rated runs: show `rate_range`)."""
+    """95% CI of that mean (`stats.repeated_rate_interval`; None with fewer than three rated runs: show `rate_range`)."""
     rate_range: Spread
     """The rated runs' pass rates, lowest to highest (the only honest summary of two runs)."""
     tasks: tuple[TaskConsistency, ...]
@@ -156,7 +158,7 @@ def arm_figures(inputs: ExperimentInputs, arm_input: ArmInput) -> ArmFigures:
         to_launch=selection.missing,
         runs=runs,
         pass_rate=statistics.fmean(r.rate for r in rated) if rated else None,
-        interval=mean_interval([r.rate for r in rated if r.rate is not None]),
+        interval=repeated_rate_interval([(r.passed, r.conclusive) for r in rated]),
         rate_range=spread([r.rate for r in rated]),
         tasks=task_consistency(task_ids, runs),
         latency_p50_ms=spread([r.latency_p50_ms for r in shown]),

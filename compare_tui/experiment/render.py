@@ -38,7 +38,8 @@ def interval_cell(arm: ArmFigures) -> str:
 
 
 INTERVAL_NOTE = (
-    "95% CI: a Student-t interval of the mean pass rate from three runs; with two runs, their range "
+    "95% CI: of the mean pass rate from three runs (every task of every run pooled, exact, joined with "
+    "a Student-t interval over runs); with two runs, their range "
     "(not an interval); latency p50: the median over the arm's runs"
 )
 """What the arms table's interval and latency cells are (under the table)."""

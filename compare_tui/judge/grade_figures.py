@@ -1,13 +1,15 @@
 """Figures of 1–5 grades (pure): the mean with its 95% interval, the distribution, and the
 difference from the baseline paired by task.
 
-- Mean grade: Student-t 95% interval over the graded answers (`stats.mean_interval`, clamped to
-  [1, 5]); None below three grades (the table shows the range instead).
+- Mean grade: a 95% interval for a bounded mean over the graded answers
+  (`stats.bounded_mean_interval` on [1, 5]: Agresti–Coull pseudo-grades at both ends, so
+  concentrated grades such as nine 5s and a 4 never give a zero-width or short interval); None
+  below three grades (the table shows the range instead).
 - Δ vs the baseline: the mean of the per-task differences (candidate − baseline) over the tasks
-  both runs had graded, with the Student-t 95% interval of that mean (clamped to [−4, 4]); a
+  both runs had graded, with the same bounded-mean 95% interval on [−4, 4]; a
   paired interval, so task difficulty shared by both runs cancels out. "higher"/"lower" only
   when the interval excludes zero, else "within noise". Coverage is simulated in
-  `tests/test_grade_figures.py`.
+  `tests/test_grade_figures.py` and `bench/bench_coverage.py`.
 - A failed call (transport error or no parseable grade) is counted and left out of the mean.
 """
 
@@ -16,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from compare_tui.report.stats import Interval, mean_interval
+from compare_tui.report.stats import Interval, bounded_mean_interval
 
 GRADE_BOUNDS = (1.0, 5.0)
 DELTA_BOUNDS = (-4.0, 4.0)
 HIGHER, LOWER, WITHIN_NOISE, TOO_FEW = "higher", "lower", "within noise", "too few paired tasks"
 MIN_FOR_INTERVAL = 3
-"""Below three values `mean_interval` gives no interval (it would mean nothing)."""
+"""Below three values `bounded_mean_interval` gives no interval (the range is shown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +66,7 @@ def grade_figures(grades: Sequence[int], failed: int, not_graded: int) -> GradeF
     for grade in grades:
         counts[grade - 1] += 1
     mean = sum(grades) / len(grades) if grades else None
-    interval = mean_interval([float(g) for g in grades], GRADE_BOUNDS)
+    interval = bounded_mean_interval([float(g) for g in grades], GRADE_BOUNDS)
     dist = (counts[0], counts[1], counts[2], counts[3], counts[4])
     return GradeFigures(
         len(grades),
@@ -87,7 +89,7 @@ def grade_delta(candidate: Mapping[str, int], baseline: Mapping[str, int]) -> Gr
     if not diffs:
         return GradeDelta(0, None, None, TOO_FEW, 0, 0, 0)
     delta = sum(diffs) / len(diffs)
-    interval = mean_interval([float(d) for d in diffs], DELTA_BOUNDS)
+    interval = bounded_mean_interval([float(d) for d in diffs], DELTA_BOUNDS)
     if interval is None:
         conclusion = TOO_FEW
     elif interval.low > 0:

@@ -150,7 +150,7 @@ def _verdict_words(versus: Any, margin_pp: float, baseline: str) -> str:
     if versus is None or versus.verdict is None:
         return f"without a verdict against {baseline} (no task scored by both)"
     return (
-        f"{versus.verdict} against {baseline} ({fmt.signed(versus.delta_pp, ' pts')}, 95% CI "
+        f"{versus.verdict} against {baseline} ({fmt.signed(versus.delta_pp, ' pts')}, {fmt.level(versus.level)} CI "
         f"{fmt.points_interval(versus.interval_pp)}, margin {margin_pp:g})"
     )
 

@@ -28,6 +28,7 @@ from compare_tui.publish.html import (
 )
 from compare_tui.report import columns
 from compare_tui.report import formatting as fmt
+from compare_tui.report.decision import DecisionAction
 from compare_tui.report.fit import Column
 from compare_tui.report.model import Report
 from compare_tui.store.records import RunRecord
@@ -64,7 +65,7 @@ def _decision(report: Report) -> str:
     decision = report.decision
     if decision is None:
         return section("decision", "Decision", f"<p>{esc(report.decision_note)}</p>") if report.decision_note else ""
-    keep = " keep" if decision.summary.startswith("Keep") else ""
+    keep = " keep" if decision.action is DecisionAction.KEEP else ""
     return section(
         "decision",
         "Decision against the baseline",
@@ -80,6 +81,7 @@ def _recommendation(report: Report) -> str:
     return section(
         "recommendation",
         "Recommendation and confidence",
+        (f'<p class="banner" id="rating-note">{esc(report.rating_note)}</p>' if report.rating_note else ""),
         f'<p class="lead" id="recommendation-summary">{esc(rec.summary)}</p>',
         f'<p>Confidence: <strong id="confidence">{esc(rec.confidence or "none")}</strong>. '
         f'<span class="note">{esc(rec.label)}</span></p>',
@@ -103,7 +105,7 @@ def _pass_rates(report: Report) -> str:
         "Pass rates",
         column_table(columns.pass_rate_columns(report), "pass-table", columns.TITLES["pass"]),
         (
-            f'<div class="plots">{svg.interval_plot(rows, "plot-pass-rate", "Pass rate with its Wilson 95% interval")}'
+            f'<div class="plots">{svg.interval_plot(rows, "plot-pass-rate", "Pass rate with its exact (Clopper–Pearson) 95% interval")}'
             "</div>"
         )
         if rows

@@ -1,4 +1,4 @@
-"""The page of an experiment: per-arm pass rates with their intervals (Student-t from three runs,
+"""The page of an experiment: per-arm pass rates with their intervals (from three runs,
 else the runs' range, labelled so), confound banners, flaky tasks, spreads across runs, and
 each task's consistency per arm. Drawn from `experiment_document(figures)` (the bundle's
 report.json, the same payload as `experiment show --json`) and the text renderer's spellings."""
@@ -174,8 +174,8 @@ def experiment_page(figures: ExperimentFigures, document_: Mapping[str, Any]) ->
             )
             if rows
             else "",
-            '<p class="note">The interval is Student-t over runs from three runs; with fewer it is the '
-            "runs' range, and says so.</p>",
+            '<p class="note">The interval, from three runs, pools every task of every run (exact) and joins '
+            "the Student-t interval over runs; with fewer runs it is the runs' range, and says so.</p>",
         ),
         section("flaky", "Flaky tasks", bullets(flaky, "flaky-list") or "<p>No task passed in some runs only.</p>"),
         _runs(figures),

@@ -9,6 +9,7 @@ Rich). `check_gate` is the CI gate. Nothing runs at import time.
 
 from compare_tui.report.caveats import Caveat
 from compare_tui.report.cost import Cost, UtilisationPoint
+from compare_tui.report.decision import DecisionAction
 from compare_tui.report.figures import (
     Block,
     Counts,
@@ -39,6 +40,7 @@ __all__ = [
     "Caveat",
     "Cost",
     "Counts",
+    "DecisionAction",
     "GateResult",
     "GoldenSetInfo",
     "GpuMemory",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from compare_tui.report import formatting as fmt
+from compare_tui.report.decision import Versus
 from compare_tui.report.figures import Counts
 from compare_tui.report.fit import Column
 from compare_tui.report.model import Report
@@ -126,7 +127,7 @@ def paired_columns(report: Report) -> list[Column]:
         _number(
             "95% CI of A − B",
             (
-                fmt.DASH if p.interval is None else f"{p.interval.low * 100:+.1f} to {p.interval.high * 100:+.1f} pts"
+                fmt.DASH if p.interval is None else fmt.points_interval((p.interval.low * 100, p.interval.high * 100))
                 for p in pairs
             ),
             0,
@@ -141,9 +142,9 @@ def versus_columns(report: Report) -> list[Column]:
     items = report.decision.versus
     return [
         Column("candidate", tuple(v.candidate for v in items), "label"),
-        Column("verdict", tuple(str(v.verdict) if v.verdict else fmt.DASH for v in items), "text"),
+        Column("verdict", tuple(verdict_cell(v) for v in items), "text"),
         _number("Δ pass", (fmt.signed(v.delta_pp, " pts") for v in items)),
-        _number("95% CI", (fmt.points_interval(v.interval_pp) for v in items)),
+        _number(f"{fmt.level(report.decision.level)} CI", (fmt.points_interval(v.interval_pp) for v in items)),
         _number(
             "McNemar p", (fmt.DASH if v.paired.mcnemar_p is None else f"{v.paired.mcnemar_p:.3g}" for v in items), 4
         ),
@@ -157,23 +158,56 @@ def versus_columns(report: Report) -> list[Column]:
     ]
 
 
+def verdict_cell(v: Versus) -> str:
+    """The verdict in a table cell: `no worse (lower)` where the interval lies below zero."""
+    if v.verdict is None:
+        return fmt.DASH
+    return "no worse (lower)" if v.lower_though_no_worse else str(v.verdict)
+
+
+def needed_words(v: Versus, margin_pp: float) -> str | None:
+    """With an inconclusive verdict: the tasks that would show no worse, and better, at 80 % power
+    by the verdict's own test, or why no number of tasks like these would."""
+    if not v.needed:
+        return None
+    parts = []
+    for need in v.needed:
+        goal = f"no worse (within {margin_pp:g} points)" if need.goal == "no worse" else "better"
+        if need.tasks is None:
+            parts.append(f"to show it {goal}: out of reach ({need.reason})")
+        else:
+            more = max(0, need.tasks - v.paired.tasks)
+            parts.append(
+                f"to show it {goal}: about {need.tasks:,} tasks like these in all ({more:,} more), "
+                f"for {need.power:.0%} power"
+            )
+    return f"{v.candidate}: inconclusive at {fmt.level(v.level)}; by this same test, " + "; ".join(parts) + "."
+
+
 def versus_notes(report: Report) -> list[str]:
-    """The sentences under the versus table: rule, margin, tasks needed, cost notes, left out."""
+    """The sentences under the versus table: rule, margin, level, tasks needed, cost notes, left out."""
     decision = report.decision
     if decision is None:
         return []
     source = "named for this comparison" if decision.baseline_source == "named" else "the workload's promoted baseline"
-    lines = [
-        f"Baseline: {decision.baseline} ({source}); margin M = {decision.margin_pp:g} points. Verdict: {decision.rule}."
-    ]
+    lines = [f"Baseline: {decision.baseline} ({source}); {decision.margin_words}. Verdict: {decision.rule}."]
+    if decision.multiplicity:
+        lines.append(f"Several candidates: {decision.multiplicity}.")
     for v in decision.versus:
         base_cost = fmt.money(v.cost.baseline_per_task, v.cost.currency)
         cand_cost = fmt.money(v.cost.candidate_per_task, v.cost.currency)
-        if v.tasks_needed is not None:
+        if v.lower_though_no_worse:
+            lines.append(f"{v.candidate}: {v.verdict_words(decision.margin_pp)}.")
+        interval = v.interval_pp
+        if interval is not None and 0.0 in interval and interval[0] != interval[1] and v.paired.mcnemar_p is not None:
+            shown = "worse" if interval[1] == 0 else "better"
             lines.append(
-                f"{v.candidate}: inconclusive; about {v.tasks_needed} tasks like these in all would give "
-                "80 % power to detect a difference of this size (Connor 1987)."
+                f"{v.candidate}: its interval ends at exactly 0 because the exact test does not reject "
+                f"(McNemar p = {v.paired.mcnemar_p:.2g}, not below {1 - v.level:.3g}), so it is not shown {shown}."
             )
+        needed = needed_words(v, decision.margin_pp)
+        if needed:
+            lines.append(needed)
         if v.cost.note:
             lines.append(
                 f"{v.candidate}: cost per completed task {cand_cost} vs {base_cost} for "

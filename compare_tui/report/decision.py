@@ -12,7 +12,15 @@ workload's promoted baseline. Per candidate, on the tasks both scored:
   both rows have the same cost basis and currency (else both figures, no savings);
 - the **verdict**, with margin M (points, default 5):
   `better` when L > 0; `no worse` when L > −M and not better; `worse` when U < 0 and not
-  no worse; `inconclusive` otherwise, with the tasks needed for 80 % power (Connor 1987).
+  no worse; `inconclusive` otherwise, with the tasks needed for 80 % power to show *no worse*
+  and, separately, *better*, by this same test (`report.power`);
+- **several candidates** (K > 1): each interval is at 1 − 0.05/K (Bonferroni), so the chance
+  that any "Switch" is wrong stays at most 5 %; the level is printed wherever the interval is;
+- the **margin** is the one recorded on the comparison when it ran (the manifest's `[decision]
+  margin_pp`, else 5); another one asked for at report time is allowed and labelled as chosen
+  after the data.
+
+The decision's `action` (switch or keep) is a value: renderers style by it, never by its words.
 
 Pure and deterministic, like the rest of the report.
 """
@@ -23,17 +31,33 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.paired import PairedComparison, both_scored, paired
-from compare_tui.report.stats import Percentiles, percentiles
+from compare_tui.report.power import TasksNeeded, tasks_needed
+from compare_tui.report.stats import Interval, Percentiles, paired_interval, percentiles
 from compare_tui.report.text_calls import decision_note
 
 DEFAULT_MARGIN_PP = 5.0
+FAMILY_ALPHA = 0.05
+"""The family-wise chance of a wrong "Switch", whatever the number of candidates."""
 VERDICT_RULE = (
-    "better when the 95% interval's lower bound L > 0; no worse when L > −M and not better; "
+    "better when the paired interval's lower bound L > 0; no worse when L > −M and not better; "
     "worse when its upper bound U < 0 and not no worse; inconclusive otherwise "
     "(M: the margin, in points)"
 )
+
+
+class DecisionAction(StrEnum):
+    """What the decision's line says to do: the value renderers style by."""
+
+    SWITCH = "switch"
+    KEEP = "keep"
+
+
+def family_level(candidates: int) -> float:
+    """Each candidate's interval level so that K of them keep a 5 % family-wise error (Bonferroni)."""
+    return 1 - FAMILY_ALPHA / max(1, candidates)
 
 
 class Verdict(StrEnum):
@@ -99,6 +123,12 @@ class Versus:
     e2e_p95_pct: float | None
     tokens_per_task_pct: float | None
     cost: CostVersus
+    level: float = 0.95
+    """The confidence level of `paired.interval` and of the verdict (1 − 0.05/K)."""
+    needed: tuple[TasksNeeded, ...] = ()
+    """With an inconclusive verdict: tasks for 80 % power to show no worse, then better."""
+    interval95: Interval | None = None
+    """The plain 95 % interval of the difference (equal to `paired.interval` with one candidate)."""
 
     @property
     def delta_pp(self) -> float | None:
@@ -111,8 +141,28 @@ class Versus:
 
     @property
     def tasks_needed(self) -> int | None:
-        """Tasks for 80 % power at the observed effect, shown with an inconclusive verdict."""
-        return self.paired.tasks_needed if self.verdict is Verdict.INCONCLUSIVE else None
+        """Tasks for 80 % power to show *no worse*, shown with an inconclusive verdict (None:
+        not inconclusive, or out of reach)."""
+        return next((n.tasks for n in self.needed if n.goal == "no worse"), None)
+
+    @property
+    def lower_though_no_worse(self) -> bool:
+        """No worse within the margin, though the interval lies wholly below zero: the test
+        finds the candidate lower."""
+        interval = self.interval_pp
+        return self.verdict is Verdict.NO_WORSE and interval is not None and interval[1] < 0
+
+    def verdict_words(self, margin_pp: float) -> str:
+        """The verdict in words: `no worse (within 5 points), though lower: p = 0.031 against
+        smollm2` where the interval excludes zero on the candidate's losing side."""
+        if self.verdict is None:
+            return fmt.DASH
+        if self.lower_though_no_worse:
+            return (
+                f"no worse (within {margin_pp:g} points), though lower: p = {self.paired.mcnemar_p:.2g} "
+                f"against {self.candidate}"
+            )
+        return str(self.verdict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +178,37 @@ class Decision:
     summary: str
     """The one line that leads the report: switch to a candidate, or keep the baseline."""
     rule: str = VERDICT_RULE
+    action: DecisionAction = DecisionAction.KEEP
+    chosen: str | None = None
+    """The candidate the summary switches to (None: keep the baseline)."""
+    level: float = 0.95
+    """Each candidate's interval level (1 − 0.05/K, Bonferroni, for K candidates compared)."""
+    recorded_margin_pp: float | None = None
+    """The margin recorded on the comparison when it ran (None: none recorded)."""
+
+    @property
+    def margin_after_data(self) -> bool:
+        """The margin differs from the one recorded before the data: chosen after seeing it."""
+        return self.recorded_margin_pp is not None and self.recorded_margin_pp != self.margin_pp
+
+    @property
+    def margin_words(self) -> str:
+        """`margin M = 5 points`, and when it was chosen after the data, that and the recorded one."""
+        text = f"margin M = {self.margin_pp:g} points"
+        if self.margin_after_data:
+            text += f", chosen after the data ({self.recorded_margin_pp:g} was recorded when the comparison ran)"
+        return text
+
+    @property
+    def multiplicity(self) -> str | None:
+        """How several candidates are accounted for, in words (None with one candidate)."""
+        compared = sum(1 for v in self.versus if v.verdict is not None)
+        if compared < 2:
+            return None
+        return (
+            f"{compared} candidates: each interval at {fmt.level(self.level)} (Bonferroni, 5 % ÷ {compared}), "
+            "so the chance that any switch is wrong stays at most 5 %"
+        )
 
     def for_candidate(self, label: str) -> Versus | None:
         """The candidate with this label or model name, or None."""
@@ -176,9 +257,16 @@ def paired_latency(
     )
 
 
-def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float) -> Versus:
-    p = paired(candidate, baseline)
+def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float, level: float = 0.95) -> Versus:
+    p = paired(candidate, baseline, level=level)
     verdict = None if p.interval is None else verdict_for(p.interval.low * 100, p.interval.high * 100, margin_pp)
+    needed: tuple[TasksNeeded, ...] = ()
+    if verdict is Verdict.INCONCLUSIVE and p.tasks:
+        only_a, only_b = p.only_a / p.tasks, p.only_b / p.tasks
+        needed = (
+            tasks_needed(only_a, only_b, margin=margin_pp / 100, level=level),
+            tasks_needed(only_a, only_b, margin=None, level=level),
+        )
     ttft_c, ttft_b, e2e_c, e2e_b = paired_latency(candidate, baseline)
     return Versus(
         candidate=candidate.label,
@@ -191,6 +279,9 @@ def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float) ->
         e2e_p95_pct=percent_change(e2e_c.p95, e2e_b.p95),
         tokens_per_task_pct=percent_change(_tokens_per_task(candidate), _tokens_per_task(baseline)),
         cost=cost_versus(candidate, baseline),
+        level=level,
+        needed=needed,
+        interval95=p.interval if level == 0.95 else paired_interval(p.only_a, p.only_b, p.both + p.neither),
     )
 
 
@@ -198,13 +289,13 @@ def _signed(value: float, unit: str) -> str:
     return f"{value:+.1f}{unit}".replace("-", "−")
 
 
-def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> str:
+def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> tuple[str, Versus | None]:
     """Switch to the best candidate shown better or no worse; else keep the baseline."""
     rank = {Verdict.BETTER: 0, Verdict.NO_WORSE: 1}
     eligible = [v for v in items if v.verdict in rank and v.delta_pp is not None]
     if not eligible:
         if not items:
-            return f"Keep {baseline}: there is no candidate to compare against it."
+            return f"Keep {baseline}: there is no candidate to compare against it.", None
         # Nothing measured is never a result: a candidate without one task scored beside the
         # baseline was not compared, and the summary says so instead of calling it not good enough.
         unmeasured = [v.candidate for v in items if v.paired.tasks == 0]
@@ -213,9 +304,9 @@ def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> str:
             return (
                 f"Keep {baseline} for now: {names} not compared with it (no task scored by both); "
                 "finish the run (`compare-tui run --resume RUN`) to decide."
-            )
+            ), None
         tail = f" ({names} not compared: no task scored by both)" if unmeasured else ""
-        return f"Keep {baseline}: no candidate is shown no worse within {margin_pp:g} points{tail}."
+        return f"Keep {baseline}: no candidate is shown no worse within {margin_pp:g} points{tail}.", None
 
     def key(v: Versus) -> tuple[int, float, float]:
         savings = v.cost.savings if v.cost.savings is not None else float("-inf")
@@ -224,11 +315,16 @@ def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> str:
     best = min(eligible, key=key)
     assert best.delta_pp is not None and best.interval_pp is not None
     low, high = best.interval_pp
-    words = "better than" if best.verdict is Verdict.BETTER else "no worse than"
-    parts = [
-        f"Switch to candidate {best.candidate}: {words} {baseline} ({_signed(best.delta_pp, ' pts')}, "
-        f"95% CI {_signed(low, '')} to {_signed(high, '')})"
-    ]
+    if best.verdict is Verdict.BETTER:
+        words = f"better than {baseline}"
+    elif best.lower_though_no_worse:
+        words = f"no worse than {baseline} within {margin_pp:g} points, though lower"
+    else:
+        words = f"no worse than {baseline}"
+    stats_words = f"{_signed(best.delta_pp, ' pts')}, {fmt.level(best.level)} CI {fmt.bound(low)} to {fmt.bound(high)}"
+    if best.lower_though_no_worse:
+        stats_words += f"; McNemar p = {best.paired.mcnemar_p:.2g} against {best.candidate}"
+    parts = [f"Switch to candidate {best.candidate}: {words} ({stats_words})"]
     if best.cost.savings is not None:
         share = abs(best.cost.savings) * 100
         parts.append(f"{share:.0f}% {'cheaper' if best.cost.savings >= 0 else 'dearer'} per completed task")
@@ -236,23 +332,49 @@ def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> str:
         parts.append("cost not comparable (different cost bases)")
     if best.e2e_p50_pct is not None:
         parts.append(f"p50 end-to-end latency {_signed(best.e2e_p50_pct, '%')} on the tasks both scored")
-    return ", ".join(parts)
+    return ", ".join(parts), best
 
 
 def decide(
-    rows: Sequence[ModelFigures], baseline: str, *, source: str = "named", margin_pp: float | None = None
+    rows: Sequence[ModelFigures],
+    baseline: str,
+    *,
+    source: str = "named",
+    margin_pp: float | None = None,
+    recorded_margin_pp: float | None = None,
 ) -> Decision:
-    """Every shown candidate against the row labelled (or named) `baseline`."""
-    margin = DEFAULT_MARGIN_PP if margin_pp is None else margin_pp
+    """Every shown candidate against the row labelled (or named) `baseline`, each at the
+    Bonferroni level for the candidates compared. `margin_pp` None: the recorded margin, else 5."""
+    margin = margin_pp if margin_pp is not None else recorded_margin_pp
+    margin = DEFAULT_MARGIN_PP if margin is None else margin
     base = next((r for r in rows if r.label == baseline), None) or next(
         (r for r in rows if r.model_name == baseline), None
     )
     if base is None:
         raise LookupError(baseline)
-    items = tuple(versus(row, base, margin) for row in rows if row is not base)
-    summary = _summary(base.label, margin, items)
+    others = [row for row in rows if row is not base]
+    compared = sum(1 for row in others if any(both_scored(c, b) for c, b in zip(row.blocks, base.blocks, strict=True)))
+    level = family_level(compared)
+    items = tuple(versus(row, base, margin, level) for row in others)
+    summary, best = _summary(base.label, margin, items)
+    if recorded_margin_pp is not None and recorded_margin_pp != margin:
+        # The decision line itself says so: a margin picked after seeing the data is not the test.
+        summary = (
+            f"{summary.rstrip('.')} (margin {margin:g} points, chosen after the data; "
+            f"{recorded_margin_pp:g} was recorded before it)."
+        )
     notes = [decision_note(base.label, "the baseline", base.text_calls)]
-    notes += [decision_note(row.label, "candidate", row.text_calls) for row in rows if row is not base]
-    if any(notes):  # a serving-stack result is named on the line that decides (issue 37)
+    notes += [decision_note(row.label, "candidate", row.text_calls) for row in others]
+    if any(notes):  # a serving-stack result is named on the line that decides
         summary = " ".join([summary.rstrip(".") + ".", *(n for n in notes if n)])
-    return Decision(base.label, source, margin, items, summary)
+    return Decision(
+        base.label,
+        source,
+        margin,
+        items,
+        summary,
+        action=DecisionAction.KEEP if best is None else DecisionAction.SWITCH,
+        chosen=None if best is None else best.candidate,
+        level=level,
+        recorded_margin_pp=recorded_margin_pp,
+    )

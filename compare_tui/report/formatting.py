@@ -4,6 +4,8 @@ each number, so every surface shows the same string. Formatting only; no figure 
 
 from __future__ import annotations
 
+import math
+
 from compare_tui.report.cost import Cost
 from compare_tui.report.figures import GpuMemory, PassRate, Tokens
 from compare_tui.report.inputs import StepGrading
@@ -101,11 +103,27 @@ def signed(value: float | None, unit: str = "", digits: int = 1) -> str:
     return text.replace("-", "−") + unit
 
 
+def bound(value: float) -> str:
+    """An interval bound in points, with the digits it needs to show its side of zero: `+1.6`,
+    `−0.03`, and exactly zero as `0.0` (never `+0.0`, which would hide a bound that touches it)."""
+    if value == 0:
+        return "0.0"
+    if abs(value) < 0.05:
+        digits = min(6, 1 - math.floor(math.log10(abs(value))))
+        return signed(value, "", digits)
+    return signed(value)
+
+
 def points_interval(low_high: tuple[float, float] | None) -> str:
-    """`−4.0 to +1.6 pts`."""
+    """`−4.0 to +1.6 pts`; a bound near zero keeps the digits that show its side (`bound`)."""
     if low_high is None:
         return DASH
-    return f"{signed(low_high[0])} to {signed(low_high[1])} pts"
+    return f"{bound(low_high[0])} to {bound(low_high[1])} pts"
+
+
+def level(confidence: float) -> str:
+    """`95%`, `98.3%`: an interval's confidence level as a label."""
+    return f"{confidence * 100:.3g}%"
 
 
 def runs_driven(t: Trajectories) -> str:

@@ -121,6 +121,9 @@ class ReportInputs:
     baseline_source: str = "named"
     """`named` (the comparison's or the command's) or `workload` (the promoted baseline)."""
     margin_pp: float | None = None
-    """The verdict's margin in points (None: the default); from the manifest's `[decision]`."""
+    """The verdict's margin in points (None: the recorded one, else the default); from the
+    manifest's `[decision]`, or `report --margin`."""
+    recorded_margin_pp: float | None = None
+    """The margin recorded on the comparison when it ran, before the data (None: not recorded)."""
     step_grading: StepGrading | None = None
     """Stored grades deciding traced steps that await a person (None: only people decide them)."""

@@ -51,6 +51,7 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
     read: dict[str, Any] = {} if goldsets is None else goldsets
     kinds, task_ids, caveats, notes, margin = _golden_sets([r.run for r in runs], read)
     baseline, source = _baseline(store, comparison_id, [r.run for r in runs])
+    recorded = store.get_comparison(comparison_id).margin_pp if comparison_id is not None else None
     return ReportInputs(
         runs=runs,
         task_kinds=kinds,
@@ -62,7 +63,10 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
         comparison_name=name,
         baseline=baseline,
         baseline_source=source,
-        margin_pp=margin,
+        # The margin recorded before the data is the comparison's; the manifest's only stands in
+        # for comparisons made before margins were recorded.
+        margin_pp=margin if recorded is None else None,
+        recorded_margin_pp=recorded,
     )
 
 

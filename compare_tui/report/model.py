@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from compare_tui.errors import CompareTuiError
 from compare_tui.report.caveats import Caveat, build_caveats
-from compare_tui.report.decision import Decision, decide
+from compare_tui.report.decision import Decision, DecisionAction, decide
 from compare_tui.report.distribution import LatencyDistribution, latency_distributions
 from compare_tui.report.figures import ModelFigures, RefusedRow, model_figures, refusal
 from compare_tui.report.inputs import ReportInputs, StepGrading
@@ -61,6 +61,10 @@ class Report:
     """The judge whose stored grades decided steps waiting for a person (opt-in), else None."""
     serving: tuple[ServingSummary, ...] = ()
     """What served each shown row, in the rows' order (`report.serving`)."""
+    rating_note: str | None = None
+    """One sentence that every surface prints right under the rule's recommendation (and first
+    among the caveats) when the rule's line could be read against the paired test or the
+    decision: "high" beside a lead within noise, or a winner that the decision does not pick."""
 
     def figures_for(self, label: str) -> ModelFigures | None:
         """The shown row with this label (usually the model name), or None."""
@@ -112,6 +116,8 @@ def build_report(inputs: ReportInputs) -> Report:
         first.goldset_digest if first else "",
     )
     decision, note = _decision(inputs, rows, refused)
+    paired = paired_comparisons(rows, recommendation)
+    rating = rating_note(recommendation, paired, decision)
     replay = trajectories(rows, inputs.task_traces, task_ids, inputs.step_grading)
     by_run = {r.run.id: r.run for r in inputs.runs}
     serving = tuple(serving_summary(by_run[row.run_id], row.label) for row in rows)
@@ -129,8 +135,9 @@ def build_report(inputs: ReportInputs) -> Report:
         models=tuple(rows),
         refused=tuple(refused),
         recommendation=recommendation,
-        paired=paired_comparisons(rows, recommendation),
-        caveats=(() if confound is None else (confound,))
+        paired=paired,
+        caveats=((Caveat("rating", rating),) if rating else ())
+        + (() if confound is None else (confound,))
         + caveats
         + tuple(replay_caveats(replay, inputs.step_grading)),
         decision=decision,
@@ -141,7 +148,39 @@ def build_report(inputs: ReportInputs) -> Report:
         trajectories=replay,
         step_grading=inputs.step_grading,
         serving=serving,
+        rating_note=rating,
     )
+
+
+def rating_note(
+    recommendation: Recommendation, paired: tuple[PairedComparison, ...], decision: Decision | None
+) -> str | None:
+    """The sentence that keeps the rule's rating from contradicting the page, or None.
+
+    The rule is kept exactly (it rates the lead's size); this says, in one sentence, when its
+    "high" sits beside a paired test that finds the lead within noise, and when the decision
+    against the baseline picks another model than the rule's winner.
+    """
+    winner = recommendation.winner
+    if winner is None or recommendation.confidence is None:
+        return None
+    lead = next((p for p in paired if p.model_a == winner and p.model_b == recommendation.runner_up), None)
+    picked = None
+    if decision is not None:
+        picked = decision.chosen if decision.action is DecisionAction.SWITCH else decision.baseline
+    elsewhere = ""
+    if picked is not None and picked != winner:
+        verb = "switches to" if decision is not None and decision.action is DecisionAction.SWITCH else "keeps"
+        elsewhere = f"; the decision above {verb} {picked}, and it is the one that answers whether to switch"
+    if recommendation.confidence == "high" and lead is not None and lead.within_noise and lead.mcnemar_p is not None:
+        return (
+            f"Confidence “high” is the rule's rating of the lead's size alone (10 points or more): the paired "
+            f"test on the same tasks finds {winner}'s lead over {lead.model_b} within noise (McNemar p = "
+            f"{lead.mcnemar_p:.2g}), so it is not evidence that {winner} is better{elsewhere}."
+        )
+    if elsewhere:
+        return f"The rule recommends {winner} on pass rate alone{elsewhere}."
+    return None
 
 
 def _decision(
@@ -151,7 +190,14 @@ def _decision(
         return None, None
     name = inputs.baseline
     if any(name in (r.label, r.model_name) for r in rows):
-        return decide(rows, name, source=inputs.baseline_source, margin_pp=inputs.margin_pp), None
+        decision = decide(
+            rows,
+            name,
+            source=inputs.baseline_source,
+            margin_pp=inputs.margin_pp,
+            recorded_margin_pp=inputs.recorded_margin_pp,
+        )
+        return decision, None
     if any(name in (r.label, r.model_name) for r in refused):
         return None, f"No verdict against the baseline {name}: its row is not shown (see below)."
     if inputs.baseline_source == "workload":

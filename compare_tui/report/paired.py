@@ -4,7 +4,8 @@ For two models, only the tasks both scored are compared, task by task: the 2×2 
 flips, McNemar's exact test on the tasks where they disagree, and the 95% interval of the
 pass-rate difference (Tango's score interval, made to agree with the exact test: it excludes
 zero exactly when p < 0.05). When the interval includes zero the report says "the lead is
-within noise" and how many tasks like these would give 80 % power to detect a lead this size.
+within noise" and how many tasks like these would give 80 % power to show the lead by that
+same exact test (`report.power`: the power is computed exactly, not by a normal formula).
 No figure depends on a seed.
 """
 
@@ -15,13 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compare_tui.report.figures import Block, ModelFigures
+from compare_tui.report.formatting import bound
+from compare_tui.report.power import tasks_needed
 from compare_tui.report.rule import Recommendation
-from compare_tui.report.stats import (
-    Interval,
-    mcnemar_exact,
-    paired_interval,
-    tasks_for_power,
-)
+from compare_tui.report.stats import Interval, mcnemar_exact, paired_interval
 from compare_tui.vocabulary import Outcome
 
 _SCORED = ("pass", "fail", "error")
@@ -44,18 +42,21 @@ class PairedComparison:
     difference: float | None
     """Pass rate of A minus pass rate of B on these tasks (a share, not points)."""
     interval: Interval | None
-    """95% interval of `difference` (`PAIRED_METHOD`); excludes zero exactly when `mcnemar_p` < 0.05."""
+    """The `level` interval of `difference` (`PAIRED_METHOD`); excludes zero exactly when
+    `mcnemar_p` < 1 − `level`."""
     mcnemar_p: float | None
     within_noise: bool | None
     """True when `interval` includes zero."""
     tasks_needed: int | None
-    """Paired tasks (in all) for 80 % power at the observed difference, Connor 1987 (None: no
-    difference, or no task)."""
+    """Paired tasks (in all) for 80 % power to show the lead by the exact McNemar test at flip
+    rates like these, when within noise (None: not within noise, no lead, or out of reach)."""
     more_tasks: int | None
     """`tasks_needed` minus the tasks compared, when the lead is within noise (else None)."""
     sentence: str
     left_out: tuple[tuple[str, int], ...] = ()
     """Tasks of the report not in `tasks`, by reason (e.g. "not done by B": 2), most first."""
+    level: float = 0.95
+    """The confidence level of `interval` (0.95; lower per candidate in a decision over several)."""
 
 
 def paired_comparisons(rows: Sequence[ModelFigures], recommendation: Recommendation) -> tuple[PairedComparison, ...]:
@@ -67,8 +68,9 @@ def paired_comparisons(rows: Sequence[ModelFigures], recommendation: Recommendat
     return tuple(paired(leader, other) for other in rows if other is not leader)
 
 
-def paired(a: ModelFigures, b: ModelFigures) -> PairedComparison:
-    """The paired comparison of two runs whose blocks are over the same tasks, in order."""
+def paired(a: ModelFigures, b: ModelFigures, level: float = 0.95) -> PairedComparison:
+    """The paired comparison of two runs whose blocks are over the same tasks, in order, with
+    its interval at `level`."""
     both = only_a = only_b = neither = 0
     left_out: Counter[str] = Counter()
     for block_a, block_b in zip(a.blocks, b.blocks, strict=True):
@@ -106,13 +108,18 @@ def paired(a: ModelFigures, b: ModelFigures) -> PairedComparison:
             tuple(sorted(left_out.items(), key=lambda item: (-item[1], item[0]))),
         )
     difference = (only_a - only_b) / tasks
-    interval = paired_interval(only_a, only_b, both + neither)
+    interval = paired_interval(only_a, only_b, both + neither, level)
     assert interval is not None  # tasks > 0
     p_value = mcnemar_exact(only_a, only_b)
     within = interval.contains(0.0)
-    needed = tasks_for_power(only_a, only_b, both + neither)
-    more = max(0, needed - tasks) if within and needed is not None else None
-    sentence = _sentence(a.label, b.label, tasks, difference, interval, p_value, within, needed)
+    leader, other = (only_a, only_b) if only_a >= only_b else (only_b, only_a)
+    needed = (
+        tasks_needed(leader / tasks, other / tasks, margin=None, level=level).tasks
+        if within and only_a != only_b
+        else None
+    )
+    more = max(0, needed - tasks) if needed is not None else None
+    sentence = _sentence(a.label, b.label, tasks, difference, interval, p_value, within, needed, level)
     reasons = tuple(sorted(left_out.items(), key=lambda item: (-item[1], item[0])))
     if reasons:
         sentence += " Left out: " + "; ".join(f"{n} {why}" for why, n in reasons) + "."
@@ -134,6 +141,7 @@ def paired(a: ModelFigures, b: ModelFigures) -> PairedComparison:
         more,
         sentence,
         reasons,
+        level,
     )
 
 
@@ -163,10 +171,11 @@ def _sentence(
     p_value: float,
     within: bool,
     needed: int | None,
+    level: float = 0.95,
 ) -> str:
     span = (
-        f"the 95% interval of the difference ({name_a} − {name_b}) runs from "
-        f"{interval.low * 100:+.1f} to {interval.high * 100:+.1f} points (McNemar exact p = {p_value:.3g})"
+        f"the {level * 100:.3g}% interval of the difference ({name_a} − {name_b}) runs from "
+        f"{bound(interval.low * 100)} to {bound(interval.high * 100)} points (McNemar exact p = {p_value:.3g})"
     )
     if not within:
         direction = "higher" if difference > 0 else "lower"
@@ -175,10 +184,12 @@ def _sentence(
             f"{abs(difference) * 100:.1f} points {direction} than {name_b}'s; {span}."
         )
     text = f"The lead is within noise: on the {tasks} tasks both scored, {span} and includes zero."
-    if needed is None:
+    if difference == 0:
         return text + " The two pass the same number of these tasks, so there is no lead to resolve."
+    if needed is None:
+        return text + " More than 20,000 tasks like these would be needed to show a lead of this size."
     more = max(0, needed - tasks)
     return text + (
-        f" About {needed} tasks like these in all ({more} more) would give 80 % power to detect "
-        "a lead of this size (Connor 1987)."
+        f" About {needed} tasks like these in all ({more} more) would give 80 % power to show a lead "
+        "of this size by this exact test."
     )

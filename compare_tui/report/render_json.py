@@ -54,6 +54,7 @@ def report_document(report: Report) -> dict[str, Any]:
             "reasons": list(rec.reasons),
             "summary": rec.summary,
             "label": rec.label,
+            "rating_note": report.rating_note,
         },
         "models": [_model(row) | {"serving": _serving(serving.get(row.run_id))} for row in report.models],
         "refused": [
@@ -273,8 +274,14 @@ def _decision(report: Report) -> dict[str, Any] | None:
         "baseline": decision.baseline,
         "baseline_source": decision.baseline_source,
         "margin_pp": decision.margin_pp,
+        "recorded_margin_pp": decision.recorded_margin_pp,
+        "margin_after_data": decision.margin_after_data,
+        "level": decision.level,
+        "multiplicity": decision.multiplicity,
         "rule": decision.rule,
         "summary": decision.summary,
+        "action": str(decision.action),
+        "chosen": decision.chosen,
         "note": None,
         "versus": [
             {
@@ -282,10 +289,16 @@ def _decision(report: Report) -> dict[str, Any] | None:
                 "run_id": v.run_id,
                 "verdict": None if v.verdict is None else str(v.verdict),
                 "delta_pp": v.delta_pp,
-                "ci95_pp": None if v.interval_pp is None else {"low": v.interval_pp[0], "high": v.interval_pp[1]},
+                "ci95_pp": None
+                if v.interval95 is None
+                else {"low": v.interval95.low * 100, "high": v.interval95.high * 100},
+                "level": v.level,
+                "ci_pp": None if v.interval_pp is None else {"low": v.interval_pp[0], "high": v.interval_pp[1]},
+                "verdict_words": None if v.verdict is None else v.verdict_words(decision.margin_pp),
                 "mcnemar_p": v.paired.mcnemar_p,
                 "tasks": v.paired.tasks,
                 "tasks_needed": v.tasks_needed,
+                "needed": [{"goal": n.goal, "tasks": n.tasks, "power": n.power, "reason": n.reason} for n in v.needed],
                 "left_out": dict(v.paired.left_out),
                 "ttft_p50_pct": v.ttft_p50_pct,
                 "e2e_p50_pct": v.e2e_p50_pct,

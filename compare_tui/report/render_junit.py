@@ -51,6 +51,7 @@ def _suite(row: ModelFigures, report: Report) -> ET.Element:
         ("cost_per_completed_task", fmt.cost_per_task(row.cost)),
         ("recommendation", report.recommendation.summary),
         *((code, text) for code, text in caveat_texts(row.label, row.text_calls)),
+        *((("rating_note", report.rating_note),) if report.rating_note else ()),
     ):
         ET.SubElement(properties, "property", name=name, value=value)
     for block in row.blocks:
@@ -72,16 +73,22 @@ def _decision_suite(report: Report) -> ET.Element:
     for name, value in (
         ("baseline", decision.baseline),
         ("margin_pp", f"{decision.margin_pp:g}"),
+        ("margin", decision.margin_words),
+        ("level", fmt.level(decision.level)),
+        *((("multiplicity", decision.multiplicity),) if decision.multiplicity else ()),
         ("rule", decision.rule),
         ("summary", decision.summary),
+        ("action", str(decision.action)),
+        *((("rating_note", report.rating_note),) if report.rating_note else ()),
     ):
         ET.SubElement(properties, "property", name=name, value=value)
     counts = {"failures": 0, "skipped": 0}
     for v in decision.versus:
         case = ET.SubElement(suite, "testcase", name=f"{v.candidate} vs {decision.baseline}", classname="verdict")
         message = (
-            f"{v.verdict or 'no verdict'}: Δ pass {fmt.signed(v.delta_pp, ' pts')}, "
-            f"95% CI {fmt.points_interval(v.interval_pp)}, margin {decision.margin_pp:g} pts"
+            f"{v.verdict_words(decision.margin_pp) if v.verdict else 'no verdict'}: Δ pass "
+            f"{fmt.signed(v.delta_pp, ' pts')}, {fmt.level(v.level)} CI {fmt.points_interval(v.interval_pp)}, "
+            f"{decision.margin_words}"
         )
         if v.verdict == "worse":
             ET.SubElement(case, "failure", message=message, type="worse")

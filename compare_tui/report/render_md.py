@@ -25,7 +25,10 @@ def render_md(report: Report) -> str:
         "",
     ]
     lines += _decision(report)
-    lines += ["## Recommendation", "", f"**{rec.summary}**", "", f"_{rec.label}_", ""]
+    lines += ["## Recommendation", ""]
+    if report.rating_note:
+        lines += [f"> ⚠ {report.rating_note}", ""]
+    lines += [f"**{rec.summary}**", "", f"_{rec.label}_", ""]
     lines += [f"- {reason}" for reason in rec.reasons] + [""]
     if report.models:
         lines += _figures(report)
@@ -62,7 +65,7 @@ def _decision(report: Report) -> list[str]:
     lines = ["## Decision", "", f"**{decision.summary}**", ""]
     if decision.versus:
         lines += [
-            "| candidate | verdict | Δ pass | 95% CI | McNemar p | tasks | Δ TTFT p50 | Δ E2E p50 | Δ E2E p95 "
+            f"| candidate | verdict | Δ pass | {fmt.level(decision.level)} CI | McNemar p | tasks | Δ TTFT p50 | Δ E2E p50 | Δ E2E p95 "
             "| Δ tokens/task | Δ cost/task | savings |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
@@ -70,7 +73,7 @@ def _decision(report: Report) -> list[str]:
             p_value = "–" if v.paired.mcnemar_p is None else f"{v.paired.mcnemar_p:.3g}"
             savings = "–" if v.cost.savings is None else f"{v.cost.savings * 100:.0f}%"
             lines.append(
-                f"| {_cell(v.candidate)} | {v.verdict or '–'} | {fmt.signed(v.delta_pp, ' pts')} | "
+                f"| {_cell(v.candidate)} | {columns.verdict_cell(v)} | {fmt.signed(v.delta_pp, ' pts')} | "
                 f"{fmt.points_interval(v.interval_pp)} | {p_value} | {v.paired.tasks} | "
                 f"{fmt.signed(v.ttft_p50_pct, '%', 0)} | {fmt.signed(v.e2e_p50_pct, '%', 0)} | "
                 f"{fmt.signed(v.e2e_p95_pct, '%', 0)} | {fmt.signed(v.tokens_per_task_pct, '%', 0)} | "

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from compare_tui.report import columns, fit
 from compare_tui.report import formatting as fmt
+from compare_tui.report.decision import DecisionAction
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
 
@@ -55,7 +56,7 @@ def decision_banner(report: Report) -> Group:
     decision = report.decision
     if decision is None:
         return Group(Text(report.decision_note or "", style="bold"))
-    keep = decision.summary.startswith("Keep")
+    keep = decision.action is DecisionAction.KEEP
     parts: list[RenderableType] = [
         Panel(
             Text(decision.summary, style="bold"),
@@ -74,6 +75,9 @@ def decision_banner(report: Report) -> Group:
 def recommendation_banner(report: Report) -> Panel:
     rec = report.recommendation
     body = Text()
+    if report.rating_note:
+        # First, so that the rule's line never stands beside the decision without it.
+        body.append(f"⚠ {report.rating_note}\n", style="bold")
     body.append(rec.summary, style="bold")
     confidence = (rec.confidence or "none").upper()
     body.append(f"\nconfidence: {confidence}", style=f"bold {CONFIDENCE_STYLES[rec.confidence]}")

@@ -10,20 +10,23 @@
 - `paired_interval`: the 95% interval of a paired pass-rate difference (Tango's score
   interval, widened where needed so that it excludes zero exactly when the exact McNemar
   test rejects at 5 %): the interval and the test printed beside it always agree.
-- `tasks_for_power`: how many paired tasks give 80 % power at the observed effect (Connor 1987).
 - `win_rate_interval`: a score interval for (wins + ½ ties) / n that accounts for ties
   (the trinomial score interval; Wilson when there are no ties).
-- `mean_interval`: the Student-t 95% interval of a mean over N ≥ 3 values (e.g. repeated runs).
-- `seed_for`: a seed from the run ids (kept for callers that sample; no interval uses one).
-- `paired_bootstrap_ci`, `bootstrap_mean_ci`: seeded percentile bootstraps, kept for the
-  coverage benchmark's comparison only; no figure of the product uses them.
+- `mean_interval`: the Student-t 95% interval of a mean over N ≥ 3 values (a part of the next).
+- `repeated_rate_interval`: the mean pass rate over repeated runs of one set (pooled exact
+  interval joined with Student-t over runs): holds where most tasks never vary.
+- `bounded_mean_interval`: the mean of bounded values (1–5 grades, their paired differences),
+  Agresti–Coull style: never zero width, holds where the grades are concentrated.
+- `bisect`, `normal_quantile`, `z_for`, `regularized_beta`: the numerical pieces (one root
+  finder for every bound).
 
-Every interval the product labels 95 % is simulated in `bench/bench_coverage.py`.
+Sample sizes (exact power of the verdict's own test) are in `report.power`. Every interval the
+product labels 95 % is simulated in `bench/bench_coverage.py`, beside the retired methods
+(`bench/retired_intervals.py`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -36,8 +39,11 @@ Z80_POWER = 0.8416212335729143
 """The standard normal quantile for 80 % power (one-sided 0.80)."""
 PAIRED_METHOD = "Tango score interval, agreeing with the exact McNemar test"
 WIN_RATE_METHOD = "trinomial score interval (ties count half)"
-MEAN_METHOD = "Student-t interval over runs"
-BOOTSTRAP_RESAMPLES = 10_000
+MEAN_METHOD = "exact interval over every task of every run, joined with the Student-t interval over runs"
+BOUND_PSEUDO_VALUES = 1.0
+"""Pseudo-values added at each bound by `bounded_mean_interval`."""
+MIN_RUNS_FOR_INTERVAL = 3
+"""Below three values (runs, grades) no interval is given: the values' range is shown instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,25 +100,47 @@ def proportion_interval(successes: int, trials: int, confidence: float = 0.95) -
     tail = (1 - confidence) / 2
     # P(X >= k | p) = I_p(k, n - k + 1): the lower bound solves it = tail, the upper bound
     # solves P(X <= k | p) = 1 - I_p(k + 1, n - k) = tail.
-    low = 0.0 if successes == 0 else _solve(lambda q: _betainc(successes, trials - successes + 1, q), tail)
-    high = 1.0 if successes == trials else _solve(lambda q: _betainc(successes + 1, trials - successes, q), 1 - tail)
+    low = (
+        0.0
+        if successes == 0
+        else bisect(lambda q: regularized_beta(successes, trials - successes + 1, q), 0, 1, tail, 60)
+    )
+    high = (
+        1.0
+        if successes == trials
+        else bisect(lambda q: regularized_beta(successes + 1, trials - successes, q), 0, 1, 1 - tail, 60)
+    )
     p = successes / trials
     return Interval(min(low, p), max(high, p))
 
 
-def _solve(increasing: Callable[[float], float], target: float) -> float:
-    """q in [0, 1] with increasing(q) = target, by bisection (to ~1e-15)."""
-    lo, hi = 0.0, 1.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
+def bisect(increasing: Callable[[float], float], low: float, high: float, target: float, steps: int = 100) -> float:
+    """x in [low, high] where `increasing(x)` crosses `target`, by bisection: the one root finder
+    of the report's statistics (a decreasing function is passed negated)."""
+    for _ in range(steps):
+        mid = (low + high) / 2
         if increasing(mid) < target:
-            lo = mid
+            low = mid
         else:
-            hi = mid
-    return (lo + hi) / 2
+            high = mid
+    return (low + high) / 2
 
 
-def _betainc(a: float, b: float, x: float) -> float:
+def normal_quantile(probability: float) -> float:
+    """The standard normal quantile: x with Φ(x) = `probability` (0 < probability < 1)."""
+    if not 0.0 < probability < 1.0:
+        raise ValueError(f"a probability strictly between 0 and 1 is needed, got {probability}")
+    if probability > 0.5:  # the lower tail is the precise one
+        return -normal_quantile(1 - probability)
+    return bisect(lambda x: 0.5 * math.erfc(-x / math.sqrt(2)), -40.0, 40.0, probability, steps=120)
+
+
+def z_for(level: float) -> float:
+    """The two-sided normal quantile of a `level` interval (1.96 at 0.95)."""
+    return normal_quantile(1 - (1 - level) / 2)
+
+
+def regularized_beta(a: float, b: float, x: float) -> float:
     """The regularised incomplete beta function I_x(a, b), by its continued fraction (modified
     Lentz), with the symmetry I_x(a, b) = 1 − I_(1−x)(b, a) where that converges faster."""
     if x <= 0.0:
@@ -121,7 +149,7 @@ def _betainc(a: float, b: float, x: float) -> float:
         return 1.0
     log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
     if x > (a + 1) / (a + b + 2):
-        return 1.0 - _betainc(b, a, 1.0 - x)
+        return 1.0 - regularized_beta(b, a, 1.0 - x)
     tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1)
     d = 1.0 / (d if abs(d) > tiny else tiny)
     fraction = d
@@ -170,77 +198,16 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     return min(1.0, 2 * math.exp(log_tail))
 
 
-def seed_for(run_ids: Iterable[str]) -> int:
-    """The bootstrap seed for these runs: the first 8 bytes of sha256 over the sorted ids.
-
-    Sorted so the seed does not depend on the order in which runs were listed.
-    """
-    digest = hashlib.sha256("\n".join(sorted(run_ids)).encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big")
-
-
-def paired_bootstrap_ci(
-    only_a: int, only_b: int, ties: int, seed: int, resamples: int = BOOTSTRAP_RESAMPLES
-) -> Interval | None:
-    """95% percentile CI of pass rate(A) − pass rate(B) over paired tasks; None for no tasks.
-
-    Each task contributes d = +1 (passed only in A), −1 (only in B) or 0 (both or neither).
-    Resampling n tasks with replacement and averaging d depends only on how many of each kind
-    were drawn, which is one multinomial draw: exactly the paired bootstrap, at O(resamples)
-    cost instead of O(resamples × n).
-    """
-    n = only_a + only_b + ties
-    if n == 0:
-        return None
-    rng = np.random.Generator(np.random.PCG64(seed))
-    draws = rng.multinomial(n, [only_a / n, only_b / n, ties / n], size=resamples)
-    diffs = (draws[:, 0] - draws[:, 1]) / n
-    low, high = np.percentile(diffs, [2.5, 97.5])
-    return Interval(float(low), float(high))
-
-
-def tasks_to_resolve(only_a: int, only_b: int, ties: int, z: float = Z95) -> int | None:
-    """Roughly how many *more* paired tasks would put a lead of this size outside noise.
-
-    With per-task differences d (mean m, variance v), the 95% interval of the mean excludes
-    zero once z·sqrt(v/n) < |m|, i.e. n > z²·v/m². None when there is no lead to resolve.
-    This assumes more tasks "like these" (the same flip rates), which is all it can assume.
-    0 means the current count is already about enough (the interval is borderline).
-    """
-    n = only_a + only_b + ties
-    if n == 0 or only_a == only_b:
-        return None
-    mean = (only_a - only_b) / n
-    variance = (only_a + only_b) / n - mean * mean
-    return max(0, math.ceil(z * z * variance / (mean * mean)) - n)
-
-
-def bootstrap_mean_ci(values: Sequence[float], seed: int, resamples: int = BOOTSTRAP_RESAMPLES) -> Interval | None:
-    """95% percentile-bootstrap CI of the mean of `values` (e.g. one pass rate per repeated
-    run); None for fewer than two values, where resampling cannot show any spread.
-
-    Resamples the values themselves with replacement: with few values (N repeats) the
-    interval is coarse and only says how much the runs disagreed, which is the point.
-    """
-    data = np.asarray(values, dtype=float)
-    if data.size < 2:
-        return None
-    rng = np.random.Generator(np.random.PCG64(seed))
-    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    # Clamp: float summation can put a bound a hair outside the range of the values.
-    return Interval(max(float(low), float(data.min())), min(float(high), float(data.max())))
-
-
-def paired_interval(only_a: int, only_b: int, ties: int, z: float = Z95) -> Interval | None:
-    """95% interval of pass rate(A) − pass rate(B) over paired tasks; None for no tasks.
+def paired_interval(only_a: int, only_b: int, ties: int, level: float = 0.95) -> Interval | None:
+    """The `level` (95 %) interval of pass rate(A) − pass rate(B) over paired tasks; None for no
+    tasks. A decision over K candidates asks for 1 − 0.05/K (Bonferroni).
 
     Tango's (1998) score interval: every Δ whose score statistic
     (b − c − nΔ) / sqrt(n(2·q̃ + Δ(1 − Δ))) lies within ±z, with q̃ the maximum-likelihood
     share of "only B" tasks under the constraint that the difference is Δ. Its coverage stays
     near 95 % when few tasks are discordant, where a bootstrap falls far below. It is then
     reconciled with the exact McNemar test, so that the interval excludes zero exactly when
-    the test's p < 0.05: widened to reach zero when the exact test does not reject (the
+    the test's p < 1 − level: widened to reach zero when the exact test does not reject (the
     exact test is the more cautious at small counts), and, in the rare opposite case, its
     bound moved to just past zero. Widening only raises coverage.
     """
@@ -251,6 +218,7 @@ def paired_interval(only_a: int, only_b: int, ties: int, z: float = Z95) -> Inte
     if n == 0:
         return None
     estimate = (only_a - only_b) / n
+    z = Z95 if level == 0.95 else z_for(level)
 
     def score(delta: float) -> float:
         b, c = only_a, only_b
@@ -265,18 +233,12 @@ def paired_interval(only_a: int, only_b: int, ties: int, z: float = Z95) -> Inte
 
     def solve(low: float, high: float, target: float) -> float:
         # score is decreasing in Δ: find where it crosses `target` between low and high.
-        for _ in range(80):
-            mid = (low + high) / 2
-            if score(mid) > target:
-                low = mid
-            else:
-                high = mid
-        return (low + high) / 2
+        return bisect(lambda delta: -score(delta), low, high, -target, 80)
 
     lower = -1.0 if score(-1.0) <= z else solve(-1.0, estimate, z)
     upper = 1.0 if score(1.0) >= -z else solve(estimate, 1.0, -z)
     lower, upper = min(lower, estimate), max(upper, estimate)
-    rejects = mcnemar_exact(only_a, only_b) < 0.05
+    rejects = mcnemar_exact(only_a, only_b) < 1 - level
     if not rejects:
         lower, upper = min(lower, 0.0), max(upper, 0.0)
     elif lower <= 0.0 <= upper:
@@ -284,22 +246,6 @@ def paired_interval(only_a: int, only_b: int, ties: int, z: float = Z95) -> Inte
         tiny = 0.5 / n
         lower, upper = (min(tiny, estimate), upper) if estimate > 0 else (lower, max(-tiny, estimate))
     return Interval(lower, upper)
-
-
-def tasks_for_power(only_a: int, only_b: int, ties: int, power_z: float = Z80_POWER, z: float = Z95) -> int | None:
-    """Paired tasks needed for 80 % power to detect the observed difference (Connor 1987).
-
-    n = (z·sqrt(ψ) + z_β·sqrt(ψ − δ²))² / δ², with δ the observed difference in pass rates
-    and ψ the observed share of discordant tasks, at a two-sided 5 % level. This assumes more
-    tasks "like these" (the same flip rates), which is all it can assume. None when the two
-    pass the same tasks' count (no difference to detect).
-    """
-    n = only_a + only_b + ties
-    if n == 0 or only_a == only_b:
-        return None
-    delta = (only_a - only_b) / n
-    psi = (only_a + only_b) / n
-    return math.ceil((z * math.sqrt(psi) + power_z * math.sqrt(max(0.0, psi - delta * delta))) ** 2 / (delta * delta))
 
 
 def win_rate_interval(wins: int, ties: int, losses: int, z: float = Z95) -> Interval | None:
@@ -332,13 +278,7 @@ def win_rate_interval(wins: int, ties: int, losses: int, z: float = Z95) -> Inte
             if slope(high) >= 0:
                 tie = high
             else:
-                for _ in range(80):
-                    mid = (low + high) / 2
-                    if slope(mid) > 0:
-                        low = mid
-                    else:
-                        high = mid
-                tie = (low + high) / 2
+                tie = bisect(lambda t: -slope(t), low, high, 0.0, 80)
         return max(0.0, theta - tie / 2 + tie / 4 - theta * theta)
 
     def score(theta: float) -> float:
@@ -350,13 +290,7 @@ def win_rate_interval(wins: int, ties: int, losses: int, z: float = Z95) -> Inte
 
     def solve(low: float, high: float, target: float) -> float:
         # score is decreasing in θ.
-        for _ in range(80):
-            mid = (low + high) / 2
-            if score(mid) > target:
-                low = mid
-            else:
-                high = mid
-        return (low + high) / 2
+        return bisect(lambda theta: -score(theta), low, high, -target, 80)
 
     lower = 0.0 if score(0.0) <= z else solve(0.0, estimate, z)
     upper = 1.0 if score(1.0) >= -z else solve(estimate, 1.0, -z)
@@ -387,16 +321,10 @@ def t_quantile_95(df: int) -> float:
     to ~1e-12, by bisection on the closed-form distribution function)."""
     if df < 1:
         raise ValueError("degrees of freedom must be at least 1")
-    low, high = Z95, 20.0
+    high = 20.0
     while _t_two_sided_coverage(high, df) < 0.95:
         high *= 2
-    for _ in range(100):
-        mid = (low + high) / 2
-        if _t_two_sided_coverage(mid, df) < 0.95:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
+    return bisect(lambda t: _t_two_sided_coverage(t, df), Z95, high, 0.95)
 
 
 def mean_interval(values: Sequence[float], bounds: tuple[float, float] = (0.0, 1.0)) -> Interval | None:
@@ -412,3 +340,59 @@ def mean_interval(values: Sequence[float], bounds: tuple[float, float] = (0.0, 1
     mean = float(data.mean())
     half = t_quantile_95(int(data.size) - 1) * float(data.std(ddof=1)) / math.sqrt(data.size)
     return Interval(max(bounds[0], mean - half), min(bounds[1], mean + half))
+
+
+def repeated_rate_interval(runs: Sequence[tuple[int, int]]) -> Interval | None:
+    """95% interval of the mean pass rate over repeated runs of one task set, from each run's
+    (passed, scored); None below three runs (the runs' range is shown instead).
+
+    The runs share their tasks, so most of a set is the same in every run and only a few flaky
+    tasks vary: a Student-t interval over the run rates is then often zero width and covers far
+    below 95 % (a set of deterministic tasks with one flaky one: 0.27 at three runs). Here, the
+    exact interval of every task-run pooled (Clopper–Pearson on Σ passed of Σ scored) — a sum of
+    independent tasks with different pass chances is less spread than a binomial with their
+    mean (Hoeffding 1956), so it holds its level whatever the tasks' mix — joined with the
+    Student-t interval over the run rates, which also holds when whole runs shift together.
+    Never zero width.
+    """
+    if len(runs) < MIN_RUNS_FOR_INTERVAL:
+        return None
+    passed, scored = sum(p for p, _ in runs), sum(s for _, s in runs)
+    pooled = proportion_interval(passed, scored)
+    if pooled is None:
+        return None
+    rates = [p / s for p, s in runs if s > 0]
+    spread = mean_interval(rates)
+    mean = float(np.mean(rates))
+    low, high = min(pooled.low, mean), max(pooled.high, mean)
+    if spread is not None:
+        low, high = min(low, spread.low), max(high, spread.high)
+    return Interval(low, high)
+
+
+def bounded_mean_interval(values: Sequence[float], bounds: tuple[float, float]) -> Interval | None:
+    """95% interval of the mean of values known to lie within `bounds` (1–5 grades, or a
+    paired grade difference within −4..4); None below three values (the range is shown).
+
+    The Agresti–Coull idea for a bounded mean: one pseudo-value at each bound joins the data
+    before a normal interval of their mean. Where the grades are concentrated (nine 5s and a 4,
+    or every grade equal) a Student-t interval is narrow or zero width and covers 0.45–0.65;
+    the pseudo-values give the data the spread a value at the far bound could have, so the
+    interval never has zero width, and their weight fades as the grades grow in number. One
+    pseudo-value a side, not z²/2, was chosen by coverage (`bench/bench_coverage.py`): it holds
+    on concentrated grades at every n simulated and is less wide on spread ones. Within
+    `bounds`; contains the values' mean.
+    """
+    data = np.asarray(values, dtype=float)
+    if data.size < MIN_RUNS_FOR_INTERVAL:
+        return None
+    low_bound, high_bound = bounds
+    total = data.size + 2 * BOUND_PSEUDO_VALUES
+    centre = (float(data.sum()) + BOUND_PSEUDO_VALUES * (low_bound + high_bound)) / total
+    spread = (
+        float(((data - centre) ** 2).sum())
+        + BOUND_PSEUDO_VALUES * ((low_bound - centre) ** 2 + (high_bound - centre) ** 2)
+    ) / total
+    half = Z95 * math.sqrt(spread / total)
+    mean = float(data.mean())
+    return Interval(max(low_bound, min(centre - half, mean)), min(high_bound, max(centre + half, mean)))

@@ -21,8 +21,8 @@ class ComparisonAccessors(StoreBase):
         def work(conn: sqlite3.Connection) -> None:
             try:
                 conn.execute(
-                    "INSERT INTO comparisons (id, name, created_at, baseline) VALUES (?, ?, ?, ?)",
-                    [comparison.id, comparison.name, comparison.created_at, comparison.baseline],
+                    "INSERT INTO comparisons (id, name, created_at, baseline, margin_pp) VALUES (?, ?, ?, ?, ?)",
+                    [comparison.id, comparison.name, comparison.created_at, comparison.baseline, comparison.margin_pp],
                 )
             except sqlite3.IntegrityError:
                 raise StoreError(f"a comparison with id {comparison.id} already exists") from None
@@ -92,4 +92,5 @@ class ComparisonAccessors(StoreBase):
             created_at=row["created_at"],
             run_ids=[member["run_id"] for member in members],
             baseline=row.get("baseline"),
+            margin_pp=row.get("margin_pp"),
         )

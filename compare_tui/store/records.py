@@ -265,3 +265,6 @@ class ComparisonRecord(_Record):
     """In the order the user chose (the first is the baseline in a diff)."""
     baseline: str | None = None
     """The model (catalogue name) the others are judged against, when one was named."""
+    margin_pp: float | None = None
+    """The verdict's margin in points, recorded when the comparison was made (before the data);
+    None when none was recorded."""

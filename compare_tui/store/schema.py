@@ -26,6 +26,7 @@ History (never edit a shipped migration; append a new one):
   v10 `runs.task_inputs` (each task's input digest as sent) and `runs.rescore` (a rescored run's
       source and what changed).
   v11 `runs.serving`: the server's serving fingerprint at each start of a run (new or resumed).
+  v12 `comparisons.margin_pp`: the verdict's margin, recorded before the data.
 """
 
 from __future__ import annotations
@@ -294,6 +295,15 @@ list of readings ({captured_at, when, fingerprint, loaded, notes, unread}), olde
 it. Runs stored before it have `[]`: nothing was read."""
 
 
+_V12 = """
+ALTER TABLE comparisons ADD COLUMN margin_pp REAL
+"""
+"""v12: the versus-baseline verdict's non-inferiority margin, in points, recorded when a
+comparison is created (the manifest's `[decision] margin_pp`, else 5), before any data: a
+report that asks for another margin labels it as chosen after the data. Null on comparisons
+made before v12 (no margin was recorded)."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
     # migration and its version bump land together or not at all.
@@ -317,6 +327,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V9),
     _script(_V10),
     _script(_V11),
+    _script(_V12),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

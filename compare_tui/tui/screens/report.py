@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 
 from compare_tui.judge import load_report_grades
 from compare_tui.report import (
+    DecisionAction,
     Report,
     ReportNotFoundError,
     build_report,
@@ -190,7 +191,7 @@ class ReportScreen(CompareScreen):
         decision = self.query_one("#decision", Static)
         decision.update(tables.decision_text(report))
         decision.display = bool(tables.decision_text(report))
-        decision.set_class(report.decision is not None and report.decision.summary.startswith("Keep"), "-keep")
+        decision.set_class(report.decision is not None and report.decision.action is DecisionAction.KEEP, "-keep")
         banner = self.query_one("#recommendation", Static)
         banner.update(tables.recommendation_text(report))
         for level in ("high", "medium", "low", "none"):

@@ -89,6 +89,8 @@ def decision_text(report: Report) -> str:
 def recommendation_text(report: Report) -> Text:
     rec = report.recommendation
     text = Text()
+    if report.rating_note:
+        text.append(f"⚠ {report.rating_note}\n", style="bold")
     text.append(rec.summary, style="bold")
     text.append(f"\nconfidence: {(rec.confidence or 'none').upper()}", style="bold")
     for reason in rec.reasons:

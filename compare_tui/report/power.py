@@ -1,0 +1,176 @@
+"""How many paired tasks a verdict needs: exact power of the test the report uses.
+
+A verdict comes from the paired interval of `stats.paired_interval` at the decision's level
+(95 %, or 1 − 0.05/K with K candidates). Its two questions are tests on the counts of tasks only
+the candidate passed (b) and only the baseline passed (c), out of n:
+
+- **better** (the interval's lower bound above 0) exactly when the exact McNemar test rejects
+  at 1 − level and b > c;
+- **no worse** within M points (lower bound above −M) exactly when Tango's score statistic at
+  Δ = −M exceeds the interval's z (the score decreases in Δ, and the reconciliation with the
+  exact test only moves bounds at zero).
+
+`verdict_power` sums the trinomial probabilities of every (b, c) that gives the verdict, at
+flip rates "like these" (the observed shares), so it is the power of the report's own test, not
+a normal approximation to it (Connor's formula, the usual one, gives 0.77–0.79 by the exact
+test and nothing sensible at a handful of tasks). `tasks_needed` finds the fewest tasks with at
+least 80 % power, or None where no number of tasks would reach it (the candidate does not lead,
+or trails by the margin or more) or more than `MAX_TASKS` would be needed.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from compare_tui.report.stats import Z80_POWER, regularized_beta, z_for
+
+MAX_TASKS = 20_000
+"""Above this many tasks a sample size is called out of reach rather than computed."""
+POWER = 0.80
+
+
+@dataclass(frozen=True, slots=True)
+class TasksNeeded:
+    """Paired tasks for `POWER` to show a verdict, by the report's own test."""
+
+    goal: str
+    """`better`, or `no worse` (within the margin)."""
+    tasks: int | None
+    """Tasks in all; None when out of reach (see `reason`)."""
+    power: float | None
+    """The exact power at `tasks` (at least 0.80)."""
+    reason: str | None = None
+    """Why there is no figure, in words."""
+
+
+def _log_factorials(n: int) -> np.ndarray:
+    return np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=float)))))
+
+
+def _span(n: int, p: float) -> np.ndarray:
+    """The counts of a binomial(n, p) that carry all but a negligible share of its mass."""
+    if p <= 0.0:
+        return np.zeros(1, dtype=np.int64)
+    if p >= 1.0:
+        return np.full(1, n, dtype=np.int64)
+    sd = math.sqrt(n * p * (1 - p))
+    low, high = max(0, math.floor(n * p - 9 * sd - 3)), min(n, math.ceil(n * p + 9 * sd + 3))
+    return np.arange(low, high + 1, dtype=np.int64)
+
+
+def _xlogp(count: np.ndarray, p: float) -> np.ndarray:
+    if p <= 0.0:
+        return np.where(count == 0, 0.0, -np.inf)
+    return count * math.log(p)
+
+
+def tango_scores(b: np.ndarray, c: np.ndarray, n: int, delta: float) -> np.ndarray:
+    """Tango's score statistic at Δ for every (b, c), as `stats.paired_interval` computes it."""
+    b, c = b.astype(float), c.astype(float)
+    big_b = -b - c + (2 * n - b + c) * delta
+    big_c = -c * delta * (1 - delta)
+    q = (np.sqrt(np.maximum(0.0, big_b * big_b - 8 * n * big_c)) - big_b) / (4 * n)
+    variance = n * (2 * q + delta * (1 - delta))
+    numerator = b - c - n * delta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = numerator / np.sqrt(variance)
+        signed_inf = np.where(numerator == 0, 0.0, np.copysign(np.inf, numerator))
+    return np.where(variance > 1e-300, scores, signed_inf)
+
+
+@functools.lru_cache(maxsize=65_536)
+def mcnemar_critical(discordant: int, alpha: float) -> int:
+    """The least b > m/2 (m = `discordant`) that the exact two-sided McNemar test rejects at
+    `alpha`; m + 1 when none does. Searched from the normal approximation, checked exactly."""
+    m = discordant
+    if m == 0:
+        return 1
+
+    def rejects(b: int) -> bool:
+        return 2 * b > m and b <= m and 2 * regularized_beta(b, m - b + 1, 0.5) < alpha  # 2·P(X ≥ b)
+
+    b = max(m // 2 + 1, min(m, math.ceil(m / 2 + z_for(1 - alpha) * math.sqrt(m) / 2)))
+    if rejects(b):
+        while b - 1 > m / 2 and rejects(b - 1):
+            b -= 1
+        return b
+    while b <= m and not rejects(b):
+        b += 1
+    return b
+
+
+def verdict_power(n: int, only_a: float, only_b: float, *, margin: float | None, level: float = 0.95) -> float:
+    """P(the verdict is shown) over n paired tasks where a task is passed only by the candidate
+    with probability `only_a` and only by the baseline with `only_b`. `margin` (a share, e.g.
+    0.05) asks for *no worse* within it (better counts too); None asks for *better*."""
+    if n <= 0:
+        return 0.0
+    log_fact = _log_factorials(n)
+    b = _span(n, only_a)[:, None]
+    c = _span(n, only_b)[None, :]
+    rest = n - b - c
+    valid = rest >= 0
+    rest_safe = np.where(valid, rest, 0)
+    log_p = (
+        log_fact[n]
+        - log_fact[b]
+        - log_fact[c]
+        - log_fact[rest_safe]
+        + _xlogp(b, only_a)
+        + _xlogp(c, only_b)
+        + _xlogp(rest_safe, max(0.0, 1 - only_a - only_b))
+    )
+    prob = np.where(valid, np.exp(log_p), 0.0)
+    if margin is None:
+        total = np.where(valid, b + c, 0)
+        discordant = np.unique(total)
+        critical = np.array([mcnemar_critical(int(m), 1 - level) for m in discordant])
+        shown = valid & (b >= critical[np.searchsorted(discordant, total)])
+    else:
+        bb, cc = np.broadcast_arrays(b, c)
+        shown = valid & (tango_scores(bb, cc, n, -margin) > z_for(level))
+    return float(prob[shown].sum())
+
+
+def _first_guess(only_a: float, only_b: float, margin: float, level: float) -> int:
+    """Connor's (1987) normal approximation, shifted by the margin: where the search starts."""
+    psi, delta = only_a + only_b, only_a - only_b + margin
+    z = z_for(level)
+    top = (z * math.sqrt(max(psi, 1e-9)) + Z80_POWER * math.sqrt(max(0.0, psi - (only_a - only_b) ** 2))) ** 2
+    return max(2, math.ceil(top / (delta * delta)))
+
+
+@functools.lru_cache(maxsize=1024)  # a report is rebuilt on every refresh: the search runs once per setting
+def tasks_needed(only_a: float, only_b: float, *, margin: float | None, level: float = 0.95) -> TasksNeeded:
+    """The fewest paired tasks with at least 80 % power to show *better* (`margin` None) or
+    *no worse* within `margin` (a share), at flip rates `only_a` (candidate only) and `only_b`."""
+    goal = "better" if margin is None else "no worse"
+    shift = 0.0 if margin is None else margin
+    if only_a - only_b + shift <= 0:
+        reason = (
+            "its pass rate on these tasks is not higher, so more tasks like these would not show it better"
+            if margin is None
+            else "it trails by the margin or more on these tasks, so more tasks like these would not show it no worse"
+        )
+        return TasksNeeded(goal, None, None, reason)
+
+    def power(n: int) -> float:
+        return verdict_power(n, only_a, only_b, margin=margin, level=level)
+
+    high = min(_first_guess(only_a, only_b, shift, level), MAX_TASKS)
+    while power(high) < POWER:
+        if high >= MAX_TASKS:
+            return TasksNeeded(goal, None, None, f"more than {MAX_TASKS:,} tasks like these would be needed")
+        high = min(2 * high, MAX_TASKS)
+    low = 0  # power(0) = 0 < POWER
+    while high - low > 1:
+        mid = (low + high) // 2
+        if power(mid) >= POWER:
+            high = mid
+        else:
+            low = mid
+    return TasksNeeded(goal, high, power(high))
