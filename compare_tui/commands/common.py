@@ -29,13 +29,14 @@ def wrapped(text: str, width: int, indent: str = "  ") -> str:
 
 def say(text: str, *, file: TextIO | None = None) -> None:
     """Print a message: on a terminal wrapped at its width (`wrapped`), so an 80-column window
-    never cuts a word in two; into a pipe or a file as it is, one line per message."""
+    never cuts a word in two; into a pipe or a file as it is, one line per message. Flushed, so
+    progress lines show as they happen."""
     stream = sys.stdout if file is None else file
     try:
         width = shutil.get_terminal_size().columns if stream.isatty() else 0
     except (AttributeError, ValueError, OSError):
         width = 0
-    print(wrapped(text, width), file=stream)
+    print(wrapped(text, width), file=stream, flush=True)
 
 
 class CommandError(CompareTuiError):

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from compare_tui.commands.common import CommandError, add_store_option, open_store
+from compare_tui.commands.common import CommandError, add_store_option, open_store, say
 
 EPILOG = """\
 examples:
@@ -97,7 +97,7 @@ def _tolerances(goldset_path: str, given: list[str]):
             manifest = dict(load_golden_set(Path(goldset_path)).manifest.tolerances)
         except (GoldenSetError, OSError):
             # The set moved or changed: its tolerances are unknown; the defaults still apply.
-            print(
+            say(
                 f"compare-tui: note: the golden set at {goldset_path} could not be read; its own "
                 "tolerances (if any) are not applied",
                 file=sys.stderr,

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from compare_tui.commands.common import CommandError, load_set_or_fail
+from compare_tui.commands.common import CommandError, load_set_or_fail, say
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,7 +48,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"ok: {goldset.manifest.name} {goldset.manifest.version}, {len(goldset.tasks)} tasks, {goldset.digest}")
         return 0
     for problem in problems:
-        print(str(problem))
+        say(str(problem))
     raise CommandError(f"{len(problems)} problem(s) in {args.path}", exit_code=1)
 
 

@@ -20,6 +20,7 @@ from compare_tui.commands.common import (
     add_store_option,
     load_catalogue_or_fail,
     open_store,
+    say,
 )
 
 EPILOG = """\
@@ -204,7 +205,7 @@ def _run(args: argparse.Namespace) -> int:
         except (ToolcallRefused, ModelRefused) as exc:
             raise CommandError(f"refused: {exc}") from None
         except KeyboardInterrupt:
-            print("interrupted; the scenarios that finished are stored (`compare-tui toolcall runs`)", file=sys.stderr)
+            say("interrupted; the scenarios that finished are stored (`compare-tui toolcall runs`)", file=sys.stderr)
             return 1
     if args.json:
         print(json.dumps(render_json([run]), indent=2, ensure_ascii=False, default=str))
@@ -220,11 +221,10 @@ def _progress(total: int):
 
     def heard(position: int, result) -> None:
         done[0] += 1
-        print(
+        say(
             f"  [{done[0]:>2}/{total}] {SYMBOLS[result.outcome]} {result.outcome.value:<11} {result.scenario_id} "
             f"{result.name} ({(result.duration_ms or 0) / 1000:.1f} s)",
             file=sys.stderr,
-            flush=True,
         )
 
     return heard
