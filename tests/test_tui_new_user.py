@@ -7,6 +7,7 @@ import pytest
 from textual import events
 
 from compare_tui.tui.screens.home import HomeScreen
+from tests.test_tui_data import COMPARISON_ID
 from tests.test_tui_rough_edges import SIZE, app, settle
 
 __all__ = ["app"]
@@ -24,3 +25,24 @@ async def test_a_key_typed_right_after_q_never_crashes_the_quit(app, key):
         await pilot.pause()
         await pilot.pause()
     assert app.return_code == 0
+
+
+async def test_the_published_path_shows_whole_in_its_toast_at_80_columns(tmp_path, monkeypatch):
+    # A 40-column toast cut the path `…/bund` / `les/…`: it is for copying, so it shows on one line.
+    from textual.widgets._toast import Toast
+
+    from tests.test_tui_decision import app_for, open_report
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / ".local" / "share"))
+    store, app = app_for(tmp_path)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await open_report(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        path = f"~/.local/share/compare-tui/bundles/{COMPARISON_ID}/index.html"
+        await pilot.pause(0.3)
+        toasts = [t for t in app.screen.query(Toast) if path in str(t.render())]
+        assert toasts, "no toast names the page"
+        assert toasts[0].content_region.width >= len(path)
+    store.close()

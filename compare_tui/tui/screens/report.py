@@ -9,6 +9,7 @@ only lays the `Report` out.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -349,7 +350,9 @@ class ReportScreen(CompareScreen):
 
     def on_bundle_published(self, message: messages.BundlePublished) -> None:
         self.notify(
-            f"{message.index}\nOpen it in a browser (file://); report.json is beside it.", title="Published", timeout=15
+            f"{home_relative(message.index)}\nOpen it in a browser (file://); report.json is beside it.",
+            title="Published",
+            timeout=15,
         )
 
     def on_publish_failed(self, message: messages.PublishFailed) -> None:
@@ -357,3 +360,11 @@ class ReportScreen(CompareScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+def home_relative(path: Path) -> str:
+    """`path` with the home folder written `~` (shorter, so it fits a toast whole at 80 columns)."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except (ValueError, RuntimeError):  # not under home, or no home known
+        return str(path)
