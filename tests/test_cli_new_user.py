@@ -71,3 +71,22 @@ def test_a_provider_key_refusal_names_the_model_once(monkeypatch):
     with pytest.raises(RunRefusedError) as refused:
         checked_model(entry)
     assert str(refused.value).count("gpt-x") == 1
+
+
+def test_promote_never_offers_the_workloads_baseline_to_replace_itself(tmp_path: Path, capsys):
+    # The comparison judges against model-a, while the workload's baseline is already model-d.
+    with Store.open(tmp_path / "runs.sqlite") as store:
+        record(store, "run-a", "model-a", "p" * 100)
+        record(store, "run-d", "model-d", "p" * 100)
+        compare(store, "cmp-9", "run-a", "run-d")
+    path = str(tmp_path / "runs.sqlite")
+    assert main(["promote", "cmp-9", "--model", "model-a", "--initial", "--store", path]) == 0
+    assert main(["promote", "cmp-9", "--model", "model-d", "--store", path]) == 0
+    with Store.open(path) as store:
+        store.set_comparison_baseline("cmp-9", "model-a")
+    capsys.readouterr()
+    assert main(["promote", "cmp-9", "--model", "model-d", "--store", path]) != 0
+    captured = capsys.readouterr()
+    assert "model-d replaces model-d" not in captured.out and "already the workload's baseline" in captured.err
+    with Store.open(path) as store:
+        assert len(store.baseline_history("support-triage")) == 2

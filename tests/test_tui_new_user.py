@@ -46,3 +46,22 @@ async def test_the_published_path_shows_whole_in_its_toast_at_80_columns(tmp_pat
         assert toasts, "no toast names the page"
         assert toasts[0].content_region.width >= len(path)
     store.close()
+
+
+async def test_p_does_not_offer_the_baseline_already_promoted(tmp_path):
+    from compare_tui.cli import main
+    from compare_tui.tui.screens.confirm import ConfirmScreen
+    from compare_tui.tui.screens.refusal import RefusalScreen
+    from tests.test_tui_decision import app_for, open_report
+
+    store, app = app_for(tmp_path, baseline="smollm2-135m")
+    forced = ["promote", COMPARISON_ID, "--model", "gemma3-270m", "--force", "--reason", "we run it"]
+    assert main([*forced, "--store", str(store.path)]) == 0
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_report(pilot)
+        await pilot.press("P")
+        await settle(pilot)
+        assert not isinstance(app.screen, (ConfirmScreen, RefusalScreen))
+        assert any("gemma3-270m is already the baseline" in n.message for n in app._notifications)
+    assert len(store.baseline_history("support-mini")) == 1
+    store.close()

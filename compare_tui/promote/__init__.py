@@ -54,6 +54,8 @@ def plan_promotion(
     """The decision to record for making `model` the workload's baseline, or `PromotionRefused`."""
     if force and not reason.strip():
         raise PromotionRefused('--force needs --reason "…": a forced promotion records why')
+    if current_baseline is not None and current_baseline == model:
+        raise PromotionRefused(f"{model} is already the workload's baseline: there is nothing to promote")
     named = inputs.baseline
     # Judged against the comparison's baseline, unless that is the model promoted: then against
     # the workload's current baseline.
