@@ -90,3 +90,84 @@ def test_promote_never_offers_the_workloads_baseline_to_replace_itself(tmp_path:
     assert "model-d replaces model-d" not in captured.out and "already the workload's baseline" in captured.err
     with Store.open(path) as store:
         assert len(store.baseline_history("support-triage")) == 2
+
+
+# ------------------------------------------------------------------ 80 columns: nothing cut where there is room
+
+MODELS = "".join(
+    f"""
+[[model]]
+name = "{name}"
+kind = "hosted"
+endpoint = "http://127.0.0.1:{port}/v1"
+model = "{name}"
+revision = "2026-12-01"
+weights_digest = "sha256:{"0" * 64}"
+[model.cost]
+basis = "hardware"
+usd_per_hour = 0.1
+"""
+    for name, port in (("smollm2-135m", 28181), ("gemma3-270m", 28182), ("qwen2.5-coder-0.5b", 28183))
+)
+
+
+def _at_80(monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+
+
+def test_models_list_shows_each_endpoint_whole_at_80_columns(tmp_path: Path, capsys, monkeypatch):
+    # All three showed `http://127.0.0.1:2818…`: the port, all that differs, was cut.
+    _at_80(monkeypatch)
+    (tmp_path / "models.toml").write_text(MODELS)
+    assert main(["models", "list", "--models", str(tmp_path / "models.toml")]) == 0
+    out = capsys.readouterr().out
+    for port in (28181, 28182, 28183):
+        assert f"http://127.0.0.1:{port}/v1" in out
+    assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_runs_list_keeps_the_date_and_the_tallies_whole_at_80_columns(tmp_path: Path, capsys, monkeypatch):
+    _at_80(monkeypatch)
+    with Store.open(tmp_path / "runs.sqlite") as store:
+        record(store, "c4923fb2f4c1f990", "qwen2.5-coder-0.5b-instruct-with-a-long-name", "ppfpppfppe")
+        created = store.get_run("c4923fb2f4c1f990").created_at[:16].replace("T", " ")
+    assert main(["runs", "list", "--store", str(tmp_path / "runs.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert created in out and "c4923fb2f4c1f990" in out and "of 10" in out
+
+
+def test_sets_show_cuts_expected_json_with_an_ellipsis_and_keeps_ids_whole(capsys, monkeypatch):
+    _at_80(monkeypatch)
+    assert main(["sets", "show", "sample_sets/order-extraction"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    row = next(line for line in lines if line.startswith("address-01 "))
+    assert row.rstrip().endswith("…") and '"city": "Hamburg"' in row
+    assert any(line.startswith("convert-km-mi-01 ") and " command " in line for line in lines)
+    assert main(["sets", "show", "sample_sets/calendar-assistant"]) == 0
+    assert "[tool call] " in capsys.readouterr().out  # not eaten as markup
+
+
+def test_reproduce_fits_80_columns():
+    from compare_tui.diff import render_text, reproduce_check
+    from tests.test_reproduce import DEFAULTS, SAME, inputs
+
+    check = reproduce_check(inputs("a", SAME), inputs("b", {**SAME, "t2": "fail"}, e2e=180.0), DEFAULTS)
+    lines = render_text(check).splitlines()
+    assert all(len(line) <= 80 for line in lines[1:]), [line for line in lines if len(line) > 80]
+    assert any(line.startswith("    tolerance |Δ| ≤") for line in lines)
+
+
+def test_toolcall_show_fits_80_columns(tmp_path: Path, capsys):
+    from compare_tui.toolcall.render import render_text
+    from compare_tui.toolcall.storage import ToolcallStore
+    from tests.support.fake_openai import FakeServer
+    from tests.test_toolcall_cli import PARIS, toolcall
+
+    with FakeServer(default=PARIS) as good:
+        toolcall(tmp_path, good.url, "--scenario", "S0[1-3]", capsys=capsys, name="alpha")
+    with Store.open(tmp_path / "runs.sqlite") as store:
+        runs = ToolcallStore(store).latest(1)
+        shown = render_text(runs, width=80)
+    grid_start = shown.splitlines().index("") + 1
+    header = shown.splitlines()[:grid_start]
+    assert all(len(line) <= 80 for line in header) and any("run " in line for line in header)

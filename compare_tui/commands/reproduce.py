@@ -78,7 +78,10 @@ def _reproduce(args: argparse.Namespace) -> int:
         check = reproduce_check(inputs[0], inputs[1], tolerances)
     except (ToleranceError, NotComparable) as exc:
         raise CommandError(str(exc)) from None
-    sys.stdout.write(json.dumps(reproduce_document(check), indent=2) + "\n" if args.json else render_text(check))
+    if args.json:
+        sys.stdout.write(json.dumps(reproduce_document(check), indent=2) + "\n")
+    else:
+        say(render_text(check).rstrip("\n"))  # wrapped at a terminal's width (the names can be long)
     if not check.reproduced:
         return 1
     return 1 if args.fail_on_difference and check.differences else 0

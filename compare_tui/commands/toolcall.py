@@ -21,6 +21,7 @@ from compare_tui.commands.common import (
     load_catalogue_or_fail,
     open_store,
     say,
+    terminal_width,
 )
 
 EPILOG = """\
@@ -210,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(render_json([run]), indent=2, ensure_ascii=False, default=str))
     else:
-        print(render_text([run]))
+        print(render_text([run], width=terminal_width()))
     return 0
 
 
@@ -253,7 +254,7 @@ def _show(args: argparse.Namespace) -> int:
     print(
         json.dumps(render_json(runs), indent=2, ensure_ascii=False, default=str)
         if getattr(args, "json", False)
-        else render_text(runs)
+        else render_text(runs, width=terminal_width())
     )
     return 0
 
