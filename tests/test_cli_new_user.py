@@ -171,3 +171,26 @@ def test_toolcall_show_fits_80_columns(tmp_path: Path, capsys):
     grid_start = shown.splitlines().index("") + 1
     header = shown.splitlines()[:grid_start]
     assert all(len(line) <= 80 for line in header) and any("run " in line for line in header)
+
+
+# ------------------------------------------------------------------ a resumed run says so
+
+
+async def test_a_resumed_run_carries_a_caveat_that_it_was_interrupted_and_resumed(tmp_path: Path):
+    from compare_tui.engine import RunOverrides, prepare_resume, prepare_run
+    from compare_tui.report import build_report, load_report_inputs
+    from tests.support.builders import load, write_set
+    from tests.support.fake_openai import FakeServer, fail_then, http_error, text
+    from tests.test_not_done import _execute
+
+    script = {"a": text("ok"), "flaky": fail_then(4, http_error(503), text("ok"))}
+    goldset = load(write_set(tmp_path / "set", dict.fromkeys(script, "ok")))
+    with Store.open(tmp_path / "runs.sqlite") as store, FakeServer(script) as server:
+        entry = hosted_entry(server.url, cost={"basis": "hardware", "usd_per_hour": 1.0})
+        prepared = prepare_run(store, goldset, entry, RunOverrides(concurrency=1), environ={})
+        await _execute(store, prepared)
+        codes = [c.code for c in build_report(load_report_inputs(store, prepared.run.id)).caveats]
+        assert "resumed" not in codes  # one session so far
+        await _execute(store, prepare_resume(store, prepared.run.id, goldset, entry, environ={}))
+        [caveat] = [c for c in build_report(load_report_inputs(store, prepared.run.id)).caveats if c.code == "resumed"]
+    assert "interrupted and resumed (1 time" in caveat.text and "the pauses included" in caveat.text

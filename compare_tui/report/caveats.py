@@ -103,6 +103,21 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 f"task-by-task comparison.{resume}",
             )
         )
+    resumes = (run_input.run.environment or {}).get("resumes") or []
+    if resumes:
+        times = f"{_plural(len(resumes), 'time')}, last {resumes[-1][:16].replace('T', ' ')} UTC"
+        paused = (
+            " Its hardware cost counts the run's time from its first start to its end, the pauses included."
+            if row.cost.basis == "hardware"
+            else ""
+        )
+        out.append(
+            Caveat(
+                "resumed",
+                f"{name}'s run {row.run_id} was interrupted and resumed ({times}): "
+                f"its tasks ran in more than one session, on a server that may have restarted between them.{paused}",
+            )
+        )
     interval = row.pass_rate.interval
     if interval is not None and interval.half_width >= MARGIN_THRESHOLD:
         out.append(
