@@ -194,3 +194,21 @@ async def test_a_resumed_run_carries_a_caveat_that_it_was_interrupted_and_resume
         await _execute(store, prepare_resume(store, prepared.run.id, goldset, entry, environ={}))
         [caveat] = [c for c in build_report(load_report_inputs(store, prepared.run.id)).caveats if c.code == "resumed"]
     assert "interrupted and resumed (1 time" in caveat.text and "the pauses included" in caveat.text
+
+
+# ------------------------------------------------------------------ caveats said once for several models
+
+
+def test_a_caveat_that_says_the_same_of_two_models_is_one_line_naming_both(tmp_path: Path):
+    # The text report for two models ran ~130 lines, each such caveat once per model.
+    from compare_tui.report import build_report, load_report_inputs
+
+    with Store.open(tmp_path / "runs.sqlite") as store:
+        record(store, "run-a", "smollm2-135m", "pppppppppp")
+        record(store, "run-b", "gemma3-270m", "ppppppppfp")
+        compare(store, "cmp-1", "run-a", "run-b")
+        caveats = build_report(load_report_inputs(store, "cmp-1")).caveats
+    hardware = [c.text for c in caveats if c.code == "hardware"]
+    assert len(hardware) == 1 and "smollm2-135m and gemma3-270m were served on this machine" in hardware[0]
+    gpu = [c.text for c in caveats if c.code == "gpu"]
+    assert len(gpu) == 1 and "GPU memory of smollm2-135m and gemma3-270m was not measured" in gpu[0]
