@@ -212,3 +212,20 @@ def test_a_caveat_that_says_the_same_of_two_models_is_one_line_naming_both(tmp_p
     assert len(hardware) == 1 and "smollm2-135m and gemma3-270m were served on this machine" in hardware[0]
     gpu = [c.text for c in caveats if c.code == "gpu"]
     assert len(gpu) == 1 and "GPU memory of smollm2-135m and gemma3-270m was not measured" in gpu[0]
+
+
+# ------------------------------------------------------------------ the published page reads as a page
+
+
+def test_the_published_environment_shows_readable_values_not_serialisations():
+    # Settings came as JSON with `\u226496` and `0.00040486111111111116`; `serving: extra` as a
+    # Python dict repr; `quantisation None`; the whole /props JSON with the chat template escaped.
+    from compare_tui.publish.comparison_page import readable
+
+    settings = readable({"estimate": "≤96 tokens", "estimate_usd": 0.00040486111111111116, "attempts": 1})
+    assert settings == "attempts = 1; estimate = ≤96 tokens; estimate_usd = 0.000404861"
+    assert readable({"server_ctx": "4096", "threads": "2"}) == "server_ctx = 4096; threads = 2"
+    assert readable(None) == "not reported"
+    template = "{% for message in messages %}" * 20
+    shown = readable({"build_info": "b11434", "chat_template": template})
+    assert shown.startswith("build_info = b11434; chat_template = sha256:") and "{%" not in shown
