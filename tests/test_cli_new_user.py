@@ -223,7 +223,7 @@ def test_the_published_environment_shows_readable_values_not_serialisations():
     from compare_tui.publish.comparison_page import readable
 
     settings = readable({"estimate": "≤96 tokens", "estimate_usd": 0.00040486111111111116, "attempts": 1})
-    assert settings == "attempts = 1; estimate = ≤96 tokens; estimate_usd = 0.000404861"
+    assert settings == "attempts = 1; estimate = ≤96 tokens; estimate_usd = 0.0004048611"
     assert readable({"server_ctx": "4096", "threads": "2"}) == "server_ctx = 4096; threads = 2"
     assert readable(None) == "not reported"
     template = "{% for message in messages %}" * 20

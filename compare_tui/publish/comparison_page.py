@@ -259,7 +259,8 @@ def readable(value: object, key: str = "") -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.6g}"
+        # Six significant digits, in plain decimals for the small amounts a cost estimate has.
+        return f"{value:.10f}".rstrip("0").rstrip(".") if 0 < abs(value) < 0.001 else f"{value:.6g}"
     if isinstance(value, str) and key == "chat_template" and len(value) > 80:
         digest = hashlib.sha256(value.encode()).hexdigest()
         return f"sha256:{digest[:16]}… ({len(value):,} characters)"
