@@ -75,9 +75,9 @@ class TriageScreen(CompareScreen):
         # On a pair, p and f name the sides as the body does (check_action shows one pair of them).
         Binding("p", "label('pass')", "Pass"),
         Binding("f", "label('fail')", "Fail"),
-        Binding("p", "pair_label('pass')", "Cand. better", tooltip="The candidate's answer is better"),
-        Binding("f", "pair_label('fail')", "Base better", tooltip="The baseline's answer is better"),
-        Binding("r", "reasons", "Reasons", tooltip="Show the judge's reasoning whole (r again: the answers)"),
+        Binding("p", "pair_label('pass')", "Cand. better", tooltip="Candidate's answer better"),
+        Binding("f", "pair_label('fail')", "Base better", tooltip="Baseline's answer better"),
+        Binding("r", "reasons", "Reasons", tooltip="The judge's reasoning, whole"),
         Binding("t", "label('tie')", "Tie"),
         Binding("s", "label('skip')", "Skip"),
         Binding("n", "note", "Note"),
