@@ -112,4 +112,3 @@ def _expected_preview(task, limit: int = 60) -> str:
         text = json.dumps(e.json_, sort_keys=True, ensure_ascii=False)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
