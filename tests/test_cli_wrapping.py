@@ -51,3 +51,31 @@ def test_wrapping_never_splits_or_loses_a_word(parts, width):
     lines = wrapped(text, width).split("\n")
     assert [w for line in lines for w in line.split()] == text.split()
     assert all(len(line) <= width or len(line.split()) == 1 for line in lines)
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal (of the width `shutil.get_terminal_size` reports)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_stopped_run_line_on_an_80_column_terminal_keeps_the_resume_command_whole(monkeypatch):
+    # A plain print let the terminal cut it where the line reached column 80: `run --re` / `sume …`.
+    import os
+
+    from compare_tui.commands.progress import PlainProgress
+    from compare_tui.engine.events import RunFinished
+
+    monkeypatch.setattr("shutil.get_terminal_size", lambda *a, **k: os.terminal_size((80, 24)))
+    out = Terminal()
+    error = (
+        "the endpoint http://127.0.0.1:8082/v1 stopped answering (connection refused); resume with "
+        "`compare-tui run --resume c4923fb2f4c1f990` once it answers"
+    )
+    PlainProgress(out).on_event(
+        RunFinished("c4923fb2f4c1f990", "qwen2.5-coder-0.5b", "interrupted", {"pass": 3}, error)
+    )
+    lines = out.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert any("--resume" in line.split() for line in lines) and "c4923fb2f4c1f990`" in out.getvalue().split()

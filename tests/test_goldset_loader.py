@@ -263,6 +263,12 @@ CASES: dict[str, Case] = {
         "expected.json",
         "default scorer",
     ),
+    "exact scorer with only expected.json": _case(
+        _task(expected={"json": {"label": "invoice"}}), "a.toml", "expected.text", "exact scorer"
+    ),
+    "default exact scorer with only expected.tool_call": _case(
+        _task(expected={"tool_call": {"name": "lookup"}}), "a.toml", "expected.text", "default scorer"
+    ),
     "tool_call without expected": _case(
         _task(scorer={"kind": "tool_call"}), "a.toml", "expected.tool_call", "no `expected.tool_call`"
     ),

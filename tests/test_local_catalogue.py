@@ -113,3 +113,14 @@ def test_up_says_the_servers_run_and_how_to_fix_a_malformed_catalogue(tmp_path, 
     assert f"{path} is not valid TOML" in caught.value.message and "left unchanged" in caught.value.message
     assert "local up" in caught.value.fix
     assert path.read_text() == "[[model]\n"
+
+
+def test_a_bundled_entry_states_no_gpu_and_the_llama_cpp_tag_when_the_server_says_b0_unknown():
+    # The catalogue wrote gpu_count = 1 on a machine with no GPU, and the build as `b0-unknown`.
+    entry = catalogue_writer.catalogue_entry(record(), 0.1)
+    assert entry.cost.gpu_count == 0
+    assert catalogue_writer.llama_cpp_tag("11434.0.0") == "b11434"
+    assert catalogue_writer.llama_cpp_tag("0.1.0") is None
+    build = catalogue_writer.server_build("b0-unknown", "b11434")
+    assert build.startswith("llama.cpp b11434") and "reports b0-unknown" in build
+    assert catalogue_writer.server_build("b6500-abc123", "b11434") == "b6500-abc123"

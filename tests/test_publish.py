@@ -343,7 +343,7 @@ def test_the_runs_section_shows_provenance_gpu_memory_environment_and_serving_no
         "<dt>host: python</dt><dd>3.11.7</dd>",
         "<dt>serving: stack</dt><dd>llama.cpp</dd>",
         "<dt>serving: chat_template</dt><dd>built-in [redacted]</dd>",
-        "&quot;build_info&quot;: &quot;b4321&quot;",
+        "<dt>server: build_info</dt><dd>b4321</dd>",
         "<dt>model id</dt><dd>local-a</dd>",
     ):
         assert shown in runs, shown

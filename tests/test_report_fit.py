@@ -161,3 +161,22 @@ def test_a_cut_model_label_keeps_the_winners_star(name, width):
     plain = name * 3
     if len(plain) > width:
         assert shorten(plain, width) == plain[: width - 1] + "…"
+
+
+def test_the_verdict_column_is_always_whole_never_a_footnote():
+    # At 120×40 the verdict moved to `see [1]` … `[1] verdict: inconclusive`; at 80 columns one
+    # candidate's verdict was inline and another's footnoted in the same column.
+    from compare_tui.report.fit import DATA_TABLE, Column, fit_table
+
+    cols = [
+        Column("candidate", ("qwen2.5-coder-0.5b", "gemma3-270m"), "label"),
+        Column("verdict", ("inconclusive", "no worse"), "text", whole=True),
+        Column("Δ pass", ("+10.0 pts", "-2.0 pts")),
+        Column("95% CI", ("-28.0 to +45.4 pts", "-4.0 to +1.6 pts")),
+        Column("McNemar p", ("1", "0.5"), drop_rank=4),
+    ]
+    for width in (40, 60, 80, 120):
+        fitted = fit_table(cols, width, DATA_TABLE)
+        verdicts = next(c for c in fitted.columns if c.header == "verdict")
+        assert verdicts.cells == ("inconclusive", "no worse")
+        assert not any("verdict:" in note for note in fitted.footnotes)

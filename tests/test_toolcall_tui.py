@@ -138,3 +138,36 @@ def test_default_columns_are_the_newest_run_of_each_model_and_endpoint():
     ]
     assert default_selection(runs) == ["r5", "r3", "r2", "r1"]
     assert default_selection(runs, most=2) == ["r5", "r3"]
+
+
+async def test_tab_goes_straight_between_table_and_list_and_space_acts_only_in_the_list(store_path):
+    # Tab ×3 (detail, legend, then the list) reached the run list; space toggled the first run
+    # from the scenario table, where nothing showed which run was highlighted.
+    with Store.open(store_path) as store:
+        async with Host(store).run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            screen = pilot.app.screen
+            assert screen.focused is screen.query_one("#scenario-table", DataTable)
+            before = list(screen.selected)
+            await pilot.press("space")
+            assert screen.selected == before
+            await pilot.press("tab")
+            assert screen.focused is screen.query_one("#toolcall-runs", DataTable)
+            await pilot.press("tab")
+            assert screen.focused is screen.query_one("#scenario-table", DataTable)
+
+
+def test_a_run_of_your_own_tools_does_not_hide_the_official_suite_run():
+    class Run:
+        def __init__(self, id, tools_file=None):
+            self.id, self.model_name, self.endpoint, self.tools_file = id, "a", "u1", tools_file
+
+    runs = [Run("mcp", {"path": "tools.json"}), Run("official")]
+    assert default_selection(runs) == ["mcp", "official"]
+
+
+def test_a_long_tool_name_is_cut_in_the_scenario_column():
+    from compare_tui.tui.screens.toolcall import SCENARIO_WIDTH, _cut
+
+    name = "U01 " + "x" * 100
+    assert len(_cut(name, SCENARIO_WIDTH)) == SCENARIO_WIDTH and _cut(name, SCENARIO_WIDTH).endswith("…")

@@ -209,3 +209,27 @@ async def test_pilot_grade_triage_updates_the_badge_figures_live(tmp_path):
             await pilot.press("escape")
             await pilot.pause()
             assert not isinstance(pilot.app.screen, TriageScreen)
+
+
+async def test_the_footer_names_p_and_f_as_the_body_does_and_r_shows_the_reasoning_whole(tmp_path):
+    # At 80×24 the footer said `p Pass f Fail` while the body said `p candidate better · f
+    # baseline better`, and the judge's reasoning showed one line with no way to read the rest.
+    store, judging, base, cand = _pair_store(tmp_path)
+    with store:
+        screen = TriageScreen(judging[:6])
+        async with _Host(store, screen).run_test(size=(80, 24)) as pilot:
+            await _settle(pilot)
+            shown = {b.binding.description for b in screen.active_bindings.values() if b.enabled and b.binding.show}
+            assert {"Cand. better", "Base better"} <= shown and not {"Pass", "Fail"} & shown
+            answers = screen.query_one("#triage-answers")
+            rationale = screen.query_one("#rationale-left")
+            before = rationale.parent.size.height
+            await pilot.press("r")
+            await pilot.pause()
+            assert not answers.display and rationale.parent.size.height > before
+            await pilot.press("r")
+            await pilot.pause()
+            assert answers.display
+            await pilot.press("p")  # still labels the candidate better
+            await _settle(pilot)
+            assert store.pair_labels(base, cand)["t1"].label == "candidate"

@@ -283,6 +283,15 @@ def test_toolcall_table(make_app, snap_compare):
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=opened(open_table, "right"))
 
 
+def test_toolcall_table_focus_on_the_run_list_wide(make_app, snap_compare):
+    # The focused table shows it (a bar on its left edge); one Tab reaches the run list.
+    def open_table(app) -> None:
+        _toolcall_runs(app.workspace.store)
+        app.open_toolcall()
+
+    assert snap_compare(make_app(), terminal_size=(120, 40), run_before=opened(open_table, "tab"))
+
+
 # ------------------------------------------------------------------ the Models screen
 
 

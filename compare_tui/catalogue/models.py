@@ -100,8 +100,8 @@ class HardwareCost(_Strict):
     basis: Literal["hardware"]
     usd_per_hour: float = Field(gt=0)
     """What the whole serving box costs per hour (all `gpu_count` GPUs together)."""
-    gpu_count: int = Field(default=1, ge=1)
-    """How many GPUs `usd_per_hour` covers; recorded, not multiplied."""
+    gpu_count: int = Field(default=1, ge=0)
+    """How many GPUs `usd_per_hour` covers (0: a CPU box); recorded, not multiplied."""
     note: str | None = None
 
 

@@ -29,13 +29,19 @@ def wrapped(text: str, width: int, indent: str = "  ") -> str:
 
 def say(text: str, *, file: TextIO | None = None) -> None:
     """Print a message: on a terminal wrapped at its width (`wrapped`), so an 80-column window
-    never cuts a word in two; into a pipe or a file as it is, one line per message."""
+    never cuts a word in two; into a pipe or a file as it is, one line per message. Flushed, so
+    progress lines show as they happen."""
     stream = sys.stdout if file is None else file
+    print(wrapped(text, terminal_width(stream)), file=stream, flush=True)
+
+
+def terminal_width(stream: TextIO | None = None) -> int:
+    """The width of the terminal `stream` (default stdout) writes to; 0 for a pipe or a file."""
+    stream = sys.stdout if stream is None else stream
     try:
-        width = shutil.get_terminal_size().columns if stream.isatty() else 0
+        return shutil.get_terminal_size().columns if stream.isatty() else 0
     except (AttributeError, ValueError, OSError):
-        width = 0
-    print(wrapped(text, width), file=stream)
+        return 0
 
 
 class CommandError(CompareTuiError):

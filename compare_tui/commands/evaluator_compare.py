@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 
-from compare_tui.commands.common import CommandError, open_store
+from compare_tui.commands.common import CommandError, open_store, say
 from compare_tui.commands.judge import add_judge_options, execute, get_run, judge_entry, rubric_from, settings_from
 
 EPILOG = """\
@@ -130,8 +130,6 @@ def handle(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_evaluator_text(loaded))
     if args.require_safe and loaded.comparison.badge.name != LOOKS_SAFE:
-        print(
-            f"compare-tui: gate failed: the badge is {loaded.comparison.badge.name}, not {LOOKS_SAFE}", file=sys.stderr
-        )
+        say(f"compare-tui: gate failed: the badge is {loaded.comparison.badge.name}, not {LOOKS_SAFE}", file=sys.stderr)
         return 3
     return 1 if loaded.comparison.failed_calls else 0

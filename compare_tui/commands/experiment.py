@@ -13,6 +13,7 @@ from compare_tui.commands.common import (
     load_catalogue_or_fail,
     load_set_or_fail,
     open_store,
+    say,
 )
 from compare_tui.vocabulary import RunStatus
 
@@ -154,19 +155,19 @@ def _new(args: argparse.Namespace) -> int:
         except StoreError as exc:
             raise CommandError(str(exc)) from None
         figures = _figures(store, args.name)
-    print(
+    say(
         f"experiment {args.name} saved: {len(config.arms)} arms × {config.repeats} runs on "
         f"{config.goldset.workload_id} {config.goldset.version}"
     )
     for arm in figures.arms:
-        print(
+        say(
             f"  {arm.label}: {arm.observed} of {arm.desired} runs already held ({arm.cell}), "
             f"{len(arm.in_flight)} in flight, {arm.to_launch} to launch"
         )
     if figures.to_launch:
-        print(f"launch the missing runs with `compare-tui experiment run {args.name}`")
+        say(f"launch the missing runs with `compare-tui experiment run {args.name}`")
     else:
-        print(f"nothing to launch: see the figures with `compare-tui experiment show {args.name}`")
+        say(f"nothing to launch: see the figures with `compare-tui experiment show {args.name}`")
     return 0
 
 
@@ -220,7 +221,7 @@ def _run(args: argparse.Namespace) -> int:
         before = _figures(store, args.name)
         if before.to_launch == 0:
             waiting = sum(len(a.in_flight) for a in before.arms)
-            print(
+            say(
                 f"experiment {args.name} is complete: every arm holds its {config.repeats} runs; nothing launched"
                 if before.complete
                 else f"experiment {args.name}: nothing to launch; {waiting} run(s) in flight elsewhere "
@@ -245,7 +246,7 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(f"experiment {args.name}: {exc}") from None
         after = _figures(store, args.name)
     launched = ", ".join(f"{label} {run_id[:8]} {status}" for label, run_id, status in result.launched)
-    print(
+    say(
         f"experiment {args.name}: launched {len(result.launched)} run(s){': ' + launched if launched else ''}",
         file=sys.stderr,
     )

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from compare_tui.commands.common import CommandError, add_catalogue_option, add_store_option, open_store
+from compare_tui.commands.common import CommandError, add_catalogue_option, add_store_option, open_store, say
 from compare_tui.commands.judge import execute, get_run, judge_entry, settings_from
 
 EPILOG = """\
@@ -112,7 +112,7 @@ def handle(args: argparse.Namespace) -> int:
         elif baseline is not None and baseline.id not in {run.id for run in runs}:
             graded.insert(0, baseline)  # graded too, so Δ vs the baseline has both sides
         if not quiet and baseline is not None:
-            print(f"baseline: {baseline.model_name} (run {baseline.id})", file=sys.stderr)
+            say(f"baseline: {baseline.model_name} (run {baseline.id})", file=sys.stderr)
         results = []
         for run in graded:
             try:
@@ -122,9 +122,7 @@ def handle(args: argparse.Namespace) -> int:
             except JudgingRefused as exc:
                 raise CommandError(f"refused: {exc}") from None
             if not quiet:
-                print(
-                    f"grading {run.model_name} (run {run.id}) with {entry.name}, rubric {rubric.mode}", file=sys.stderr
-                )
+                say(f"grading {run.model_name} (run {run.id}) with {entry.name}, rubric {rubric.mode}", file=sys.stderr)
             execute(store, plan, quiet=quiet)
             results.append(load_run_grades(store, plan.judging, plan.not_judged))
         reference = baseline if rubric.mode == "similarity" else None

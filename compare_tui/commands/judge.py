@@ -17,6 +17,7 @@ from compare_tui.commands.common import (
     add_store_option,
     load_catalogue_or_fail,
     open_store,
+    say,
 )
 
 EPILOG = """\
@@ -130,7 +131,7 @@ def execute(store, plan, *, quiet: bool) -> None:
 
     decided = len(store.decided_judgement_ids(plan.judging.id))
     if not quiet:
-        print(
+        say(
             f"judging {plan.judging.id}: {len(plan.jobs)} judge calls, {decided} already stored; judge "
             f"{plan.entry.name} ({plan.judging.provenance})",
             file=sys.stderr,
@@ -145,7 +146,7 @@ def execute(store, plan, *, quiet: bool) -> None:
                 if record.grade is not None
                 else f"{record.verdict} → {record.preferred}"
             )
-            print(f"  [{done}/{total}] {record.task_id} {record.ordering}: {what}", file=sys.stderr)
+            say(f"  [{done}/{total}] {record.task_id} {record.ordering}: {what}", file=sys.stderr)
 
     try:
         asyncio.run(execute_judging(store, plan, progress=progress))

@@ -237,14 +237,20 @@ def _list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("name", "kind", "endpoint", "files", "cost basis", "run", box=None, pad_edge=False)
+    # Two lines a model, so that 80 columns hold the endpoint whole (the bundled models differ
+    # only by port): name over endpoint, never cut; the run state wraps on words.
+    table = Table(box=None, pad_edge=False)
+    table.add_column("model / endpoint", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("files", no_wrap=True, justify="right")
+    table.add_column("cost basis")
+    table.add_column("run", ratio=1)
     for row in rows:
         entry = row.entry
         state = "ready" if row.readiness.ready else "refused: " + "; ".join(row.readiness.reasons)
         table.add_row(
-            entry.name,
+            f"{entry.name}\n{entry.endpoint}",
             entry.kind + (" (gateway)" if entry.gateway else ""),
-            entry.endpoint,
             str(len(entry.files)),
             row.cost,
             state,

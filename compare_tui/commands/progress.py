@@ -6,6 +6,7 @@ import sys
 from collections import Counter
 from typing import Self
 
+from compare_tui.commands.common import say
 from compare_tui.engine.events import AttemptFinished, EngineEvent, RunFinished, RunStarted
 from compare_tui.vocabulary import NOT_DONE, Outcome
 
@@ -30,28 +31,25 @@ class PlainProgress:
             self.done[event.run_id] = event.tasks_done
             self.resumed[event.run_id] = event.tasks_done > 0
             resumed = f", resuming after {event.tasks_done} done" if event.tasks_done else ""
-            print(
+            say(
                 f"run {event.run_id}: {event.model_name} on {event.goldset_name}, {event.task_count} tasks{resumed}; "
                 f"{event.provenance}; estimate {event.estimate}",
                 file=self.stream,
-                flush=True,
             )
         elif isinstance(event, AttemptFinished) and event.task_done:
             self.done[event.run_id] += 1
             extra = f" ({event.error})" if event.error else ""
-            print(
+            say(
                 f"  [{self.done[event.run_id]}] {event.model_name} {event.task_id} #{event.attempt}: {event.outcome}{extra}",
                 file=self.stream,
-                flush=True,
             )
         elif isinstance(event, RunFinished):
             # The counts are of this session's attempts: after a resume, said so.
             counts = ", ".join(f"{k} {v}" for k, v in sorted(event.counts.items())) or "no task finished"
             scope = "this session: " if self.resumed.get(event.run_id) else ""
-            print(
+            say(
                 f"run {event.run_id}: {event.status} ({scope}{counts}){'; ' + event.error if event.error else ''}",
                 file=self.stream,
-                flush=True,
             )
 
 

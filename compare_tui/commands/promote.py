@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from compare_tui.commands.common import CommandError, add_store_option, open_store
+from compare_tui.commands.common import CommandError, add_store_option, open_store, say
 from compare_tui.reviewer import reviewer_name
 
 EPILOG = """\
@@ -117,8 +117,8 @@ def _promote(args: argparse.Namespace) -> int:
             record = store.record_decision(plan.record)
         except StoreError as exc:
             raise CommandError(str(exc)) from None
-    print(plan.summary)
-    print(
+    say(plan.summary)
+    say(
         f"recorded decision {record.id} ({record.kind}) by {record.decided_by or 'unknown'}; "
         f"see `compare-tui baseline history {record.workload_id}`"
     )
@@ -177,7 +177,7 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     if not found:
         where = f"workload {args.workload}" if args.workload else "any workload"
-        print(
+        say(
             f"no baseline for {where} yet: promote one with "
             "`compare-tui promote COMPARISON --model NAME` (--initial for a first one)",
             file=sys.stderr,
@@ -197,7 +197,7 @@ def _history(args: argparse.Namespace) -> int:
         print(json.dumps([_decision_dict(d) for d in history], indent=2))
         return 0
     if not history:
-        print(f"workload {args.workload} has no decisions yet", file=sys.stderr)
+        say(f"workload {args.workload} has no decisions yet", file=sys.stderr)
         return 1
     for d in history:
         print(_line(d))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from compare_tui.commands.common import CommandError, add_store_option, open_store
+from compare_tui.commands.common import CommandError, add_store_option, open_store, say
 
 EPILOG = """\
 examples:
@@ -86,11 +86,11 @@ def _publish(args: argparse.Namespace) -> int:
         except (ReportNotFoundError, StoreError, ExperimentConfigError, PublishError) as exc:
             raise CommandError(str(exc)) from None
     record = published.record
-    print(
+    say(
         f"published {record.kind} {record.ref}: {published.index} "
         f"({record.size_bytes / 1024:,.0f} KiB, {record.sha256[:19]}…)"
     )
-    print(f"report: {published.report}")
+    say(f"report: {published.report}")
     return 0
 
 

@@ -9,7 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from compare_tui.commands.common import CommandError, add_store_option, open_store
+from compare_tui.commands.common import CommandError, add_store_option, open_store, say
 
 FORMATS = ("text", "json", "md", "junit")
 EPILOG = """\
@@ -180,7 +180,7 @@ def _report(args: argparse.Namespace) -> int:
         candidate=args.candidate,
     )
     for reason in gate.reasons:
-        print(f"compare-tui: gate failed: {reason}", file=sys.stderr)
+        say(f"compare-tui: gate failed: {reason}", file=sys.stderr)
     return gate.exit_code
 
 

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from compare_tui.commands.common import CommandError, add_store_option, open_store
+from compare_tui.commands.common import CommandError, add_store_option, open_store, say
 
 EPILOG = """\
 examples:
@@ -78,7 +78,10 @@ def _reproduce(args: argparse.Namespace) -> int:
         check = reproduce_check(inputs[0], inputs[1], tolerances)
     except (ToleranceError, NotComparable) as exc:
         raise CommandError(str(exc)) from None
-    sys.stdout.write(json.dumps(reproduce_document(check), indent=2) + "\n" if args.json else render_text(check))
+    if args.json:
+        sys.stdout.write(json.dumps(reproduce_document(check), indent=2) + "\n")
+    else:
+        say(render_text(check).rstrip("\n"))  # wrapped at a terminal's width (the names can be long)
     if not check.reproduced:
         return 1
     return 1 if args.fail_on_difference and check.differences else 0
@@ -97,7 +100,7 @@ def _tolerances(goldset_path: str, given: list[str]):
             manifest = dict(load_golden_set(Path(goldset_path)).manifest.tolerances)
         except (GoldenSetError, OSError):
             # The set moved or changed: its tolerances are unknown; the defaults still apply.
-            print(
+            say(
                 f"compare-tui: note: the golden set at {goldset_path} could not be read; its own "
                 "tolerances (if any) are not applied",
                 file=sys.stderr,

@@ -205,11 +205,9 @@ def _say_baseline(event: BaselineChosen, *, quiet: bool) -> None:
         return
     if event.baseline is not None:
         if not quiet:
-            print(
-                f"baseline: {event.baseline} (the promoted baseline of workload {event.workload_id})", file=sys.stderr
-            )
+            say(f"baseline: {event.baseline} (the promoted baseline of workload {event.workload_id})", file=sys.stderr)
         return
-    print(
+    say(
         f"note: workload {event.workload_id}'s promoted baseline {event.promoted} is not in this run, so no "
         f"candidate is judged against it (add --baseline {event.promoted})",
         file=sys.stderr,
@@ -236,7 +234,7 @@ def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
         observer.interrupted = 130 if isinstance(exc, KeyboardInterrupt) else 143
         ended = [s for s in session.statuses if s != RunStatus.INTERRUPTED]  # the interrupted one is resumable
         ids = ", ".join(p.run.id for p in prepared[len(ended) :])
-        print(
+        say(
             f"interrupted; every finished attempt is stored. Resume with: compare-tui run --resume <id> ({ids})",
             file=sys.stderr,
         )

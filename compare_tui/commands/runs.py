@@ -67,19 +67,31 @@ def _list(args: argparse.Namespace) -> int:
 
     # Two lines a run, so that 80 columns hold it whole: the id is never cut (it is what other
     # commands take), model over set, status over date, and the tallies as marks.
-    table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0))
-    table.add_column("run", no_wrap=True, min_width=16)
-    table.add_column("model / set", no_wrap=True, overflow="ellipsis", ratio=1)
-    table.add_column("tasks", no_wrap=True)
-    table.add_column("status / date", no_wrap=True)
-    for run, tally in rows:
-        table.add_row(
+    # Only the model / set column gives way (with an ellipsis): the id, the marks and the date
+    # keep their whole width (min_width), which Rich would otherwise shrink with the rest.
+    cells = [
+        (
             run.id,
             f"{run.model_name}\n{run.goldset_id} {run.goldset_version}",
             fmt.tally_marks(tally),
             f"{run.status}\n{run.created_at[:16].replace('T', ' ')}",
         )
+        for run, tally in rows
+    ]
+
+    def widest(n: int, header: str) -> int:
+        return max(len(header), *(len(line) for row in cells for line in row[n].split("\n")))
+
     console = Console()
+    fixed = [widest(0, "run"), widest(2, "tasks"), widest(3, "status / date")]
+    rest = max(12, console.width - sum(fixed) - 3)  # 3: the padding after the first three columns
+    table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0))
+    table.add_column("run", no_wrap=True, width=fixed[0])
+    table.add_column("model / set", no_wrap=True, overflow="ellipsis", max_width=rest)
+    table.add_column("tasks", no_wrap=True, width=fixed[1])
+    table.add_column("status / date", no_wrap=True, width=fixed[2])
+    for row in cells:
+        table.add_row(*row)
     console.print(table)
     console.print(
         f"tasks: {MARKS['pass']} pass {MARKS['fail']} fail {MARKS['review']} needs a person "

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from compare_tui.commands.common import CommandError, load_set_or_fail
+from compare_tui.commands.common import CommandError, load_set_or_fail, say
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,7 +52,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"ok: {goldset.manifest.name} {goldset.manifest.version}, {len(goldset.tasks)} tasks, {goldset.digest}")
         return 0
     for problem in problems:
-        print(str(problem))
+        say(str(problem))
     raise CommandError(f"{len(problems)} problem(s) in {args.path}", exit_code=1)
 
 
@@ -81,25 +81,38 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console()
     console.print(f"[bold]{m.name}[/] {m.version}  ({m.workload_id})")
     console.print(f"digest  {goldset.digest}")
     console.print(f"run     attempts={m.run.attempts} temperature={m.run.temperature:g} max_tokens={m.run.max_tokens}")
     console.print("scorers " + ", ".join(f"{k}×{n}" for k, n in sorted(kinds.items())))
-    table = Table("task", "scorer", "tags", "expected", box=None, pad_edge=False)
-    for task in goldset.tasks:
-        table.add_row(task.id, goldset.scorer_for(task).kind, ",".join(task.tags), _expected_preview(task))
+    rows = [(task.id, goldset.scorer_for(task).kind, ",".join(task.tags)) for task in goldset.tasks]
+    widths = [max(len(header), *(len(row[n]) for row in rows)) for n, header in enumerate(("task", "scorer", "tags"))]
+    # One line a task: the id, scorer and tags whole; the expected outcome in the rest, cut with
+    # "…" (folded mid-key it would read as another value); `sets show --json` has it whole.
+    rest = max(12, console.width - sum(widths) - 6)  # 6: two spaces between each two columns
+    table = Table(box=None, pad_edge=False)
+    for header, width in zip(("task", "scorer", "tags"), widths, strict=True):
+        table.add_column(header, no_wrap=True, width=width)
+    table.add_column("expected", no_wrap=True, overflow="ellipsis")
+    for row, task in zip(rows, goldset.tasks, strict=True):
+        table.add_row(*(Text(cell) for cell in (*row, _expected_preview(task, rest))))  # no markup
     console.print(table)
     for caveat in m.caveats:
         console.print(f"caveat: {caveat}")
     return 0
 
 
-def _expected_preview(task) -> str:
+def _expected_preview(task, limit: int = 60) -> str:
+    """The expected outcome on one line, cut at `limit` characters with "…" when longer."""
     e = task.expected
     if e.tool_call is not None:
-        return f"[tool call] {e.tool_call.name}({json.dumps(e.tool_call.arguments, sort_keys=True)})"[:60]
-    if e.text is not None:
-        return e.text[:60]
-    return json.dumps(e.json_, sort_keys=True)[:60]
+        text = f"[tool call] {e.tool_call.name}({json.dumps(e.tool_call.arguments, sort_keys=True)})"
+    elif e.text is not None:
+        text = e.text
+    else:
+        text = json.dumps(e.json_, sort_keys=True, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -20,6 +20,8 @@ from compare_tui.commands.common import (
     add_store_option,
     load_catalogue_or_fail,
     open_store,
+    say,
+    terminal_width,
 )
 
 EPILOG = """\
@@ -230,12 +232,12 @@ def _run(args: argparse.Namespace) -> int:
         except (ToolcallRefused, ModelRefused) as exc:
             raise CommandError(f"refused: {exc}") from None
         except KeyboardInterrupt:
-            print("interrupted; the scenarios that finished are stored (`compare-tui toolcall runs`)", file=sys.stderr)
+            say("interrupted; the scenarios that finished are stored (`compare-tui toolcall runs`)", file=sys.stderr)
             return 1
     if args.json:
         print(json.dumps(render_json([run]), indent=2, ensure_ascii=False, default=str))
     else:
-        print(render_text([run]))
+        print(render_text([run], width=terminal_width()))
     return 0
 
 
@@ -246,11 +248,10 @@ def _progress(total: int):
 
     def heard(position: int, result) -> None:
         done[0] += 1
-        print(
+        say(
             f"  [{done[0]:>2}/{total}] {SYMBOLS[result.outcome]} {result.outcome.value:<11} {result.scenario_id} "
             f"{result.name} ({(result.duration_ms or 0) / 1000:.1f} s)",
             file=sys.stderr,
-            flush=True,
         )
 
     return heard
@@ -279,7 +280,7 @@ def _show(args: argparse.Namespace) -> int:
     print(
         json.dumps(render_json(runs), indent=2, ensure_ascii=False, default=str)
         if getattr(args, "json", False)
-        else render_text(runs)
+        else render_text(runs, width=terminal_width())
     )
     return 0
 

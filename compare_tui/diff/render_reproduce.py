@@ -47,15 +47,14 @@ def render_text(check: ReproduceCheck) -> str:
         lines.append("⚠ these differ between the runs (flagged before comparing):")
         lines += [f"  {d.what}: A {d.a} · B {d.b}" for d in check.differences]
     else:
-        lines.append("same settings, server build, chat template, endpoint, serving notes and cost basis")
+        lines.append("same settings, server build, chat template, endpoint, serving notes, cost basis")
     lines.append("")
-    lines.append(f"{'figure':<12} {'run A':>12} {'run B':>12} {'delta':>16}  tolerance  verdict")
+    # A figure over two lines (its tolerance under it), so that the table fits 80 columns.
+    lines.append(f"{'figure':<12} {'run A':>12} {'run B':>12} {'delta':>16}  verdict")
     for f in check.figures:
         verdict = "within" if f.within else "OUTSIDE"
-        lines.append(
-            f"{f.name:<12} {_value(f, f.a):>12} {_value(f, f.b):>12} {_delta(f):>16}  {_limit(f)}  {verdict}"
-            + (f"  ({f.note})" if f.note else "")
-        )
+        lines.append(f"{f.name:<12} {_value(f, f.a):>12} {_value(f, f.b):>12} {_delta(f):>16}  {verdict}")
+        lines.append(f"    tolerance {_limit(f)}" + (f"; {f.note}" if f.note else ""))
     lines.append("")
     if check.changed:
         lines.append(f"tasks whose outcome changed ({len(check.changed)}):")

@@ -75,7 +75,8 @@ def checked_model(
         key_check = check_key(entry, key)
         verification = verify_weights(entry, progress=progress)
     except ModelRefused as exc:
-        raise RunRefusedError(entry.name, str(exc)) from None
+        # RunRefusedError names the model; the catalogue's "model 'x': " prefix would say it twice.
+        raise RunRefusedError(entry.name, str(exc).removeprefix(f"model {entry.name!r}: ")) from None
     headers = key_headers(key)
     return verification.label, headers, key_check
 

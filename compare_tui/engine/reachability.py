@@ -74,8 +74,9 @@ def refuse_unreachable(entries: Iterable[ModelEntry], prober: Prober = probe_end
             # refuses any 5xx the endpoint answers then.
             continue
         if not is_reachable(verdict):
+            # A local entry may be the user's own server as much as a bundled one: say both.
             hint = (
-                "start the bundled servers with `compare-tui local up`"
+                "start the model's server (for the bundled models: `compare-tui local up`)"
                 if entry.kind == "local"
                 else "check the endpoint and the network"
             )

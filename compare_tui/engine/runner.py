@@ -144,10 +144,16 @@ class RunExecutor:
                     chat = await stack.enter_async_context(native)
             try:
                 identity = await fetch_server_identity(client, self.p.entry.endpoint, self.p.headers)
+                # A run started before is being resumed: each resume is kept (the report says the
+                # run was interrupted, and that its hardware time includes the pause).
+                resumes = list(run.environment.get("resumes", []))
+                if run.started_at is not None:
+                    resumes.append(now_iso())
                 self.store.update_run(
                     run.id,
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
-                    | {"http_transport": transport_name(transport, native=native), "key_check": self.p.key_check},
+                    | {"http_transport": transport_name(transport, native=native), "key_check": self.p.key_check}
+                    | ({"resumes": resumes} if resumes else {}),
                 )
                 done_before = len(self.p.goldset.tasks) - len(pending)
                 self.observer.on_event(

@@ -20,7 +20,7 @@ from .digest import digest_golden_set
 from .documents import read_document
 from .errors import GoldenSetError, Problem
 from .field_problems import kind_of, problems_from_validation
-from .models import GoldenSet, JsonScorer, Manifest, Task, ToolCallScorer
+from .models import ExactScorer, GoldenSet, JsonScorer, Manifest, Task, ToolCallScorer
 from .references import resolve_scorer
 from .traces import trace_problems
 
@@ -149,6 +149,19 @@ def _check_against_scorer(task: Task, scorer: Any, file: Path, inherited: bool, 
                     "add them to `expected.json`, or drop them from the scorer's `fields`",
                 )
             )
+    if isinstance(scorer, ExactScorer) and task.expected.text is None:
+        given = "`expected.json`" if task.expected.json_ is not None else "`expected.tool_call`"
+        problems.append(
+            Problem(
+                file,
+                "expected.text",
+                f"{source} is an exact scorer, which compares the answer with `expected.text`, but the task "
+                f"gives {given}",
+                "give `expected.text`, or set a scorer that reads what the task gives "
+                '(`[scorer] kind = "json"` with `fields` for `expected.json`, `kind = "tool_call"` for '
+                "`expected.tool_call`)",
+            )
+        )
     if isinstance(scorer, ToolCallScorer) and not scorer.no_tool_call and task.expected.tool_call is None:
         problems.append(
             Problem(

@@ -37,6 +37,8 @@ class JudgeReply:
     completion_tokens: int | None = None
     e2e_ms: float | None = None
     retries: int = 0
+    finish_reason: str | None = None
+    """Why the server stopped (`length`: the reply hit max_tokens), when it said."""
 
 
 def judge_body(
@@ -87,4 +89,4 @@ async def ask_judge(
         )
     answer = acc.answer()
     # A judge that answers with a tool call has not given a verdict; its text is all we read.
-    return JudgeReply(answer.text, None, None, prompt, completion, e2e, retries)
+    return JudgeReply(answer.text, None, None, prompt, completion, e2e, retries, acc.finish_reason)

@@ -82,8 +82,9 @@ def to_judgement(judging: JudgingRecord, job: JudgeJob, reply: JudgeReply) -> Ju
         return JudgementRecord(**common, error_class=reply.error_class, error=reply.error)
     parsed = _parse(judging.kind, reply.text)
     if parsed.verdict is None:
+        problem = unparseable_problem(judging, reply, parsed)
         return JudgementRecord(
-            **common, rationale=parsed.rationale, raw_text=parsed.text, error_class=UNPARSEABLE, error=parsed.problem
+            **common, rationale=parsed.rationale, raw_text=parsed.text, error_class=UNPARSEABLE, error=problem
         )
     if judging.kind == "scale":
         return JudgementRecord(
@@ -97,6 +98,21 @@ def to_judgement(judging: JudgingRecord, job: JudgeJob, reply: JudgeReply) -> Ju
     return JudgementRecord(
         **common, verdict=parsed.verdict, preferred=preferred, rationale=parsed.rationale, raw_text=parsed.text
     )
+
+
+def unparseable_problem(judging: JudgingRecord, reply: JudgeReply, parsed: ParsedReply) -> str | None:
+    """Why a reply gave no verdict, in the terms of the reply form the judge was asked for; a
+    reply the server cut at max_tokens says so first (the likely cause, and what to change)."""
+    key = "grade" if judging.kind == "scale" else "verdict"
+    if reply.finish_reason == "length":
+        return (
+            f"the judge's reply stopped at the max_tokens limit before its {key} ({reply.completion_tokens or '?'} "
+            "tokens): raise --max-tokens and judge again"
+        )
+    if judging.reply_form == "structured" and parsed.problem and parsed.problem.startswith("no "):
+        shown = parsed.text[-160:].replace("\n", " ") if parsed.text else "(empty reply)"
+        return f"the judge's reply is not the JSON object with a `{key}` it was asked for: …{shown}"
+    return parsed.problem
 
 
 def _parse(kind: str, text: str) -> ParsedReply:

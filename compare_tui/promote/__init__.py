@@ -54,6 +54,8 @@ def plan_promotion(
     """The decision to record for making `model` the workload's baseline, or `PromotionRefused`."""
     if force and not reason.strip():
         raise PromotionRefused('--force needs --reason "…": a forced promotion records why')
+    if current_baseline is not None and current_baseline == model:
+        raise PromotionRefused(f"{model} is already the workload's baseline: there is nothing to promote")
     named = inputs.baseline
     # Judged against the comparison's baseline, unless that is the model promoted: then against
     # the workload's current baseline.
@@ -114,9 +116,16 @@ def plan_promotion(
     if canary_percent is not None:
         if not 0 < canary_percent < 100:
             raise PromotionRefused(f"--canary is a share of traffic between 0 and 100 % (got {canary_percent:g})")
-        if current_baseline is None or current_baseline not in pins:
+        if current_baseline is None:
             raise PromotionRefused(
-                "--canary splits traffic with the current baseline, which must be one of this comparison's models"
+                f"--canary splits traffic between the workload's current baseline and the new model, but workload "
+                f"{workload} has no baseline yet: promote without --canary (--initial for a first baseline)"
+            )
+        if current_baseline not in pins:
+            raise PromotionRefused(
+                f"--canary splits traffic with the current baseline {current_baseline}, which is not one of this "
+                f"comparison's models: compare the two first (`run SET --baseline {current_baseline} --model "
+                f"{row.model_name}`)"
             )
         summary += (
             f" Canary: {canary_percent:g}% of traffic to {row.model_name}, "

@@ -7,7 +7,7 @@ the task details."""
 
 from __future__ import annotations
 
-import json
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -233,25 +233,49 @@ def _runs(report: Report, runs: Mapping[str, RunRecord], mask: Masker) -> str:
             ("weights digest", entry.get("weights_digest")),
             ("started", run.started_at),
             ("finished", run.finished_at),
-            ("settings", json.dumps(run.settings, sort_keys=True) if run.settings else None),
+            ("settings", readable(run.settings) if run.settings else None),
             ("GPU memory", fmt.gpu(row.gpu)),
             ("GPU notes", "; ".join(row.gpu.notes)),
         ]
-        items += [(f"serving: {k}", mask(str(v))) for k, v in sorted((entry.get("serving") or {}).items())]
+        items += [(f"serving: {k}", mask(readable(v))) for k, v in sorted((entry.get("serving") or {}).items())]
         summary = next((s for s in report.serving if s.run_id == row.run_id), None)
         if summary is not None:
-            items += [(f"server: {label}", mask(value)) for label, value in summary.rows]
+            items += [(f"serving fingerprint: {label}", mask(value)) for label, value in summary.rows]
         items += [(f"host: {k.replace('_', ' ')}", env.get(k)) for k in _ENVIRONMENT_KEYS]
         if isinstance(server, Mapping) and server:
-            items.append(("server", mask(json.dumps(server, sort_keys=True, ensure_ascii=False))))
+            items += [(f"server: {k}", mask(readable(v, k))) for k, v in sorted(server.items())]
         parts.append(f"<h3>{esc(row.label)}</h3>{key_values(items)}")
+    # Last on the page and collapsed: a reviewer reads the decision, the figures and the tasks
+    # first; this is where they check what ran, and how.
     return section(
         "runs",
         "Runs, provenance, environment and serving notes",
         '<p class="note">Serving notes are what the catalogue states (or what the server said '
         "of itself); they are not verified.</p>",
-        *parts,
+        f"<details><summary>Show each run's provenance, settings and environment</summary>{''.join(parts)}</details>",
     )
+
+
+def readable(value: object, key: str = "") -> str:
+    """A stored value as a person reads it: "not reported" for none, numbers without float
+    noise, tables as `key = value` lists, and a chat template as its sha256 (it is long)."""
+    if value is None or value == "":
+        return "not reported"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        # Six significant digits, in plain decimals for the small amounts a cost estimate has.
+        return f"{value:.10f}".rstrip("0").rstrip(".") if 0 < abs(value) < 0.001 else f"{value:.6g}"
+    if isinstance(value, str) and key == "chat_template" and len(value) > 80:
+        digest = hashlib.sha256(value.encode()).hexdigest()
+        return f"sha256:{digest[:16]}… ({len(value):,} characters)"
+    if isinstance(value, Mapping):
+        if not value:
+            return "none"
+        return "; ".join(f"{k} = {readable(v, str(k))}" for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))
+    if isinstance(value, list | tuple):
+        return ", ".join(readable(v) for v in value) or "none"
+    return str(value)
 
 
 def _caveats(report: Report) -> str:
@@ -365,9 +389,9 @@ def comparison_page(
         _paired(report),
         _replay(report, mask),
         _grades(grades, mask),
-        _runs(report, by_run, mask),
-        _caveats(report),
         _tasks(report, details),
+        _caveats(report),
+        _runs(report, by_run, mask),
     ]
     entries = [
         (i, t)
@@ -380,9 +404,9 @@ def comparison_page(
             ("paired", "Noise"),
             ("replay", "Agent runs"),
             ("grades", "Grades"),
-            ("runs", "Runs"),
-            ("caveats", "Caveats"),
             ("tasks", "Tasks"),
+            ("caveats", "Caveats"),
+            ("runs", "Runs"),
         )
         if any(s.startswith(f'<section id="{i}"') for s in sections)
     ]

@@ -6,6 +6,7 @@ surface lists the same ones in the same order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,8 +64,7 @@ def build_caveats(inputs: ReportInputs, rows: Sequence[ModelFigures]) -> tuple[C
             )
         )
     by_run = {r.run.id: r for r in inputs.runs}
-    for row in rows:
-        out += _row_caveats(row, by_run[row.run_id])
+    out += grouped([(row.label, _row_caveats(row, by_run[row.run_id])) for row in rows])
     bases = sorted({row.cost.basis for row in rows})
     if len(bases) > 1:
         hardware = ", ".join(r.label for r in rows if r.cost.basis == "hardware")
@@ -78,6 +78,33 @@ def build_caveats(inputs: ReportInputs, rows: Sequence[ModelFigures]) -> tuple[C
             )
         )
     return tuple(out)
+
+
+def grouped(per_model: Sequence[tuple[str, list[Caveat]]]) -> list[Caveat]:
+    """The models' caveats, one caveat for those that say the same thing of several models (the
+    same code and the same words but for the name): "GPU memory of a and b was not measured: …"
+    rather than one line each. In the order each first appears."""
+    templates: dict[tuple[str, str], list[str]] = {}
+    for label, found in per_model:
+        for caveat in found:
+            # The name (as a whole word) becomes a placeholder; a possessive stays one ("a's and b's").
+            name = re.compile(rf"(?<![\w.-]){re.escape(label)}(?![\w-])")
+            template = name.sub("\0", caveat.text)
+            templates.setdefault((caveat.code, template), []).append(label)
+    out = []
+    for (code, template), labels in templates.items():
+        names = _and(labels)
+        if len(labels) > 1:  # names that are the subject: "a and b were served", not "was"
+            for one, many in (("\0 was ", "\0 were "), ("\0 has ", "\0 have "), ("\0: ", "\0, each: ")):
+                if template.startswith(one):
+                    template = many + template.removeprefix(one)
+        text = template.replace("\0's", _and([f"{n}'s" for n in labels])).replace("\0", names)
+        out.append(Caveat(code, text))
+    return out
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
@@ -102,6 +129,21 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 f"{name} has {_plural(counts.missing, 'task')} of the set not done "
                 f"(run {row.run_status}{why}); they are left out of every figure, and of the "
                 f"task-by-task comparison.{resume}",
+            )
+        )
+    resumes = (run_input.run.environment or {}).get("resumes") or []
+    if resumes:
+        times = f"{_plural(len(resumes), 'time')}, last {resumes[-1][:16].replace('T', ' ')} UTC"
+        paused = (
+            " Its hardware cost counts the run's time from its first start to its end, the pauses included."
+            if row.cost.basis == "hardware"
+            else ""
+        )
+        out.append(
+            Caveat(
+                "resumed",
+                f"{name}'s run {row.run_id} was interrupted and resumed ({times}): "
+                f"its tasks ran in more than one session, on a server that may have restarted between them.{paused}",
             )
         )
     interval = row.pass_rate.interval

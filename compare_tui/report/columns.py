@@ -142,7 +142,7 @@ def versus_columns(report: Report) -> list[Column]:
     items = report.decision.versus
     return [
         Column("candidate", tuple(v.candidate for v in items), "label"),
-        Column("verdict", tuple(verdict_cell(v) for v in items), "text"),
+        Column("verdict", tuple(verdict_cell(v) for v in items), "text", whole=True),
         _number("Δ pass", (fmt.signed(v.delta_pp, " pts") for v in items)),
         _number(f"{fmt.level(report.decision.level)} CI", (fmt.points_interval(v.interval_pp) for v in items)),
         _number(

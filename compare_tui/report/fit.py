@@ -5,7 +5,8 @@ The rules a reader relies on:
 - a number is never cut: a number column is shown at its full width, or dropped whole and
   named in a note;
 - a text cell too long for its share of the width (a GPU reason, a long cost basis) moves to a
-  footnote, the cell keeps its head (`not measured [1]`) or a pointer (`see [1]`);
+  footnote, the cell keeps its head (`not measured [1]`) or a pointer (`see [1]`); a column
+  marked `whole` (the verdict) is never footnoted: it is sized like a number;
 - the label column (model names) may wrap or be ellipsised by the renderer, never below
   `LABEL_MIN` characters (or the longest name, if shorter);
 - nothing is dropped or moved when the table fits as it is.
@@ -35,6 +36,13 @@ class Column:
     drop_rank: int | None = None
     """None: never dropped. Otherwise columns are dropped lowest rank first, when even the
     narrowest layout does not fit."""
+    whole: bool = False
+    """A text column always shown whole, as a number is (the verdict: never a footnote)."""
+
+    @property
+    def fixed(self) -> bool:
+        """Shown at its natural width: a number, or a text that is always whole."""
+        return self.kind == "number" or self.whole
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,9 +105,9 @@ def fit_table(columns: Sequence[Column], width: int, overhead: Overhead) -> Fitt
         kept.remove(victim)
         dropped.append(victim.header)
     room = width - overhead.fixed - overhead.per_column * len(kept)
-    room -= sum(natural_width(c, overhead) for c in kept if c.kind == "number")
+    room -= sum(natural_width(c, overhead) for c in kept if c.fixed)
     widths = {id(c): natural_width(c, overhead) for c in kept}
-    flexible = [c for c in kept if c.kind != "number"]
+    flexible = [c for c in kept if not c.fixed]
     wants = {id(c): min(widths[id(c)], LABEL_MAX) if c.kind == "label" else widths[id(c)] for c in flexible}
     floors = {id(c): _floor(c, overhead) for c in flexible}
     widths.update(_share(room, wants, floors))
@@ -135,6 +143,8 @@ def fit_table(columns: Sequence[Column], width: int, overhead: Overhead) -> Fitt
 
 def _floor(column: Column, overhead: Overhead) -> int:
     natural = natural_width(column, overhead)
+    if column.fixed:
+        return natural
     if column.kind == "label":
         return min(natural, LABEL_MIN)
     if column.kind == "text":

@@ -87,7 +87,7 @@ def cost_basis(cost: Cost, gpu: GpuMemory | None = None) -> str:
     if cost.basis == "hardware":
         count = cost.gpu_count or 0
         named = count > 1 or (count == 1 and (gpu is None or gpu.measured))
-        gpus = f" ({count} GPU{'s' if count > 1 else ''})" if named else ""
+        gpus = f" ({count} GPU{'s' if count > 1 else ''})" if named else (" (no GPU)" if count == 0 else "")
         return f"hardware {money(cost.usd_per_hour, cost.currency)}/h{gpus}"
     return (
         f"token price {money(cost.price_input, cost.currency)} in / {money(cost.price_output, cost.currency)} "

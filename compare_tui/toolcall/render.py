@@ -6,6 +6,7 @@ stated, not verified. Neither computes anything the table model does not already
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,14 +20,18 @@ from compare_tui.toolcall.results import (
 from compare_tui.toolcall.table import MISSING, ScenarioTable, build_table, detail_lines
 
 
-def render_text(runs: Sequence[ToolcallRun], *, details: bool = True) -> str:
-    """The scenario table with run headers, the failed checks with their pointers, caveats."""
+def render_text(runs: Sequence[ToolcallRun], *, details: bool = True, width: int = 0) -> str:
+    """The scenario table with run headers, the failed checks with their pointers, caveats.
+    `width` (a terminal's; 0: none) wraps every line but the grid's on spaces, so no word, id
+    or path is cut by the terminal."""
     table = build_table(runs)
     lines: list[str] = ["Tool-call conformance (scenario by scenario; no combined score, no ranking)"]
     for n, (column, run) in enumerate(zip(table.columns, runs), 1):
+        # Three short lines rather than one of ~170 columns.
+        lines.append(f"[{n}] run {column.run_id}  model {column.model_name} ({run.model_id})")
+        lines.append(f"    {column.endpoint}  {column.date}")
         lines.append(
-            f"[{n}] run {column.run_id}  model {column.model_name} ({run.model_id})  {column.endpoint}  {column.date}"
-            f"  suite {column.suite_version} {column.suite_digest[:19]}…{'  publishable' if column.publishable else ''}"
+            f"    suite {column.suite_version} {column.suite_digest[:19]}…{'  publishable' if column.publishable else ''}"
             f"{'' if column.status == 'finished' else '  status ' + column.status}"
         )
         if column.user_notes:
@@ -40,9 +45,11 @@ def render_text(runs: Sequence[ToolcallRun], *, details: bool = True) -> str:
             )
         tally = run.counts()
         lines.append("    outcomes: " + ", ".join(f"{tally[o.value]} {o.value}" for o in ToolcallOutcome))
+    lines = _wrap(lines, width)
     lines.append("")
     lines += _grid(table)
     lines.append("")
+    grid_end = len(lines)
     lines.append(table.legend)
     if details:
         failing = [
@@ -61,7 +68,20 @@ def render_text(runs: Sequence[ToolcallRun], *, details: bool = True) -> str:
                 lines += body[1:]
     lines.append("")
     lines += [f"note: {c}" for c in table.caveats]
-    return "\n".join(lines)
+    return "\n".join(lines[:grid_end] + _wrap(lines[grid_end:], width))
+
+
+def _wrap(lines: list[str], width: int) -> list[str]:
+    """Each line wrapped on spaces at `width` (its indent kept, continuations 2 further in)."""
+    if width < 40:
+        return lines
+    out: list[str] = []
+    for line in lines:
+        lead = line[: len(line) - len(line.lstrip(" "))]
+        out += textwrap.wrap(
+            line, width, subsequent_indent=lead + "  ", break_long_words=False, break_on_hyphens=False
+        ) or [line]
+    return out
 
 
 def _grid(table: ScenarioTable) -> list[str]:

@@ -9,6 +9,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from rich.console import RenderableType
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -91,6 +93,20 @@ class CompareApp(App[None]):
         if problem:
             self._startup_problems.append(problem)
         self.theme = name
+
+    quitting = False
+    """Set by `exit`: from then on no key or click acts (see `on_event`)."""
+
+    def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
+        self.quitting = True
+        super().exit(result, return_code, message)
+
+    async def on_event(self, event: events.Event) -> None:
+        # Keys typed just after `q` (a quick `qe`) arrive before the app has torn down; acting on
+        # them would open a screen on an app that is closing, whose mount finds nothing composed.
+        if self.quitting and isinstance(event, events.InputEvent):
+            return
+        await super().on_event(event)
 
     freeze_gc_after_start = False
     """`run_app` sets this: see `_freeze_gc`."""

@@ -3,7 +3,7 @@ a spend cap; the estimate and every refusal show before anything is sent."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from textual import on, work
@@ -29,6 +29,8 @@ class _Choices:
     sets: tuple[GoldenSet, ...]
     catalogue: Catalogue | None
     problem: str | None
+    promoted: dict[str, str] = field(default_factory=dict)
+    """Workload id → its promoted baseline (`compare-tui promote`), for the sets listed."""
 
 
 class NewRunScreen(CompareScreen):
@@ -88,7 +90,12 @@ class NewRunScreen(CompareScreen):
             except (GoldenSetError, OSError):
                 pass
         read = self.workspace.read_catalogue()
-        self.app.call_from_thread(self._loaded, _Choices(tuple(sets), read.catalogue, read.problem))
+        promoted = {}
+        for workload in {s.manifest.workload_id for s in sets}:
+            current = self.workspace.store.current_baseline(workload)
+            if current is not None:
+                promoted[workload] = current.model
+        self.app.call_from_thread(self._loaded, _Choices(tuple(sets), read.catalogue, read.problem, promoted))
 
     def worker_failed(self, worker) -> None:
         self.query_one("#new-run-form").loading = False
@@ -135,11 +142,26 @@ class NewRunScreen(CompareScreen):
         self._offer_baselines(list(models.selected))
         self._update()
 
+    @on(Select.Changed, "#set-select")
+    def _set_changed(self, event: Select.Changed) -> None:
+        self._offer_baselines(list(self.query_one("#model-list", SelectionList).selected))
+
+    def _promoted(self) -> str | None:
+        """The chosen set's workload's promoted baseline, if it has one."""
+        goldset = self._goldset()
+        if goldset is None or self.choices is None:
+            return None
+        return self.choices.promoted.get(goldset.manifest.workload_id)
+
     def _offer_baselines(self, names: list[str]) -> None:
-        """The baseline is one of the chosen models: keep the pick while it is still chosen."""
+        """The baseline is one of the chosen models: keep the pick while it is still chosen; with
+        none picked, the workload's promoted baseline once it is chosen (as `compare-tui run` does)."""
         select = self.query_one("#baseline-select", Select)
+        promoted = self._promoted()
         kept = select.value if isinstance(select.value, str) and select.value in names else None
-        select.set_options([(name, name) for name in names])
+        if kept is None and promoted in names:
+            kept = promoted
+        select.set_options([(f"{name} (promoted)" if name == promoted else name, name) for name in names])
         if kept is not None:
             select.value = kept
 
@@ -221,15 +243,12 @@ class NewRunScreen(CompareScreen):
             )
             return
         overrides, cap, _ = self._overrides()
-        baseline = self.query_one("#baseline-select", Select).value
+        picked = self.query_one("#baseline-select", Select).value
         names = tuple(m.name for m in current.models)
-        plan = NewRunPlan(
-            goldset.root,
-            names,
-            overrides,
-            cap,
-            baseline=baseline if isinstance(baseline, str) and baseline in names else None,
-        )
+        baseline = picked if isinstance(picked, str) and picked in names else None
+        if baseline is not None:  # the baseline runs first, as with `compare-tui run --baseline`
+            names = (baseline, *(n for n in names if n != baseline))
+        plan = NewRunPlan(goldset.root, names, overrides, cap, baseline=baseline)
         self.app.pop_screen()
         self.nav.open_live(plan)
 

@@ -9,6 +9,7 @@ only lays the `Report` out.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -283,14 +284,21 @@ class ReportScreen(CompareScreen):
         inputs = load_report_inputs(store, report.comparison_id)
         current = store.current_baseline(report.goldset.workload_id)
         decision = report.decision
-        allowed = [v for v in decision.versus if str(v.verdict) in ("better", "no worse")] if decision else []
-        model = (
-            allowed[0].model_name
-            if allowed
-            else (decision.versus[0].model_name if decision and decision.versus else report.recommendation.winner)
-        )
-        if model is None:
-            self.notify("There is no candidate to promote.", severity="warning")
+        already = current.model if current else None
+        # The workload's baseline may be a candidate here (the comparison names another model as
+        # its own baseline): it is never offered to replace itself.
+        versus = [v for v in decision.versus if v.model_name != already] if decision else []
+        allowed = [v for v in versus if str(v.verdict) in ("better", "no worse")]
+        model = allowed[0].model_name if allowed else (versus[0].model_name if versus else None)
+        if model is None and decision is None:
+            model = report.recommendation.winner
+        if model is None or model == already:
+            self.notify(
+                f"{already} is already the baseline of {report.goldset.workload_id}; no other candidate to promote."
+                if already and (model == already or decision is not None)
+                else "There is no candidate to promote.",
+                severity="warning",
+            )
             return
         initial = decision is None and current is None
         try:
@@ -350,7 +358,9 @@ class ReportScreen(CompareScreen):
 
     def on_bundle_published(self, message: messages.BundlePublished) -> None:
         self.notify(
-            f"{message.index}\nOpen it in a browser (file://); report.json is beside it.", title="Published", timeout=15
+            f"{home_relative(message.index)}\nOpen it in a browser (file://); report.json is beside it.",
+            title="Published",
+            timeout=15,
         )
 
     def on_publish_failed(self, message: messages.PublishFailed) -> None:
@@ -358,3 +368,11 @@ class ReportScreen(CompareScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+def home_relative(path: Path) -> str:
+    """`path` with the home folder written `~` (shorter, so it fits a toast whole at 80 columns)."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except (ValueError, RuntimeError):  # not under home, or no home known
+        return str(path)

@@ -45,15 +45,25 @@ def read_toolcall_runs(store: Store, limit: int = 50) -> list[ToolcallRun]:
 
 
 def default_selection(runs: Sequence[ToolcallRun], most: int = DEFAULT_COLUMNS) -> list[str]:
-    """The newest run of each distinct (model, endpoint) pair, newest first, at most `most`."""
-    seen: set[tuple[str, str]] = set()
+    """The newest run of each distinct (model, endpoint, suite) — the official suite and a run
+    with your own tools count apart, so a newer run of your tools never hides the official one —
+    newest first, at most `most`."""
+    seen: set[tuple[str, str, bool]] = set()
     chosen: list[str] = []
     for run in runs:
-        key = (run.model_name, run.endpoint)
+        key = (run.model_name, run.endpoint, bool(getattr(run, "tools_file", None)))
         if key not in seen and len(chosen) < most:
             seen.add(key)
             chosen.append(run.id)
     return chosen
+
+
+SCENARIO_WIDTH = 32
+"""The scenario column's widest cell: its id and name, cut with "…" past this."""
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def tally_text(run: ToolcallRun) -> str:
@@ -82,9 +92,11 @@ class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
         yield Static("", id="toolcall-empty", markup=False)
         yield DataTable(id="toolcall-runs", cursor_type="row", zebra_stripes=True)
         yield DataTable(id="scenario-table", cursor_type="cell", zebra_stripes=True)
-        with VerticalScroll(id="cell-detail-box"):
+        # The panes under the table scroll with the mouse but take no focus: Tab goes between
+        # the run list and the scenario table, as the README says.
+        with VerticalScroll(id="cell-detail-box", can_focus=False):
             yield Static("", id="cell-detail", markup=False)
-        with VerticalScroll(id="toolcall-legend-box"):
+        with VerticalScroll(id="toolcall-legend-box", can_focus=False):
             yield Static("", id="toolcall-legend", markup=False)
         yield Footer()
 
@@ -146,7 +158,9 @@ class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
                 Text(MISSING + " not run", style="dim") if cell is None else Text(cell.text, style=STYLES[cell.outcome])
                 for cell in row.cells
             ]
-            grid.add_row(Text(f"{row.scenario_id} {row.name}"), *cells)
+            # A tool name of your own may be 100 characters: cut here (the detail pane has it
+            # whole) so the runs' columns stay on screen at 80 columns.
+            grid.add_row(Text(_cut(f"{row.scenario_id} {row.name}", SCENARIO_WIDTH)), *cells)
         legend = [table.legend, *(f"• {caveat}" for caveat in table.caveats)] if shown else []
         self.query_one("#toolcall-legend", Static).update("\n".join(legend))
         if table.rows and table.columns:
@@ -156,6 +170,11 @@ class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
     def action_toggle_run(self) -> None:
         runs_table = self.query_one("#toolcall-runs", DataTable)
         if not self.runs or not 0 <= runs_table.cursor_row < len(self.runs):
+            return
+        if self.focused is not runs_table:
+            # Space acts on the run highlighted in the list; from the table it would toggle a
+            # run the user cannot see is highlighted.
+            self.notify("Space shows or hides the run highlighted in the run list: Tab to the list first.")
             return
         run_id = self.runs[runs_table.cursor_row].id
         if run_id in self.selected:

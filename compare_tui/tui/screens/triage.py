@@ -30,8 +30,8 @@ from compare_tui.tui.screens.note_entry import NoteEntryScreen
 
 FILTERS: tuple[str | None, ...] = (None, *KINDS)
 """Key `0` shows every item; keys `1`–`5` one kind of disagreement each, in `KINDS` order."""
-_PAIR_KEYS = "p candidate better · f baseline better · t tie · s skip · n note"
-_GRADE_KEYS = "p pass · f fail · s skip · n note"
+_PAIR_KEYS = "p candidate better · f baseline better · t tie · s skip · n note · r reasons"
+_GRADE_KEYS = "p pass · f fail · s skip · n note · r reasons"
 _BADGE_CLASS = {"Looks safe": "badge-safe", "Review first": "badge-review", "Not enough data": "badge-nodata"}
 HOW_TO_JUDGE = (
     "A judging is made on the command line, from two runs of one golden set (or one run and a "
@@ -72,8 +72,12 @@ class TriageScreen(CompareScreen):
     BINDINGS = [
         Binding("j,down", "step(1)", "Next"),
         Binding("k,up", "step(-1)", "Prev", tooltip="Previous"),
+        # On a pair, p and f name the sides as the body does (check_action shows one pair of them).
         Binding("p", "label('pass')", "Pass"),
         Binding("f", "label('fail')", "Fail"),
+        Binding("p", "pair_label('pass')", "Cand. better", tooltip="Candidate's answer better"),
+        Binding("f", "pair_label('fail')", "Base better", tooltip="Baseline's answer better"),
+        Binding("r", "reasons", "Reasons", tooltip="The judge's reasoning, whole"),
         Binding("t", "label('tie')", "Tie"),
         Binding("s", "label('skip')", "Skip"),
         Binding("n", "note", "Note"),
@@ -166,6 +170,7 @@ class TriageScreen(CompareScreen):
         for part in ("#triage-answers", "#triage-rationales", "#triage-label"):
             self.query_one(part).display = True
         self.view = message.view
+        self.refresh_bindings()  # p and f say what they mean for this kind of judging
         self.sub_title = f"triage · {message.view.title}"
         self._refilter(self._follow)
         self._follow = None
@@ -248,6 +253,25 @@ class TriageScreen(CompareScreen):
     def action_filter(self, index: int) -> None:
         self.kind_filter = FILTERS[index]
         self._refilter()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        pair = self.view is not None and self.view.kind == "pair"
+        if action == "label" and parameters and parameters[0] in ("pass", "fail"):
+            return not pair
+        if action == "pair_label":
+            return pair
+        if action == "reasons":
+            return self.view is not None
+        return True
+
+    def action_pair_label(self, key: str) -> None:
+        self.action_label(key)
+
+    def action_reasons(self) -> None:
+        """The judge's reasoning over the whole body (at 80×24 its pane holds a line or two)."""
+        if self.view is not None:
+            answers = self.query_one("#triage-answers")
+            answers.display = not answers.display
 
     def action_label(self, key: str) -> None:
         if self.view is None or not self.items or self.saving:

@@ -53,7 +53,7 @@ def figures(view: ModelView) -> str:
     """Latency over the latest attempts; tok/s now and over the whole run; ETA; GPU memory."""
     speed = f"tok/s {_rate(view.tokens_per_s)} now · {_rate(view.run_tokens_per_s)} whole run"
     if view.state == ModelState.RUNNING:
-        speed += " · ETA " + (DASH if view.eta_s is None else duration(view.eta_s))
+        speed += " · ETA " + ("estimating" if view.eta_s is None else duration(view.eta_s))
     return (
         f"TTFT p50 {_ms(view.ttft_p50_ms)} · E2E p50 {_ms(view.e2e_p50_ms)} (last 100 attempts)\n"
         f"{speed}\nGPU memory: {view.gpu or DASH}"

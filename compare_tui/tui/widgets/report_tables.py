@@ -3,6 +3,7 @@ figure comes from the report object and is spelled by `compare_tui.report.format
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from rich.text import Text
@@ -34,19 +35,30 @@ def fill(table: DataTable, table_columns: list[fit.Column], width: int) -> tuple
     fitted = fit.fit_table(table_columns, width, fit.DATA_TABLE)
     for column, w in zip(fitted.columns, fitted.widths, strict=True):
         table.add_column(column.header, width=w)
+    lines = 0
     for n in range(len(fitted.columns[0].cells)):
-        cells = []
+        cells, height = [], 1
         for column, w in zip(fitted.columns, fitted.widths, strict=True):
             cell = column.cells[n]
-            if len(cell) > w:
+            if len(cell) > w and column.kind == "label":
+                # A model name wraps (at its hyphens where it can) rather than lose its end.
+                parts = wrap_name(cell, w)
+                cell, height = "\n".join(parts), max(height, len(parts))
+            elif len(cell) > w:
                 cell = shorten(cell, w)
             cells.append(Text(cell, justify="right" if column.kind == "number" else "left"))
-        table.add_row(*cells)
-    # An explicit height (the header and one line a row; CSS's max-height still caps it): an auto
-    # height is measured when the table next lays out, and under load a screen could be drawn
-    # with the rows added but the table still one line high (a flaky report snapshot).
-    table.styles.height = len(fitted.columns[0].cells) + (1 if table.show_header else 0)
+        table.add_row(*cells, height=height)
+        lines += height
+    # An explicit height (the header and each row's lines; CSS's max-height still caps it): an
+    # auto height is measured when the table next lays out, and under load a screen could be
+    # drawn with the rows added but the table still one line high (a flaky report snapshot).
+    table.styles.height = lines + (1 if table.show_header else 0)
     return fitted.notes()
+
+
+def wrap_name(name: str, width: int) -> list[str]:
+    """`name` on lines of at most `width` characters: at hyphens and spaces where it can."""
+    return textwrap.wrap(name, max(1, width), break_on_hyphens=True, break_long_words=True) or [name]
 
 
 def fill_pass_rates(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
