@@ -33,13 +33,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_engine_overhead import ServerProcess, raw_aiohttp  # noqa: E402
 
+from compare_tui.endpoint.wire import WirePool  # noqa: E402
 from compare_tui.engine import RunExecutor, RunOverrides, prepare_run  # noqa: E402
 from compare_tui.engine.audit import audit_values_of  # noqa: E402
 from compare_tui.engine.client import Exchange, _chunk, _encode  # noqa: E402
 from compare_tui.engine.request import chat_body  # noqa: E402
 from compare_tui.engine.sse import SseFramer  # noqa: E402
 from compare_tui.engine.stream import StreamAccumulator  # noqa: E402
-from compare_tui.engine.wire import WirePool  # noqa: E402
 from compare_tui.scoring import score  # noqa: E402
 from compare_tui.store import Store, utc_now  # noqa: E402
 from compare_tui.store.rows import attempt_values  # noqa: E402

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compare_tui.endpoint.client import classify_exception
+from compare_tui.endpoint.wire import SETTLE_S, WireConnectError, WireDisconnected, WirePool, WireProtocolError
 from compare_tui.engine.client import stream_chat
-from compare_tui.engine.transport import classify_exception
-from compare_tui.engine.wire import SETTLE_S, WireConnectError, WireDisconnected, WirePool, WireProtocolError
 from tests.support.fake_openai import Answer, FakeServer, reset, text
 
 

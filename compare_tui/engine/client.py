@@ -22,10 +22,10 @@ from typing import Any, TypeAlias
 
 import msgspec
 
+from compare_tui.endpoint.client import ChatClient, ChatResponse, classify_exception, open_post
+from compare_tui.endpoint.wire import WirePool
 from compare_tui.engine.sse import SseError, SseFramer
 from compare_tui.engine.stream import StreamAccumulator, accumulate_message
-from compare_tui.engine.transport import ChatClient, ChatResponse, classify_exception, open_post
-from compare_tui.engine.wire import WirePool
 from compare_tui.vocabulary import RETRYABLE_CLASSES, ErrorClass
 
 
@@ -126,7 +126,7 @@ async def stream_chat(
     timeout_s: float = 120.0,
 ) -> Exchange:
     """POST `body` (with `stream` true) and read the SSE stream to `[DONE]` or its end, through
-    the wire client, an aiohttp session (`transport.chat_session`) or an httpx client, folded
+    the wire client, an aiohttp session or an httpx client (`endpoint.client.chat_client`), folded
     into an answer."""
     ex = Exchange()
     await _send(

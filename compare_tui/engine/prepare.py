@@ -11,15 +11,15 @@ from compare_tui.catalogue import (
     ModelEntry,
     ModelRefused,
     check_key,
-    key_headers,
     refuse_if_needed,
     resolve_key,
     verify_weights,
 )
 from compare_tui.catalogue.provenance import ProvenanceLabel
+from compare_tui.endpoint import key_headers
+from compare_tui.endpoint.client import TransportChoiceError, check_transport_choice
 from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
-from compare_tui.engine.transport import TransportChoiceError, check_transport_choice
 from compare_tui.errors import CompareTuiError
 from compare_tui.goldset.models import GoldenSet
 from compare_tui.store import RunRecord, RunStatus, Store

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from compare_tui.catalogue import ModelEntry
+from compare_tui.endpoint.client import TransportChoiceError, check_transport_choice
 from compare_tui.engine.prepare import RunRefusedError, check_model
-from compare_tui.engine.transport import TransportChoiceError, check_transport_choice
 from compare_tui.errors import CompareTuiError
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.judge.answers import StoredAnswer, expected_text, judged_answers, task_text

@@ -1,19 +1,17 @@
-"""Which HTTP transport the engine uses, and why.
+"""Every HTTP client to a model endpoint is built here: the chat client (`chat_client`) that
+a run, the judge and the tool-call runner send their chat requests through, and the blocking
+probe client (`probe_client`) of the catalogue's and the engine's probes and `/props`.
+
+None of them reads `HTTP(S)_PROXY`/`ALL_PROXY` from the environment: a proxy there would
+receive prompts, answers and virtual keys (`tests/test_no_ambient_proxy.py` proves it). None
+follows a redirect (it could carry the key to another host). Each request's audit row is the
+caller's (`engine.audit.audit_row`, from the `Exchange` that `engine.client` returns), so
+every request, whoever sent it, is one row of the ledger.
 
 httpx's own connection pool costs time proportional to its open connections on every request
 (encode/httpx#3215); at 16–64 requests in flight it, not the server, became the bottleneck
-(bench/RESULTS.md, "Engine overhead"). Clients that send few requests (the judge, probes,
-the server identity) keep httpx's API and send through aiohttp (`httpx-aiohttp`'s transport)
-when it is installed. The engine's chat requests, the hot path of a run, go to aiohttp
-directly (`chat_session`): httpx's request and response models around the aiohttp transport
-cost about 300 µs a request (URL parsing, header merging, cookie extraction), more than the
-transport itself (bench/RESULTS.md, "Engine overhead"). `COMPARE_TUI_HTTP_TRANSPORT=httpx`
-forces httpx's own pool everywhere, e.g. to compare the two.
-
-Every HTTP client that talks to a model endpoint (the engine, the judge, the tool-call runner,
-every probe) is built by `endpoint_client` or `probe_client` here, so that none of them reads
-`HTTP(S)_PROXY`/`ALL_PROXY` from the environment: a proxy there would receive prompts,
-answers and virtual keys. `tests/test_no_ambient_proxy.py` proves it.
+(bench/RESULTS.md, "Engine overhead"), so chat requests do not go through it.
+`COMPARE_TUI_HTTP_TRANSPORT` picks the chat client's library (`TRANSPORTS`).
 """
 
 from __future__ import annotations
@@ -28,15 +26,14 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import httpx
 
-from compare_tui.engine.wire import WireConnectError, WireDisconnected, WireError, WirePool
+from compare_tui.endpoint.wire import WireConnectError, WireDisconnected, WireError, WirePool
 from compare_tui.errors import CompareTuiError
 
 if TYPE_CHECKING:
     import aiohttp
 
 ChatClient: TypeAlias = "httpx.AsyncClient | aiohttp.ClientSession | WirePool"
-"""What `client.stream_chat` sends through: an httpx client, an aiohttp session, or
-`chat_session`'s own HTTP/1.1 client (`wire.WirePool`)."""
+"""What `engine.client` sends chat requests through: whatever `chat_client` yields."""
 
 TRANSPORTS = ("wire", "aiohttp", "httpx")
 """What `COMPARE_TUI_HTTP_TRANSPORT` may name for a run's chat requests (the first is the default)."""
@@ -61,39 +58,54 @@ def check_transport_choice() -> None:
         )
 
 
-def _aiohttp_wanted() -> bool:
-    return _wanted() != "httpx"
-
-
-def make_transport(concurrency: int) -> httpx.AsyncBaseTransport | None:
-    """An aiohttp-backed transport sized for `concurrency`, or None for httpx's default."""
-    if not _aiohttp_wanted():
-        return None
-    try:
-        from httpx_aiohttp import AiohttpTransport
-    except ImportError:
-        return None
-    # trust_env=False: requests go where the catalogue says, never through an ambient proxy.
-    return AiohttpTransport(limits=httpx.Limits(max_connections=concurrency), trust_env=False)
-
-
-def endpoint_client(
-    *,
-    timeout_s: float,
-    concurrency: int = 1,
-    transport: httpx.AsyncBaseTransport | None = None,
-) -> httpx.AsyncClient:
-    """An async client for a model endpoint: never through an ambient proxy (`trust_env=False`,
-    also for httpx's own pool when `transport` is None), at most `concurrency` connections,
-    `timeout_s` per read and at most 10 s to connect. The caller closes it."""
+@asynccontextmanager
+async def chat_client(*, timeout_s: float, concurrency: int = 1) -> AsyncIterator[ChatClient]:
+    """The client that chat requests go through (a run, a judging, a tool-call run), closed
+    when the block ends: `wire.WirePool` by default, an aiohttp session with
+    `COMPARE_TUI_HTTP_TRANSPORT=aiohttp`, an httpx client with `=httpx` (or when aiohttp is
+    missing). Every one: no ambient proxy, no redirects followed, no cookies kept, at most
+    `concurrency` connections, at most 10 s to connect. No per-read timer: `engine.client`
+    bounds the whole exchange by `timeout_s`, so each read is bounded too. Raises
+    `TransportChoiceError` for a transport that does not exist."""
+    check_transport_choice()
+    wanted = _wanted()
+    connect_s = min(10.0, timeout_s)
+    if wanted == "wire":
+        async with WirePool(limit=concurrency, connect_timeout_s=connect_s) as pool:
+            yield pool
+        return
+    if wanted == "aiohttp":
+        try:
+            import aiohttp
+        except ImportError:
+            pass
+        else:
+            # force_close: a connection per request. llama-server closes a connection after every
+            # streamed answer (though it says Keep-Alive), and aiohttp would send the next request
+            # into it before the close arrives: a reset on every other request.
+            async with aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=max(1, concurrency), force_close=True),
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=connect_s),
+                cookie_jar=aiohttp.DummyCookieJar(),
+                trust_env=False,
+            ) as session:
+                yield session
+            return
     connections = max(1, concurrency)
-    return httpx.AsyncClient(
+    async with httpx.AsyncClient(
         limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-        timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
-        transport=transport,
+        timeout=httpx.Timeout(timeout_s, connect=connect_s),
         trust_env=False,
         verify=tls_context(),
-    )
+    ) as client:
+        yield client
+
+
+def transport_name(client: ChatClient) -> str:
+    """What a run records as its `http_transport`: `wire`, `aiohttp` or `httpx`."""
+    if isinstance(client, WirePool):
+        return "wire"
+    return "httpx" if isinstance(client, httpx.AsyncClient) else "aiohttp"
 
 
 @functools.cache
@@ -101,35 +113,6 @@ def tls_context() -> ssl.SSLContext:
     """httpx's default TLS settings (certifi's roots), built once per process: loading the
     roots takes ~15 ms, which a client made per run (or per judge call) would pay each time."""
     return httpx.create_ssl_context()
-
-
-def chat_session(*, timeout_s: float, concurrency: int = 1) -> WirePool | aiohttp.ClientSession | None:
-    """The client for a run's chat requests (`client.stream_chat` takes it or an httpx
-    client): `wire.WirePool` by default, a plain aiohttp session with
-    `COMPARE_TUI_HTTP_TRANSPORT=aiohttp`, None (httpx) with `=httpx` or when aiohttp is
-    missing. Same promises as `endpoint_client`: no ambient proxy, at most `concurrency`
-    connections, at most 10 s to connect; and no redirects followed, no cookies kept (as
-    httpx). No per-read timer: `stream_chat` bounds the whole exchange by `timeout_s`, so each
-    read is bounded too, without re-arming a timer on every read. The caller closes it."""
-    check_transport_choice()
-    wanted = _wanted()
-    if wanted == "wire":
-        return WirePool(limit=concurrency, connect_timeout_s=min(10.0, timeout_s))
-    if wanted == "httpx":
-        return None
-    try:
-        import aiohttp
-    except ImportError:
-        return None
-    # force_close: a connection per request. llama-server closes a connection after every
-    # streamed answer (though it says Keep-Alive), and aiohttp would send the next request into
-    # it before the close arrives: a reset on every other request (the wire client learns this).
-    return aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=max(1, concurrency), force_close=True),
-        timeout=aiohttp.ClientTimeout(total=None, sock_connect=min(10.0, timeout_s)),
-        cookie_jar=aiohttp.DummyCookieJar(),
-        trust_env=False,
-    )
 
 
 class ChatResponse(Protocol):
@@ -172,20 +155,20 @@ async def open_post(
             yield StreamedResponse(response.status, response.headers, response.read, response.content.iter_any)
 
 
-def probe_client(*, timeout_s: float) -> httpx.Client:
-    """A blocking client for one quick probe of an endpoint (health, `/props`): never through
-    an ambient proxy, no redirects followed. The caller closes it."""
-    return httpx.Client(timeout=timeout_s, follow_redirects=False, trust_env=False, verify=tls_context())
-
-
-def transport_name(transport: httpx.AsyncBaseTransport | None, *, native: object = None) -> str:
-    """What a run records as its `http_transport`: `wire` or `aiohttp` for `chat_session`'s
-    client (`native`), else the transport under httpx."""
-    if isinstance(native, WirePool):
-        return "wire"
-    if native is not None:
-        return "aiohttp"
-    return "httpx" if transport is None else type(transport).__module__.split(".")[0]
+def probe_client(
+    *, timeout_s: float, headers: Mapping[str, str] | None = None, transport: httpx.BaseTransport | None = None
+) -> httpx.Client:
+    """A blocking client for quick probes of an endpoint (health, `/models`, `/props`, a key
+    check): never through an ambient proxy, no redirects followed, `headers` on every request,
+    `transport` for tests. The caller closes it."""
+    return httpx.Client(
+        timeout=timeout_s,
+        headers=dict(headers or {}),
+        follow_redirects=False,
+        trust_env=False,
+        verify=tls_context(),
+        transport=transport,
+    )
 
 
 def classify_exception(exc: BaseException) -> tuple[str, str] | None:

@@ -1,0 +1,98 @@
+"""The endpoint seam: URLs built from the catalogue's base URL, the key header, `/props` read in
+one place, and the clients every runner and probe use (no ambient proxy, no redirects)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compare_tui.endpoint import Endpoint, key_headers, server_root
+from compare_tui.endpoint.client import chat_client, probe_client, transport_name
+from compare_tui.endpoint.props import MAX_PROPS_BYTES, PropsUnavailable, fetch_props
+from compare_tui.engine.client import stream_chat
+from tests.support.fake_openai import DEFAULT_PROPS, FakeServer, text
+
+hosts = st.from_regex(r"https?://[a-z][a-z0-9.-]{0,20}(:[0-9]{2,5})?", fullmatch=True)
+
+
+@given(hosts, st.booleans())
+def test_the_root_is_the_base_url_without_v1_whatever_the_trailing_slash(host, slash):
+    base = host + "/v1" + ("/" if slash else "")
+    at = Endpoint(base)
+    assert at.root == host == server_root(host)
+    assert at.props_url == f"{host}/props" and at.metrics_url == f"{host}/metrics"
+    assert at.models_url == f"{host}/v1/models" and at.api("/chat/completions") == f"{host}/v1/chat/completions"
+    assert at.beside("/api/tags") == f"{host}/api/tags"
+
+
+def test_a_base_url_without_v1_is_its_own_root():
+    # A gateway mounted under a path keeps its path: only a final /v1 is taken off.
+    assert Endpoint("http://gw:4000/openai").root == "http://gw:4000/openai"
+    assert Endpoint("http://gw:4000/v1/v1").root == "http://gw:4000/v1"
+
+
+def test_the_key_travels_only_as_a_bearer_header():
+    assert key_headers("sk-virtual") == {"Authorization": "Bearer sk-virtual"}
+    assert key_headers(None) == {} and key_headers("") == {}
+
+
+def test_props_are_read_beside_v1_with_the_key():
+    with FakeServer() as srv:
+        props = fetch_props(srv.url, headers=key_headers("sk-virtual"))
+        sent = srv.requests
+    assert props == DEFAULT_PROPS
+    assert [r.path for r in sent] == ["/props"]
+    assert sent[0].headers["authorization"] == "Bearer sk-virtual"
+
+
+def test_a_server_without_props_says_404_and_a_dead_one_says_no_status():
+    with FakeServer(props=None) as srv:
+        with pytest.raises(PropsUnavailable) as missing:
+            fetch_props(Endpoint(srv.url))
+        dead = srv.url
+    assert missing.value.status == 404 and "returned HTTP 404" in str(missing.value)
+    with pytest.raises(PropsUnavailable) as gone:
+        fetch_props(dead, headers=key_headers("sk-secret"), timeout_s=2.0)
+    assert gone.value.status is None and "ConnectError" in str(gone.value)
+    assert "sk-secret" not in str(gone.value)
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        (httpx.Response(200, text="<html>"), "did not return JSON"),
+        (httpx.Response(200, json=[1, 2]), "did not return a JSON object"),
+        (httpx.Response(200, content=b" " * (MAX_PROPS_BYTES + 1)), f"more than {MAX_PROPS_BYTES} bytes"),
+        (httpx.Response(500, json={"error": "boom"}), "returned HTTP 500"),
+    ],
+)
+def test_odd_props_answers_are_refused_with_what_was_wrong(answer, says):
+    with probe_client(timeout_s=2.0, transport=httpx.MockTransport(lambda request: answer)) as client:
+        with pytest.raises(PropsUnavailable, match=says):
+            fetch_props("http://gw.example/v1", client=client)
+
+
+def test_the_probe_client_follows_no_redirect():
+    # A redirect could carry the key to another host.
+    moved = httpx.Response(307, headers={"location": "http://elsewhere.example/props"})
+    with probe_client(timeout_s=2.0, transport=httpx.MockTransport(lambda request: moved)) as client:
+        with pytest.raises(PropsUnavailable, match="HTTP 307") as refused:
+            fetch_props("http://gw.example/v1", client=client)
+    assert refused.value.status == 307
+
+
+def test_the_chat_client_answers_a_streamed_chat_and_names_its_transport():
+    async def ask(url: str) -> tuple[str, str | None, str]:
+        async with chat_client(timeout_s=10.0, concurrency=2) as client:
+            body = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+            ex = await stream_chat(client, url, body)
+            return transport_name(client), ex.error_class, ex.acc.answer().text if ex.acc else ""
+
+    with FakeServer(default=text("hello")) as srv:
+        name, error_class, answer = asyncio.run(ask(srv.url))
+    assert name in ("wire", "aiohttp", "httpx")
+    assert error_class is None and answer == "hello"
