@@ -1,6 +1,8 @@
-"""Which transport the chat client should use: the engine's own HTTP/1.1 client (`wire`),
-aiohttp and httpx, side by side in one run (`COMPARE_TUI_HTTP_TRANSPORT` picks each in turn;
-blocks alternate so machine drift hits all).
+"""The chat client on the three figures that decided its transport (bench/RESULTS.md, "Chat
+transport"). At commit 308d425 this compared the engine's own HTTP/1.1 client (`wire`),
+aiohttp and httpx side by side (`COMPARE_TUI_HTTP_TRANSPORT` picked each in turn; check that
+commit out to rerun the comparison); `wire` and the switch are gone, and it measures the one
+chat client (`endpoint.client.chat_client`: aiohttp, a connection per request).
 
 1. Loopback: whole engine runs (request, SSE, score, store) against the zero-delay fake server
    in its own process, at concurrency 64: requests/s and p99 latency.
@@ -9,9 +11,8 @@ blocks alternate so machine drift hits all).
    (must be none), HTTP requests per attempt (must be 1: llama-server closes the connection
    after a streamed answer, and a transport that writes into it gets a reset), and TTFT
    against the server's own `timings.prompt_ms` for every attempt.
-3. The same real server at concurrency 1 with `cache_prompt: false`, transports alternating
-   request by request: client TTFT − `timings.prompt_ms` (what `bench_ttft_accuracy.py`
-   measures for one transport).
+3. The same real server at concurrency 1 with `cache_prompt: false`: client TTFT −
+   `timings.prompt_ms` (what `bench_ttft_accuracy.py` measures).
 
     PYTHONPATH=. .venv/bin/python bench/bench_transport.py [--rounds 3] [--tasks 2000]
 """
@@ -36,7 +37,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_engine_overhead import ServerProcess  # noqa: E402
 
 from compare_tui.catalogue import ModelEntry, load_catalogue  # noqa: E402
-from compare_tui.endpoint.client import TRANSPORTS, chat_client  # noqa: E402
+from compare_tui.endpoint.client import TRANSPORT, chat_client  # noqa: E402
 from compare_tui.engine import RunExecutor, RunOverrides, prepare_run  # noqa: E402
 from compare_tui.engine.client import stream_chat  # noqa: E402
 from compare_tui.goldset import GoldenSet, load_golden_set  # noqa: E402
@@ -47,8 +48,12 @@ DEMO_SET = ROOT / "sample_sets" / "ticket-labels"
 MODEL = "smollm2-135m"
 
 
+TRANSPORTS = (TRANSPORT,)
+
+
 def use(transport: str) -> None:
-    os.environ["COMPARE_TUI_HTTP_TRANSPORT"] = transport
+    """Kept from the comparison (which set `COMPARE_TUI_HTTP_TRANSPORT` here): one transport now."""
+    assert transport == TRANSPORT
 
 
 async def engine_run(store: Store, goldset: GoldenSet, entry: ModelEntry, concurrency: int) -> dict:
@@ -108,7 +113,7 @@ def main() -> None:
     args = parser.parse_args()
     names = args.transports
     lines = [
-        "# Chat transports side by side (wire, aiohttp, httpx)",
+        f"# Chat transport ({', '.join(names)})",
         "",
         f"Command: `PYTHONPATH=. .venv/bin/python bench/bench_transport.py --rounds {args.rounds} "
         f"--tasks {args.tasks} --ttft-requests {args.ttft_requests}`; {os.cpu_count()} cores. "

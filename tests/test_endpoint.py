@@ -11,10 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compare_tui.endpoint import Endpoint, key_headers, server_root
-from compare_tui.endpoint.client import chat_client, probe_client, transport_name
+from compare_tui.endpoint.client import TRANSPORT, chat_client, probe_client
 from compare_tui.endpoint.props import MAX_PROPS_BYTES, PropsUnavailable, fetch_props
 from compare_tui.engine.client import stream_chat
-from tests.support.fake_openai import DEFAULT_PROPS, FakeServer, text
+from tests.support.fake_openai import DEFAULT_PROPS, Answer, FakeServer, reset, text
+from tests.support.raw_server import ClosingServer, LateClosingServer
 
 hosts = st.from_regex(r"https?://[a-z][a-z0-9.-]{0,20}(:[0-9]{2,5})?", fullmatch=True)
 
@@ -85,14 +86,49 @@ def test_the_probe_client_follows_no_redirect():
     assert refused.value.status == 307
 
 
-def test_the_chat_client_answers_a_streamed_chat_and_names_its_transport():
-    async def ask(url: str) -> tuple[str, str | None, str]:
-        async with chat_client(timeout_s=10.0, concurrency=2) as client:
-            body = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "stream": True}
-            ex = await stream_chat(client, url, body)
-            return transport_name(client), ex.error_class, ex.acc.answer().text if ex.acc else ""
+def _body(task: str) -> dict:
+    return {
+        "model": "fake-model",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [{"role": "user", "content": task}],
+    }
 
-    with FakeServer(default=text("hello")) as srv:
-        name, error_class, answer = asyncio.run(ask(srv.url))
-    assert name in ("wire", "aiohttp", "httpx")
-    assert error_class is None and answer == "hello"
+
+async def test_the_chat_client_reads_an_answer_and_classifies_a_reset_a_timeout_and_a_refusal():
+    script = {"ok": text("billing", chunk_chars=2), "gone": reset(), "slow": Answer(text="x", headers_delay_s=1.0)}
+    with FakeServer(script) as server:
+        async with chat_client(timeout_s=5.0, concurrency=2) as client:
+            ok = await stream_chat(client, server.url, _body("ok"))
+            gone = await stream_chat(client, server.url, _body("gone"))
+            slow = await stream_chat(client, server.url, _body("slow"), timeout_s=0.2)
+        dead = server.url
+    async with chat_client(timeout_s=2.0) as client:
+        refused = await stream_chat(client, dead, _body("ok"))
+    assert TRANSPORT == "aiohttp"
+    assert ok.error_class is None and ok.acc.answer().text == "billing" and ok.acc.ttft_ms() is not None
+    assert gone.error_class == "reset" and "connection" in gone.error
+    assert slow.error_class == "timeout" and slow.error == "no complete answer within 0.2 s"
+    assert refused.error_class == "connect"
+
+
+async def test_a_server_that_closes_after_each_streamed_answer_never_gets_a_request_on_a_dead_connection():
+    # llama-server's way: the close comes after every streamed answer though it said Keep-Alive.
+    async with ClosingServer([]) as server, chat_client(timeout_s=5.0, concurrency=1) as client:
+        endpoint = server.url.removesuffix("/chat/completions")
+        exchanges = [await stream_chat(client, endpoint, _body("x")) for _ in range(8)]  # back to back
+    assert [ex.error_class for ex in exchanges] == [None] * 8
+    assert len(server.requests) == 8 and server.connections == 8
+
+
+async def test_a_late_close_after_a_streamed_answer_costs_no_request():
+    # The close arriving late, as on a loaded machine: a kept connection would take the next
+    # request and then be closed under it (a reset); every request goes on a connection of its own.
+    async with LateClosingServer(close_after_s=0.5) as server, chat_client(timeout_s=5.0, concurrency=1) as client:
+        endpoint = server.url.removesuffix("/chat/completions")
+        exchanges = []
+        for _ in range(4):
+            exchanges.append(await stream_chat(client, endpoint, _body("x")))
+            await asyncio.sleep(0.05)
+    assert [ex.error_class for ex in exchanges] == [None] * 4
+    assert len(server.requests) == 4 and server.connections == 4

@@ -17,7 +17,6 @@ from compare_tui.catalogue import (
 )
 from compare_tui.catalogue.provenance import ProvenanceLabel
 from compare_tui.endpoint import key_headers
-from compare_tui.endpoint.client import TransportChoiceError, check_transport_choice
 from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
 from compare_tui.errors import CompareTuiError
@@ -91,8 +90,7 @@ def prepare_run(
     """Check the model, estimate the spend and write a `pending` run. Raises `RunRefusedError`."""
     try:
         settings = resolve_settings(goldset, overrides)
-        check_transport_choice()
-    except (ValueError, TransportChoiceError) as exc:
+    except ValueError as exc:
         raise RunRefusedError(entry.name, str(exc)) from None
     estimate = estimate_spend(goldset, entry.cost, settings)
     refusal = check_spend(estimate, max_cost)

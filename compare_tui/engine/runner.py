@@ -25,7 +25,7 @@ from dataclasses import asdict
 from functools import partial
 from typing import Any
 
-from compare_tui.endpoint.client import ChatClient, chat_client, transport_name
+from compare_tui.endpoint.client import TRANSPORT, ChatClient, chat_client
 from compare_tui.engine.audit import audit_values_of
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.environment import capture_environment, fetch_server_identity
@@ -121,7 +121,7 @@ class RunExecutor:
                 self.store.update_run(
                     run.id,
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
-                    | {"http_transport": transport_name(chat), "key_check": self.p.key_check},
+                    | {"http_transport": TRANSPORT, "key_check": self.p.key_check},
                 )
                 done_before = len(self.p.goldset.tasks) - len(pending)
                 self.observer.on_event(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from compare_tui.catalogue import ModelEntry, check_key, refuse_if_needed, resolve_key
 from compare_tui.endpoint import key_headers
-from compare_tui.endpoint.client import ChatClient, check_transport_choice
+from compare_tui.endpoint.client import ChatClient
 from compare_tui.engine.audit import audit_row
 from compare_tui.engine.client import RawExchange
 from compare_tui.engine.settings import RunSettings
@@ -109,9 +109,8 @@ async def execute(
     client: ChatClient | None = None,
 ) -> ToolcallRun:
     """Run the request's scenarios and return the finished run (stored as it goes when a
-    store is given). Raises `ToolcallRefused`/`ModelRefused`/`TransportChoiceError` before sending anything."""
+    store is given). Raises `ToolcallRefused`/`ModelRefused` before sending anything."""
     check_request(request)
-    check_transport_choice()  # a misspelt COMPARE_TUI_HTTP_TRANSPORT refuses before anything is stored
     entry = request.entry
     key = resolve_key(entry, environ)
     await asyncio.to_thread(check_key, entry, key)  # the endpoint (a gateway) accepts the key
