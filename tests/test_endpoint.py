@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compare_tui.endpoint import Endpoint, key_headers, server_root
-from compare_tui.endpoint.client import TRANSPORT, chat_client, probe_client
+from compare_tui.endpoint.client import _DROPS_KEPT, TRANSPORT, chat_client, probe_client
 from compare_tui.endpoint.props import MAX_PROPS_BYTES, PropsUnavailable, fetch_props
 from compare_tui.engine.client import stream_chat
 from tests.support.fake_openai import DEFAULT_PROPS, Answer, FakeServer, reset, text
-from tests.support.raw_server import ClosingServer, LateClosingServer
+from tests.support.raw_server import HEAD, ClosingServer, LateClosingServer, RawServer, chunked
 
 hosts = st.from_regex(r"https?://[a-z][a-z0-9.-]{0,20}(:[0-9]{2,5})?", fullmatch=True)
 
@@ -131,4 +131,41 @@ async def test_a_late_close_after_a_streamed_answer_costs_no_request():
             exchanges.append(await stream_chat(client, endpoint, _body("x")))
             await asyncio.sleep(0.05)
     assert [ex.error_class for ex in exchanges] == [None] * 4
+    # The second request met the late close unanswered and went again on a new connection; the
+    # server is learnt, and from then on its connections are closed after each answer.
     assert len(server.requests) == 4 and server.connections == 4
+    assert ("http", endpoint.split("/")[2]) in _DROPS_KEPT
+
+
+async def test_a_server_that_keeps_connections_gets_every_request_on_one():
+    answers = [[HEAD + chunked(b"data: [DONE]\n\n")] for _ in range(5)]
+    async with RawServer(answers) as server, chat_client(timeout_s=5.0, concurrency=1) as client:
+        endpoint = server.url.removesuffix("/chat/completions")
+        exchanges = [await stream_chat(client, endpoint, _body("x")) for _ in range(5)]
+    assert [ex.error_class for ex in exchanges] == [None] * 5
+    assert len(server.requests) == 5 and server.connections == 1
+
+
+async def test_a_new_connection_closed_without_an_answer_is_an_error_not_a_second_request():
+    async with RawServer(["close"]) as server, chat_client(timeout_s=5.0) as client:
+        gone = await stream_chat(client, server.url.removesuffix("/chat/completions"), _body("x"))
+    assert gone.error_class == "reset" and len(server.requests) == 1
+
+
+async def test_a_kept_connection_closed_unanswered_is_written_again_once():
+    answers = [[HEAD + chunked(b"data: [DONE]\n\n")], "close", [HEAD + chunked(b"data: [DONE]\n\n")]]
+    async with RawServer(answers) as server, chat_client(timeout_s=5.0, concurrency=1) as client:
+        endpoint = server.url.removesuffix("/chat/completions")
+        first = await stream_chat(client, endpoint, _body("x"))
+        again = await stream_chat(client, endpoint, _body("x"))
+    assert (first.error_class, again.error_class) == (None, None)
+    assert len(server.requests) == 3 and server.connections == 2
+
+
+async def test_a_kept_connection_closed_after_part_of_an_answer_is_not_written_again():
+    answers = [[HEAD + chunked(b"data: [DONE]\n\n")], [b"HTTP/1.1 200 OK\r\n", None], []]
+    async with RawServer(answers) as server, chat_client(timeout_s=5.0, concurrency=1) as client:
+        endpoint = server.url.removesuffix("/chat/completions")
+        await stream_chat(client, endpoint, _body("x"))
+        broken = await stream_chat(client, endpoint, _body("x"))
+    assert broken.error_class == "reset" and len(server.requests) == 2

@@ -12,17 +12,20 @@ every request, whoever sent it, is one row of the ledger.
 Chat requests go through aiohttp alone: httpx's own pool costs time proportional to its open
 connections on every request (encode/httpx#3215), and the engine's former hand-written
 HTTP/1.1 client made no difference a user could see on a real server (bench/RESULTS.md,
-"Chat transport").
+"Chat transport"). Connections are kept where the server keeps them: a new connection per
+request cost a zero-delay loopback server three quarters of its requests/s at 64 in flight.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -41,20 +44,35 @@ async def chat_client(*, timeout_s: float, concurrency: int = 1) -> AsyncIterato
     """The client that chat requests go through (a run, a judging, a tool-call run), closed
     when the block ends: no ambient proxy, no redirects followed (`open_post`), no cookies
     kept, at most `concurrency` connections, at most 10 s to connect. No per-read timer:
-    `engine.client` bounds the whole exchange by `timeout_s`, so each read is bounded too."""
+    `engine.client` bounds the whole exchange by `timeout_s`, so each read is bounded too.
+    Connections are kept between requests, except to a server learnt to drop them
+    (`open_post`)."""
     import aiohttp
 
-    # force_close: a connection per request. llama-server closes a connection after every
-    # streamed answer (though it says Keep-Alive), and a kept connection would take the next
-    # request before the close arrives: a reset on every other request. What a new connection
-    # costs: bench/RESULTS.md, "Chat transport".
+    async def reused(session: object, context: Any, params: object) -> None:
+        context.trace_request_ctx.reused = True
+
+    trace = aiohttp.TraceConfig()
+    trace.on_connection_reuseconn.append(reused)
     async with aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=max(1, concurrency), force_close=True, ssl=tls_context()),
+        connector=aiohttp.TCPConnector(limit=max(1, concurrency), ssl=tls_context()),
         timeout=aiohttp.ClientTimeout(total=None, sock_connect=min(10.0, timeout_s)),
         cookie_jar=aiohttp.DummyCookieJar(),
         trust_env=False,
+        trace_configs=[trace],
     ) as session:
         yield session
+
+
+_DROPS_KEPT: set[tuple[str, str]] = set()
+"""(scheme, host:port) of servers that closed a kept connection under a request: llama-server
+says `Keep-Alive` but closes after every streamed answer. Learnt once per process."""
+
+
+@dataclass(slots=True)
+class _Reuse:
+    reused: bool = False
+    """Set by the session's trace when the request went on a kept connection."""
 
 
 @functools.cache
@@ -81,9 +99,45 @@ class StreamedResponse:
 async def open_post(
     client: ChatClient, url: str, payload: bytes, headers: Mapping[str, str]
 ) -> AsyncIterator[StreamedResponse]:
-    """POST `payload`; the response stays open (streaming) until the block ends."""
-    async with client.post(url, data=payload, headers=headers, allow_redirects=False) as response:
+    """POST `payload`; the response stays open (streaming) until the block ends.
+
+    A request that went on a kept connection which the server closed cleanly before a byte of
+    answer (it never read it, or read it and dropped it) is written again, on another connection;
+    the server's origin is then learnt (`_DROPS_KEPT`) and its connections are closed after
+    each answer instead of kept. A request on a new connection is never written twice."""
+    import aiohttp
+
+    parts = urlsplit(url)
+    origin = (parts.scheme, parts.netloc)
+    tries = (client.connector.limit if client.connector else 1) + 1  # each stale kept one, then a new one
+    for tried in range(1, tries + 1):
+        trace = _Reuse()
+        try:
+            response = await client.post(
+                url, data=payload, headers=headers, allow_redirects=False, trace_request_ctx=trace
+            )
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            # Unanswered: closed cleanly (the message of a `ServerDisconnectedError` is the part
+            # of an answer that arrived, if any, else text), or the request could not be
+            # written (errno None: aiohttp's "Can not write request body") or met a closed
+            # socket (a reset).
+            unanswered = (
+                isinstance(exc.message, str)
+                if isinstance(exc, aiohttp.ServerDisconnectedError)
+                else exc.errno in (None, errno.ECONNRESET, errno.EPIPE)
+            )
+            if not (trace.reused and unanswered) or tried == tries:
+                raise
+            _DROPS_KEPT.add(origin)
+            continue
+        break
+    try:
         yield StreamedResponse(response.status, response.headers, response.read, response.content.iter_any)
+    finally:
+        if origin in _DROPS_KEPT:
+            response.close()  # the server would close it under the next request
+        else:
+            response.release()
 
 
 def probe_client(
