@@ -1,6 +1,6 @@
 """Harness overhead: the engine beside two minimal raw streaming clients, in one run: httpx, and
 aiohttp (the floor of a Python HTTP library client, with kept connections; the engine sends
-through aiohttp too, a connection per request: `endpoint.client.chat_client`).
+through aiohttp too: `endpoint.client.chat_client`).
 
 All three talk to the zero-delay loopback SSE server (tests/support/fake_openai.py) at the same
 concurrency; blocks alternate (httpx, aiohttp, engine, httpx, …) so machine drift hits all.

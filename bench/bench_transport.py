@@ -2,7 +2,7 @@
 transport"). At commit 308d425 this compared the engine's own HTTP/1.1 client (`wire`),
 aiohttp and httpx side by side (`COMPARE_TUI_HTTP_TRANSPORT` picked each in turn; check that
 commit out to rerun the comparison); `wire` and the switch are gone, and it measures the one
-chat client (`endpoint.client.chat_client`: aiohttp, a connection per request).
+chat client (`endpoint.client.chat_client`: aiohttp).
 
 1. Loopback: whole engine runs (request, SSE, score, store) against the zero-delay fake server
    in its own process, at concurrency 64: requests/s and p99 latency.
