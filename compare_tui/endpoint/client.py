@@ -138,6 +138,7 @@ async def open_post(
             response.close()  # the server would close it under the next request
         else:
             response.release()
+        await response.wait_for_close()  # as aiohttp's own `async with` does
 
 
 def probe_client(
