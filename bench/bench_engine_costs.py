@@ -1,6 +1,6 @@
 """Where the engine's time per request goes: CPU µs of each step of one attempt, measured alone
 (no network), beside the CPU a whole request costs the raw aiohttp client, the engine's own
-HTTP client alone (`engine/wire.py`, the same least client as raw aiohttp's) and the engine, in
+HTTP client alone (`endpoint.client.chat_client`, the same least client as raw aiohttp's) and the engine, in
 the same run against the zero-delay loopback SSE server (bench_engine_overhead.py's server).
 
 At concurrency 64 the clients are CPU-bound on one core (the server runs in its own process),
@@ -33,13 +33,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_engine_overhead import ServerProcess, raw_aiohttp  # noqa: E402
 
+from compare_tui.endpoint.client import chat_client, open_post  # noqa: E402
 from compare_tui.engine import RunExecutor, RunOverrides, prepare_run  # noqa: E402
 from compare_tui.engine.audit import audit_values_of  # noqa: E402
 from compare_tui.engine.client import Exchange, _chunk, _encode  # noqa: E402
 from compare_tui.engine.request import chat_body  # noqa: E402
 from compare_tui.engine.sse import SseFramer  # noqa: E402
 from compare_tui.engine.stream import StreamAccumulator  # noqa: E402
-from compare_tui.engine.wire import WirePool  # noqa: E402
 from compare_tui.scoring import score  # noqa: E402
 from compare_tui.store import Store, utc_now  # noqa: E402
 from compare_tui.store.rows import attempt_values  # noqa: E402
@@ -160,8 +160,8 @@ async def _engine(url: str, goldset, workdir: Path, concurrency: int) -> tuple[f
         return time.perf_counter() - start, time.process_time() - cpu
 
 
-async def raw_wire(url: str, n: int, concurrency: int) -> tuple[float, list[float]]:
-    """raw_aiohttp's least client on the engine's own HTTP client: POST, read to [DONE]."""
+async def raw_chat_client(url: str, n: int, concurrency: int) -> tuple[float, list[float]]:
+    """raw_aiohttp's least client on the engine's chat client: POST, read to [DONE]."""
     body = json.dumps(
         {
             "model": "fake-model",
@@ -173,12 +173,12 @@ async def raw_wire(url: str, n: int, concurrency: int) -> tuple[float, list[floa
         }
     ).encode()
     counter = iter(range(n))
-    async with WirePool(limit=concurrency) as pool:
+    async with chat_client(timeout_s=60, concurrency=concurrency) as client:
 
         async def worker() -> None:
             for _ in counter:
-                async with pool.exchange(
-                    url + "/chat/completions", body, {"Content-Type": "application/json"}
+                async with open_post(
+                    client, url + "/chat/completions", body, {"Content-Type": "application/json"}
                 ) as response:
                     async for chunk in response.chunks():
                         if b"[DONE]" in chunk:
@@ -190,12 +190,12 @@ async def raw_wire(url: str, n: int, concurrency: int) -> tuple[float, list[floa
 
 
 def whole(url: str, workdir: Path, n: int, rounds: int, concurrency: int) -> dict[str, tuple[float, float]]:
-    """(requests/s, CPU µs per request) medians for raw aiohttp, the raw wire client and the
+    """(requests/s, CPU µs per request) medians for raw aiohttp, the raw chat client and the
     engine, alternating."""
     goldset = load(write_set(workdir / "whole-set", {f"t{i:06d}": "The quick brown fox." for i in range(n)}))
-    got: dict[str, list[tuple[float, float]]] = {"raw aiohttp": [], "raw wire": [], "engine": []}
+    got: dict[str, list[tuple[float, float]]] = {"raw aiohttp": [], "raw chat client": [], "engine": []}
     for _ in range(rounds):
-        for name, client in (("raw aiohttp", raw_aiohttp), ("raw wire", raw_wire)):
+        for name, client in (("raw aiohttp", raw_aiohttp), ("raw chat client", raw_chat_client)):
             cpu = time.process_time()
             rate, _ = asyncio.run(client(url, n, concurrency))
             got[name].append((rate, (time.process_time() - cpu) / n * 1e6))
@@ -214,21 +214,21 @@ def main() -> None:
         measured = whole(server.url, Path(tmp), args.tasks, args.rounds, args.concurrency)
         parts = steps(server.url, Path(tmp))
     raw_rate, raw_cpu = measured["raw aiohttp"]
-    wire_rate, wire_cpu = measured["raw wire"]
+    client_rate, client_cpu = measured["raw chat client"]
     eng_rate, eng_cpu = measured["engine"]
     print(f"Concurrency {args.concurrency}, {args.tasks} requests × {args.rounds} alternating rounds (medians).")
     print(
         f"raw aiohttp: {raw_rate:,.0f} req/s, {raw_cpu:.0f} µs CPU/request; engine: {eng_rate:,.0f} req/s, "
         f"{eng_cpu:.0f} µs CPU/request; ratio {eng_rate / raw_rate:.2f} (CPU ratio {raw_cpu / eng_cpu:.2f}); "
-        f"raw wire client: {wire_rate:,.0f} req/s, {wire_cpu:.0f} µs CPU/request"
+        f"raw chat client: {client_rate:,.0f} req/s, {client_cpu:.0f} µs CPU/request"
     )
     print("\n| step of one attempt | CPU µs |\n|---|---:|")
     print(
-        f"| HTTP request + response on the engine's wire client (the raw wire client's whole cost) | {wire_cpu:.0f} |"
+        f"| HTTP request + response on the engine's chat client (the raw chat client's whole cost) | {client_cpu:.0f} |"
     )
     for name, us in parts.items():
         print(f"| {name} | {us:.1f} |")
-    rest = eng_cpu - wire_cpu - sum(parts.values())
+    rest = eng_cpu - client_cpu - sum(parts.values())
     print(
         f"| rest: event loop, writer futures, task switches, cache misses of a real run vs the hot loops above "
         f"| {rest:.0f} |"

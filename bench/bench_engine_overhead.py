@@ -1,6 +1,6 @@
 """Harness overhead: the engine beside two minimal raw streaming clients, in one run: httpx, and
-aiohttp (the floor of a Python HTTP library client; the engine sends through its own smaller
-client, `engine/wire.py`, whose raw cost `bench_engine_costs.py` measures).
+aiohttp (the floor of a Python HTTP library client, with kept connections; the engine sends
+through aiohttp too: `endpoint.client.chat_client`).
 
 All three talk to the zero-delay loopback SSE server (tests/support/fake_openai.py) at the same
 concurrency; blocks alternate (httpx, aiohttp, engine, httpx, …) so machine drift hits all.

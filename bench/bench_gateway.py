@@ -52,17 +52,17 @@ async def measure(
     endpoints: dict[str, str], headers: dict[str, dict[str, str]], rounds: int, max_tokens: int
 ) -> dict[str, list[dict[str, Sample]]]:
     """Per path, one dict per round: task id → its sample."""
+    from compare_tui.endpoint.client import chat_client
     from compare_tui.engine import RunOverrides
     from compare_tui.engine.request import chat_body
     from compare_tui.engine.settings import resolve_settings
-    from compare_tui.engine.transport import endpoint_client
     from compare_tui.goldset import load_golden_set
 
     goldset = load_golden_set(SET)
     settings = resolve_settings(goldset, RunOverrides(concurrency=1, max_tokens=max_tokens, temperature=0.0))
     bodies = {task.id: chat_body(task, MODEL, settings) for task in goldset.tasks}
     passes: dict[str, list[dict[str, Sample]]] = {p: [] for p in PATHS}
-    async with endpoint_client(timeout_s=settings.timeout_s) as client:
+    async with chat_client(timeout_s=settings.timeout_s) as client:
         for path in PATHS:  # warm-up: the server's prompt cache, the proxy's first requests
             for body in bodies.values():
                 await exchange(client, endpoints[path], body, headers[path])

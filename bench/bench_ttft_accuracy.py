@@ -8,7 +8,7 @@ server's `predicted_ms`.
 
 Uses the embedded default (`compare-tui local up`), one request at a time (concurrency 1, so no
 request waits for a slot), unique prompts with `cache_prompt: false`, sent through the client a
-run uses (`COMPARE_TUI_HTTP_TRANSPORT` picks another).
+run uses (`endpoint.client.chat_client`).
 
     PYTHONPATH=. .venv/bin/python bench/bench_ttft_accuracy.py [--requests 40] [--model smollm2-135m]
 """
@@ -20,15 +20,14 @@ import asyncio
 import sys
 from pathlib import Path
 
-import httpx
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from compare_tui.catalogue import load_catalogue  # noqa: E402
+from compare_tui.endpoint.client import TRANSPORT, chat_client  # noqa: E402
 from compare_tui.engine.client import stream_chat  # noqa: E402
-from compare_tui.engine.transport import chat_session, transport_name  # noqa: E402
 from compare_tui.local import down, up  # noqa: E402
 
 WORDS = "ticket invoice refund shipping account password login billing order parcel".split()
@@ -42,11 +41,8 @@ def prompt(i: int) -> str:
 
 async def measure(endpoint: str, model: str, n: int) -> tuple[list[tuple[float, float, int]], str]:
     out = []
-    # The client a run sends through (`transport.chat_session`: the wire client unless
-    # COMPARE_TUI_HTTP_TRANSPORT says aiohttp or httpx).
-    native = chat_session(timeout_s=120, concurrency=1)
-    used = transport_name(None, native=native)
-    async with native if native is not None else httpx.AsyncClient(timeout=120, trust_env=False) as client:
+    # The client a run sends through (`endpoint.client.chat_client`).
+    async with chat_client(timeout_s=120, concurrency=1) as client:
         for i in range(n):
             body = {
                 "model": model,
@@ -65,7 +61,7 @@ async def measure(endpoint: str, model: str, n: int) -> tuple[list[tuple[float, 
             delta = acc.ttft_ms() - acc.timings["prompt_ms"]
             decode = (acc.last_token_ns - acc.first_token_ns) / 1e6 - acc.timings.get("predicted_ms", 0.0)
             out.append((delta, decode, int(acc.timings.get("prompt_n", 0))))
-    return out, used
+    return out, TRANSPORT
 
 
 def main() -> None:

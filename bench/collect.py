@@ -14,6 +14,7 @@ HERE = Path(__file__).resolve().parent
 ORDER = [
     "engine_overhead",
     "ttft_accuracy",
+    "transport",
     "hashing",
     "sandbox",
     "store",

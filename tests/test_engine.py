@@ -56,10 +56,7 @@ def _by_task(store, run_id):
     return {a.task_id: a for a in store.attempts_for_run(run_id)}
 
 
-@pytest.mark.parametrize("transport", ["wire", "aiohttp", "httpx"])
-async def test_every_fault_ends_as_a_recorded_outcome_with_its_reason(tmp_path, store, monkeypatch, transport):
-    # Every way a chat request can go (engine/transport.py): the wire client, aiohttp, httpx.
-    monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", transport)
+async def test_every_fault_ends_as_a_recorded_outcome_with_its_reason(tmp_path, store):
     script = {
         "ok": text("billing", chunk_chars=2, timings=True),
         "reset": reset(),
@@ -79,7 +76,7 @@ async def test_every_fault_ends_as_a_recorded_outcome_with_its_reason(tmp_path, 
     # Resets and 500s after the retries measured nothing: those tasks stay not done.
     assert status == "incomplete"
     run = store.get_run(run_id)
-    assert run.environment["http_transport"] == transport
+    assert run.environment["http_transport"] == "aiohttp"
     assert "3 of 11 tasks not done" in run.error and "reset ×2" in run.error and "http_5xx ×1" in run.error
     assert f"--resume {run_id}" in run.error
     got = _by_task(store, run_id)
@@ -255,15 +252,3 @@ async def test_tokens_are_timed_as_they_arrive_not_when_the_stream_ends(tmp_path
     attempt = _by_task(store, run_id)["a"]
     assert attempt.outcome == "pass"
     assert attempt.e2e_ms - attempt.ttft_ms >= 4 * 150 * 0.9
-
-
-def test_an_unknown_transport_in_the_environment_refuses_the_run_before_anything_is_written(
-    tmp_path, store, monkeypatch
-):
-    monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", "curl")
-    goldset = load(write_set(tmp_path / "set", {"t1": "billing"}))
-    with pytest.raises(
-        RunRefusedError, match="COMPARE_TUI_HTTP_TRANSPORT='curl' names no transport: set it to wire, aiohttp, httpx"
-    ):
-        prepare_run(store, goldset, hosted_entry("http://127.0.0.1:9/v1"), RunOverrides(), environ={})
-    assert store.list_runs() == []

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from compare_tui.endpoint.client import chat_client
 from compare_tui.engine import client as endpoint
 from compare_tui.engine.client import chat_chunks
-from compare_tui.engine.transport import endpoint_client
 from compare_tui.toolcall.unsupported import classify
 from compare_tui.vocabulary import ErrorClass
 from tests.support.fake_openai import FakeServer, bad_request, text
@@ -18,7 +18,7 @@ async def _ask(url: str, *, stream: bool):
     body = {"model": "fake-model", "stream": stream, "messages": [{"role": "user", "content": "hi"}]}
     if stream:
         body["stream_options"] = {"include_usage": True}
-    async with endpoint_client(timeout_s=10) as client:
+    async with chat_client(timeout_s=10) as client:
         return await chat_chunks(client, url, body, timeout_s=10)
 
 

@@ -7,11 +7,9 @@ import json
 import platform
 
 import httpx
-import pytest
 
 from compare_tui import __version__
 from compare_tui.engine.environment import capture_environment, cpu_model, fetch_server_identity
-from compare_tui.engine.wire import WirePool
 from tests.support.fake_openai import DEFAULT_PROPS, FakeServer
 
 
@@ -35,19 +33,11 @@ def test_cpu_model_reads_proc_cpuinfo(tmp_path):
     assert cpu_model(tmp_path / "missing") == (platform.processor() or None)
 
 
-@pytest.fixture(params=["httpx", "wire"])
-def identity_client(request):
-    """Either client a run asks the server's identity with: httpx, or the wire client when
-    the run's chats go through it."""
-    return httpx.AsyncClient if request.param == "httpx" else WirePool
-
-
-async def test_llama_cpp_identity_keeps_models_build_template_ctx_and_slots(identity_client):
+async def test_llama_cpp_identity_keeps_models_build_template_ctx_and_slots():
     template = "{# long template #}" + "x" * 5000
     props = {**DEFAULT_PROPS, "chat_template": template}
     with FakeServer(models=("smollm2-135m",), props=props) as srv:
-        async with identity_client() as client:
-            identity = await fetch_server_identity(client, srv.url + "/", {"Authorization": "Bearer sk-virtual"})
+        identity = await fetch_server_identity(srv.url + "/", {"Authorization": "Bearer sk-virtual"})
         sent = srv.requests
     assert identity["models"] == {"ids": ["smollm2-135m"]}
     p = identity["props"]
@@ -58,18 +48,16 @@ async def test_llama_cpp_identity_keeps_models_build_template_ctx_and_slots(iden
     assert all(r.headers["authorization"] == "Bearer sk-virtual" for r in sent)
 
 
-async def test_server_without_props_is_not_an_error(identity_client):
+async def test_server_without_props_is_not_an_error():
     with FakeServer(props=None) as srv:
-        async with identity_client() as client:
-            identity = await fetch_server_identity(client, srv.url, None)
+        identity = await fetch_server_identity(srv.url, None)
     assert identity["models"] == {"ids": ["fake-model"]} and identity["props"] is None
 
 
-async def test_unreachable_or_odd_servers_are_recorded_never_raised(identity_client):
+async def test_unreachable_or_odd_servers_are_recorded_never_raised():
     with FakeServer() as srv:
         dead = srv.url
-    async with identity_client() as client:
-        identity = await fetch_server_identity(client, dead, {"Authorization": "Bearer secret"}, timeout=2)
+    identity = await fetch_server_identity(dead, {"Authorization": "Bearer secret"}, timeout=2)
     assert "ConnectError" in identity["models"]["error"]
     assert "ConnectError" in identity["props"]["error"]
     assert "secret" not in json.dumps(identity)
@@ -79,7 +67,6 @@ async def test_unreachable_or_odd_servers_are_recorded_never_raised(identity_cli
             return httpx.Response(200, text="<html>not json</html>")
         return httpx.Response(500, json={"error": "boom"})
 
-    async with httpx.AsyncClient(transport=httpx.MockTransport(odd)) as client:
-        identity = await fetch_server_identity(client, "http://gw.example/v1", None)
+    identity = await fetch_server_identity("http://gw.example/v1", None, transport=httpx.MockTransport(odd))
     assert identity["models"] == {"error": "GET http://gw.example/v1/models did not return JSON"}
     assert identity["props"] == {"error": "GET http://gw.example/props returned HTTP 500"}

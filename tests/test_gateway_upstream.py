@@ -8,9 +8,9 @@ words."""
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
+from compare_tui.endpoint.client import chat_client
 from compare_tui.engine import CollectingObserver, RetryPolicy, RunExecutor, RunOverrides, prepare_resume, prepare_run
 from compare_tui.engine.client import chat_chunks, upstream_failure
 from compare_tui.engine.runner import OUTAGE_AFTER
@@ -103,7 +103,7 @@ async def test_the_tool_call_runner_names_a_lost_upstream_and_keeps_a_plain_500_
         "plain": http_error(500, "tools param requires --jinja flag"),
     }
     with FakeServer(script) as gw:
-        async with httpx.AsyncClient(trust_env=False) as client:
+        async with chat_client(timeout_s=10) as client:
 
             async def ask(task: str):
                 body = {"model": "fake-model", "stream": stream, "messages": [{"role": "user", "content": task}]}

@@ -335,14 +335,3 @@ def test_a_v8_store_with_judgements_gains_grades(tmp_path):
         assert store.schema_version == CURRENT_VERSION >= 9
         (old,) = store.judgements_for("j1")
         assert (old.id, old.verdict, old.grade, old.attempt) == ("j1:t1:single", "pass", None, None)
-
-
-def test_an_unknown_transport_refuses_the_grading_before_it_is_stored(tmp_path, runs, capsys, monkeypatch):
-    store, _, cand = runs
-    monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", "curl")
-    with FakeServer(rule_grader) as judge:
-        assert _grade(tmp_path, judge.url, store, cand) == 2
-        assert judge.requests == []
-    assert "COMPARE_TUI_HTTP_TRANSPORT='curl' names no transport" in capsys.readouterr().err
-    with sqlite3.connect(store) as db:
-        assert db.execute("SELECT count(*) FROM judgings").fetchone() == (0,)

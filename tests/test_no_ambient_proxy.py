@@ -86,9 +86,7 @@ def test_the_trap_catches_a_client_that_trusts_the_environment(proxy):
     assert proxy.connections >= 1
 
 
-@pytest.mark.parametrize("transport", ["wire", "aiohttp", "httpx"])
-def test_a_golden_set_run_ignores_the_proxy(tmp_path, store, proxy, monkeypatch, transport):
-    monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", transport)
+def test_a_golden_set_run_ignores_the_proxy(tmp_path, store, proxy):
     goldset = load(write_set(tmp_path / "set", {"t1": "billing", "t2": "billing"}))
     with FakeServer(default=text("billing")) as server:
         prepared = prepare_run(store, goldset, entry("cand", server.url), RunOverrides(), environ={})
@@ -117,9 +115,7 @@ def test_a_tool_call_run_ignores_the_proxy(proxy):
     assert len(chats) == 2 and len(run.results) == 2
 
 
-@pytest.mark.parametrize("transport", ["wire", "aiohttp", "httpx"])
-def test_a_judge_run_ignores_the_proxy(tmp_path, store, proxy, monkeypatch, transport):
-    monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", transport)
+def test_a_judge_run_ignores_the_proxy(tmp_path, store, proxy):
     goldset = golden(tmp_path)
     base = add_run(store, goldset, "base-model", {t: scored("bug") for t in TASKS})
     cand = add_run(store, goldset, "cand-model", {t: scored("billing") for t in TASKS})

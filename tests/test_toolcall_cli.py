@@ -116,17 +116,6 @@ def test_a_provider_key_is_refused_before_anything_is_sent(tmp_path, capsys, mon
     assert code == 2 and "provider API key" in err and "a" * 40 not in err
 
 
-def test_an_unknown_transport_is_refused_before_anything_is_sent_or_stored(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("COMPARE_TUI_HTTP_TRANSPORT", "curl")
-    with FakeServer(default=PARIS) as server:
-        code, _, err = toolcall(tmp_path, server.url, "--scenario", "S01", capsys=capsys)
-        assert server.requests == []
-    assert code == 2 and "COMPARE_TUI_HTTP_TRANSPORT='curl' names no transport" in err
-    if (tmp_path / "runs.sqlite").exists():
-        with sqlite3.connect(tmp_path / "runs.sqlite") as db:
-            assert db.execute("SELECT count(*) FROM toolcall_runs").fetchone() == (0,)
-
-
 def test_a_virtual_key_is_sent_as_bearer(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("TC_KEY", "vk-team-123")
     with FakeServer(default=PARIS) as server:

@@ -8,11 +8,11 @@ check the measurement, not the small models (the full figures come from the CLI)
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from compare_tui import local
 from compare_tui.catalogue import load_catalogue
+from compare_tui.endpoint.client import chat_client
 from compare_tui.engine.client import chat_chunks
 from compare_tui.toolcall import RunRequest, RunSettings, ToolcallOutcome, classify, execute, official_suite, select
 
@@ -44,7 +44,7 @@ async def test_an_unknown_tool_choice_string_is_a_400_naming_it(local_cluster):
     # matches no signature, so only the heuristic calls it unsupported, and says unconfirmed.
     server = local_cluster.server("smollm2-135m")
     body = SUITE.scenarios[0].request_body("smollm2-135m", max_tokens=4, temperature=0) | {"tool_choice": "bogus"}
-    async with httpx.AsyncClient() as client:
+    async with chat_client(timeout_s=60) as client:
         exchange = await chat_chunks(client, server.endpoint, body, timeout_s=60)
     assert exchange.status == 400 and "Invalid tool_choice" in (exchange.server_message or "")
     verdict = classify(exchange)

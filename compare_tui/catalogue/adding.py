@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from compare_tui.catalogue.editing import read_for_edit, save, with_entry
 from compare_tui.catalogue.errors import CatalogueEditError, ModelRefused
 from compare_tui.catalogue.gateway import check_key
-from compare_tui.catalogue.keys import key_headers, mask_provider_keys, resolve_key
+from compare_tui.catalogue.keys import mask_provider_keys, resolve_key
 from compare_tui.catalogue.loader import validation_problems
 from compare_tui.catalogue.models import ModelEntry, ServingNotes
 from compare_tui.catalogue.pinning import WeightPins, hf_snapshot, pin_weights, weight_files
@@ -33,6 +33,7 @@ from compare_tui.catalogue.provenance import HOST_ATTESTED
 from compare_tui.catalogue.server_facts import READ_FROM_SERVER
 from compare_tui.catalogue.serving_check import check_loaded
 from compare_tui.catalogue.verify import Progress
+from compare_tui.endpoint import key_headers
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ import json
 from typing import TYPE_CHECKING
 
 from compare_tui.catalogue.errors import ModelRefused
-from compare_tui.catalogue.keys import key_headers, mask_provider_keys, needs_gateway_confirmation, redact
+from compare_tui.catalogue.keys import mask_provider_keys, needs_gateway_confirmation, redact
 from compare_tui.catalogue.models import ModelEntry
+from compare_tui.endpoint import Endpoint, key_headers
 
 if TYPE_CHECKING:
     import httpx  # imported when a key is checked: importing httpx pulls in Rich (its CLI)
@@ -31,11 +32,6 @@ TIMEOUT_S = 5.0
 BY_KEY_INFO = "the gateway's /key/info"
 BY_MODELS = "GET /models with the key (the gateway has no key database)"
 BY_LISTING = "GET /models with the key"
-
-
-def _root(endpoint: str) -> str:
-    base = endpoint.rstrip("/")
-    return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
 def _message(response: httpx.Response, key: str) -> str:
@@ -73,13 +69,16 @@ def check_key(
         return None
     import httpx
 
+    from compare_tui.endpoint.client import probe_client
+
     headers = key_headers(key)
-    models_url = f"{entry.endpoint.rstrip('/')}/models"
+    at = Endpoint(entry.endpoint)
+    models_url = at.models_url
     gateway_key = needs_gateway_confirmation(entry, key)
     try:
-        with httpx.Client(timeout=timeout_s, follow_redirects=False, trust_env=False, transport=transport) as client:
+        with probe_client(timeout_s=timeout_s, transport=transport) as client:
             if gateway_key:
-                info = client.get(f"{_root(entry.endpoint)}/key/info", headers=headers)
+                info = client.get(at.beside("key/info"), headers=headers)
                 if info.status_code == 200 and isinstance(_json(info), dict):
                     return BY_KEY_INFO
                 listing = client.get(models_url, headers=headers)

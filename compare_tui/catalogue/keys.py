@@ -163,12 +163,6 @@ def _provider_key_refusal(entry: ModelEntry, var: str, provider: str) -> str:
     )
 
 
-def key_headers(key: str | None) -> dict[str, str]:
-    """The request headers that carry an entry's (virtual) key: `Authorization: Bearer KEY`,
-    or none without a key. Every client to a model endpoint builds them here, once."""
-    return {"Authorization": f"Bearer {key}"} if key else {}
-
-
 def redact(text: str, secrets: Iterable[str]) -> str:
     """`text` with every occurrence of every non-empty secret replaced by "[redacted]".
 

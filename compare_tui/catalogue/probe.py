@@ -4,7 +4,8 @@
 identified by what it answers: vLLM by its `/v1/models` fields, llama.cpp by `/props`,
 Ollama by `/api/tags` (+ `/api/show`). Each failure that stops an add is one
 `EndpointProbeError` line; a stack that offers no self-description just adds no facts.
-Requests go where the user pointed, never through an ambient proxy (`trust_env=False`).
+Requests go where the user pointed, through the endpoint's probe client (never through an
+ambient proxy, no redirects followed).
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from compare_tui.catalogue.server_facts import (
     listed_model,
     model_ids,
 )
+from compare_tui.endpoint import Endpoint
+from compare_tui.endpoint.client import probe_client
 from compare_tui.endpoint.fingerprint import APPLY_TEMPLATE_PROBE, serving_fingerprint, template_mode_of
-
-MAX_BODY_BYTES = 4_000_000
-"""A self-description larger than this is not one (a chat template is a few KiB)."""
+from compare_tui.endpoint.props import MAX_PROPS_BYTES, PropsUnavailable, fetch_props
 
 
 @dataclass
@@ -41,17 +42,10 @@ class ProbeResult:
     """How the server is configured and what it loaded (`endpoint.fingerprint`)."""
 
 
-def server_root(endpoint: str) -> str:
-    """`http://host:port/v1` -> `http://host:port`: llama.cpp and Ollama serve their own
-    APIs beside `/v1`, not under it."""
-    base = endpoint.rstrip("/")
-    return base[: -len("/v1")] if base.endswith("/v1") else base
-
-
 def _get(client: httpx.Client, method: str, url: str, **kwargs: Any) -> tuple[int, Any]:
     """(status, parsed JSON or None). Transport failures propagate as httpx errors."""
     response = client.request(method, url, **kwargs)
-    if len(response.content) > MAX_BODY_BYTES:
+    if len(response.content) > MAX_PROPS_BYTES:
         return response.status_code, None
     try:
         return response.status_code, response.json()
@@ -93,10 +87,10 @@ def probe_endpoint(
 
     Raises `EndpointProbeError` when the endpoint cannot be reached, is not
     OpenAI-compatible, or does not serve the model; the message never carries `headers`."""
-    base = endpoint.rstrip("/")
-    with httpx.Client(trust_env=False, timeout=timeout_s, headers=headers or {}, transport=transport) as client:
+    at = Endpoint(endpoint)
+    with probe_client(timeout_s=timeout_s, headers=headers, transport=transport) as client:
         try:
-            status, listing = _get(client, "GET", f"{base}/models")
+            status, listing = _get(client, "GET", at.models_url)
         except httpx.HTTPError as exc:
             raise EndpointProbeError(
                 f"cannot reach {endpoint} ({type(exc).__name__}: {str(exc)[:120] or 'no answer'}); "
@@ -111,7 +105,7 @@ def probe_endpoint(
         if ids is None:
             got = f"HTTP {status}" if status != 200 else "a body without a `data` list"
             raise EndpointProbeError(
-                f"{endpoint} is not an OpenAI-compatible API: GET {base}/models gave {got}; "
+                f"{endpoint} is not an OpenAI-compatible API: GET {at.models_url} gave {got}; "
                 "give the base URL that serves /chat/completions (usually ending in /v1)"
             )
         chosen = _choose_model(model, name, ids, endpoint)
@@ -119,26 +113,28 @@ def probe_endpoint(
         result = ProbeResult(model=chosen, ids=ids, facts=facts)
         listed = listed_model(listing, chosen)
         vllm = from_vllm(listed)
-        root = server_root(base)
         if vllm is not None:
             facts.merge(vllm)
-            version = _optional(client, "GET", f"{root}/version")
+            version = _optional(client, "GET", at.beside("version"))
             sources = ("GET /v1/models", "GET /version") if version is not None else ("GET /v1/models",)
             result.fingerprint = serving_fingerprint(listed=listed, version=version, sources=sources)
             return _with_gateway(result, gateway, props_found=False)
-        props = _optional(client, "GET", f"{root}/props")
+        try:
+            props: dict[str, Any] | None = fetch_props(at, client=client, timeout_s=timeout_s)
+        except PropsUnavailable:
+            props = None
         llama = from_llama_props(props)
         if llama is not None:
             facts.merge(llama)
-            mode = template_mode_of(*_answer(client, "POST", f"{root}/apply-template", json=APPLY_TEMPLATE_PROBE))
+            mode = template_mode_of(*_answer(client, "POST", at.beside("apply-template"), json=APPLY_TEMPLATE_PROBE))
             if mode is not None:
                 facts.extra["template_mode"] = mode
             sources = ("GET /props", "POST /apply-template") if mode else ("GET /props",)
             result.fingerprint = serving_fingerprint(props=props, template_mode=mode, sources=sources)
             return _with_gateway(result, gateway, props_found=True)
-        tags = _optional(client, "GET", f"{root}/api/tags")
+        tags = _optional(client, "GET", at.beside("api/tags"))
         if isinstance(tags, dict) and isinstance(tags.get("models"), list):
-            show = _optional(client, "POST", f"{root}/api/show", json={"model": chosen})
+            show = _optional(client, "POST", at.beside("api/show"), json={"model": chosen})
             ollama = from_ollama(tags, show, chosen)
             if ollama is not None:
                 facts.merge(ollama)

@@ -1,5 +1,8 @@
-"""The one seam to a model endpoint: where its APIs live, and (as it grows) the one client,
-probe and server-facts reader that every runner, the catalogue and the probes use.
+"""The one seam to a model endpoint: where its APIs live (`Endpoint`), the key header
+(`key_headers`), every client to it (`endpoint.client`: `chat_client` for chat requests,
+`probe_client` for probes) and llama.cpp's `/props` (`endpoint.props.fetch_props`). Every
+runner, the catalogue and the probes use it. This module imports no HTTP library (importing
+one is slow), its submodules do.
 
 An endpoint in the catalogue is the OpenAI-compatible base URL (`http://host:port/v1`). Servers
 serve their own APIs beside `/v1`, not under it (llama.cpp `/props`, `/metrics`; Ollama
@@ -10,7 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Endpoint", "server_root"]
+__all__ = ["Endpoint", "key_headers", "server_root"]
+
+
+def key_headers(key: str | None) -> dict[str, str]:
+    """The request headers that carry an entry's (virtual) key: `Authorization: Bearer KEY`,
+    or none without a key. Every client to a model endpoint builds them here, once."""
+    return {"Authorization": f"Bearer {key}"} if key else {}
 
 
 def server_root(base_url: str) -> str:

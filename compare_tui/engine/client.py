@@ -22,10 +22,9 @@ from typing import Any, TypeAlias
 
 import msgspec
 
+from compare_tui.endpoint.client import ChatClient, StreamedResponse, classify_exception, open_post
 from compare_tui.engine.sse import SseError, SseFramer
 from compare_tui.engine.stream import StreamAccumulator, accumulate_message
-from compare_tui.engine.transport import ChatClient, ChatResponse, classify_exception, open_post
-from compare_tui.engine.wire import WirePool
 from compare_tui.vocabulary import RETRYABLE_CLASSES, ErrorClass
 
 
@@ -114,7 +113,7 @@ def chat_url(endpoint: str) -> str:
     return endpoint.rstrip("/") + "/chat/completions"
 
 
-Reader: TypeAlias = Callable[[ChatResponse, Any], Awaitable[None]]
+Reader: TypeAlias = Callable[[StreamedResponse, Any], Awaitable[None]]
 
 
 async def stream_chat(
@@ -125,8 +124,8 @@ async def stream_chat(
     headers: dict[str, str] | None = None,
     timeout_s: float = 120.0,
 ) -> Exchange:
-    """POST `body` (with `stream` true) and read the SSE stream to `[DONE]` or its end, through
-    the wire client, an aiohttp session (`transport.chat_session`) or an httpx client, folded
+    """POST `body` (with `stream` true) through the endpoint's chat client
+    (`endpoint.client.chat_client`) and read the SSE stream to `[DONE]` or its end, folded
     into an answer."""
     ex = Exchange()
     await _send(
@@ -166,20 +165,9 @@ async def _send(
     ex.sent_ns = time.perf_counter_ns()
     url = chat_url(endpoint)
     try:
-        if isinstance(client, WirePool):
-            # No context-manager layers on the hot path, and no timer per request: the pool
-            # keeps every deadline on one timer (`wire.WirePool.request`).
-            response = await client.request(url, payload, request_headers, timeout_s=timeout_s)
-            try:
-                await _answer(response, ex, read)
-            except BaseException:
-                client.release(response, failed=True)
-                raise
-            client.release(response)
-        else:
-            async with asyncio.timeout(timeout_s):
-                async with open_post(client, url, payload, request_headers) as streamed:
-                    await _answer(streamed, ex, read)
+        async with asyncio.timeout(timeout_s):
+            async with open_post(client, url, payload, request_headers) as streamed:
+                await _answer(streamed, ex, read)
     except TimeoutError:
         ex.error_class, ex.error = ErrorClass.TIMEOUT, f"no complete answer within {timeout_s:g} s"
     except Exception as exc:  # noqa: BLE001 - classified below; anything unknown is re-raised
@@ -191,7 +179,7 @@ async def _send(
         ex.ended_ns = time.perf_counter_ns()
 
 
-async def _answer(response: ChatResponse, ex: Exchange, read: Reader) -> None:
+async def _answer(response: StreamedResponse, ex: Exchange, read: Reader) -> None:
     """Read a 200 answer with `read`; read and classify any other status."""
     ex.status = response.status
     if response.status != 200:
@@ -202,7 +190,7 @@ async def _answer(response: ChatResponse, ex: Exchange, read: Reader) -> None:
     await read(response, ex)
 
 
-async def _folded_body(response: ChatResponse, ex: Exchange) -> None:
+async def _folded_body(response: StreamedResponse, ex: Exchange) -> None:
     raw = await response.read()
     ex.bytes_in = len(raw)
     ex.ended_ns = time.perf_counter_ns()
@@ -212,7 +200,7 @@ async def _folded_body(response: ChatResponse, ex: Exchange) -> None:
         ex.error_class, ex.error = ErrorClass.MALFORMED_RESPONSE, f"the response body is not JSON: {exc}"
 
 
-async def _read_capped(response: ChatResponse, ex: Exchange) -> bytes | None:
+async def _read_capped(response: StreamedResponse, ex: Exchange) -> bytes | None:
     """The whole body, or None (and `TOO_LARGE`) once it passes `MAX_RAW_BYTES`."""
     parts: list[bytes] = []
     async for chunk in response.chunks():
@@ -228,7 +216,7 @@ async def _read_capped(response: ChatResponse, ex: Exchange) -> bytes | None:
     return None if ex.error_class else b"".join(parts)
 
 
-async def _raw_body(response: ChatResponse, ex: RawExchange) -> None:
+async def _raw_body(response: StreamedResponse, ex: RawExchange) -> None:
     raw = await _read_capped(response, ex)
     if raw is None:
         return
@@ -241,7 +229,7 @@ async def _raw_body(response: ChatResponse, ex: RawExchange) -> None:
         _in_band_error(ex, _error_text(ex.body["error"]), "HTTP 200 carrying an error")
 
 
-async def _raw_chunks(response: ChatResponse, ex: RawExchange) -> None:
+async def _raw_chunks(response: StreamedResponse, ex: RawExchange) -> None:
     framer = SseFramer()
     try:
         async for raw in response.chunks():
@@ -294,7 +282,7 @@ def _has_token(chunk: Any) -> bool:
     return False
 
 
-async def _read_stream(response: ChatResponse, ex: Exchange) -> None:
+async def _read_stream(response: StreamedResponse, ex: Exchange) -> None:
     framer = SseFramer()
     acc = StreamAccumulator(sent_ns=ex.sent_ns)
     ex.acc = acc
@@ -367,7 +355,7 @@ def _chunk(data: str | bytes) -> Any:
     return json.loads(data)
 
 
-def _classify_status(response: ChatResponse, raw: bytes, ex: Exchange) -> None:
+def _classify_status(response: StreamedResponse, raw: bytes, ex: Exchange) -> None:
     status = response.status
     message = error_message(raw)
     ex.server_message = message or None

@@ -7,6 +7,7 @@ is None, and a server that will not answer is recorded as {"error": ...}, never 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -20,7 +21,9 @@ from typing import Any
 import httpx
 
 from compare_tui import __version__
-from compare_tui.engine.wire import WireError, WirePool
+from compare_tui.endpoint import Endpoint
+from compare_tui.endpoint.client import probe_client
+from compare_tui.endpoint.props import PropsUnavailable, fetch_props
 
 TEMPLATE_KEEP_CHARS = 2000
 """How much of a chat template is stored verbatim; the sha256 covers the whole of it."""
@@ -63,41 +66,19 @@ def capture_environment(
     }
 
 
-def _server_root(base_url: str) -> str:
-    """llama-server serves /props beside /v1, not under it."""
-    base = base_url.rstrip("/")
-    return base[: -len("/v1")] if base.endswith("/v1") else base
-
-
-async def _get_json(
-    client: httpx.AsyncClient | WirePool, url: str, headers: Mapping[str, str] | None, timeout: float
-) -> Any:
-    """GET and parse JSON; raises with a message fit to store (never echoing the headers,
-    which may hold a key)."""
-    if isinstance(client, WirePool):
-        status, raw = await _wire_get(client, url, headers, timeout)
-    else:
-        try:
-            response = await client.get(url, headers=headers, timeout=timeout)
-        except httpx.HTTPError as exc:
-            raise LookupError(f"GET {url} failed: {type(exc).__name__}: {exc}") from None
-        status, raw = response.status_code, response.content
-    if status != 200:
-        raise LookupError(f"GET {url} returned HTTP {status}")
+def _get_json(client: httpx.Client, url: str) -> Any:
+    """GET and parse JSON; raises LookupError with a message fit to store (never echoing the
+    headers, which may hold a key)."""
     try:
-        return json.loads(raw)
+        response = client.get(url)
+    except httpx.HTTPError as exc:
+        raise LookupError(f"GET {url} failed: {type(exc).__name__}: {exc}") from None
+    if response.status_code != 200:
+        raise LookupError(f"GET {url} returned HTTP {response.status_code}")
+    try:
+        return json.loads(response.content)
     except ValueError:
         raise LookupError(f"GET {url} did not return JSON") from None
-
-
-async def _wire_get(client: WirePool, url: str, headers: Mapping[str, str] | None, timeout: float) -> tuple[int, bytes]:
-    try:
-        async with client.exchange(url, b"", headers or {}, method="GET", timeout_s=timeout) as response:
-            return response.status, await response.read()
-    except TimeoutError:
-        raise LookupError(f"GET {url} failed: no answer within {timeout:g} s") from None
-    except WireError as exc:
-        raise LookupError(f"GET {url} failed: {type(exc).__name__}: {exc}") from None
 
 
 def _props_identity(props: Any) -> dict[str, Any]:
@@ -122,32 +103,44 @@ def _props_identity(props: Any) -> dict[str, Any]:
 
 
 async def fetch_server_identity(
-    client: httpx.AsyncClient | WirePool,
     base_url: str,
     headers: Mapping[str, str] | None = None,
     *,
     timeout: float = 10.0,
+    transport: httpx.BaseTransport | None = None,
+) -> dict[str, Any]:
+    """`server_identity` in a thread (two quick GETs through the endpoint's probe client)."""
+    return await asyncio.to_thread(server_identity, base_url, headers, timeout=timeout, transport=transport)
+
+
+def server_identity(
+    base_url: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    timeout: float = 10.0,
+    transport: httpx.BaseTransport | None = None,
 ) -> dict[str, Any]:
     """Ask the server what it is: model ids from `{base}/models`, and for llama.cpp the
-    build, chat template, context size and slots from `{root}/props`.
+    build, chat template, context size and slots from `/props` (`endpoint.props`).
 
     Returns {"base_url", "models": {"ids": [...]} | {"error"}, "props": {...} | {"error"} |
     None}. `props` is None when the server has no /props (HTTP 404: not llama.cpp). Never
     raises: each failure is recorded as {"error": "..."} in its place."""
-    base = base_url.rstrip("/")
-    identity: dict[str, Any] = {"base_url": base}
-    try:
-        listing = await _get_json(client, f"{base}/models", headers, timeout)
-        data = listing.get("data") if isinstance(listing, dict) else None
-        if not isinstance(data, list):
-            raise LookupError(f"GET {base}/models: no `data` list in the answer")
-        identity["models"] = {"ids": [m.get("id") for m in data if isinstance(m, dict)]}
-    except Exception as exc:  # noqa: BLE001 - identity is evidence, not a precondition
-        identity["models"] = {"error": str(exc)}
-    try:
-        identity["props"] = _props_identity(await _get_json(client, f"{_server_root(base)}/props", headers, timeout))
-    except LookupError as exc:
-        identity["props"] = None if "HTTP 404" in str(exc) else {"error": str(exc)}
-    except Exception as exc:  # noqa: BLE001
-        identity["props"] = {"error": f"{type(exc).__name__}: {exc}"}
+    at = Endpoint(base_url.rstrip("/"))
+    identity: dict[str, Any] = {"base_url": at.base_url}
+    with probe_client(timeout_s=timeout, headers=headers, transport=transport) as client:
+        try:
+            listing = _get_json(client, at.models_url)
+            data = listing.get("data") if isinstance(listing, dict) else None
+            if not isinstance(data, list):
+                raise LookupError(f"GET {at.models_url}: no `data` list in the answer")
+            identity["models"] = {"ids": [m.get("id") for m in data if isinstance(m, dict)]}
+        except Exception as exc:  # noqa: BLE001 - identity is evidence, not a precondition
+            identity["models"] = {"error": str(exc)}
+        try:
+            identity["props"] = _props_identity(fetch_props(at, client=client, timeout_s=timeout))
+        except PropsUnavailable as exc:
+            identity["props"] = None if exc.status == 404 else {"error": str(exc)}
+        except Exception as exc:  # noqa: BLE001
+            identity["props"] = {"error": f"{type(exc).__name__}: {exc}"}
     return identity

@@ -12,16 +12,15 @@ from compare_tui.catalogue import (
     ModelEntry,
     ModelRefused,
     check_key,
-    key_headers,
     refuse_if_needed,
     resolve_key,
     verify_weights,
 )
 from compare_tui.catalogue.provenance import ProvenanceLabel
+from compare_tui.endpoint import key_headers
 from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
 from compare_tui.engine.serving import ServingReader, check_serving, read_serving
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
-from compare_tui.engine.transport import TransportChoiceError, check_transport_choice
 from compare_tui.errors import CompareTuiError
 from compare_tui.goldset.digest import input_digest
 from compare_tui.goldset.models import GoldenSet
@@ -101,8 +100,7 @@ def prepare_run(
     pins is refused always."""
     try:
         settings = resolve_settings(goldset, overrides)
-        check_transport_choice()
-    except (ValueError, TransportChoiceError) as exc:
+    except ValueError as exc:
         raise RunRefusedError(entry.name, str(exc)) from None
     estimate = estimate_spend(goldset, entry.cost, settings)
     refusal = check_spend(estimate, max_cost)

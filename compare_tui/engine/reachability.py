@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable
 import httpx
 
 from compare_tui.catalogue import ModelEntry
+from compare_tui.endpoint import Endpoint
+from compare_tui.endpoint.client import probe_client
 from compare_tui.engine.prepare import RunRefusedError
-from compare_tui.engine.transport import probe_client
 
 TIMEOUT_S = 2.0
 
@@ -30,7 +31,7 @@ def probe_endpoint(endpoint: str, timeout_s: float = TIMEOUT_S) -> str:
     """`healthy`, `up (HTTP 401: wants a key)`, `HTTP 503`, or `unreachable: <why>`."""
     try:
         with probe_client(timeout_s=timeout_s) as client:
-            response = client.get(f"{endpoint.rstrip('/')}/models")
+            response = client.get(Endpoint(endpoint).models_url)
     except httpx.TimeoutException:
         return f"unreachable: no answer in {timeout_s:g} s"
     except httpx.HTTPError as exc:

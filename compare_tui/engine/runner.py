@@ -21,13 +21,11 @@ import asyncio
 import gc
 import random
 from collections import Counter
-from contextlib import AsyncExitStack
 from dataclasses import asdict
 from functools import partial
 from typing import Any
 
-import httpx
-
+from compare_tui.endpoint.client import TRANSPORT, ChatClient, chat_client
 from compare_tui.engine.audit import audit_values_of
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.environment import capture_environment, fetch_server_identity
@@ -36,8 +34,6 @@ from compare_tui.engine.gpu import GpuSampler
 from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body
 from compare_tui.engine.retry import RetryPolicy, with_retries
-from compare_tui.engine.transport import ChatClient, chat_session, endpoint_client, make_transport, transport_name
-from compare_tui.engine.wire import WirePool
 from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task
 from compare_tui.scoring import score
@@ -71,14 +67,12 @@ class RunExecutor:
         *,
         observer: RunObserver | None = None,
         retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
         gpu_sampler: GpuSampler | None = None,
     ) -> None:
         self.store = store
         self.p = prepared
         self.observer = observer or _Quiet()
         self.retry = retry or RetryPolicy()
-        self.transport = transport
         self.gpu_sampler = gpu_sampler
         self._rng = random.Random()
         self._counts: Counter[str] = Counter()
@@ -121,29 +115,9 @@ class RunExecutor:
         self.store.update_run_status(run.id, RunStatus.RUNNING, started_at=run.started_at or now_iso())
         sampler = self._sampler()
         status, error = RunStatus.INTERRUPTED.value, None
-        # The chat requests skip httpx when they can (transport.py says why); so does the
-        # server's identity when they go through the wire client, which sends it too.
-        native = (
-            None
-            if self.transport is not None
-            else chat_session(timeout_s=settings.timeout_s, concurrency=settings.concurrency)
-        )
-        transport = self.transport
-        if transport is None and native is not None and not isinstance(native, WirePool):
-            transport = make_transport(settings.concurrency)
-        async with AsyncExitStack() as stack:
-            client: httpx.AsyncClient | WirePool
-            chat: ChatClient
-            if isinstance(native, WirePool):
-                client = chat = await stack.enter_async_context(native)
-            else:
-                client = chat = await stack.enter_async_context(
-                    endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency, transport=transport)
-                )
-                if native is not None:
-                    chat = await stack.enter_async_context(native)
+        async with chat_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency) as chat:
             try:
-                identity = await fetch_server_identity(client, self.p.entry.endpoint, self.p.headers)
+                identity = await fetch_server_identity(self.p.entry.endpoint, self.p.headers)
                 # A run started before is being resumed: each resume is kept (the report says the
                 # run was interrupted, and that its hardware time includes the pause).
                 resumes = list(run.environment.get("resumes", []))
@@ -152,7 +126,7 @@ class RunExecutor:
                 self.store.update_run(
                     run.id,
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
-                    | {"http_transport": transport_name(transport, native=native), "key_check": self.p.key_check}
+                    | {"http_transport": TRANSPORT, "key_check": self.p.key_check}
                     | ({"resumes": resumes} if resumes else {}),
                 )
                 done_before = len(self.p.goldset.tasks) - len(pending)

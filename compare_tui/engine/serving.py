@@ -14,10 +14,11 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from compare_tui.catalogue import HardwareCost, ModelEntry, ModelRefused, TokenPriceCost, key_headers, resolve_key
+from compare_tui.catalogue import HardwareCost, ModelEntry, ModelRefused, TokenPriceCost, resolve_key
 from compare_tui.catalogue.errors import EndpointProbeError
 from compare_tui.catalogue.probe import probe_endpoint
 from compare_tui.catalogue.serving_check import catalogue_differences, catalogue_fingerprint, check_loaded
+from compare_tui.endpoint import key_headers
 from compare_tui.endpoint.fingerprint import FIELDS, differences_text, shown
 from compare_tui.store import utc_now
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from compare_tui.catalogue import ModelEntry
+from compare_tui.endpoint.client import ChatClient
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.retry import RetryPolicy, with_retries
-from compare_tui.engine.transport import ChatClient
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from compare_tui.catalogue import ModelEntry
 from compare_tui.engine.prepare import RunRefusedError, check_model
-from compare_tui.engine.transport import TransportChoiceError, check_transport_choice
 from compare_tui.errors import CompareTuiError
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.judge.answers import StoredAnswer, expected_text, judged_answers, task_text
@@ -47,10 +46,6 @@ def load_run_set(run: RunRecord, set_path: str | Path | None) -> GoldenSet:
 
 
 def _check_judge(entry: ModelEntry, environ: Mapping[str, str] | None) -> tuple[str, dict[str, str]]:
-    try:
-        check_transport_choice()  # before the judging is stored, as a run's `prepare_run` does
-    except TransportChoiceError as exc:
-        raise JudgingRefused(str(exc)) from None
     try:
         return check_model(entry, environ=environ)
     except RunRefusedError as exc:

@@ -11,13 +11,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from compare_tui.catalogue import ModelEntry
+from compare_tui.endpoint.client import ChatClient, chat_client
 from compare_tui.engine.audit import audit_row
 from compare_tui.engine.client import Exchange
 from compare_tui.engine.retry import RetryPolicy
-from compare_tui.engine.transport import ChatClient, chat_session, endpoint_client
 from compare_tui.judge.call import JudgeReply, JudgeSettings, ask_judge
 from compare_tui.judge.pairs import preferred_side
 from compare_tui.judge.parse import UNPARSEABLE, ParsedReply, parse_grade_reply, parse_pair_reply, parse_scale_reply
@@ -125,7 +123,6 @@ async def execute_judging(
     store: Store,
     plan: JudgingPlan,
     *,
-    transport: httpx.AsyncBaseTransport | None = None,
     retry: RetryPolicy | None = None,
     progress: Progress | None = None,
 ) -> JudgingTally:
@@ -137,9 +134,6 @@ async def execute_judging(
     settings = plan.settings
     if not todo:
         return JudgingTally(0, len(plan.jobs), 0)
-    # The judge's requests go as a run's do (`transport.chat_session`: the wire client unless
-    # COMPARE_TUI_HTTP_TRANSPORT says otherwise); a transport given (tests) keeps httpx.
-    native = chat_session(timeout_s=settings.timeout_s, concurrency=settings.concurrency) if transport is None else None
     jobs: Iterator[JudgeJob] = iter(todo)
     counts = {"done": 0, "failed": 0}
     rng = random.Random()
@@ -164,13 +158,8 @@ async def execute_judging(
             if progress is not None:
                 progress(record, counts["done"], len(todo))
 
-    async with (
-        native
-        if native is not None
-        else endpoint_client(
-            timeout_s=settings.timeout_s, concurrency=settings.concurrency, transport=transport
-        ) as client
-    ):
+    # The judge's requests go through the endpoint's one chat client, as a run's do.
+    async with chat_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency) as client:
         await asyncio.gather(*(worker(client) for _ in range(min(settings.concurrency, len(todo)))))
     return JudgingTally(counts["done"], len(plan.jobs) - len(todo), counts["failed"])
 

@@ -159,7 +159,7 @@ def get_json(port: int, path: str, timeout: float = 2.0) -> tuple[int, dict]:
     """GET http://127.0.0.1:port/path. trust_env=False: a proxy from the environment must
     never see loopback traffic. httpx is imported here, not at module import: it is slow to
     import (and pulls in Rich), and `import compare_tui.local` must stay cheap."""
-    from compare_tui.engine.transport import probe_client
+    from compare_tui.endpoint.client import probe_client
 
     with probe_client(timeout_s=timeout) as client:
         response = client.get(f"http://{HOST}:{port}{path}")
@@ -212,14 +212,16 @@ def read_props(port: int, model_file: Path) -> dict:
     about its chat template; the subset kept in the state file and the catalogue."""
     import hashlib
 
+    from compare_tui.endpoint.props import PropsUnavailable, fetch_props
     from compare_tui.local.gguf_header import read_metadata
 
-    status, props = get_json(port, "/props", timeout=5.0)
-    if status != 200:
+    try:
+        props = fetch_props(f"http://{HOST}:{port}/v1", timeout_s=5.0)
+    except PropsUnavailable as exc:
         raise LocalError(
-            f"llama-server on port {port} answered /props with HTTP {status}",
+            f"llama-server on port {port} gave no /props ({exc})",
             "run `compare-tui local down` and `compare-tui local up` again",
-        )
+        ) from None
     template = str(props.get("chat_template", ""))
     try:
         in_gguf = "tokenizer.chat_template" in read_metadata(model_file, {"tokenizer.chat_template"})

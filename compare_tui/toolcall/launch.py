@@ -12,13 +12,12 @@ import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-import httpx
-
-from compare_tui.catalogue import ModelEntry, check_key, key_headers, refuse_if_needed, resolve_key
+from compare_tui.catalogue import ModelEntry, check_key, refuse_if_needed, resolve_key
+from compare_tui.endpoint import key_headers
+from compare_tui.endpoint.client import ChatClient
 from compare_tui.engine.audit import audit_row
 from compare_tui.engine.client import RawExchange
 from compare_tui.engine.settings import RunSettings
-from compare_tui.engine.transport import check_transport_choice, endpoint_client
 from compare_tui.errors import CompareTuiError
 from compare_tui.store import new_run_id, utc_now
 from compare_tui.toolcall.results import ScenarioResult, ToolcallRun
@@ -111,12 +110,11 @@ async def execute(
     store: ToolcallStore | None = None,
     environ: Mapping[str, str] | None = None,
     on_result: Callable[[int, ScenarioResult], None] | None = None,
-    client: httpx.AsyncClient | None = None,
+    client: ChatClient | None = None,
 ) -> ToolcallRun:
     """Run the request's scenarios and return the finished run (stored as it goes when a
-    store is given). Raises `ToolcallRefused`/`ModelRefused`/`TransportChoiceError` before sending anything."""
+    store is given). Raises `ToolcallRefused`/`ModelRefused` before sending anything."""
     check_request(request)
-    check_transport_choice()  # a misspelt COMPARE_TUI_HTTP_TRANSPORT refuses before anything is stored
     entry = request.entry
     key = resolve_key(entry, environ)
     await asyncio.to_thread(check_key, entry, key)  # the endpoint (a gateway) accepts the key
@@ -138,51 +136,45 @@ async def execute(
         keep_arguments=request.keep_arguments,
         status="running",
     )
-    own = client is None
-    http = client or endpoint_client(timeout_s=request.settings.timeout_s, concurrency=request.settings.concurrency)
-    try:
-        run = replace(run, server_notes=tuple(await probe(http, entry.endpoint, headers)))
-        if store is not None:
-            store.begin(run)
+    run = replace(run, server_notes=tuple(await probe(entry.endpoint, headers)))
+    if store is not None:
+        store.begin(run)
 
-        def sent(scenario: Scenario, exchange: RawExchange) -> None:
-            if store is not None:  # every request to a model endpoint is a row of the audit ledger
-                store.record_audit(
-                    audit_row(
-                        exchange,
-                        endpoint=run.endpoint,
-                        model=run.model_id,
-                        task_id=scenario.id,
-                        attempt=1,
-                        toolcall_run_id=run.id,
-                    )
+    def sent(scenario: Scenario, exchange: RawExchange) -> None:
+        if store is not None:  # every request to a model endpoint is a row of the audit ledger
+            store.record_audit(
+                audit_row(
+                    exchange,
+                    endpoint=run.endpoint,
+                    model=run.model_id,
+                    task_id=scenario.id,
+                    attempt=1,
+                    toolcall_run_id=run.id,
                 )
-
-        def heard(position: int, result: ScenarioResult) -> None:
-            kept = result if request.keep_arguments else result.without_values()
-            if store is not None:
-                store.add_result(run, position, kept)
-            if on_result is not None:
-                on_result(position, kept)
-
-        try:
-            results = await run_scenarios(
-                request.scenarios,
-                endpoint=entry.endpoint,
-                model_id=entry.model,
-                settings=request.settings,
-                headers=headers,
-                on_result=heard,
-                client=client,
-                on_exchange=sent,
             )
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            if store is not None:
-                store.finish(run, "interrupted")
-            raise
-    finally:
-        if own:
-            await http.aclose()
+
+    def heard(position: int, result: ScenarioResult) -> None:
+        kept = result if request.keep_arguments else result.without_values()
+        if store is not None:
+            store.add_result(run, position, kept)
+        if on_result is not None:
+            on_result(position, kept)
+
+    try:
+        results = await run_scenarios(
+            request.scenarios,
+            endpoint=entry.endpoint,
+            model_id=entry.model,
+            settings=request.settings,
+            headers=headers,
+            on_result=heard,
+            client=client,
+            on_exchange=sent,
+        )
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        if store is not None:
+            store.finish(run, "interrupted")
+        raise
     kept = tuple(r if request.keep_arguments else r.without_values() for r in results)
     final = replace(run, status="finished", results=kept)
     if store is not None:

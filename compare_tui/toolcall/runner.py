@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
+from compare_tui.endpoint.client import ChatClient, chat_client
 from compare_tui.engine.client import RawExchange, chat_chunks
 from compare_tui.engine.settings import RunSettings
-from compare_tui.engine.transport import ChatClient, chat_session, endpoint_client
 from compare_tui.toolcall.evaluate import evaluate
 from compare_tui.toolcall.results import ScenarioResult
 from compare_tui.toolcall.scenario import Scenario
@@ -46,9 +46,8 @@ async def run_scenarios(
 ) -> list[ScenarioResult]:
     """One result per scenario, in the order given. `on_exchange(scenario, exchange)` hears
     each request as it ends (for the audit ledger), then `on_result(position, result)` its
-    result (in finishing order). Without `client`, the requests go as a golden-set run's do
-    (`transport.chat_session`: the wire client by default, which learns that llama-server
-    closes a connection after each streamed answer)."""
+    result (in finishing order). Without `client`, the requests go through the endpoint's chat
+    client (`endpoint.client.chat_client`), as a golden-set run's do."""
     gate = asyncio.Semaphore(max(1, settings.concurrency))
 
     async def one(position: int, scenario: Scenario) -> ScenarioResult:
@@ -67,10 +66,7 @@ async def run_scenarios(
         if client is not None:
             http = client
         else:
-            native = chat_session(timeout_s=settings.timeout_s, concurrency=settings.concurrency)
             http = await stack.enter_async_context(
-                native
-                if native is not None
-                else endpoint_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency)
+                chat_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency)
             )
         return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(scenarios))))

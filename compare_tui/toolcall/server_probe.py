@@ -8,20 +8,15 @@ an explained one. Endpoints without `/props` (vLLM, hosted APIs) simply give no 
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
-import httpx
+from compare_tui.endpoint.props import PropsUnavailable, fetch_props
 
 _CAP = re.compile(
     r"['\"]?(supports_tools|supports_tool_calls|supports_parallel_tool_calls)['\"]?\s*:\s*(true|false)", re.I
 )
-
-
-def props_url(endpoint: str) -> str:
-    """`http://host:port/v1` -> `http://host:port/props` (llama-server serves it at the root)."""
-    base = endpoint.rstrip("/")
-    return (base[: -len("/v1")] if base.endswith("/v1") else base) + "/props"
 
 
 def template_caps(props: dict[str, Any]) -> dict[str, bool]:
@@ -51,13 +46,10 @@ def notes_from_props(props: dict[str, Any]) -> list[str]:
     return notes
 
 
-async def probe(client: httpx.AsyncClient, endpoint: str, headers: dict[str, str] | None = None) -> list[str]:
+async def probe(endpoint: str, headers: dict[str, str] | None = None) -> list[str]:
     """Notes from the server's own description; empty when it offers none (never raises)."""
     try:
-        response = await client.get(props_url(endpoint), headers=headers or {}, timeout=3.0)
-        if response.status_code != 200 or len(response.content) > 1_000_000:
-            return []
-        body = response.json()
-    except (httpx.HTTPError, ValueError):
+        body = await asyncio.to_thread(fetch_props, endpoint, headers=headers, timeout_s=3.0)
+    except PropsUnavailable:
         return []
-    return notes_from_props(body) if isinstance(body, dict) else []
+    return notes_from_props(body)
