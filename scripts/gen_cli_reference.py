@@ -98,9 +98,9 @@ def pages() -> dict[str, str]:
     parser = build_parser()
     commands = subcommands(parser)
     index = [
-        HEADER,
         "# Command-line reference",
         "",
+        HEADER,
         "Generated from the parser that `compare-tui` runs, so it lists every command, option, "
         "exit code and example that `--help` prints. Each command has its own page.",
         "",
@@ -120,7 +120,9 @@ def pages() -> dict[str, str]:
     ]
     out = {"cli.md": "\n".join(index)}
     for name, _, sub in commands:
-        out[f"cli-{name}.md"] = HEADER + "\n" + "\n".join(_section(["compare-tui", name], sub, 1))
+        # The comment goes under the title: mkdocs takes a page's title from a leading heading.
+        first, *rest = _section(["compare-tui", name], sub, 1)
+        out[f"cli-{name}.md"] = "\n".join([first, "", HEADER.rstrip("\n"), *rest])
     return out
 
 

@@ -89,10 +89,11 @@ def bench_pages() -> dict[str, str]:
     order = [n for n, _, _ in TOPICS if n in by_page] + ([OTHER[0]] if OTHER[0] in by_page else [])
     for name in order:
         body = _mark_shell_blocks(by_page[name])
-        pages[name] = HEADER + f"# {titles[name]}\n\n" + "\n".join(body).rstrip() + "\n"
+        pages[name] = f"# {titles[name]}\n\n" + HEADER + "\n".join(body).rstrip() + "\n"
     index = [
         "# Benchmarks",
         "",
+        HEADER.rstrip("\n"),
         *[line for line in preamble if line.strip() or True],
         "",
         "| page | sections |",
@@ -101,7 +102,7 @@ def bench_pages() -> dict[str, str]:
     for name in order:
         heads = [h for h, _ in sections if (next((n for n, _, s in TOPICS if h.startswith(s)), OTHER[0])) == name]
         index.append(f"| [{titles[name]}]({name}) | {len(heads)} |")
-    pages["index.md"] = HEADER + "\n".join(_mark_shell_blocks(index)).rstrip() + "\n"
+    pages["index.md"] = "\n".join(_mark_shell_blocks(index)).rstrip() + "\n"
     return pages
 
 
