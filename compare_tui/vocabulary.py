@@ -14,7 +14,7 @@ from enum import StrEnum
 
 
 class Outcome(StrEnum):
-    """The four outcomes of a task (README.md, "Concepts"). `error` means nothing was measured."""
+    """The four outcomes of a task (docs/index.md, "Concepts"). `error` means nothing was measured."""
 
     PASS = "pass"
     FAIL = "fail"

@@ -4,7 +4,7 @@ unsupported naming it; `--skip-invalid-tools` leaves it out and says so.
 
 The scripted loopback server answers as llama.cpp b11434 does: a request offering a schema
 with `"type": "dict"` is refused with 400 "Unable to generate parser for this template …
-unrecognized type dict" (measured on the bundled server, see README "Known limits").
+unrecognized type dict" (measured on the bundled server, see docs/known-limits.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Read and write `models.toml` (README.md, "Model catalogue"). Every problem becomes one line of a
+"""Read and write `models.toml` (docs/catalogue.md). Every problem becomes one line of a
 `CatalogueError` naming the file, the `[[model]]` entry, the field and the fix; no
 traceback or pydantic wording reaches a user, and no value that looks like a key is echoed.
 """

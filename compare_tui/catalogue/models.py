@@ -1,4 +1,4 @@
-"""The model catalogue (README.md, "Model catalogue") as pydantic models.
+"""The model catalogue (docs/catalogue.md) as pydantic models.
 
 Validation here covers shape: types, URL form, digest syntax, names. Whether an entry is
 *runnable* (pins present and consistent) is decided by `refusals.check_entry`, so that a

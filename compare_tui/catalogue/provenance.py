@@ -1,4 +1,4 @@
-"""The two provenance labels (README.md, "Concepts"). Every surface shows these exact strings, so
+"""The two provenance labels (docs/index.md, "Concepts"). Every surface shows these exact strings, so
 they are defined once here and never spelled out anywhere else."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which catalogue entries may be run at all (README.md, "Model catalogue").
+"""Which catalogue entries may be run at all (docs/catalogue.md).
 
 These checks need no file system: they look at the pins as written. Hashing the weights
 against the pins is `verify.verify_weights`, which applies these checks first.

@@ -78,8 +78,8 @@ class _Reuse:
 @functools.cache
 def tls_context() -> ssl.SSLContext:
     """httpx's default TLS settings (certifi's roots), built once per process and shared by
-    both clients: loading the roots takes ~15 ms, which a client made per run (or per judge
-    call) would pay each time."""
+    both clients: loading the roots is slow enough that a client made per run (or per judge
+    call) should not pay it each time."""
     return httpx.create_ssl_context()
 
 

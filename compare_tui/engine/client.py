@@ -51,7 +51,7 @@ class Exchange:
 
     @property
     def retryable(self) -> bool:
-        """Connection failures, 429 and 5xx are retried; nothing else is (issue 4)."""
+        """Connection failures, 429 and 5xx are retried; nothing else is: a 4xx would fail the same way again."""
         return self.error_class in RETRYABLE_CLASSES
 
     def tokens(self) -> tuple[int | None, int | None]:
@@ -311,7 +311,7 @@ async def _read_stream(response: StreamedResponse, ex: Exchange) -> None:
         return
     ex.ended_ns = time.perf_counter_ns()
     if acc.error is not None and upstream_failure(acc.error):
-        # Nothing the model said counts: the gateway lost its upstream (issue 23).
+        # Nothing the model said counts: the gateway lost its upstream.
         ex.error_class = ErrorClass.UPSTREAM
         ex.error = f"the gateway could not reach its upstream (error inside the stream): {acc.error[:500]}"
     elif acc.error is not None:

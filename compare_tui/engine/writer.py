@@ -7,8 +7,8 @@ The transaction runs on the event loop when the store's write lock is free at th
 thread only when another writer holds the lock (the TUI saving a review label, a second run on
 the same store), so the loop never waits in SQLite's busy handler. Why not always on a thread:
 with the thread, the loop and the writer thread handed the GIL to each other on every row,
-which cost about 80 µs of CPU per attempt and more than doubled the engine's p99 at concurrency 64
-(bench/RESULTS.md, "Engine overhead"); a WAL commit at `synchronous = NORMAL` does not fsync,
+which cost more CPU per attempt than the request itself at high concurrency
+(bench/RESULTS.md, "Engine overhead", measures it); a WAL commit at `synchronous = NORMAL` does not fsync,
 so committing a batch on the loop costs its rows' CPU and no disk wait.
 
 With one request in flight (`inline=True`, concurrency 1) there is nothing to group and

@@ -1,4 +1,4 @@
-"""Golden sets: the team's own tasks, each with a way to check the answer (README.md, "Golden-set format").
+"""Golden sets: the team's own tasks, each with a way to check the answer (docs/golden-sets.md).
 
 This module is the public API. `load_golden_set` turns a folder into a checked `GoldenSet`
 or raises `GoldenSetError` naming every file, field and fix; nothing is read at import time.

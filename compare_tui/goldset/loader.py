@@ -1,4 +1,4 @@
-"""Loading a golden set folder: `golden.toml` + `tasks/*.toml|*.json` (README.md, "Golden-set format").
+"""Loading a golden set folder: `golden.toml` + `tasks/*.toml|*.json` (docs/golden-sets.md).
 
 Callers can rely on:
 - `load_golden_set` returns a fully checked `GoldenSet` or raises `GoldenSetError` listing

@@ -1,4 +1,4 @@
-"""The golden-set format (README.md, "Golden-set format") as pydantic models.
+"""The golden-set format (docs/golden-sets.md) as pydantic models.
 
 Field names are fixed: other tools and people's sets depend on them. Unknown fields are
 rejected everywhere (`extra="forbid"`), so a typo is an error, not a silently ignored key.

@@ -1,4 +1,4 @@
-"""Golden sets from the files teams already keep their tasks in (README.md, "Importing a set").
+"""Golden sets from the files teams already keep their tasks in (docs/golden-sets.md, "Importing a set").
 
 This module is the public API. `import_set` reads CSV, JSONL (nested fields by dotted path),
 Parquet, a Hugging Face dataset folder written by `save_to_disk`, a promptfoo test file or

@@ -1,4 +1,4 @@
-"""The report (README.md, "What the report shows"): recommendation, confidence, figures, paired statistics, caveats.
+"""The report (docs/report.md): recommendation, confidence, figures, paired statistics, caveats.
 
 Pure: `build_report(inputs)` computes every figure once from plain inputs; `load_report_inputs`
 is the one function that reads (the store and the golden set). Renderers turn a `Report` into

@@ -292,7 +292,7 @@ def _serving(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
 
 def _gateway(name: str, run_input: RunInput) -> list[Caveat]:
     """What a gateway hid: the serving stack's own account (llama.cpp's `/props`, the `timings`
-    in answers), and the upstream stack as the user stated it, labelled so (issue 23)."""
+    in answers), and the upstream stack as the user stated it, labelled so."""
     entry = run_input.run.model_entry or {}
     gateway = entry.get("gateway")
     if not gateway:

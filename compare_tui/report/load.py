@@ -17,8 +17,8 @@ from compare_tui.store import AmbiguousIdError, RunNotFoundError, Store
 from compare_tui.store.records import RunRecord
 
 # Only what the figures use: validating whole attempt records (answers, tool calls, score
-# data, timestamps) costs ~100 µs a row, which alone would put a 2 × 10,000-task report
-# past its 0.5 s budget (bench/bench_report.py measures both ways side by side).
+# data, timestamps) costs more than the figures' own work, row by row, on a large report
+# (bench/bench_report.py measures both ways side by side).
 _FACT_COLUMNS = (
     "task_id",
     "attempt",

@@ -116,7 +116,7 @@ class AttemptAccessors(StoreBase):
     def attempt_columns(self, run_id: str, columns: Sequence[str]) -> list[dict[str, Any]]:
         """Only `columns` of a run's attempts, as raw row dicts ordered by task then attempt.
 
-        For readers of many rows (the report): validating whole records costs ~100 µs a row.
+        For readers of many rows (the report), which cannot afford to validate whole records.
         JSON columns come back as their stored text.
         """
         unknown = set(columns) - self._NARROW_COLUMNS

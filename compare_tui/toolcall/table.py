@@ -135,7 +135,7 @@ def _caveats(runs: Sequence[ToolcallRun]) -> list[str]:
             "fail (text): the model wrote the tool call as JSON in its answer's content; the server did not "
             "parse it into tool_calls. Check the chat template and the server's tool parser before blaming the model."
         )
-    for run in runs:  # what was printed before sending, kept with the run (issue 37)
+    for run in runs:  # what was printed before sending, kept with the run
         tools_file = run.tools_file or {}
         notes = [str(n) for n in tools_file.get("notes") or []]
         left_out = tools_file.get("left_out") or {}

@@ -160,7 +160,7 @@ class RunRate:
 
 
 def report_pass_rate(store: Store, run_id: str) -> RunRate:
-    """Builds the run's report (blocking): tens of milliseconds, ~0.3 s at 10,000 tasks."""
+    """Builds the run's report (blocking): its cost grows with the run's tasks, so call it off the UI thread."""
     try:
         report = build_report(load_report_inputs(store, run_id))
     except (ReportNotFoundError, StoreError) as exc:

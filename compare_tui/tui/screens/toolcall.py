@@ -93,7 +93,7 @@ class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
         yield DataTable(id="toolcall-runs", cursor_type="row", zebra_stripes=True)
         yield DataTable(id="scenario-table", cursor_type="cell", zebra_stripes=True)
         # The panes under the table scroll with the mouse but take no focus: Tab goes between
-        # the run list and the scenario table, as the README says.
+        # the run list and the scenario table, as docs/tui.md says.
         with VerticalScroll(id="cell-detail-box", can_focus=False):
             yield Static("", id="cell-detail", markup=False)
         with VerticalScroll(id="toolcall-legend-box", can_focus=False):
