@@ -23,6 +23,10 @@ History (never edit a shipped migration; append a new one):
   v8  `bundles`: each `publish` of a read-only HTML bundle (what, where, the page's sha256).
   v9  rubric grades on the 1–5 scale (`compare-tui grade`): a judging of kind `scale` whose
       judgements carry the `grade` and the graded `attempt`.
+  v10 `run_leases`: who executes a run now (one row per run being executed; holder host, pid,
+      process start, token, heartbeat), `lease_takeovers` (each stale lease taken over), and
+      `audit.state`: a request's row is written `sent` before it goes out and completed `done`
+      after; `unknown` when its sender died first, `cancelled` when it stopped reading.
 """
 
 from __future__ import annotations
@@ -273,6 +277,33 @@ which attempt was graded (part of the judgement id, so a new answer is a new gra
 judge's tokens and latency stay on judgements, apart from the candidates' attempts."""
 
 
+_V10 = """
+CREATE TABLE run_leases (
+    run_id TEXT PRIMARY KEY,
+    token TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    process_start TEXT,
+    taken_at TEXT NOT NULL,
+    heartbeat_s REAL NOT NULL
+);
+CREATE TABLE lease_takeovers (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    at TEXT NOT NULL,
+    previous TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    unknown_requests INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX lease_takeovers_by_run ON lease_takeovers(run_id, at);
+ALTER TABLE audit ADD COLUMN state TEXT NOT NULL DEFAULT 'done'
+"""
+"""v10: a run is executed under a lease (`store/leases.py`). `run_id` is text, not a foreign
+key: a tool-call run's id is leased the same way. `heartbeat_s` is the holder's clock in Unix
+seconds. `audit.state` makes every request a row before it is sent (`engine/audit.py`)."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
     # migration and its version bump land together or not at all.
@@ -294,6 +325,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V7),
     _script(_V8),
     _script(_V9),
+    _script(_V10),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 
