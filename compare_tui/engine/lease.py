@@ -1,79 +1,18 @@
-"""This process as a lease holder, and the leases it holds while it executes runs.
+"""The leases this process holds while it executes runs, and their heartbeat.
 
 `store/leases.py` says what a lease is and the rule that makes two executors of one run
-impossible. This module knows the process: its identity (host, pid, start time), whether
-another holder on this host is still alive, and a heartbeat thread that renews every lease
-held (a thread, so a busy event loop or a long scorer never lets a live lease expire).
+impossible; `store/holders.py` says who this process is and whether another holder is alive.
+The heartbeat is a thread, so a busy event loop or a long scorer never lets a live lease expire.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 import threading
-import time
 from collections.abc import Iterable
 
-from compare_tui.store import Holder, Lease, Store, Takeover
-from compare_tui.store.leases import HEARTBEAT_S, stale_reason
-
-_HOLDER: Holder | None = None
-
-
-def process_start(pid: int) -> str | None:
-    """When process `pid` started, as the OS counts it (Linux `/proc/PID/stat` field 22,
-    ticks since boot), or None where unknown. A pid names one process only with this."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: count from its last ")".
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return fields[19] if len(fields) > 19 else None
-
-
-def pid_alive(pid: int) -> bool:
-    """True while a process with this pid exists on this host and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process, alive
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state not in ("Z", "X")
-
-
-def this_process() -> Holder:
-    """This process as a lease holder (one token per process, made on first use)."""
-    global _HOLDER
-    pid = os.getpid()
-    if _HOLDER is None or _HOLDER.pid != pid:  # a forked child is another holder
-        _HOLDER = Holder(socket.gethostname(), pid, process_start(pid), secrets.token_hex(16))
-    return _HOLDER
-
-
-def is_stale(lease: Lease, now_s: float) -> str | None:
-    """Why `lease` is stale (its holder is gone), or None while its holder may be alive."""
-    here = socket.gethostname()
-    local = lease.host == here
-    alive = pid_alive(lease.pid) if local else True
-    start = process_start(lease.pid) if local and alive else None
-    return stale_reason(lease, here, alive, start, now_s)
-
-
-def live_lease(store: Store, run_id: str) -> Lease | None:
-    """The run's lease when a live holder has it (a report says "running since …"), else None."""
-    lease = store.lease_of(run_id)
-    if lease is None or is_stale(lease, time.time()) is not None:
-        return None
-    return lease
+from compare_tui.store import Store, Takeover
+from compare_tui.store.holders import is_stale, this_process
+from compare_tui.store.leases import HEARTBEAT_S
 
 
 class HeldLeases:

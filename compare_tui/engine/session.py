@@ -36,6 +36,7 @@ from compare_tui.engine.events import (
     SessionEnded,
     VerificationProgressed,
 )
+from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import (
     PreparedRun,
     Progress,
@@ -43,15 +44,14 @@ from compare_tui.engine.prepare import (
     prepare_resume,
     prepare_run,
 )
-from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.reachability import refuse_unreachable
 from compare_tui.engine.runner import RunExecutor
 from compare_tui.engine.settings import RunOverrides
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.store import (
     ComparisonRecord,
-    RunNotFoundError,
     RunLeasedError,
+    RunNotFoundError,
     RunRecord,
     RunStatus,
     Store,
@@ -334,8 +334,12 @@ class EngineSession:
         error (the store failed) marks it so too and propagates, naming it in `stopped_run_id`."""
         if self.leases is None:  # prepared elsewhere (an experiment): take the leases now
             self.leases = HeldLeases(self.store)
-            for p in self.prepared:
-                self._take_lease(p.run)
+            try:
+                for p in self.prepared:
+                    self._take_lease(p.run)
+            except BaseException:
+                self.leases.close()
+                raise
         leases = self.leases
         make = executor or (lambda p: RunExecutor(self.store, p, observer=self.observer, leases=leases))
         with self._guard:

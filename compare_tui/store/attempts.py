@@ -90,9 +90,7 @@ class AttemptAccessors(StoreBase):
             if opened:
                 conn.executemany(rows.COMPLETE_AUDIT, [(*rows.audit_params(row), row["id"]) for row in opened])
             try:
-                conn.executemany(
-                    rows.INSERT_AUDIT, [rows.audit_params(row) for row in audits if row.get("id") is None]
-                )
+                conn.executemany(rows.INSERT_AUDIT, [rows.audit_params(row) for row in audits if row.get("id") is None])
             except sqlite3.IntegrityError:
                 run_ids = sorted({row["run_id"] for row in audits})
                 raise StoreError(

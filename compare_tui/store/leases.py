@@ -48,7 +48,7 @@ class Holder:
     """The process's start time as the OS counts it (Linux: ticks since boot), or None where
     unknown; with the pid it names one process, since pids are reused."""
     token: str
-    """Random, per process: what fenced writes check."""
+    """Random, per holder (a session of runs): what fenced writes check."""
 
     def describe(self) -> str:
         return f"pid {self.pid} on {self.host}"
@@ -224,4 +224,6 @@ class LeaseAccessors(StoreBase):
 
 def fenced(conn: sqlite3.Connection, run_id: str, token: str) -> bool:
     """True when `token` holds the run's lease (inside the caller's write transaction)."""
-    return conn.execute("SELECT 1 FROM run_leases WHERE run_id = ? AND token = ?", (run_id, token)).fetchone() is not None
+    return (
+        conn.execute("SELECT 1 FROM run_leases WHERE run_id = ? AND token = ?", (run_id, token)).fetchone() is not None
+    )
