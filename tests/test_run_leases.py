@@ -149,13 +149,17 @@ def _start_run(tmp_path, server, n_tasks: int):
     return proc, store, models, env, first_run_id(store)
 
 
+N_RACE = 100
+
+
 def _chat_requests(server) -> list:
     return [r for r in server.requests if r.path.endswith("/chat/completions")]
 
 
 def test_two_executors_racing_the_second_is_refused_and_sends_nothing(tmp_path):
-    with FakeServer(default=text("ok", chunk_chars=1, chunk_delay_s=0.02)) as server:
-        first, store_path, models, env, run_id = _start_run(tmp_path, server, 30)
+    # 0.3 s a task at concurrency 2 (15 s in all): the first is still executing when the second asks.
+    with FakeServer(default=text("ok", chunk_chars=1, chunk_delay_s=0.3)) as server:
+        first, store_path, models, env, run_id = _start_run(tmp_path, server, N_RACE)
         resume = cli("run", "--resume", run_id, "--models", str(models), "--store", str(store_path))
         second = subprocess.run(resume, env=env, capture_output=True, text=True, timeout=120)
         assert second.returncode == 2, second.stderr
@@ -164,7 +168,7 @@ def test_two_executors_racing_the_second_is_refused_and_sends_nothing(tmp_path):
         with Store.open(store_path) as store:
             assert store.get_run(run_id).status == RunStatus.RUNNING  # the refused one changed nothing
             report = subprocess.run(
-                cli("report", run_id, "--json", "--store", str(store_path)),
+                cli("report", run_id, "--format", "json", "--store", str(store_path)),
                 env=env,
                 capture_output=True,
                 text=True,
@@ -178,7 +182,7 @@ def test_two_executors_racing_the_second_is_refused_and_sends_nothing(tmp_path):
             assert store.get_run(run_id).status == RunStatus.COMPLETED
             audit = store.audit_for_run(run_id)
         asked = [r.task for r in _chat_requests(server)]
-        assert sorted(asked) == task_ids(30)  # each task asked once: nothing came from the second
+        assert sorted(asked) == task_ids(N_RACE)  # each task asked once: nothing came from the second
         assert len(audit) >= len(asked) and {r.state for r in audit} == {"done"}
 
 
@@ -236,8 +240,8 @@ async def test_the_tui_shows_a_lease_refusal_as_a_dialog(tmp_path):
 
 
 def test_an_experiment_skips_a_cell_whose_run_a_live_process_executes(tmp_path):
-    with FakeServer(default=text("ok", chunk_chars=1, chunk_delay_s=0.02)) as server:
-        set_path = write_set(tmp_path / "set", {t: "ok" for t in task_ids(20)})
+    with FakeServer(default=text("ok", chunk_chars=1, chunk_delay_s=0.3)) as server:
+        set_path = write_set(tmp_path / "set", {t: "ok" for t in task_ids(60)})
         models = write_catalogue(tmp_path / "models.toml", server.url)
         store_path = tmp_path / "runs.sqlite"
         env = cli_env(tmp_path / "state")
@@ -260,10 +264,10 @@ def test_an_experiment_skips_a_cell_whose_run_a_live_process_executes(tmp_path):
         out, err = first.communicate(timeout=300)
         assert first.returncode == 0, err
         assert second.returncode == 0, second.stderr
-        said = f"arm 'fake temperature=0': skipped run {run_id} is being executed by pid {first.pid}"
+        said = f"arm 'fake [temperature=0]': skipped run {run_id} is being executed by pid {first.pid}"
         assert said in second.stderr, second.stderr
         arm_one = [r for r in _chat_requests(server) if r.body.get("temperature") == 0]
-        assert sorted(r.task for r in arm_one) == task_ids(20)  # the leased cell was asked once
+        assert sorted(r.task for r in arm_one) == task_ids(60)  # the leased cell was asked once
         with Store.open(store_path) as store:
             assert store.get_run(run_id).status == RunStatus.COMPLETED
             assert len(store.list_runs()) == 2  # one per arm: nothing launched twice
