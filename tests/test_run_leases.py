@@ -40,7 +40,9 @@ def _store_with_run(tmp_path) -> tuple[Store, str]:
 
 
 def _sent_row(run_id: str) -> dict:
-    return audit_values(run_id=run_id, task_id="t1", attempt=1, endpoint="http://127.0.0.1:9/v1", model="m", at="2026-01-01T00:00:00Z")
+    return audit_values(
+        run_id=run_id, task_id="t1", attempt=1, endpoint="http://127.0.0.1:9/v1", model="m", at="2026-01-01T00:00:00Z"
+    )
 
 
 # ---------------------------------------------------------------- the rules, in the store
