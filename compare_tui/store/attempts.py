@@ -171,10 +171,14 @@ class AttemptAccessors(StoreBase):
         return {(row["task_id"], row["attempt"]) for row in self._read(sql, [run_id])}
 
     def record_audit(self, row: AuditRow) -> AuditRow:
-        """Append one request to the audit log; returns it with its assigned id."""
+        """Append one request to the audit log; returns it with its assigned id. A row with an
+        `id` completes the row `open_request` wrote before the request went out."""
         data = rows.to_row(row, columns=rows.AUDIT_COLUMNS)
 
         def work(conn: sqlite3.Connection) -> int:
+            if row.id is not None:
+                conn.execute(rows.COMPLETE_AUDIT, (*rows.audit_params(data), row.id))
+                return row.id
             try:
                 return int(conn.execute(rows.INSERT_AUDIT, rows.audit_params(data)).lastrowid or 0)
             except sqlite3.IntegrityError:
