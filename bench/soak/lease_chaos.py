@@ -17,7 +17,7 @@ broke):
 Executors are forked from this (thread-free) process with compare-tui already imported, so a
 kill point costs milliseconds, not an interpreter start; the server runs in its own process.
 
-    PYTHONPATH=. .venv/bin/python bench/soak/lease_chaos.py [--kills 1000] [--tasks 150] \
+    PYTHONPATH=. .venv/bin/python bench/soak/lease_chaos.py [--kills 1000] [--tasks 300] \
         [--resumers 3] [--seed 35] [--json]
 """
 
@@ -40,13 +40,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from compare_tui.cli import main as cli_main  # noqa: E402  (imported before forking: warm children)
+from compare_tui.catalogue import load_catalogue  # noqa: E402
+from compare_tui.engine import RunOverrides, prepare_run  # noqa: E402
+from compare_tui.goldset import load_golden_set  # noqa: E402
 from compare_tui.store import Store  # noqa: E402
 from tests.support.builders import write_set  # noqa: E402
 from tests.test_chaos_helpers import comparable, report_json, write_catalogue  # noqa: E402
 
 SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
 CONCURRENCY = 4
-DELAY_S = 0.01
+DELAY_S = 0.05
 """Between the two deltas of every answer: a request is in flight long enough to be cut."""
 
 SERVER = r"""
@@ -154,18 +157,12 @@ class Chaos:
             reference_id = store.list_runs()[0].id
         mark = len(self._received())
 
-        # The run under chaos: created and prepared (nothing sent), then only resumed.
+        # The run under chaos: created and prepared here (nothing sent), then only resumed.
         chaos = folder / "chaos.sqlite"
-        children = {self._fork(["run", str(set_path), "--model", "fake", "--store", str(chaos), *common])}
-        self._kill(next(iter(children)), signal.SIGKILL)  # may land before its first request
-        self._reap(children, block=True)
-        run_id = _first_run(chaos)
-        if run_id is None:  # killed before it created the run: create it undisturbed
-            self.kills.subtract({"SIGKILL": 1})
-            children = {self._fork(["run", str(set_path), "--model", "fake", "--store", str(chaos), *common])}
-            self._reap(children, block=True)
-            run_id = _first_run(chaos)
-            assert run_id is not None
+        with Store.open(chaos) as store:
+            entry = load_catalogue(self.models).get("fake")
+            run_id = prepare_run(store, load_golden_set(set_path), entry, RunOverrides(concurrency=CONCURRENCY)).run.id
+        children: set[int] = set()
         landed = 0
         resume = ["run", "--resume", run_id, "--store", str(chaos), "--models", str(self.models)]
         deadline = time.monotonic() + 600
@@ -173,7 +170,7 @@ class Chaos:
             assert time.monotonic() < deadline, f"round {number}: the run did not complete in 600 s"
             while len(children) < (self.resumers if landed < kills_left else 1):
                 children.add(self._fork(resume))
-            time.sleep(self.rng.uniform(0, self.max_gap_s))
+            time.sleep(self.rng.uniform(0.1, self.max_gap_s))  # a forked resumer takes ~0.7 s to its lease here
             self._reap(children)
             if landed < kills_left and children:
                 holder = self._lease_pid(chaos, run_id)
@@ -184,6 +181,7 @@ class Chaos:
         while children:
             self._reap(children, block=True)
         self._check(number, chaos, run_id, reference, reference_id, self._received()[mark:])
+        print(f"round {number}: {landed} kills landed, checks passed", file=sys.stderr, flush=True)
         return landed
 
     def _kill(self, pid: int, sig: signal.Signals) -> bool:
@@ -250,7 +248,7 @@ def _first_run(store: Path) -> str | None:
     return row[0] if row else None
 
 
-def soak(kills: int, tasks: int, resumers: int, seed: int, max_gap_s: float = 0.25) -> dict:
+def soak(kills: int, tasks: int, resumers: int, seed: int, max_gap_s: float = 1.0) -> dict:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="lease-chaos-") as folder:
         chaos = Chaos(Path(folder), resumers, seed, max_gap_s)
@@ -273,7 +271,7 @@ def soak(kills: int, tasks: int, resumers: int, seed: int, max_gap_s: float = 0.
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=1000, help="signals that must land (default 1000)")
-    parser.add_argument("--tasks", type=int, default=150, help="tasks per round (default 150)")
+    parser.add_argument("--tasks", type=int, default=300, help="tasks per round (default 300)")
     parser.add_argument("--resumers", type=int, default=3, help="resumers kept trying at once (default 3)")
     parser.add_argument("--seed", type=int, default=35)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
