@@ -151,16 +151,28 @@ def _start_run(tmp_path, server, n_tasks: int):
     return proc, store, models, env, first_run_id(store)
 
 
-N_RACE = 100
+N_RACE = 30
 
 
 def _chat_requests(server) -> list:
     return [r for r in server.requests if r.path.endswith("/chat/completions")]
 
 
+def _gated(gate: dict, slow_when=lambda body: True):
+    """Answers that take 2 s while `gate["slow"]` holds (for requests `slow_when` picks), so
+    the first executor is surely still executing while the test asks; then at once."""
+
+    def script(body, count):
+        slow = gate["slow"] and slow_when(body)
+        return text("ok", chunk_chars=1, chunk_delay_s=2.0 if slow else 0.0)
+
+    return script
+
+
 def test_two_executors_racing_the_second_is_refused_and_sends_nothing(tmp_path):
-    # 0.3 s a task at concurrency 2 (15 s in all): the first is still executing when the second asks.
-    with FakeServer(default=text("ok", chunk_chars=1, chunk_delay_s=0.3)) as server:
+    gate = {"slow": True}
+    first_tasks = set(task_ids(4))  # answered at once: the run is under way before the race
+    with FakeServer(_gated(gate, lambda body: body["messages"][-1]["content"] not in first_tasks)) as server:
         first, store_path, models, env, run_id = _start_run(tmp_path, server, N_RACE)
         resume = cli("run", "--resume", run_id, "--models", str(models), "--store", str(store_path))
         second = subprocess.run(resume, env=env, capture_output=True, text=True, timeout=120)
@@ -178,6 +190,7 @@ def test_two_executors_racing_the_second_is_refused_and_sends_nothing(tmp_path):
             )
             assert "running since" in report.stdout and f"pid {first.pid}" in report.stdout, report.stdout
             assert "Resume the run" not in report.stdout
+        gate["slow"] = False
         out, err = first.communicate(timeout=120)
         assert first.returncode == 0, err
         with Store.open(store_path) as store:
@@ -242,8 +255,9 @@ async def test_the_tui_shows_a_lease_refusal_as_a_dialog(tmp_path):
 
 
 def test_an_experiment_skips_a_cell_whose_run_a_live_process_executes(tmp_path):
-    with FakeServer(default=text("ok", chunk_chars=1, chunk_delay_s=0.3)) as server:
-        set_path = write_set(tmp_path / "set", {t: "ok" for t in task_ids(60)})
+    gate = {"slow": True}  # the first arm's requests take 2 s until the second process is done
+    with FakeServer(_gated(gate, lambda body: body.get("temperature") == 0)) as server:
+        set_path = write_set(tmp_path / "set", {t: "ok" for t in task_ids(20)})
         models = write_catalogue(tmp_path / "models.toml", server.url)
         store_path = tmp_path / "runs.sqlite"
         env = cli_env(tmp_path / "state")
@@ -263,13 +277,14 @@ def test_an_experiment_skips_a_cell_whose_run_a_live_process_executes(tmp_path):
         second = subprocess.run(
             cli("experiment", "run", "exp", *base), env=env, capture_output=True, text=True, timeout=300
         )
+        gate["slow"] = False
         out, err = first.communicate(timeout=300)
         assert first.returncode == 0, err
         assert second.returncode == 0, second.stderr
         said = f"arm 'fake [temperature=0]': skipped run {run_id} is being executed by pid {first.pid}"
         assert said in second.stderr, second.stderr
         arm_one = [r for r in _chat_requests(server) if r.body.get("temperature") == 0]
-        assert sorted(r.task for r in arm_one) == task_ids(60)  # the leased cell was asked once
+        assert sorted(r.task for r in arm_one) == task_ids(20)  # the leased cell was asked once
         with Store.open(store_path) as store:
             assert store.get_run(run_id).status == RunStatus.COMPLETED
             assert len(store.list_runs()) == 2  # one per arm: nothing launched twice
