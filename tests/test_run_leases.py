@@ -288,3 +288,16 @@ def test_an_experiment_skips_a_cell_whose_run_a_live_process_executes(tmp_path):
         with Store.open(store_path) as store:
             assert store.get_run(run_id).status == RunStatus.COMPLETED
             assert len(store.list_runs()) == 2  # one per arm: nothing launched twice
+
+
+def test_the_tui_says_a_takeover_and_its_tally_is_untouched():
+    from compare_tui.engine import LeaseTakenOver
+    from compare_tui.tui import messages
+    from compare_tui.tui.engine_bridge import TallyObserver
+    from compare_tui.tui.live_tally import LiveTally
+
+    posted: list = []
+    tally = LiveTally([("m", 3, "")])
+    TallyObserver(tally, posted.append).on_event(LeaseTakenOver("r1", "took over run r1 from pid 7 on vm (…)"))
+    assert [type(m) for m in posted] == [messages.LeaseTakenOver] and "took over run r1" in posted[0].sentence
+    assert [v.model_name for v in tally.snapshot()] == ["m"]
