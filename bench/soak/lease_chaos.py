@@ -39,8 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from compare_tui.cli import main as cli_main  # noqa: E402  (imported before forking: warm children)
 from compare_tui.catalogue import load_catalogue  # noqa: E402
+from compare_tui.cli import main as cli_main  # noqa: E402  (imported before forking: warm children)
 from compare_tui.engine import RunOverrides, prepare_run  # noqa: E402
 from compare_tui.goldset import load_golden_set  # noqa: E402
 from compare_tui.store import Store  # noqa: E402
