@@ -237,12 +237,15 @@ async def test_the_tui_shows_a_lease_refusal_as_a_dialog(tmp_path):
         holder = this_process()  # another session (another terminal's `run --resume`) holds it
         store.take_lease(INTERRUPTED_RUN, holder, is_stale=is_stale)
         home = pilot.app.screen
+        home.action_refresh()  # Home reads who executes each run with the runs
+        await settle(pilot)
         for _ in range(10):
             if home._selected_run() is not None and home._selected_run().run.id == INTERRUPTED_RUN:
                 break
             await pilot.press("down")
             await settle(pilot)
         assert home._selected_run().run.id == INTERRUPTED_RUN
+        assert home._selected_run().running.startswith("running since ")  # shown instead of "R resumes it"
         await pilot.press("R")
         deadline = time.monotonic() + 60
         while not isinstance(pilot.app.screen, RefusalScreen) and time.monotonic() < deadline:

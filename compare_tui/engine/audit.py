@@ -80,10 +80,18 @@ def _fields(
 
 class RequestLedger:
     """Opens each request's audit row before it is sent, through the run's lease: a process
-    that lost its lease can send nothing more (`LeaseLostError`). Used from one event loop."""
+    that lost its lease can send nothing more (`LeaseLostError`). Used from one event loop.
+
+    Group commit, as `writer.AttemptWriter` does for attempts: the rows of every request about
+    to go out at the same moment are committed in one transaction (on the loop when the store's
+    lock is free, else on a thread), so many requests in flight cost one commit, not one each."""
+
+    MAX_BATCH = 512
 
     def __init__(self, store: Store, *, lease_token: str | None) -> None:
         self.store, self.lease_token = store, lease_token
+        self._queue: list[tuple[dict[str, Any], asyncio.Future[int]]] = []
+        self._flusher: asyncio.Task[None] | None = None
 
     async def open(
         self,
@@ -105,9 +113,28 @@ class RequestLedger:
             model=model,
             at=utc_now(),
         )
-        # On the loop when the write lock is free (no wait), else on a thread (as the writer does).
-        opened = self.store.open_request(row, lease_token=self.lease_token, wait=False)
-        if opened is None:
-            opened = await asyncio.to_thread(self.store.open_request, row, lease_token=self.lease_token)
-        assert opened is not None
-        return opened
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._queue.append((row, done))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        return await done
+
+    async def _flush(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue[: self.MAX_BATCH], self._queue[self.MAX_BATCH :]
+            rows = [row for row, _ in batch]
+            try:
+                # On the loop when the write lock is free (no wait), else on a thread.
+                ids = self.store.open_requests(rows, lease_token=self.lease_token, wait=False)
+                if ids is None:
+                    ids = await asyncio.to_thread(self.store.open_requests, rows, lease_token=self.lease_token)
+            except Exception as exc:  # noqa: BLE001 - handed to each waiting sender (a lost lease)
+                for _, done in batch:
+                    if not done.done():
+                        done.set_exception(exc)
+                        done.exception()  # a sender cancelled meanwhile never reads it
+                continue
+            assert ids is not None
+            for (_, done), opened in zip(batch, ids, strict=True):
+                if not done.done():
+                    done.set_result(opened)  # a cancelled sender's row stays `sent`, then `cancelled`

@@ -37,14 +37,21 @@ class AttemptAccessors(StoreBase):
         (`record_outcomes` completes it). With `lease_token`, only while that token holds the
         lease of the row's run (else `LeaseLostError`, nothing written). With `wait=False`,
         None when another writer holds the lock (nothing written)."""
-        values = {**row, "state": "sent"}
-        owner = values.get("run_id") or values.get("toolcall_run_id")
+        opened = self.open_requests([row], lease_token=lease_token, wait=wait)
+        return None if opened is None else opened[0]
 
-        def work(conn: sqlite3.Connection) -> int:
-            if lease_token is not None and owner is not None and not fenced(conn, owner, lease_token):
-                raise LeaseLostError(f"run {owner}: this process no longer holds its lease; nothing more is sent")
-            cursor = conn.execute(rows.INSERT_AUDIT, rows.audit_params(values))
-            return int(cursor.lastrowid or 0)
+    def open_requests(
+        self, batch: Sequence[dict[str, Any]], *, lease_token: str | None = None, wait: bool = True
+    ) -> list[int] | None:
+        """`open_request` for several rows in one transaction (the engine's group commit); their ids."""
+        values = [{**row, "state": "sent"} for row in batch]
+        owners = {row.get("run_id") or row.get("toolcall_run_id") for row in values} - {None}
+
+        def work(conn: sqlite3.Connection) -> list[int]:
+            for owner in owners:
+                if lease_token is not None and not fenced(conn, str(owner), lease_token):
+                    raise LeaseLostError(f"run {owner}: this process no longer holds its lease; nothing more is sent")
+            return [int(conn.execute(rows.INSERT_AUDIT, rows.audit_params(row)).lastrowid or 0) for row in values]
 
         if wait:
             return self._write(work)
