@@ -204,6 +204,7 @@ def _run(args: argparse.Namespace) -> int:
         ExperimentConfigError,
         LaunchRefused,
         arm_entries,
+        being_executed,
         check_goldset,
         launch_missing,
         parse_config,
@@ -220,6 +221,8 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(_validation_text(exc)) from None
         before = _figures(store, args.name)
         if before.to_launch == 0:
+            for sentence in being_executed(store, config):
+                print(f"experiment {args.name}: {sentence}", file=sys.stderr)
             waiting = sum(len(a.in_flight) for a in before.arms)
             say(
                 f"experiment {args.name} is complete: every arm holds its {config.repeats} runs; nothing launched"
@@ -245,6 +248,8 @@ def _run(args: argparse.Namespace) -> int:
         except LaunchRefused as exc:
             raise CommandError(f"experiment {args.name}: {exc}") from None
         after = _figures(store, args.name)
+    for sentence in result.skipped:
+        print(f"experiment {args.name}: {sentence}", file=sys.stderr)
     launched = ", ".join(f"{label} {run_id[:8]} {status}" for label, run_id, status in result.launched)
     say(
         f"experiment {args.name}: launched {len(result.launched)} run(s){': ' + launched if launched else ''}",

@@ -191,10 +191,12 @@ class _CommandObserver:
         self.progress.__exit__(*exc)
 
     def on_event(self, event: EngineEvent) -> None:
-        from compare_tui.engine import BaselineChosen
+        from compare_tui.engine import BaselineChosen, LeaseTakenOver
 
         if isinstance(event, BaselineChosen):
             _say_baseline(event, quiet=self.quiet)
+        elif isinstance(event, LeaseTakenOver):
+            print(f"note: {event.sentence}", file=sys.stderr)
         else:
             self.progress.on_event(event)
 

@@ -102,9 +102,18 @@ class RunFinished:
     """The catalogue kind of the run's model (`local` or `hosted`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class LeaseTakenOver:
+    """A run's lease was held by a process that is gone; this session took it over."""
+
+    run_id: str
+    sentence: str
+    """What happened, in words (who held it, why it was stale, requests left unknown)."""
+
+
 ModelEvent = RunRefused | VerificationProgressed | RunStarted | AttemptFinished | RunFinished
 """The events about one model (each has `model_name`)."""
-SessionEvent = ModelsResolved | BaselineChosen | RunsPrepared | SessionEnded
+SessionEvent = ModelsResolved | BaselineChosen | RunsPrepared | SessionEnded | LeaseTakenOver
 """The events about a whole session (`engine/session.py`)."""
 EngineEvent = ModelEvent | SessionEvent
 

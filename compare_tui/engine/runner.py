@@ -13,6 +13,12 @@ connect to its upstream: `vocabulary.CONNECTION_CLASSES`), the run stops handing
 tasks: the server is gone, and asking it every remaining task would only turn each into the
 same error (a task-specific failure, such as one request that always gets a 500, does not
 count towards this).
+
+A run is executed under its lease (`engine/lease.py`): taken before anything is written or
+sent (`RunLeasedError` when a live process holds it), renewed while it runs, released however
+it stops. Every request's audit row is committed before the request goes out
+(`audit.RequestLedger`), and every write of the run (request rows, attempts, its status) is
+fenced by the lease, so a process that lost it stops at its next step.
 """
 
 from __future__ import annotations
@@ -26,11 +32,12 @@ from functools import partial
 from typing import Any
 
 from compare_tui.endpoint.client import TRANSPORT, ChatClient, chat_client
-from compare_tui.engine.audit import audit_values_of
+from compare_tui.engine.audit import RequestLedger, audit_values_of
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.environment import capture_environment, fetch_server_identity
 from compare_tui.engine.events import AttemptFinished, RunFinished, RunObserver, RunStarted
 from compare_tui.engine.gpu import GpuSampler
+from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body
 from compare_tui.engine.retry import RetryPolicy, with_retries
@@ -68,8 +75,12 @@ class RunExecutor:
         observer: RunObserver | None = None,
         retry: RetryPolicy | None = None,
         gpu_sampler: GpuSampler | None = None,
+        leases: HeldLeases | None = None,
     ) -> None:
+        """`leases`: the session's leases (this run's is taken if not held yet, and released
+        when the run stops); None: the executor takes and releases the run's lease itself."""
         self.store = store
+        self.leases = leases
         self.p = prepared
         self.observer = observer or _Quiet()
         self.retry = retry or RetryPolicy()
@@ -82,7 +93,8 @@ class RunExecutor:
         self._in_a_row = 0
         self._outage = False
         self._tried = 0
-        self._writer = AttemptWriter(store, inline=prepared.settings.concurrency == 1)
+        self._writer: AttemptWriter
+        self._ledger: RequestLedger
 
     async def execute(self) -> str:
         """Run to the end; return the final status: `completed`, or `incomplete` when some task
@@ -95,24 +107,35 @@ class RunExecutor:
         # Runs in the same process share the setting: the first to start sets it, the last
         # to end restores it.
         global _RUNNING, _THRESHOLDS
+        leases = self.leases or HeldLeases(self.store)
+        leases.take(self.p.run.id)  # RunLeasedError before anything is written or sent
+        token = leases.token
+        self._writer = AttemptWriter(self.store, inline=self.p.settings.concurrency == 1, lease_token=token)
+        self._ledger = RequestLedger(self.store, lease_token=token)
         if _RUNNING == 0:
             _THRESHOLDS = gc.get_threshold()
             gc.freeze()
             gc.set_threshold(max(_THRESHOLDS[0], 10 * 700), *_THRESHOLDS[1:])
         _RUNNING += 1
         try:
-            return await self._execute()
+            return await self._execute(token)
         finally:
+            if self.leases is None:
+                leases.close()
+            else:
+                leases.release(self.p.run.id)
             _RUNNING -= 1
             if _RUNNING == 0:
                 gc.set_threshold(*_THRESHOLDS)
                 gc.unfreeze()
 
-    async def _execute(self) -> str:
+    async def _execute(self, token: str) -> str:
         run, settings = self.p.run, self.p.settings
         recorded = self._recorded()
         pending = [t for t in self.p.goldset.tasks if not _task_done(recorded.get(t.id, {}), settings.attempts)]
-        self.store.update_run_status(run.id, RunStatus.RUNNING, started_at=run.started_at or now_iso())
+        self.store.update_run_status(
+            run.id, RunStatus.RUNNING, started_at=run.started_at or now_iso(), lease_token=token
+        )
         sampler = self._sampler()
         status, error = RunStatus.INTERRUPTED.value, None
         async with chat_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency) as chat:
@@ -125,6 +148,7 @@ class RunExecutor:
                     resumes.append(now_iso())
                 self.store.update_run(
                     run.id,
+                    lease_token=token,
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
                     | {"http_transport": TRANSPORT, "key_check": self.p.key_check}
                     | ({"resumes": resumes} if resumes else {}),
@@ -161,7 +185,7 @@ class RunExecutor:
                 try:
                     await self._writer.drain()  # attempts already handed over are committed first
                 finally:
-                    self._finish(status, error, sampler)
+                    self._finish(status, error, sampler, token)
         return status
 
     async def _worker(self, client: ChatClient, tasks: Any, recorded: dict[str, dict[int, str]]) -> None:
@@ -198,15 +222,25 @@ class RunExecutor:
         )
 
         requests: list[dict[str, Any]] = []
+        opened: list[int] = []
 
-        def audit(ex: Exchange) -> None:
-            requests.append(
-                audit_values_of(
-                    ex, endpoint=entry.endpoint, model=entry.model, task_id=task.id, attempt=number, run_id=run.id
+        async def send_audited() -> Exchange:
+            # The request's row is committed before it goes out (and fenced by the lease).
+            opened.append(
+                await self._ledger.open(
+                    endpoint=entry.endpoint, model=entry.model, task_id=task.id, attempt=number, run_id=run.id
                 )
             )
+            return await send()
 
-        exchange, retries = await with_retries(send, self.retry, on_exchange=audit, rng=self._rng)
+        def audit(ex: Exchange) -> None:
+            values = audit_values_of(
+                ex, endpoint=entry.endpoint, model=entry.model, task_id=task.id, attempt=number, run_id=run.id
+            )
+            values["id"] = opened[-1]  # completes the row opened before sending
+            requests.append(values)
+
+        exchange, retries = await with_retries(send_audited, self.retry, on_exchange=audit, rng=self._rng)
         result, answer = await self._score(task, exchange)
         acc = exchange.acc
         prompt, completion = acc.tokens() if acc else (None, None)
@@ -309,16 +343,17 @@ class RunExecutor:
         sampler.start()
         return sampler
 
-    def _finish(self, status: str, error: str | None, sampler: GpuSampler | None) -> None:
+    def _finish(self, status: str, error: str | None, sampler: GpuSampler | None, token: str) -> None:
         run = self.p.run
         if sampler is not None:
             gpu: dict[str, Any] = asdict(sampler.stop())
         else:
             gpu = {"measured": False, "reason": "hosted model: the GPU is not on this machine"}
         try:
-            self.store.update_run(run.id, gpu=gpu)
-            self.store.update_run_status(run.id, status, finished_at=now_iso(), error=error)
-        except Exception:  # noqa: BLE001 - the store may be the thing that failed (disk full)
+            # Only the lease holder writes the run's status (a process that lost it writes nothing).
+            self.store.update_run(run.id, gpu=gpu, lease_token=token)
+            self.store.update_run_status(run.id, status, finished_at=now_iso(), error=error, lease_token=token)
+        except Exception:  # noqa: BLE001 - the store may be the thing that failed (disk full), or the lease lost
             pass
         self.observer.on_event(
             RunFinished(

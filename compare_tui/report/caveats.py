@@ -118,11 +118,12 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 f"; {_plural(sum(n for _, n in row.not_measured), 'attempt')} measured nothing because the "
                 f"endpoint failed ({classes})"
             )
-        resume = (
-            f" Resume the run to finish them: `compare-tui run --resume {row.run_id}`."
-            if row.run_status != RunStatus.COMPLETED
-            else ""
-        )
+        if run_input.running is not None:  # a live executor is finishing it: no resume advice
+            resume = f" The run is being executed now ({run_input.running}): report again when it ends."
+        elif row.run_status != RunStatus.COMPLETED:
+            resume = f" Resume the run to finish them: `compare-tui run --resume {row.run_id}`."
+        else:
+            resume = ""
         out.append(
             Caveat(
                 "incomplete",

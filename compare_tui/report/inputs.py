@@ -76,6 +76,9 @@ class RunInput:
     attempts: tuple[AttemptFacts, ...] = ()
     verdicts: Mapping[str, str] = field(default_factory=dict)
     """task id → the latest verdict (`pass`, `fail` or `skip`)."""
+    running: str | None = None
+    """"running since T, pid P on HOST" while a live process holds the run's lease (it is being
+    executed now: the report never advises resuming it), else None."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from typing import Any
 from compare_tui.errors import CompareTuiError
 from compare_tui.report.inputs import OUTCOMES, AttemptFacts, ReportInputs, RunInput, text_call_kind
 from compare_tui.store import AmbiguousIdError, RunNotFoundError, Store
+from compare_tui.store.holders import live_lease
 from compare_tui.store.records import RunRecord
 
 # Only what the figures use: validating whole attempt records (answers, tool calls, score
@@ -118,7 +119,13 @@ def _text_call(score_data: str | None) -> str | None:
 
 def _run_input(store: Store, run: RunRecord) -> RunInput:
     verdicts = {task: review.verdict for task, review in store.reviews_for_run(run.id).items()}
-    return RunInput(run=run, attempts=attempt_facts(store, run.id), verdicts=verdicts)
+    lease = live_lease(store, run.id)
+    return RunInput(
+        run=run,
+        attempts=attempt_facts(store, run.id),
+        verdicts=verdicts,
+        running=lease.running_note() if lease is not None else None,
+    )
 
 
 def _resolve(store: Store, ref: str) -> tuple[str | None, str, list[str]]:

@@ -240,6 +240,10 @@ class AuditRow(_Record):
     completion_tokens: int | None = None
     duration_ms: float | None = None
     error_class: str | None = None
+    state: str = "done"
+    """`sent` (written before the request went out, not yet completed), `done`, `unknown` (its
+    sender died before reading the answer: the server may have received it) or `cancelled`
+    (its sender stopped reading: Ctrl-C, SIGTERM, the run stopped)."""
 
 
 class ReviewRecord(_Record):

@@ -23,7 +23,7 @@ from compare_tui.engine import (
     SessionEnded,
     SessionPlan,
 )
-from compare_tui.engine.events import BaselineChosen
+from compare_tui.engine.events import BaselineChosen, LeaseTakenOver
 from compare_tui.engine.gpu import nvml_unavailable
 from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import gpu_memory
@@ -57,6 +57,8 @@ class TallyObserver:
             self.post(messages.SessionEnded(event.statuses, event.cancelled))
         elif isinstance(event, BaselineChosen):
             pass  # the comparison records it; the report shows it
+        elif isinstance(event, LeaseTakenOver):
+            self.post(messages.LeaseTakenOver(event.sentence))
         else:
             self.tally.on_event(event)
             if isinstance(event, RunRefused):

@@ -90,6 +90,13 @@ class SessionRefused(Message):
 
 
 @dataclass
+class LeaseTakenOver(Message):
+    """A run's lease was held by a process that is gone; the engine took it over."""
+
+    sentence: str
+
+
+@dataclass
 class SessionEnded(Message):
     """The engine worker is done with every run of the session."""
 

@@ -266,7 +266,10 @@ class HomeScreen(CompareScreen):
             return
         run, s = row.run, row.summary
         tally = fmt.tally_marks(s)
-        hint = "R resumes it" if run.status in RESUMABLE else "Enter opens its report"
+        if row.running is not None:  # a live process executes it: no resume advice
+            hint = f"{row.running}; Enter opens its report so far"
+        else:
+            hint = "R resumes it" if run.status in RESUMABLE else "Enter opens its report"
         error = f"\n{run.error}" if run.error else ""
         self.query_one("#run-detail", Static).update(
             f"run {run.id} · {run.goldset_id} {run.goldset_version} · {run.created_at[:19].replace('T', ' ')} UTC · "

@@ -124,6 +124,9 @@ class LiveScreen(CompareScreen):
         severity = "information" if message.status == RunStatus.COMPLETED else "warning"
         self.notify(f"{message.model_name}: run {message.run_id[:8]} {message.status}", severity=severity)
 
+    def on_lease_taken_over(self, message: messages.LeaseTakenOver) -> None:
+        self.notify(message.sentence[:1].upper() + message.sentence[1:], severity="warning")
+
     def on_session_refused(self, message: messages.SessionRefused) -> None:
         self.app.push_screen(RefusalScreen(f"Refused: {message.model_name} (nothing was sent)", message.reason))
 
