@@ -183,12 +183,13 @@ class _HashProgress:
 def _add(args: argparse.Namespace) -> int:
     from compare_tui.catalogue import CatalogueError
     from compare_tui.catalogue.adding import AddRequest, add_model
+    from compare_tui.vocabulary import ModelKind
 
     request = AddRequest(
         name=args.name,
         endpoint=args.endpoint,
         model=args.model_id,
-        kind=args.kind,
+        kind=ModelKind(args.kind),
         weights_dir=Path(args.weights_dir).expanduser() if args.weights_dir else None,
         weights=tuple(Path(w).expanduser() for w in args.weights),
         revision=args.revision,

@@ -19,6 +19,7 @@ import httpx
 from compare_tui.catalogue import ModelEntry
 from compare_tui.engine.prepare import RunRefusedError
 from compare_tui.engine.transport import probe_client
+from compare_tui.vocabulary import ModelKind
 
 TIMEOUT_S = 2.0
 
@@ -76,7 +77,7 @@ def refuse_unreachable(entries: Iterable[ModelEntry], prober: Prober = probe_end
         if not is_reachable(verdict):
             hint = (
                 "start the bundled servers with `compare-tui local up`"
-                if entry.kind == "local"
+                if entry.kind == ModelKind.LOCAL
                 else "check the endpoint and the network"
             )
             raise RunRefusedError(

@@ -30,6 +30,7 @@ import httpx
 
 from compare_tui.engine.wire import WireConnectError, WireDisconnected, WireError, WirePool
 from compare_tui.errors import CompareTuiError
+from compare_tui.vocabulary import ErrorClass
 
 if TYPE_CHECKING:
     import aiohttp
@@ -188,7 +189,7 @@ def transport_name(transport: httpx.AsyncBaseTransport | None, *, native: object
     return "httpx" if transport is None else type(transport).__module__.split(".")[0]
 
 
-def classify_exception(exc: BaseException) -> tuple[str, str] | None:
+def classify_exception(exc: BaseException) -> tuple[ErrorClass, str] | None:
     """(error class, reason) for a transport failure, looking through wrapped causes.
 
     The aiohttp transport re-raises aiohttp errors as httpx ones, sometimes loosely (a server
@@ -202,13 +203,13 @@ def classify_exception(exc: BaseException) -> tuple[str, str] | None:
     names = {type(e).__name__ for e in chain}
     text = str(exc) or type(exc).__name__
     if isinstance(exc, WireConnectError):
-        return "connect", text
+        return ErrorClass.CONNECT, text
     if isinstance(exc, WireDisconnected):
-        return "reset", f"connection broken: {text}"
+        return ErrorClass.RESET, f"connection broken: {text}"
     if isinstance(exc, WireError):
-        return "transport", text
+        return ErrorClass.TRANSPORT, text
     if names & {"ClientConnectorError", "ConnectError", "ConnectionRefusedError", "ClientConnectorDNSError"}:
-        return "connect", f"could not connect: {text}"
+        return ErrorClass.CONNECT, f"could not connect: {text}"
     if names & {
         "ServerDisconnectedError",
         "ClientPayloadError",
@@ -220,7 +221,7 @@ def classify_exception(exc: BaseException) -> tuple[str, str] | None:
         "BrokenPipeError",
         "TransferEncodingError",
     }:
-        return "reset", f"connection broken: {text}"
+        return ErrorClass.RESET, f"connection broken: {text}"
     if names & {
         "ServerTimeoutError",
         "SocketTimeoutError",
@@ -231,7 +232,7 @@ def classify_exception(exc: BaseException) -> tuple[str, str] | None:
         "WriteTimeout",
         "TimeoutError",
     }:
-        return "timeout", f"timed out: {text}"
+        return ErrorClass.TIMEOUT, f"timed out: {text}"
     if isinstance(exc, httpx.HTTPError) or "aiohttp" in type(exc).__module__:
-        return "transport", f"{type(exc).__name__}: {text}"
+        return ErrorClass.TRANSPORT, f"{type(exc).__name__}: {text}"
     return None

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from compare_tui.local.bundled import BUNDLED
 from compare_tui.local.state import ServerRecord
+from compare_tui.vocabulary import ModelKind
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
@@ -101,7 +102,7 @@ def catalogue_entry(record: ServerRecord, usd_per_hour: float):
     return ModelEntry.model_validate(
         {
             "name": record.name,
-            "kind": "local",
+            "kind": ModelKind.LOCAL,
             "endpoint": record.endpoint,
             "model": record.name,  # the server's --alias, so requests name the model as users do
             "revision": record.revision,

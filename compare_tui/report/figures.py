@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_duration_s
 from compare_tui.report.inputs import AttemptFacts, RunInput
 from compare_tui.report.stats import Interval, Percentiles, percentiles, proportion_interval
-from compare_tui.vocabulary import Outcome, measured, task_outcome
+from compare_tui.vocabulary import ModelKind, Outcome, measured, task_outcome
 
 STATUSES = ("pass", "fail", "review", "error", "missing")
 
@@ -249,7 +249,7 @@ def model_figures(
     ttft = tuple(a.ttft_ms for a in representative if a.ttft_ms is not None)
     e2e = tuple(a.e2e_ms for a in representative if a.e2e_ms is not None)
     latency = Latency(
-        percentiles(ttft), percentiles(e2e), includes_network=kind == "hosted", ttft_values=ttft, e2e_values=e2e
+        percentiles(ttft), percentiles(e2e), includes_network=kind == ModelKind.HOSTED, ttft_values=ttft, e2e_values=e2e
     )
     tokens = _tokens(kept, completed)
     gpu = gpu_memory(run.gpu, kind)
@@ -322,7 +322,7 @@ def _tokens(attempts: Sequence[AttemptFacts], completed: int) -> Tokens:
 
 def gpu_memory(gpu: Mapping | None, kind: str | None) -> GpuMemory:
     """The GPU memory figure of a run from what its sampler recorded (`RunRecord.gpu`)."""
-    applicable = kind != "hosted"
+    applicable = kind != ModelKind.HOSTED
     if not gpu:
         return GpuMemory(applicable, False, None, None, 0, None)
     devices = [d for d in gpu.get("devices") or () if isinstance(d, Mapping)]

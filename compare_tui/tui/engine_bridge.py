@@ -30,6 +30,7 @@ from compare_tui.report.figures import gpu_memory
 from compare_tui.tui import messages
 from compare_tui.tui.live_tally import LiveTally
 from compare_tui.tui.workspace import Workspace
+from compare_tui.vocabulary import ModelKind
 
 __all__ = ["NewRunPlan", "ResumePlan", "TallyObserver", "ThreadEngineSession", "gpu_before_run"]
 
@@ -48,7 +49,7 @@ class TallyObserver:
     def on_event(self, event: EngineEvent) -> None:
         if isinstance(event, ModelsResolved):
             for name, kind in event.kinds.items():
-                self.tally.set_gpu(name, gpu_before_run(kind, None if kind == "hosted" else nvml_unavailable()))
+                self.tally.set_gpu(name, gpu_before_run(kind, None if kind == ModelKind.HOSTED else nvml_unavailable()))
         elif isinstance(event, RunsPrepared):
             self.comparison_id, self.run_ids = event.comparison_id, event.run_ids
             self.post(messages.RunsPrepared(event.comparison_id, event.run_ids))
@@ -91,7 +92,7 @@ def gpu_before_run(kind: str, unavailable: str | None = None) -> str:
     """The GPU memory line while a run goes: the engine samples it and the report shows the
     peak, unless the model is hosted or `unavailable` says why nothing can be sampled here
     (`engine.gpu.nvml_unavailable`)."""
-    if kind == "hosted":
+    if kind == ModelKind.HOSTED:
         return "n/a (hosted: the GPU is not on this machine)"
     if unavailable:
         return f"not measured: {unavailable}"

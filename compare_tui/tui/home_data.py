@@ -18,6 +18,7 @@ from compare_tui.report import ReportNotFoundError, build_report, load_report_in
 from compare_tui.report import formatting as fmt
 from compare_tui.store import DecisionRecord, RunRecord, RunSummary, Store, StoreError
 from compare_tui.tui.workspace import Workspace
+from compare_tui.vocabulary import ModelKind
 
 RUN_SORTS = ("newest", "pass rate", "model", "set", "status")
 """The orders the runs list cycles through (`s`)."""
@@ -134,7 +135,7 @@ def model_row(entry: ModelEntry) -> ModelRow:
     refusals = tuple(r.message for r in check_entry(entry))
     if refusals:
         provenance = "refused"
-    elif entry.kind == "hosted":
+    elif entry.kind == ModelKind.HOSTED:
         provenance = HOST_ATTESTED
     else:
         provenance = "pinned: weights hashed at run start"
