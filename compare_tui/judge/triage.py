@@ -22,6 +22,7 @@ from compare_tui.judge.render_evaluator import decision_text
 from compare_tui.judge.render_pairs import percent
 from compare_tui.store import ReviewRecord, RunRecord, Store
 from compare_tui.store.judgements import JudgementRecord, PairLabelRecord
+from compare_tui.vocabulary import Outcome
 
 VS_LABEL, VS_SCORER, INCONSISTENT_KIND, VS_CURRENT, FAILED_KIND = (
     "judge vs label",
@@ -150,7 +151,7 @@ def _grade_view(store: Store, judging_id: str, current: str) -> TriageView:
             kinds.append(VS_LABEL)
         answer = outcomes.get(row.task_id)
         scorer = answer.outcome if answer else None
-        if scorer in ("pass", "fail") and row.candidate.level is not None and row.candidate.level != scorer:
+        if scorer in (Outcome.PASS, Outcome.FAIL) and row.candidate.level is not None and row.candidate.level != scorer:
             kinds.append(VS_SCORER)
         if row.changed:
             kinds.append(VS_CURRENT)

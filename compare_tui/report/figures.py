@@ -221,7 +221,7 @@ def model_figures(
         own = task_outcome(outcomes) if attempts else "missing"
         # A verdict on a task that was waiting for a person decides it; on any other (scored)
         # task it is an override, which the block keeps the scorer's word for.
-        scorer_status = own if status != own and own != "review" else None
+        scorer_status = own if status != own and own != Outcome.REVIEW else None
         passing = next((a for a in attempts if a.outcome == Outcome.PASS), None)
         # The attempt that decided the status: the (first) passing one, else the last with
         # that outcome (a fail after a timeout reads as the fail), else the last attempt.
@@ -288,9 +288,9 @@ def _counts(blocks: Sequence[Block], planned: int, attempts: int) -> Counts:
         errored=tally["error"],
         missing=tally["missing"],
         human=len(humans),
-        human_decided=sum(1 for b in humans if b.status in ("pass", "fail")),
-        human_passed=sum(1 for b in humans if b.status == "pass"),
-        human_failed=sum(1 for b in humans if b.status == "fail"),
+        human_decided=sum(1 for b in humans if b.status in (Outcome.PASS, Outcome.FAIL)),
+        human_passed=sum(1 for b in humans if b.status == Outcome.PASS),
+        human_failed=sum(1 for b in humans if b.status == Outcome.FAIL),
         overridden=sum(1 for b in blocks if b.overridden and not b.human),
         planned=planned,
         attempts=attempts,
