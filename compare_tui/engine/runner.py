@@ -208,7 +208,9 @@ class RunExecutor:
             if outcome in TASK_ENDING_OUTCOMES:
                 return
 
-    async def _attempt(self, client: ChatClient, task: Task, number: int) -> tuple[Outcome, ErrorClass | None, str | None]:
+    async def _attempt(
+        self, client: ChatClient, task: Task, number: int
+    ) -> tuple[Outcome, ErrorClass | None, str | None]:
         run, entry = self.p.run, self.p.entry
         started = now_iso()
         body = chat_body(task, entry.model, self.p.settings)

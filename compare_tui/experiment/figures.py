@@ -155,7 +155,7 @@ def arm_figures(inputs: ExperimentInputs, arm_input: ArmInput) -> ArmFigures:
         spare=selection.spare,
         to_launch=selection.missing,
         runs=runs,
-        pass_rate=statistics.fmean(r.rate for r in rated) if rated else None,
+        pass_rate=statistics.fmean(r.rate for r in rated if r.rate is not None) if rated else None,
         interval=mean_interval([r.rate for r in rated if r.rate is not None]),
         rate_range=spread([r.rate for r in rated]),
         tasks=task_consistency(task_ids, runs),

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_duration_s
 from compare_tui.report.inputs import AttemptFacts, RunInput
@@ -320,7 +321,7 @@ def _tokens(attempts: Sequence[AttemptFacts], completed: int) -> Tokens:
     return Tokens(prompt / completed, completion / completed, prompt, completion, len(attempts), without, note)
 
 
-def gpu_memory(gpu: Mapping | None, kind: str | None) -> GpuMemory:
+def gpu_memory(gpu: Mapping[str, Any] | None, kind: str | None) -> GpuMemory:
     """The GPU memory figure of a run from what its sampler recorded (`RunRecord.gpu`)."""
     applicable = kind != ModelKind.HOSTED
     if not gpu:

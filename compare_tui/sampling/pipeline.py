@@ -95,7 +95,7 @@ class OpenedLogs:
     """The logs after the first pass: what turn sampling and whole-run sampling both start from.
     The caller closes `scanned` (its spill files) when done with it."""
 
-    window_s: float
+    window_s: int
     now: float | None
     redactor: Redactor
     sources: list[Source]

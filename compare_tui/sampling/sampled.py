@@ -69,7 +69,7 @@ REPLAY_CAVEAT = "Each task replays its conversation up to the sampled turn: earl
 
 def describe(
     *,
-    tasks,
+    tasks: list[dict[str, Any]],
     options: SampleOptions,
     sources: list[tuple[str, Source, str, int]],
     window_s: int,
