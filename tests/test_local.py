@@ -436,20 +436,21 @@ def test_settings_are_checked_before_anything_starts(isolated_state):
 
 
 def test_cli_status_and_down_with_nothing_running(isolated_state, capsys):
-    from compare_tui.local.commands import main
+    from compare_tui.cli import main
 
-    assert main(["status"]) == 0
+    assert main(["local", "status"]) == 0
     assert "no local servers are running" in capsys.readouterr().out
-    assert main(["down"]) == 0
+    assert main(["local", "down"]) == 0
     assert "nothing to stop" in capsys.readouterr().out
-    assert main(["up", "--model", "smollm2-135m", "--parallel", "0"]) == 1
+    # A LocalError is printed by the CLI like every error: one `compare-tui:` message with its fix.
+    assert main(["local", "up", "--model", "smollm2-135m", "--parallel", "0"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: --parallel must be at least 1") and "\nfix: " in err
+    assert err.startswith("compare-tui: --parallel must be at least 1") and "Fix: " in err
 
 
 def test_importing_the_package_touches_nothing(tmp_path):
     result = _python(
-        "import compare_tui.local, compare_tui.local.commands, sys; "
+        "import compare_tui.local, compare_tui.commands.local, sys; "
         "print('textual' in sys.modules, 'rich' in sys.modules)",
         {"COMPARE_TUI_STATE_DIR": str(tmp_path / "s"), "COMPARE_TUI_MODELS_DIR": str(tmp_path / "m")},
     )
