@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from compare_tui.commands.common import (
     CommandError,
@@ -15,6 +16,10 @@ from compare_tui.commands.common import (
     open_store,
 )
 from compare_tui.vocabulary import RunStatus
+
+if TYPE_CHECKING:
+    from compare_tui.experiment.figures import ExperimentFigures
+    from compare_tui.store import Store
 
 EPILOG = """\
 examples:
@@ -40,7 +45,7 @@ exit codes:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = subparsers.add_parser(
         "experiment",
         help="named experiments: arms × N repeated runs, with intervals and flaky tasks",
@@ -170,7 +175,7 @@ def _new(args: argparse.Namespace) -> int:
     return 0
 
 
-def _figures(store, name: str):
+def _figures(store: Store, name: str) -> ExperimentFigures:
     from compare_tui.experiment import (
         ExperimentConfigError,
         experiment_figures,
@@ -184,7 +189,7 @@ def _figures(store, name: str):
         raise CommandError(str(exc)) from None
 
 
-def _print_figures(figures, as_json: bool) -> None:
+def _print_figures(figures: ExperimentFigures, as_json: bool) -> None:
     from compare_tui.experiment import experiment_document, render_text
 
     sys.stdout.write(json.dumps(experiment_document(figures), indent=2) + "\n" if as_json else render_text(figures))
@@ -264,7 +269,7 @@ def _list(args: argparse.Namespace) -> int:
         parse_config,
     )
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     with open_store(args.store) as store:
         for record in store.list_experiments():
             try:

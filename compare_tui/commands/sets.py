@@ -6,11 +6,15 @@ import argparse
 import json
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compare_tui.commands.common import CommandError, load_set_or_fail
 
+if TYPE_CHECKING:
+    from compare_tui.goldset.models import Task
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = subparsers.add_parser(
         "sets", help="check and inspect golden sets", description="Check and inspect golden sets."
     )
@@ -92,7 +96,7 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _expected_preview(task) -> str:
+def _expected_preview(task: Task) -> str:
     e = task.expected
     if e.tool_call is not None:
         return f"[tool call] {e.tool_call.name}({json.dumps(e.tool_call.arguments, sort_keys=True)})"[:60]

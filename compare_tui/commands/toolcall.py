@@ -13,6 +13,7 @@ import asyncio
 import json
 import sys
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from compare_tui.commands.common import (
     CommandError,
@@ -21,6 +22,15 @@ from compare_tui.commands.common import (
     load_catalogue_or_fail,
     open_store,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from compare_tui.catalogue import Catalogue, ModelEntry
+    from compare_tui.toolcall.results import ScenarioResult
+    from compare_tui.toolcall.scenario import Scenario
+    from compare_tui.toolcall.suite import Suite
+    from compare_tui.toolcall.tools_file import ToolsFile
 
 EPILOG = """\
 examples:
@@ -39,7 +49,7 @@ exit codes: 0 the run finished (whatever its outcomes); 1 interrupted; 2 bad inp
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "toolcall",
         help="tool-call conformance of a model behind its serving stack",
@@ -139,7 +149,7 @@ def parse_notes(pairs: list[str]) -> dict[str, str]:
     return notes
 
 
-def _scenarios(tools_path: str | None, patterns: list[str]):
+def _scenarios(tools_path: str | None, patterns: list[str]) -> tuple[Suite, ToolsFile | None, tuple[Scenario, ...]]:
     from compare_tui.toolcall import ToolsFileError, official_suite, read_tools_file, select, user_scenarios
 
     suite = official_suite()
@@ -213,12 +223,12 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(total: int):
+def _progress(total: int) -> Callable[[int, ScenarioResult], None]:
     from compare_tui.toolcall.table import SYMBOLS
 
     done = [0]
 
-    def heard(position: int, result) -> None:
+    def heard(position: int, result: ScenarioResult) -> None:
         done[0] += 1
         print(
             f"  [{done[0]:>2}/{total}] {SYMBOLS[result.outcome]} {result.outcome.value:<11} {result.scenario_id} "
@@ -230,7 +240,7 @@ def _progress(total: int):
     return heard
 
 
-def _entry(catalogue, name: str):
+def _entry(catalogue: Catalogue, name: str) -> ModelEntry:
     try:
         return catalogue.get(name)
     except KeyError as exc:
@@ -262,7 +272,7 @@ def _list(args: argparse.Namespace) -> int:
     from compare_tui.toolcall.evaluate import scenario_checks
 
     suite, tools, scenarios = _scenarios(getattr(args, "tools", None), getattr(args, "scenario", None) or [])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for s in scenarios:
         checks = [c for c, _ in scenario_checks(s)]
         rows.append(
