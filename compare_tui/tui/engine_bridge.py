@@ -40,7 +40,7 @@ class TallyObserver:
     only a session's milestones become messages. Called on the engine's thread; `post` must be
     thread-safe (`post_message` is)."""
 
-    def __init__(self, tally: LiveTally, post: Callable[[Message], None]) -> None:
+    def __init__(self, tally: LiveTally, post: Callable[[Message], object]) -> None:
         self.tally, self.post = tally, post
         self.comparison_id: str | None = None
         self.run_ids: tuple[str, ...] = ()
@@ -72,7 +72,7 @@ class ThreadEngineSession:
     called from any thread. Same interface as `ProcessEngineSession`."""
 
     def __init__(
-        self, workspace: Workspace, plan: SessionPlan, tally: LiveTally, post: Callable[[Message], None]
+        self, workspace: Workspace, plan: SessionPlan, tally: LiveTally, post: Callable[[Message], object]
     ) -> None:
         self.observer = TallyObserver(tally, post)
         self.session = EngineSession(workspace.store, plan, workspace.catalogue_path, self.observer)

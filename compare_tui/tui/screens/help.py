@@ -4,7 +4,7 @@ cannot drift from what the keys do."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, Static
 
 from compare_tui.tui.screen_base import CompareScreen
@@ -55,10 +55,10 @@ def _sections() -> list[tuple[str, list[Binding]]]:
     return [(title, [b if isinstance(b, Binding) else Binding(*b) for b in bindings]) for title, bindings in sections]
 
 
-def _declared(screen: type) -> list:
+def _declared(screen: type) -> list[BindingType]:
     """The bindings of a screen or widget with those of our classes it builds on (Textual merges
     them the same way: base classes first), each key once; Textual's own (tab, copy) are left out."""
-    seen: dict[str, object] = {}
+    seen: dict[str, BindingType] = {}
     for cls in reversed(screen.__mro__):
         if not cls.__module__.startswith("compare_tui."):
             continue
