@@ -374,7 +374,7 @@ def test_a_folder_is_refused(tmp_path: Path) -> None:
 def test_opening_creates_parent_folders_and_uses_wal(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "runs.sqlite"
     with Store.open(path) as store:
-        conn = store._database().conn
+        conn = store._database()
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
@@ -388,7 +388,7 @@ def test_opening_creates_parent_folders_and_uses_wal(tmp_path: Path) -> None:
 
 def test_disk_full_becomes_a_store_error(store: Store) -> None:
     store.create_run(full_run())
-    conn = store._database().conn
+    conn = store._database()
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # the file may not grow: as if the disk were full
     with pytest.raises(StoreError, match=r"disk is full.*--resume RUN_ID"):
