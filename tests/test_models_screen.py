@@ -161,7 +161,7 @@ async def test_the_palette_and_help_offer_the_models_screen(models_app):
         commands["Models"].callback()
         await settle(pilot)
         assert isinstance(app.screen, ModelsScreen)
-    sections = dict(_sections())
+    sections = dict(_sections(app.BINDINGS))
     assert {b.key for b in sections["Models"]} >= {"v", "V", "g", "escape"}
     assert "m" in {b.key for b in sections["Home"]}
 

@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SamplingError
+from .options import SampleOptions
 from .passes import Progress, Ref, Seen, candidates, fetch, place
-from .pipeline import MAX_SAMPLES, SampleOptions, open_logs
+from .pipeline import MAX_SAMPLES, open_logs
 from .records import LoggedTurn
 from .sampled import SampledSet, describe
 from .selection import recency_key

@@ -28,7 +28,7 @@ from .tasks import HUMAN_INSTRUCTIONS
 from .window import iso, window_label
 
 if TYPE_CHECKING:
-    from .pipeline import SampleOptions
+    from .options import SampleOptions
     from .sources import Source
 
 FORMAT = "compare-tui/sample@1"
