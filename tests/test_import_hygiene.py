@@ -1,6 +1,10 @@
 """The core never imports Textual: only `compare_tui/tui` may. Rich is allowed in
-`cli.py`, `commands/` and the report's text renderer. Each module is imported in a fresh
-interpreter, so a module imported earlier by another cannot hide what this one pulls in.
+`cli.py`, `commands/` and the report's text renderer.
+
+Every core module is imported in one fresh interpreter, one after another, with `__import__`
+watched: an `import rich`/`import textual` statement calls it each time it runs, whether or not
+the library is loaded already, so a module imported earlier cannot hide what a later one asks
+for. Textual appearing in `sys.modules` is charged to the module whose import loaded it.
 
 httpx imports Rich itself (for its own command line), so for Rich the test records which module
 *asked* for it: a core module doing so fails; a third-party library doing so does not.
@@ -12,7 +16,6 @@ import json
 import pkgutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import compare_tui
@@ -30,8 +33,16 @@ def watching_import(name, globals=None, locals=None, fromlist=(), level=0):
         asked.add((importer, name.split(".")[0]))
     return real_import(name, globals, locals, fromlist, level)
 builtins.__import__ = watching_import
-importlib.import_module(sys.argv[1])
-print(json.dumps({"textual_loaded": "textual" in sys.modules, "asked": sorted(asked)}))
+loaded_textual, failed = [], {}
+for module in sys.argv[1:]:
+    had_textual = "textual" in sys.modules
+    try:
+        importlib.import_module(module)
+    except Exception as exc:
+        failed[module] = f"{type(exc).__name__}: {exc}"
+    if not had_textual and "textual" in sys.modules:
+        loaded_textual.append(module)
+print(json.dumps({"textual_loaded_by": loaded_textual, "asked": sorted(asked), "failed": failed}))
 """
 
 
@@ -43,41 +54,48 @@ def _core_modules() -> list[str]:
     )
 
 
-def _probe(name: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", PROBE, name], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, f"{name} failed to import: {out.stderr[-2000:]}"
+def _probe(*names: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", PROBE, *names], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, f"the probe failed: {out.stderr[-2000:]}"
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def test_core_modules_do_not_import_textual_or_rich():
     modules = _core_modules()
     assert {"compare_tui.engine.runner", "compare_tui.store.store", "compare_tui.goldset.loader"} <= set(modules)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = dict(zip(modules, pool.map(_probe, modules)))
-    offenders = []
-    for name, result in results.items():
-        if result["textual_loaded"]:
-            offenders.append(f"{name} loads textual")
-        for importer, lib in result["asked"]:
-            if lib == "textual" or not importer.startswith(RICH_ALLOWED):
-                offenders.append(f"{importer} imports {lib} (reached from {name})")
+    result = _probe(*modules)
+    assert result["failed"] == {}
+    offenders = [f"{name} loads textual" for name in result["textual_loaded_by"]]
+    for importer, lib in result["asked"]:
+        if lib == "textual" or not importer.startswith(RICH_ALLOWED):
+            offenders.append(f"{importer} imports {lib}")
     assert offenders == []
 
 
-def test_the_probe_catches_a_direct_import(tmp_path):
-    # The check above must be able to fail: a throwaway module that imports rich is caught.
-    package = tmp_path / "compare_tui_probe_check"
+def test_the_probe_catches_a_direct_import_even_when_the_library_is_loaded_already(tmp_path):
+    # The check above must be able to fail, in one interpreter: a module importing rich (or
+    # textual) after another module already loaded it is still caught, and charged to itself.
+    package = tmp_path / "compare_tui_probe"
     package.mkdir()
     (package / "__init__.py").write_text("")
+    (package / "first.py").write_text("import rich.text\nimport textual\n")
+    (package / "second.py").write_text("from rich.console import Console\n")
+    probe = PROBE.replace('importer.startswith("compare_tui")', 'importer.startswith("compare_tui_probe")')
     out = subprocess.run(
-        [sys.executable, "-c", PROBE.replace('importer.startswith("compare_tui")', "True"), "rich.text"],
+        [sys.executable, "-c", probe, "compare_tui_probe.first", "compare_tui_probe.second"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout.strip().splitlines()[-1])["asked"]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["textual_loaded_by"] == ["compare_tui_probe.first"]
+    assert {tuple(a) for a in result["asked"]} == {
+        ("compare_tui_probe.first", "rich"),
+        ("compare_tui_probe.first", "textual"),
+        ("compare_tui_probe.second", "rich"),
+    }
 
 
 def test_the_project_docs_stand_alone_no_file_cites_a_document_outside_the_repository():

@@ -429,7 +429,7 @@ def test_live_progress_wide(make_app, snap_compare):
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_diff_across_golden_sets(make_app, snap_compare, tmp_path, size):
-    from tests.test_tui_rough_edges import add_run_on_another_set
+    from tests.test_tui_diff_screen import add_run_on_another_set
 
     def open_diff(app) -> None:
         other = add_run_on_another_set(app.workspace.store, tmp_path)
