@@ -31,7 +31,7 @@ from typing import Any
 from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_duration_s
 from compare_tui.report.inputs import AttemptFacts, RunInput
 from compare_tui.report.stats import Interval, Percentiles, percentiles, proportion_interval
-from compare_tui.vocabulary import ModelKind, Outcome, measured, task_outcome
+from compare_tui.vocabulary import ModelKind, Outcome, RunStatus, measured, task_outcome
 
 STATUSES = ("pass", "fail", "review", "error", "missing")
 
@@ -154,7 +154,7 @@ class ModelFigures:
     model_kind: str | None
     """`local`, `hosted`, or None when the run did not record it."""
     provenance: str
-    run_status: str
+    run_status: RunStatus
     completed: int
     pass_rate: PassRate
     counts: Counts
@@ -261,7 +261,7 @@ def model_figures(
         label=label,
         model_kind=kind,
         provenance=run.provenance or "",
-        run_status=str(run.status),
+        run_status=run.status,
         completed=completed,
         pass_rate=_pass_rate(blocks),
         counts=counts,
