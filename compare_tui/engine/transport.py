@@ -13,7 +13,7 @@ forces httpx's own pool everywhere, e.g. to compare the two.
 Every HTTP client that talks to a model endpoint (the engine, the judge, the tool-call runner,
 every probe) is built by `endpoint_client` or `probe_client` here, so that none of them reads
 `HTTP(S)_PROXY`/`ALL_PROXY` from the environment: a proxy there would receive prompts,
-answers and virtual keys. `tests/test_no_ambient_proxy.py` proves it.
+answers and virtual keys. `tests/integration/test_no_ambient_proxy.py` proves it.
 """
 
 from __future__ import annotations

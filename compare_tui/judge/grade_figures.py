@@ -7,7 +7,7 @@ difference from the baseline paired by task.
   both runs had graded, with the Student-t 95% interval of that mean (clamped to [−4, 4]); a
   paired interval, so task difficulty shared by both runs cancels out. "higher"/"lower" only
   when the interval excludes zero, else "within noise". Coverage is simulated in
-  `tests/test_grade_figures.py`.
+  `tests/core/test_grade_figures.py`.
 - A failed call (transport error or no parseable grade) is counted and left out of the mean.
 """
 

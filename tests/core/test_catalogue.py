@@ -510,6 +510,6 @@ def test_import_has_no_side_effects_or_ui_deps() -> None:
         capture_output=True,
         text=True,
         check=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
     )
     assert out.stdout.strip() == "[]"

@@ -25,7 +25,7 @@ from tests.support.fake_openai import (
     truncated,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write_catalogue(path: Path, url: str, *, key_env: str | None = None, gateway: str | None = None) -> Path:

@@ -14,9 +14,7 @@ import pytest
 
 from compare_tui.engine.retry import RetryPolicy
 from compare_tui.store import measured
-from tests.support.builders import write_set
-from tests.support.fake_openai import FakeServer
-from tests.test_chaos_helpers import (
+from tests.core.test_chaos_helpers import (
     chaos_run,
     comparable,
     fault_script,
@@ -28,6 +26,8 @@ from tests.test_chaos_helpers import (
     unexplained_retries,
     write_catalogue,
 )
+from tests.support.builders import write_set
+from tests.support.fake_openai import FakeServer
 
 N_TASKS = int(os.environ.get("COMPARE_TUI_CHAOS_TASKS", "100"))
 KILLS = int(os.environ.get("COMPARE_TUI_CHAOS_KILLS", "5"))

@@ -11,9 +11,7 @@ import threading
 import time
 
 from compare_tui.store import ReviewRecord, Store
-from tests.support.builders import write_set
-from tests.support.fake_openai import FakeServer, text
-from tests.test_chaos_helpers import (
+from tests.core.test_chaos_helpers import (
     ROOT,
     cli,
     cli_env,
@@ -23,6 +21,8 @@ from tests.test_chaos_helpers import (
     task_ids,
     write_catalogue,
 )
+from tests.support.builders import write_set
+from tests.support.fake_openai import FakeServer, text
 
 N_TASKS = 300
 

@@ -16,7 +16,7 @@ from compare_tui.store import Store
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _catalogue(path: Path, url: str) -> Path:

@@ -14,8 +14,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
-from test_report import TOKEN_PRICE, attempts, inputs, one
-from test_report_load import compare, record
 
 from compare_tui.cli import main
 from compare_tui.goldset.digest import _manifest_form
@@ -32,8 +30,10 @@ from compare_tui.report.model import BaselineError
 from compare_tui.report.render_text import render_text
 from compare_tui.report.stats import mcnemar_exact, paired_interval
 from compare_tui.store import DecisionRecord, Store
+from tests.core.test_report import TOKEN_PRICE, attempts, inputs, one
+from tests.core.test_report_load import compare, record
 
-SCHEMA_DOC = Path(__file__).resolve().parents[1] / "compare_tui" / "report" / "SCHEMA.md"
+SCHEMA_DOC = Path(__file__).resolve().parents[2] / "compare_tui" / "report" / "SCHEMA.md"
 
 
 def text_of(report, width: int = 120) -> str:
@@ -345,7 +345,7 @@ def test_the_comparisons_baseline_and_the_workloads_promoted_one_are_loaded(stor
 def test_a_manifest_margin_is_read_and_an_absent_table_keeps_the_sets_digest(tmp_path):
     from compare_tui.goldset import load_golden_set
 
-    source = Path(__file__).resolve().parents[1] / "sample_sets" / "support-triage"
+    source = Path(__file__).resolve().parents[2] / "sample_sets" / "support-triage"
     before = load_golden_set(source)
     assert before.manifest.decision is None
     copy = tmp_path / "set"
@@ -363,7 +363,7 @@ def test_a_bad_manifest_margin_names_the_field(tmp_path):
     from compare_tui.goldset import GoldenSetError, load_golden_set
 
     copy = tmp_path / "set"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "sample_sets" / "support-triage", copy)
+    shutil.copytree(Path(__file__).resolve().parents[2] / "sample_sets" / "support-triage", copy)
     manifest = copy / "golden.toml"
     manifest.write_text(manifest.read_text(encoding="utf-8") + "\n[decision]\nmargin_pp = -1\n", encoding="utf-8")
     with pytest.raises(GoldenSetError, match="margin_pp"):

@@ -25,7 +25,7 @@ from compare_tui.goldset import load_golden_set
 from compare_tui.store import Store
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
-from tests.test_tui_data import write_catalogue
+from tests.tui.test_tui_data import write_catalogue
 
 
 def _setup(tmp_path, url: str, tasks: int = 3):

@@ -11,7 +11,7 @@ import pytest
 
 from compare_tui.engine.writer import AttemptWriter
 from compare_tui.store import AuditRow, Store, StoreError
-from tests.test_store import attempt, full_run
+from tests.core.test_store import attempt, full_run
 
 
 def audit(task_id: str, n: int = 1) -> AuditRow:

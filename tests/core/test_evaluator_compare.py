@@ -12,8 +12,8 @@ from compare_tui.cli import main
 from compare_tui.judge import LOOKS_SAFE, NOT_ENOUGH_DATA, REVIEW_FIRST, Decision, EvaluatorRow, compare_evaluators
 from compare_tui.judge.evaluator import FAILED_CALL
 from compare_tui.store import ReviewRecord, Store
+from tests.core.test_judge_support import TASKS, add_run, consistent_judge, entry, fenced, golden, scored, write_models
 from tests.support.fake_openai import FakeServer, http_error, text
-from tests.test_judge_support import TASKS, add_run, consistent_judge, entry, fenced, golden, scored, write_models
 
 
 def _rows(n, *, labelled=0, changed=(), failed=(), wrong_candidate=()):

@@ -23,7 +23,7 @@ from compare_tui.experiment.render import interval_text
 from compare_tui.report import AttemptFacts, ReportInputs, RunInput, build_report
 from compare_tui.report.stats import bootstrap_mean_ci
 from compare_tui.store import CURRENT_VERSION, ExperimentNotFoundError, ExperimentRecord, RunRecord, Store, StoreError
-from tests.test_experiment_helpers import entry
+from tests.core.test_experiment_helpers import entry
 
 DIGEST = "sha256:" + "1" * 64
 SETTINGS = {"attempts": 1, "temperature": 0.0, "max_tokens": 16, "concurrency": 4, "timeout_s": 120.0}

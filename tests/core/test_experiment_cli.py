@@ -11,8 +11,8 @@ from compare_tui.catalogue import load_catalogue
 from compare_tui.engine import RunOverrides, prepare_run
 from compare_tui.goldset import load_golden_set
 from compare_tui.store import Store
+from tests.core.test_experiment_helpers import catalogue, cli, entry, three_task_set
 from tests.support.fake_openai import FakeServer, text
-from tests.test_experiment_helpers import catalogue, cli, entry, three_task_set
 
 # alpha: t2 passes on its 1st and 3rd request only, t3 never passes; beta passes everything.
 ALPHA = {

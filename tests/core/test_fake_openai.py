@@ -31,7 +31,7 @@ from tests.support.fake_openai import (
     truncated,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def chat(task: str, *, stream: bool = True, usage: bool = True, **extra) -> dict:

@@ -21,9 +21,7 @@ import pytest
 
 from compare_tui.cli import main
 from compare_tui.store import Store
-from tests.support.builders import write_set
-from tests.support.fake_openai import FakeServer, text
-from tests.test_chaos_helpers import (
+from tests.core.test_chaos_helpers import (
     cli,
     cli_env,
     count_attempts,
@@ -32,6 +30,8 @@ from tests.test_chaos_helpers import (
     task_ids,
     write_catalogue,
 )
+from tests.support.builders import write_set
+from tests.support.fake_openai import FakeServer, text
 
 
 def _mount_tmpfs(where: Path, size: str = "16m") -> None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from compare_tui.engine.sse import SseError, SseFramer
 from compare_tui.engine.stream import StreamAccumulator, accumulate_message
-from tests.test_fuzz_parsers import FUZZ, _dumps, json_values
+from tests.core.test_fuzz_parsers import FUZZ, _dumps, json_values
 
 json_objects = st.dictionaries(
     st.sampled_from(["choices", "delta", "content", "tool_calls", "usage", "error"]) | st.text(max_size=4),

@@ -17,9 +17,9 @@ from compare_tui.catalogue.gateway import BY_KEY_INFO, BY_LISTING, BY_MODELS
 from compare_tui.cli import main
 from compare_tui.engine import RunExecutor, RunOverrides, RunRefusedError, prepare_run
 from compare_tui.store import Store
+from tests.core.test_chaos_helpers import write_catalogue
 from tests.support.builders import hosted_entry, load, write_set
 from tests.support.fake_openai import FakeServer, GatewayKeys, text
-from tests.test_chaos_helpers import write_catalogue
 
 MASTER = "sk-" + secrets.token_hex(20)
 ISSUED = "sk-" + secrets.token_hex(11)

@@ -1,7 +1,7 @@
 """Fuzzing the golden-set loader: whatever the files hold, it loads or raises GoldenSetError.
 
 Examples per test default to 200 (seconds); set COMPARE_TUI_FUZZ_EXAMPLES for a soak run,
-e.g. `COMPARE_TUI_FUZZ_EXAMPLES=20000 pytest tests/test_goldset_fuzz.py`.
+e.g. `COMPARE_TUI_FUZZ_EXAMPLES=20000 pytest tests/core/test_goldset_fuzz.py`.
 """
 
 from __future__ import annotations

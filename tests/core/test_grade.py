@@ -14,8 +14,8 @@ import pytest
 from compare_tui.cli import main
 from compare_tui.store import AttemptRecord, ComparisonRecord, Store
 from compare_tui.store.schema import CURRENT_VERSION, MIGRATIONS
+from tests.core.test_judge_support import TASKS, add_run, entry, fenced, golden, scored, write_models
 from tests.support.fake_openai import FakeServer, http_error, text
-from tests.test_judge_support import TASKS, add_run, entry, fenced, golden, scored, write_models
 
 BAD = ("t1", "t2", "t3")
 _REFERENCE = re.compile(r"<<<REFERENCE ANSWER\n(.*?)\nREFERENCE ANSWER>>>", re.DOTALL)

@@ -11,8 +11,8 @@ import pytest
 from compare_tui.cli import main
 from compare_tui.judge import LOOKS_SAFE, REVIEW_FIRST, Decision, EvaluatorRow, compare_evaluators, grade_level
 from compare_tui.store import ReviewRecord, Store
+from tests.core.test_judge_support import TASKS, add_run, entry, fenced, golden, scored, write_models
 from tests.support.fake_openai import FakeServer, text
-from tests.test_judge_support import TASKS, add_run, entry, fenced, golden, scored, write_models
 
 TRUTH = {t: "fail" if t in ("t1", "t2") else "pass" for t in TASKS}
 

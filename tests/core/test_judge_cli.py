@@ -8,8 +8,8 @@ import pytest
 
 from compare_tui.cli import main
 from compare_tui.store import Store
+from tests.core.test_judge_support import TASKS, add_run, consistent_judge, entry, fenced, golden, scored, write_models
 from tests.support.fake_openai import FakeServer, http_error
-from tests.test_judge_support import TASKS, add_run, consistent_judge, entry, fenced, golden, scored, write_models
 
 
 @pytest.fixture

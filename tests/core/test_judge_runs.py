@@ -21,9 +21,7 @@ from compare_tui.judge import (
     render_pair_text,
 )
 from compare_tui.store import AttemptRecord, Store
-from tests.support.builders import write_set
-from tests.support.fake_openai import FakeServer, ToolCall, http_error, text, tool_calls
-from tests.test_judge_support import (
+from tests.core.test_judge_support import (
     FAST_RETRY,
     TASKS,
     add_run,
@@ -34,6 +32,8 @@ from tests.test_judge_support import (
     golden,
     scored,
 )
+from tests.support.builders import write_set
+from tests.support.fake_openai import FakeServer, ToolCall, http_error, text, tool_calls
 
 REFERENCE = load_rubric(None, "reference")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 
 from compare_tui.store import Store
+from tests.core.test_chaos_helpers import ServerProcess, run_in_process, task_ids
 from tests.support.builders import write_set
-from tests.test_chaos_helpers import ServerProcess, run_in_process, task_ids
 
 N_TASKS = 2000
 CONCURRENCY = 64

@@ -11,7 +11,7 @@ from compare_tui.catalogue import CatalogueError, load_catalogue
 from compare_tui.local import catalogue_writer
 from compare_tui.local.state import ServerRecord
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 NOW = "2026-12-05 12:00:00 +0000"
 SMOLLM2_SHA = "6" * 64
 

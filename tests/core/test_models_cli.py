@@ -14,7 +14,7 @@ from compare_tui.catalogue.editing import read_for_edit, save, with_entry, witho
 from compare_tui.cli import main
 from tests.support.scripted_stacks import ScriptedServer, llama_cpp_routes
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 
 
 @pytest.fixture

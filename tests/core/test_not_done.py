@@ -3,7 +3,7 @@ done, the run ends `incomplete` (resumable), a resume retries exactly those task
 endpoint that does not answer is refused before anything is sent (issue 22, item 1).
 
 Against the fault-injecting server on loopback (real HTTP and SSE); the end-to-end version
-with a real llama-server stopped mid-run is tests/test_not_done_local.py.
+with a real llama-server stopped mid-run is tests/integration/test_not_done_local.py.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from compare_tui.engine.reachability import is_reachable, probe_endpoint, refuse
 from compare_tui.engine.runner import OUTAGE_AFTER
 from compare_tui.report import build_report, load_report_inputs
 from compare_tui.store import Store
+from tests.core.test_chaos_helpers import write_catalogue
 from tests.support.builders import hosted_entry, load, write_set
 from tests.support.fake_openai import FakeServer, fail_then, http_error, text
-from tests.test_chaos_helpers import write_catalogue
 
 FAST_RETRY = RetryPolicy(max_retries=3, base_s=0.01, cap_s=0.05)
 DEAD = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there

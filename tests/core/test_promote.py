@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from test_report_load import compare, record
 
 from compare_tui.cli import main
 from compare_tui.promote.export import alias_json, litellm_config
 from compare_tui.store import Store
+from tests.core.test_report_load import compare, record
 
 WORKLOAD = "support-triage"
 

@@ -1,7 +1,7 @@
 """`compare-tui publish`: the bundle's files, what the page holds (and never holds), byte-identical
 re-publishing, the store's record of it (schema v8), the latency distributions it draws, and a
 golden file of the page's structure for a fixed store. The browser checks are in
-tests/test_publish_browser.py."""
+tests/integration/test_publish_browser.py."""
 
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ from compare_tui.store import (
     Store,
     schema,
 )
-from tests.test_experiment_cli import new, run, world  # noqa: F401  (world is a fixture)
-from tests.test_experiment_helpers import cli
-from tests.test_report import make_run
+from tests.core.test_experiment_cli import new, run, world  # noqa: F401  (world is a fixture)
+from tests.core.test_experiment_helpers import cli
+from tests.core.test_report import make_run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_sets" / "support-triage"
 GOLDEN = REPO / "tests" / "golden" / "publish_structure.txt"
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz012345"

@@ -21,8 +21,8 @@ from compare_tui.publish.details import Masker, task_details
 from compare_tui.publish.indented_json import indented_json
 from compare_tui.report import build_report, load_report_inputs, render_json
 from compare_tui.store import AttemptRecord, Store
-from tests.test_publish import VIRTUAL, fill_store
-from tests.test_report import make_run
+from tests.core.test_publish import VIRTUAL, fill_store
+from tests.core.test_report import make_run
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text()
 keys = st.text() | st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none()

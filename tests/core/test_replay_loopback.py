@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from compare_tui.cli import main
+from tests.core.test_sampling_builders import END, agent_run, write_jsonl
 from tests.support.fake_openai import FakeServer, ToolCall, text, tool_calls
-from tests.test_sampling_builders import END, agent_run, write_jsonl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RUNS = {"alpha": 3, "bravo": 4, "charlie": 2}
 LOSES = ("bravo", 2)
 """The one step (run, 1-based step) the scripted candidate gets wrong."""

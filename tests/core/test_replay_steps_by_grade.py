@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 from compare_tui.store import Store
+from tests.core.test_judge_support import fenced
+from tests.core.test_sampling_builders import END, agent_run, write_jsonl
 from tests.support.fake_openai import FakeServer, ToolCall, text, tool_calls
-from tests.test_judge_support import fenced
-from tests.test_sampling_builders import END, agent_run, write_jsonl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RUNS = {"alpha": 3, "bravo": 4, "charlie": 2}
 _REFERENCE = re.compile(r"<<<REFERENCE ANSWER\n(.*?)\nREFERENCE ANSWER>>>", re.DOTALL)
 WRONG_ENDING = "bravo"

@@ -8,11 +8,11 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
-from test_report import TOKEN_PRICE, attempts, inputs, make_run
 
 from compare_tui.report import RunInput, build_report, fit
 from compare_tui.report import formatting as fmt
 from compare_tui.report.render_text import render_text
+from tests.core.test_report import TOKEN_PRICE, attempts, inputs, make_run
 
 NVML_REASON = "NVML library not found (no NVIDIA driver installed on this machine)"
 LONG_A = "Qwen2.5-Coder-32B-Instruct-Q4_K_M-long-name"

@@ -7,15 +7,15 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from test_report import make_run
 
 from compare_tui.cli import main
 from compare_tui.goldset import load_golden_set
 from compare_tui.report import AttemptFacts, ReportNotFoundError, build_report, load_report_inputs
 from compare_tui.report.load import attempt_facts
 from compare_tui.store import AttemptRecord, ComparisonRecord, ReviewRecord, Store
+from tests.core.test_report import make_run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_sets" / "support-triage"
 
 

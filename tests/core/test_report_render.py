@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from test_report import TOKEN_PRICE, attempts, inputs, make_run, one
 
 from compare_tui.report import (
     SCHEMA,
@@ -24,8 +23,9 @@ from compare_tui.report import (
 from compare_tui.report import formatting as fmt
 from compare_tui.report.render_text import render_text
 from compare_tui.report.stats import PAIRED_METHOD
+from tests.core.test_report import TOKEN_PRICE, attempts, inputs, make_run, one
 
-SCHEMA_DOC = Path(__file__).resolve().parents[1] / "compare_tui" / "report" / "SCHEMA.md"
+SCHEMA_DOC = Path(__file__).resolve().parents[2] / "compare_tui" / "report" / "SCHEMA.md"
 
 
 @pytest.fixture(scope="module")

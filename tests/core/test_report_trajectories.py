@@ -11,7 +11,7 @@ from compare_tui.report.render_json import render_json
 from compare_tui.report.render_md import render_md
 from compare_tui.report.render_text import render_text
 from compare_tui.report.stats import proportion_interval
-from tests.test_report import inputs, one
+from tests.core.test_report import inputs, one
 
 # Tasks t00..t08: run A is t00-t02, run B t03-t05, run C t06-t08 (three steps each).
 TRACES = {f"t{i:02d}": ("ABC"[i // 3], i % 3 + 1, 3) for i in range(9)}
@@ -98,7 +98,7 @@ def test_every_surface_shows_the_same_figures_and_the_caveat():
 def test_schema_doc_names_every_replay_field():
     from pathlib import Path
 
-    documented = (Path(__file__).resolve().parents[1] / "compare_tui" / "report" / "SCHEMA.md").read_text(
+    documented = (Path(__file__).resolve().parents[2] / "compare_tui" / "report" / "SCHEMA.md").read_text(
         encoding="utf-8"
     )
     first = json.loads(render_json(_report("ppppfpppp")))["trajectories"][0]

@@ -10,8 +10,8 @@ import pytest
 from compare_tui.diff import NotComparable, ToleranceError, reproduce_check, resolve_tolerances
 from compare_tui.report import AttemptFacts, ReportInputs, RunInput
 from compare_tui.store import RunRecord
+from tests.core.test_experiment_helpers import catalogue, cli, entry, three_task_set
 from tests.support.fake_openai import FakeServer, text
-from tests.test_experiment_helpers import catalogue, cli, entry, three_task_set
 
 DIGEST = "sha256:" + "2" * 64
 SETTINGS = {"attempts": 1, "temperature": 0.0, "max_tokens": 16, "concurrency": 4, "timeout_s": 120.0}

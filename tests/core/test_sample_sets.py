@@ -22,7 +22,7 @@ import pytest
 from compare_tui.goldset import SCORER_KINDS, GoldenSet, Manifest, Task, discover_golden_sets, load_golden_set
 from compare_tui.scoring import Answer, Outcome, ToolCall, score
 
-SAMPLE_SETS = Path(__file__).resolve().parent.parent / "sample_sets"
+SAMPLE_SETS = Path(__file__).resolve().parents[2] / "sample_sets"
 SET_NAMES = ("support-triage", "order-extraction", "calendar-assistant", "ticket-labels")
 SET_DIRS = sorted(d for d in SAMPLE_SETS.iterdir() if (d / "golden.toml").is_file())
 CHECKER = SAMPLE_SETS / "order-extraction" / "checks" / "convert.py"

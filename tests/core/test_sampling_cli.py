@@ -16,10 +16,10 @@ from compare_tui.cli import main
 from compare_tui.goldset import load_golden_set
 from compare_tui.sampling import SamplingError
 from compare_tui.sampling.sources import Source
+from tests.core.test_sampling_builders import DAY, END, conversation, read_dir_bytes, write_jsonl
 from tests.support.fake_openai import FakeServer, ToolCall, text, tool_calls
-from tests.test_sampling_builders import DAY, END, conversation, read_dir_bytes, write_jsonl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _sample(capsys, *args: str) -> tuple[int, str, str]:

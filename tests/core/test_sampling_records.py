@@ -9,7 +9,7 @@ import pytest
 from compare_tui.sampling import SKIP_REASONS, LoggedTurn, SamplingError, Skipped, parse_window, read_record
 from compare_tui.sampling.records import BatchOutput
 from compare_tui.sampling.window import parse_timestamp
-from tests.test_sampling_builders import END, conversation
+from tests.core.test_sampling_builders import END, conversation
 
 COMPLETION = {
     "created": int(END),

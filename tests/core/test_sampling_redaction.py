@@ -9,7 +9,7 @@ import pytest
 from compare_tui.goldset import load_golden_set
 from compare_tui.sampling import Redactor, SampleOptions, SamplingError, sample_logs, write_sampled_set
 from compare_tui.sampling.redaction import luhn_ok
-from tests.test_sampling_builders import END, TOOLS
+from tests.core.test_sampling_builders import END, TOOLS
 
 PLANTED = {
     "email": ["alice.smith@example.com", "bob+billing@mail.example.org"],

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from compare_tui.goldset import load_golden_set
 from compare_tui.sampling import SampleOptions, SamplingError, check_run, sample_runs, write_sampled_set
 from compare_tui.sampling.records import read_record
-from tests.test_sampling_builders import END, agent_run, broken_run, conversation, read_dir_bytes, write_jsonl
+from tests.core.test_sampling_builders import END, agent_run, broken_run, conversation, read_dir_bytes, write_jsonl
 
 BREAKS = ("incomplete", "interleaved", "missing_tool_result", "tool_id_mismatch")
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from compare_tui.sampling import MAX_PER_CONVERSATION, SampleOptions, sample_logs, write_sampled_set
 from compare_tui.sampling.selection import PARTS, Candidate, TopConversations, part_of, spread
-from tests.test_sampling_builders import DAY, END, conversation, read_dir_bytes, write_jsonl
+from tests.core.test_sampling_builders import DAY, END, conversation, read_dir_bytes, write_jsonl
 
 SLOW = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

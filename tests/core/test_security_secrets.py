@@ -24,9 +24,9 @@ import pytest
 
 from compare_tui.cli import main
 from compare_tui.local.server import server_cmdline
+from tests.core.test_chaos_helpers import ServerProcess, cli, cli_env, task_ids
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
-from tests.test_chaos_helpers import ServerProcess, cli, cli_env, task_ids
 
 PROVIDER_KEY = "sk-proj-" + secrets.token_urlsafe(36)
 VIRTUAL_KEY = "vk-" + secrets.token_hex(24)

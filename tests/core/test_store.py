@@ -37,7 +37,7 @@ from compare_tui.store import (
 from compare_tui.store.errors import translate
 from compare_tui.vocabulary import ErrorClass
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -235,7 +235,7 @@ async def test_results_come_back_in_scenario_order_with_one_per_scenario():
 async def test_a_server_closing_after_each_streamed_answer_leaves_no_scenario_in_error():
     # llama-server's way (a close after every streamed answer, though it said Keep-Alive), with
     # the close arriving late as on a loaded machine: no request may die in a closing connection.
-    from tests.test_wire import LateClosingServer
+    from tests.core.test_wire import LateClosingServer
 
     async with LateClosingServer(close_after_s=0.05) as server:
         endpoint = server.url.removesuffix("/chat/completions")

@@ -39,7 +39,7 @@ pytestmark = pytest.mark.integration
 MODEL = "smollm2-135m"
 DEDICATED = "smollm2-dedicated"
 """A route to a llama-server only the outage test starts (and stops): never the session's."""
-SET = Path(__file__).resolve().parents[1] / "sample_sets" / "support-triage"
+SET = Path(__file__).resolve().parents[2] / "sample_sets" / "support-triage"
 SHORT = RunOverrides(concurrency=1, max_tokens=16, temperature=0.0)
 """One request at a time, temperature 0: the direct run and the gateway run get the same batches."""
 

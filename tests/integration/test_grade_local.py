@@ -20,7 +20,7 @@ from compare_tui.cli import main
 pytestmark = pytest.mark.integration
 
 QWEN = "qwen2.5-coder-0.5b"
-SET = Path(__file__).resolve().parents[1] / "sample_sets" / "order-extraction"
+SET = Path(__file__).resolve().parents[2] / "sample_sets" / "order-extraction"
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 
 from compare_tui.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "sample_sets" / "support-triage"
 
 

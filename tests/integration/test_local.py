@@ -25,7 +25,7 @@ from compare_tui import local
 from compare_tui.local import LocalError, state
 from compare_tui.local.gguf_header import read_metadata
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CLASSIFY = "Classify the ticket: billing, bug, account or other. Answer with the label only.\nI was charged twice"
 
 

@@ -23,7 +23,7 @@ from tests.goldset_factory import make_set, manifest_data
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODEL = "smollm2-135m"
 
 

@@ -21,9 +21,9 @@ from compare_tui.local.server import get_json
 from compare_tui.store import Store
 from compare_tui.toolcall import RunRequest, RunSettings, execute, official_suite, select
 from compare_tui.tui.health import probe_endpoint
+from tests.core.test_judge_support import FAST_RETRY, TASKS, add_run, consistent_judge, entry, golden, scored
 from tests.support.builders import load, write_set
 from tests.support.fake_openai import FakeServer, text
-from tests.test_judge_support import FAST_RETRY, TASKS, add_run, consistent_judge, entry, golden, scored
 
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 

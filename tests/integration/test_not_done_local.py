@@ -20,7 +20,7 @@ from tests.support.stop_mid_run import StopServerMidRun
 pytestmark = pytest.mark.integration
 
 MODEL = "smollm2-135m"
-SET = Path(__file__).resolve().parents[1] / "sample_sets" / "support-triage"
+SET = Path(__file__).resolve().parents[2] / "sample_sets" / "support-triage"
 STOP_AFTER = 4
 """Attempts that finish before the server is stopped."""
 

@@ -19,7 +19,7 @@ from compare_tui.toolcall import ToolcallOutcome
 pytestmark = pytest.mark.integration
 
 QWEN = "qwen2.5-coder-0.5b"
-DEMO_SET = Path(__file__).resolve().parents[1] / "sample_sets" / "ticket-labels"
+DEMO_SET = Path(__file__).resolve().parents[2] / "sample_sets" / "ticket-labels"
 
 
 @pytest.fixture(scope="module")

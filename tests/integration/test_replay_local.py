@@ -17,7 +17,7 @@ import pytest
 from compare_tui.goldset import load_golden_set
 from compare_tui.sampling import SampleOptions, sample_runs, write_sampled_set
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "bench" / "agent_replay" / "agent-log.jsonl"
 
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_experiment_helpers import cli
+from tests.core.test_experiment_helpers import cli
 
 pytestmark = pytest.mark.integration
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_sets" / "support-triage"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_sets" / "support-triage"
 TASKS = (
     "echo-01.toml",
     "label-easy-01.toml",

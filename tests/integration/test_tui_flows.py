@@ -25,7 +25,7 @@ from compare_tui.tui.screens.task_detail import TaskDetailScreen
 from compare_tui.tui.widgets.model_progress import ModelProgress
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
-from tests.test_tui_data import COMPARISON_ID, RUN_IDS, build_store, fixed_probe, write_catalogue
+from tests.tui.test_tui_data import COMPARISON_ID, RUN_IDS, build_store, fixed_probe, write_catalogue
 
 SIZE = (100, 30)
 

@@ -1,4 +1,4 @@
-"""The app over the small store of `tests/test_tui_data.py`, at 80x24, for Pilot tests."""
+"""The app over the small store of `tests/tui/test_tui_data.py`, at 80x24, for Pilot tests."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from compare_tui.tui.app import CompareApp, create_app
-from tests.test_tui_data import build_store, fixed_probe, write_catalogue
+from tests.tui.test_tui_data import build_store, fixed_probe, write_catalogue
 
 SIZE = (80, 24)
 

@@ -10,9 +10,9 @@ from compare_tui.experiment import experiment_figures, load_experiment
 from compare_tui.experiment.render import interval_cell, percent
 from compare_tui.store import Store
 from compare_tui.tui.screens.experiments import ExperimentsScreen
+from tests.core.test_experiment_helpers import catalogue, cli, entry, three_task_set
 from tests.support.fake_openai import FakeServer, text
 from tests.support.screen_host import ScreenHost
-from tests.test_experiment_helpers import catalogue, cli, entry, three_task_set
 
 
 def Host(store: Store) -> ScreenHost:  # noqa: N802 - reads as the app it builds

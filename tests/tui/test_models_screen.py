@@ -18,7 +18,7 @@ from compare_tui.tui.app import create_app
 from compare_tui.tui.screens.help import _sections
 from compare_tui.tui.screens.home import HomeScreen
 from compare_tui.tui.screens.models import HashProgress, ModelsScreen, VerifyCancelled
-from tests.test_tui_data import build_store, fixed_probe
+from tests.tui.test_tui_data import build_store, fixed_probe
 
 HOSTED_COST = """[model.cost]
 basis = "token_price"

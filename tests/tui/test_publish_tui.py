@@ -11,9 +11,9 @@ from compare_tui.tui.widgets.latency_histogram import (
     bars,
     histogram_text,
 )
-from tests.test_tui_data import COMPARISON_ID
-from tests.test_tui_decision import app_for, open_report
-from tests.test_tui_snapshots import settle
+from tests.tui.test_tui_data import COMPARISON_ID
+from tests.tui.test_tui_decision import app_for, open_report
+from tests.tui.test_tui_snapshots import settle
 
 
 def test_bars_scale_to_the_fullest_bin_and_never_hide_a_task():

@@ -10,9 +10,9 @@ from textual.widgets import DataTable, Static
 from compare_tui.store import Store
 from compare_tui.toolcall import ToolcallStore
 from compare_tui.tui.screens.toolcall import ToolcallScreen, default_selection
+from tests.core.test_toolcall_cli import PARIS, toolcall
 from tests.support.fake_openai import FakeServer, http_error
 from tests.support.screen_host import ScreenHost
-from tests.test_toolcall_cli import PARIS, toolcall
 
 
 def Host(store: Store) -> ScreenHost:  # noqa: N802 - reads as the app it builds

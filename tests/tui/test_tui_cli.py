@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from compare_tui.cli import build_parser, main
-from tests.test_tui_data import build_store
+from tests.tui.test_tui_data import build_store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_top_level_options_are_the_tuis_and_do_not_shadow_subcommand_options():

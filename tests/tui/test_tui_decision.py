@@ -9,8 +9,8 @@ from compare_tui.tui.app import create_app
 from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.refusal import RefusalScreen
 from compare_tui.tui.screens.report import ReportScreen
-from tests.test_tui_data import COMPARISON_ID, build_store, fixed_probe, write_catalogue
-from tests.test_tui_snapshots import settle
+from tests.tui.test_tui_data import COMPARISON_ID, build_store, fixed_probe, write_catalogue
+from tests.tui.test_tui_snapshots import settle
 
 
 def app_for(tmp_path, baseline: str | None = None):
@@ -84,7 +84,7 @@ async def test_p_sets_a_first_baseline_after_confirmation_and_home_shows_it(tmp_
 
 
 async def test_the_summary_shows_stored_grades_only_when_there_are_some(tmp_path):
-    from tests.test_tui_snapshots import store_grades
+    from tests.tui.test_tui_snapshots import store_grades
 
     store, app = app_for(tmp_path, baseline="smollm2-135m")
     async with app.run_test(size=(80, 24)) as pilot:

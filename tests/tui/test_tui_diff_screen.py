@@ -24,7 +24,7 @@ def app(tmp_path):
 def test_diff_deltas_never_print_plus_minus_and_keep_one_latency_unit():
     from compare_tui.diff import deltas
     from compare_tui.report import RunInput, build_report
-    from tests.test_report import attempts, inputs, make_run
+    from tests.core.test_report import attempts, inputs, make_run
 
     slow = RunInput(
         make_run("run-a", "slow"), attempts("ppff", e2e_ms=25_000.0, prompt_tokens=900, completion_tokens=400)
@@ -45,7 +45,7 @@ def test_diff_deltas_never_print_plus_minus_and_keep_one_latency_unit():
 def add_run_on_another_set(store, tmp_path) -> str:
     """A run of a second set (same workload id and version, other digest): what an edited set gives."""
     from compare_tui.goldset import load_golden_set
-    from tests.test_tui_data import OUTCOMES, _attempts, _run, write_mini_set
+    from tests.tui.test_tui_data import OUTCOMES, _attempts, _run, write_mini_set
 
     other = load_golden_set(write_mini_set(tmp_path / "other"))
     run = store.create_run(
@@ -57,7 +57,7 @@ def add_run_on_another_set(store, tmp_path) -> str:
 
 async def test_a_diff_across_golden_sets_refuses_the_paired_verdict_and_labels_each_side(app, tmp_path):
     from compare_tui.tui.screens.diff import DiffScreen
-    from tests.test_tui_data import RUN_IDS
+    from tests.tui.test_tui_data import RUN_IDS
 
     other = add_run_on_another_set(app.workspace.store, tmp_path)
     async with app.run_test(size=SIZE) as pilot:

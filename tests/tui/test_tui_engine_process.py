@@ -18,7 +18,7 @@ from compare_tui.tui.live_tally import LiveTally
 from compare_tui.tui.workspace import Workspace
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
-from tests.test_tui_data import write_catalogue
+from tests.tui.test_tui_data import write_catalogue
 
 
 def session(tmp_path, store, url, tasks: int, concurrency: int = 4):

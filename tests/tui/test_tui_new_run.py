@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.home_app import SIZE, home_app, settle
-from tests.test_tui_data import write_catalogue
+from tests.tui.test_tui_data import write_catalogue
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def test_new_run_preview_spells_money_one_way_adds_up_and_names_no_flag(tmp_path
     from compare_tui.goldset import load_golden_set
     from compare_tui.tui.screens.new_run import _preview_lines
     from compare_tui.tui.spend_preview import preview
-    from tests.test_tui_data import write_mini_set
+    from tests.tui.test_tui_data import write_mini_set
 
     goldset = load_golden_set(write_mini_set(tmp_path / "set"))
     catalogue = load_catalogue(write_catalogue(tmp_path / "models.toml"))

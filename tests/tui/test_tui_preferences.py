@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from compare_tui.tui.app import create_app
 from tests.support.home_app import SIZE, settle
-from tests.test_tui_data import build_store, fixed_probe, write_catalogue
+from tests.tui.test_tui_data import build_store, fixed_probe, write_catalogue
 
 # ------------------------------------------------------------------ the theme is kept at restart
 

@@ -10,7 +10,7 @@ from textual.widgets import DataTable
 from compare_tui.tui.app import create_app
 from compare_tui.tui.task_facts import ATTEMPTS
 from tests.support.home_app import SIZE, home_app, open_report, settle
-from tests.test_tui_data import build_store, fixed_probe, write_catalogue
+from tests.tui.test_tui_data import build_store, fixed_probe, write_catalogue
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def fresh_attempts():
 async def test_a_verdict_on_an_answer_never_scrolled_into_view_asks_first(tmp_path, fresh_attempts):
     from compare_tui.store import AttemptRecord
     from compare_tui.tui.screens.review import ReviewScreen
-    from tests.test_tui_data import RUN_IDS
+    from tests.tui.test_tui_data import RUN_IDS
 
     store, sets = build_store(tmp_path)
     long_answer = "\n".join(f"line {n}: we are sorry, and we have refunded you." for n in range(40))
@@ -121,7 +121,7 @@ async def test_a_verdict_on_an_answer_never_scrolled_into_view_asks_first(tmp_pa
 async def test_scrolling_to_the_end_of_the_answer_lets_the_verdict_through(tmp_path, fresh_attempts):
     from compare_tui.store import AttemptRecord
     from compare_tui.tui.screens.review import ReviewScreen
-    from tests.test_tui_data import RUN_IDS
+    from tests.tui.test_tui_data import RUN_IDS
 
     store, sets = build_store(tmp_path)
     long_answer = "\n".join(f"line {n}" for n in range(40))

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_tui_data import build_store, write_catalogue
+from tests.tui.test_tui_data import build_store, write_catalogue
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Tmux:

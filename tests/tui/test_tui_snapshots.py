@@ -2,7 +2,7 @@
 real-length texts) over a hand-built store (fixed ids,
 timestamps and figures), so any change to what a user sees shows up as an SVG diff.
 
-Update after an intended change with `pytest tests/test_tui_snapshots.py --snapshot-update`
+Update after an intended change with `pytest tests/tui/test_tui_snapshots.py --snapshot-update`
 and review the new SVGs in tests/__snapshots__/.
 """
 
@@ -16,7 +16,7 @@ from compare_tui.tui import messages
 from compare_tui.tui.app import create_app
 from compare_tui.tui.engine_bridge import NewRunPlan, gpu_before_run
 from compare_tui.tui.screens.live import LiveScreen
-from tests.test_tui_data import COMPARISON_ID, RUN_IDS, build_store, fixed_probe, write_catalogue
+from tests.tui.test_tui_data import COMPARISON_ID, RUN_IDS, build_store, fixed_probe, write_catalogue
 
 SIZE = (80, 24)
 
@@ -288,9 +288,9 @@ def test_toolcall_table(make_app, snap_compare):
 
 @pytest.fixture
 def make_models_app(tmp_path, monkeypatch):
-    """The usual store over the Models screen's catalogue (tests/test_models_screen.py), run from
+    """The usual store over the Models screen's catalogue (tests/tui/test_models_screen.py), run from
     the catalogue's folder so the paths shown are the same on every machine."""
-    from tests.test_models_screen import write_models_catalogue
+    from tests.tui.test_models_screen import write_models_catalogue
 
     store, sets = build_store(tmp_path)
     catalogue = write_models_catalogue(tmp_path)
@@ -332,7 +332,7 @@ def make_long_app(tmp_path):
     NVML reason a machine without a driver records and a hardware rate that makes six-figure costs."""
     from compare_tui.goldset import load_golden_set
     from compare_tui.store import ComparisonRecord, Store
-    from tests.test_tui_data import OUTCOMES, SET_NAME, TOKEN_PRICE, _attempts, _run, write_mini_set
+    from tests.tui.test_tui_data import OUTCOMES, SET_NAME, TOKEN_PRICE, _attempts, _run, write_mini_set
 
     goldset = load_golden_set(write_mini_set(tmp_path / "sets" / SET_NAME))
     store = Store.open(tmp_path / "runs.sqlite")
@@ -429,7 +429,7 @@ def test_live_progress_wide(make_app, snap_compare):
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_diff_across_golden_sets(make_app, snap_compare, tmp_path, size):
-    from tests.test_tui_diff_screen import add_run_on_another_set
+    from tests.tui.test_tui_diff_screen import add_run_on_another_set
 
     def open_diff(app) -> None:
         other = add_run_on_another_set(app.workspace.store, tmp_path)
@@ -458,7 +458,7 @@ def store_grades(store) -> None:
     """A quality grading of each compared run by `judge-x`, with fixed ids, times and figures."""
     from compare_tui.judge.scale import QUALITY_RUBRIC
     from compare_tui.store.judgements import JudgementRecord, JudgingRecord
-    from tests.test_tui_data import TASK_IDS
+    from tests.tui.test_tui_data import TASK_IDS
 
     for model, run_id in RUN_IDS.items():
         judging = store.save_judging(
