@@ -3,7 +3,7 @@ real-length texts) over a hand-built store (fixed ids,
 timestamps and figures), so any change to what a user sees shows up as an SVG diff.
 
 Update after an intended change with `pytest tests/tui/test_tui_snapshots.py --snapshot-update`
-and review the new SVGs in tests/__snapshots__/.
+and review the new SVGs in tests/tui/__snapshots__/.
 """
 
 from __future__ import annotations
