@@ -48,7 +48,7 @@ from compare_tui.scoring.result import Answer, Outcome, ScoreResult
 from compare_tui.store import RunStatus, Store, measured
 from compare_tui.store import utc_now as now_iso
 from compare_tui.store.rows import attempt_values
-from compare_tui.vocabulary import CONNECTION_CLASSES, NOT_DONE, TASK_ENDING_OUTCOMES
+from compare_tui.vocabulary import CONNECTION_CLASSES, NOT_DONE, TASK_ENDING_OUTCOMES, ErrorClass, ModelKind, NotDone
 
 OUTAGE_AFTER = 5
 """Attempts in a row that could not connect after which a run stops sending (the server is gone)."""
@@ -96,7 +96,7 @@ class RunExecutor:
         self._writer: AttemptWriter
         self._ledger: RequestLedger
 
-    async def execute(self) -> str:
+    async def execute(self) -> RunStatus:
         """Run to the end; return the final status: `completed`, or `incomplete` when some task
         measured nothing. Cancelling marks the run `interrupted`."""
         # What exists now (the golden set, the store, the UI) lives as long as the run: out of
@@ -129,7 +129,7 @@ class RunExecutor:
                 gc.set_threshold(*_THRESHOLDS)
                 gc.unfreeze()
 
-    async def _execute(self, token: str) -> str:
+    async def _execute(self, token: str) -> RunStatus:
         run, settings = self.p.run, self.p.settings
         recorded = self._recorded()
         pending = [t for t in self.p.goldset.tasks if not _task_done(recorded.get(t.id, {}), settings.attempts)]
@@ -137,7 +137,7 @@ class RunExecutor:
             run.id, RunStatus.RUNNING, started_at=run.started_at or now_iso(), lease_token=token
         )
         sampler = self._sampler()
-        status, error = RunStatus.INTERRUPTED.value, None
+        status, error = RunStatus.INTERRUPTED, None
         async with chat_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency) as chat:
             try:
                 identity = await fetch_server_identity(self.p.entry.endpoint, self.p.headers)
@@ -174,12 +174,12 @@ class RunExecutor:
                 status, error = self._outcome(len(pending))
             except asyncio.CancelledError:
                 status, error = (
-                    RunStatus.INTERRUPTED.value,
+                    RunStatus.INTERRUPTED,
                     "interrupted by the user; resume with `compare-tui run --resume " + run.id + "`",
                 )
                 raise
             except Exception as exc:  # a store failure (disk full) or a bug: stop, keep what is stored
-                status, error = RunStatus.INTERRUPTED.value, f"{type(exc).__name__}: {exc}"
+                status, error = RunStatus.INTERRUPTED, f"{type(exc).__name__}: {exc}"
                 raise
             finally:
                 try:
@@ -212,7 +212,9 @@ class RunExecutor:
             if outcome in TASK_ENDING_OUTCOMES:
                 return
 
-    async def _attempt(self, client: ChatClient, task: Task, number: int) -> tuple[str, str | None, str | None]:
+    async def _attempt(
+        self, client: ChatClient, task: Task, number: int
+    ) -> tuple[Outcome, ErrorClass | None, str | None]:
         run, entry = self.p.run, self.p.entry
         started = now_iso()
         body = chat_body(task, entry.model, self.p.settings)
@@ -245,7 +247,7 @@ class RunExecutor:
         acc = exchange.acc
         prompt, completion = acc.tokens() if acc else (None, None)
         notes = exchange.notes + (acc.notes if acc else [])
-        outcome, error_class = str(result.outcome), exchange.error_class
+        outcome, error_class = result.outcome, exchange.error_class
         ttft, e2e = (_round(acc.ttft_ms()), _round(acc.e2e_ms())) if acc else (None, None)
         # The row itself, not a validated `AttemptRecord` (a sixth of an attempt's CPU at 64
         # in flight): every value is typed here, and the store validates each row it reads back.
@@ -276,7 +278,7 @@ class RunExecutor:
         await self._writer.write(requests, row)  # with its requests' audit rows, in one transaction
         # Observers see an attempt that measured nothing as `not_done`, ending its task for
         # this execution (the store keeps the error for the report's caveat and the resume).
-        shown = outcome if measured(outcome, error_class) else NOT_DONE
+        shown: Outcome | NotDone = outcome if measured(outcome, error_class) else NOT_DONE
         self._counts[shown] += 1
         done = shown in TASK_ENDING_OUTCOMES or shown == NOT_DONE or number >= self.p.settings.attempts
         self.observer.on_event(
@@ -316,12 +318,12 @@ class RunExecutor:
                 recorded.setdefault(attempt.task_id, {})[attempt.attempt] = attempt.outcome
         return recorded
 
-    def _outcome(self, pending: int) -> tuple[str, str | None]:
+    def _outcome(self, pending: int) -> tuple[RunStatus, str | None]:
         """The status a run ends in once its workers finish, and why when not `completed`."""
         not_done = self._not_measured.total()
         skipped = pending - self._tried
         if not not_done and not skipped:
-            return RunStatus.COMPLETED.value, None
+            return RunStatus.COMPLETED, None
         reasons = "; ".join(
             f"{cls or 'unclassified'} ×{n} ({self._not_measured_example[cls]})"
             for cls, n in self._not_measured.most_common()
@@ -332,18 +334,18 @@ class RunExecutor:
         if skipped:
             text += f"; {skipped} not tried after {OUTAGE_AFTER} failed connections in a row (the server, or the one behind the gateway, looks down)"
         return (
-            RunStatus.INCOMPLETE.value,
+            RunStatus.INCOMPLETE,
             text + f"; resume with `compare-tui run --resume {self.p.run.id}` once it answers",
         )
 
     def _sampler(self) -> GpuSampler | None:
-        if self.p.entry.kind != "local":
+        if self.p.entry.kind != ModelKind.LOCAL:
             return None
         sampler = self.gpu_sampler or GpuSampler()
         sampler.start()
         return sampler
 
-    def _finish(self, status: str, error: str | None, sampler: GpuSampler | None, token: str) -> None:
+    def _finish(self, status: RunStatus, error: str | None, sampler: GpuSampler | None, token: str) -> None:
         run = self.p.run
         if sampler is not None:
             gpu: dict[str, Any] = asdict(sampler.stop())

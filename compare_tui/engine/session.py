@@ -121,7 +121,7 @@ class EngineSession:
         self._catalogue_source = catalogue
         self.comparison_id: str | None = None
         self.prepared: list[PreparedRun] = []
-        self.statuses: list[str] = []
+        self.statuses: list[RunStatus] = []
         """The final status of each run executed so far, in order."""
         self.stopped_run_id: str | None = None
         """The run that was executing when the store or a bug stopped the session."""
@@ -187,9 +187,9 @@ class EngineSession:
             return
         await self.execute()
 
-    def final_statuses(self) -> tuple[str, ...]:
+    def final_statuses(self) -> tuple[RunStatus, ...]:
         """Every run's status, `pending` for those never started."""
-        return tuple(self.statuses) + (RunStatus.PENDING.value,) * (len(self.prepared) - len(self.statuses))
+        return tuple(self.statuses) + (RunStatus.PENDING,) * (len(self.prepared) - len(self.statuses))
 
     # ------------------------------------------------------------------ preparing
 
@@ -375,10 +375,10 @@ class EngineSession:
                 try:
                     self.statuses.append(await make(p).execute())
                 except asyncio.CancelledError:
-                    self.statuses.append(RunStatus.INTERRUPTED.value)
+                    self.statuses.append(RunStatus.INTERRUPTED)
                     raise
                 except Exception:
-                    self.statuses.append(RunStatus.INTERRUPTED.value)
+                    self.statuses.append(RunStatus.INTERRUPTED)
                     self.stopped_run_id = p.run.id
                     raise
         finally:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.inputs import ReportInputs, RunInput
 from compare_tui.report.text_calls import caveat_texts
-from compare_tui.vocabulary import RunStatus
+from compare_tui.vocabulary import ModelKind, RunStatus
 
 MARGIN_THRESHOLD = 0.05
 """Pass-rate interval half-widths at or above this (five points) get a margin-of-error caveat."""
@@ -262,9 +262,9 @@ def _sandbox(name: str, run_input: RunInput) -> list[Caveat]:
 
 def _serving(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
     name, out = row.label, []
-    if row.model_kind == "hosted":
+    if row.model_kind == ModelKind.HOSTED:
         out.append(Caveat("network", f"Latency of {name} includes the network between this machine and its host."))
-    elif row.model_kind == "local":
+    elif row.model_kind == ModelKind.LOCAL:
         serving = run_input.run.model_entry.get("serving") or {}
         how = ", ".join(str(v) for v in (serving.get("stack"), serving.get("quantisation")) if v)
         out.append(

@@ -1,4 +1,4 @@
-"""The run store: SQLite (through sqlite-utils), WAL mode, forward migrations, typed records.
+"""The run store: SQLite (the standard library's sqlite3), WAL mode, forward migrations, typed records.
 
 Nothing is opened at import time: call `Store.open(path)`.
 """

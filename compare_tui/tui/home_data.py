@@ -19,6 +19,7 @@ from compare_tui.report import formatting as fmt
 from compare_tui.store import DecisionRecord, RunRecord, RunStatus, RunSummary, Store, StoreError
 from compare_tui.store.holders import live_lease
 from compare_tui.tui.workspace import Workspace
+from compare_tui.vocabulary import ModelKind
 
 RUN_SORTS = ("newest", "pass rate", "model", "set", "status")
 """The orders the runs list cycles through (`s`)."""
@@ -144,7 +145,7 @@ def model_row(entry: ModelEntry) -> ModelRow:
     refusals = tuple(r.message for r in check_entry(entry))
     if refusals:
         provenance = "refused"
-    elif entry.kind == "hosted":
+    elif entry.kind == ModelKind.HOSTED:
         provenance = HOST_ATTESTED
     else:
         provenance = "pinned: weights hashed at run start"
