@@ -153,7 +153,7 @@ async def measure_live(tasks: int) -> dict[str, float]:
     from compare_tui.tui.engine_bridge import NewRunPlan
     from tests.support.builders import write_set
     from tests.support.fake_openai import FakeServer
-    from tests.test_tui_data import write_catalogue
+    from tests.tui.test_tui_data import write_catalogue
 
     with tempfile.TemporaryDirectory() as folder, FakeServer(mode="zero-delay", record=False) as server:
         root = Path(folder)

@@ -1,5 +1,5 @@
 """The product's words, once: task outcomes, run statuses, the error classes of an attempt, the
-rules that join them (which attempts measured something, what a task's outcome is), and the one
+kinds of model, the rules that join them (which attempts measured something, what a task's outcome is), and the one
 money format.
 
 Every package compares against these members, never against raw strings. Imports nothing from
@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from enum import StrEnum
+from typing import Final, Literal
 
 
 class Outcome(StrEnum):
@@ -22,7 +23,9 @@ class Outcome(StrEnum):
     ERROR = "error"
 
 
-NOT_DONE = "not_done"
+NotDone = Literal["not_done"]
+"""The type of `NOT_DONE`, for fields that hold an outcome or it."""
+NOT_DONE: Final = "not_done"
 """The outcome observers are told for an attempt that measured nothing (never stored)."""
 
 TASK_ENDING_OUTCOMES = frozenset({Outcome.PASS, Outcome.REVIEW})
@@ -45,6 +48,14 @@ class RunStatus(StrEnum):
 
 FINISHED_STATUSES = frozenset({RunStatus.INTERRUPTED, RunStatus.INCOMPLETE, RunStatus.COMPLETED})
 """Statuses a run stops in (its `finished_at` is set). Only `completed` gains no more attempts."""
+
+
+class ModelKind(StrEnum):
+    """Where a catalogue model runs (`ModelEntry.kind`): on this machine's hardware, whose GPU a
+    run samples, or at a host reached over the network (its latency includes the network)."""
+
+    LOCAL = "local"
+    HOSTED = "hosted"
 
 
 class ErrorClass(StrEnum):

@@ -1,7 +1,7 @@
 """Write the CLI reference (docs/reference/cli*.md) from the argparse parser itself.
 
 The pages are generated, never edited by hand, so they cannot drift from the code:
-tests/test_docs.py fails when a page is stale or a command or option is missing.
+tests/core/test_docs.py fails when a page is stale or a command or option is missing.
 
     PYTHONPATH=. .venv/bin/python scripts/gen_cli_reference.py          # rewrite the pages
     PYTHONPATH=. .venv/bin/python scripts/gen_cli_reference.py --check  # exit 1 if any is stale

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# The whole test suite. Integration tests start the embedded llama.cpp server themselves
-# (tests/conftest.py) and fail, never skip, when it cannot be provisioned.
+# The whole test suite, or one tier of it: `scripts/test.sh core` (or tui, integration) runs
+# tests/<tier>/ after lint and types; test files as arguments run only those (no lint).
+# Integration tests start the embedded llama.cpp server themselves (tests/conftest.py) and
+# fail, never skip, when it cannot be provisioned.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TIER=""
+case "${1:-}" in
+  core | tui | integration) TIER="$1"; shift; set -- "tests/$TIER" "$@" ;;
+esac
 # The TUI smoke test drives the app in a real terminal multiplexer.
 if ! command -v tmux >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
@@ -12,7 +18,7 @@ if ! command -v tmux >/dev/null 2>&1; then
     exit 2
   fi
 fi
-# The publish tests open bundles in a real headless browser (tests/test_publish_browser.py).
+# The publish tests open bundles in a real headless browser (tests/integration/test_publish_browser.py).
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && apt-get install -y -qq chromium >/dev/null
@@ -21,7 +27,7 @@ if ! command -v chromium >/dev/null 2>&1; then
     exit 2
   fi
 fi
-# The gateway tests (tests/test_gateway_litellm.py) run a real LiteLLM proxy, pinned, in its own
+# The gateway tests (tests/integration/test_gateway_litellm.py) run a real LiteLLM proxy, pinned, in its own
 # virtual environment (never the project's dependencies). Made once; a warm run only checks the
 # stamp. Never 1.107.0 (a compromised release). A failure here fails the suite: no silent skip.
 LITELLM_PIN="1.108.7"
@@ -50,7 +56,7 @@ export XDG_DATA_HOME="$COMPARE_TUI_TEST_ROOT/xdg/data" XDG_STATE_HOME="$COMPARE_
        XDG_CONFIG_HOME="$COMPARE_TUI_TEST_ROOT/xdg/config" XDG_CACHE_HOME="$COMPARE_TUI_TEST_ROOT/xdg/cache"
 # Lint and types first (configured in pyproject.toml), only for the whole suite: a run of
 # chosen test files (arguments given) is a developer's quick loop.
-if [ "$#" -eq 0 ]; then
+if [ "$#" -eq 0 ] || [ -n "$TIER" ]; then
   .venv/bin/ruff check --quiet compare_tui tests bench  # set -e: a finding fails the suite
   .venv/bin/ruff format --check --quiet compare_tui tests bench
   echo "ruff: clean (lint and format)"

@@ -1,4 +1,10 @@
-"""Shared fixtures. Keep this file small: fixtures used by one test module live in that module.
+"""Shared fixtures and the tiers. Keep this file small: fixtures used by one test module live in
+that module.
+
+The tests are in three tiers, one folder each: `core/` (plain pytest: the core, statistics,
+parsers, the CLI against loopback servers), `tui/` (Pilot and snapshot tests, the tmux smoke
+test) and `integration/` (real llama-servers, the LiteLLM proxy, headless Chromium). Each test
+is marked with its tier (`-m core`), and `scripts/test.sh core` runs one.
 
 `local_cluster` is the integration tier's entry point: real llama.cpp servers for both bundled
 models, started once per session and stopped at its end.
@@ -10,6 +16,16 @@ import os
 import signal
 
 import pytest
+
+TIERS = ("core", "tui", "integration")
+"""The tiers: the folders under tests/, and the marker each test in one gets."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.parent.name in TIERS:
+            item.add_marker(item.path.parent.name)
+
 
 SESSION_MODELS = ["smollm2-135m", "gemma3-270m"]
 """The session servers: the two small bundled models. The third (Qwen2.5-Coder 0.5B) is started

@@ -34,6 +34,7 @@ from compare_tui.catalogue.server_facts import READ_FROM_SERVER
 from compare_tui.catalogue.serving_check import check_loaded
 from compare_tui.catalogue.verify import Progress
 from compare_tui.endpoint import key_headers
+from compare_tui.vocabulary import ModelKind
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class AddRequest:
     name: str
     endpoint: str
     model: str | None = None
-    kind: Literal["local", "hosted"] = "local"
+    kind: ModelKind = ModelKind.LOCAL
     weights_dir: Path | None = None
     weights: tuple[Path, ...] = ()
     revision: str | None = None
@@ -97,7 +98,7 @@ def add_model(
     shell = _validated(
         {
             "name": request.name,
-            "kind": "hosted",
+            "kind": ModelKind.HOSTED,
             "endpoint": request.endpoint,
             "model": request.model or "-",
             "key_env": request.key_env,
@@ -110,17 +111,17 @@ def add_model(
         check_key(shell, key)  # a gateway confirms an sk- key before the probe sends it anywhere
     except ModelRefused as exc:
         raise CatalogueEditError(mask_provider_keys(str(exc))) from None
-    if request.kind == "local" and request.weights_dir is None and not request.weights:
+    if request.kind == ModelKind.LOCAL and request.weights_dir is None and not request.weights:
         weights_needed = True
     else:
         weights_needed = False
-    if request.kind == "hosted" and (request.weights_dir is not None or request.weights):
+    if request.kind == ModelKind.HOSTED and (request.weights_dir is not None or request.weights):
         raise CatalogueEditError(
             "--weights-dir/--weights are for --kind local; a hosted model's weights "
             "are not hashed here (its provenance is the host's attestation)"
         )
     located = None
-    if request.kind == "local" and not weights_needed:
+    if request.kind == ModelKind.LOCAL and not weights_needed:
         located = weight_files(request.weights_dir, list(request.weights))
 
     headers = key_headers(key)
@@ -147,7 +148,7 @@ def add_model(
     if facts.stack:
         serving["stack"] = facts.stack
     revision = request.revision
-    if request.kind == "local":
+    if request.kind == ModelKind.LOCAL:
         assert located is not None
         snapshot = hf_snapshot(located[0])
         if revision is None and snapshot is not None:
@@ -160,14 +161,14 @@ def add_model(
         revision = facts.revision
         findings.append(f"revision {revision} from {facts.revision_source}")
     if revision is None:  # checked before hashing: a missing flag should not cost a full read
-        where = "a Hugging Face cache snapshot or Ollama digest" if request.kind == "local" else "the host"
+        where = "a Hugging Face cache snapshot or Ollama digest" if request.kind == ModelKind.LOCAL else "the host"
         raise CatalogueEditError(
             f"no revision could be discovered (not {where}); pass --revision REV (a tag, commit or date)"
         )
 
     pins: WeightPins | None = None
     fields: dict[str, Any] = {}
-    if request.kind == "local":
+    if request.kind == ModelKind.LOCAL:
         assert located is not None
         pins = pin_weights(*located, progress=progress)
         fields.update(weights_dir=str(pins.weights_dir), files=pins.files, weights_digest=pins.digest)
@@ -246,14 +247,14 @@ def _cost(request: AddRequest) -> dict[str, Any]:
             "give one cost basis: --usd-per-hour (hardware) or the --price-* flags (token price), not both"
         )
     if request.usd_per_hour is not None:
-        if request.kind == "hosted":
+        if request.kind == ModelKind.HOSTED:
             raise CatalogueEditError(
                 "a hosted model is charged by token: give --price-in, --price-out, "
                 "--price-date and --price-source instead of --usd-per-hour"
             )
         return {"basis": "hardware", "usd_per_hour": request.usd_per_hour}
     if not given:
-        if request.kind == "hosted":
+        if request.kind == ModelKind.HOSTED:
             raise CatalogueEditError(
                 "a hosted model needs its token price and when it was read: give "
                 "--price-in, --price-out, --price-date YYYY-MM-DD and --price-source URL"

@@ -19,13 +19,25 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from compare_tui.catalogue.errors import ModelRefused
 
-if TYPE_CHECKING:
-    from compare_tui.catalogue.models import ModelEntry
+
+class KeyedEntry(Protocol):
+    """What the key policy reads of a catalogue entry (`models.ModelEntry` is one). A protocol,
+    so that this module, which the entry's own validation uses, never imports `models`."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def endpoint(self) -> str: ...
+    @property
+    def key_env(self) -> str | None: ...
+    @property
+    def gateway(self) -> str | None: ...
+
 
 REDACTED = "[redacted]"
 
@@ -104,19 +116,19 @@ def is_provider_host(endpoint: str) -> bool:
     return any(host == known or host.endswith("." + known) for known in PROVIDER_API_HOSTS)
 
 
-def gateway_key_allowed(entry: ModelEntry, provider: str | None) -> bool:
+def gateway_key_allowed(entry: KeyedEntry, provider: str | None) -> bool:
     """Whether a key matching `provider`'s pattern may go to `entry`'s endpoint: only a bare
     `sk-` key, only for a declared gateway, only on a host that is not a provider's API."""
     return provider == GATEWAY_SHAPED and entry.gateway is not None and not is_provider_host(entry.endpoint)
 
 
-def needs_gateway_confirmation(entry: ModelEntry, key: str | None) -> bool:
+def needs_gateway_confirmation(entry: KeyedEntry, key: str | None) -> bool:
     """True for a key `resolve_key` accepted only because `entry` declares a gateway: it must
     be confirmed by that gateway (`gateway.confirm_key`) before any task is sent."""
     return key is not None and provider_key_kind(key) is not None
 
 
-def resolve_key(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> str | None:
+def resolve_key(entry: KeyedEntry, environ: Mapping[str, str] | None = None) -> str | None:
     """The virtual key for `entry`, read from the variable its `key_env` names.
 
     Returns None when the entry has no `key_env` (the endpoint needs no key). Raises
@@ -149,7 +161,7 @@ def resolve_key(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> 
     return key
 
 
-def _provider_key_refusal(entry: ModelEntry, var: str, provider: str) -> str:
+def _provider_key_refusal(entry: KeyedEntry, var: str, provider: str) -> str:
     base = f"${var} holds what looks like a provider API key ({provider}); compare-tui never sends provider keys"
     if provider != GATEWAY_SHAPED:
         return base + f". Put a gateway in front and put its virtual key in ${var}"

@@ -91,11 +91,11 @@ def write_catalogue(catalogue: Catalogue, path: str | os.PathLike[str], *, heade
     The parent folder is created; the file is replaced atomically so a reader never sees
     half a catalogue. `header` (plain text) is written first as `#` comments. Returns the
     path written."""
-    import tomli_w  # deferred: only the embedded default (`local up`) writes catalogues
+    import tomlkit  # deferred: reading a catalogue needs only tomllib
 
     file = Path(path)
     tables = [entry_table(entry) for entry in catalogue.models]
-    text = tomli_w.dumps({"model": tables})
+    text = tomlkit.dumps({"model": tables})
     if header:
         text = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines()) + "\n" + text
     file.parent.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from compare_tui.catalogue.errors import UnknownModel
 from compare_tui.catalogue.keys import provider_key_kind
+from compare_tui.vocabulary import ModelKind
 
 
 class _Strict(BaseModel):
@@ -129,7 +130,7 @@ class ModelEntry(_Strict):
 
     name: str
     """What users type and see; unique within the catalogue."""
-    kind: Literal["local", "hosted"]
+    kind: ModelKind
     endpoint: str
     """Base URL of an OpenAI-compatible API, usually ending in /v1 (no trailing slash)."""
     model: str = Field(min_length=1)
@@ -196,7 +197,7 @@ class ModelEntry(_Strict):
 
     @model_validator(mode="after")
     def _kind_fields(self) -> ModelEntry:
-        if self.kind == "hosted" and self.weights_dir is not None:
+        if self.kind == ModelKind.HOSTED and self.weights_dir is not None:
             raise ValueError(
                 'weights_dir is for kind = "local" only (hosted weights are not hashed '
                 'here); remove weights_dir or set kind = "local"'

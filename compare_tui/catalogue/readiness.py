@@ -21,6 +21,7 @@ from compare_tui.catalogue.models import Catalogue, ModelEntry
 from compare_tui.catalogue.provenance import ProvenanceLabel
 from compare_tui.catalogue.refusals import check_entry
 from compare_tui.catalogue.verify import Progress, find_weight_files, verify_weights
+from compare_tui.vocabulary import ModelKind
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ def readiness(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> Re
         resolve_key(entry, os.environ if environ is None else environ)
     except ModelRefused as exc:
         reasons.append(str(exc).removeprefix(f"model {entry.name!r}: "))
-    if entry.kind == "local" and entry.weights_dir is not None:
+    if entry.kind == ModelKind.LOCAL and entry.weights_dir is not None:
         root = entry.weights_dir
         if not root.is_dir():
             reasons.append(f"weights_dir {root} is not a folder")

@@ -13,6 +13,7 @@ from typing import Literal
 
 from compare_tui.catalogue.errors import ModelRefused
 from compare_tui.catalogue.models import ModelEntry
+from compare_tui.vocabulary import ModelKind
 
 RefusalCode = Literal["no-digest", "no-revision", "no-file-pins", "no-weights-dir", "digest-mismatch"]
 
@@ -41,13 +42,13 @@ def check_entry(entry: ModelEntry) -> list[Refusal]:
     if entry.weights_digest is None:
         hint = (
             f'set weights_digest = "{combined_digest(entry.files)}" (computed from its per-file pins)'
-            if entry.kind == "local" and entry.files
+            if entry.kind == ModelKind.LOCAL and entry.files
             else 'add weights_digest = "sha256:…"'
         )
         refusals.append(Refusal("no-digest", f"no weights_digest; {hint}"))
     if not (entry.revision or "").strip():
         refusals.append(Refusal("no-revision", 'no revision; add revision = "…" (a date, tag or commit)'))
-    if entry.kind == "hosted":
+    if entry.kind == ModelKind.HOSTED:
         # A hosted entry's digest is the host's statement; we cannot recompute it.
         return refusals
     if not entry.files:
@@ -94,7 +95,7 @@ def refuse_if_needed(entry: ModelEntry) -> None:
 
 def repin_command(entry: ModelEntry) -> str:
     """The `models add` command line that (re)computes `entry`'s pins, for refusal messages."""
-    if entry.kind == "hosted":
+    if entry.kind == ModelKind.HOSTED:
         where = "--kind hosted --revision REV --price-in … --price-out … --price-date … --price-source …"
     else:
         where = f"--weights-dir {entry.weights_dir or 'DIR'} --usd-per-hour X"

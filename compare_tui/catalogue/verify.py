@@ -21,6 +21,7 @@ from compare_tui.catalogue.errors import ModelRefused
 from compare_tui.catalogue.models import ModelEntry
 from compare_tui.catalogue.provenance import HOST_ATTESTED, VERIFIED, ProvenanceLabel
 from compare_tui.catalogue.refusals import refuse_if_needed, repin_command
+from compare_tui.vocabulary import ModelKind
 
 WEIGHT_SUFFIXES = (".gguf", ".safetensors", ".bin", ".pt", ".pth")
 """Files a serving stack might load as weights; any in weights_dir must be pinned."""
@@ -104,7 +105,7 @@ def verify_weights(
     it cancels verification (the exception propagates). `workers` defaults to the number
     of pinned files, capped at the CPU count."""
     refuse_if_needed(entry)
-    if entry.kind == "hosted":
+    if entry.kind == ModelKind.HOSTED:
         return VerificationResult(model=entry.name, label=HOST_ATTESTED)
     assert entry.weights_dir is not None  # guaranteed by refuse_if_needed for local models
     root = entry.weights_dir

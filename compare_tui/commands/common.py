@@ -7,9 +7,14 @@ import shutil
 import sys
 import textwrap
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from compare_tui.errors import CompareTuiError
+
+if TYPE_CHECKING:
+    from compare_tui.catalogue import Catalogue
+    from compare_tui.goldset.models import GoldenSet
+    from compare_tui.store import Store
 
 
 def wrapped(text: str, width: int, indent: str = "  ") -> str:
@@ -75,7 +80,7 @@ def catalogue_path(explicit: str | None) -> Path:
     return default(explicit)
 
 
-def open_store(explicit: str | None, create: bool = False):
+def open_store(explicit: str | None, create: bool = False) -> Store:
     """The store at `--store` (or the default). Only a command that makes runs (`create`) starts a
     new store at a `--store` path that does not exist; any other refuses it (a mistyped path
     would otherwise leave an empty store behind and report "no runs")."""
@@ -93,7 +98,7 @@ def open_store(explicit: str | None, create: bool = False):
         raise CommandError(str(exc)) from None
 
 
-def load_catalogue_or_fail(explicit: str | None):
+def load_catalogue_or_fail(explicit: str | None) -> Catalogue:
     from compare_tui.catalogue import CatalogueError, load_catalogue
 
     path = catalogue_path(explicit)
@@ -108,7 +113,7 @@ def load_catalogue_or_fail(explicit: str | None):
         raise CommandError(str(exc)) from None
 
 
-def load_set_or_fail(path: str):
+def load_set_or_fail(path: str) -> GoldenSet:
     from compare_tui.goldset import GoldenSetError, load_golden_set
 
     try:

@@ -45,7 +45,7 @@ exit codes:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "evaluator-compare",
         help="compare a candidate judge with the current evaluator and people's labels",

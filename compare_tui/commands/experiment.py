@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from compare_tui.commands.common import (
     CommandError,
@@ -16,6 +17,10 @@ from compare_tui.commands.common import (
     say,
 )
 from compare_tui.vocabulary import RunStatus
+
+if TYPE_CHECKING:
+    from compare_tui.experiment.figures import ExperimentFigures
+    from compare_tui.store import Store
 
 EPILOG = """\
 examples:
@@ -41,7 +46,7 @@ exit codes:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = subparsers.add_parser(
         "experiment",
         help="named experiments: arms × N repeated runs, with intervals and flaky tasks",
@@ -171,7 +176,7 @@ def _new(args: argparse.Namespace) -> int:
     return 0
 
 
-def _figures(store, name: str):
+def _figures(store: Store, name: str) -> ExperimentFigures:
     from compare_tui.experiment import (
         ExperimentConfigError,
         experiment_figures,
@@ -185,7 +190,7 @@ def _figures(store, name: str):
         raise CommandError(str(exc)) from None
 
 
-def _print_figures(figures, as_json: bool) -> None:
+def _print_figures(figures: ExperimentFigures, as_json: bool) -> None:
     from compare_tui.experiment import experiment_document, render_text
 
     sys.stdout.write(json.dumps(experiment_document(figures), indent=2) + "\n" if as_json else render_text(figures))
@@ -204,6 +209,7 @@ def _run(args: argparse.Namespace) -> int:
         ExperimentConfigError,
         LaunchRefused,
         arm_entries,
+        being_executed,
         check_goldset,
         launch_missing,
         parse_config,
@@ -220,6 +226,8 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(_validation_text(exc)) from None
         before = _figures(store, args.name)
         if before.to_launch == 0:
+            for sentence in being_executed(store, config):
+                print(f"experiment {args.name}: {sentence}", file=sys.stderr)
             waiting = sum(len(a.in_flight) for a in before.arms)
             say(
                 f"experiment {args.name} is complete: every arm holds its {config.repeats} runs; nothing launched"
@@ -245,6 +253,8 @@ def _run(args: argparse.Namespace) -> int:
         except LaunchRefused as exc:
             raise CommandError(f"experiment {args.name}: {exc}") from None
         after = _figures(store, args.name)
+    for sentence in result.skipped:
+        print(f"experiment {args.name}: {sentence}", file=sys.stderr)
     launched = ", ".join(f"{label} {run_id[:8]} {status}" for label, run_id, status in result.launched)
     say(
         f"experiment {args.name}: launched {len(result.launched)} run(s){': ' + launched if launched else ''}",
@@ -265,7 +275,7 @@ def _list(args: argparse.Namespace) -> int:
         parse_config,
     )
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     with open_store(args.store) as store:
         for record in store.list_experiments():
             try:

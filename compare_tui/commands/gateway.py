@@ -6,6 +6,8 @@ import argparse
 import re
 import secrets
 import time
+from pathlib import Path
+from typing import Any
 
 from compare_tui.commands.common import CommandError, add_catalogue_option, catalogue_path
 
@@ -37,7 +39,7 @@ examples:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from compare_tui.local.gateway import DEFAULT_GATEWAY_KEY_ENV, PROVIDERS
 
     group = subparsers.add_parser(
@@ -85,7 +87,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     down.set_defaults(handler=_down)
 
 
-def _cost(args: argparse.Namespace, executable) -> dict:
+def _cost(args: argparse.Namespace, executable: Path) -> dict[str, Any]:
     from compare_tui.local.gateway import table_price
 
     given = [args.price_in, args.price_out, args.price_date, args.price_source]

@@ -39,7 +39,7 @@ exit codes:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "grade",
         help="grade every answer of runs alone on a 1–5 rubric with an LLM judge (opt-in)",

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from compare_tui.commands.common import (
     CommandError,
@@ -19,6 +20,14 @@ from compare_tui.commands.common import (
     open_store,
     say,
 )
+
+if TYPE_CHECKING:
+    from compare_tui.catalogue import ModelEntry
+    from compare_tui.judge.call import JudgeSettings
+    from compare_tui.judge.rubric import Rubric
+    from compare_tui.judge.runner import JudgingPlan
+    from compare_tui.store import RunRecord, Store
+    from compare_tui.store.judgements import JudgementRecord
 
 EPILOG = """\
 examples:
@@ -42,7 +51,7 @@ exit codes:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "judge",
         help="judge a candidate run against a baseline run with an LLM judge (opt-in)",
@@ -85,7 +94,7 @@ def add_judge_options(p: argparse.ArgumentParser) -> None:
     add_store_option(p)
 
 
-def rubric_from(args: argparse.Namespace, path: str | None = None):
+def rubric_from(args: argparse.Namespace, path: str | None = None) -> Rubric:
     from compare_tui.judge import RubricError, load_rubric
 
     path = args.rubric if path is None else path
@@ -96,7 +105,7 @@ def rubric_from(args: argparse.Namespace, path: str | None = None):
         raise CommandError(str(exc)) from None
 
 
-def judge_entry(args: argparse.Namespace, name: str | None):
+def judge_entry(args: argparse.Namespace, name: str | None) -> ModelEntry:
     from compare_tui.catalogue import UnknownModel
 
     if not name:
@@ -108,7 +117,7 @@ def judge_entry(args: argparse.Namespace, name: str | None):
         raise CommandError(str(exc)) from None
 
 
-def settings_from(args: argparse.Namespace):
+def settings_from(args: argparse.Namespace) -> JudgeSettings:
     from compare_tui.judge import JudgeSettings
 
     if args.concurrency < 1 or args.max_tokens < 1 or args.timeout <= 0:
@@ -116,7 +125,7 @@ def settings_from(args: argparse.Namespace):
     return JudgeSettings(max_tokens=args.max_tokens, timeout_s=args.timeout, concurrency=args.concurrency)
 
 
-def get_run(store, ref: str):
+def get_run(store: Store, ref: str) -> RunRecord:
     from compare_tui.store import StoreError
 
     try:
@@ -125,7 +134,7 @@ def get_run(store, ref: str):
         raise CommandError(str(exc)) from None
 
 
-def execute(store, plan, *, quiet: bool) -> None:
+def execute(store: Store, plan: JudgingPlan, *, quiet: bool) -> None:
     """Run a prepared judging with a progress line per call on stderr (none when `quiet`)."""
     from compare_tui.judge import execute_judging
 
@@ -137,7 +146,7 @@ def execute(store, plan, *, quiet: bool) -> None:
             file=sys.stderr,
         )
 
-    def progress(record, done: int, total: int) -> None:
+    def progress(record: JudgementRecord, done: int, total: int) -> None:
         if not quiet:
             what = (
                 f"failed: {record.error_class}"
@@ -182,9 +191,9 @@ def handle(args: argparse.Namespace) -> int:
     return 1 if report.figures.failed else 0
 
 
-def _list(store, *, as_json: bool) -> int:
+def _list(store: Store, *, as_json: bool) -> int:
     judgings = store.list_judgings()
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "id": j.id,
             "kind": j.kind,

@@ -11,8 +11,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compare_tui.commands.common import CommandError, add_catalogue_option, add_store_option, catalogue_path, open_store
+
+if TYPE_CHECKING:
+    from compare_tui.catalogue import Catalogue
 
 _ADD_EXAMPLES = """\
 examples:
@@ -37,7 +41,7 @@ examples:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = subparsers.add_parser(
         "models",
         help="add, list, verify and remove catalogue models",
@@ -140,7 +144,7 @@ def _path(args: argparse.Namespace) -> Path:
     return catalogue_path(args.models)
 
 
-def _catalogue(args: argparse.Namespace):
+def _catalogue(args: argparse.Namespace) -> Catalogue:
     from compare_tui.commands.common import load_catalogue_or_fail
 
     return load_catalogue_or_fail(args.models)
@@ -187,12 +191,13 @@ class _HashProgress:
 def _add(args: argparse.Namespace) -> int:
     from compare_tui.catalogue import CatalogueError
     from compare_tui.catalogue.adding import AddRequest, add_model
+    from compare_tui.vocabulary import ModelKind
 
     request = AddRequest(
         name=args.name,
         endpoint=args.endpoint,
         model=args.model_id,
-        kind=args.kind,
+        kind=ModelKind(args.kind),
         weights_dir=Path(args.weights_dir).expanduser() if args.weights_dir else None,
         weights=tuple(Path(w).expanduser() for w in args.weights),
         revision=args.revision,

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from typing import Self
+from typing import TYPE_CHECKING, Self, TextIO
 
 from compare_tui.commands.common import say
 from compare_tui.engine.events import AttemptFinished, EngineEvent, RunFinished, RunStarted
 from compare_tui.vocabulary import NOT_DONE, Outcome
 
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
 
 class PlainProgress:
     """One line per finished task and per run: readable in CI logs."""
 
-    def __init__(self, stream=None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         # sys.stdout when called, not when this module was imported (a test's captured stream)
         self.stream = sys.stdout if stream is None else stream
         self.done: Counter[str] = Counter()
@@ -66,7 +69,7 @@ class RichProgress:
             TextColumn("{task.fields[counts]}"),
             TimeElapsedColumn(),
         )
-        self.bars: dict[str, int] = {}
+        self.bars: dict[str, TaskID] = {}
         self.counts: dict[str, Counter[str]] = {}
 
     def __enter__(self) -> RichProgress:

@@ -7,9 +7,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from compare_tui.commands.common import CommandError, add_store_option, open_store, say
 from compare_tui.reviewer import reviewer_name
+
+if TYPE_CHECKING:
+    from compare_tui.store.decisions import DecisionRecord
 
 EPILOG = """\
 examples:
@@ -28,7 +32,7 @@ exit codes: 0 recorded; 2 bad input (no such comparison, model not in it, bad op
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "promote",
         help="make a model the workload's baseline, on the strength of a comparison",
@@ -133,7 +137,7 @@ def _promote(args: argparse.Namespace) -> int:
     return 0
 
 
-def _decision_dict(d) -> dict:
+def _decision_dict(d: DecisionRecord) -> dict[str, Any]:
     return {
         "id": d.id,
         "workload_id": d.workload_id,
@@ -150,7 +154,7 @@ def _decision_dict(d) -> dict:
     }
 
 
-def _line(d) -> str:
+def _line(d: DecisionRecord) -> str:
     verdict = ((d.figures.get("versus") or {}).get("verdict")) if d.figures else None
     parts = [f"{d.decided_at}  {d.model}", f"({d.kind}" + (f", verdict {verdict}" if verdict else "") + ")"]
     if d.previous_model:

@@ -8,8 +8,15 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compare_tui.commands.common import CommandError, add_store_option, open_store, say
+
+if TYPE_CHECKING:
+    from compare_tui.judge.grade_report import GradeReport
+    from compare_tui.report.inputs import ReportInputs
+    from compare_tui.report.model import Report
+    from compare_tui.store import Store
 
 FORMATS = ("text", "json", "md", "junit")
 EPILOG = """\
@@ -45,7 +52,7 @@ A person's review always wins; the report names the judge and counts those steps
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "report",
         help="show or export the report of a comparison or run",
@@ -184,7 +191,7 @@ def _report(args: argparse.Namespace) -> int:
     return gate.exit_code
 
 
-def _with_step_grading(store, inputs, spec: str, pass_at: int | None):
+def _with_step_grading(store: Store, inputs: ReportInputs, spec: str, pass_at: int | None) -> ReportInputs:
     """`inputs` with the stored grades that decide whole-run steps waiting for a person."""
     from compare_tui.judge import DEFAULT_PASS_AT
     from compare_tui.judge.step_grades import load_step_grading, parse_step_grading
@@ -196,7 +203,7 @@ def _with_step_grading(store, inputs, spec: str, pass_at: int | None):
     return replace(inputs, step_grading=grading)
 
 
-def _emit(report, fmt: str, out: str | None, grades: list) -> None:
+def _emit(report: Report, fmt: str, out: str | None, grades: list[GradeReport]) -> None:
     """The report in `fmt`, then (text, Markdown) or within it (JSON, `grades`) the stored
     grades' figures, rendered from the same `GradeReport`s."""
     from compare_tui.judge import grade_summary_json, render_grade_md, render_grade_summary

@@ -6,8 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from compare_tui.commands.common import CommandError, add_store_option, open_store, say
+
+if TYPE_CHECKING:
+    from compare_tui.diff.tolerances import Tolerance
 
 EPILOG = """\
 examples:
@@ -32,7 +36,7 @@ exit codes:
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "reproduce",
         help="check that two runs of the same set and model agree within tolerances",
@@ -87,7 +91,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 1 if args.fail_on_difference and check.differences else 0
 
 
-def _tolerances(goldset_path: str, given: list[str]):
+def _tolerances(goldset_path: str, given: list[str]) -> dict[str, Tolerance]:
     """The defaults, the golden set manifest's own (when the set can still be read), then `given`."""
     from pathlib import Path
 

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from compare_tui.commands.common import CommandError, add_store_option, load_set_or_fail, open_store
+
+if TYPE_CHECKING:
+    from compare_tui.goldset import GoldenSet
+    from compare_tui.store.records import RunRecord
 
 DESCRIPTION = """\
 Score a stored run's answers again with the golden set's current scorers and expected
@@ -32,7 +37,7 @@ exit codes: 0 rescored; 2 refused (nothing written)
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "rescore",
         help="score a run's (or a comparison's) stored answers again with the set's current scorers",
@@ -53,7 +58,7 @@ def _rescore(args: argparse.Namespace) -> int:
 
     store = open_store(args.store)
 
-    def load_set(run):
+    def load_set(run: RunRecord) -> GoldenSet:
         path = args.set or run.goldset_path
         if not path:
             raise CommandError(f"run {run.id} does not record where its set was; give it with --set DIR")

@@ -7,7 +7,7 @@ import asyncio
 import json
 import signal
 import sys
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from compare_tui.commands.common import (
     CommandError,
@@ -22,6 +22,8 @@ from compare_tui.commands.report import margin_points
 from compare_tui.vocabulary import RunStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from compare_tui.commands.progress import ProgressObserver
     from compare_tui.engine import (
         BaselineChosen,
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
         PreparedRun,
     )
     from compare_tui.store import Store
+    from compare_tui.store.summary import RunSummary
 
 EPILOG = """\
 examples:
@@ -51,7 +54,7 @@ another, labelled as chosen after the data.
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "run",
         help="run a golden set against one or more models",
@@ -191,10 +194,12 @@ class _CommandObserver:
         self.progress.__exit__(*exc)
 
     def on_event(self, event: EngineEvent) -> None:
-        from compare_tui.engine import BaselineChosen
+        from compare_tui.engine import BaselineChosen, LeaseTakenOver
 
         if isinstance(event, BaselineChosen):
             _say_baseline(event, quiet=self.quiet)
+        elif isinstance(event, LeaseTakenOver):
+            print(f"note: {event.sentence}", file=sys.stderr)
         else:
             self.progress.on_event(event)
 
@@ -260,8 +265,10 @@ def _serving_notes(prepared: list[PreparedRun]) -> None:
             print(note, file=sys.stderr)
 
 
-def _summary(store, comparison_id, prepared, statuses) -> dict:
-    out = {
+def _summary(
+    store: Store, comparison_id: str | None, prepared: Sequence[PreparedRun], statuses: Sequence[str]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "comparison": comparison_id,
         "runs": [],
         "decision": _decision_summary(store, comparison_id) if comparison_id else None,
@@ -281,7 +288,9 @@ def _summary(store, comparison_id, prepared, statuses) -> dict:
     return out
 
 
-def _print_outcome(store, comparison_id, prepared, statuses) -> None:
+def _print_outcome(
+    store: Store, comparison_id: str | None, prepared: Sequence[PreparedRun], statuses: Sequence[str]
+) -> None:
     for p, status in zip(prepared, statuses):
         tally = _tally_text(store.pass_rate_summary(p.run.id))
         say(f"{p.run.model_name}: run {p.run.id} {status}: {tally} ({p.run.provenance})")
@@ -293,7 +302,7 @@ def _print_outcome(store, comparison_id, prepared, statuses) -> None:
     say(f"comparison {comparison_id}: see `compare-tui report {comparison_id}`")
 
 
-def _decision_summary(store, comparison_id: str) -> str | None:
+def _decision_summary(store: Store, comparison_id: str) -> str | None:
     """The report's one-line decision, when the comparison has a baseline."""
     from compare_tui.report import build_report, load_report_inputs
 
@@ -303,7 +312,7 @@ def _decision_summary(store, comparison_id: str) -> str | None:
     return report.decision.summary
 
 
-def _tally_dict(t) -> dict:
+def _tally_dict(t: RunSummary) -> dict[str, Any]:
     return {
         "pass": t.passed,
         "fail": t.failed,
@@ -314,7 +323,7 @@ def _tally_dict(t) -> dict:
     }
 
 
-def _tally_text(t) -> str:
+def _tally_text(t: RunSummary) -> str:
     not_done = f", {t.not_done} not done" if t.not_done else ""
     return (
         f"{t.passed} pass, {t.failed} fail, {t.review} review, {t.errored} error{not_done} of {t.tasks_planned} tasks"

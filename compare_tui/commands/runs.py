@@ -11,7 +11,7 @@ from compare_tui.report import formatting as fmt
 from compare_tui.report.formatting import MARKS
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = subparsers.add_parser("runs", help="list retained runs", description="Browse the runs kept in the store.")
     group.set_defaults(group_parser=group)
     sub = group.add_subparsers(dest="runs_command", metavar="SUBCOMMAND")

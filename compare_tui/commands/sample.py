@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from compare_tui.commands.common import CommandError
 
@@ -58,7 +59,7 @@ examples:
 DEFAULT_RUNS = 20
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "sample",
         help="build a golden set from logged traffic (recency-weighted, scrubbed, pinned)",
@@ -201,7 +202,7 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary(info: dict, out: Path, digest: str) -> None:
+def _summary(info: dict[str, Any], out: Path, digest: str) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table

@@ -6,11 +6,15 @@ import argparse
 import json
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compare_tui.commands.common import CommandError, load_set_or_fail, say
 
+if TYPE_CHECKING:
+    from compare_tui.goldset.models import Task
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = subparsers.add_parser(
         "sets", help="check and inspect golden sets", description="Check and inspect golden sets."
     )
@@ -105,7 +109,7 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _expected_preview(task, limit: int = 60) -> str:
+def _expected_preview(task: Task, limit: int = 60) -> str:
     """The expected outcome on one line, cut at `limit` characters with "…" when longer."""
     e = task.expected
     if e.tool_call is not None:

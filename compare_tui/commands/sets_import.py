@@ -44,7 +44,7 @@ examples (one per format):
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from compare_tui.importing import FORMATS, SCORERS
 
     parser = sub.add_parser(

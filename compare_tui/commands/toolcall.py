@@ -13,6 +13,7 @@ import asyncio
 import json
 import sys
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from compare_tui.commands.common import (
     CommandError,
@@ -23,6 +24,15 @@ from compare_tui.commands.common import (
     say,
     terminal_width,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from compare_tui.catalogue import Catalogue, ModelEntry
+    from compare_tui.toolcall.results import ScenarioResult
+    from compare_tui.toolcall.scenario import Scenario
+    from compare_tui.toolcall.suite import Suite
+    from compare_tui.toolcall.tools_file import ToolsFile
 
 EPILOG = """\
 examples:
@@ -41,7 +51,7 @@ exit codes: 0 the run finished (whatever its outcomes); 1 interrupted; 2 bad inp
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "toolcall",
         help="tool-call conformance of a model behind its serving stack",
@@ -147,7 +157,9 @@ def parse_notes(pairs: list[str]) -> dict[str, str]:
     return notes
 
 
-def _scenarios(tools_path: str | None, patterns: list[str], skip_invalid: bool = False):
+def _scenarios(
+    tools_path: str | None, patterns: list[str], skip_invalid: bool = False
+) -> tuple[Suite, ToolsFile | None, tuple[Scenario, ...]]:
     from compare_tui.toolcall import ToolsFileError, official_suite, read_tools_file, select, user_scenarios
 
     suite = official_suite()
@@ -162,7 +174,7 @@ def _scenarios(tools_path: str | None, patterns: list[str], skip_invalid: bool =
     return suite, tools, select(scenarios, patterns)
 
 
-def tools_notes(tools, skip_invalid: bool) -> list[str]:
+def tools_notes(tools: ToolsFile, skip_invalid: bool) -> list[str]:
     """What a run prints about the user's tools before sending: every note of the file
     (renamed tools, fields not sent, shapes servers refuse), and what `--skip-invalid-tools`
     left out or, without it, what will happen."""
@@ -241,12 +253,12 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(total: int):
+def _progress(total: int) -> Callable[[int, ScenarioResult], None]:
     from compare_tui.toolcall.table import SYMBOLS
 
     done = [0]
 
-    def heard(position: int, result) -> None:
+    def heard(position: int, result: ScenarioResult) -> None:
         done[0] += 1
         say(
             f"  [{done[0]:>2}/{total}] {SYMBOLS[result.outcome]} {result.outcome.value:<11} {result.scenario_id} "
@@ -257,7 +269,7 @@ def _progress(total: int):
     return heard
 
 
-def _entry(catalogue, name: str):
+def _entry(catalogue: Catalogue, name: str) -> ModelEntry:
     try:
         return catalogue.get(name)
     except KeyError as exc:
@@ -289,7 +301,7 @@ def _list(args: argparse.Namespace) -> int:
     from compare_tui.toolcall.evaluate import scenario_checks
 
     suite, tools, scenarios = _scenarios(getattr(args, "tools", None), getattr(args, "scenario", None) or [])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for s in scenarios:
         checks = [c for c, _ in scenario_checks(s)]
         rows.append(

@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from compare_tui.vocabulary import ErrorClass
+
 if TYPE_CHECKING:
     import aiohttp
 
@@ -157,7 +159,7 @@ def probe_client(
     )
 
 
-def classify_exception(exc: BaseException) -> tuple[str, str] | None:
+def classify_exception(exc: BaseException) -> tuple[ErrorClass, str] | None:
     """(error class, reason) for a failure of the chat client, looking through wrapped
     causes; None for anything that is not one (a bug, which the caller re-raises)."""
     chain: list[BaseException] = []
@@ -168,7 +170,7 @@ def classify_exception(exc: BaseException) -> tuple[str, str] | None:
     names = {type(e).__name__ for e in chain}
     text = str(exc) or type(exc).__name__
     if names & {"ClientConnectorError", "ClientConnectorDNSError", "ConnectionRefusedError"}:
-        return "connect", f"could not connect: {text}"
+        return ErrorClass.CONNECT, f"could not connect: {text}"
     if names & {
         "ServerDisconnectedError",
         "ClientPayloadError",
@@ -177,9 +179,9 @@ def classify_exception(exc: BaseException) -> tuple[str, str] | None:
         "BrokenPipeError",
         "TransferEncodingError",
     }:
-        return "reset", f"connection broken: {text}"
+        return ErrorClass.RESET, f"connection broken: {text}"
     if names & {"ServerTimeoutError", "SocketTimeoutError", "ConnectionTimeoutError", "TimeoutError"}:
-        return "timeout", f"timed out: {text}"
+        return ErrorClass.TIMEOUT, f"timed out: {text}"
     if "aiohttp" in type(exc).__module__:
-        return "transport", f"{type(exc).__name__}: {text}"
+        return ErrorClass.TRANSPORT, f"{type(exc).__name__}: {text}"
     return None

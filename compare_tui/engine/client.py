@@ -33,7 +33,7 @@ class Exchange:
     """What one HTTP request produced. `error_class` is None when an answer arrived."""
 
     status: int | None = None
-    error_class: str | None = None
+    error_class: ErrorClass | None = None
     error: str | None = None
     retry_after_s: float | None = None
     bytes_out: int = 0

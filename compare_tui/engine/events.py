@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from compare_tui.vocabulary import ModelKind, NotDone, Outcome, RunStatus
+
 
 @dataclass(frozen=True, slots=True)
 class RunRefused:
@@ -26,7 +28,7 @@ class ModelsResolved:
     """Every model of a session is in the catalogue and its endpoint answered; nothing is hashed
     or written yet. `kinds`: model name → catalogue kind (`local` or `hosted`), in run order."""
 
-    kinds: dict[str, str]
+    kinds: dict[str, ModelKind]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,7 @@ class SessionEnded:
     """The session is done with every run: `statuses` in run order (`pending` for a run it never
     started); `cancelled` when `cancel()` was called. A refused session ends with no statuses."""
 
-    statuses: tuple[str, ...]
+    statuses: tuple[RunStatus, ...]
     cancelled: bool
 
 
@@ -78,7 +80,7 @@ class AttemptFinished:
     model_name: str
     task_id: str
     attempt: int
-    outcome: str
+    outcome: Outcome | NotDone
     task_done: bool
     """True when this attempt ended the task (passed, needs review, or was its last)."""
     ttft_ms: float | None = None
@@ -93,18 +95,27 @@ class AttemptFinished:
 class RunFinished:
     run_id: str
     model_name: str
-    status: str
+    status: RunStatus
     counts: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     gpu: dict[str, Any] | None = None
     """What the GPU sampler recorded for the run (`RunRecord.gpu`), as stored."""
-    model_kind: str | None = None
+    model_kind: ModelKind | None = None
     """The catalogue kind of the run's model (`local` or `hosted`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseTakenOver:
+    """A run's lease was held by a process that is gone; this session took it over."""
+
+    run_id: str
+    sentence: str
+    """What happened, in words (who held it, why it was stale, requests left unknown)."""
 
 
 ModelEvent = RunRefused | VerificationProgressed | RunStarted | AttemptFinished | RunFinished
 """The events about one model (each has `model_name`)."""
-SessionEvent = ModelsResolved | BaselineChosen | RunsPrepared | SessionEnded
+SessionEvent = ModelsResolved | BaselineChosen | RunsPrepared | SessionEnded | LeaseTakenOver
 """The events about a whole session (`engine/session.py`)."""
 EngineEvent = ModelEvent | SessionEvent
 

@@ -20,6 +20,7 @@ from compare_tui.catalogue import ModelEntry
 from compare_tui.endpoint import Endpoint
 from compare_tui.endpoint.client import probe_client
 from compare_tui.engine.prepare import RunRefusedError
+from compare_tui.vocabulary import ModelKind
 
 TIMEOUT_S = 2.0
 
@@ -78,7 +79,7 @@ def refuse_unreachable(entries: Iterable[ModelEntry], prober: Prober = probe_end
             # A local entry may be the user's own server as much as a bundled one: say both.
             hint = (
                 "start the model's server (for the bundled models: `compare-tui local up`)"
-                if entry.kind == "local"
+                if entry.kind == ModelKind.LOCAL
                 else "check the endpoint and the network"
             )
             raise RunRefusedError(

@@ -13,6 +13,12 @@ connect to its upstream: `vocabulary.CONNECTION_CLASSES`), the run stops handing
 tasks: the server is gone, and asking it every remaining task would only turn each into the
 same error (a task-specific failure, such as one request that always gets a 500, does not
 count towards this).
+
+A run is executed under its lease (`engine/lease.py`): taken before anything is written or
+sent (`RunLeasedError` when a live process holds it), renewed while it runs, released however
+it stops. Every request's audit row is committed before the request goes out
+(`audit.RequestLedger`), and every write of the run (request rows, attempts, its status) is
+fenced by the lease, so a process that lost it stops at its next step.
 """
 
 from __future__ import annotations
@@ -26,11 +32,12 @@ from functools import partial
 from typing import Any
 
 from compare_tui.endpoint.client import TRANSPORT, ChatClient, chat_client
-from compare_tui.engine.audit import audit_values_of
+from compare_tui.engine.audit import RequestLedger, audit_values_of
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.environment import capture_environment, fetch_server_identity
 from compare_tui.engine.events import AttemptFinished, RunFinished, RunObserver, RunStarted
 from compare_tui.engine.gpu import GpuSampler
+from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body
 from compare_tui.engine.retry import RetryPolicy, with_retries
@@ -41,7 +48,7 @@ from compare_tui.scoring.result import Answer, Outcome, ScoreResult
 from compare_tui.store import RunStatus, Store, measured
 from compare_tui.store import utc_now as now_iso
 from compare_tui.store.rows import attempt_values
-from compare_tui.vocabulary import CONNECTION_CLASSES, NOT_DONE, TASK_ENDING_OUTCOMES
+from compare_tui.vocabulary import CONNECTION_CLASSES, NOT_DONE, TASK_ENDING_OUTCOMES, ErrorClass, ModelKind, NotDone
 
 OUTAGE_AFTER = 5
 """Attempts in a row that could not connect after which a run stops sending (the server is gone)."""
@@ -68,8 +75,12 @@ class RunExecutor:
         observer: RunObserver | None = None,
         retry: RetryPolicy | None = None,
         gpu_sampler: GpuSampler | None = None,
+        leases: HeldLeases | None = None,
     ) -> None:
+        """`leases`: the session's leases (this run's is taken if not held yet, and released
+        when the run stops); None: the executor takes and releases the run's lease itself."""
         self.store = store
+        self.leases = leases
         self.p = prepared
         self.observer = observer or _Quiet()
         self.retry = retry or RetryPolicy()
@@ -82,9 +93,10 @@ class RunExecutor:
         self._in_a_row = 0
         self._outage = False
         self._tried = 0
-        self._writer = AttemptWriter(store, inline=prepared.settings.concurrency == 1)
+        self._writer: AttemptWriter
+        self._ledger: RequestLedger
 
-    async def execute(self) -> str:
+    async def execute(self) -> RunStatus:
         """Run to the end; return the final status: `completed`, or `incomplete` when some task
         measured nothing. Cancelling marks the run `interrupted`."""
         # What exists now (the golden set, the store, the UI) lives as long as the run: out of
@@ -95,26 +107,37 @@ class RunExecutor:
         # Runs in the same process share the setting: the first to start sets it, the last
         # to end restores it.
         global _RUNNING, _THRESHOLDS
+        leases = self.leases or HeldLeases(self.store)
+        leases.take(self.p.run.id)  # RunLeasedError before anything is written or sent
+        token = leases.token
+        self._writer = AttemptWriter(self.store, inline=self.p.settings.concurrency == 1, lease_token=token)
+        self._ledger = RequestLedger(self.store, lease_token=token)
         if _RUNNING == 0:
             _THRESHOLDS = gc.get_threshold()
             gc.freeze()
             gc.set_threshold(max(_THRESHOLDS[0], 10 * 700), *_THRESHOLDS[1:])
         _RUNNING += 1
         try:
-            return await self._execute()
+            return await self._execute(token)
         finally:
+            if self.leases is None:
+                leases.close()
+            else:
+                leases.release(self.p.run.id)
             _RUNNING -= 1
             if _RUNNING == 0:
                 gc.set_threshold(*_THRESHOLDS)
                 gc.unfreeze()
 
-    async def _execute(self) -> str:
+    async def _execute(self, token: str) -> RunStatus:
         run, settings = self.p.run, self.p.settings
         recorded = self._recorded()
         pending = [t for t in self.p.goldset.tasks if not _task_done(recorded.get(t.id, {}), settings.attempts)]
-        self.store.update_run_status(run.id, RunStatus.RUNNING, started_at=run.started_at or now_iso())
+        self.store.update_run_status(
+            run.id, RunStatus.RUNNING, started_at=run.started_at or now_iso(), lease_token=token
+        )
         sampler = self._sampler()
-        status, error = RunStatus.INTERRUPTED.value, None
+        status, error = RunStatus.INTERRUPTED, None
         async with chat_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency) as chat:
             try:
                 identity = await fetch_server_identity(self.p.entry.endpoint, self.p.headers)
@@ -125,6 +148,7 @@ class RunExecutor:
                     resumes.append(now_iso())
                 self.store.update_run(
                     run.id,
+                    lease_token=token,
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
                     | {"http_transport": TRANSPORT, "key_check": self.p.key_check}
                     | ({"resumes": resumes} if resumes else {}),
@@ -150,18 +174,18 @@ class RunExecutor:
                 status, error = self._outcome(len(pending))
             except asyncio.CancelledError:
                 status, error = (
-                    RunStatus.INTERRUPTED.value,
+                    RunStatus.INTERRUPTED,
                     "interrupted by the user; resume with `compare-tui run --resume " + run.id + "`",
                 )
                 raise
             except Exception as exc:  # a store failure (disk full) or a bug: stop, keep what is stored
-                status, error = RunStatus.INTERRUPTED.value, f"{type(exc).__name__}: {exc}"
+                status, error = RunStatus.INTERRUPTED, f"{type(exc).__name__}: {exc}"
                 raise
             finally:
                 try:
                     await self._writer.drain()  # attempts already handed over are committed first
                 finally:
-                    self._finish(status, error, sampler)
+                    self._finish(status, error, sampler, token)
         return status
 
     async def _worker(self, client: ChatClient, tasks: Any, recorded: dict[str, dict[int, str]]) -> None:
@@ -188,7 +212,9 @@ class RunExecutor:
             if outcome in TASK_ENDING_OUTCOMES:
                 return
 
-    async def _attempt(self, client: ChatClient, task: Task, number: int) -> tuple[str, str | None, str | None]:
+    async def _attempt(
+        self, client: ChatClient, task: Task, number: int
+    ) -> tuple[Outcome, ErrorClass | None, str | None]:
         run, entry = self.p.run, self.p.entry
         started = now_iso()
         body = chat_body(task, entry.model, self.p.settings)
@@ -198,20 +224,30 @@ class RunExecutor:
         )
 
         requests: list[dict[str, Any]] = []
+        opened: list[int] = []
 
-        def audit(ex: Exchange) -> None:
-            requests.append(
-                audit_values_of(
-                    ex, endpoint=entry.endpoint, model=entry.model, task_id=task.id, attempt=number, run_id=run.id
+        async def send_audited() -> Exchange:
+            # The request's row is committed before it goes out (and fenced by the lease).
+            opened.append(
+                await self._ledger.open(
+                    endpoint=entry.endpoint, model=entry.model, task_id=task.id, attempt=number, run_id=run.id
                 )
             )
+            return await send()
 
-        exchange, retries = await with_retries(send, self.retry, on_exchange=audit, rng=self._rng)
+        def audit(ex: Exchange) -> None:
+            values = audit_values_of(
+                ex, endpoint=entry.endpoint, model=entry.model, task_id=task.id, attempt=number, run_id=run.id
+            )
+            values["id"] = opened[-1]  # completes the row opened before sending
+            requests.append(values)
+
+        exchange, retries = await with_retries(send_audited, self.retry, on_exchange=audit, rng=self._rng)
         result, answer = await self._score(task, exchange)
         acc = exchange.acc
         prompt, completion = acc.tokens() if acc else (None, None)
         notes = exchange.notes + (acc.notes if acc else [])
-        outcome, error_class = str(result.outcome), exchange.error_class
+        outcome, error_class = result.outcome, exchange.error_class
         ttft, e2e = (_round(acc.ttft_ms()), _round(acc.e2e_ms())) if acc else (None, None)
         # The row itself, not a validated `AttemptRecord` (a sixth of an attempt's CPU at 64
         # in flight): every value is typed here, and the store validates each row it reads back.
@@ -242,7 +278,7 @@ class RunExecutor:
         await self._writer.write(requests, row)  # with its requests' audit rows, in one transaction
         # Observers see an attempt that measured nothing as `not_done`, ending its task for
         # this execution (the store keeps the error for the report's caveat and the resume).
-        shown = outcome if measured(outcome, error_class) else NOT_DONE
+        shown: Outcome | NotDone = outcome if measured(outcome, error_class) else NOT_DONE
         self._counts[shown] += 1
         done = shown in TASK_ENDING_OUTCOMES or shown == NOT_DONE or number >= self.p.settings.attempts
         self.observer.on_event(
@@ -282,12 +318,12 @@ class RunExecutor:
                 recorded.setdefault(attempt.task_id, {})[attempt.attempt] = attempt.outcome
         return recorded
 
-    def _outcome(self, pending: int) -> tuple[str, str | None]:
+    def _outcome(self, pending: int) -> tuple[RunStatus, str | None]:
         """The status a run ends in once its workers finish, and why when not `completed`."""
         not_done = self._not_measured.total()
         skipped = pending - self._tried
         if not not_done and not skipped:
-            return RunStatus.COMPLETED.value, None
+            return RunStatus.COMPLETED, None
         reasons = "; ".join(
             f"{cls or 'unclassified'} ×{n} ({self._not_measured_example[cls]})"
             for cls, n in self._not_measured.most_common()
@@ -298,27 +334,28 @@ class RunExecutor:
         if skipped:
             text += f"; {skipped} not tried after {OUTAGE_AFTER} failed connections in a row (the server, or the one behind the gateway, looks down)"
         return (
-            RunStatus.INCOMPLETE.value,
+            RunStatus.INCOMPLETE,
             text + f"; resume with `compare-tui run --resume {self.p.run.id}` once it answers",
         )
 
     def _sampler(self) -> GpuSampler | None:
-        if self.p.entry.kind != "local":
+        if self.p.entry.kind != ModelKind.LOCAL:
             return None
         sampler = self.gpu_sampler or GpuSampler()
         sampler.start()
         return sampler
 
-    def _finish(self, status: str, error: str | None, sampler: GpuSampler | None) -> None:
+    def _finish(self, status: RunStatus, error: str | None, sampler: GpuSampler | None, token: str) -> None:
         run = self.p.run
         if sampler is not None:
             gpu: dict[str, Any] = asdict(sampler.stop())
         else:
             gpu = {"measured": False, "reason": "hosted model: the GPU is not on this machine"}
         try:
-            self.store.update_run(run.id, gpu=gpu)
-            self.store.update_run_status(run.id, status, finished_at=now_iso(), error=error)
-        except Exception:  # noqa: BLE001 - the store may be the thing that failed (disk full)
+            # Only the lease holder writes the run's status (a process that lost it writes nothing).
+            self.store.update_run(run.id, gpu=gpu, lease_token=token)
+            self.store.update_run_status(run.id, status, finished_at=now_iso(), error=error, lease_token=token)
+        except Exception:  # noqa: BLE001 - the store may be the thing that failed (disk full), or the lease lost
             pass
         self.observer.on_event(
             RunFinished(

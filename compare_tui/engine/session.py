@@ -9,6 +9,11 @@ model (`VerificationProgressed` while weights are hashed) and link the runs (`Ru
 A refusal anywhere (`RunRefused`) rolls back whatever was written, so nothing is left behind
 and nothing was sent. Executing: `RunExecutor` per run (`RunStarted`, `AttemptFinished`,
 `RunFinished`), then `SessionEnded`.
+
+The session holds the lease of every run it will execute from the moment it prepares it until
+that run stops (or the session ends): a resume of a run that a live process is executing is
+refused (`RunRefused`, before any weights are hashed or anything is written), and a stale
+lease is taken over (`LeaseTakenOver`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pathlib import Path
 from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry, load_catalogue
 from compare_tui.engine.events import (
     BaselineChosen,
+    LeaseTakenOver,
     ModelsResolved,
     RunObserver,
     RunRefused,
@@ -30,6 +36,7 @@ from compare_tui.engine.events import (
     SessionEnded,
     VerificationProgressed,
 )
+from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import (
     PreparedRun,
     Progress,
@@ -44,10 +51,12 @@ from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.goldset.models import DecisionSettings
 from compare_tui.store import (
     ComparisonRecord,
+    RunLeasedError,
     RunNotFoundError,
     RunRecord,
     RunStatus,
     Store,
+    Takeover,
 )
 
 
@@ -112,7 +121,7 @@ class EngineSession:
         self._catalogue_source = catalogue
         self.comparison_id: str | None = None
         self.prepared: list[PreparedRun] = []
-        self.statuses: list[str] = []
+        self.statuses: list[RunStatus] = []
         """The final status of each run executed so far, in order."""
         self.stopped_run_id: str | None = None
         """The run that was executing when the store or a bug stopped the session."""
@@ -120,6 +129,8 @@ class EngineSession:
         self._task: asyncio.Task[None] | None = None
         self._cancelled = threading.Event()
         self._guard = threading.Lock()
+        self.leases: HeldLeases | None = None
+        """The leases of the runs this session prepared (None until it takes them)."""
 
     @classmethod
     def of_prepared(cls, store: Store, prepared: list[PreparedRun], observer: RunObserver) -> EngineSession:
@@ -176,22 +187,27 @@ class EngineSession:
             return
         await self.execute()
 
-    def final_statuses(self) -> tuple[str, ...]:
+    def final_statuses(self) -> tuple[RunStatus, ...]:
         """Every run's status, `pending` for those never started."""
-        return tuple(self.statuses) + (RunStatus.PENDING.value,) * (len(self.prepared) - len(self.statuses))
+        return tuple(self.statuses) + (RunStatus.PENDING,) * (len(self.prepared) - len(self.statuses))
 
     # ------------------------------------------------------------------ preparing
 
     def prepare(self) -> list[PreparedRun]:
         """Check and record every run of the plan. On a refusal, report `RunRefused`, undo what was
         written, and raise `RunRefusedError` (nothing was sent)."""
+        self.leases = HeldLeases(self.store)
         try:
             if isinstance(self.plan, ResumePlan):
                 self.prepared = self._prepare_resume(self.plan)
             else:
                 self.prepared = self._prepare_new(self.plan)
         except RunRefusedError as exc:
+            self.leases.close()
             self.observer.on_event(RunRefused(exc.model_name, exc.reason))
+            raise
+        except BaseException:
+            self.leases.close()
             raise
         self.observer.on_event(RunsPrepared(self.comparison_id, tuple(p.run.id for p in self.prepared)))
         return self.prepared
@@ -265,6 +281,7 @@ class EngineSession:
                         strict_serving=plan.strict_serving,
                     )
                 )
+                self._take_lease(prepared[-1].run)  # a new run: nobody else has it yet
         except RunRefusedError:
             for p in prepared:  # refuse the whole session before any request is sent
                 store.delete_run(p.run.id)
@@ -298,6 +315,7 @@ class EngineSession:
             if run.status == RunStatus.COMPLETED:
                 finished.append(run)
                 continue
+            self._take_lease(run)  # before hashing weights: a live executor's run is refused now
             self.comparison_id = self.comparison_id or run.comparison_id
             goldset = self._goldset(plan.set_path or Path(run.goldset_path), run.model_name)
             entry = self._entry(catalogue, run.model_name)
@@ -322,13 +340,31 @@ class EngineSession:
             raise RunRefusedError("resume", "every run of this session is already completed; nothing to resume")
         return prepared
 
+    def _take_lease(self, run: RunRecord) -> None:
+        assert self.leases is not None
+        try:
+            takeover = self.leases.take(run.id)
+        except RunLeasedError as exc:
+            raise RunRefusedError(run.model_name, str(exc)) from None
+        if takeover is not None:
+            self.observer.on_event(_taken_over(takeover))
+
     # ------------------------------------------------------------------ executing
 
     async def execute(self, executor: Callable[[PreparedRun], RunExecutor] | None = None) -> list[str]:
         """Run every prepared run to its end, one model at a time (runs never compete for the
         machine), and report `SessionEnded`. Cancelling marks the current run `interrupted`; an
         error (the store failed) marks it so too and propagates, naming it in `stopped_run_id`."""
-        make = executor or (lambda p: RunExecutor(self.store, p, observer=self.observer))
+        if self.leases is None:  # prepared elsewhere (an experiment): take the leases now
+            self.leases = HeldLeases(self.store)
+            try:
+                for p in self.prepared:
+                    self._take_lease(p.run)
+            except BaseException:
+                self.leases.close()
+                raise
+        leases = self.leases
+        make = executor or (lambda p: RunExecutor(self.store, p, observer=self.observer, leases=leases))
         with self._guard:
             if self._loop is None:
                 self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
@@ -339,12 +375,17 @@ class EngineSession:
                 try:
                     self.statuses.append(await make(p).execute())
                 except asyncio.CancelledError:
-                    self.statuses.append(RunStatus.INTERRUPTED.value)
+                    self.statuses.append(RunStatus.INTERRUPTED)
                     raise
                 except Exception:
-                    self.statuses.append(RunStatus.INTERRUPTED.value)
+                    self.statuses.append(RunStatus.INTERRUPTED)
                     self.stopped_run_id = p.run.id
                     raise
         finally:
+            leases.close()
             self.observer.on_event(SessionEnded(self.final_statuses(), self._cancelled.is_set()))
         return list(self.statuses)
+
+
+def _taken_over(takeover: Takeover) -> LeaseTakenOver:
+    return LeaseTakenOver(takeover.previous.run_id, takeover.sentence())

@@ -38,8 +38,12 @@ MAX_BATCH = 512
 class AttemptWriter:
     """One per run, used from that run's event loop only."""
 
-    def __init__(self, store: Store, *, max_batch: int = MAX_BATCH, inline: bool = False) -> None:
+    def __init__(
+        self, store: Store, *, max_batch: int = MAX_BATCH, inline: bool = False, lease_token: str | None = None
+    ) -> None:
+        """`lease_token`: write only while it holds the run's lease (`store.record_outcomes`)."""
         self.store = store
+        self.lease_token = lease_token
         self.inline = inline
         self.max_batch = max_batch
         self._queue: list[tuple[Audits, Attempt, asyncio.Future[None]]] = []
@@ -52,7 +56,7 @@ class AttemptWriter:
     async def write(self, audits: Audits, attempt: Attempt) -> None:
         """Queue `attempt` and its requests' audit rows; return once they are committed."""
         if self.inline:
-            self.store.record_outcomes([(audits, attempt)])
+            self.store.record_outcomes([(audits, attempt)], lease_token=self.lease_token)
             self.batches += 1
             return
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -74,9 +78,9 @@ class AttemptWriter:
             batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
             outcomes = [(audits, attempt) for audits, attempt, _ in batch]
             try:
-                if self.store.record_outcomes(outcomes, wait=False) is None:
+                if self.store.record_outcomes(outcomes, wait=False, lease_token=self.lease_token) is None:
                     # Another writer holds the lock: wait for it on a thread, never on the loop.
-                    await asyncio.to_thread(self.store.record_outcomes, outcomes)
+                    await asyncio.to_thread(self.store.record_outcomes, outcomes, lease_token=self.lease_token)
                     self.waited += 1
             except Exception as exc:  # noqa: BLE001 - handed to each waiting worker
                 for *_, done in batch:

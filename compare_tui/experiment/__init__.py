@@ -25,7 +25,14 @@ from compare_tui.experiment.figures import (
     TaskConsistency,
     experiment_figures,
 )
-from compare_tui.experiment.launch import LaunchRefused, LaunchResult, arm_entries, check_goldset, launch_missing
+from compare_tui.experiment.launch import (
+    LaunchRefused,
+    LaunchResult,
+    arm_entries,
+    being_executed,
+    check_goldset,
+    launch_missing,
+)
 from compare_tui.experiment.load import (
     ExperimentConfigError,
     ExperimentInputs,
@@ -57,6 +64,7 @@ __all__ = [
     "Spread",
     "TaskConsistency",
     "arm_entries",
+    "being_executed",
     "arm_selections",
     "candidate_runs",
     "cell_key",

@@ -157,7 +157,7 @@ def arm_figures(inputs: ExperimentInputs, arm_input: ArmInput) -> ArmFigures:
         spare=selection.spare,
         to_launch=selection.missing,
         runs=runs,
-        pass_rate=statistics.fmean(r.rate for r in rated) if rated else None,
+        pass_rate=statistics.fmean(r.rate for r in rated if r.rate is not None) if rated else None,
         interval=repeated_rate_interval([(r.passed, r.conclusive) for r in rated]),
         rate_range=spread([r.rate for r in rated]),
         tasks=task_consistency(task_ids, runs),

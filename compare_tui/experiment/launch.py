@@ -4,7 +4,9 @@ Only what is missing is launched: for each arm, N less the runs its cell holds a
 flight, read again from the store before every launch, so a second `experiment run` of the
 same (or an overlapping) experiment in another terminal is counted instead of duplicated.
 Each run is prepared just before it executes, so an interruption leaves at most one run in
-flight (finish it with `compare-tui run --resume RUN_ID`).
+flight (finish it with `compare-tui run --resume RUN_ID`). A run in flight that a live process
+is executing (it holds the run's lease) is left to it: that cell is skipped, and said so
+(`being_executed`).
 
 Before anything is sent, the golden set and every arm's catalogue entry must still be what
 the experiment recorded: a changed entry would put the new runs in another cell (or make a
@@ -25,6 +27,7 @@ from compare_tui.experiment.config import ArmConfig, ExperimentConfig
 from compare_tui.experiment.load import arm_selections, candidate_runs
 from compare_tui.goldset.models import GoldenSet
 from compare_tui.store import Store
+from compare_tui.store.holders import live_lease
 from compare_tui.vocabulary import RunStatus
 
 
@@ -42,6 +45,9 @@ class LaunchResult:
     """(arm label, run id, final status) of every run it started, in order."""
     stopped: bool = False
     """True when a run was interrupted and the remaining launches were not made."""
+    skipped: list[str] = field(default_factory=list)
+    """One sentence per run in flight that another live process is executing (its cell's place
+    is left to it, not launched again)."""
 
 
 def check_goldset(config: ExperimentConfig, goldset: GoldenSet) -> None:
@@ -88,6 +94,18 @@ def _missing(store: Store, config: ExperimentConfig) -> dict[str, int]:
     return {arm.label: sel.missing for arm, sel in zip(config.arms, selections, strict=True)}
 
 
+def being_executed(store: Store, config: ExperimentConfig) -> list[str]:
+    """One sentence per run in flight that a live process holds the lease of: whose cell it is,
+    who executes it, and that this launch leaves it alone."""
+    said = []
+    for arm, selection in zip(config.arms, arm_selections(config, candidate_runs(store, config)), strict=True):
+        for run in selection.in_flight:
+            lease = live_lease(store, run.id)
+            if lease is not None:
+                said.append(f"arm {arm.label!r}: skipped {lease.refusal()}")
+    return said
+
+
 def _prepare(
     store: Store,
     config: ExperimentConfig,
@@ -129,7 +147,7 @@ def launch_missing(
     first launch refuses the whole launch.
     """
     check_goldset(config, goldset)
-    result = LaunchResult(planned=_missing(store, config))
+    result = LaunchResult(planned=_missing(store, config), skipped=being_executed(store, config))
     wanted = [entries[arm.label] for arm in config.arms if result.planned[arm.label]]
     try:
         refuse_unreachable(wanted)

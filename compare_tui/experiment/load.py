@@ -106,7 +106,7 @@ def _task_kinds(config: ExperimentConfig) -> tuple[dict[str, str], tuple[str, ..
                 "are recognised from their attempts only.",
             ),
         )
-    notes = ()
+    notes: tuple[str, ...] = ()
     if goldset.digest != config.goldset.digest:
         notes = (
             f"The golden set at {path} has changed since the experiment was made (its digest differs): "

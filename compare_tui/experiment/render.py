@@ -3,6 +3,7 @@ every number comes from `figures.ExperimentFigures`, so the CLI, JSON and the TU
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from compare_tui.experiment.figures import ArmFigures, ExperimentFigures, Spread
@@ -49,7 +50,7 @@ def ms(value: float | None) -> str:
     return "—" if value is None else f"{value:,.0f} ms"
 
 
-def spread_text(s: Spread, fmt) -> str:
+def spread_text(s: Spread, fmt: Callable[[float | None], str]) -> str:
     if s.median is None:
         return "not measured"
     return f"min {fmt(s.low)} · median {fmt(s.median)} · max {fmt(s.high)} over {len(s.values)} runs"

@@ -91,7 +91,7 @@ def _verdicts(row: ModelFigures, run_input: RunInput) -> dict[str, str]:
     for block in row.blocks:
         if block.human:
             verdicts[block.task_id] = "human"
-        elif block.status in ("pass", "fail"):
+        elif block.status in (Outcome.PASS, Outcome.FAIL):
             verdicts[block.task_id] = block.status
         elif block.status == Outcome.ERROR:
             verdicts[block.task_id] = "inconclusive" if block.task_id in scorer_errors else "fail"

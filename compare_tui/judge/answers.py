@@ -16,7 +16,7 @@ from compare_tui.goldset.models import Task
 from compare_tui.judge.traces import strip_reasoning
 from compare_tui.scoring.result import Answer, ToolCall
 from compare_tui.store.records import AttemptRecord
-from compare_tui.vocabulary import task_outcome
+from compare_tui.vocabulary import Outcome, task_outcome
 
 NO_ANSWER = "(empty answer)"
 
@@ -44,7 +44,7 @@ def judged_answers(attempts: Iterable[AttemptRecord]) -> dict[str, StoredAnswer]
     for task_id in sorted(by_task):
         tried = sorted(by_task[task_id], key=lambda a: a.attempt)
         outcome = task_outcome(a.outcome for a in tried)
-        answered = [a for a in tried if a.outcome != "error"]
+        answered = [a for a in tried if a.outcome != Outcome.ERROR]
         if not answered:
             last = tried[-1]
             out[task_id] = StoredAnswer(task_id, outcome, None, last.error or last.score_detail, last.attempt)

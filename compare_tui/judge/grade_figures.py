@@ -9,7 +9,7 @@ difference from the baseline paired by task.
   both runs had graded, with the same bounded-mean 95% interval on [−4, 4]; a
   paired interval, so task difficulty shared by both runs cancels out. "higher"/"lower" only
   when the interval excludes zero, else "within noise". Coverage is simulated in
-  `tests/test_grade_figures.py` and `bench/bench_coverage.py`.
+  `tests/core/test_grade_figures.py` and `bench/bench_coverage.py`.
 - A failed call (transport error or no parseable grade) is counted and left out of the mean.
 """
 

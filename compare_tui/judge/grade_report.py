@@ -15,6 +15,7 @@ from compare_tui.judge.usage import JudgeUsage, judge_usage
 from compare_tui.report.inputs import ReportInputs
 from compare_tui.store import RunRecord, Store, StoreError
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
+from compare_tui.vocabulary import RunStatus
 
 ISOLATION_CAVEAT = (
     "Each answer was graded alone (never beside another answer), so the judge's position and "
@@ -137,7 +138,7 @@ def _caveats(judging: JudgingRecord, run: RunRecord, figures: GradeFigures) -> t
             "gave no readable grade (kept in the table, left out of the mean); run the same command again "
             "to retry only those."
         )
-    if str(run.status) != "completed":
+    if run.status != RunStatus.COMPLETED:
         out.append(f"Run {run.id} is {run.status}, not completed: some tasks may be missing.")
     return tuple(out)
 

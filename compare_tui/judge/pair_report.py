@@ -22,6 +22,7 @@ from compare_tui.judge.pairs import (
 from compare_tui.judge.usage import JudgeUsage, judge_usage
 from compare_tui.store import RunRecord, Store
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord, PairLabelRecord
+from compare_tui.vocabulary import Outcome, RunStatus
 
 JUDGE_IS_NOT_TRUTH = (
     "A judge's verdict is one model's opinion under your rubric, not ground truth: check it "
@@ -62,8 +63,8 @@ class PairReport:
 
 def scorer_preference(baseline_outcome: str | None, candidate_outcome: str | None) -> str | None:
     """The side the executable scorers favour: the one that passed when the other failed."""
-    if {baseline_outcome, candidate_outcome} == {"pass", "fail"}:
-        return BASELINE if baseline_outcome == "pass" else CANDIDATE
+    if {baseline_outcome, candidate_outcome} == {Outcome.PASS, Outcome.FAIL}:
+        return BASELINE if baseline_outcome == Outcome.PASS else CANDIDATE
     return None
 
 
@@ -182,6 +183,6 @@ def _caveats(
     if judging.provenance and judging.provenance != "verified":
         out.append(f"Judge provenance: {judging.provenance}.")
     for role, run in (("baseline", baseline), ("candidate", candidate)):
-        if str(run.status) != "completed":
+        if run.status != RunStatus.COMPLETED:
             out.append(f"The {role} run {run.id} is {run.status}, not completed: some tasks may be missing.")
     return tuple(out)

@@ -96,7 +96,7 @@ def prepare_pair_judging(
             not_judged[task.id] = reason
             continue
         request, reference = task_text(task), expected_text(task)
-        base, cand = left[task.id].text, right[task.id].text
+        base, cand = left[task.id].text or "", right[task.id].text or ""  # never None: `_missing`
         jobs.append(JudgeJob(task.id, "ab", pair_messages(rubric, request, reference, base, cand)))
         jobs.append(JudgeJob(task.id, "ba", pair_messages(rubric, request, reference, cand, base)))
     constrain = response_format(PAIR_VERDICTS) if rubric.structured else None
@@ -136,7 +136,7 @@ def prepare_grade_judging(
         if reason:
             not_judged[task.id] = reason
             continue
-        messages = grade_messages(rubric, task_text(task), expected_text(task), answers[task.id].text)
+        messages = grade_messages(rubric, task_text(task), expected_text(task), answers[task.id].text or "")
         jobs.append(JudgeJob(task.id, "single", messages))
     constrain = response_format(GRADE_VERDICTS) if rubric.structured else None
     return JudgingPlan(judging, entry, jobs, settings or JudgeSettings(), not_judged, headers, constrain)

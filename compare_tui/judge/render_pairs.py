@@ -19,7 +19,7 @@ def usage_text(usage: JudgeUsage, apart: str = "not part of either model's figur
     """One paragraph on the judge's own cost and latency, which are `apart` from the judged
     models' (said in the parenthesis)."""
     lat = usage.latency_ms
-    latency = "—" if lat.p50 is None else f"p50 {lat.p50 / 1000:.2f} s, p95 {lat.p95 / 1000:.2f} s"
+    latency = "—" if lat.p50 is None or lat.p95 is None else f"p50 {lat.p50 / 1000:.2f} s, p95 {lat.p95 / 1000:.2f} s"
     cost = "not shown" if usage.cost is None else f"{usage.cost:.6f} {usage.currency}"
     missing = f" ({usage.usage_missing} call(s) reported no tokens)" if usage.usage_missing else ""
     return (

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from compare_tui.errors import CompareTuiError
 
@@ -45,7 +46,7 @@ class Rubric:
     for the 1–5 grades): part of the digest."""
 
     @property
-    def reply_form(self) -> str:
+    def reply_form(self) -> Literal["text", "structured"]:
         return "structured" if self.structured else "text"
 
     @property

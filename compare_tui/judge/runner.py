@@ -9,6 +9,7 @@ import asyncio
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from compare_tui.catalogue import ModelEntry
@@ -65,7 +66,7 @@ Progress = Callable[[JudgementRecord, int, int], None]
 
 def to_judgement(judging: JudgingRecord, job: JudgeJob, reply: JudgeReply) -> JudgementRecord:
     """The stored form of one reply: a verdict, or a failure (`unparseable` when it had none)."""
-    common = dict(
+    common: dict[str, Any] = dict(
         judging_id=judging.id,
         task_id=job.task_id,
         ordering=job.ordering,
@@ -148,7 +149,7 @@ async def execute_judging(
                 settings,
                 retry=retry,
                 rng=rng,
-                on_exchange=lambda ex, job=job: _audit(store, plan.entry, job, ex),
+                on_exchange=partial(_audit, store, plan.entry, job),
                 response_format=plan.response_format,
             )
             record = to_judgement(plan.judging, job, reply)

@@ -11,6 +11,7 @@ single answer as a review (the human label the report and the evaluator comparis
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from compare_tui.judge.answers import StoredAnswer, expected_text, judged_answers
 from compare_tui.judge.evaluator import FAILED_CALL
@@ -21,7 +22,9 @@ from compare_tui.judge.prepare import JudgingRefused, load_run_set
 from compare_tui.judge.render_evaluator import decision_text
 from compare_tui.judge.render_pairs import percent
 from compare_tui.store import ReviewRecord, RunRecord, Store
-from compare_tui.store.judgements import JudgementRecord, PairLabelRecord
+from compare_tui.store.judgements import JudgementRecord, PairLabel, PairLabelRecord
+from compare_tui.store.records import Verdict
+from compare_tui.vocabulary import Outcome
 
 VS_LABEL, VS_SCORER, INCONSISTENT_KIND, VS_CURRENT, FAILED_KIND = (
     "judge vs label",
@@ -32,7 +35,7 @@ VS_LABEL, VS_SCORER, INCONSISTENT_KIND, VS_CURRENT, FAILED_KIND = (
 )
 KINDS = (VS_LABEL, VS_SCORER, INCONSISTENT_KIND, VS_CURRENT, FAILED_KIND)
 LABEL_KEYS = ("pass", "fail", "tie", "skip")
-PAIR_LABELS = {"pass": "candidate", "fail": "baseline", "tie": "tie", "skip": "skip"}
+PAIR_LABELS: dict[str, PairLabel] = {"pass": "candidate", "fail": "baseline", "tie": "tie", "skip": "skip"}
 """On a pair, pass = the candidate's answer is better, fail = the baseline's is, tie = neither."""
 
 
@@ -107,9 +110,9 @@ def _pair_view(store: Store, judging_id: str) -> TriageView:
             kinds.append(FAILED_KIND)
         if not kinds:
             continue
-        rationales = tuple(
-            (f"judge, {title}: {_verdict(j)}", _rationale(j))
-            for title, j in (("baseline shown first", row.ab), ("candidate shown first", row.ba))
+        rationales = (
+            (f"judge, baseline shown first: {_verdict(row.ab)}", _rationale(row.ab)),
+            (f"judge, candidate shown first: {_verdict(row.ba)}", _rationale(row.ba)),
         )
         items.append(
             TriageItem(
@@ -150,7 +153,7 @@ def _grade_view(store: Store, judging_id: str, current: str) -> TriageView:
             kinds.append(VS_LABEL)
         answer = outcomes.get(row.task_id)
         scorer = answer.outcome if answer else None
-        if scorer in ("pass", "fail") and row.candidate.level is not None and row.candidate.level != scorer:
+        if scorer in (Outcome.PASS, Outcome.FAIL) and row.candidate.level is not None and row.candidate.level != scorer:
             kinds.append(VS_SCORER)
         if row.changed:
             kinds.append(VS_CURRENT)
@@ -209,7 +212,7 @@ def save_label(store: Store, view: TriageView, task_id: str, key: str, *, review
     if key == "tie":
         raise ValueError("tie applies to a pair of answers; label a single answer pass, fail or skip")
     review = store.add_review(
-        ReviewRecord(run_id=view.run_id, task_id=task_id, verdict=key, note=note, reviewer=reviewer)
+        ReviewRecord(run_id=view.run_id, task_id=task_id, verdict=cast("Verdict", key), note=note, reviewer=reviewer)
     )
     return f"{review.verdict} on {task_id} by {review.reviewer} at {review.at}"
 

@@ -14,13 +14,13 @@ from compare_tui.local.cluster import (
     LocalCluster,
     ServerInfo,
     ServerStatus,
-    StopOutcome,
     default_catalogue_path,
     down,
     status,
     up,
 )
 from compare_tui.local.errors import LocalError
+from compare_tui.local.stop import StopOutcome
 
 __all__ = [
     "BUNDLED",

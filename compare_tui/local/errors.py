@@ -7,7 +7,10 @@ from compare_tui.errors import CompareTuiError
 
 class LocalError(CompareTuiError):
     """A failure a user can act on. `message` says what was wrong (and where); `fix` says what
-    to do. `str()` gives both, so a CLI can print it as-is and a test can match on either."""
+    to do. `str()` gives both, so a CLI can print it as-is and a test can match on either.
+    `compare-tui local` exits 1 with it: the servers did not come up (or down) as asked."""
+
+    exit_code = 1
 
     def __init__(self, message: str, fix: str) -> None:
         super().__init__(message, fix)

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 # GGUF value types -> struct format of their fixed-size scalars.
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
 
 
-def _read(handle: BinaryIO, fmt: str):
+def _read(handle: BinaryIO, fmt: str) -> Any:
     size = struct.calcsize(fmt)
     data = handle.read(size)
     if len(data) != size:

@@ -14,13 +14,14 @@ import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from compare_tui.local.errors import CMAKE_ARGS, INSTALL_EXTRA, LocalError
 from compare_tui.local.state import HOST
 
 # Popen objects of the servers this process started, by pid: kept so `down` in the same process
 # can reap them (no zombies) and so Python does not warn about children it forgot.
-CHILDREN: dict[int, subprocess.Popen] = {}
+CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 _LOG_TAIL_LINES = 15
 
@@ -103,7 +104,7 @@ def server_cmdline(
     ]  # fmt: skip
 
 
-def start(cmdline: Sequence[str], log_path: Path) -> subprocess.Popen:
+def start(cmdline: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
     """Start the server detached in its own session, stdout+stderr into `log_path`."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     # LLAMA_ARG_* variables would silently change the server's settings; what is recorded in the
@@ -155,7 +156,7 @@ def exit_error(name: str, returncode: int, port: int, log_path: Path) -> LocalEr
     )
 
 
-def get_json(port: int, path: str, timeout: float = 2.0) -> tuple[int, dict]:
+def get_json(port: int, path: str, timeout: float = 2.0) -> tuple[int, dict[str, Any]]:
     """GET http://127.0.0.1:port/path. trust_env=False: a proxy from the environment must
     never see loopback traffic. httpx is imported here, not at module import: it is slow to
     import (and pulls in Rich), and `import compare_tui.local` must stay cheap."""
@@ -170,7 +171,7 @@ def get_json(port: int, path: str, timeout: float = 2.0) -> tuple[int, dict]:
     return response.status_code, body if isinstance(body, dict) else {}
 
 
-def wait_healthy(proc: subprocess.Popen, *, name: str, port: int, log_path: Path, timeout_s: float) -> None:
+def wait_healthy(proc: subprocess.Popen[bytes], *, name: str, port: int, log_path: Path, timeout_s: float) -> None:
     """Block until `/health` says ok; raise LocalError if the process exits or time runs out."""
     import httpx
 
@@ -207,7 +208,7 @@ def health(port: int) -> str:
     return "loading" if status == 503 else f"HTTP {status}"
 
 
-def read_props(port: int, model_file: Path) -> dict:
+def read_props(port: int, model_file: Path) -> dict[str, Any]:
     """What the running server says about itself (`/props`), plus what the GGUF header says
     about its chat template; the subset kept in the state file and the catalogue."""
     import hashlib

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from compare_tui import paths
 from compare_tui.local.errors import LocalError
@@ -43,7 +44,7 @@ class ServerRecord:
     ctx: int
     parallel: int
     jinja: bool
-    props: dict = field(default_factory=dict)
+    props: dict[str, Any] = field(default_factory=dict)
     """Serving notes read from the server's `/props` once it was healthy (empty before)."""
     threads: int | None = None
     """`--threads`/`--threads-batch` it was started with (None: llama.cpp's default, all cores)."""
@@ -110,10 +111,10 @@ def process_cmdline(pid: int) -> list[str] | None:
     proc = Path(f"/proc/{pid}/cmdline")
     if Path("/proc/self").exists():
         try:
-            parts = proc.read_bytes().split(b"\0")
+            raw = proc.read_bytes().split(b"\0")
         except OSError:
             return None
-        parts = [p.decode(errors="replace") for p in parts if p]
+        parts = [p.decode(errors="replace") for p in raw if p]
         return parts or None  # a zombie has an empty cmdline: it is gone for our purposes
     # No /proc (macOS): `ps` prints the argv joined by spaces, good enough to compare.
     out = subprocess.run(["ps", "-o", "args=", "-p", str(pid)], capture_output=True, text=True)

@@ -32,6 +32,7 @@ from compare_tui.report.decision import DecisionAction
 from compare_tui.report.fit import Column
 from compare_tui.report.model import Report
 from compare_tui.store.records import RunRecord
+from compare_tui.vocabulary import Outcome
 
 STATUS_CLASS = {"pass": "p", "fail": "f", "review": "r", "error": "e", "missing": "m"}
 FILTERS = {"c": "changed between models", "f": "failed or errored", "r": "needs review"}
@@ -290,7 +291,7 @@ def _flags(statuses: Sequence[str]) -> str:
     flags = []
     if len(set(statuses)) > 1:
         flags.append("c")
-    if any(s in ("fail", "error") for s in statuses):
+    if any(s in (Outcome.FAIL, Outcome.ERROR) for s in statuses):
         flags.append("f")
     if "review" in statuses:
         flags.append("r")

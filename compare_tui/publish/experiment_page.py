@@ -6,6 +6,7 @@ report.json, the same payload as `experiment show --json`) and the text renderer
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from compare_tui.experiment.figures import (
@@ -58,7 +59,7 @@ def _arms_table(figures: ExperimentFigures) -> str:
             percent(arm.pass_rate),
             interval_text(arm),
             spread_text(arm.latency_p50_ms, ms),
-            spread_text(arm.cost_per_task, lambda v, c=arm.currency: money(v, c)),
+            spread_text(arm.cost_per_task, partial(money, currency=arm.currency)),
             str(len(arm.flaky)),
             str(arm.human_tasks),
         )

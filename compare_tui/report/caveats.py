@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.inputs import ReportInputs, RunInput
 from compare_tui.report.text_calls import caveat_texts
-from compare_tui.vocabulary import RunStatus
+from compare_tui.vocabulary import ModelKind, RunStatus
 
 MARGIN_THRESHOLD = 0.05
 """Pass-rate interval half-widths at or above this (five points) get a margin-of-error caveat."""
@@ -118,11 +118,12 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 f"; {_plural(sum(n for _, n in row.not_measured), 'attempt')} measured nothing because the "
                 f"endpoint failed ({classes})"
             )
-        resume = (
-            f" Resume the run to finish them: `compare-tui run --resume {row.run_id}`."
-            if row.run_status != RunStatus.COMPLETED
-            else ""
-        )
+        if run_input.running is not None:  # a live executor is finishing it: no resume advice
+            resume = f" The run is being executed now ({run_input.running}): report again when it ends."
+        elif row.run_status != RunStatus.COMPLETED:
+            resume = f" Resume the run to finish them: `compare-tui run --resume {row.run_id}`."
+        else:
+            resume = ""
         out.append(
             Caveat(
                 "incomplete",
@@ -261,9 +262,9 @@ def _sandbox(name: str, run_input: RunInput) -> list[Caveat]:
 
 def _serving(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
     name, out = row.label, []
-    if row.model_kind == "hosted":
+    if row.model_kind == ModelKind.HOSTED:
         out.append(Caveat("network", f"Latency of {name} includes the network between this machine and its host."))
-    elif row.model_kind == "local":
+    elif row.model_kind == ModelKind.LOCAL:
         serving = run_input.run.model_entry.get("serving") or {}
         how = ", ".join(str(v) for v in (serving.get("stack"), serving.get("quantisation")) if v)
         out.append(

@@ -26,12 +26,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_duration_s
 from compare_tui.report.inputs import AttemptFacts, RunInput
 from compare_tui.report.stats import Interval, Percentiles, percentiles, proportion_interval
 from compare_tui.report.text_calls import TextCalls, text_calls
-from compare_tui.vocabulary import Outcome, measured, task_outcome
+from compare_tui.vocabulary import ModelKind, Outcome, RunStatus, measured, task_outcome
 
 STATUSES = ("pass", "fail", "review", "error", "missing")
 
@@ -156,7 +157,7 @@ class ModelFigures:
     model_kind: str | None
     """`local`, `hosted`, or None when the run did not record it."""
     provenance: str
-    run_status: str
+    run_status: RunStatus
     completed: int
     pass_rate: PassRate
     counts: Counts
@@ -226,7 +227,7 @@ def model_figures(
         own = task_outcome(outcomes) if attempts else "missing"
         # A verdict on a task that was waiting for a person decides it; on any other (scored)
         # task it is an override, which the block keeps the scorer's word for.
-        scorer_status = own if status != own and own != "review" else None
+        scorer_status = own if status != own and own != Outcome.REVIEW else None
         passing = next((a for a in attempts if a.outcome == Outcome.PASS), None)
         # The attempt that decided the status: the (first) passing one, else the last with
         # that outcome (a fail after a timeout reads as the fail), else the last attempt.
@@ -255,7 +256,7 @@ def model_figures(
     ttft = tuple(a.ttft_ms for a in representative if a.ttft_ms is not None)
     e2e = tuple(a.e2e_ms for a in representative if a.e2e_ms is not None)
     latency = Latency(
-        percentiles(ttft), percentiles(e2e), includes_network=kind == "hosted", ttft_values=ttft, e2e_values=e2e
+        percentiles(ttft), percentiles(e2e), includes_network=kind == ModelKind.HOSTED, ttft_values=ttft, e2e_values=e2e
     )
     tokens = _tokens(kept, completed)
     gpu = gpu_memory(run.gpu, kind)
@@ -266,7 +267,7 @@ def model_figures(
         label=label,
         model_kind=kind,
         provenance=run.provenance or "",
-        run_status=str(run.status),
+        run_status=run.status,
         completed=completed,
         pass_rate=_pass_rate(blocks),
         counts=counts,
@@ -295,9 +296,9 @@ def _counts(blocks: Sequence[Block], planned: int, attempts: int) -> Counts:
         errored=tally["error"],
         missing=tally["missing"],
         human=len(humans),
-        human_decided=sum(1 for b in humans if b.status in ("pass", "fail")),
-        human_passed=sum(1 for b in humans if b.status == "pass"),
-        human_failed=sum(1 for b in humans if b.status == "fail"),
+        human_decided=sum(1 for b in humans if b.status in (Outcome.PASS, Outcome.FAIL)),
+        human_passed=sum(1 for b in humans if b.status == Outcome.PASS),
+        human_failed=sum(1 for b in humans if b.status == Outcome.FAIL),
         overridden=sum(1 for b in blocks if b.overridden and not b.human),
         planned=planned,
         attempts=attempts,
@@ -327,9 +328,9 @@ def _tokens(attempts: Sequence[AttemptFacts], completed: int) -> Tokens:
     return Tokens(prompt / completed, completion / completed, prompt, completion, len(attempts), without, note)
 
 
-def gpu_memory(gpu: Mapping | None, kind: str | None) -> GpuMemory:
+def gpu_memory(gpu: Mapping[str, Any] | None, kind: str | None) -> GpuMemory:
     """The GPU memory figure of a run from what its sampler recorded (`RunRecord.gpu`)."""
-    applicable = kind != "hosted"
+    applicable = kind != ModelKind.HOSTED
     if not gpu:
         return GpuMemory(applicable, False, None, None, 0, None)
     devices = [d for d in gpu.get("devices") or () if isinstance(d, Mapping)]

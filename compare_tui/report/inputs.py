@@ -12,8 +12,7 @@ from typing import Any
 
 from compare_tui.scoring.tool_call import stored_text_call_right
 from compare_tui.store.records import AttemptRecord, RunRecord
-
-OUTCOMES = ("pass", "fail", "review", "error")
+from compare_tui.vocabulary import ErrorClass, Outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,8 +21,7 @@ class AttemptFacts:
 
     task_id: str
     attempt: int
-    outcome: str
-    """`pass`, `fail`, `review` or `error`."""
+    outcome: Outcome
     ttft_ms: float | None = None
     e2e_ms: float | None = None
     prompt_tokens: int | None = None
@@ -32,7 +30,7 @@ class AttemptFacts:
     usage_missing: bool = False
     isolation: Mapping[str, Any] | None = None
     """Which sandbox isolations were in force (command scorers only)."""
-    error_class: str | None = None
+    error_class: ErrorClass | None = None
     detail: str = ""
     """The scorer's one-line reason (or the error), for people reading a failure."""
     text_call: str | None = None
@@ -45,7 +43,7 @@ class AttemptFacts:
         return cls(
             task_id=record.task_id,
             attempt=record.attempt,
-            outcome=str(record.outcome),
+            outcome=record.outcome,
             ttft_ms=record.ttft_ms,
             e2e_ms=record.e2e_ms,
             prompt_tokens=record.prompt_tokens,
@@ -76,6 +74,9 @@ class RunInput:
     attempts: tuple[AttemptFacts, ...] = ()
     verdicts: Mapping[str, str] = field(default_factory=dict)
     """task id → the latest verdict (`pass`, `fail` or `skip`)."""
+    running: str | None = None
+    """"running since T, pid P on HOST" while a live process holds the run's lease (it is being
+    executed now: the report never advises resuming it), else None."""
 
 
 @dataclass(frozen=True, slots=True)

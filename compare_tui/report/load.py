@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from compare_tui.errors import CompareTuiError
-from compare_tui.report.inputs import OUTCOMES, AttemptFacts, ReportInputs, RunInput, text_call_kind
+from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput, text_call_kind
 from compare_tui.store import AmbiguousIdError, RunNotFoundError, Store
+from compare_tui.store.holders import live_lease
 from compare_tui.store.records import RunRecord
+from compare_tui.vocabulary import ErrorClass, Outcome
 
 # Only what the figures use: validating whole attempt records (answers, tool calls, score
 # data, timestamps) costs more than the figures' own work, row by row, on a large report
@@ -85,6 +87,17 @@ def _baseline(store: Store, comparison_id: str | None, runs: list[RunRecord]) ->
     return None, "named"
 
 
+_OUTCOMES = {o.value: o for o in Outcome}
+_ERROR_CLASSES = {c.value: c for c in ErrorClass}
+
+
+def _error_class(stored: str | None) -> ErrorClass | None:
+    if stored is None:
+        return None
+    # A class this version does not know (a hand-edited row): the request failed, somehow.
+    return _ERROR_CLASSES.get(stored, ErrorClass.TRANSPORT)
+
+
 def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
     """A run's attempts, reduced to what the figures use, ordered by task then attempt."""
     rows = store.attempt_columns(run_id, _FACT_COLUMNS)
@@ -93,14 +106,14 @@ def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
             task_id=row["task_id"],
             attempt=row["attempt"],
             # An outcome this version does not know measured nothing it can show: an error.
-            outcome=row["outcome"] if row["outcome"] in OUTCOMES else "error",
+            outcome=_OUTCOMES.get(row["outcome"], Outcome.ERROR),
             ttft_ms=row["ttft_ms"],
             e2e_ms=row["e2e_ms"],
             prompt_tokens=row["prompt_tokens"],
             completion_tokens=row["completion_tokens"],
             usage_missing=bool(row["usage_missing"]),
             isolation=json.loads(row["isolation"]) if row["isolation"] else None,
-            error_class=row["error_class"],
+            error_class=_error_class(row["error_class"]),
             detail=row["score_detail"] or row["error"] or "",
             text_call=_text_call(row["score_data"]),
         )
@@ -118,7 +131,13 @@ def _text_call(score_data: str | None) -> str | None:
 
 def _run_input(store: Store, run: RunRecord) -> RunInput:
     verdicts = {task: review.verdict for task, review in store.reviews_for_run(run.id).items()}
-    return RunInput(run=run, attempts=attempt_facts(store, run.id), verdicts=verdicts)
+    lease = live_lease(store, run.id)
+    return RunInput(
+        run=run,
+        attempts=attempt_facts(store, run.id),
+        verdicts=verdicts,
+        running=lease.running_note() if lease is not None else None,
+    )
 
 
 def _resolve(store: Store, ref: str) -> tuple[str | None, str, list[str]]:

@@ -60,8 +60,8 @@ def _suite(row: ModelFigures, report: Report) -> ET.Element:
         if key:
             counts[key] += 1
     suite.set("tests", str(len(row.blocks)))
-    for key, value in counts.items():
-        suite.set(key, str(value))
+    for name, count in counts.items():
+        suite.set(name, str(count))
     return suite
 
 
@@ -100,8 +100,8 @@ def _decision_suite(report: Report) -> ET.Element:
             ET.SubElement(case, "system-out").text = message
     suite.set("tests", str(len(decision.versus)))
     suite.set("errors", "0")
-    for key, value in counts.items():
-        suite.set(key, str(value))
+    for name, count in counts.items():
+        suite.set(name, str(count))
     return suite
 
 

@@ -90,7 +90,7 @@ def recommend(standings: Sequence[Standing], refused: Sequence[str] = ()) -> Rec
     winner = leaders[0] if len(leaders) == 1 else None
     runner_up = others[0].model if winner and others else None
     reasons = _low_reasons(standings, refused, leaders[0], lead)
-    if reasons:
+    if reasons or lead is None:  # a lone model has no lead; `_low_reasons` says why
         confidence = "low"
     elif lead >= HIGH_LEAD:
         confidence = "high"

@@ -22,7 +22,8 @@ The sampling rule is in `selection`; redaction kinds in `redaction`; skip reason
 
 from .chat import Reply, Skipped
 from .errors import SamplingError
-from .pipeline import MAX_SAMPLES, SampleOptions, sample_logs
+from .options import SampleOptions
+from .pipeline import MAX_SAMPLES, sample_logs
 from .records import LoggedTurn, read_record
 from .redaction import KINDS as REDACTION_KINDS
 from .redaction import Redactor

@@ -17,7 +17,7 @@ import struct
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 from .chat import Skipped
 from .errors import SamplingError
@@ -75,9 +75,9 @@ class Seen:
         )
 
     @classmethod
-    def unpack(cls, fields: tuple) -> Seen:
+    def unpack(cls, fields: tuple[Any, ...]) -> Seen:
         refs = (tuple(fields[4:7]),) if fields[7] == NO_REF[0] else (tuple(fields[4:7]), tuple(fields[7:10]))
-        return cls(fields[0], fields[1], fields[2], fields[3], refs, fields[10])  # type: ignore[arg-type]
+        return cls(fields[0], fields[1], fields[2], fields[3], refs, fields[10])
 
 
 @dataclass
@@ -128,7 +128,7 @@ class _Scanner:
             )
             self._usable(seen, item.models, item.tags, ref)
             return
-        pending: dict = self.requests if isinstance(item, BatchRequest) else self.outputs
+        pending: dict[Any, Any] = self.requests if isinstance(item, BatchRequest) else self.outputs
         if item.custom_id in pending:
             self.result.skips.add("batch_duplicate_id", place(self.names, ref))
         elif isinstance(item, BatchRequest):

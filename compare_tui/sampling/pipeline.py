@@ -18,35 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SamplingError
+from .options import SampleOptions
 from .passes import Filters, Progress, ScanResult, Seen, candidates, fetch, place, scan
 from .redaction import Redactor
 from .sampled import SampledSet, describe
 from .selection import PARTS, Candidate, TopConversations, recency_key, spread
 from .sources import Source
 from .tasks import TEXT_SCORERS, TOOL_MATCHES, build_task, task_id
-from .window import DEFAULT_WINDOW, iso, parse_now, parse_window, window_label
+from .window import iso, parse_now, parse_window, window_label
 
 MAX_SAMPLES = 100_000
 WORKLOAD_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"  # as `goldset.Manifest.workload_id` accepts
-
-
-@dataclass(frozen=True)
-class SampleOptions:
-    """What `compare-tui sample` was asked for."""
-
-    samples: int
-    window: str = DEFAULT_WINDOW
-    seed: str = "0"
-    models: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    redact: tuple[str, ...] = ()
-    now: str | None = None
-    """ISO 8601 end of the window; None: the newest usable timestamp in the logs."""
-    text_scorer: str = "human"
-    workload_id: str = "sampled-traffic"
-    tool_match: str | None = None
-    """The `tool_call` scorer's argument match, `exact` or `subset`; None: `exact` for turns,
-    `subset` for whole runs."""
 
 
 @dataclass
@@ -95,7 +77,7 @@ class OpenedLogs:
     """The logs after the first pass: what turn sampling and whole-run sampling both start from.
     The caller closes `scanned` (its spill files) when done with it."""
 
-    window_s: float
+    window_s: int
     now: float | None
     redactor: Redactor
     sources: list[Source]

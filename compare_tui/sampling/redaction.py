@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from .errors import SamplingError
@@ -185,7 +186,7 @@ class Redactor:
     def text(self, text: str) -> str:
         text = _clean_surrogates(text)
         for rule in self.rules:
-            text = rule.pattern.sub(lambda m, rule=rule: self._replace(rule, m), text)
+            text = rule.pattern.sub(partial(self._replace, rule), text)
         return text
 
     def _replace(self, rule: Rule, match: re.Match[str]) -> str:

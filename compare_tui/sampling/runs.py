@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SamplingError
-from .passes import Progress, Seen, candidates, fetch, place
-from .pipeline import MAX_SAMPLES, SampleOptions, open_logs
+from .options import SampleOptions
+from .passes import Progress, Ref, Seen, candidates, fetch, place
+from .pipeline import MAX_SAMPLES, open_logs
 from .records import LoggedTurn
 from .sampled import SampledSet, describe
 from .selection import recency_key
@@ -130,7 +131,7 @@ def check_run(steps: Sequence[LoggedTurn]) -> str | None:
     return None
 
 
-def _ordered(run: _Run, turns: dict[tuple, LoggedTurn]) -> list[LoggedTurn] | str:
+def _ordered(run: _Run, turns: dict[tuple[Ref, ...], LoggedTurn]) -> list[LoggedTurn] | str:
     """The run's steps in order (one record each), or the reason to skip it."""
     out = []
     for position in range(len(run.steps)):
@@ -223,7 +224,7 @@ def sample_runs(paths: Sequence[Path | str], options: SampleOptions, progress: P
                 }
             )
     tasks.sort(key=lambda t: t["id"])
-    provenance.sort(key=lambda p: p["task"])
+    provenance.sort(key=lambda p: str(p["task"]))
     counts = {
         "lines": sum(scanned.lines),
         "skipped_lines": line_skips - skips.counts["outside_window"],

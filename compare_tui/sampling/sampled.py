@@ -28,7 +28,7 @@ from .tasks import HUMAN_INSTRUCTIONS
 from .window import iso, window_label
 
 if TYPE_CHECKING:
-    from .pipeline import SampleOptions
+    from .options import SampleOptions
     from .sources import Source
 
 FORMAT = "compare-tui/sample@1"
@@ -69,7 +69,7 @@ REPLAY_CAVEAT = "Each task replays its conversation up to the sampled turn: earl
 
 def describe(
     *,
-    tasks,
+    tasks: list[dict[str, Any]],
     options: SampleOptions,
     sources: list[tuple[str, Source, str, int]],
     window_s: int,

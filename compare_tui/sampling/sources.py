@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .errors import SamplingError
 
@@ -62,14 +62,14 @@ class Source:
 class _HashingReader(io.RawIOBase):
     """A raw reader that feeds every byte it returns into a sha256."""
 
-    def __init__(self, raw: BinaryIO) -> None:
+    def __init__(self, raw: io.RawIOBase) -> None:
         self._raw = raw
         self.sha256 = hashlib.sha256()
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:  # type: ignore[override]
+    def readinto(self, buffer: Any) -> int:
         n = self._raw.readinto(buffer)
         if n:
             self.sha256.update(memoryview(buffer)[:n])
@@ -121,7 +121,7 @@ class SourceScan:
             raw = self.source.path.open("rb", buffering=0)
         except OSError as exc:
             raise SamplingError(f"{self.source.path}: cannot be read ({exc.strerror or exc})") from None
-        self._hasher = _HashingReader(raw)  # type: ignore[arg-type]
+        self._hasher = _HashingReader(raw)
         buffered = io.BufferedReader(self._hasher, buffer_size=1 << 20)
         stream: BinaryIO = gzip.GzipFile(fileobj=buffered, mode="rb") if self.source.gzip else buffered  # type: ignore[assignment]
         with stream, buffered:

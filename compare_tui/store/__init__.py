@@ -1,4 +1,4 @@
-"""The run store: SQLite (through sqlite-utils), WAL mode, forward migrations, typed records.
+"""The run store: SQLite (the standard library's sqlite3), WAL mode, forward migrations, typed records.
 
 Nothing is opened at import time: call `Store.open(path)`.
 """
@@ -7,6 +7,7 @@ from compare_tui.store.bundles import BundleKind, BundleRecord
 from compare_tui.store.decisions import DecisionKind, DecisionRecord
 from compare_tui.store.errors import AmbiguousIdError, RunNotFoundError, StoreError
 from compare_tui.store.experiments import ExperimentNotFoundError, ExperimentRecord
+from compare_tui.store.leases import Holder, Lease, LeaseLostError, RunLeasedError, Takeover
 from compare_tui.store.records import (
     PROVENANCE_ATTESTED,
     PROVENANCE_VERIFIED,
@@ -40,13 +41,18 @@ __all__ = [
     "DecisionRecord",
     "ExperimentNotFoundError",
     "ExperimentRecord",
+    "Holder",
+    "Lease",
+    "LeaseLostError",
     "ReviewRecord",
+    "RunLeasedError",
     "RunNotFoundError",
     "RunRecord",
     "RunStatus",
     "RunSummary",
     "Store",
     "StoreError",
+    "Takeover",
     "attempt_id",
     "measured",
     "new_run_id",

@@ -10,6 +10,7 @@ from compare_tui.store import rows
 from compare_tui.store.base import StoreBase
 from compare_tui.store.connection import Busy
 from compare_tui.store.errors import StoreError
+from compare_tui.store.leases import LeaseLostError, fenced
 from compare_tui.store.records import AttemptRecord, AuditRow
 
 
@@ -31,11 +32,40 @@ class AttemptAccessors(StoreBase):
         self._write(lambda conn: self._upsert(conn, batch))
         return len(batch)
 
+    def open_request(self, row: dict[str, Any], *, lease_token: str | None = None, wait: bool = True) -> int | None:
+        """Write a request's audit row as `sent`, before the request goes out, and return its id
+        (`record_outcomes` completes it). With `lease_token`, only while that token holds the
+        lease of the row's run (else `LeaseLostError`, nothing written). With `wait=False`,
+        None when another writer holds the lock (nothing written)."""
+        opened = self.open_requests([row], lease_token=lease_token, wait=wait)
+        return None if opened is None else opened[0]
+
+    def open_requests(
+        self, batch: Sequence[dict[str, Any]], *, lease_token: str | None = None, wait: bool = True
+    ) -> list[int] | None:
+        """`open_request` for several rows in one transaction (the engine's group commit); their ids."""
+        values = [{**row, "state": "sent"} for row in batch]
+        owners = {row.get("run_id") or row.get("toolcall_run_id") for row in values} - {None}
+
+        def work(conn: sqlite3.Connection) -> list[int]:
+            for owner in owners:
+                if lease_token is not None and not fenced(conn, str(owner), lease_token):
+                    raise LeaseLostError(f"run {owner}: this process no longer holds its lease; nothing more is sent")
+            return [int(conn.execute(rows.INSERT_AUDIT, rows.audit_params(row)).lastrowid or 0) for row in values]
+
+        if wait:
+            return self._write(work)
+        try:
+            return self._write_if_free(work)
+        except Busy:
+            return None
+
     def record_outcomes(
         self,
         outcomes: Sequence[tuple[Sequence[AuditRow | dict[str, Any]], AttemptRecord | dict[str, Any]]],
         *,
         wait: bool = True,
+        lease_token: str | None = None,
     ) -> int | None:
         """Write finished attempts, each with the audit rows of its requests, in one transaction
         (the engine's group commit): an attempt and its requests land together or not at all,
@@ -45,7 +75,12 @@ class AttemptAccessors(StoreBase):
 
         With `wait=False` nothing waits for the write lock: when another thread or process holds
         it, nothing is written and this returns None (the engine's event loop then hands the
-        write to a thread, which waits)."""
+        write to a thread, which waits).
+
+        An audit row carrying the `id` of a row written before its request went out
+        (`open_request`) completes that row instead of adding one. With `lease_token`, nothing
+        is written unless that token holds the lease of every run in the batch
+        (`LeaseLostError`)."""
         audits = [
             row if isinstance(row, dict) else rows.to_row(row, columns=rows.AUDIT_COLUMNS)
             for requests, _ in outcomes
@@ -54,8 +89,15 @@ class AttemptAccessors(StoreBase):
         batch = [attempt if isinstance(attempt, dict) else rows.attempt_row(attempt) for _, attempt in outcomes]
 
         def work(conn: sqlite3.Connection) -> None:
+            if lease_token is not None:
+                for run_id in {row["run_id"] for row in batch}:
+                    if not fenced(conn, run_id, lease_token):
+                        raise LeaseLostError(f"run {run_id}: this process no longer holds its lease; it stops here")
+            opened = [row for row in audits if row.get("id") is not None]
+            if opened:
+                conn.executemany(rows.COMPLETE_AUDIT, [(*rows.audit_params(row), row["id"]) for row in opened])
             try:
-                conn.executemany(rows.INSERT_AUDIT, [rows.audit_params(row) for row in audits])
+                conn.executemany(rows.INSERT_AUDIT, [rows.audit_params(row) for row in audits if row.get("id") is None])
             except sqlite3.IntegrityError:
                 run_ids = sorted({row["run_id"] for row in audits})
                 raise StoreError(
@@ -137,10 +179,14 @@ class AttemptAccessors(StoreBase):
         return {(row["task_id"], row["attempt"]) for row in self._read(sql, [run_id])}
 
     def record_audit(self, row: AuditRow) -> AuditRow:
-        """Append one request to the audit log; returns it with its assigned id."""
+        """Append one request to the audit log; returns it with its assigned id. A row with an
+        `id` completes the row `open_request` wrote before the request went out."""
         data = rows.to_row(row, columns=rows.AUDIT_COLUMNS)
 
         def work(conn: sqlite3.Connection) -> int:
+            if row.id is not None:
+                conn.execute(rows.COMPLETE_AUDIT, (*rows.audit_params(data), row.id))
+                return row.id
             try:
                 return int(conn.execute(rows.INSERT_AUDIT, rows.audit_params(data)).lastrowid or 0)
             except sqlite3.IntegrityError:

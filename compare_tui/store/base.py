@@ -13,8 +13,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
-import sqlite_utils
-
 from compare_tui.paths import store_path
 from compare_tui.store.connection import Busy, open_database, with_retry, write_if_free
 from compare_tui.store.errors import AmbiguousIdError, RunNotFoundError, StoreError, translate
@@ -25,9 +23,9 @@ T = TypeVar("T")
 class StoreBase:
     """An open store file. Thread-safe: one lock serialises use of the one connection."""
 
-    def __init__(self, db: sqlite_utils.Database, path: Path) -> None:
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         """Use `Store.open(path)`; this wraps an already opened and migrated database."""
-        self._db: sqlite_utils.Database | None = db
+        self._db: sqlite3.Connection | None = db
         self._path = path
         self._lock = threading.RLock()
 
@@ -67,7 +65,7 @@ class StoreBase:
 
     # ----------------------------------------------------------------- plumbing
 
-    def _database(self) -> sqlite_utils.Database:
+    def _database(self) -> sqlite3.Connection:
         if self._db is None:
             raise StoreError(f"the store at {self._path} is closed")
         return self._db
@@ -76,14 +74,16 @@ class StoreBase:
         """Rows of a SELECT as dicts, fully fetched (the lock is not held past the call)."""
         with self._lock:
             try:
-                return list(self._database().query(sql, params))
+                cursor = self._database().execute(sql, params)
+                names = [column[0] for column in cursor.description or ()]
+                return [dict(zip(names, row)) for row in cursor.fetchall()]
             except sqlite3.Error as exc:
                 raise translate(exc, self._path) from exc
 
     def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` as one short write transaction, retried while another writer holds the lock."""
         with self._lock:
-            return with_retry(self._database().conn, self._path, work)
+            return with_retry(self._database(), self._path, work)
 
     def _write_if_free(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`_write`, but only if nobody holds the lock now (another thread of this process, or
@@ -92,7 +92,7 @@ class StoreBase:
         if not self._lock.acquire(blocking=False):
             raise Busy(f"the store at {self._path} is being written by another thread")
         try:
-            return write_if_free(self._database().conn, self._path, work)
+            return write_if_free(self._database(), self._path, work)
         finally:
             self._lock.release()
 

@@ -15,8 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-import sqlite_utils
-
 from compare_tui.store import schema
 from compare_tui.store.errors import StoreError, is_busy, translate
 
@@ -59,7 +57,7 @@ def _refuse(path: Path, found: schema.Inspection) -> None:
         )
 
 
-def open_database(path: Path) -> sqlite_utils.Database:
+def open_database(path: Path) -> sqlite3.Connection:
     """Open (creating if absent) and migrate the store at `path`; `StoreError` if refused."""
     _check_header(path)
     try:
@@ -82,14 +80,13 @@ def open_database(path: Path) -> sqlite_utils.Database:
         conn.execute("PRAGMA synchronous = NORMAL")
         if found.kind == "empty" or found.version < schema.CURRENT_VERSION:
             with_retry(conn, path, lambda c: _migrate_locked(c, path))
-        db = sqlite_utils.Database(conn, execute_plugins=False)
     except sqlite3.Error as exc:
         conn.close()
         raise translate(exc, path) from exc
     except BaseException:
         conn.close()
         raise
-    return db
+    return conn
 
 
 def _migrate_locked(conn: sqlite3.Connection, path: Path) -> None:

@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from compare_tui.scoring.result import Answer, Outcome, ToolCall
-from compare_tui.vocabulary import RunStatus
+from compare_tui.vocabulary import ErrorClass, RunStatus
 
 PROVENANCE_VERIFIED = "verified"
 PROVENANCE_ATTESTED = "provenance by host attestation, not verified"
@@ -170,7 +170,7 @@ class AttemptRecord(_Record):
     score_detail: str = ""
     score_data: dict[str, Any] = {}
     isolation: dict[str, Any] | None = None
-    error_class: str | None = None
+    error_class: ErrorClass | None = None
     error: str | None = None
     ttft_ms: float | None = None
     e2e_ms: float | None = None
@@ -239,7 +239,11 @@ class AuditRow(_Record):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     duration_ms: float | None = None
-    error_class: str | None = None
+    error_class: ErrorClass | None = None
+    state: str = "done"
+    """`sent` (written before the request went out, not yet completed), `done`, `unknown` (its
+    sender died before reading the answer: the server may have received it) or `cancelled`
+    (its sender stopped reading: Ctrl-C, SIGTERM, the run stopped)."""
 
 
 class ReviewRecord(_Record):

@@ -109,6 +109,8 @@ INSERT_RUN = insert_sql("runs", RUN_COLUMNS)
 # REPLACE keyed by the deterministic id: writing the same attempt twice leaves one row.
 UPSERT_ATTEMPT = insert_sql("attempts", ATTEMPT_COLUMNS, "INSERT OR REPLACE", positional=True)
 INSERT_AUDIT = insert_sql("audit", AUDIT_COLUMNS, positional=True)
+COMPLETE_AUDIT = f"UPDATE audit SET ({', '.join(AUDIT_COLUMNS)}) = ({', '.join('?' * len(AUDIT_COLUMNS))}) WHERE id = ?"
+"""Completes an audit row written before its request went out (`AUDIT_COLUMNS` values, then its id)."""
 INSERT_REVIEW = insert_sql("reviews", REVIEW_COLUMNS)
 attempt_params = operator.itemgetter(*ATTEMPT_COLUMNS)
 """An attempt row's values in `UPSERT_ATTEMPT`'s order."""

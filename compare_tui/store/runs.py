@@ -8,6 +8,7 @@ from typing import Any
 from compare_tui.store import rows
 from compare_tui.store.base import StoreBase
 from compare_tui.store.errors import RunNotFoundError, StoreError
+from compare_tui.store.leases import LeaseLostError, fenced
 from compare_tui.store.records import RunRecord, utc_now
 from compare_tui.vocabulary import FINISHED_STATUSES, RunStatus
 
@@ -61,11 +62,13 @@ class RunAccessors(StoreBase):
             params.append(int(limit))
         return [rows.run_from(row) for row in self._read(sql, params)]
 
-    def update_run(self, run_id: str, **fields: Any) -> RunRecord:
+    def update_run(self, run_id: str, *, lease_token: str | None = None, **fields: Any) -> RunRecord:
         """Change some fields of a run (gpu, environment, provenance, …) and return it.
 
         The result is validated as a whole before anything is written; `id` and `created_at`
         cannot change. `run_id` must be the exact id (no prefix: writes are never guessed).
+        With `lease_token`, only while that token holds the run's lease (else `LeaseLostError`,
+        nothing written): the run's executor writes through its lease.
         """
         unknown = set(fields) - set(RunRecord.model_fields)
         fixed = set(fields) & _IMMUTABLE
@@ -73,6 +76,8 @@ class RunAccessors(StoreBase):
             raise ValueError(f"cannot update run field(s): {', '.join(sorted(unknown | fixed))}")
 
         def work(conn: sqlite3.Connection) -> RunRecord:
+            if lease_token is not None and not fenced(conn, run_id, lease_token):
+                raise LeaseLostError(f"run {run_id}: this process no longer holds its lease; it stops here")
             cursor = conn.execute("SELECT * FROM runs WHERE id = ?", [run_id])
             found = cursor.fetchone()
             if found is None:
@@ -98,6 +103,7 @@ class RunAccessors(StoreBase):
         finished_at: str | None = None,
         error: str | None = None,
         started_at: str | None = None,
+        lease_token: str | None = None,
     ) -> RunRecord:
         """Move a run to `status` and record `error` (None clears an earlier one).
 
@@ -116,7 +122,7 @@ class RunAccessors(StoreBase):
             changes["finished_at"] = finished_at or utc_now()
         elif finished_at is not None:
             changes["finished_at"] = finished_at
-        return self.update_run(run_id, **changes)
+        return self.update_run(run_id, lease_token=lease_token, **changes)
 
     def get_run_exact(self, run_id: str) -> RunRecord:
         """The run with exactly this id (no prefix matching); `RunNotFoundError` if absent."""

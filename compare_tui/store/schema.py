@@ -27,6 +27,10 @@ History (never edit a shipped migration; append a new one):
       source and what changed).
   v11 `runs.serving`: the server's serving fingerprint at each start of a run (new or resumed).
   v12 `comparisons.margin_pp`: the verdict's margin, recorded before the data.
+  v13 `run_leases`: who executes a run now (one row per run being executed; holder host, pid,
+      process start, token, heartbeat), `lease_takeovers` (each stale lease taken over), and
+      `audit.state`: a request's row is written `sent` before it goes out and completed `done`
+      after; `unknown` when its sender died first, `cancelled` when it stopped reading.
 """
 
 from __future__ import annotations
@@ -304,6 +308,33 @@ report that asks for another margin labels it as chosen after the data. Null on 
 made before v12 (no margin was recorded)."""
 
 
+_V13 = """
+CREATE TABLE run_leases (
+    run_id TEXT PRIMARY KEY,
+    token TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    process_start TEXT,
+    taken_at TEXT NOT NULL,
+    heartbeat_s REAL NOT NULL
+);
+CREATE TABLE lease_takeovers (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    at TEXT NOT NULL,
+    previous TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    unknown_requests INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX lease_takeovers_by_run ON lease_takeovers(run_id, at);
+ALTER TABLE audit ADD COLUMN state TEXT NOT NULL DEFAULT 'done'
+"""
+"""v13: a run is executed under a lease (`store/leases.py`). `run_id` is text, not a foreign
+key: a tool-call run's id is leased the same way. `heartbeat_s` is the holder's clock in Unix
+seconds. `audit.state` makes every request a row before it is sent (`engine/audit.py`)."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
     # migration and its version bump land together or not at all.
@@ -328,6 +359,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V10),
     _script(_V11),
     _script(_V12),
+    _script(_V13),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

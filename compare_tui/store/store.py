@@ -1,5 +1,5 @@
 """`Store`: the run store, one SQLite file holding runs, attempts, audit, reviews, comparisons,
-experiments, judge verdicts, baseline decisions and published bundles."""
+experiments, judge verdicts, baseline decisions, published bundles and run leases."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from compare_tui.store.comparisons import ComparisonAccessors
 from compare_tui.store.decisions import DecisionAccessors
 from compare_tui.store.experiments import ExperimentAccessors
 from compare_tui.store.judgements import JudgementAccessors
+from compare_tui.store.leases import LeaseAccessors
 from compare_tui.store.reviews import ReviewAccessors
 from compare_tui.store.runs import RunAccessors
 from compare_tui.store.summary import RunSummary, summarise
@@ -23,6 +24,7 @@ class Store(
     JudgementAccessors,
     DecisionAccessors,
     BundleAccessors,
+    LeaseAccessors,
 ):
     """The run store. Open with `Store.open(path)`; use as a context manager or `close()` it.
 

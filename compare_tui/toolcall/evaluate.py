@@ -30,7 +30,7 @@ _NOT_REFUSALS = {401, 403, 404, 408, 429}
 
 def evaluate(scenario: Scenario, ex: RawExchange) -> ScenarioResult:
     """The scenario's result for the exchange `ex`."""
-    base = dict(
+    base: dict[str, Any] = dict(
         scenario_id=scenario.id,
         name=scenario.name,
         category=scenario.category,
@@ -48,11 +48,12 @@ def evaluate(scenario: Scenario, ex: RawExchange) -> ScenarioResult:
         message, finish = assembled.message, assembled.finish_reason
         notes += list(dict.fromkeys(assembled.notes))
     else:
-        message, finish = _message(ex.body)
-        if message is None:
+        answered, finish = _message(ex.body)
+        if answered is None:
             return ScenarioResult(
                 outcome=ToolcallOutcome.ERROR, reason="the 200 answer holds no choices[0].message", **base
             )
+        message = answered
     calls = parse_calls(message)
     schemas = {tool.wire_name: tool for tool in scenario.tools}
     checks, not_checked = universal_checks(message, calls, scenario, schemas)

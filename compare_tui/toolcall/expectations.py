@@ -80,7 +80,7 @@ def expectation_checks(scenario: Scenario, message: dict[str, Any], calls: list[
     """Run the checks `planned` lists on one answer (a 200 answer; refusals are the runner's)."""
     expect = scenario.expect
     wire = {tool.name: tool.wire_name for tool in scenario.tools}
-    content = message.get("content") if isinstance(message.get("content"), str) else ""
+    content: str = message["content"] if isinstance(message.get("content"), str) else ""
     out = []
     for check_id, title in planned(expect):
         failures: list[CheckFailure] = []
@@ -131,7 +131,7 @@ def _pattern_failures(pattern: CallPattern, call: ParsedCall, wire: dict[str, st
             )
         ]
     base = pointer("tool_calls", call.index, "function", "arguments")
-    failures = []
+    failures: list[CheckFailure] = []
     if pattern.args is None:
         return failures
     for name, matcher in pattern.args.items():
@@ -203,5 +203,6 @@ def _match_all(patterns: tuple[CallPattern, ...], calls: list[ParsedCall], wire:
         if not same_name:
             failures.append(CheckFailure("/tool_calls", "missing", f"no call {describe(pattern)}"))
         else:
-            failures += min((_pattern_failures(pattern, c, wire) for c in same_name), key=len)
+            closest = min((_pattern_failures(pattern, c, wire) for c in same_name), key=len)
+            failures += closest
     return failures

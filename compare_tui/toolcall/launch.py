@@ -4,6 +4,9 @@ The key policy is the catalogue's: the entry must be pinned (`refuse_if_needed`)
 must be a virtual key (`resolve_key`), which the endpoint accepts (`check_key`: a gateway
 confirms an `sk-` virtual key); all refuse before any chat request, so a refused key is never
 sent to a model. `--publishable` runs hold the full official suite and nothing of a user's tools.
+
+A stored run is executed under its lease like a golden-set run (`engine/lease.py`), and each
+request's audit row is committed before the request goes out (`audit.RequestLedger`).
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from dataclasses import dataclass, field, replace
 from compare_tui.catalogue import ModelEntry, check_key, refuse_if_needed, resolve_key
 from compare_tui.endpoint import key_headers
 from compare_tui.endpoint.client import ChatClient
-from compare_tui.engine.audit import audit_row
+from compare_tui.engine.audit import RequestLedger, audit_row
 from compare_tui.engine.client import RawExchange
+from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.settings import RunSettings
 from compare_tui.errors import CompareTuiError
 from compare_tui.store import new_run_id, utc_now
@@ -136,14 +140,24 @@ async def execute(
         keep_arguments=request.keep_arguments,
         status="running",
     )
-    run = replace(run, server_notes=tuple(await probe(entry.endpoint, headers)))
-    if store is not None:
-        store.begin(run)
+    leases = HeldLeases(store.store) if store is not None else None
+    ledger = RequestLedger(store.store, lease_token=leases.token) if store is not None and leases else None
+    opened: dict[str, int] = {}
+    try:
+        run = replace(run, server_notes=tuple(await probe(entry.endpoint, headers)))
+        if store is not None and leases is not None:
+            leases.take(run.id)  # a new id: nobody else holds it, but its writes are fenced all the same
+            store.begin(run)
 
-    def sent(scenario: Scenario, exchange: RawExchange) -> None:
-        if store is not None:  # every request to a model endpoint is a row of the audit ledger
-            store.record_audit(
-                audit_row(
+        async def opening(scenario: Scenario) -> None:
+            if ledger is not None:  # the row exists before the request leaves
+                opened[scenario.id] = await ledger.open(
+                    endpoint=run.endpoint, model=run.model_id, task_id=scenario.id, attempt=1, toolcall_run_id=run.id
+                )
+
+        def sent(scenario: Scenario, exchange: RawExchange) -> None:
+            if store is not None:  # every request to a model endpoint is a row of the audit ledger
+                row = audit_row(
                     exchange,
                     endpoint=run.endpoint,
                     model=run.model_id,
@@ -151,30 +165,34 @@ async def execute(
                     attempt=1,
                     toolcall_run_id=run.id,
                 )
+                store.record_audit(row.model_copy(update={"id": opened.get(scenario.id)}))
+
+        def heard(position: int, result: ScenarioResult) -> None:
+            kept = result if request.keep_arguments else result.without_values()
+            if store is not None:
+                store.add_result(run, position, kept)
+            if on_result is not None:
+                on_result(position, kept)
+
+        try:
+            results = await run_scenarios(
+                request.scenarios,
+                endpoint=entry.endpoint,
+                model_id=entry.model,
+                settings=request.settings,
+                headers=headers,
+                on_result=heard,
+                client=client,
+                on_exchange=sent,
+                before_send=opening,
             )
-
-    def heard(position: int, result: ScenarioResult) -> None:
-        kept = result if request.keep_arguments else result.without_values()
-        if store is not None:
-            store.add_result(run, position, kept)
-        if on_result is not None:
-            on_result(position, kept)
-
-    try:
-        results = await run_scenarios(
-            request.scenarios,
-            endpoint=entry.endpoint,
-            model_id=entry.model,
-            settings=request.settings,
-            headers=headers,
-            on_result=heard,
-            client=client,
-            on_exchange=sent,
-        )
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        if store is not None:
-            store.finish(run, "interrupted")
-        raise
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            if store is not None:
+                store.finish(run, "interrupted")
+            raise
+    finally:
+        if leases is not None:
+            leases.close()
     kept = tuple(r if request.keep_arguments else r.without_values() for r in results)
     final = replace(run, status="finished", results=kept)
     if store is not None:

@@ -8,7 +8,7 @@ result, including when its request fails (then the outcome says error or unsuppo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -43,16 +43,20 @@ async def run_scenarios(
     on_result: Callable[[int, ScenarioResult], None] | None = None,
     client: ChatClient | None = None,
     on_exchange: Callable[[Scenario, RawExchange], None] | None = None,
+    before_send: Callable[[Scenario], Awaitable[None]] | None = None,
 ) -> list[ScenarioResult]:
     """One result per scenario, in the order given. `on_exchange(scenario, exchange)` hears
     each request as it ends (for the audit ledger), then `on_result(position, result)` its
     result (in finishing order). Without `client`, the requests go through the endpoint's chat
-    client (`endpoint.client.chat_client`), as a golden-set run's do."""
+    client (`endpoint.client.chat_client`), as a golden-set run's do. `before_send(scenario)` is
+    awaited just before each request goes out (its audit row is written there)."""
     gate = asyncio.Semaphore(max(1, settings.concurrency))
 
     async def one(position: int, scenario: Scenario) -> ScenarioResult:
         async with gate:
             body = scenario.request_body(model_id, max_tokens=settings.max_tokens, temperature=settings.temperature)
+            if before_send is not None:
+                await before_send(scenario)
             exchange = await chat_chunks(http, endpoint, body, headers=headers, timeout_s=settings.timeout_s)
         if on_exchange is not None:
             on_exchange(scenario, exchange)

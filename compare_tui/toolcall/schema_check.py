@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import decimal
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -68,7 +69,7 @@ class _Checker:
             return []  # a non-schema is listed by the survey; nothing to assert
         if schema is False:
             return [SchemaFailure(at, "false", "the schema allows no value here", where)]
-        if self.exhausted:
+        if self.exhausted or not isinstance(schema, dict):
             return []
         self.steps += 1
         if self.steps > MAX_STEPS or depth > MAX_DEPTH:
@@ -190,8 +191,8 @@ class _Checker:
         return out
 
     def _number(self, s: dict[str, Any], value: float, at: str, where: str) -> list[SchemaFailure]:
-        out = []
-        tests = (
+        out: list[SchemaFailure] = []
+        tests: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
             ("minimum", lambda b: value >= b, "at least"),
             ("maximum", lambda b: value <= b, "at most"),
             ("exclusiveMinimum", lambda b: value > b, "more than"),

@@ -31,6 +31,11 @@ class ToolcallStore:
     def __init__(self, store: Store) -> None:
         self._store = store
 
+    @property
+    def store(self) -> Store:
+        """The run store underneath (a tool-call run's lease and request rows live there)."""
+        return self._store
+
     def begin(self, run: ToolcallRun) -> None:
         """Record a run's header before its first request (status as given, results none)."""
         runs, _ = _TABLES[run.publishable]

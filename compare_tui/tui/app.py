@@ -8,6 +8,7 @@ import gc
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from rich.console import RenderableType
 from textual import events
@@ -208,7 +209,7 @@ class CompareApp(App[None]):
     def action_home(self) -> None:
         self.open_home()
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield SystemCommand("Home", "Golden sets, models and retained runs", self.open_home)
         yield SystemCommand("New run", "Run a golden set against one or more models", self.open_new_run)
         yield SystemCommand("A/B diff", "Compare two retained runs task by task", self.open_diff)
@@ -256,8 +257,8 @@ def create_app(
     Raises `StoreError` when the store cannot be opened."""
     from compare_tui.paths import catalogue_path as default_catalogue
 
-    owns = not isinstance(store, Store)
-    opened = Store.open(store) if owns else store
+    opened = store if isinstance(store, Store) else Store.open(store)
+    owns = opened is not store
     workspace = Workspace(
         store=opened,
         catalogue_path=default_catalogue(str(catalogue_path) if catalogue_path else None),

@@ -23,13 +23,14 @@ from compare_tui.engine import (
     SessionEnded,
     SessionPlan,
 )
-from compare_tui.engine.events import BaselineChosen
+from compare_tui.engine.events import BaselineChosen, LeaseTakenOver
 from compare_tui.engine.gpu import nvml_unavailable
 from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import gpu_memory
 from compare_tui.tui import messages
 from compare_tui.tui.live_tally import LiveTally
 from compare_tui.tui.workspace import Workspace
+from compare_tui.vocabulary import ModelKind
 
 __all__ = ["NewRunPlan", "ResumePlan", "TallyObserver", "ThreadEngineSession", "gpu_before_run"]
 
@@ -39,7 +40,7 @@ class TallyObserver:
     only a session's milestones become messages. Called on the engine's thread; `post` must be
     thread-safe (`post_message` is)."""
 
-    def __init__(self, tally: LiveTally, post: Callable[[Message], None]) -> None:
+    def __init__(self, tally: LiveTally, post: Callable[[Message], object]) -> None:
         self.tally, self.post = tally, post
         self.comparison_id: str | None = None
         self.run_ids: tuple[str, ...] = ()
@@ -48,7 +49,7 @@ class TallyObserver:
     def on_event(self, event: EngineEvent) -> None:
         if isinstance(event, ModelsResolved):
             for name, kind in event.kinds.items():
-                self.tally.set_gpu(name, gpu_before_run(kind, None if kind == "hosted" else nvml_unavailable()))
+                self.tally.set_gpu(name, gpu_before_run(kind, None if kind == ModelKind.HOSTED else nvml_unavailable()))
         elif isinstance(event, RunsPrepared):
             self.comparison_id, self.run_ids = event.comparison_id, event.run_ids
             self.post(messages.RunsPrepared(event.comparison_id, event.run_ids))
@@ -57,6 +58,8 @@ class TallyObserver:
             self.post(messages.SessionEnded(event.statuses, event.cancelled))
         elif isinstance(event, BaselineChosen):
             pass  # the comparison records it; the report shows it
+        elif isinstance(event, LeaseTakenOver):
+            self.post(messages.LeaseTakenOver(event.sentence))
         else:
             self.tally.on_event(event)
             if isinstance(event, RunRefused):
@@ -71,7 +74,7 @@ class ThreadEngineSession:
     called from any thread. Same interface as `ProcessEngineSession`."""
 
     def __init__(
-        self, workspace: Workspace, plan: SessionPlan, tally: LiveTally, post: Callable[[Message], None]
+        self, workspace: Workspace, plan: SessionPlan, tally: LiveTally, post: Callable[[Message], object]
     ) -> None:
         self.observer = TallyObserver(tally, post)
         self.session = EngineSession(workspace.store, plan, workspace.catalogue_path, self.observer)
@@ -91,7 +94,7 @@ def gpu_before_run(kind: str, unavailable: str | None = None) -> str:
     """The GPU memory line while a run goes: the engine samples it and the report shows the
     peak, unless the model is hosted or `unavailable` says why nothing can be sampled here
     (`engine.gpu.nvml_unavailable`)."""
-    if kind == "hosted":
+    if kind == ModelKind.HOSTED:
         return "n/a (hosted: the GPU is not on this machine)"
     if unavailable:
         return f"not measured: {unavailable}"

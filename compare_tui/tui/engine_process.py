@@ -55,7 +55,7 @@ class ProcessEngineSession:
     """One session of runs in a child process. `run()` blocks (call it from a worker thread)."""
 
     def __init__(
-        self, workspace: Workspace, plan: SessionPlan, tally: LiveTally, post: Callable[[Message], None]
+        self, workspace: Workspace, plan: SessionPlan, tally: LiveTally, post: Callable[[Message], object]
     ) -> None:
         self.workspace, self.plan = workspace, plan
         self.observer = TallyObserver(tally, post)
@@ -113,7 +113,7 @@ class ProcessEngineSession:
                 except EOFError:
                     code = _wait(child, 10)
                     if not self.observer.ended:
-                        statuses = (RunStatus.INTERRUPTED.value,) * len(self.observer.run_ids)
+                        statuses = (RunStatus.INTERRUPTED,) * len(self.observer.run_ids)
                         self.observer.on_event(SessionEnded(statuses, self._cancelled))
                     raise RuntimeError(
                         f"the engine process ended unexpectedly (exit code {code}); every finished "
@@ -136,7 +136,7 @@ class ProcessEngineSession:
             log.close()
 
 
-def _wait(child: subprocess.Popen, timeout_s: float) -> int | None:
+def _wait(child: subprocess.Popen[bytes], timeout_s: float) -> int | None:
     try:
         return child.wait(timeout_s)
     except subprocess.TimeoutExpired:

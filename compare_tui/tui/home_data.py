@@ -16,8 +16,10 @@ from compare_tui.catalogue.readiness import cost_summary
 from compare_tui.goldset import GoldenSetError, discover_golden_sets
 from compare_tui.report import ReportNotFoundError, build_report, load_report_inputs
 from compare_tui.report import formatting as fmt
-from compare_tui.store import DecisionRecord, RunRecord, RunSummary, Store, StoreError
+from compare_tui.store import DecisionRecord, RunRecord, RunStatus, RunSummary, Store, StoreError
+from compare_tui.store.holders import live_lease
 from compare_tui.tui.workspace import Workspace
+from compare_tui.vocabulary import ModelKind
 
 RUN_SORTS = ("newest", "pass rate", "model", "set", "status")
 """The orders the runs list cycles through (`s`)."""
@@ -57,6 +59,8 @@ class RunRow:
     run: RunRecord
     summary: RunSummary
     """The store's per-task tally (fast); the pass rate itself comes from the run's report."""
+    running: str | None = None
+    """"running since T, pid P on HOST" while a live process executes the run (its lease)."""
 
     def matches(self, text: str) -> bool:
         run = self.run
@@ -80,8 +84,15 @@ def read_home(workspace: Workspace) -> HomeData:
     read = workspace.read_catalogue()
     models = tuple(model_row(e) for e in read.catalogue.models) if read.catalogue else ()
     store = workspace.store
-    runs = tuple(RunRow(run, store.pass_rate_summary(run.id)) for run in store.list_runs())
+    runs = tuple(RunRow(run, store.pass_rate_summary(run.id), _running(store, run)) for run in store.list_runs())
     return HomeData(sets, models, read.problem, runs)
+
+
+def _running(store: Store, run: RunRecord) -> str | None:
+    if run.status == RunStatus.COMPLETED:
+        return None
+    lease = live_lease(store, run.id)
+    return lease.running_note() if lease is not None else None
 
 
 def _set_row(workspace: Workspace, path: Path, baselines: dict[str, DecisionRecord]) -> SetRow:
@@ -134,7 +145,7 @@ def model_row(entry: ModelEntry) -> ModelRow:
     refusals = tuple(r.message for r in check_entry(entry))
     if refusals:
         provenance = "refused"
-    elif entry.kind == "hosted":
+    elif entry.kind == ModelKind.HOSTED:
         provenance = HOST_ATTESTED
     else:
         provenance = "pinned: weights hashed at run start"

@@ -80,12 +80,12 @@ class _Model:
     state: ModelState = ModelState.WAITING
     total: int = 0
     done: int = 0
-    counts: Counter = field(default_factory=Counter)
-    ttft: deque = field(default_factory=lambda: deque(maxlen=ROLLING_ATTEMPTS))
-    e2e: deque = field(default_factory=lambda: deque(maxlen=ROLLING_ATTEMPTS))
-    tokens: deque = field(default_factory=deque)
+    counts: Counter[str] = field(default_factory=Counter)
+    ttft: deque[float] = field(default_factory=lambda: deque(maxlen=ROLLING_ATTEMPTS))
+    e2e: deque[float] = field(default_factory=lambda: deque(maxlen=ROLLING_ATTEMPTS))
+    tokens: deque[tuple[float, int]] = field(default_factory=deque)
     """(monotonic time, completion tokens) of the attempts in the rate window."""
-    errors: deque = field(default_factory=lambda: deque(maxlen=RECENT_ERRORS))
+    errors: deque[str] = field(default_factory=lambda: deque(maxlen=RECENT_ERRORS))
     detail: str = ""
     gpu: str = ""
     started: float | None = None
@@ -95,7 +95,7 @@ class _Model:
     """Tasks already done when this session's run started (a resume)."""
     tokens_total: int = 0
     """Completion tokens of this session's run."""
-    hashing: dict = field(default_factory=dict)
+    hashing: dict[str, bool] = field(default_factory=dict)
     """file → whether it is hashed, while the weights are verified."""
 
 

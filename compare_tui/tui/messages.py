@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the payloads' types, named without importing their modules 
     from compare_tui.store import ReviewRecord
     from compare_tui.tui.home_data import HomeData, RunRate
     from compare_tui.tui.task_facts import TaskFacts
+    from compare_tui.vocabulary import RunStatus
 
 
 @dataclass
@@ -77,7 +78,7 @@ class RunEnded(Message):
 
     model_name: str
     run_id: str
-    status: str
+    status: RunStatus
     error: str | None
 
 
@@ -87,6 +88,13 @@ class SessionRefused(Message):
 
     model_name: str
     reason: str
+
+
+@dataclass
+class LeaseTakenOver(Message):
+    """A run's lease was held by a process that is gone; the engine took it over."""
+
+    sentence: str
 
 
 @dataclass

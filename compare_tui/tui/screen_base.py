@@ -3,7 +3,7 @@ turns any worker failure into a notification (a worker never crashes the app).""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
@@ -33,13 +33,13 @@ class Navigator(Protocol):
     def open_help(self) -> None: ...
 
 
-def failure_text(worker: Worker) -> str:
+def failure_text(worker: Worker[Any]) -> str:
     error = worker.error
     what = f"{type(error).__name__}: {error}" if error is not None else "unknown error"
     return f"{worker.description or worker.name or 'a background task'} failed: {what}"
 
 
-class CompareScreen(Screen):
+class CompareScreen(Screen[Any]):
     """Base of the app's screens (not a screen of its own)."""
 
     @property
@@ -55,5 +55,5 @@ class CompareScreen(Screen):
             self.app.notify(failure_text(event.worker), title="Error", severity="error", timeout=12)
             self.worker_failed(event.worker)
 
-    def worker_failed(self, worker: Worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         """Hook: a screen resets what was waiting on `worker` (e.g. hides a loading indicator)."""

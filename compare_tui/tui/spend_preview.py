@@ -70,7 +70,7 @@ def preview(
             refusals.append(f"the spend cap is set but this model's spend cannot be estimated: {estimate.explanation}")
         elif max_cost is not None and estimate.usd is not None and estimate.usd > max_cost:
             refusals.append(
-                f"its estimated spend ≤ {dollars(shown, digits)} is over the spend cap "
+                f"its estimated spend ≤ {dollars(round_up(estimate.usd, digits), digits)} is over the spend cap "
                 f"{dollars(max_cost, digits)}: lower attempts or max tokens, or raise the spend cap"
             )
         said = "no cost basis" if shown is None else f"≤ {dollars(shown, digits)} ({estimate.explanation})"
@@ -91,7 +91,7 @@ def decimals(amounts: Sequence[float | None]) -> int:
 
 def round_up(amount: float, digits: int) -> float:
     """`amount` rounded up to `digits` decimals (an estimate is an upper bound: keep it one)."""
-    scale = 10**digits
+    scale: int = 10**digits
     return math.ceil(round(amount * scale, 6)) / scale
 
 

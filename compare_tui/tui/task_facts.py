@@ -11,6 +11,7 @@ import re
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from compare_tui.goldset import Task
 from compare_tui.store import AttemptRecord, ReviewRecord, RunRecord, RunStatus
@@ -90,7 +91,7 @@ def read_task_facts(
     return TaskFacts(task_id, task, scorer_kind, scorer_text, problem, tuple(rows))
 
 
-def scorer_words(scorer) -> str:
+def scorer_words(scorer: Any) -> str:
     """`exact (normalize: case, whitespace)`, `human: <instructions>`, …"""
     data = scorer.model_dump(by_alias=True, exclude_defaults=True, exclude={"kind"})
     if scorer.kind == "human":

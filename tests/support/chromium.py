@@ -8,7 +8,7 @@ nothing listens anywhere (no socket is opened), and no websocket library is need
 are JSON, each ended by a NUL byte: we write commands to the browser's fd 3 and read replies
 and events from its fd 4.
 
-Used by tests/test_publish_browser.py and bench/bench_publish.py; `chromium_path()` is None
+Used by tests/integration/test_publish_browser.py and bench/bench_publish.py; `chromium_path()` is None
 when no browser is installed (scripts/test.sh provisions Debian's `chromium`).
 """
 

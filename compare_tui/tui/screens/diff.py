@@ -5,6 +5,8 @@ side by side."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,6 +21,9 @@ from compare_tui.tui import messages
 from compare_tui.tui.plain_text import plain_row
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.widgets.changed_tasks import ChangedTasks
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
 
 
 class DiffScreen(CompareScreen):
@@ -73,7 +78,7 @@ class DiffScreen(CompareScreen):
             return
         self.post_message(messages.DiffBuilt(diff))
 
-    def worker_failed(self, worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         self.query_one("#diff-title", Static).update("✗ the A/B diff could not be built (see the notification)")
 
     def on_report_failed(self, message: messages.ReportFailed) -> None:

@@ -3,8 +3,10 @@ cannot drift from what the keys do."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, Static
 
 from compare_tui.tui.screen_base import CompareScreen
@@ -15,9 +17,10 @@ INTRO = (
 )
 
 
-def _sections() -> list[tuple[str, list[Binding]]]:
+def _sections(app_bindings: Sequence[BindingType]) -> list[tuple[str, list[Binding]]]:
+    """The key table: `app_bindings` (the running app's, so this module never imports the app)
+    and each screen's own."""
     # Imported here: the help screen reads the other screens; they never import it.
-    from compare_tui.tui.app import CompareApp
     from compare_tui.tui.screens.diff import DiffScreen
     from compare_tui.tui.screens.experiments import ExperimentsScreen
     from compare_tui.tui.screens.home import HomeScreen
@@ -35,7 +38,7 @@ def _sections() -> list[tuple[str, list[Binding]]]:
     sections = [
         (
             "Everywhere",
-            CompareApp.BINDINGS
+            [*app_bindings]
             + [Binding("ctrl+p", "command_palette", "Command palette"), Binding("escape", "back", "Back / close")],
         ),
         ("Home", _declared(HomeScreen)),
@@ -55,10 +58,10 @@ def _sections() -> list[tuple[str, list[Binding]]]:
     return [(title, [b if isinstance(b, Binding) else Binding(*b) for b in bindings]) for title, bindings in sections]
 
 
-def _declared(screen: type) -> list:
+def _declared(screen: type) -> list[BindingType]:
     """The bindings of a screen or widget with those of our classes it builds on (Textual merges
     them the same way: base classes first), each key once; Textual's own (tab, copy) are left out."""
-    seen: dict[str, object] = {}
+    seen: dict[str, BindingType] = {}
     for cls in reversed(screen.__mro__):
         if not cls.__module__.startswith("compare_tui."):
             continue
@@ -82,7 +85,7 @@ class HelpScreen(CompareScreen):
         self.sub_title = "help"
         table = self.query_one(DataTable)
         table.add_columns("where", "key", "what it does")
-        for title, bindings in _sections():
+        for title, bindings in _sections(self.app.BINDINGS):
             for binding in bindings:
                 key = binding.key_display or self.app.get_key_display(binding)
                 table.add_row(title, key, binding.tooltip or binding.description or binding.action)

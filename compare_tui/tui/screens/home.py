@@ -5,6 +5,8 @@ Everything is read in a thread worker; the endpoints' health arrives one model a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
@@ -29,6 +31,9 @@ from compare_tui.tui.home_data import (
 )
 from compare_tui.tui.plain_text import plain, plain_row
 from compare_tui.tui.screen_base import CompareScreen
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
 
 RESUMABLE = {"interrupted", "pending", "running"}
 
@@ -62,7 +67,8 @@ class HomeScreen(CompareScreen):
     def __init__(self) -> None:
         super().__init__()
         self.data: HomeData | None = None
-        self.sort_order = RUN_SORTS[0]
+        self.run_sort: str = RUN_SORTS[0]
+        """How the runs table is sorted (never `sort_order`: Textual orders widgets by that)."""
         self.shown_runs: list[RunRow] = []
         self.health: dict[str, str] = {}
         self.rates: dict[str, RunRate] = {}
@@ -150,12 +156,14 @@ class HomeScreen(CompareScreen):
             if _cursor_key(table) == message.model_name:  # the line under the table says "checking…" no longer
                 self._show_model(message.model_name)
 
-    def worker_failed(self, worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         self.query_one("#home-tabs").loading = False
 
     # ------------------------------------------------------------------ tables
 
     def _fill_sets(self) -> None:
+        if self.data is None:
+            return
         table = self.query_one("#sets-table", DataTable)
         kept = _cursor_key(table)
         table.clear()
@@ -176,6 +184,8 @@ class HomeScreen(CompareScreen):
         _restore_cursor(table, kept)
 
     def _fill_models(self) -> None:
+        if self.data is None:
+            return
         table = self.query_one("#models-table", DataTable)
         kept = _cursor_key(table)
         table.clear()
@@ -201,7 +211,7 @@ class HomeScreen(CompareScreen):
         if self.data is None:
             return
         text = self.query_one("#run-filter", Input).value
-        self.shown_runs = sort_runs(filter_runs(self.data.runs, text), self.sort_order, self.rates)
+        self.shown_runs = sort_runs(filter_runs(self.data.runs, text), self.run_sort, self.rates)
         table = self.query_one("#runs-table", DataTable)
         kept = _cursor_key(table)
         table.clear()
@@ -223,7 +233,7 @@ class HomeScreen(CompareScreen):
         _restore_cursor(table, kept)
         shown = len(self.shown_runs)
         total = len(self.data.runs)
-        self.query_one("#run-sort", Static).update(f"sort: {self.sort_order} · {shown} of {total}")
+        self.query_one("#run-sort", Static).update(f"sort: {self.run_sort} · {shown} of {total}")
         if not total:
             self.query_one("#run-detail", Static).update("No runs yet: press n to start one.")
 
@@ -266,7 +276,10 @@ class HomeScreen(CompareScreen):
             return
         run, s = row.run, row.summary
         tally = fmt.tally_marks(s)
-        hint = "R resumes it" if run.status in RESUMABLE else "Enter opens its report"
+        if row.running is not None:  # a live process executes it: no resume advice
+            hint = f"{row.running}; Enter opens its report so far"
+        else:
+            hint = "R resumes it" if run.status in RESUMABLE else "Enter opens its report"
         error = f"\n{run.error}" if run.error else ""
         self.query_one("#run-detail", Static).update(
             f"run {run.id} · {run.goldset_id} {run.goldset_version} · {run.created_at[:19].replace('T', ' ')} UTC · "
@@ -310,7 +323,7 @@ class HomeScreen(CompareScreen):
             self.query_one("#runs-table").focus()
 
     def action_sort(self) -> None:
-        self.sort_order = RUN_SORTS[(RUN_SORTS.index(self.sort_order) + 1) % len(RUN_SORTS)]
+        self.run_sort = RUN_SORTS[(RUN_SORTS.index(self.run_sort) + 1) % len(RUN_SORTS)]
         self._fill_runs()
 
     def action_new_run(self) -> None:
@@ -440,7 +453,7 @@ def short_cost(cost: str) -> str:
     return cost.split(" (", 1)[0] if cost.startswith("token ") else cost
 
 
-def _cursor_key(table: DataTable) -> str | None:
+def _cursor_key(table: DataTable[Any]) -> str | None:
     """The key of the row under the cursor, to put the cursor back on it once the table is
     filled again (back from a review, the runs are re-read: the cursor stays on its run)."""
     if not 0 <= table.cursor_row < table.row_count:
@@ -451,7 +464,7 @@ def _cursor_key(table: DataTable) -> str | None:
         return None
 
 
-def _restore_cursor(table: DataTable, key: str | None) -> None:
+def _restore_cursor(table: DataTable[Any], key: str | None) -> None:
     if key is None:
         return
     try:
@@ -460,7 +473,7 @@ def _restore_cursor(table: DataTable, key: str | None) -> None:
         pass  # that row is gone (filtered out, or deleted): the cursor stays at the top
 
 
-def _fit_rate_column(table: DataTable, texts: list[str]) -> None:
+def _fit_rate_column(table: DataTable[Any], texts: list[str]) -> None:
     """Widen the pass-rate column to `texts` (never narrower than its header). Its width is
     set, not measured: rates arrive one by one after the rows, and a width measured from each
     arrival waits for the table's next idle moment (under load the column stayed at its

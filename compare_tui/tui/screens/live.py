@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -22,6 +23,10 @@ from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.refusal import RefusalScreen
 from compare_tui.tui.widgets.model_progress import ModelProgress
 from compare_tui.vocabulary import RunStatus
+
+if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+    from textual.worker import Worker
 
 REPAINT_S = 0.25
 RUN_STOP_TEXT = (
@@ -83,7 +88,7 @@ class LiveScreen(CompareScreen):
     def run_engine(self, session: ThreadEngineSession | ProcessEngineSession) -> None:
         session.run()
 
-    def worker_failed(self, worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         self.running = False
         self._line(
             "The engine stopped on an error (see the notification); every finished attempt is stored. r resumes."
@@ -121,8 +126,11 @@ class LiveScreen(CompareScreen):
         )
 
     def on_run_ended(self, message: messages.RunEnded) -> None:
-        severity = "information" if message.status == RunStatus.COMPLETED else "warning"
+        severity: SeverityLevel = "information" if message.status == RunStatus.COMPLETED else "warning"
         self.notify(f"{message.model_name}: run {message.run_id[:8]} {message.status}", severity=severity)
+
+    def on_lease_taken_over(self, message: messages.LeaseTakenOver) -> None:
+        self.notify(message.sentence[:1].upper() + message.sentence[1:], severity="warning")
 
     def on_session_refused(self, message: messages.SessionRefused) -> None:
         self.app.push_screen(RefusalScreen(f"Refused: {message.model_name} (nothing was sent)", message.reason))

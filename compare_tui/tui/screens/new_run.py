@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,6 +23,11 @@ from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.refusal import RefusalScreen
 from compare_tui.tui.spend_preview import SpendPreview, dollars, preview
 from compare_tui.tui.widgets.model_choices import ModelChoices
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from compare_tui.catalogue import ModelEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +62,13 @@ class NewRunScreen(CompareScreen):
             yield Label("Baseline: the model you run today (optional)", classes="section-title")
             yield Select([], prompt="none: no versus-baseline verdicts", id="baseline-select", allow_blank=True)
             with Horizontal(id="settings-row"):
-                for field_id, label, kind in (
+                fields: tuple[tuple[str, str, Literal["integer", "number"]], ...] = (
                     ("attempts", "attempts", "integer"),
                     ("concurrency", "concurrency", "integer"),
                     ("max-tokens", "max tokens", "integer"),
                     ("max-cost", "spend cap $", "number"),
-                ):
+                )
+                for field_id, label, kind in fields:
                     with Vertical(classes="setting"):
                         yield Label(label)
                         yield Input(id=field_id, type=kind, placeholder="")
@@ -97,7 +104,7 @@ class NewRunScreen(CompareScreen):
                 promoted[workload] = current.model
         self.app.call_from_thread(self._loaded, _Choices(tuple(sets), read.catalogue, read.problem, promoted))
 
-    def worker_failed(self, worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         self.query_one("#new-run-form").loading = False
 
     def _loaded(self, choices: _Choices) -> None:
@@ -128,11 +135,11 @@ class NewRunScreen(CompareScreen):
 
     @on(Select.Changed)
     @on(Input.Changed)
-    def _changed(self, event) -> None:
+    def _changed(self, event: Select.Changed | Input.Changed) -> None:
         self._update()
 
     @on(SelectionList.SelectedChanged)
-    def _models_changed(self, event: SelectionList.SelectedChanged) -> None:
+    def _models_changed(self, event: SelectionList.SelectedChanged[str]) -> None:
         # The checkbox differs only by colour; the prompt says "chosen" in words too.
         models = event.selection_list
         chosen = set(models.selected)
@@ -172,7 +179,7 @@ class NewRunScreen(CompareScreen):
         return next((s for s in self.choices.sets if str(s.root) == value), None)
 
     def _overrides(self) -> tuple[RunOverrides | None, float | None, str | None]:
-        values = {}
+        values: dict[str, float | None] = {}
         for field_id in ("attempts", "concurrency", "max-tokens", "max-cost"):
             text = self.query_one(f"#{field_id}", Input).value.strip()
             if not text:
@@ -183,14 +190,17 @@ class NewRunScreen(CompareScreen):
             except ValueError:
                 return None, None, f"{field_id.replace('-', ' ')}: {text!r} is not a number"
         for field_id in ("attempts", "concurrency", "max-tokens"):
-            if values[field_id] is not None and values[field_id] < 1:
+            value = values[field_id]
+            if value is not None and value < 1:
                 return None, None, f"{field_id.replace('-', ' ')} must be at least 1"
-        if values["attempts"] is not None and values["attempts"] > 20:
+        attempts = values["attempts"]
+        if attempts is not None and attempts > 20:
             return None, None, "attempts must be at most 20"
+        counts = {k: None if v is None else int(v) for k, v in values.items() if k != "max-cost"}  # ints as parsed
         overrides = RunOverrides(
-            attempts=values["attempts"],
-            max_tokens=values["max-tokens"],
-            concurrency=values["concurrency"] or DEFAULT_CONCURRENCY,
+            attempts=counts["attempts"],
+            max_tokens=counts["max-tokens"],
+            concurrency=counts["concurrency"] or DEFAULT_CONCURRENCY,
         )
         return overrides, values["max-cost"], None
 
@@ -213,7 +223,7 @@ class NewRunScreen(CompareScreen):
         self.current = None
         if problem:
             lines.append(f"✗ {problem}")
-        elif goldset is None or not names:
+        elif goldset is None or not names or overrides is None or self.choices.catalogue is None:
             lines.append("Choose a golden set and at least one model to see the estimate.")
         else:
             entries = [self.choices.catalogue.get(name) for name in names]
@@ -243,6 +253,8 @@ class NewRunScreen(CompareScreen):
             )
             return
         overrides, cap, _ = self._overrides()
+        if overrides is None:  # never: `_update` just made `current` from these settings
+            return
         picked = self.query_one("#baseline-select", Select).value
         names = tuple(m.name for m in current.models)
         baseline = picked if isinstance(picked, str) and picked in names else None
@@ -256,7 +268,7 @@ class NewRunScreen(CompareScreen):
         self.app.pop_screen()
 
 
-def _model_prompt(entry, chosen: bool) -> str:
+def _model_prompt(entry: ModelEntry, chosen: bool) -> str:
     refused = ", refused: see below" if check_entry(entry) else ""
     return f"{'✓ chosen: ' if chosen else ''}{entry.name} ({entry.kind}{refused})"
 

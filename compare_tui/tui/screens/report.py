@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -33,11 +34,14 @@ from compare_tui.tui.widgets import report_tables as tables
 from compare_tui.tui.widgets.latency_histogram import LatencyHistogram
 from compare_tui.tui.widgets.task_grid import GridRow, TaskGrid, describe
 
+if TYPE_CHECKING:
+    from textual.worker import Worker
 
-def _figure_table(table_id: str) -> DataTable:
+
+def _figure_table(table_id: str) -> DataTable[Any]:
     """A table that shows figures, not a list to pick from: no cursor, no focus (the scrolling
     container around it takes the keys)."""
-    table: DataTable = DataTable(id=table_id, cursor_type="none", show_cursor=False, zebra_stripes=True)
+    table: DataTable[Any] = DataTable(id=table_id, cursor_type="none", show_cursor=False, zebra_stripes=True)
     table.can_focus = False
     return table
 
@@ -146,12 +150,15 @@ class ReportScreen(CompareScreen):
         show("pass", tables.fill_pass_rates(self.query_one("#pass-table", DataTable), report, width))
         show("latency", tables.fill_latency(self.query_one("#latency-table", DataTable), report, width))
         show("cost", tables.fill_cost(self.query_one("#cost-table", DataTable), report, width))
-        notes = tables.fill_utilisation(self.query_one("#utilisation-table", DataTable), report, width)
-        self.query_one("#utilisation-table", DataTable).display = notes is not None
+        utilisation = tables.fill_utilisation(self.query_one("#utilisation-table", DataTable), report, width)
+        self.query_one("#utilisation-table", DataTable).display = utilisation is not None
         show(
             "utilisation",
-            ("If the hardware were busy only this share of the time, each completed task would cost this much.", *notes)
-            if notes is not None
+            (
+                "If the hardware were busy only this share of the time, each completed task would cost this much.",
+                *utilisation,
+            )
+            if utilisation is not None
             else ("No model here is on a hardware cost basis.",),
         )
 
@@ -176,7 +183,7 @@ class ReportScreen(CompareScreen):
             return
         self.post_message(messages.ReportBuilt(report, time.perf_counter() - started, grades))
 
-    def worker_failed(self, worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         if worker.group == "publish":
             return  # the notification says why; the report on screen is still right
         self.query_one("#recommendation", Static).update("✗ the report could not be built (see the notification)")

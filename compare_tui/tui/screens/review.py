@@ -8,6 +8,8 @@ how much is still below and asks for the same key again (or a scroll down to rea
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -23,6 +25,11 @@ from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 from compare_tui.tui.task_facts import read_task_facts
 from compare_tui.tui.widgets.task_text import run_text
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from compare_tui.store.records import Verdict
 
 
 class ReviewScreen(CompareScreen):
@@ -91,7 +98,7 @@ class ReviewScreen(CompareScreen):
             return
         self.post_message(messages.ReportBuilt(report, 0.0))
 
-    def worker_failed(self, worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         self.saving = False
         self.query_one("#review-body").loading = False
 
@@ -237,7 +244,7 @@ class ReviewScreen(CompareScreen):
             ReviewRecord(
                 run_id=item.run_id,
                 task_id=item.task_id,
-                verdict=verdict,
+                verdict=cast("Verdict", verdict),
                 note=self.note,
                 reviewer=self.workspace.reviewer,
             )

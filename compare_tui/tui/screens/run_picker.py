@@ -4,6 +4,7 @@ set digest as A are listed first; the others carry a warning. Dismisses with a `
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from textual import work
 from textual.app import ComposeResult
@@ -15,6 +16,9 @@ from textual.widgets import DataTable, Static
 from compare_tui.store import RunRecord
 from compare_tui.tui.home_data import run_date
 from compare_tui.tui.plain_text import plain_row
+
+if TYPE_CHECKING:
+    from compare_tui.tui.screen_base import Navigator
 
 LIMIT = 500
 
@@ -57,7 +61,7 @@ class RunPickerScreen(ModalScreen[RunPair | None]):
 
     @work(thread=True, exit_on_error=False, description="listing runs")
     def load(self) -> None:
-        runs = self.app.workspace.store.list_runs(limit=LIMIT)
+        runs = cast("Navigator", self.app).workspace.store.list_runs(limit=LIMIT)
         self.app.call_from_thread(self._loaded, runs)
 
     def _loaded(self, runs: list[RunRecord]) -> None:

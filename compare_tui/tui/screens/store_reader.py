@@ -11,9 +11,9 @@ store), so a test hosts it in an app that has one (tests/support/screen_host.py)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.worker import Worker
 
@@ -26,7 +26,7 @@ T = TypeVar("T")
 class StoreReaderScreen(CompareScreen, Generic[T]):
     """Base of the store-reading screens (not a screen of its own)."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("g", "refresh", "Refresh"),
         Binding("escape", "back", "Back"),
     ]
@@ -74,7 +74,7 @@ class StoreReaderScreen(CompareScreen, Generic[T]):
     def _read_in_worker(self) -> None:
         self.post_message(self.Read(self.read_store()))
 
-    def worker_failed(self, worker: Worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         # The notification is the base screen's (one handler for every worker failure).
         self.query_one(f"#{self.LOADING_ID}").loading = False
 

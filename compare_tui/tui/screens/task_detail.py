@@ -6,6 +6,8 @@ action beside each run's action."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,6 +19,9 @@ from compare_tui.tui import messages
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.task_facts import TaskFacts, read_task_facts
 from compare_tui.tui.widgets.task_text import run_text, step_action_text, task_header
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
 
 
 class TaskDetailScreen(CompareScreen):
@@ -70,7 +75,7 @@ class TaskDetailScreen(CompareScreen):
     def read(self, task_id: str) -> None:
         self.post_message(messages.TaskDetailLoaded(read_task_facts(self.workspace, self.run_ids, task_id)))
 
-    def worker_failed(self, worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         self.query_one("#task-body").loading = False
 
     async def on_task_detail_loaded(self, message: messages.TaskDetailLoaded) -> None:

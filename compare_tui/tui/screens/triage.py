@@ -13,6 +13,7 @@ reviewer; everything that touches the store runs in a worker thread.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -82,7 +83,7 @@ class TriageScreen(CompareScreen):
         Binding("s", "label('skip')", "Skip"),
         Binding("n", "note", "Note"),
         Binding("g", "reload", "Refresh", show=False),
-        *(Binding(str(i), f"filter({i})", "All" if i == 0 else kind, show=False) for i, kind in enumerate(FILTERS)),
+        *(Binding(str(i), f"filter({i})", kind or "All", show=False) for i, kind in enumerate(FILTERS)),
         Binding("escape", "back", "Back"),
     ]
 
@@ -153,7 +154,7 @@ class TriageScreen(CompareScreen):
             TriageLabelSaved(task_id, save_label(self.store, view, task_id, key, reviewer=self.reviewer, note=note))
         )
 
-    def worker_failed(self, worker: Worker) -> None:
+    def worker_failed(self, worker: Worker[Any]) -> None:
         # The notification is the base screen's (one handler for every worker failure).
         self.saving = False
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.segment import Segment
 from textual.binding import Binding
@@ -18,6 +19,9 @@ from textual.strip import Strip
 
 from compare_tui.diff import ChangedTask
 from compare_tui.report.formatting import MARKS
+
+if TYPE_CHECKING:
+    from rich.style import Style
 
 STATUS_WIDTH = 10
 
@@ -67,7 +71,7 @@ class ChangedTasks(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.tasks: tuple[ChangedTask, ...] = ()
         self._task_width = 10
-        self._styles: dict[str, object] | None = None
+        self._styles: dict[str, Style] | None = None
 
     def set_tasks(self, tasks: Sequence[ChangedTask]) -> None:
         self.tasks = tuple(tasks)
@@ -86,7 +90,7 @@ class ChangedTasks(ScrollView, can_focus=True):
         self.virtual_size = Size(self.scrollable_content_region.width or 1, len(self.tasks) + 1)
         self.refresh()
 
-    def _style(self, name: str):
+    def _style(self, name: str) -> Style:
         if self._styles is None:
             self._styles = {}
         if name not in self._styles:

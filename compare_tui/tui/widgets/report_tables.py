@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -24,7 +25,7 @@ def shorten(cell: str, width: int) -> str:
     return cell[: max(0, width - 1)] + "…"
 
 
-def fill(table: DataTable, table_columns: list[fit.Column], width: int) -> tuple[str, ...]:
+def fill(table: DataTable[Any], table_columns: list[fit.Column], width: int) -> tuple[str, ...]:
     """Fill `table` with `table_columns` fitted to `width` (`report.fit`) and return the notes
     to show under it (footnotes, columns left out). Every column gets an explicit width that
     holds its cells whole: a DataTable crops a cell wider than its column without a mark, so
@@ -61,19 +62,19 @@ def wrap_name(name: str, width: int) -> list[str]:
     return textwrap.wrap(name, max(1, width), break_on_hyphens=True, break_long_words=True) or [name]
 
 
-def fill_pass_rates(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
+def fill_pass_rates(table: DataTable[Any], report: Report, width: int) -> tuple[str, ...]:
     return fill(table, columns.pass_rate_columns(report), width) + (columns.PASS_RATE_CAPTION,)
 
 
-def fill_latency(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
+def fill_latency(table: DataTable[Any], report: Report, width: int) -> tuple[str, ...]:
     return fill(table, columns.latency_columns(report), width) + (columns.LATENCY_CAPTION,)
 
 
-def fill_cost(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
+def fill_cost(table: DataTable[Any], report: Report, width: int) -> tuple[str, ...]:
     return fill(table, columns.cost_columns(report), width)
 
 
-def fill_utilisation(table: DataTable, report: Report, width: int) -> tuple[str, ...] | None:
+def fill_utilisation(table: DataTable[Any], report: Report, width: int) -> tuple[str, ...] | None:
     """The hardware cost per completed task at each utilisation level; None when no row has one."""
     found = columns.utilisation_columns(report)
     if not found:
@@ -82,11 +83,11 @@ def fill_utilisation(table: DataTable, report: Report, width: int) -> tuple[str,
     return fill(table, found, width)
 
 
-def fill_paired(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
+def fill_paired(table: DataTable[Any], report: Report, width: int) -> tuple[str, ...]:
     return fill(table, columns.paired_columns(report), width)
 
 
-def fill_versus(table: DataTable, report: Report, width: int) -> tuple[str, ...]:
+def fill_versus(table: DataTable[Any], report: Report, width: int) -> tuple[str, ...]:
     found = columns.versus_columns(report)
     return fill(table, found, width) if found else ()
 

@@ -1,0 +1,247 @@
+"""`compare-tui experiment …` end to end against fake OpenAI servers: a real store, the real
+engine, scripted plans that make one task flaky, run reuse, runs in flight, and confounds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from compare_tui.catalogue import load_catalogue
+from compare_tui.engine import RunOverrides, prepare_run
+from compare_tui.goldset import load_golden_set
+from compare_tui.store import Store
+from tests.core.test_experiment_helpers import catalogue, cli, entry, three_task_set
+from tests.support.fake_openai import FakeServer, text
+
+# alpha: t2 passes on its 1st and 3rd request only, t3 never passes; beta passes everything.
+ALPHA = {
+    "t1": text("ok"),
+    "t2": [text("ok"), text("no"), text("ok")],
+    "t3": text("no"),
+    "s1": text("ok"),
+    "h1": text("hello"),
+}
+BETA = {"t1": text("ok"), "t2": text("ok"), "t3": text("ok"), "s1": text("ok"), "h1": text("hello")}
+
+
+@pytest.fixture
+def world(tmp_path):
+    """Two fake servers, a catalogue naming them alpha and beta, a set, a store path."""
+    with FakeServer(ALPHA) as alpha, FakeServer(BETA) as beta:
+        models = catalogue(tmp_path / "models.toml", entry(alpha.url, "alpha"), entry(beta.url, "beta"))
+        goldset = three_task_set(tmp_path / "set", human=True, scorer_error=True)
+        yield {
+            "alpha": alpha,
+            "beta": beta,
+            "models": str(models),
+            "set": str(goldset),
+            "store": str(tmp_path / "runs.sqlite"),
+            "tmp": tmp_path,
+        }
+
+
+def new(world, name="e1", *extra):
+    return cli(
+        "experiment",
+        "new",
+        name,
+        world["set"],
+        "--arm",
+        "alpha",
+        "--arm",
+        "beta",
+        "--repeats",
+        "3",
+        "--models",
+        world["models"],
+        "--store",
+        world["store"],
+        *extra,
+    )
+
+
+def run(world, name="e1", *extra, models=None):
+    return cli(
+        "experiment", "run", name, "--json", "--models", models or world["models"], "--store", world["store"], *extra
+    )
+
+
+def show(world, name="e1"):
+    result = cli("experiment", "show", name, "--json", "--store", world["store"])
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def requests(world) -> int:
+    return len([r for s in (world["alpha"], world["beta"]) for r in s.requests if r.path.endswith("/chat/completions")])
+
+
+def test_an_experiment_runs_each_arm_n_times_and_shows_intervals_flaky_tasks_and_exclusions(world):
+    created = new(world)
+    assert created.code == 0, created.err
+    assert "alpha: 0 of 3 runs already held" in created.out
+    launched = run(world)
+    assert launched.code == 0, launched.err
+    assert "launched 6 run(s)" in launched.err
+    doc = json.loads(launched.out)
+    assert doc["complete"] and doc["to_launch"] == 0 and doc["confounds"] == []
+    alpha, beta = doc["arms"]
+    assert (alpha["observed"], alpha["desired"]) == (3, 3)
+    assert alpha["flaky"] == ["t2"]
+    states = {t["task_id"]: (t["state"], t["passed"], t["conclusive"]) for t in alpha["tasks"]}
+    assert states == {
+        "t1": ("consistent pass", 3, 3),
+        "t2": ("flaky", 2, 3),
+        "t3": ("consistent fail", 0, 3),
+        "s1": ("inconclusive", 0, 0),
+    }
+    # h1 is scored by a person and s1's check program fails on its own: both leave the pass rate.
+    assert alpha["human_tasks"] == 1 and alpha["inconclusive"] == 3
+    assert [r["rate"] for r in alpha["runs"]] == pytest.approx([2 / 3, 1 / 3, 2 / 3])
+    assert alpha["pass_rate"] == pytest.approx(5 / 9)
+    assert alpha["interval"]["low"] <= alpha["pass_rate"] <= alpha["interval"]["high"]
+    assert beta["pass_rate"] == 1.0 and beta["flaky"] == []
+    # Every surface shows identical numbers: reading again gives the same document.
+    assert show(world) == doc
+    text_view = cli("experiment", "show", "e1", "--store", world["store"]).out
+    assert "flaky: t2 (2/3 runs passed)" in text_view and "95% CI" in text_view
+    listing = cli("experiment", "list", "--store", world["store"])
+    assert "e1" in listing.out and "alpha 3/3" in listing.out
+
+
+def test_a_complete_experiment_launches_nothing_and_delete_keeps_the_runs(world):
+    assert new(world).code == 0 and run(world).code == 0
+    sent = requests(world)
+    again = run(world)
+    assert again.code == 0 and "is complete" in again.err and "nothing launched" in again.err
+    assert requests(world) == sent
+    assert cli("experiment", "delete", "e1", "--store", world["store"]).code == 0
+    with Store.open(world["store"]) as store:
+        assert len(store.list_runs()) == 6 and store.list_experiments() == []
+
+
+def test_a_plain_run_of_the_same_cell_is_taken_in_and_a_second_experiment_over_it_launches_nothing(world):
+    plain = cli(
+        "run", world["set"], "--model", "alpha", "--models", world["models"], "--store", world["store"], "--json"
+    )
+    assert plain.code == 0, plain.err
+    plain_id = json.loads(plain.out)["runs"][0]["id"]
+    created = new(world)
+    assert "alpha: 1 of 3 runs already held" in created.out and "2 to launch" in created.out
+    launched = run(world)
+    assert "launched 5 run(s)" in launched.err
+    doc = json.loads(launched.out)
+    assert doc["arms"][0]["runs"][0]["id"] == plain_id  # the plain run holds the first place
+    sent = requests(world)
+    assert new(world, "e2").code == 0
+    second = run(world, "e2")
+    assert second.code == 0 and "is complete" in second.err and requests(world) == sent
+    assert [a["cell"] for a in show(world, "e2")["arms"]] == [a["cell"] for a in doc["arms"]]
+
+
+def test_runs_in_flight_hold_a_place_and_n_can_be_raised_and_lowered(world):
+    assert new(world).code == 0
+    with Store.open(world["store"]) as store:  # a run prepared elsewhere and not yet executed
+        goldset = load_golden_set(world["tmp"] / "set")
+        pending = prepare_run(store, goldset, load_catalogue(world["models"]).get("alpha"), RunOverrides()).run.id
+    launched = run(world)
+    assert "launched 5 run(s)" in launched.err  # alpha: 3 − 0 held − 1 in flight
+    doc = json.loads(launched.out)
+    assert doc["arms"][0]["in_flight"] == [pending] and doc["arms"][0]["observed"] == 2 and not doc["complete"]
+    raised = run(world, "e1", "--repeats", "4")
+    doc = json.loads(raised.out)
+    assert "launched 2 run(s)" in raised.err  # one more for each arm (alpha still has one in flight)
+    assert [(a["observed"], a["desired"]) for a in doc["arms"]] == [(3, 4), (4, 4)]
+    lowered = json.loads(run(world, "e1", "--repeats", "2").out)
+    assert [(a["observed"], a["spare"]) for a in lowered["arms"]] == [(2, 1), (2, 2)]
+
+
+def test_a_run_against_a_different_model_file_or_server_build_is_a_confound(world):
+    assert new(world).code == 0 and run(world).code == 0
+    # The same catalogue name, endpoint and serving notes, but other weights: a copied entry.
+    other = world["tmp"] / "other-file.toml"
+    catalogue(
+        other,
+        entry(world["alpha"].url, "alpha", weights_digest="sha256:" + "e" * 64, revision="2027-02-02"),
+        entry(world["beta"].url, "beta"),
+    )
+    stray = cli("run", world["set"], "--model", "alpha", "--models", str(other), "--store", world["store"], "--json")
+    stray_id = json.loads(stray.out)["runs"][0]["id"]
+    assert cli("experiment", "delete", "e1", "--store", world["store"]).code == 0
+    assert (
+        cli(
+            "experiment",
+            "new",
+            "e3",
+            world["set"],
+            "--arm",
+            "alpha",
+            "--arm",
+            "beta",
+            "--repeats",
+            "4",
+            "--models",
+            world["models"],
+            "--store",
+            world["store"],
+        ).code
+        == 0
+    )
+    world["beta"].props = {**world["beta"].props, "build_info": "b10000-rebuilt"}
+    doc = json.loads(run(world, "e3").out)
+    found = {(c["arm"], c["variable"]): c for c in doc["confounds"]}
+    assert set(found) == {("alpha", "weights digest"), ("alpha", "revision"), ("beta", "server build")}
+    odd = found[("alpha", "weights digest")]["values"][-1]
+    assert odd == {"value": "sha256:" + "e" * 64, "sources": [stray_id]}
+    banner = cli("experiment", "show", "e3", "--store", world["store"]).out
+    assert banner.startswith("⚠ CONFOUND") and stray_id[:8] in banner and "b10000-rebuilt" in banner
+    listing = cli("experiment", "list", "--store", world["store"]).out
+    assert "⚠ 3 confound(s)" in listing and "CONFOUND — alpha: weights digest" in listing
+    # Launching from the changed catalogue is refused before anything is sent.
+    sent = requests(world)
+    refused = run(world, "e3", "--repeats", "5", models=str(other))
+    assert refused.code == 2 and "changed since the experiment was made" in refused.err and requests(world) == sent
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--arm", "alpha"), "at least two arms"),
+        (("--arm", "alpha", "--arm", "alpha"), "identical configuration"),
+        (("--arm", "alpha", "--arm", "beta", "--repeats", "51"), "1..50"),
+        (("--arm", "alpha", "--arm", "gamma"), "unknown model 'gamma'"),
+        (("--arm", "alpha", "--arm", "beta temperature=7"), "temperature"),
+    ],
+)
+def test_bad_experiments_are_refused_with_exit_2(world, args, message):
+    result = cli(
+        "experiment", "new", "bad", world["set"], *args, "--models", world["models"], "--store", world["store"]
+    )
+    assert result.code == 2 and message in result.err, result.err
+
+
+def test_unknown_and_duplicate_names_exit_2(world):
+    assert cli("experiment", "show", "nope", "--store", world["store"]).code == 2
+    assert cli("experiment", "run", "nope", "--store", world["store"]).code == 2
+    assert cli("experiment", "delete", "nope", "--store", world["store"]).code == 2
+    assert new(world).code == 0
+    duplicate = new(world)
+    assert duplicate.code == 2 and "already exists" in duplicate.err
+    assert (
+        cli(
+            "experiment",
+            "new",
+            "bad name",
+            world["set"],
+            "--arm",
+            "alpha",
+            "--arm",
+            "beta",
+            "--models",
+            world["models"],
+            "--store",
+            world["store"],
+        ).code
+        == 2
+    )

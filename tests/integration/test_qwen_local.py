@@ -1,0 +1,89 @@
+"""The third bundled model, Qwen2.5-Coder 0.5B, where it adds coverage (integration tier):
+the demo's decision end to end, and its tool calls parsed through real llama.cpp with
+compare-tui's tool-aware chat template.
+
+It is started here, beside the session's two servers, and stopped when this module ends, so
+the rest of the suite keeps its share of the cores.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compare_tui import local
+from compare_tui.cli import main
+from compare_tui.toolcall import ToolcallOutcome
+
+pytestmark = pytest.mark.integration
+
+QWEN = "qwen2.5-coder-0.5b"
+DEMO_SET = Path(__file__).resolve().parents[2] / "sample_sets" / "ticket-labels"
+
+
+@pytest.fixture(scope="module")
+def qwen(qwen_cluster):
+    return qwen_cluster
+
+
+def test_qwen_serves_with_its_share_of_the_cores_and_is_pinned(qwen):
+    info = next(s for s in qwen.servers if s.name == QWEN)
+    assert info.threads == local.cluster.share_threads(3)
+    assert info.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+    assert "threads" in qwen.catalogue_path.read_text(encoding="utf-8")
+
+
+def test_the_demo_ends_in_a_decision_whose_interval_excludes_zero(qwen, tmp_path, capsys):
+    store = tmp_path / "runs.sqlite"
+    code = main(
+        [
+            "run",
+            str(DEMO_SET),
+            "--baseline",
+            "smollm2-135m",
+            "--model",
+            QWEN,
+            "--json",
+            "--models",
+            str(qwen.catalogue_path),
+            "--store",
+            str(store),
+        ]
+    )
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0, summary
+    assert [r["provenance"] for r in summary["runs"]] == ["verified", "verified"]
+    assert summary["decision"].startswith(f"Switch to candidate {QWEN}: better than smollm2-135m")
+    assert main(["report", summary["comparison"], "--format", "json", "--store", str(store)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    [versus] = report["decision"]["versus"]
+    assert versus["verdict"] == "better" and versus["ci95_pp"]["low"] > 0, versus
+
+
+def test_with_the_tool_aware_template_real_llama_cpp_parses_the_call(qwen, tmp_path, capsys):
+    """The model's own template asks for `<tool_call>` tags the 0.5B Coder never writes, so every
+    call stayed text (issue 37); compare-tui's template asks for the ```json block it writes."""
+    code = main(
+        [
+            "toolcall",
+            "--model",
+            QWEN,
+            "--scenario",
+            "S01",
+            "--json",
+            "--keep-arguments",
+            "--models",
+            str(qwen.catalogue_path),
+            "--store",
+            str(tmp_path / "runs.sqlite"),
+        ]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0, data
+    [result] = data["runs"][0]["results"]
+    assert result["outcome"] == ToolcallOutcome.PASS.value, result
+    assert [call["name"] for call in result["calls"]] == ["get_weather"]
+    assert result["calls"][0]["arguments"]["city"].lower() == "paris"
+    assert "qwen2.5-coder-tools.jinja" in qwen.catalogue_path.read_text(encoding="utf-8")

@@ -1,0 +1,159 @@
+"""The Experiments screen driven through Pilot over a store made by the real CLI against fake
+servers: the list, an arm's counts and interval, flaky tasks, the confound banner, keys."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable, Static
+
+from compare_tui.experiment import experiment_figures, load_experiment
+from compare_tui.experiment.render import interval_cell, percent
+from compare_tui.store import Store
+from compare_tui.tui.screens.experiments import ExperimentsScreen
+from tests.core.test_experiment_helpers import catalogue, cli, entry, three_task_set
+from tests.support.fake_openai import FakeServer, text
+from tests.support.screen_host import ScreenHost
+
+
+def Host(store: Store) -> ScreenHost:  # noqa: N802 - reads as the app it builds
+    return ScreenHost(store, ExperimentsScreen)
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory):
+    """Two experiments: `steady` (no confound) and `drifting` (beta's server rebuilt midway)."""
+    tmp = tmp_path_factory.mktemp("experiments-tui")
+    alpha_plan = {"t1": text("ok"), "t2": [text("ok"), text("no")], "t3": text("no")}
+    with FakeServer(alpha_plan) as alpha, FakeServer({"t1": text("ok"), "t2": text("ok"), "t3": text("ok")}) as beta:
+        models = str(catalogue(tmp / "models.toml", entry(alpha.url, "alpha"), entry(beta.url, "beta")))
+        goldset = str(three_task_set(tmp / "set"))
+        store = str(tmp / "runs.sqlite")
+        common = ("--models", models, "--store", store)
+        assert (
+            cli(
+                "experiment", "new", "steady", goldset, "--arm", "alpha", "--arm", "beta", "--repeats", "2", *common
+            ).code
+            == 0
+        )
+        assert cli("experiment", "run", "steady", "--json", *common).code == 0
+        beta.props = {**beta.props, "build_info": "b2-rebuilt"}
+        assert (
+            cli(
+                "experiment", "new", "drifting", goldset, "--arm", "alpha", "--arm", "beta", "--repeats", "3", *common
+            ).code
+            == 0
+        )
+        assert cli("experiment", "run", "drifting", "--json", *common).code == 0
+    return store
+
+
+async def settle(pilot) -> None:
+    for _ in range(3):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def cell_text(table: DataTable, row: int, column: int) -> str:
+    return str(table.get_row_at(row)[column])
+
+
+async def test_the_screen_lists_experiments_with_counts_intervals_flaky_tasks_and_confounds(store_path):
+    with Store.open(store_path) as store:
+        expected = experiment_figures(load_experiment(store, "drifting"))
+        async with Host(store).run_test(size=(130, 40)) as pilot:
+            await settle(pilot)
+            screen = pilot.app.screen
+            assert isinstance(screen, ExperimentsScreen)
+            table = screen.query_one("#experiments-table", DataTable)
+            assert table.row_count == 2
+            # Newest first: `drifting` is shown, with its confound banner.
+            assert [cell_text(table, 0, c) for c in range(6)] == [
+                "drifting",
+                "engine-test 1.0.0",
+                "2 × 3",
+                "6/6",
+                "✓ complete",
+                "⚠ 1",
+            ]
+            banner = screen.query_one("#experiment-banner", Static)
+            assert banner.display and "CONFOUND" in str(banner.render()) and "b2-rebuilt" in str(banner.render())
+            arms = screen.query_one("#arms-table", DataTable)
+            alpha = expected.arms[0]
+            assert [cell_text(arms, 0, c) for c in range(6)] == [
+                "alpha",
+                "3/3",
+                "0",
+                percent(alpha.pass_rate),
+                interval_cell(alpha),
+                str(len(alpha.flaky)),
+            ]
+            tasks = str(screen.query_one("#experiment-tasks", Static).render())
+            assert "alpha: flaky tasks: t2 (" in tasks and "beta: flaky tasks: none" in tasks
+
+            await pilot.press("down")  # the older experiment: no confound, no banner
+            await pilot.pause()
+            assert not banner.display
+            assert "steady" in str(screen.query_one("#experiment-title", Static).render())
+
+            await pilot.press("g")  # refresh reads the store again, same figures
+            await settle(pilot)
+            assert table.row_count == 2 and cell_text(table, 0, 0) == "drifting"
+
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not isinstance(pilot.app.screen, ExperimentsScreen)
+
+
+async def test_an_empty_store_says_how_to_make_an_experiment(tmp_path):
+    with Store.open(tmp_path / "empty.sqlite") as store:
+        async with Host(store).run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            empty = pilot.app.screen.query_one("#experiments-empty", Static)
+            assert empty.display and "experiment new" in str(empty.render())
+
+
+async def test_L_launches_the_missing_runs_in_a_worker_after_asking(tmp_path):  # noqa: N802 - the key is L
+    from compare_tui.tui.screens.confirm import ConfirmScreen
+
+    with FakeServer({"t1": text("ok"), "t2": text("ok"), "t3": text("no")}) as server:
+        models = catalogue(tmp_path / "models.toml", entry(server.url, "alpha"), entry(server.url, "beta"))
+        goldset = str(three_task_set(tmp_path / "set"))
+        store_file = tmp_path / "runs.sqlite"
+        assert (
+            cli(
+                "experiment",
+                "new",
+                "pending",
+                goldset,
+                "--arm",
+                "alpha",
+                "--arm",
+                "beta",
+                "--repeats",
+                "1",
+                "--models",
+                str(models),
+                "--store",
+                str(store_file),
+            ).code
+            == 0
+        )
+        with Store.open(store_file) as store:
+            host = ScreenHost(store, ExperimentsScreen, catalogue_path=models)
+            async with host.run_test(size=(100, 30)) as pilot:
+                await settle(pilot)
+                screen = pilot.app.screen
+                table = screen.query_one("#experiments-table", DataTable)
+                assert cell_text(table, 0, 4) == "… 2 to launch (L)"
+                await pilot.press("L")
+                await pilot.pause()
+                assert isinstance(pilot.app.screen, ConfirmScreen)
+                await pilot.press("escape")  # asked, declined: nothing launched
+                await settle(pilot)
+                assert pilot.app.screen is screen and store.list_runs() == []
+                await pilot.press("L", "y")
+                await settle(pilot)
+                await settle(pilot)  # the worker ends, then the figures are read again
+                assert screen.launching is None
+                assert cell_text(table, 0, 3) == "2/2" and cell_text(table, 0, 4) == "✓ complete"
+                assert len(store.list_runs()) == 2

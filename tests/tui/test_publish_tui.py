@@ -1,0 +1,56 @@
+"""The report screen's latency histograms (the report's own distributions) and its publish key:
+`b` writes the bundle in a worker under the bundles folder, records it and notifies the path."""
+
+from __future__ import annotations
+
+import hashlib
+
+from compare_tui.report import build_report, load_report_inputs
+from compare_tui.tui.widgets.latency_histogram import (
+    LatencyHistogram,
+    bars,
+    histogram_text,
+)
+from tests.tui.test_tui_data import COMPARISON_ID
+from tests.tui.test_tui_decision import app_for, open_report
+from tests.tui.test_tui_snapshots import settle
+
+
+def test_bars_scale_to_the_fullest_bin_and_never_hide_a_task():
+    assert bars((0, 1, 5, 10), 10) == " ▁▄█"
+    assert bars((0, 0), 0) == "  "
+
+
+async def test_the_figures_tab_shows_each_models_distribution_and_b_publishes(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    store, app = app_for(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_report(pilot)
+        report = build_report(load_report_inputs(store, COMPARISON_ID))
+        shown = str(screen.query_one(LatencyHistogram).render())
+        assert shown == histogram_text(report)
+        for row in report.models:
+            assert f"n={row.latency.ttft_ms.n}" in shown and row.label[:27] in shown
+        await pilot.press("b")
+        await settle(pilot)
+        index = tmp_path / "data" / "compare-tui" / "bundles" / COMPARISON_ID / "index.html"
+        assert index.exists()
+        notes = [n.message for n in pilot.app._notifications]
+        assert any(str(index) in n for n in notes)
+        recorded = store.list_bundles(COMPARISON_ID)
+        assert [b.sha256 for b in recorded] == ["sha256:" + hashlib.sha256(index.read_bytes()).hexdigest()]
+    store.close()
+
+
+async def test_a_folder_that_cannot_be_written_is_a_notification_not_a_crash(tmp_path, monkeypatch):
+    (tmp_path / "data").write_text("a file where the data folder should be")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    store, app = app_for(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_report(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        notes = [(n.title, n.message) for n in pilot.app._notifications]
+        assert any(title == "Not published" and "cannot write the bundle" in message for title, message in notes)
+        assert store.list_bundles() == []
+    store.close()
