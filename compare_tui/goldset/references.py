@@ -43,7 +43,7 @@ def _is_file(path: Path) -> bool:
 
 def schema_problem(schema: dict[str, Any]) -> str | None:
     """Why `schema` is not a valid JSON Schema, or None when it is."""
-    # Imported here: jsonschema costs ~50 ms, and only sets with json scorers need it.
+    # Imported here: jsonschema is slow to import, and only sets with json scorers need it.
     from jsonschema.validators import validator_for
 
     try:
