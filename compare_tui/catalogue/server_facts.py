@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from compare_tui.endpoint.fingerprint import positive_int, text_value
+
 READ_FROM_SERVER = "read from the server"
 """How serving notes that a server reported are marked (the user's own are "stated")."""
 
@@ -61,22 +63,6 @@ class ServerFacts:
         self.notes += other.notes
 
 
-def _text(value: Any, limit: int = 200) -> str | None:
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
-        return str(value).strip()[:limit]
-    return None
-
-
-def _positive_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) and value > 0:
-        return value
-    if isinstance(value, float) and value.is_integer() and value > 0:
-        return int(value)
-    return None
-
-
 def _template_summary(template: str) -> tuple[str, str]:
     digest = hashlib.sha256(template.encode("utf-8")).hexdigest()
     return f"served by the server, sha256:{digest[:12]} ({len(template)} chars)", digest
@@ -106,24 +92,24 @@ def from_llama_props(props: Any) -> ServerFacts | None:
     ):
         return None
     facts = ServerFacts(stack="llama.cpp llama-server", sources=["GET /props"])
-    build = _text(props.get("build_info"))
+    build = text_value(props.get("build_info"), 200)
     if build:
         facts.serving["build"] = build
     settings = props.get("default_generation_settings")
-    n_ctx = _positive_int(settings.get("n_ctx")) if isinstance(settings, dict) else None
-    n_ctx = n_ctx or _positive_int(props.get("n_ctx"))
+    n_ctx = positive_int(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    n_ctx = n_ctx or positive_int(props.get("n_ctx"))
     if n_ctx:
         facts.serving["context_size"] = n_ctx
-    slots = _positive_int(props.get("total_slots"))
+    slots = positive_int(props.get("total_slots"))
     if slots:
         facts.extra["parallel_slots"] = str(slots)
     template = props.get("chat_template")
     if isinstance(template, str) and template:
         facts.serving["chat_template"], facts.extra["chat_template_sha256"] = _template_summary(template)
-    quantisation = _text(props.get("model_ftype"), 100)
+    quantisation = text_value(props.get("model_ftype"), 100)
     if quantisation:
         facts.serving["quantisation"] = quantisation
-    path = _text(props.get("model_path"), 4096)
+    path = text_value(props.get("model_path"), 4096)
     if path:
         facts.weights_file = path
     return facts
@@ -143,7 +129,7 @@ def from_ollama(tags: Any, show: Any, model_id: str) -> ServerFacts | None:
     if tag is None:
         facts.notes.append(f"Ollama's /api/tags does not list {model_id!r}; its digest could not be read")
         return facts
-    digest = _text(tag.get("digest"), 100)
+    digest = text_value(tag.get("digest"), 100)
     if digest and re.fullmatch(r"(sha256:)?[0-9a-f]{64}", digest):
         facts.revision = "ollama:sha256:" + digest.removeprefix("sha256:")
         facts.revision_source = "Ollama's model digest (GET /api/tags)"
@@ -155,14 +141,14 @@ def from_ollama(tags: Any, show: Any, model_id: str) -> ServerFacts | None:
         template = show.get("template")
         if isinstance(template, str) and template:
             facts.serving["chat_template"], facts.extra["chat_template_sha256"] = _template_summary(template)
-        parameters = _text(show.get("parameters"), 1000)
+        parameters = text_value(show.get("parameters"), 1000)
         if parameters:
             facts.extra["ollama_parameters"] = parameters
         info = show.get("model_info")
         if isinstance(info, dict):
             for key, value in info.items():
-                if isinstance(key, str) and key.endswith(".context_length") and _positive_int(value):
-                    facts.serving["context_size"] = _positive_int(value)
+                if isinstance(key, str) and key.endswith(".context_length") and positive_int(value):
+                    facts.serving["context_size"] = positive_int(value)
                     break
         modelfile = show.get("modelfile")
         if isinstance(modelfile, str):
@@ -170,11 +156,11 @@ def from_ollama(tags: Any, show: Any, model_id: str) -> ServerFacts | None:
             if match:
                 facts.weights_file = match.group(1)
     if isinstance(details, dict):
-        quant = _text(details.get("quantization_level"))
+        quant = text_value(details.get("quantization_level"), 200)
         if quant:
             facts.serving["quantisation"] = quant
         for key in ("format", "family", "parameter_size"):
-            value = _text(details.get(key))
+            value = text_value(details.get(key), 200)
             if value:
                 facts.extra[f"ollama_{key}"] = value
     return facts
@@ -188,14 +174,14 @@ def from_vllm(item: Any) -> ServerFacts | None:
     ):
         return None
     facts = ServerFacts(stack="vLLM", sources=["GET /v1/models"])
-    max_len = _positive_int(item.get("max_model_len"))
+    max_len = positive_int(item.get("max_model_len"))
     if max_len:
         facts.serving["context_size"] = max_len
-    root = _text(item.get("root"), 4096)
+    root = text_value(item.get("root"), 4096)
     if root:
         facts.extra["vllm_root"] = root
         facts.weights_root = root
-    parent = _text(item.get("parent"), 4096)
+    parent = text_value(item.get("parent"), 4096)
     if parent:
         facts.extra["vllm_parent"] = parent
     return facts

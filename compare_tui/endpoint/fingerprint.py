@@ -66,7 +66,8 @@ def template_mode_of(status: int | None, body: Any) -> str | None:
     return None
 
 
-def _positive_int(value: Any) -> int | None:
+def positive_int(value: Any) -> int | None:
+    """A positive whole number a server reported (an integral float too), else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int) and value > 0:
@@ -76,26 +77,27 @@ def _positive_int(value: Any) -> int | None:
     return None
 
 
-def _text(value: Any, limit: int = 4096) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return value.strip()[:limit]
+def text_value(value: Any, limit: int = 4096) -> str | None:
+    """A text (or number) a server reported, stripped and cut at `limit`; None when empty."""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
+        return str(value).strip()[:limit]
     return None
 
 
 def _from_props(props: Mapping[str, Any], out: dict[str, Any]) -> None:
     out["stack"] = "llama.cpp llama-server"
     settings = props.get("default_generation_settings")
-    per_slot = _positive_int(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
-    per_slot = per_slot or _positive_int(props.get("n_ctx"))
-    slots = _positive_int(props.get("total_slots"))
+    per_slot = positive_int(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
+    per_slot = per_slot or positive_int(props.get("n_ctx"))
+    slots = positive_int(props.get("total_slots"))
     values = {
-        "loaded_file": _text(props.get("model_path")),
-        "quantisation": _text(props.get("model_ftype"), 100),
+        "loaded_file": text_value(props.get("model_path")),
+        "quantisation": text_value(props.get("model_ftype"), 100),
         "context_per_slot": per_slot,
         "context_total": per_slot * slots if per_slot and slots else None,
         "slots": slots,
-        "build": _text(props.get("build_info"), 200),
-        "threads": _positive_int(props.get("n_threads")),
+        "build": text_value(props.get("build_info"), 200),
+        "threads": positive_int(props.get("n_threads")),
     }
     template = props.get("chat_template")
     if isinstance(template, str) and template:
@@ -105,13 +107,13 @@ def _from_props(props: Mapping[str, Any], out: dict[str, Any]) -> None:
 
 def _from_vllm(item: Mapping[str, Any], version: Any, out: dict[str, Any]) -> None:
     out["stack"] = "vLLM"
-    max_len = _positive_int(item.get("max_model_len"))
+    max_len = positive_int(item.get("max_model_len"))
     if max_len:
         out["max_model_len"] = max_len
-    root = _text(item.get("root"))
+    root = text_value(item.get("root"))
     if root:
         out["loaded_folder"] = root
-    engine = _text(version.get("version"), 100) if isinstance(version, Mapping) else None
+    engine = text_value(version.get("version"), 100) if isinstance(version, Mapping) else None
     if engine:
         out["engine_version"] = engine
 

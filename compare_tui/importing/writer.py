@@ -8,25 +8,14 @@ leaves a loadable set; the bytes depend only on the `ImportedSet` (fixed key ord
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
-from typing import Any
 
-import tomli_w
+import tomlkit
+
+from compare_tui.sampling.writer import json_text, write_atomically
 
 from .errors import ImportingError
 from .importer import ImportedSet
-
-
-def _json_text(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    os.replace(tmp, path)
 
 
 def check_folder(out: Path, force: bool) -> None:
@@ -57,10 +46,10 @@ def write_imported_set(imported: ImportedSet, out: Path | str, force: bool = Fal
                     old.unlink()
         tasks.mkdir(parents=True, exist_ok=True)
         for task in imported.tasks:
-            _write(tasks / f"{task['id']}.json", _json_text(task))
-        _write(out / "import.json", _json_text(imported.info))
+            write_atomically(tasks / f"{task['id']}.json", json_text(task))
+        write_atomically(out / "import.json", json_text(imported.info))
         header = "# Imported by `compare-tui sets import`; import.json pins the source file and the options.\n"
-        _write(out / "golden.toml", header + tomli_w.dumps(imported.manifest))
+        write_atomically(out / "golden.toml", header + tomlkit.dumps(imported.manifest))
     except OSError as exc:
         raise ImportingError(f"--out {out}: cannot write the imported set ({exc.strerror or exc})") from None
     return out

@@ -20,11 +20,13 @@ from .errors import SamplingError
 from .sampled import SampledSet
 
 
-def _json_text(value: Any) -> str:
+def json_text(value: Any) -> str:
+    """A JSON file's text as sets are written: indented, UTF-8 as is, a final newline."""
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
-def _write(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file beside it, so a reader never sees half."""
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8", newline="\n")
     os.replace(tmp, path)
@@ -71,9 +73,9 @@ def write_sampled_set(sampled: SampledSet, out: Path | str, force: bool = False)
         tasks = out / "tasks"
         tasks.mkdir(parents=True, exist_ok=True)
         for task in sampled.tasks:
-            _write(tasks / f"{task['id']}.json", _json_text(task))
-        _write(out / "sample.json", _json_text(sampled.info))
-        _write(out / "golden.toml", sampled.manifest_toml())
+            write_atomically(tasks / f"{task['id']}.json", json_text(task))
+        write_atomically(out / "sample.json", json_text(sampled.info))
+        write_atomically(out / "golden.toml", sampled.manifest_toml())
     except OSError as exc:
         raise SamplingError(f"--out {out}: cannot write the sampled set ({exc.strerror or exc})") from None
     return out
