@@ -100,20 +100,18 @@ def test_hosted_baseline_through_gateway_up(tmp_path: Path, provider: FakeServer
     assert "os.environ/OPENAI_API_KEY" in (tmp_path / "state" / "gateway" / "litellm.yaml").read_text()
 
 
-def test_up_refuses_without_the_provider_key_and_starts_nothing(tmp_path: Path) -> None:
+def test_up_refuses_without_the_provider_key_and_starts_nothing(tmp_path: Path, monkeypatch) -> None:
     from compare_tui.local import gateway
 
     env = {"PATH": os.environ.get("PATH", "")}
-    os.environ["COMPARE_TUI_STATE_DIR"] = str(tmp_path / "state")
-    try:
-        with pytest.raises(gateway.GatewayError, match=r"\$OPENAI_API_KEY is not set.*compare-tui never does"):
-            gateway.up(
-                provider="openai", model="m", route="m", key_env="OPENAI_API_KEY", gateway_key="sk-x",
-                gateway_key_env="GW", litellm=str(litellm_executable()), environ=env,
-            )  # fmt: skip
-        assert gateway.read_record() is None and gateway.down() == "nothing recorded"
-    finally:
-        del os.environ["COMPARE_TUI_STATE_DIR"]
+    # monkeypatch restores the session's own state dir (the local servers' records) afterwards.
+    monkeypatch.setenv("COMPARE_TUI_STATE_DIR", str(tmp_path / "state"))
+    with pytest.raises(gateway.GatewayError, match=r"\$OPENAI_API_KEY is not set.*compare-tui never does"):
+        gateway.up(
+            provider="openai", model="m", route="m", key_env="OPENAI_API_KEY", gateway_key="sk-x",
+            gateway_key_env="GW", litellm=str(litellm_executable()), environ=env,
+        )  # fmt: skip
+    assert gateway.read_record() is None and gateway.down() == "nothing recorded"
 
 
 def test_the_config_names_the_key_variable_never_a_key() -> None:

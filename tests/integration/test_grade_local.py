@@ -45,7 +45,9 @@ def test_a_bundled_judge_grades_two_runs_and_a_second_grade_asks_nothing(qwen, t
             str(store),
         ]
     )
-    summary = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    assert captured.out, captured.err  # a refusal prints its reason, not JSON
+    summary = json.loads(captured.out)
     assert code in (0, 1), summary
     runs = [r["id"] for r in summary["runs"]]
     args = [
@@ -63,7 +65,9 @@ def test_a_bundled_judge_grades_two_runs_and_a_second_grade_asks_nothing(qwen, t
         "json",
     ]
     code = main(args)
-    out = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    assert captured.out, captured.err  # a refusal prints its reason, not JSON
+    out = json.loads(captured.out)
     assert code in (0, 1), out
     assert out["judge"]["model"] == QWEN and out["judge"]["provenance"] == "verified"
     assert out["baseline"]["model"] == "smollm2-135m"  # the comparison's baseline, without --reference

@@ -52,12 +52,16 @@ def test_the_demo_ends_in_a_decision_whose_interval_excludes_zero(qwen, tmp_path
             str(store),
         ]
     )
-    summary = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    assert captured.out, captured.err  # a refusal prints its reason, not JSON
+    summary = json.loads(captured.out)
     assert code == 0, summary
     assert [r["provenance"] for r in summary["runs"]] == ["verified", "verified"]
     assert summary["decision"].startswith(f"Switch to candidate {QWEN}: better than smollm2-135m")
     assert main(["report", summary["comparison"], "--format", "json", "--store", str(store)]) == 0
-    report = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    assert captured.out, captured.err  # a refusal prints its reason, not JSON
+    report = json.loads(captured.out)
     [versus] = report["decision"]["versus"]
     assert versus["verdict"] == "better" and versus["ci95_pp"]["low"] > 0, versus
 
@@ -80,7 +84,9 @@ def test_with_the_tool_aware_template_real_llama_cpp_parses_the_call(qwen, tmp_p
             str(tmp_path / "runs.sqlite"),
         ]
     )
-    data = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    assert captured.out, captured.err  # a refusal prints its reason, not JSON
+    data = json.loads(captured.out)
     assert code == 0, data
     [result] = data["runs"][0]["results"]
     assert result["outcome"] == ToolcallOutcome.PASS.value, result
