@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compare_tui.errors import CompareTuiError
-from compare_tui.report.caveats import Caveat, build_caveats
+from compare_tui.report.caveats import Caveat, build_caveats, grouped
 from compare_tui.report.decision import Decision, DecisionAction, decide
 from compare_tui.report.distribution import LatencyDistribution, latency_distributions
 from compare_tui.report.figures import ModelFigures, RefusedRow, model_figures, refusal
@@ -121,9 +121,9 @@ def build_report(inputs: ReportInputs) -> Report:
     replay = trajectories(rows, inputs.task_traces, task_ids, inputs.step_grading)
     by_run = {r.run.id: r.run for r in inputs.runs}
     serving = tuple(serving_summary(by_run[row.run_id], row.label) for row in rows)
-    caveats = build_caveats(inputs, rows)
-    for row, summary in zip(rows, serving, strict=True):
-        caveats += tuple(serving_caveats(summary, row.provenance))
+    # Grouped as the other per-model caveats are: one line for models the same thing is true of.
+    per_model = [(row.label, serving_caveats(s, row.provenance)) for row, s in zip(rows, serving, strict=True)]
+    caveats = build_caveats(inputs, rows) + tuple(grouped(per_model))
     confound = serving_confound(serving)
     title = inputs.comparison_name or " ".join(p for p in (goldset.name or goldset.workload_id, goldset.version) if p)
     return Report(

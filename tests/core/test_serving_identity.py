@@ -246,6 +246,23 @@ def test_a_gateway_that_hides_props_runs_verified_with_the_unchecked_caveat(tmp_
         assert s.get_run(run_id).serving[0]["when"] == "start"
 
 
+def test_the_same_serving_caveat_of_two_models_is_one_line_naming_both(tmp_path):
+    with FakeServer(default=text("ok"), props=None, models=("m", "m2")) as server:
+        first = _local_entry(tmp_path).model_copy(update={"endpoint": server.url})
+        second = first.model_copy(update={"name": "m2", "model": "m2"})
+        catalogue = tmp_path / "models.toml"
+        write_catalogue(Catalogue(models=(first, second)), catalogue)
+        goldset = write_set(tmp_path / "set", {"t1": "ok"})
+        store = str(tmp_path / "runs.sqlite")
+        args = ("--model", "m", "--model", "m2", "--models", str(catalogue), "--store", store, "--json")
+        out = cli("run", str(goldset), *args)
+    assert out.code == 0, out.err
+    comparison = json.loads(out.out)["comparison"]
+    doc = json.loads(cli("report", comparison, "--store", store, "--format", "json").out)
+    unchecked = [c["text"] for c in doc["caveats"] if c["code"] == "loaded_unchecked"]
+    assert len(unchecked) == 1 and "m and m2" in unchecked[0], unchecked
+
+
 def test_models_add_records_the_template_mode_and_quantisation_a_llama_server_reports(tmp_path):
     model = tmp_path / "w" / "tiny.gguf"
     model.parent.mkdir()
