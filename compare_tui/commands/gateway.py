@@ -7,9 +7,21 @@ import re
 import secrets
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from compare_tui.commands.common import CommandError, add_catalogue_option, catalogue_path
+from compare_tui.commands.common import (
+    CommandError,
+    add_catalogue_option,
+    add_store_option,
+    catalogue_path,
+    open_store,
+    say,
+)
+
+if TYPE_CHECKING:
+    from compare_tui.local.gateway import GatewayRecord
+    from compare_tui.local.provider_check import ProviderCheck
+    from compare_tui.store import Store
 
 DESCRIPTION = """\
 Compare against the hosted model you run today without handing compare-tui its key. `gateway
@@ -20,6 +32,10 @@ It then writes a catalogue entry for the model routed through that gateway (host
 provenance by host attestation, token-price cost basis), whose key_env is a gateway key of
 its own (--gateway-key-env, default COMPARE_TUI_GATEWAY_KEY: set it first, or one is made
 and printed once). A run checks that key with the gateway before its first task.
+
+Before writing the entry, `up` sends one chat request asking for one token through the
+gateway (a row of the store's audit ledger): a provider that refuses the key (or the model
+id) stops the gateway, and nothing is written.
 
 The proxy is the pinned LiteLLM in $COMPARE_TUI_LITELLM_VENV (what the test command
 provisions), else `litellm` on PATH, else --litellm PATH. Prices: --price-in/--price-out
@@ -80,6 +96,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     up.add_argument("--price-source", metavar="URL", help="where the price was read")
     up.add_argument("--replace", action="store_true", help="replace a catalogue entry of the same name")
     add_catalogue_option(up)
+    add_store_option(up)
     up.set_defaults(handler=_up)
     status = sub.add_parser("status", help="pid, port, route, uptime and health of the running proxy")
     status.set_defaults(handler=_status)
@@ -151,6 +168,38 @@ def _up(args: argparse.Namespace) -> int:
     document, existing = read_for_edit(path)
     if existing is not None and name in existing.names() and not args.replace:
         raise CommandError(f"a model named {name!r} is already in {path}; pass --replace, or choose --name")
+    with open_store(args.store, create=True) as store:
+        record, check = _start_and_check(args, store, key_env=key_env, gateway_key=gateway_key, executable=executable)
+        store_at = store.path
+    entry = entry.model_copy(update={"endpoint": record.url})
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S %z")
+    comment = (
+        f"written by `compare-tui gateway up` at {stamp}: {args.provider}/{args.model} through LiteLLM on {record.url}"
+    )
+    save(with_entry(document, entry, replace=True, comment=comment, path=path), path)
+    say(f"gateway: pid {record.pid} on {record.url}, {args.provider}/{args.model} (the proxy reads ${key_env})")
+    got = check.completion_tokens
+    tokens = "" if got is None else f", {got} token{'s' if got != 1 else ''} back"
+    say(
+        f"provider: {args.provider} took the key (one chat request through the gateway, HTTP {check.status}{tokens}; "
+        f"a row of the audit ledger in {store_at})"
+    )
+    say(f"catalogue: {name} in {path} (key_env = {args.gateway_key_env}, cost {cost['source']})")
+    if made_key is not None:
+        print(f"export {args.gateway_key_env}={made_key}   # the gateway's own key; runs need it, shown once")
+    say(f"log: {record.log}; stop with `compare-tui gateway down`")
+    return 0
+
+
+def _start_and_check(
+    args: argparse.Namespace, store: Store, *, key_env: str, gateway_key: str, executable: Path
+) -> tuple[GatewayRecord, ProviderCheck]:
+    """Start the gateway, then send its one check request; stop it again when the provider refuses."""
+    import os
+
+    from compare_tui.local import gateway
+    from compare_tui.local.provider_check import check_provider_key
+
     record = gateway.up(
         provider=args.provider,
         model=args.model,
@@ -162,18 +211,26 @@ def _up(args: argparse.Namespace) -> int:
         port=args.port,
         litellm=str(executable),
     )
-    entry = entry.model_copy(update={"endpoint": record.url})
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S %z")
-    comment = (
-        f"written by `compare-tui gateway up` at {stamp}: {args.provider}/{args.model} through LiteLLM on {record.url}"
-    )
-    save(with_entry(document, entry, replace=True, comment=comment, path=path), path)
-    print(f"gateway: pid {record.pid} on {record.url}, {args.provider}/{args.model} (the proxy reads ${key_env})")
-    print(f"catalogue: {name} in {path} (key_env = {args.gateway_key_env}, cost {cost['source']})")
-    if made_key is not None:
-        print(f"export {args.gateway_key_env}={made_key}   # the gateway's own key; runs need it, shown once")
-    print(f"log: {record.log}; stop with `compare-tui gateway down`")
-    return 0
+    try:
+        # The provider key is read here only to mask it out of what the provider answered.
+        check = check_provider_key(
+            store,
+            url=record.url,
+            route=record.route,
+            gateway_key=gateway_key,
+            provider=args.provider,
+            key_env=key_env,
+            secrets=[os.environ.get(key_env, ""), gateway_key],
+        )
+    except BaseException:
+        gateway.down()
+        raise
+    if check.refusal is not None:
+        gateway.down()
+        raise CommandError(
+            f"refused: {check.refusal}; the gateway was stopped and nothing was written to the catalogue. {check.remedy}"
+        )
+    return record, check
 
 
 def _status(args: argparse.Namespace) -> int:

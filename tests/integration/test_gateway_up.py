@@ -4,12 +4,15 @@
 Proves, as a user would see it: a run of the hosted-shaped baseline through the gateway
 completes; the provider key reached the provider (so the proxy read it) and appears nowhere
 compare-tui writes (store, state folder, catalogue, its own output); a wrong gateway key is
-refused before the first task; `status` and `down` act on the recorded pid."""
+refused before the first task; a wrong provider key is refused by `gateway up` itself (its one
+check request, an audit-ledger row), which stops the proxy and writes no catalogue entry;
+`status` and `down` act on the recorded pid."""
 
 from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.builders import write_set
-from tests.support.fake_openai import FakeServer, GatewayKeys, text
+from tests.support.fake_openai import FakeServer, ProviderKey, text
 from tests.support.litellm_proxy import litellm_executable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +46,7 @@ def _cli(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.Co
 
 @pytest.fixture
 def provider():
-    with FakeServer(default=text("billing"), gateway=GatewayKeys(master=PROVIDER_KEY)) as server:
+    with FakeServer(default=text("billing"), gateway=ProviderKey(PROVIDER_KEY)) as server:
         yield server
 
 
@@ -55,11 +58,15 @@ def test_hosted_baseline_through_gateway_up(tmp_path: Path, provider: FakeServer
     up = _cli(
         user_env, "gateway", "up", "--provider", "openai", "--model", "fake-model", "--api-base", provider.url,
         "--price-in", "0.15", "--price-out", "0.6", "--price-date", "2026-12-01", "--price-source", "test",
-        "--models", str(models),
+        "--models", str(models), "--store", str(store),
     )  # fmt: skip
     outputs += [up.stdout, up.stderr]
     try:
         assert up.returncode == 0, up.stderr
+        # `up` asked the provider for one token through the gateway, with the provider key.
+        checks = [r for r in provider.requests if r.path.endswith("/chat/completions")]
+        assert len(checks) == 1 and checks[0].body["max_tokens"] == 1
+        assert _check_rows(store) == [(200, "done")]
         gateway_key = re.search(r"export COMPARE_TUI_GATEWAY_KEY=(sk-[0-9a-f]+)", up.stdout).group(1)
         status = _cli(user_env, "gateway", "status")
         outputs += [status.stdout, status.stderr]
@@ -72,7 +79,7 @@ def test_hosted_baseline_through_gateway_up(tmp_path: Path, provider: FakeServer
         )  # fmt: skip
         outputs += [wrong.stdout, wrong.stderr]
         assert wrong.returncode == 2 and "nothing was sent" in wrong.stderr
-        assert not [r for r in provider.requests if r.path.endswith("/chat/completions")]
+        assert len([r for r in provider.requests if r.path.endswith("/chat/completions")]) == 1
 
         run = _cli(
             {**user_env, "COMPARE_TUI_GATEWAY_KEY": gateway_key},
@@ -81,7 +88,7 @@ def test_hosted_baseline_through_gateway_up(tmp_path: Path, provider: FakeServer
         outputs += [run.stdout, run.stderr]
         assert run.returncode == 0, run.stderr
         chats = [r for r in provider.requests if r.path.endswith("/chat/completions")]
-        assert len(chats) == 2
+        assert len(chats) == 3
         assert all(r.headers.get("authorization") == f"Bearer {PROVIDER_KEY}" for r in chats)
         report = _cli(user_env, "report", "latest", "--store", str(store), "--format", "md")
         outputs += [report.stdout, report.stderr]
@@ -98,6 +105,42 @@ def test_hosted_baseline_through_gateway_up(tmp_path: Path, provider: FakeServer
         assert PROVIDER_KEY.encode() not in path.read_bytes(), path
     assert all(PROVIDER_KEY not in text for text in outputs)
     assert "os.environ/OPENAI_API_KEY" in (tmp_path / "state" / "gateway" / "litellm.yaml").read_text()
+
+
+def _check_rows(store: Path) -> list[tuple[int | None, str]]:
+    from compare_tui.local.provider_check import CHECK_TASK_ID
+
+    with sqlite3.connect(store) as conn:
+        query = "SELECT status, state FROM audit WHERE task_id = ? AND run_id IS NULL ORDER BY id"
+        return [tuple(row) for row in conn.execute(query, [CHECK_TASK_ID])]
+
+
+def test_a_wrong_provider_key_is_refused_by_up(tmp_path: Path, provider: FakeServer) -> None:
+    models, store = tmp_path / "models.toml", tmp_path / "runs.sqlite"
+    wrong_key = "sk-proj-" + "Wr0" * 12
+    user_env = _env(tmp_path, OPENAI_API_KEY=wrong_key, COMPARE_TUI_GATEWAY_KEY="sk-" + "1" * 40)
+    up = _cli(
+        user_env, "gateway", "up", "--provider", "openai", "--model", "fake-model", "--api-base", provider.url,
+        "--price-in", "0.15", "--price-out", "0.6", "--price-date", "2026-12-01", "--price-source", "test",
+        "--models", str(models), "--store", str(store),
+    )  # fmt: skip
+    try:
+        assert up.returncode == 2, (up.stdout, up.stderr)
+        line = up.stderr.strip()
+        assert "openai refused the key in $OPENAI_API_KEY" in line and "HTTP 401" in line, line
+        assert "the gateway was stopped and nothing was written to the catalogue" in line
+        assert "Export the right key in OPENAI_API_KEY" in line and "LiteLLM" not in line and "\n" not in line
+        assert wrong_key not in up.stdout + up.stderr and "sk-" + "1" * 40 not in up.stdout + up.stderr
+        # The one check request reached the provider, with the (wrong) key the proxy read.
+        chats = [r for r in provider.requests if r.path.endswith("/chat/completions")]
+        assert len(chats) == 1 and chats[0].headers.get("authorization") == f"Bearer {wrong_key}"
+        assert _check_rows(store) == [(401, "done")]
+        # Nothing left behind: no gateway recorded or running, no catalogue entry.
+        status = _cli(user_env, "gateway", "status")
+        assert status.returncode == 1 and "no gateway recorded" in status.stdout
+        assert not models.exists() or "openai-fake-model" not in models.read_text()
+    finally:
+        _cli(user_env, "gateway", "down")
 
 
 def test_up_refuses_without_the_provider_key_and_starts_nothing(tmp_path: Path, monkeypatch) -> None:

@@ -95,6 +95,25 @@ class GatewayKeys:
 
 
 @dataclass(frozen=True)
+class ProviderKey:
+    """OpenAI-like key checks on every route but /health: only `key` is accepted; any other
+    gets OpenAI's `401 invalid_api_key`, whose message shows the key's first and last characters."""
+
+    key: str
+
+    def refusal(self, path: str, authorization: str | None) -> tuple[int, str] | None:
+        given = (authorization or "").removeprefix("Bearer ").strip()
+        if given == self.key:
+            return None
+        if not given:
+            return 401, "You didn't provide an API key."
+        return 401, (
+            f"Incorrect API key provided: {given[:3]}{'*' * max(0, len(given) - 7)}{given[-4:]}. "
+            "You can find your API key at https://platform.openai.com/account/api-keys."
+        )
+
+
+@dataclass(frozen=True)
 class ReceivedRequest:
     """One request as the server read it (headers lower-cased; body parsed when JSON)."""
 
@@ -196,7 +215,7 @@ class FakeServer:
         props: dict | None = DEFAULT_PROPS,
         health_status: int = 200,
         record: bool = True,
-        gateway: GatewayKeys | None = None,
+        gateway: GatewayKeys | ProviderKey | None = None,
     ) -> None:
         if mode not in ("scripted", "zero-delay"):
             raise ValueError(f"mode must be 'scripted' or 'zero-delay', not {mode!r}")
