@@ -40,6 +40,9 @@ class ProbeResult:
     facts: ServerFacts = field(default_factory=ServerFacts)
     fingerprint: dict[str, Any] = field(default_factory=dict)
     """How the server is configured and what it loaded (`endpoint.fingerprint`)."""
+    props: dict[str, Any] | PropsUnavailable | None = None
+    """llama.cpp's `/props` as this probe read it: the body, or why there was none; None when it
+    was not asked (a vLLM server). A run's environment is made from it, not read again."""
 
 
 def _get(client: httpx.Client, method: str, url: str, **kwargs: Any) -> tuple[int, Any]:
@@ -121,8 +124,9 @@ def probe_endpoint(
             return _with_gateway(result, gateway, props_found=False)
         try:
             props: dict[str, Any] | None = fetch_props(at, client=client, timeout_s=timeout_s)
-        except PropsUnavailable:
-            props = None
+            result.props = props
+        except PropsUnavailable as exc:
+            props, result.props = None, exc
         llama = from_llama_props(props)
         if llama is not None:
             facts.merge(llama)

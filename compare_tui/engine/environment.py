@@ -138,9 +138,27 @@ def server_identity(
         except Exception as exc:  # noqa: BLE001 - identity is evidence, not a precondition
             identity["models"] = {"error": str(exc)}
         try:
-            identity["props"] = _props_identity(fetch_props(at, client=client, timeout_s=timeout))
+            identity["props"] = props_entry(fetch_props(at, client=client, timeout_s=timeout))
         except PropsUnavailable as exc:
-            identity["props"] = None if exc.status == 404 else {"error": str(exc)}
+            identity["props"] = props_entry(exc)
         except Exception as exc:  # noqa: BLE001
             identity["props"] = {"error": f"{type(exc).__name__}: {exc}"}
     return identity
+
+
+def props_entry(answer: dict[str, Any] | PropsUnavailable) -> dict[str, Any] | None:
+    """The identity's `props`: what a `/props` answer says (`_props_identity`), None for a
+    server without one (HTTP 404), else {"error"}."""
+    if isinstance(answer, PropsUnavailable):
+        return None if answer.status == 404 else {"error": str(answer)}
+    return _props_identity(answer)
+
+
+def identity_from(base_url: str, ids: list[str], props: dict[str, Any] | PropsUnavailable) -> dict[str, Any]:
+    """`server_identity` made from answers already read (the serving probe's `/v1/models` ids
+    and `/props`), so that a run asks the server once for both."""
+    return {
+        "base_url": Endpoint(base_url.rstrip("/")).base_url,
+        "models": {"ids": list(ids)},
+        "props": props_entry(props),
+    }

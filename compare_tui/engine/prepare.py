@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from compare_tui.catalogue import (
     ModelEntry,
@@ -19,7 +20,7 @@ from compare_tui.catalogue import (
 from compare_tui.catalogue.provenance import ProvenanceLabel
 from compare_tui.endpoint import key_headers
 from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
-from compare_tui.engine.serving import ServingReader, check_serving, read_serving
+from compare_tui.engine.serving import ServingReader, check_serving, read_server
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
 from compare_tui.errors import CompareTuiError
 from compare_tui.goldset.digest import input_digest
@@ -48,6 +49,9 @@ class PreparedRun:
     key_check: str | None = None
     """How the endpoint confirmed the key before the first task (`catalogue.gateway`), or None
     without a key. Recorded in the run's environment; never the key itself."""
+    server_identity: dict[str, Any] | None = None
+    """The run environment's server identity, made from the answers the serving reading got
+    (`serving.ServingRead`); None when the runner must ask the server itself."""
 
 
 Progress = Callable[[str, int, int], None]
@@ -91,7 +95,7 @@ def prepare_run(
     environ: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     strict_serving: bool = False,
-    serving_reader: ServingReader = read_serving,
+    serving_reader: ServingReader = read_server,
 ) -> PreparedRun:
     """Check the model, estimate the spend and write a `pending` run. Raises `RunRefusedError`.
 
@@ -108,7 +112,8 @@ def prepare_run(
         raise RunRefusedError(entry.name, refusal)
     provenance, headers, key_check = checked_model(entry, environ=environ, progress=progress)
     strict = strict_serving or goldset.manifest.run.strict_serving
-    refusal, reading = check_serving(entry, serving_reader(entry, headers) | {"when": "start"}, strict=strict)
+    read = serving_reader(entry, headers)
+    refusal, reading = check_serving(entry, read.reading | {"when": "start"}, strict=strict)
     if refusal:
         raise RunRefusedError(entry.name, refusal)
     run = RunRecord(
@@ -130,7 +135,7 @@ def prepare_run(
         serving=[reading],
     )
     store.create_run(run)
-    return PreparedRun(run, goldset, entry, settings, estimate, headers, key_check)
+    return PreparedRun(run, goldset, entry, settings, estimate, headers, key_check, read.identity)
 
 
 def prepare_resume(
@@ -142,7 +147,7 @@ def prepare_resume(
     environ: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     strict_serving: bool = False,
-    serving_reader: ServingReader = read_serving,
+    serving_reader: ServingReader = read_server,
 ) -> PreparedRun:
     """Re-check the model, the set and the server of an unfinished run so it can continue where
     it stopped; the server's reading is added to the run's (a restart shows as a change)."""
@@ -162,11 +167,12 @@ def prepare_resume(
         )
     provenance, headers, key_check = checked_model(entry, environ=environ, progress=progress)
     strict = strict_serving or goldset.manifest.run.strict_serving
-    refusal, reading = check_serving(entry, serving_reader(entry, headers) | {"when": "resume"}, strict=strict)
+    read = serving_reader(entry, headers)
+    refusal, reading = check_serving(entry, read.reading | {"when": "resume"}, strict=strict)
     if refusal:
         raise RunRefusedError(run.model_name, refusal)
     run = store.update_run(run.id, serving=[*run.serving, reading])
     s = run.settings
     settings = RunSettings.from_dict(s)
     estimate = SpendEstimate(s.get("estimate_usd"), "recorded", s.get("estimate", ""))
-    return PreparedRun(run, goldset, entry, settings, estimate, headers, key_check)
+    return PreparedRun(run, goldset, entry, settings, estimate, headers, key_check, read.identity)

@@ -140,7 +140,10 @@ class RunExecutor:
         status, error = RunStatus.INTERRUPTED, None
         async with chat_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency) as chat:
             try:
-                identity = await fetch_server_identity(self.p.entry.endpoint, self.p.headers)
+                # The serving reading at prepare already read /v1/models and /props: one read feeds both.
+                identity = self.p.server_identity
+                if identity is None:
+                    identity = await fetch_server_identity(self.p.entry.endpoint, self.p.headers)
                 # A run started before is being resumed: each resume is kept (the report says the
                 # run was interrupted, and that its hardware time includes the pause).
                 resumes = list(run.environment.get("resumes", []))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from compare_tui.catalogue import HardwareCost, ModelEntry, ModelRefused, TokenPriceCost, resolve_key
@@ -20,17 +21,35 @@ from compare_tui.catalogue.probe import probe_endpoint
 from compare_tui.catalogue.serving_check import catalogue_differences, catalogue_fingerprint, check_loaded
 from compare_tui.endpoint import key_headers
 from compare_tui.endpoint.fingerprint import FIELDS, differences_text, shown
+from compare_tui.engine.environment import identity_from
 from compare_tui.store import utc_now
 
 READ_TIMEOUT_S = 10.0
 
-ServingReader = Callable[[ModelEntry, Mapping[str, str]], dict[str, Any]]
-"""(entry, request headers) → a reading (`read_serving`'s contract)."""
+
+@dataclass(frozen=True)
+class ServingRead:
+    """What one reading of the server gave: the reading (stored on the run) and the run
+    environment's server identity made from the same answers."""
+
+    reading: dict[str, Any]
+    identity: dict[str, Any] | None = None
+    """`engine.environment.identity_from` the probe's `/v1/models` ids and `/props` answer, so
+    the runner does not read `/props` again; None when `/props` was not asked (the runner asks)."""
+
+
+ServingReader = Callable[[ModelEntry, Mapping[str, str]], ServingRead]
+"""(entry, request headers) → a reading and the server identity (`read_server`'s contract)."""
 
 
 def read_serving(entry: ModelEntry, headers: Mapping[str, str]) -> dict[str, Any]:
     """{captured_at, fingerprint, notes} from the endpoint, or with `unread` (why nothing could
     be read) in place of what it would have said. Never raises."""
+    return read_server(entry, headers).reading
+
+
+def read_server(entry: ModelEntry, headers: Mapping[str, str]) -> ServingRead:
+    """`read_serving`, with the server identity its answers make. Never raises."""
     reading: dict[str, Any] = {"captured_at": utc_now(), "fingerprint": {}, "notes": []}
     try:
         probed = probe_endpoint(
@@ -43,10 +62,11 @@ def read_serving(entry: ModelEntry, headers: Mapping[str, str]) -> dict[str, Any
         )
     except EndpointProbeError as exc:
         reading["unread"] = str(exc)
-        return reading
+        return ServingRead(reading)
     reading["fingerprint"] = probed.fingerprint
     reading["notes"] = list(probed.facts.notes)
-    return reading
+    identity = None if probed.props is None else identity_from(entry.endpoint, probed.ids, probed.props)
+    return ServingRead(reading, identity)
 
 
 def update_command(entry: ModelEntry) -> str:

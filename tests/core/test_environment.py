@@ -70,3 +70,21 @@ async def test_unreachable_or_odd_servers_are_recorded_never_raised():
     identity = await fetch_server_identity("http://gw.example/v1", None, transport=httpx.MockTransport(odd))
     assert identity["models"] == {"error": "GET http://gw.example/v1/models did not return JSON"}
     assert identity["props"] == {"error": "GET http://gw.example/props returned HTTP 500"}
+
+
+async def test_a_run_reads_props_once_for_its_serving_reading_and_its_environment(tmp_path):
+    from compare_tui.engine import CollectingObserver, RunExecutor, RunOverrides, prepare_run
+    from compare_tui.store import Store
+    from tests.support.builders import hosted_entry, load, write_set
+
+    goldset = load(write_set(tmp_path / "set", {"t0": "billing", "t1": "billing"}))
+    with Store.open(tmp_path / "runs.sqlite") as store, FakeServer() as srv:
+        prepared = prepare_run(store, goldset, hosted_entry(srv.url), RunOverrides(), environ={})
+        await RunExecutor(store, prepared, observer=CollectingObserver()).execute()
+        props_reads = [r for r in srv.requests if r.path == "/props"]
+        run = store.get_run(prepared.run.id)
+    assert len(props_reads) == 1  # the serving reading's answer feeds the environment too
+    server = run.environment["server"]
+    assert server["models"] == {"ids": ["fake-model"]} and server["base_url"] == srv.url
+    assert server["props"]["build_info"] == DEFAULT_PROPS["build_info"] and server["props"]["total_slots"] == 4
+    assert run.serving[0]["fingerprint"]["build"] == DEFAULT_PROPS["build_info"]
