@@ -4,8 +4,13 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from compare_tui.report import build_report, load_report_inputs
+from compare_tui.tui.shown_path import fit_path, home_relative, toast_text_width
 from compare_tui.tui.widgets.latency_histogram import (
     LatencyHistogram,
     bars,
@@ -36,7 +41,8 @@ async def test_the_figures_tab_shows_each_models_distribution_and_b_publishes(tm
         index = tmp_path / "data" / "compare-tui" / "bundles" / COMPARISON_ID / "index.html"
         assert index.exists()
         notes = [n.message for n in pilot.app._notifications]
-        assert any(str(index) in n for n in notes)
+        shown = fit_path(index, toast_text_width(80))
+        assert any(n.startswith(shown + "\n") for n in notes)
         recorded = store.list_bundles(COMPARISON_ID)
         assert [b.sha256 for b in recorded] == ["sha256:" + hashlib.sha256(index.read_bytes()).hexdigest()]
     store.close()
@@ -54,3 +60,57 @@ async def test_a_folder_that_cannot_be_written_is_a_notification_not_a_crash(tmp
         assert any(title == "Not published" and "cannot write the bundle" in message for title, message in notes)
         assert store.list_bundles() == []
     store.close()
+
+
+async def test_a_long_path_outside_home_keeps_its_file_name_whole_in_the_toast_at_80_columns(tmp_path, monkeypatch):
+    # A path wider than the toast folded at any character (`…/compare-tui` / `/bundles/…`):
+    # now its middle gives way to `…` and the line ends with the page's name, whole.
+    from textual.widgets._toast import Toast
+
+    deep = tmp_path / "srv" / "a-rather-long-folder-name" / "and-another-one-below-it" / "data"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(deep))
+    store, app = app_for(tmp_path)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await open_report(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        await pilot.pause(0.3)
+        index = deep / "compare-tui" / "bundles" / COMPARISON_ID / "index.html"
+        assert index.exists() and len(str(index)) > 80
+        toasts = [t for t in app.screen.query(Toast) if "Published" in str(t.render())]
+        assert toasts, "no toast says the bundle was published"
+        toast = toasts[0]
+        lines = str(toast.render()).splitlines()
+        path_line = lines[1]
+        assert path_line.endswith(f"/bundles/{COMPARISON_ID}/index.html") and "…/" in path_line
+        assert path_line.startswith(f"/{index.parts[1]}/…/")  # its first folder, then the ellipsis
+        assert len(path_line) <= toast.content_region.width
+        assert "compare-tui publish --list" in str(toast.render())
+    store.close()
+
+
+@given(
+    parts=st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789._-", min_size=1, max_size=30), min_size=1),
+    absolute=st.booleans(),
+    width=st.integers(min_value=3, max_value=120),
+)
+def test_a_fitted_path_fits_and_ends_with_as_much_of_the_file_name_as_fits(parts, absolute, width):
+    path = Path(("/" if absolute else "") + "/".join(parts))
+    text = str(path)
+    shown = fit_path(path, width, home=Path("/nonexistent-home"))
+    assert len(shown) <= width
+    if len(text) <= width:
+        assert shown == text
+        return
+    name = path.name
+    assert shown.endswith(name if len(name) + 2 <= width else name[-(width - 1) :])
+    assert "…" in shown
+    # What is kept is the path's own start and end, around one ellipsis.
+    head, _, tail = shown.partition("…")
+    assert text.startswith(head) and text.endswith(tail)
+
+
+def test_home_is_written_as_a_tilde(tmp_path):
+    assert home_relative(tmp_path / "a" / "b.html", home=tmp_path) == "~/a/b.html"
+    assert fit_path(tmp_path / "x" / "y" / "page.html", 13, home=tmp_path) == "~/…/page.html"

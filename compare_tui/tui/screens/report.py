@@ -9,7 +9,6 @@ only lays the `Report` out.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -30,6 +29,7 @@ from compare_tui.report import (
 from compare_tui.store import StoreError
 from compare_tui.tui import messages
 from compare_tui.tui.screen_base import CompareScreen
+from compare_tui.tui.shown_path import fit_path, home_relative, toast_text_width
 from compare_tui.tui.widgets import report_tables as tables
 from compare_tui.tui.widgets.latency_histogram import LatencyHistogram
 from compare_tui.tui.widgets.task_grid import GridRow, TaskGrid, describe
@@ -364,8 +364,10 @@ class ReportScreen(CompareScreen):
         self.post_message(messages.BundlePublished(published.index, published.record.sha256))
 
     def on_bundle_published(self, message: messages.BundlePublished) -> None:
+        shown = fit_path(message.index, toast_text_width(self.app.size.width))
+        whole = "" if shown == home_relative(message.index) else " The whole path: `compare-tui publish --list`."
         self.notify(
-            f"{home_relative(message.index)}\nOpen it in a browser (file://); report.json is beside it.",
+            f"{shown}\nOpen it in a browser (file://); report.json is beside it.{whole}",
             title="Published",
             timeout=15,
         )
@@ -375,11 +377,3 @@ class ReportScreen(CompareScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
-
-
-def home_relative(path: Path) -> str:
-    """`path` with the home folder written `~` (shorter, so it fits a toast whole at 80 columns)."""
-    try:
-        return "~/" + str(path.relative_to(Path.home()))
-    except (ValueError, RuntimeError):  # not under home, or no home known
-        return str(path)
