@@ -24,7 +24,7 @@ from textual.widgets import Footer, Header, Static
 from textual.worker import Worker
 
 from compare_tui.errors import CompareTuiError
-from compare_tui.judge.triage import KINDS, TriageItem, TriageView, filtered, load_triage, save_label
+from compare_tui.judge.evaluator.triage import KINDS, TriageItem, TriageView, filtered, load_triage, save_label
 from compare_tui.store import Store
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
