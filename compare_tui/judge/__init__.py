@@ -16,7 +16,9 @@ from compare_tui.judge.evaluator.compare import (
     NOT_ENOUGH_DATA,
     REVIEW_FIRST,
     Badge,
+    BadgeName,
     Decision,
+    DecisionStatus,
     EvaluatorComparison,
     EvaluatorRow,
     compare_evaluators,
@@ -34,6 +36,7 @@ from compare_tui.judge.evaluator.render import evaluator_json, render_evaluator_
 from compare_tui.judge.evaluator.triage import (
     KINDS,
     LABEL_KEYS,
+    Disagreement,
     TriageItem,
     TriageView,
     filtered,
@@ -63,7 +66,7 @@ from compare_tui.judge.grade.report import (
     load_stored_grade_reports,
 )
 from compare_tui.judge.grade.scale import SCALE_MODES, load_scale_rubric, scale_messages
-from compare_tui.judge.pair.figures import PairFigures, combine, pair_figures, pair_results, preferred_side
+from compare_tui.judge.pair.figures import PairFigures, PairResult, combine, pair_figures, pair_results, preferred_side
 from compare_tui.judge.pair.render import pair_json, render_pair_text
 from compare_tui.judge.pair.report import PairReport, PairRow, build_pair_report, load_pair_report
 from compare_tui.judge.prompt.answers import StoredAnswer, expected_text, judged_answers, render_answer, task_text
@@ -180,4 +183,8 @@ __all__ = [
     "prepare_scale_grading",
     "render_grade_text",
     "scale_messages",
+    "BadgeName",
+    "DecisionStatus",
+    "Disagreement",
+    "PairResult",
 ]

@@ -22,6 +22,7 @@ from compare_tui.store import rows
 from compare_tui.store.base import StoreBase
 from compare_tui.store.errors import RunNotFoundError, StoreError
 from compare_tui.store.records import SafeDict, Timestamp, utc_now
+from compare_tui.vocabulary import JudgeErrorClass
 
 JudgingKind = Literal["pair", "grade", "scale"]
 """`pair`: which of two answers is better; `grade`: each answer pass/fail; `scale`: each answer
@@ -102,7 +103,7 @@ class JudgementRecord(_Record):
     rationale: str = ""
     raw_text: str = ""
     """The judge's whole reply (reasoning traces removed), for audit."""
-    error_class: str | None = None
+    error_class: JudgeErrorClass | None = None
     """`unparseable` when the reply had no verdict line, else the transport's error class."""
     error: str | None = None
     prompt_tokens: int | None = None

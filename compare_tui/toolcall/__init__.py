@@ -12,7 +12,7 @@ Nothing happens at import time; the runner needs an endpoint, the store an open 
 
 from compare_tui.engine.settings import RunSettings
 from compare_tui.toolcall.checks.evaluate import evaluate
-from compare_tui.toolcall.checks.unsupported import UNSUPPORTED_MEANS, classify
+from compare_tui.toolcall.checks.unsupported import UNSUPPORTED_MEANS, FailureKind, classify
 from compare_tui.toolcall.results.model import (
     NOT_AN_AGENT_TEST,
     NOTES_LABEL,
@@ -22,6 +22,7 @@ from compare_tui.toolcall.results.model import (
     ScenarioResult,
     ToolcallOutcome,
     ToolcallRun,
+    ToolcallRunStatus,
 )
 from compare_tui.toolcall.results.render import render_json, render_text
 from compare_tui.toolcall.results.storage import ToolcallStore
@@ -59,10 +60,12 @@ __all__ = [
     "ToolcallOutcome",
     "ToolcallRefused",
     "ToolcallRun",
+    "ToolcallRunStatus",
     "ToolcallStore",
     "ToolsFile",
     "ToolsFileError",
     "UserTool",
+    "FailureKind",
     "build_table",
     "check_request",
     "check_value",

@@ -12,21 +12,44 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from compare_tui.report.stats import Interval, proportion_interval
+from compare_tui.vocabulary import Outcome
 
 DEFAULT_MIN_LABELLED = 20
 """Labelled rows needed before the badge rates correctness (below it: Not enough data)."""
-LOOKS_SAFE, REVIEW_FIRST, NOT_ENOUGH_DATA = "Looks safe", "Review first", "Not enough data"
-DECIDED, FAILED_CALL, NOT_JUDGED = "decided", "failed call", "not judged"
+
+
+class BadgeName(StrEnum):
+    """The evaluator comparison's badge (`thresholds_text` says what earns each)."""
+
+    LOOKS_SAFE = "Looks safe"
+    REVIEW_FIRST = "Review first"
+    NOT_ENOUGH_DATA = "Not enough data"
+
+
+LOOKS_SAFE, REVIEW_FIRST, NOT_ENOUGH_DATA = BadgeName.LOOKS_SAFE, BadgeName.REVIEW_FIRST, BadgeName.NOT_ENOUGH_DATA
+
+
+class DecisionStatus(StrEnum):
+    """Whether an evaluator decided an answer: `decided`, `failed call` (the judge was asked and
+    gave no verdict) or `not judged`."""
+
+    DECIDED = "decided"
+    FAILED_CALL = "failed call"
+    NOT_JUDGED = "not judged"
+
+
+DECIDED, FAILED_CALL, NOT_JUDGED = DecisionStatus.DECIDED, DecisionStatus.FAILED_CALL, DecisionStatus.NOT_JUDGED
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
     """One evaluator's decision on one answer: a level (pass / fail / review / error), or why none."""
 
-    level: str | None
-    status: str = DECIDED
+    level: Outcome | None
+    status: DecisionStatus = DecisionStatus.DECIDED
     """`decided`, `failed call` (the judge was asked and gave no verdict) or `not judged`."""
     rationale: str = ""
 
@@ -53,7 +76,7 @@ class EvaluatorRow:
 
 @dataclass(frozen=True, slots=True)
 class Badge:
-    name: str
+    name: BadgeName
     reasons: tuple[str, ...]
     thresholds: str
 
@@ -65,9 +88,9 @@ class EvaluatorComparison:
     rows: tuple[EvaluatorRow, ...]
     agreed: int
     comparable: int
-    moves: tuple[tuple[str, str, int], ...]
+    moves: tuple[tuple[Outcome, Outcome | DecisionStatus, int], ...]
     """(current level, candidate level or `failed call`, rows), most common first; changes only."""
-    matrix: dict[tuple[str, str], int]
+    matrix: dict[tuple[Outcome, Outcome | DecisionStatus], int]
     """Every (current level, candidate level or `failed call`) pair with its rows, agreements included."""
     labelled: int
     current_correct: int

@@ -19,6 +19,7 @@ from compare_tui.judge.evaluator.compare import (
 from compare_tui.judge.prompt.answers import StoredAnswer, judged_answers
 from compare_tui.store import RunRecord, Store
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
+from compare_tui.vocabulary import Outcome
 
 SCORER = "scorer"
 DEFAULT_PASS_AT = 4
@@ -70,9 +71,9 @@ def resolve_current(store: Store, run_id: str, current: str, rubric_digest: str 
     )
 
 
-def grade_level(grade: int, pass_at: int = DEFAULT_PASS_AT) -> str:
+def grade_level(grade: int, pass_at: int = DEFAULT_PASS_AT) -> Outcome:
     """A 1–5 grade as the pass/fail decision an evaluator comparison needs."""
-    return "pass" if grade >= pass_at else "fail"
+    return Outcome.PASS if grade >= pass_at else Outcome.FAIL
 
 
 def _judge_decisions(
@@ -88,7 +89,8 @@ def _judge_decisions(
         elif j.grade is not None:
             out[j.task_id] = Decision(grade_level(j.grade, pass_at), rationale=f"grade {j.grade}: {j.rationale}")
         else:
-            out[j.task_id] = Decision(j.preferred, rationale=j.rationale)
+            level = Outcome(j.preferred) if j.preferred is not None else None  # a grade's pass/fail
+            out[j.task_id] = Decision(level, rationale=j.rationale)
     return out
 
 

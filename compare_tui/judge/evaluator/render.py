@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from compare_tui.judge.evaluator.compare import FAILED_CALL, Decision, EvaluatorComparison
+from compare_tui.judge.evaluator.compare import FAILED_CALL, Decision, DecisionStatus, EvaluatorComparison
 from compare_tui.judge.evaluator.load import LoadedComparison
 from compare_tui.judge.pair.render import percent
+from compare_tui.vocabulary import Outcome
 
 
 def decision_text(decision: Decision) -> str:
@@ -33,8 +34,8 @@ def move_matrix(c: EvaluatorComparison) -> list[str]:
     """Rows: the current evaluator's level; columns: the candidate's (or a failed call)."""
     if not c.matrix:
         return []
-    order = ("pass", "fail", "review", "error", FAILED_CALL)
-    currents = [level for level in order if any(a == level for a, _ in c.matrix)]
+    order: tuple[Outcome | DecisionStatus, ...] = (*Outcome, FAILED_CALL)
+    currents = [level for level in Outcome if any(a == level for a, _ in c.matrix)]
     candidates = [level for level in order if any(b == level for _, b in c.matrix)]
     lines = ["Moves (rows: current, columns: candidate):", "  " + " " * 8 + "".join(f"{b:>13}" for b in candidates)]
     for a in currents:

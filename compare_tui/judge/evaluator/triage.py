@@ -11,9 +11,10 @@ single answer as a review (the human label the report and the evaluator comparis
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import cast
 
-from compare_tui.judge.evaluator.compare import FAILED_CALL
+from compare_tui.judge.evaluator.compare import FAILED_CALL, BadgeName
 from compare_tui.judge.evaluator.load import load_comparison
 from compare_tui.judge.evaluator.render import decision_text
 from compare_tui.judge.pair.figures import FAILED, INCONSISTENT, RESULT_WORDS
@@ -22,18 +23,24 @@ from compare_tui.judge.pair.report import judge_side, load_pair_report, scorer_p
 from compare_tui.judge.prompt.answers import StoredAnswer, expected_text, judged_answers
 from compare_tui.judge.run.prepare import JudgingRefused, load_run_set
 from compare_tui.store import ReviewRecord, RunRecord, Store
-from compare_tui.store.judgements import JudgementRecord, PairLabel, PairLabelRecord
+from compare_tui.store.judgements import JudgementRecord, JudgingKind, PairLabel, PairLabelRecord
 from compare_tui.store.records import Verdict
 from compare_tui.vocabulary import Outcome
 
-VS_LABEL, VS_SCORER, INCONSISTENT_KIND, VS_CURRENT, FAILED_KIND = (
-    "judge vs label",
-    "judge vs scorer",
-    "inconsistent",
-    "current vs candidate",
-    "failed call",
-)
-KINDS = (VS_LABEL, VS_SCORER, INCONSISTENT_KIND, VS_CURRENT, FAILED_KIND)
+
+class Disagreement(StrEnum):
+    """Why an item is in the triage queue (the TUI's filter keys 1–5, in this order)."""
+
+    VS_LABEL = "judge vs label"
+    VS_SCORER = "judge vs scorer"
+    INCONSISTENT = "inconsistent"
+    VS_CURRENT = "current vs candidate"
+    FAILED = "failed call"
+
+
+VS_LABEL, VS_SCORER, VS_CURRENT = Disagreement.VS_LABEL, Disagreement.VS_SCORER, Disagreement.VS_CURRENT
+INCONSISTENT_KIND, FAILED_KIND = Disagreement.INCONSISTENT, Disagreement.FAILED
+KINDS = tuple(Disagreement)
 LABEL_KEYS = ("pass", "fail", "tie", "skip")
 PAIR_LABELS: dict[str, PairLabel] = {"pass": "candidate", "fail": "baseline", "tie": "tie", "skip": "skip"}
 """On a pair, pass = the candidate's answer is better, fail = the baseline's is, tie = neither."""
@@ -42,7 +49,7 @@ PAIR_LABELS: dict[str, PairLabel] = {"pass": "candidate", "fail": "baseline", "t
 @dataclass(frozen=True, slots=True)
 class TriageItem:
     task_id: str
-    kinds: tuple[str, ...]
+    kinds: tuple[Disagreement, ...]
     summary: str
     answers: tuple[tuple[str, str], tuple[str, str]]
     """(title, text) of the two answers side by side (grade: the answer and the expected outcome)."""
@@ -60,7 +67,7 @@ class TriageItem:
 
 @dataclass(frozen=True, slots=True)
 class TriageView:
-    kind: str
+    kind: JudgingKind
     """`pair` or `grade`."""
     judging_id: str
     run_id: str
@@ -68,14 +75,14 @@ class TriageView:
     title: str
     items: tuple[TriageItem, ...]
     figures: tuple[str, ...]
-    badge: str | None = None
+    badge: BadgeName | None = None
 
     def progress(self) -> tuple[int, int]:
         """(items triaged, items in the queue)."""
         return sum(1 for item in self.items if item.triaged), len(self.items)
 
 
-def filtered(items: tuple[TriageItem, ...], kind: str | None) -> list[TriageItem]:
+def filtered(items: tuple[TriageItem, ...], kind: Disagreement | None) -> list[TriageItem]:
     """The items of one kind of disagreement (None: all)."""
     return [item for item in items if kind is None or kind in item.kinds]
 

@@ -12,19 +12,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
 from compare_tui.report.stats import Interval, win_rate_interval
 from compare_tui.store.judgements import JudgementRecord
 
-CANDIDATE, BASELINE, TIE, INCONSISTENT, FAILED, NOT_JUDGED = (
-    "candidate",
-    "baseline",
-    "tie",
-    "inconsistent",
-    "failed",
-    "not judged",
-)
-RESULTS = (CANDIDATE, BASELINE, TIE, INCONSISTENT, FAILED, NOT_JUDGED)
+
+class PairResult(StrEnum):
+    """One pair's result over both orderings: a side preferred (`candidate`, `baseline`), `tie`,
+    `inconsistent` (the orderings disagree; counts as a tie), `failed` (a call gave no verdict)
+    or `not judged`. A single call's preferred side is one of the first three."""
+
+    CANDIDATE = "candidate"
+    BASELINE = "baseline"
+    TIE = "tie"
+    INCONSISTENT = "inconsistent"
+    FAILED = "failed"
+    NOT_JUDGED = "not judged"
+
+
+CANDIDATE, BASELINE, TIE = PairResult.CANDIDATE, PairResult.BASELINE, PairResult.TIE
+INCONSISTENT, FAILED, NOT_JUDGED = PairResult.INCONSISTENT, PairResult.FAILED, PairResult.NOT_JUDGED
+RESULTS = tuple(PairResult)
 RESULT_WORDS = {
     CANDIDATE: "candidate wins",
     BASELINE: "baseline wins",
@@ -37,7 +46,7 @@ FIRST_SHOWN = {"ab": BASELINE, "ba": CANDIDATE}
 """Which side each ordering shows first (as answer A)."""
 
 
-def preferred_side(ordering: str, verdict: str) -> str:
+def preferred_side(ordering: str, verdict: str) -> PairResult:
     """The side a positional verdict (`A`/`B`/`TIE`) prefers, read through the ordering."""
     if verdict == "TIE":
         return TIE
@@ -46,14 +55,14 @@ def preferred_side(ordering: str, verdict: str) -> str:
     return first if verdict == "A" else second
 
 
-def combine(ab: JudgementRecord | None, ba: JudgementRecord | None) -> str:
+def combine(ab: JudgementRecord | None, ba: JudgementRecord | None) -> PairResult:
     """One pair's result from its two orderings (either may be missing)."""
     if ab is None and ba is None:
         return NOT_JUDGED
     if ab is None or ba is None or ab.failed or ba.failed:
         return FAILED
     if ab.preferred == ba.preferred:
-        return ab.preferred or FAILED
+        return PairResult(ab.preferred) if ab.preferred else FAILED
     return INCONSISTENT
 
 
@@ -101,13 +110,13 @@ class PairFigures:
         return "candidate better" if interval.low > 0.5 else "baseline better"
 
 
-def pair_results(task_ids: Iterable[str], judgements: Iterable[JudgementRecord]) -> dict[str, str]:
+def pair_results(task_ids: Iterable[str], judgements: Iterable[JudgementRecord]) -> dict[str, PairResult]:
     """Each task's pair result, keyed by task id in the given order."""
     by_key: Mapping[tuple[str, str], JudgementRecord] = {(j.task_id, j.ordering): j for j in judgements}
     return {task: combine(by_key.get((task, "ab")), by_key.get((task, "ba"))) for task in task_ids}
 
 
-def pair_figures(results: Mapping[str, str], judgements: Iterable[JudgementRecord]) -> PairFigures:
+def pair_figures(results: Mapping[str, PairResult], judgements: Iterable[JudgementRecord]) -> PairFigures:
     """Count `results` (from `pair_results`) and the judge's first-position picks."""
     counts = {result: 0 for result in RESULTS}
     for result in results.values():

@@ -14,6 +14,7 @@ from compare_tui.judge.pair.figures import (
     NOT_JUDGED,
     TIE,
     PairFigures,
+    PairResult,
     pair_figures,
     pair_results,
 )
@@ -33,8 +34,7 @@ JUDGE_IS_NOT_TRUTH = (
 @dataclass(frozen=True, slots=True)
 class PairRow:
     task_id: str
-    result: str
-    """One of `pairs.RESULTS`."""
+    result: PairResult
     baseline: StoredAnswer | None
     candidate: StoredAnswer | None
     ab: JudgementRecord | None
@@ -61,14 +61,14 @@ class PairReport:
     """Of those, pairs where the judge's result is the person's label (inconsistent = tie)."""
 
 
-def scorer_preference(baseline_outcome: str | None, candidate_outcome: str | None) -> str | None:
+def scorer_preference(baseline_outcome: str | None, candidate_outcome: str | None) -> PairResult | None:
     """The side the executable scorers favour: the one that passed when the other failed."""
     if {baseline_outcome, candidate_outcome} == {Outcome.PASS, Outcome.FAIL}:
         return BASELINE if baseline_outcome == Outcome.PASS else CANDIDATE
     return None
 
 
-def judge_side(result: str) -> str | None:
+def judge_side(result: PairResult) -> PairResult | None:
     """The judge's result as a side a person can label (`inconsistent` reads as a tie)."""
     return TIE if result == INCONSISTENT else result if result in (BASELINE, CANDIDATE, TIE) else None
 
@@ -130,7 +130,7 @@ def build_pair_report(
 
 
 def _reason(
-    result: str,
+    result: PairResult,
     left: StoredAnswer | None,
     right: StoredAnswer | None,
     ab: JudgementRecord | None,

@@ -26,7 +26,7 @@ class StoredAnswer:
     """One task of one run as a judge and a reader see it."""
 
     task_id: str
-    outcome: str
+    outcome: Outcome
     """The executable scorer's task outcome (pass / fail / review / error), no human verdicts."""
     text: str | None
     """The answer as the judge reads it; None when no attempt produced an answer."""

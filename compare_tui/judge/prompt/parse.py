@@ -13,8 +13,9 @@ import re
 from dataclasses import dataclass
 
 from compare_tui.judge.prompt.traces import strip_reasoning
+from compare_tui.vocabulary import JudgeFailure
 
-UNPARSEABLE = "unparseable"
+UNPARSEABLE = JudgeFailure.UNPARSEABLE
 
 # Lenient about decoration small models add (`**VERDICT:** A`, `Verdict - Answer B`), strict
 # about the word: the verdict must follow "verdict" and end its line ("verdict: a tie" is

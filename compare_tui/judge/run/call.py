@@ -13,6 +13,7 @@ from compare_tui.catalogue import ModelEntry
 from compare_tui.endpoint.client import ChatClient
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.retry import RetryPolicy, with_retries
+from compare_tui.vocabulary import JudgeErrorClass, JudgeFailure
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,7 @@ class JudgeReply:
     """The judge's reply text, or `error_class`/`error` when no reply arrived."""
 
     text: str = ""
-    error_class: str | None = None
+    error_class: JudgeErrorClass | None = None
     error: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -85,7 +86,13 @@ async def ask_judge(
     e2e = round(exchange.duration_ms, 3)
     if exchange.error_class is not None or acc is None:
         return JudgeReply(
-            "", exchange.error_class or "no_answer", exchange.error or "no answer", prompt, completion, e2e, retries
+            "",
+            exchange.error_class or JudgeFailure.NO_ANSWER,
+            exchange.error or "no answer",
+            prompt,
+            completion,
+            e2e,
+            retries,
         )
     answer = acc.answer()
     # A judge that answers with a tool call has not given a verdict; its text is all we read.

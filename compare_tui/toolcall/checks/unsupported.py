@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 from compare_tui.engine.client import RawExchange
 from compare_tui.vocabulary import HTTP_STATUS_CLASSES, ErrorClass
@@ -72,11 +73,20 @@ _ERROR_STATUSES = {
 _CONTEXT = re.compile(r"context (length|window|size)|maximum context|too many tokens|exceeds? the", re.IGNORECASE)
 
 
+class FailureKind(StrEnum):
+    """What a failed exchange means: the server refused the request shape (`unsupported`),
+    failed (`error`), or refused an ordinary bad request (`refused`, a 4xx: what S17 wants)."""
+
+    UNSUPPORTED = "unsupported"
+    ERROR = "error"
+    REFUSED = "refused"
+
+
 @dataclass(frozen=True, slots=True)
 class Classification:
-    """`kind` is "unsupported", "error" or "refused" (an ordinary 4xx: what S17 wants)."""
+    """How a failed exchange is classified (`kind`), why, and by which server's known message."""
 
-    kind: str
+    kind: FailureKind
     reason: str
     confirmed: bool = True
     server: str | None = None
@@ -98,22 +108,22 @@ def classify(ex: RawExchange) -> Classification:
     signature = match_signature(message)
     if signature is not None:
         return Classification(
-            "unsupported", f"{signature.meaning} (the server said: {message[:200]})", True, signature.server
+            FailureKind.UNSUPPORTED, f"{signature.meaning} (the server said: {message[:200]})", True, signature.server
         )
     if ex.error_class not in HTTP_STATUS_CLASSES and ex.error_class != ErrorClass.STREAM_ERROR:
-        return Classification("error", ex.error or ex.error_class or "no answer")
+        return Classification(FailureKind.ERROR, ex.error or ex.error_class or "no answer")
     status = ex.status or 0
     if status in _ERROR_STATUSES:
-        return Classification("error", f"{_ERROR_STATUSES[status]}: {ex.error}")
+        return Classification(FailureKind.ERROR, f"{_ERROR_STATUSES[status]}: {ex.error}")
     if _CONTEXT.search(message):
-        return Classification("error", f"the request does not fit the model's context: {ex.error}")
+        return Classification(FailureKind.ERROR, f"the request does not fit the model's context: {ex.error}")
     if status in (400, 422, 501) and _HEURISTIC_NOUN.search(message) and _HEURISTIC_VERB.search(message):
         return Classification(
-            "unsupported",
+            FailureKind.UNSUPPORTED,
             f"unconfirmed: the refusal names tools but matches no known "
             f"server message (the server said: {message[:200]})",
             False,
         )
     if 400 <= status < 500:
-        return Classification("refused", ex.error or f"HTTP {status}")
-    return Classification("error", ex.error or f"HTTP {status}")
+        return Classification(FailureKind.REFUSED, ex.error or f"HTTP {status}")
+    return Classification(FailureKind.ERROR, ex.error or f"HTTP {status}")

@@ -29,6 +29,15 @@ class ToolcallOutcome(StrEnum):
     ERROR = "error"
 
 
+class ToolcallRunStatus(StrEnum):
+    """Where a tool-call run stands: `running` (its header is stored before the first request),
+    `interrupted` (stopped; the scenarios not run show as not run) or `finished`."""
+
+    RUNNING = "running"
+    INTERRUPTED = "interrupted"
+    FINISHED = "finished"
+
+
 @dataclass(frozen=True, slots=True)
 class CheckFailure:
     """One failed assertion. `pointer` is a JSON pointer into the answer message (tool calls
@@ -145,7 +154,7 @@ class ToolcallRun:
     tools_file: dict[str, Any] | None = None
     publishable: bool = False
     keep_arguments: bool = False
-    status: str = "finished"
+    status: ToolcallRunStatus = ToolcallRunStatus.FINISHED
     results: tuple[ScenarioResult, ...] = ()
 
     def counts(self) -> dict[str, int]:

@@ -16,6 +16,7 @@ from compare_tui.toolcall.results.model import (
     SERVER_NOTES_LABEL,
     ToolcallOutcome,
     ToolcallRun,
+    ToolcallRunStatus,
 )
 from compare_tui.toolcall.results.table import MISSING, ScenarioTable, build_table, detail_lines
 
@@ -32,7 +33,7 @@ def render_text(runs: Sequence[ToolcallRun], *, details: bool = True, width: int
         lines.append(f"    {column.endpoint}  {column.date}")
         lines.append(
             f"    suite {column.suite_version} {column.suite_digest[:19]}…{'  publishable' if column.publishable else ''}"
-            f"{'' if column.status == 'finished' else '  status ' + column.status}"
+            f"{'' if column.status is ToolcallRunStatus.FINISHED else '  status ' + column.status}"
         )
         if column.user_notes:
             shown = ", ".join(f"{k}={v}" for k, v in column.user_notes.items())

@@ -17,7 +17,7 @@ from typing import Any
 
 from compare_tui.store import AuditRow, RunNotFoundError, Store
 from compare_tui.store.errors import AmbiguousIdError
-from compare_tui.toolcall.results.model import ScenarioResult, ToolcallRun
+from compare_tui.toolcall.results.model import ScenarioResult, ToolcallRun, ToolcallRunStatus
 
 _TABLES = {
     False: ("toolcall_runs", "toolcall_results"),
@@ -77,7 +77,7 @@ class ToolcallStore:
         """The audit rows of a tool-call run, in the order the requests were recorded."""
         return self._store.audit_for_toolcall_run(run_id)
 
-    def finish(self, run: ToolcallRun, status: str) -> None:
+    def finish(self, run: ToolcallRun, status: ToolcallRunStatus) -> None:
         runs, _ = _TABLES[run.publishable]
         header = json.dumps({**run.header_dict(), "status": status}, ensure_ascii=False)
         self._store.write_transaction(
@@ -123,4 +123,6 @@ class ToolcallStore:
 def _run(header: dict[str, Any], results: tuple[ScenarioResult, ...]) -> ToolcallRun:
     fields = {k: v for k, v in header.items() if k in ToolcallRun.__dataclass_fields__}
     fields["server_notes"] = tuple(fields.get("server_notes", ()))
+    if "status" in fields:
+        fields["status"] = ToolcallRunStatus(fields["status"])
     return ToolcallRun(results=results, **fields)

@@ -17,6 +17,7 @@ from compare_tui.toolcall.results.model import (
     ScenarioResult,
     ToolcallOutcome,
     ToolcallRun,
+    ToolcallRunStatus,
 )
 
 SYMBOLS = {
@@ -46,7 +47,7 @@ class Column:
     user_notes: dict[str, str]
     server_notes: tuple[str, ...]
     publishable: bool
-    status: str
+    status: ToolcallRunStatus
 
     @property
     def label(self) -> str:
@@ -163,7 +164,7 @@ def _caveats(runs: Sequence[ToolcallRun]) -> list[str]:
                 "server timings): a fail or unsupported may be the serving setup's, not the model's; "
                 f"{upstream}."
             )
-    if any(run.status != "finished" for run in runs):
+    if any(run.status is not ToolcallRunStatus.FINISHED for run in runs):
         out.append("A run did not finish; its missing scenarios show as · (not run).")
     return out
 

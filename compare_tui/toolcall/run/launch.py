@@ -24,7 +24,7 @@ from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.settings import RunSettings
 from compare_tui.errors import CompareTuiError
 from compare_tui.store import new_run_id, utc_now
-from compare_tui.toolcall.results.model import ScenarioResult, ToolcallRun
+from compare_tui.toolcall.results.model import ScenarioResult, ToolcallRun, ToolcallRunStatus
 from compare_tui.toolcall.results.storage import ToolcallStore
 from compare_tui.toolcall.run.runner import DEFAULT_SETTINGS, run_scenarios, stored_settings
 from compare_tui.toolcall.run.server_probe import probe
@@ -138,7 +138,7 @@ async def execute(
         tools_file=tools_file_summary(request.tools, request.skip_invalid_tools) if request.tools else None,
         publishable=request.publishable,
         keep_arguments=request.keep_arguments,
-        status="running",
+        status=ToolcallRunStatus.RUNNING,
     )
     leases = HeldLeases(store.store) if store is not None else None
     ledger = RequestLedger(store.store, lease_token=leases.token) if store is not None and leases else None
@@ -188,13 +188,13 @@ async def execute(
             )
         except (asyncio.CancelledError, KeyboardInterrupt):
             if store is not None:
-                store.finish(run, "interrupted")
+                store.finish(run, ToolcallRunStatus.INTERRUPTED)
             raise
     finally:
         if leases is not None:
             leases.close()
     kept = tuple(r if request.keep_arguments else r.without_values() for r in results)
-    final = replace(run, status="finished", results=kept)
+    final = replace(run, status=ToolcallRunStatus.FINISHED, results=kept)
     if store is not None:
-        store.finish(final, "finished")
+        store.finish(final, ToolcallRunStatus.FINISHED)
     return final
