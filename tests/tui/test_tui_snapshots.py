@@ -494,7 +494,7 @@ def store_grades(store) -> None:
                     verdict=None if failed else grade,
                     grade=None if failed else int(grade),
                     rationale="" if failed else "graded by rule",
-                    error_class="http" if failed else None,
+                    error_class="http_5xx" if failed else None,
                     error="HTTP 500" if failed else None,
                     prompt_tokens=200,
                     completion_tokens=12,
