@@ -43,7 +43,7 @@ from compare_tui.judge.evaluator.triage import (
     load_triage,
     save_label,
 )
-from compare_tui.judge.grade.figures import GradeDelta, GradeFigures, grade_delta, grade_figures
+from compare_tui.judge.grade.figures import GradeConclusion, GradeDelta, GradeFigures, grade_delta, grade_figures
 from compare_tui.judge.grade.render import (
     GRADE_HEADERS,
     grade_intro,
@@ -66,7 +66,15 @@ from compare_tui.judge.grade.report import (
     load_stored_grade_reports,
 )
 from compare_tui.judge.grade.scale import SCALE_MODES, load_scale_rubric, scale_messages
-from compare_tui.judge.pair.figures import PairFigures, PairResult, combine, pair_figures, pair_results, preferred_side
+from compare_tui.judge.pair.figures import (
+    PairConclusion,
+    PairFigures,
+    PairResult,
+    combine,
+    pair_figures,
+    pair_results,
+    preferred_side,
+)
 from compare_tui.judge.pair.render import pair_json, render_pair_text
 from compare_tui.judge.pair.report import PairReport, PairRow, build_pair_report, load_pair_report
 from compare_tui.judge.prompt.answers import StoredAnswer, expected_text, judged_answers, render_answer, task_text
@@ -90,6 +98,7 @@ from compare_tui.judge.run.prepare import (
 )
 from compare_tui.judge.run.runner import JudgeJob, JudgingPlan, JudgingTally, execute_judging
 from compare_tui.judge.run.usage import JudgeUsage, judge_usage
+from compare_tui.store.judgements import RubricMode
 
 __all__ = [
     "DEFAULT_MIN_LABELLED",
@@ -120,6 +129,7 @@ __all__ = [
     "ParsedReply",
     "Rubric",
     "RubricError",
+    "RubricMode",
     "StoredAnswer",
     "TriageItem",
     "TriageView",
@@ -187,4 +197,6 @@ __all__ = [
     "DecisionStatus",
     "Disagreement",
     "PairResult",
+    "PairConclusion",
+    "GradeConclusion",
 ]

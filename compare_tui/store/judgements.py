@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -30,6 +31,17 @@ graded alone on the fixed 1–5 scale (`compare-tui grade`)."""
 Ordering = Literal["ab", "ba", "single"]
 """`ab`: the baseline's answer shown first (as A); `ba`: the candidate's first; `single`: a grade."""
 PairLabel = Literal["candidate", "baseline", "tie", "skip"]
+
+
+class RubricMode(StrEnum):
+    """How a judge applies its rubric (part of the rubric digest). pair/grade: `direct` (quality
+    against the rubric) or `reference` (closeness to the expected outcome); scale: `quality` or
+    `similarity` (closeness to the reference run's answer, else to the expected outcome)."""
+
+    DIRECT = "direct"
+    REFERENCE = "reference"
+    QUALITY = "quality"
+    SIMILARITY = "similarity"
 
 
 class _Record(BaseModel):
@@ -61,7 +73,7 @@ class JudgingRecord(_Record):
     """pair: the candidate run; grade: None; scale: the reference run of a similarity rubric (else None)."""
     judge_model: str = Field(min_length=1)
     rubric_digest: str = Field(min_length=1)
-    mode: str
+    mode: RubricMode
     """pair/grade: `direct` (quality against the rubric) or `reference` (closeness to the expected
     outcome); scale: `quality` or `similarity` (closeness to the reference run's answer, or to the
     expected outcome when there is no reference run)."""

@@ -17,12 +17,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from compare_tui.report.stats import Interval, bounded_mean_interval
 
 GRADE_BOUNDS = (1.0, 5.0)
 DELTA_BOUNDS = (-4.0, 4.0)
-HIGHER, LOWER, WITHIN_NOISE, TOO_FEW = "higher", "lower", "within noise", "too few paired tasks"
+
+
+class GradeConclusion(StrEnum):
+    """What the paired difference of grades from the baseline's says (`GradeDelta.conclusion`)."""
+
+    HIGHER = "higher"
+    LOWER = "lower"
+    WITHIN_NOISE = "within noise"
+    TOO_FEW = "too few paired tasks"
+
+
+HIGHER, LOWER = GradeConclusion.HIGHER, GradeConclusion.LOWER
+WITHIN_NOISE, TOO_FEW = GradeConclusion.WITHIN_NOISE, GradeConclusion.TOO_FEW
 MIN_FOR_INTERVAL = 3
 """Below three values `bounded_mean_interval` gives no interval (the range is shown)."""
 
@@ -54,7 +67,7 @@ class GradeDelta:
     """Tasks both runs had graded (the pairs)."""
     delta: float | None
     interval: Interval | None
-    conclusion: str
+    conclusion: GradeConclusion
     better: int
     worse: int
     same: int

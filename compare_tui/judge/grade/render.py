@@ -11,6 +11,7 @@ from compare_tui.judge.grade.report import GENERAL_CAVEATS, GradeReport, GradeRo
 from compare_tui.judge.pair.render import usage_text
 from compare_tui.judge.run.usage import JudgeUsage
 from compare_tui.report.stats import Interval
+from compare_tui.store.judgements import RubricMode
 
 WIDTH = 80
 FAILED_MARK, NOT_GRADED_MARK = "!", "·"
@@ -60,7 +61,7 @@ def _summary(report: GradeReport) -> list[str]:
         f"Rubric grades (1–5, each answer alone) by judge {report.judge} ({first.provenance or 'provenance unknown'})"
     )
     lines += _wrap(f"rubric {report.mode} ({report.rubric_digest[:19]}…) · {first.reply_form} replies")
-    if report.mode == "similarity":
+    if report.mode == RubricMode.SIMILARITY:
         ref = f"run {report.reference.id} ({report.reference.model_name})" if report.reference else "expected outcome"
         lines.append(f"reference: {ref}")
     if report.baseline is not None:
@@ -279,7 +280,7 @@ def grade_intro(report: GradeReport, *, markdown: bool = False) -> str:
         f"({first.provenance or 'provenance unknown'}); rubric {code}{report.mode}{code} "
         f"({code}{report.rubric_digest[:19]}…{code}), {first.reply_form} replies."
     )
-    if report.mode == "similarity":
+    if report.mode == RubricMode.SIMILARITY:
         ref = (
             f"run {code}{report.reference.id}{code} ({report.reference.model_name})"
             if report.reference

@@ -14,7 +14,7 @@ from compare_tui.judge.run.family import same_family_caveat
 from compare_tui.judge.run.usage import JudgeUsage, judge_usage
 from compare_tui.report.inputs import ReportInputs
 from compare_tui.store import RunRecord, Store, StoreError
-from compare_tui.store.judgements import JudgementRecord, JudgingRecord
+from compare_tui.store.judgements import JudgementRecord, JudgingRecord, RubricMode
 from compare_tui.vocabulary import RunStatus
 
 ISOLATION_CAVEAT = (
@@ -57,7 +57,7 @@ class RunGrades:
 class GradeReport:
     judge: str
     """The judge's catalogue name (every view names it)."""
-    mode: str
+    mode: RubricMode
     rubric_digest: str
     reference: RunRecord | None
     """similarity: the run whose answers are the reference (None: the expected outcome)."""
@@ -160,7 +160,7 @@ def build_grade_report(
     done = tuple(with_delta(g, base) if base is not None and g is not base else g for g in runs)
     usage = judge_usage([call for g in runs for call in g.calls], first.judge_entry.get("cost"))
     caveats = list(GENERAL_CAVEATS)
-    if first.mode == "similarity":
+    if first.mode == RubricMode.SIMILARITY:
         against = f"run {reference.id} ({reference.model_name})" if reference else "each task's expected outcome"
         caveats.append(
             f"Similarity grades measure closeness to {against}, not quality: an answer better than the "

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from compare_tui.judge.prompt.rubric import Rubric, RubricError, load_rubric
+from compare_tui.store.judgements import RubricMode
 
 SCALE_PROMPT_VERSION = "compare-tui grade prompts v1"
 """Part of every scale rubric's digest: a new version starts a new grading."""
-SCALE_MODES = ("quality", "similarity")
+SCALE_MODES = (RubricMode.QUALITY, RubricMode.SIMILARITY)
 GRADES = (1, 2, 3, 4, 5)
 
 QUALITY_RUBRIC = (
@@ -50,16 +51,16 @@ def load_scale_rubric(name: str | None, *, structured: bool = False) -> Rubric:
     """`quality` (the default), `similarity`, or a rubric file read as a `quality` rubric."""
     name = name or "quality"
     if name == "quality":
-        return Rubric(QUALITY_RUBRIC, "quality", "built-in quality", structured, SCALE_PROMPT_VERSION)
+        return Rubric(QUALITY_RUBRIC, RubricMode.QUALITY, "built-in quality", structured, SCALE_PROMPT_VERSION)
     if name == "similarity":
-        return Rubric(SIMILARITY_RUBRIC, "similarity", "built-in similarity", structured, SCALE_PROMPT_VERSION)
+        return Rubric(SIMILARITY_RUBRIC, RubricMode.SIMILARITY, "built-in similarity", structured, SCALE_PROMPT_VERSION)
     if not Path(name).exists():
         raise RubricError(
             f"--rubric {name!r} is neither `quality`, `similarity` nor an existing rubric file: "
             "name a built-in rubric or give the path of a plain-text rubric"
         )
     text = load_rubric(name, "direct").text
-    return Rubric(text, "quality", name, structured, SCALE_PROMPT_VERSION)
+    return Rubric(text, RubricMode.QUALITY, name, structured, SCALE_PROMPT_VERSION)
 
 
 def reply_form(structured: bool) -> str:
@@ -86,13 +87,13 @@ def _fence(label: str, text: str) -> str:
 
 def scale_messages(rubric: Rubric, request: str, answer: str, reference: str | None = None) -> list[dict[str, str]]:
     """Chat messages asking for one grade of `answer` (against `reference` for similarity)."""
-    if rubric.mode == "similarity" and reference is None:
+    if rubric.mode == RubricMode.SIMILARITY and reference is None:
         raise RubricError(
             "a similarity grade needs a reference answer (a reference run's answer or the expected outcome)"
         )
     form = reply_form(rubric.structured)
     parts = [f"Rubric:\n{rubric.text}", _fence("REQUEST", request)]
-    if rubric.mode == "similarity" and reference is not None:
+    if rubric.mode == RubricMode.SIMILARITY and reference is not None:
         parts.append(_fence("REFERENCE ANSWER", reference))
     parts += [_fence("ANSWER", answer), f"Grade the answer from 1 to 5 as the rubric describes. {form}"]
     return [{"role": "system", "content": f"{_ROLE} {form}"}, {"role": "user", "content": "\n\n".join(parts)}]

@@ -34,6 +34,18 @@ class PairResult(StrEnum):
 CANDIDATE, BASELINE, TIE = PairResult.CANDIDATE, PairResult.BASELINE, PairResult.TIE
 INCONSISTENT, FAILED, NOT_JUDGED = PairResult.INCONSISTENT, PairResult.FAILED, PairResult.NOT_JUDGED
 RESULTS = tuple(PairResult)
+
+
+class PairConclusion(StrEnum):
+    """What a pairwise judging's win-rate interval says (`PairFigures.conclusion`)."""
+
+    CANDIDATE_BETTER = "candidate better"
+    BASELINE_BETTER = "baseline better"
+    INCONCLUSIVE = "inconclusive"
+    """The 95% interval contains 50%."""
+    NONE_JUDGED = "no pair judged"
+
+
 RESULT_WORDS = {
     CANDIDATE: "candidate wins",
     BASELINE: "baseline wins",
@@ -100,14 +112,13 @@ class PairFigures:
         return win_rate_interval(self.wins, self.all_ties, self.losses) if self.judged else None
 
     @property
-    def conclusion(self) -> str:
-        """`candidate better`, `baseline better`, `inconclusive` or `no pair judged`."""
+    def conclusion(self) -> PairConclusion:
         interval = self.interval
         if interval is None:
-            return "no pair judged"
+            return PairConclusion.NONE_JUDGED
         if interval.contains(0.5):
-            return "inconclusive"
-        return "candidate better" if interval.low > 0.5 else "baseline better"
+            return PairConclusion.INCONCLUSIVE
+        return PairConclusion.CANDIDATE_BETTER if interval.low > 0.5 else PairConclusion.BASELINE_BETTER
 
 
 def pair_results(task_ids: Iterable[str], judgements: Iterable[JudgementRecord]) -> dict[str, PairResult]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compare_tui.judge.pair.figures import RESULT_WORDS
+from compare_tui.judge.pair.figures import RESULT_WORDS, PairConclusion
 from compare_tui.judge.pair.report import PairReport, PairRow
 from compare_tui.judge.run.usage import JudgeUsage
 
@@ -63,7 +63,7 @@ def render_pair_text(report: PairReport) -> str:
         f"Pairs: {f.judged} judged · candidate wins {f.wins} · baseline wins {f.losses} · ties {f.all_ties} "
         f"(consistent {f.ties}, inconsistent {f.inconsistent}) · judge call failed {f.failed} · not judged {f.not_judged}",
         f"Candidate win rate {percent(f.win_rate)} (95% CI {ci}, trinomial score interval; a tie counts half) → {f.conclusion}"
-        + (": the interval includes 50%" if f.conclusion == "inconclusive" else ""),
+        + (": the interval includes 50%" if f.conclusion == PairConclusion.INCONCLUSIVE else ""),
     ]
     if report.labelled:
         lines.append(f"Judge agrees with people on {report.agreed} of {report.labelled} labelled pairs.")

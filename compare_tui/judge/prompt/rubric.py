@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Literal
 
 from compare_tui.errors import CompareTuiError
+from compare_tui.store.judgements import RubricMode
 
-MODES = ("direct", "reference")
+MODES = (RubricMode.DIRECT, RubricMode.REFERENCE)
 """`direct`: which answer better satisfies the rubric. `reference`: which is closer to the
 expected outcome (the user's baseline)."""
 PROMPT_VERSION = "compare-tui judge prompts v2"
@@ -36,7 +37,7 @@ class Rubric:
     """What the judge is asked to apply, in plain words, and how (`mode`)."""
 
     text: str
-    mode: str
+    mode: RubricMode
     source: str = ""
     """Where the text came from (a file path, or `built-in`), for messages."""
     structured: bool = False
@@ -62,13 +63,14 @@ def load_rubric(path: str | Path | None, mode: str, *, structured: bool = False)
     gets `DEFAULT_REFERENCE_RUBRIC`; `direct` mode needs one (quality means what *you* say)."""
     if mode not in MODES:
         raise RubricError(f"unknown judge mode {mode!r}: use one of {', '.join(MODES)}")
+    chosen = RubricMode(mode)
     if path is None:
-        if mode == "direct":
+        if chosen == RubricMode.DIRECT:
             raise RubricError(
                 "direct mode needs a rubric: pass --rubric FILE (plain words saying what a "
                 "better answer does), or use --mode reference"
             )
-        return Rubric(DEFAULT_REFERENCE_RUBRIC, mode, "built-in", structured)
+        return Rubric(DEFAULT_REFERENCE_RUBRIC, chosen, "built-in", structured)
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -83,4 +85,4 @@ def load_rubric(path: str | Path | None, mode: str, *, structured: bool = False)
             f"rubric file {file} has {len(text)} characters; keep it under {MAX_RUBRIC_CHARS} "
             "(every judge call sends it)"
         )
-    return Rubric(text.strip(), mode, str(file), structured)
+    return Rubric(text.strip(), chosen, str(file), structured)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from compare_tui.judge.prompt.rubric import Rubric
+from compare_tui.store.judgements import RubricMode
 
 PAIR_VERDICTS = ("A", "B", "TIE")
 GRADE_VERDICTS = ("PASS", "FAIL")
@@ -56,7 +57,7 @@ def _fence(label: str, text: str) -> str:
 
 def _context(rubric: Rubric, request: str, reference: str | None) -> list[str]:
     parts = [f"Rubric:\n{rubric.text}", _fence("REQUEST", request)]
-    if rubric.mode == "reference" and reference is not None:
+    if rubric.mode == RubricMode.REFERENCE and reference is not None:
         parts.append(_fence("REFERENCE ANSWER", reference))
     return parts
 
@@ -65,7 +66,7 @@ def pair_messages(rubric: Rubric, request: str, reference: str | None, first: st
     """Chat messages asking which of `first` (A) and `second` (B) is better."""
     question = (
         "Which answer is closer to the reference answer, as the rubric describes?"
-        if rubric.mode == "reference"
+        if rubric.mode == RubricMode.REFERENCE
         else "Which answer better satisfies the rubric?"
     )
     form = reply_form(PAIR_VERDICTS, rubric.structured)
@@ -82,7 +83,7 @@ def grade_messages(rubric: Rubric, request: str, reference: str | None, answer: 
     """Chat messages asking whether `answer` passes the rubric."""
     question = (
         "Does the answer give the same result as the reference answer, as the rubric describes?"
-        if rubric.mode == "reference"
+        if rubric.mode == RubricMode.REFERENCE
         else "Does the answer satisfy the rubric?"
     )
     form = reply_form(GRADE_VERDICTS, rubric.structured)

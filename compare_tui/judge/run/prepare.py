@@ -25,7 +25,7 @@ from compare_tui.judge.prompt.templates import (
 from compare_tui.judge.run.call import JudgeSettings
 from compare_tui.judge.run.runner import JudgeJob, JudgingPlan
 from compare_tui.store import RunRecord, Store
-from compare_tui.store.judgements import JudgingRecord
+from compare_tui.store.judgements import JudgingRecord, RubricMode
 
 
 class JudgingRefused(CompareTuiError):
@@ -164,7 +164,7 @@ def prepare_scale_grading(
     A `similarity` rubric grades against `reference`'s answer to the same task (a task the
     reference did not answer is not graded), or against the task's expected outcome when no
     reference run is given. A `quality` rubric ignores `reference`."""
-    similarity = rubric.mode == "similarity"
+    similarity = rubric.mode == RubricMode.SIMILARITY
     if similarity and reference is not None:
         if reference.id == run.id:
             raise JudgingRefused(

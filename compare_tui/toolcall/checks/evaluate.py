@@ -121,13 +121,13 @@ def _failed_exchange(scenario: Scenario, ex: RawExchange, base: dict[str, Any]) 
         and ex.error_class in HTTP_STATUS_CLASSES
         and 400 <= status < 500
         and status not in _NOT_REFUSALS
-        and not (verdict.kind is FailureKind.UNSUPPORTED and verdict.confirmed)
+        and not (verdict.kind == FailureKind.UNSUPPORTED and verdict.confirmed)
     ):
         check = CheckResult("refused", "the invalid request is refused with a 4xx", True)
         return ScenarioResult(
             outcome=ToolcallOutcome.PASS, reason=f"refused as it should be: {ex.error}", checks=(check,), **base
         )
-    if verdict.kind is FailureKind.UNSUPPORTED:
+    if verdict.kind == FailureKind.UNSUPPORTED:
         reason = verdict.reason
         culprit = responsible(scenario.tools, ex.server_message, {t.name: t.wire_name for t in scenario.tools})
         if scenario.user_tools and culprit is not None:

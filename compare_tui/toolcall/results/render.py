@@ -33,7 +33,7 @@ def render_text(runs: Sequence[ToolcallRun], *, details: bool = True, width: int
         lines.append(f"    {column.endpoint}  {column.date}")
         lines.append(
             f"    suite {column.suite_version} {column.suite_digest[:19]}…{'  publishable' if column.publishable else ''}"
-            f"{'' if column.status is ToolcallRunStatus.FINISHED else '  status ' + column.status}"
+            f"{'' if column.status == ToolcallRunStatus.FINISHED else '  status ' + column.status}"
         )
         if column.user_notes:
             shown = ", ".join(f"{k}={v}" for k, v in column.user_notes.items())

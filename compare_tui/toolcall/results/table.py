@@ -164,7 +164,7 @@ def _caveats(runs: Sequence[ToolcallRun]) -> list[str]:
                 "server timings): a fail or unsupported may be the serving setup's, not the model's; "
                 f"{upstream}."
             )
-    if any(run.status is not ToolcallRunStatus.FINISHED for run in runs):
+    if any(run.status != ToolcallRunStatus.FINISHED for run in runs):
         out.append("A run did not finish; its missing scenarios show as · (not run).")
     return out
 
