@@ -1,5 +1,5 @@
 """Rubric grades as plain text (fits 80 columns) and as JSON-ready data: one computation
-(`grade_report.GradeReport`), two forms."""
+(`report.GradeReport`), two forms."""
 
 from __future__ import annotations
 

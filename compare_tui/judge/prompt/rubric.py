@@ -43,7 +43,7 @@ class Rubric:
     structured: bool = False
     """Ask the server to constrain the judge's reply to a JSON verdict (`response_format`)."""
     prompt_version: str = PROMPT_VERSION
-    """The version of the prompt templates this rubric is sent with (`scale.SCALE_PROMPT_VERSION`
+    """The version of the prompt templates this rubric is sent with (`grade.scale.SCALE_PROMPT_VERSION`
     for the 1–5 grades): part of the digest."""
 
     @property

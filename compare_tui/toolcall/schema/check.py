@@ -4,7 +4,7 @@ The subset and its edge cases follow the reference notes (d): `type` (an integer
 `2.0`; a boolean is never a number), `enum`, `const`, object, array, string and numeric
 bounds, `multipleOf` (exact, via `Decimal`), `pattern` (Python `re`: approximate),
 `anyOf`/`oneOf`/`allOf` and local `$ref` with a cycle guard. Anything else is listed by
-`schema_survey` as not checked, and the report carries that list, so a pass never claims
+`survey` as not checked, and the report carries that list, so a pass never claims
 more validation than was done. Never raises, whatever JSON it is given.
 """
 

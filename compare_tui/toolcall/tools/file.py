@@ -57,11 +57,11 @@ class ToolsFile:
     names: NameMap
     notes: tuple[str, ...] = ()
     """What to know before sending: renamed tools, fields not sent, and schema shapes servers
-    refuse (`tool_shapes`); printed with every run and by `toolcall list`."""
+    refuse (`shapes`); printed with every run and by `toolcall list`."""
 
     @property
     def refused(self) -> dict[str, str]:
-        """Tool name → why servers refuse a request offering it (`tool_shapes.refused_tools`)."""
+        """Tool name → why servers refuse a request offering it (`shapes.refused_tools`)."""
         return refused_tools(self.tools)
 
 

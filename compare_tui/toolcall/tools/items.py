@@ -165,7 +165,7 @@ def _tool(item: Any, where: str, kind: str, problems: list[ItemProblem]) -> User
         )
         return None
     else:
-        draft.parameters = parameters  # shapes servers refuse are noted by `tool_shapes`
+        draft.parameters = parameters  # shapes servers refuse are noted by `shapes`
     description = body.get("description")
     if description is None and source == "mcp":
         description = body.get("title")  # MCP: description ?? title
