@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Final, Literal
+from typing import Final, Literal, TypeAlias
 
 
 class Outcome(StrEnum):
@@ -27,6 +27,13 @@ NotDone = Literal["not_done"]
 """The type of `NOT_DONE`, for fields that hold an outcome or it."""
 NOT_DONE: Final = "not_done"
 """The outcome observers are told for an attempt that measured nothing (never stored)."""
+
+Missing = Literal["missing"]
+"""The type of `MISSING`."""
+MISSING: Final = "missing"
+"""A task's status in a run that has no measured attempt of it (*not done*, shown as `·`)."""
+TaskStatus: TypeAlias = Outcome | Missing
+"""A task's status in one run (a report block, an A/B diff): its outcome, or `missing`."""
 
 TASK_ENDING_OUTCOMES = frozenset({Outcome.PASS, Outcome.REVIEW})
 """Attempt outcomes that end a task: a pass completes it, and asking again cannot settle a review."""
@@ -78,6 +85,19 @@ class ErrorClass(StrEnum):
     TRUNCATED = "truncated"
     TOO_LARGE = "too_large"
     """The answer passed the raw reader's size bound (`engine.client.MAX_RAW_BYTES`): reading stopped."""
+
+
+class JudgeFailure(StrEnum):
+    """Why a judge call gave no verdict when the transport did not fail (`JudgementRecord.error_class`)."""
+
+    NO_ANSWER = "no_answer"
+    """The exchange ended without an answer to read."""
+    UNPARSEABLE = "unparseable"
+    """The reply held no verdict in the asked-for form (a verdict is never guessed at)."""
+
+
+JudgeErrorClass: TypeAlias = ErrorClass | JudgeFailure
+"""Why a judge call gave no verdict: the transport's error class, or the judge's own failure."""
 
 
 RETRYABLE_CLASSES = frozenset(

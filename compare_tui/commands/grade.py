@@ -85,6 +85,7 @@ def handle(args: argparse.Namespace) -> int:
     from compare_tui.judge import (
         JudgingRefused,
         RubricError,
+        RubricMode,
         build_grade_report,
         comparison_baseline,
         grade_json,
@@ -105,7 +106,7 @@ def handle(args: argparse.Namespace) -> int:
         runs = list({run.id: run for run in (get_run(store, ref) for ref in args.runs)}.values())
         baseline = get_run(store, args.reference) if args.reference else comparison_baseline(store, runs)
         graded = list(runs)
-        if rubric.mode == "similarity" and baseline is not None:
+        if rubric.mode == RubricMode.SIMILARITY and baseline is not None:
             graded = [run for run in runs if run.id != baseline.id]
             if not graded:
                 raise CommandError(f"run {baseline.id} is the reference itself: give the runs to compare with it")
@@ -125,9 +126,9 @@ def handle(args: argparse.Namespace) -> int:
                 say(f"grading {run.model_name} (run {run.id}) with {entry.name}, rubric {rubric.mode}", file=sys.stderr)
             execute(store, plan, quiet=quiet)
             results.append(load_run_grades(store, plan.judging, plan.not_judged))
-        reference = baseline if rubric.mode == "similarity" else None
+        reference = baseline if rubric.mode == RubricMode.SIMILARITY else None
         report = build_grade_report(
-            results, baseline=baseline if rubric.mode == "quality" else None, reference=reference
+            results, baseline=baseline if rubric.mode == RubricMode.QUALITY else None, reference=reference
         )
     if quiet:
         print(json.dumps(grade_json(report), indent=2, ensure_ascii=False))

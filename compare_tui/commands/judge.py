@@ -23,9 +23,9 @@ from compare_tui.commands.common import (
 
 if TYPE_CHECKING:
     from compare_tui.catalogue import ModelEntry
-    from compare_tui.judge.call import JudgeSettings
-    from compare_tui.judge.rubric import Rubric
-    from compare_tui.judge.runner import JudgingPlan
+    from compare_tui.judge.prompt.rubric import Rubric
+    from compare_tui.judge.run.call import JudgeSettings
+    from compare_tui.judge.run.runner import JudgingPlan
     from compare_tui.store import RunRecord, Store
     from compare_tui.store.judgements import JudgementRecord
 

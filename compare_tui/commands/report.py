@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from compare_tui.commands.common import CommandError, add_store_option, open_store, say
 
 if TYPE_CHECKING:
-    from compare_tui.judge.grade_report import GradeReport
+    from compare_tui.judge.grade.report import GradeReport
     from compare_tui.report.inputs import ReportInputs
     from compare_tui.report.model import Report
     from compare_tui.store import Store
@@ -134,7 +134,7 @@ def _pass_at(text: str) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from compare_tui.judge import RubricError
-    from compare_tui.judge.step_grades import StepGradingError
+    from compare_tui.judge.grade.steps import StepGradingError
     from compare_tui.report import (
         ReportNotFoundError,
         build_report,
@@ -194,7 +194,7 @@ def _report(args: argparse.Namespace) -> int:
 def _with_step_grading(store: Store, inputs: ReportInputs, spec: str, pass_at: int | None) -> ReportInputs:
     """`inputs` with the stored grades that decide whole-run steps waiting for a person."""
     from compare_tui.judge import DEFAULT_PASS_AT
-    from compare_tui.judge.step_grades import load_step_grading, parse_step_grading
+    from compare_tui.judge.grade.steps import load_step_grading, parse_step_grading
 
     judge, rubric = parse_step_grading(spec)
     grading = load_step_grading(

@@ -29,10 +29,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from compare_tui.catalogue import Catalogue, ModelEntry
-    from compare_tui.toolcall.results import ScenarioResult
-    from compare_tui.toolcall.scenario import Scenario
-    from compare_tui.toolcall.suite import Suite
-    from compare_tui.toolcall.tools_file import ToolsFile
+    from compare_tui.toolcall.results.model import ScenarioResult
+    from compare_tui.toolcall.scenarios.scenario import Scenario
+    from compare_tui.toolcall.scenarios.suite import Suite
+    from compare_tui.toolcall.tools.file import ToolsFile
 
 EPILOG = """\
 examples:
@@ -254,7 +254,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _progress(total: int) -> Callable[[int, ScenarioResult], None]:
-    from compare_tui.toolcall.table import SYMBOLS
+    from compare_tui.toolcall.results.table import SYMBOLS
 
     done = [0]
 
@@ -298,7 +298,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from compare_tui.toolcall.evaluate import scenario_checks
+    from compare_tui.toolcall.checks.evaluate import scenario_checks
 
     suite, tools, scenarios = _scenarios(getattr(args, "tools", None), getattr(args, "scenario", None) or [])
     rows: list[dict[str, Any]] = []

@@ -14,7 +14,7 @@ from compare_tui.report import formatting as fmt
 from compare_tui.report.paired import paired
 from compare_tui.report.stats import Percentiles
 from compare_tui.store import Store
-from compare_tui.vocabulary import Outcome
+from compare_tui.vocabulary import Outcome, TaskStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,8 +23,8 @@ class ChangedTask:
     check both list these)."""
 
     task_id: str
-    status_a: str
-    status_b: str
+    status_a: TaskStatus
+    status_b: TaskStatus
 
     @property
     def change(self) -> str:

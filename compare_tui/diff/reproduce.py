@@ -23,11 +23,11 @@ from compare_tui.experiment.confounds import FIXED_VARIABLES
 from compare_tui.report import ReportInputs, build_report
 from compare_tui.report.figures import ModelFigures
 from compare_tui.store import RunRecord
-from compare_tui.vocabulary import RunStatus
+from compare_tui.vocabulary import MISSING, Outcome, RunStatus, TaskStatus
 
 PINS = ("model", "revision", "weights_digest", "files")
 """The recorded pins two runs must share to be a reproduction of each other."""
-_SCORED = ("pass", "fail", "error")
+_SCORED = (Outcome.PASS, Outcome.FAIL, Outcome.ERROR)
 _EPSILON = 1e-9  # a delta equal to its tolerance is within it, whatever float rounding says
 
 
@@ -166,7 +166,7 @@ def reproduce_check(
         if block_a.human or (block_b is not None and block_b.human):
             human += 1
             continue
-        status_b = block_b.status if block_b else "missing"
+        status_b: TaskStatus = block_b.status if block_b else MISSING
         if block_a.status in _SCORED and status_b in _SCORED:
             compared += 1
             same += block_a.status == status_b

@@ -1,5 +1,5 @@
 """llama.cpp's `/props`, fetched in one place for every reader: a run's server identity
-(`engine.environment`), the tool-call run's server notes (`toolcall.server_probe`), `models
+(`engine.environment`), the tool-call run's server notes (`toolcall.run.server_probe`), `models
 add` (`catalogue.probe`) and `local up` (`local.server`).
 
 Blocking, through `client.probe_client`: the async callers run it in a thread (one request

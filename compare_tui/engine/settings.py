@@ -30,7 +30,7 @@ class RunSettings:
 
     The one set of run settings: a golden-set run resolves it from the manifest and the
     user's overrides (`resolve_settings`); a tool-call run sends one request per scenario,
-    so it keeps `attempts` at 1 (`toolcall.launch.check_request` refuses any other). Each
+    so it keeps `attempts` at 1 (`toolcall.run.launch.check_request` refuses any other). Each
     setting has its name and default here only."""
 
     attempts: int = 1

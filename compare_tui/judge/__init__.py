@@ -10,20 +10,20 @@ any candidate and lists the calls) → `execute_judging` (resumable) → `load_p
 `save_label` back the triage screen.
 """
 
-from compare_tui.judge.answers import StoredAnswer, expected_text, judged_answers, render_answer, task_text
-from compare_tui.judge.call import JudgeReply, JudgeSettings, ask_judge
-from compare_tui.judge.evaluator import (
+from compare_tui.judge.evaluator.compare import (
     DEFAULT_MIN_LABELLED,
     LOOKS_SAFE,
     NOT_ENOUGH_DATA,
     REVIEW_FIRST,
     Badge,
+    BadgeName,
     Decision,
+    DecisionStatus,
     EvaluatorComparison,
     EvaluatorRow,
     compare_evaluators,
 )
-from compare_tui.judge.evaluator_load import (
+from compare_tui.judge.evaluator.load import (
     DEFAULT_PASS_AT,
     SCORER,
     EvaluatorNotFound,
@@ -32,30 +32,19 @@ from compare_tui.judge.evaluator_load import (
     load_comparison,
     resolve_current,
 )
-from compare_tui.judge.family import family, same_family_caveat
-from compare_tui.judge.grade_figures import GradeDelta, GradeFigures, grade_delta, grade_figures
-from compare_tui.judge.grade_report import (
-    GradeReport,
-    GradeRow,
-    RunGrades,
-    build_grade_report,
-    comparison_baseline,
-    load_report_grades,
-    load_run_grades,
-    load_stored_grade_reports,
+from compare_tui.judge.evaluator.render import evaluator_json, render_evaluator_text
+from compare_tui.judge.evaluator.triage import (
+    KINDS,
+    LABEL_KEYS,
+    Disagreement,
+    TriageItem,
+    TriageView,
+    filtered,
+    load_triage,
+    save_label,
 )
-from compare_tui.judge.pair_report import PairReport, PairRow, build_pair_report, load_pair_report
-from compare_tui.judge.pairs import PairFigures, combine, pair_figures, pair_results, preferred_side
-from compare_tui.judge.parse import UNPARSEABLE, ParsedReply, parse_grade_reply, parse_pair_reply, parse_scale_reply
-from compare_tui.judge.prepare import (
-    JudgingRefused,
-    load_run_set,
-    prepare_grade_judging,
-    prepare_pair_judging,
-    prepare_scale_grading,
-)
-from compare_tui.judge.render_evaluator import evaluator_json, render_evaluator_text
-from compare_tui.judge.render_grades import (
+from compare_tui.judge.grade.figures import GradeConclusion, GradeDelta, GradeFigures, grade_delta, grade_figures
+from compare_tui.judge.grade.render import (
     GRADE_HEADERS,
     grade_intro,
     grade_json,
@@ -66,13 +55,50 @@ from compare_tui.judge.render_grades import (
     render_grade_text,
     usage_line,
 )
-from compare_tui.judge.render_pairs import pair_json, render_pair_text
-from compare_tui.judge.rubric import MODES, Rubric, RubricError, load_rubric
-from compare_tui.judge.runner import JudgeJob, JudgingPlan, JudgingTally, execute_judging
-from compare_tui.judge.scale import SCALE_MODES, load_scale_rubric, scale_messages
-from compare_tui.judge.traces import strip_reasoning
-from compare_tui.judge.triage import KINDS, LABEL_KEYS, TriageItem, TriageView, filtered, load_triage, save_label
-from compare_tui.judge.usage import JudgeUsage, judge_usage
+from compare_tui.judge.grade.report import (
+    GradeReport,
+    GradeRow,
+    RunGrades,
+    build_grade_report,
+    comparison_baseline,
+    load_report_grades,
+    load_run_grades,
+    load_stored_grade_reports,
+)
+from compare_tui.judge.grade.scale import SCALE_MODES, load_scale_rubric, scale_messages
+from compare_tui.judge.pair.figures import (
+    PairConclusion,
+    PairFigures,
+    PairResult,
+    combine,
+    pair_figures,
+    pair_results,
+    preferred_side,
+)
+from compare_tui.judge.pair.render import pair_json, render_pair_text
+from compare_tui.judge.pair.report import PairReport, PairRow, build_pair_report, load_pair_report
+from compare_tui.judge.prompt.answers import StoredAnswer, expected_text, judged_answers, render_answer, task_text
+from compare_tui.judge.prompt.parse import (
+    UNPARSEABLE,
+    ParsedReply,
+    parse_grade_reply,
+    parse_pair_reply,
+    parse_scale_reply,
+)
+from compare_tui.judge.prompt.rubric import MODES, Rubric, RubricError, load_rubric
+from compare_tui.judge.prompt.traces import strip_reasoning
+from compare_tui.judge.run.call import JudgeReply, JudgeSettings, ask_judge
+from compare_tui.judge.run.family import family, same_family_caveat
+from compare_tui.judge.run.prepare import (
+    JudgingRefused,
+    load_run_set,
+    prepare_grade_judging,
+    prepare_pair_judging,
+    prepare_scale_grading,
+)
+from compare_tui.judge.run.runner import JudgeJob, JudgingPlan, JudgingTally, execute_judging
+from compare_tui.judge.run.usage import JudgeUsage, judge_usage
+from compare_tui.store.judgements import RubricMode
 
 __all__ = [
     "DEFAULT_MIN_LABELLED",
@@ -103,6 +129,7 @@ __all__ = [
     "ParsedReply",
     "Rubric",
     "RubricError",
+    "RubricMode",
     "StoredAnswer",
     "TriageItem",
     "TriageView",
@@ -166,4 +193,10 @@ __all__ = [
     "prepare_scale_grading",
     "render_grade_text",
     "scale_messages",
+    "BadgeName",
+    "DecisionStatus",
+    "Disagreement",
+    "PairResult",
+    "PairConclusion",
+    "GradeConclusion",
 ]

@@ -1,7 +1,7 @@
 """The page of a comparison (or a single run): every figure of the `Report` (spelled by
 `report.columns`/`report.formatting`, the same strings the terminal shows), inline SVG plots of
 the report's own distributions, provenance and serving notes, whole-run replay strips, stored
-rubric grades (spelled by `judge.render_grades`, as `report` prints them), caveats, and the
+rubric grades (spelled by `judge.grade.render`, as `report` prints them), caveats, and the
 per-task matrix with answers. Pure: a function of the report, the run records, the grades and
 the task details."""
 

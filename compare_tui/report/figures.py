@@ -32,9 +32,9 @@ from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_durat
 from compare_tui.report.inputs import AttemptFacts, RunInput
 from compare_tui.report.stats import Interval, Percentiles, percentiles, proportion_interval
 from compare_tui.report.text_calls import TextCalls, text_calls
-from compare_tui.vocabulary import ModelKind, Outcome, RunStatus, measured, task_outcome
+from compare_tui.vocabulary import MISSING, ModelKind, Outcome, RunStatus, TaskStatus, measured, task_outcome
 
-STATUSES = ("pass", "fail", "review", "error", "missing")
+STATUSES: tuple[TaskStatus, ...] = (*Outcome, MISSING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ class Block:
     """One task of one model, as a block in the grid."""
 
     task_id: str
-    status: str
+    status: TaskStatus
     """`pass`, `fail`, `review` (needs a person), `error` or `missing` (not done)."""
     human: bool
     verdict: str | None = None
@@ -52,7 +52,7 @@ class Block:
     ttft_ms: float | None = None
     e2e_ms: float | None = None
     """Timings of the attempt that decided the status (for the paired latency of the decision)."""
-    scorer_status: str | None = None
+    scorer_status: TaskStatus | None = None
     """The status the attempts alone give, when a person's verdict replaced it (an override of
     a scored task's `pass`, `fail` or `error`); None otherwise."""
     text_call: str | None = None
@@ -223,8 +223,8 @@ def model_figures(
         attempts = sorted(by_task.get(task_id, ()), key=lambda a: a.attempt)
         outcomes = [a.outcome for a in attempts]
         verdict = run_input.verdicts.get(task_id)
-        status = task_outcome(outcomes, verdict) if attempts else "missing"
-        own = task_outcome(outcomes) if attempts else "missing"
+        status: TaskStatus = task_outcome(outcomes, verdict) if attempts else MISSING
+        own: TaskStatus = task_outcome(outcomes) if attempts else MISSING
         # A verdict on a task that was waiting for a person decides it; on any other (scored)
         # task it is an override, which the block keeps the scorer's word for.
         scorer_status = own if status != own and own != Outcome.REVIEW else None
@@ -290,11 +290,11 @@ def _counts(blocks: Sequence[Block], planned: int, attempts: int) -> Counts:
         tally[block.status] += 1
     humans = [b for b in blocks if b.human]
     return Counts(
-        passed=tally["pass"],
-        failed=tally["fail"],
-        review=tally["review"],
-        errored=tally["error"],
-        missing=tally["missing"],
+        passed=tally[Outcome.PASS],
+        failed=tally[Outcome.FAIL],
+        review=tally[Outcome.REVIEW],
+        errored=tally[Outcome.ERROR],
+        missing=tally[MISSING],
         human=len(humans),
         human_decided=sum(1 for b in humans if b.status in (Outcome.PASS, Outcome.FAIL)),
         human_passed=sum(1 for b in humans if b.status == Outcome.PASS),

@@ -20,7 +20,7 @@ from compare_tui.report.formatting import bound
 from compare_tui.report.power import tasks_needed
 from compare_tui.report.rule import Recommendation
 from compare_tui.report.stats import Interval, mcnemar_exact, paired_interval
-from compare_tui.vocabulary import Outcome
+from compare_tui.vocabulary import MISSING, Outcome
 
 _SCORED = ("pass", "fail", "error")
 
@@ -154,10 +154,10 @@ def _why_left_out(name_a: str, block_a: Block, name_b: str, block_b: Block) -> s
     """Why a task is not in the task-by-task comparison, in words."""
     if block_a.human or block_b.human:
         return "scored by a person"
-    if block_a.status == "missing" and block_b.status == "missing":
+    if block_a.status == MISSING and block_b.status == MISSING:
         return "not done by either"
     for name, block in ((name_a, block_a), (name_b, block_b)):
-        if block.status == "missing":
+        if block.status == MISSING:
             return f"not done by {name} (nothing measured)"
     return "awaiting a person's review"
 

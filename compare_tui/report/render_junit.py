@@ -16,7 +16,7 @@ from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import Block, ModelFigures
 from compare_tui.report.model import Report
 from compare_tui.report.text_calls import caveat_texts
-from compare_tui.vocabulary import Outcome
+from compare_tui.vocabulary import MISSING, Outcome
 
 
 def render_junit(report: Report) -> str:
@@ -118,7 +118,7 @@ def _outcome_element(case: ET.Element, block: Block) -> str | None:
     if block.status == Outcome.REVIEW:
         ET.SubElement(case, "skipped", message="needs review")
         return "skipped"
-    if block.status == "missing":
+    if block.status == MISSING:
         ET.SubElement(case, "skipped", message="not done")
         return "skipped"
     return None

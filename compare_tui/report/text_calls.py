@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from compare_tui.vocabulary import Outcome
+
 SERVING_STACK = "a serving-stack result — chat template / tool parser — not the model's ability"
 
 
@@ -47,13 +49,13 @@ def text_calls(blocks: Iterable[_Block]) -> TextCalls:
     for block in blocks:
         if block.human:
             continue
-        if block.status == "fail":
+        if block.status == Outcome.FAIL:
             failed += 1
             if block.text_call in ("right", "wrong", "unknown"):
                 as_text += 1
                 right += block.text_call == "right"
                 unknown += block.text_call == "unknown"
-        elif block.status == "pass" and block.text_call == "passed":
+        elif block.status == Outcome.PASS and block.text_call == "passed":
             passed += 1
     return TextCalls(failed, as_text, right, unknown, passed)
 

@@ -29,7 +29,7 @@ from compare_tui.report.caveats import Caveat
 from compare_tui.report.figures import Block, ModelFigures
 from compare_tui.report.inputs import StepGrading
 from compare_tui.report.stats import Interval, proportion_interval
-from compare_tui.vocabulary import Outcome
+from compare_tui.vocabulary import MISSING, Outcome, TaskStatus
 
 Trace = tuple[str, int, int]
 """(run, step, of) of a traced task."""
@@ -49,7 +49,7 @@ class RunStrip:
     run: str
     task_ids: tuple[str, ...]
     """The steps' task ids, step 1 first."""
-    statuses: tuple[str, ...]
+    statuses: tuple[TaskStatus, ...]
     """Each step's status (`pass`, `fail`, `review`, `error`, `missing`), as in the grid."""
     verdict: str
     """`driven`, `lost` or `undecided` (see the module docstring)."""
@@ -107,7 +107,7 @@ def run_order(traces: Mapping[str, Trace], task_ids: Sequence[str]) -> list[tupl
 def _strip(
     run: str, task_ids: tuple[str, ...], blocks: Mapping[str, Block], grades: Mapping[str, int], pass_at: int
 ) -> RunStrip:
-    statuses = tuple(blocks[t].status if t in blocks else "missing" for t in task_ids)
+    statuses: tuple[TaskStatus, ...] = tuple(blocks[t].status if t in blocks else MISSING for t in task_ids)
     by_grade = tuple(
         i
         for i, (t, s) in enumerate(zip(task_ids, statuses, strict=True), start=1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -22,6 +23,7 @@ from compare_tui.store import rows
 from compare_tui.store.base import StoreBase
 from compare_tui.store.errors import RunNotFoundError, StoreError
 from compare_tui.store.records import SafeDict, Timestamp, utc_now
+from compare_tui.vocabulary import JudgeErrorClass
 
 JudgingKind = Literal["pair", "grade", "scale"]
 """`pair`: which of two answers is better; `grade`: each answer pass/fail; `scale`: each answer
@@ -29,6 +31,17 @@ graded alone on the fixed 1–5 scale (`compare-tui grade`)."""
 Ordering = Literal["ab", "ba", "single"]
 """`ab`: the baseline's answer shown first (as A); `ba`: the candidate's first; `single`: a grade."""
 PairLabel = Literal["candidate", "baseline", "tie", "skip"]
+
+
+class RubricMode(StrEnum):
+    """How a judge applies its rubric (part of the rubric digest). pair/grade: `direct` (quality
+    against the rubric) or `reference` (closeness to the expected outcome); scale: `quality` or
+    `similarity` (closeness to the reference run's answer, else to the expected outcome)."""
+
+    DIRECT = "direct"
+    REFERENCE = "reference"
+    QUALITY = "quality"
+    SIMILARITY = "similarity"
 
 
 class _Record(BaseModel):
@@ -60,7 +73,7 @@ class JudgingRecord(_Record):
     """pair: the candidate run; grade: None; scale: the reference run of a similarity rubric (else None)."""
     judge_model: str = Field(min_length=1)
     rubric_digest: str = Field(min_length=1)
-    mode: str
+    mode: RubricMode
     """pair/grade: `direct` (quality against the rubric) or `reference` (closeness to the expected
     outcome); scale: `quality` or `similarity` (closeness to the reference run's answer, or to the
     expected outcome when there is no reference run)."""
@@ -102,7 +115,7 @@ class JudgementRecord(_Record):
     rationale: str = ""
     raw_text: str = ""
     """The judge's whole reply (reasoning traces removed), for audit."""
-    error_class: str | None = None
+    error_class: JudgeErrorClass | None = None
     """`unparseable` when the reply had no verdict line, else the transport's error class."""
     error: str | None = None
     prompt_tokens: int | None = None

@@ -17,7 +17,7 @@ History (never edit a shipped migration; append a new one):
       asked to constrain the reply to).
   v6  tool-call runs: the user's own (`toolcall_runs`/`toolcall_results`) and `--publishable`
       ones (`toolcall_published_runs`/`toolcall_published_results`), created until now by
-      `toolcall/storage.py` on first use (hence IF NOT EXISTS: a v5 store may hold them, with
+      `toolcall/results/storage.py` on first use (hence IF NOT EXISTS: a v5 store may hold them, with
       rows); `audit.toolcall_run_id`, so each tool-call request is a row of the audit ledger.
   v7  a comparison's named baseline; `decisions` (promotions).
   v8  `bundles`: each `publish` of a read-only HTML bundle (what, where, the page's sha256).

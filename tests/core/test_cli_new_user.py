@@ -10,8 +10,8 @@ import pytest
 from compare_tui.cli import main
 from compare_tui.engine.prepare import RunRefusedError, checked_model
 from compare_tui.engine.reachability import refuse_unreachable
-from compare_tui.judge.call import JudgeReply
-from compare_tui.judge.runner import JudgeJob, to_judgement
+from compare_tui.judge.run.call import JudgeReply
+from compare_tui.judge.run.runner import JudgeJob, to_judgement
 from compare_tui.store import Store
 from compare_tui.store.judgements import JudgingRecord
 from tests.core.test_report_load import compare, record
@@ -158,8 +158,8 @@ def test_reproduce_fits_80_columns():
 
 
 def test_toolcall_show_fits_80_columns(tmp_path: Path, capsys):
-    from compare_tui.toolcall.render import render_text
-    from compare_tui.toolcall.storage import ToolcallStore
+    from compare_tui.toolcall.results.render import render_text
+    from compare_tui.toolcall.results.storage import ToolcallStore
     from tests.core.test_toolcall_cli import PARIS, toolcall
     from tests.support.fake_openai import FakeServer
 

@@ -9,7 +9,7 @@ import pytest
 from compare_tui.endpoint.client import chat_client
 from compare_tui.engine import client as endpoint
 from compare_tui.engine.client import chat_chunks
-from compare_tui.toolcall.unsupported import classify
+from compare_tui.toolcall.checks.unsupported import classify
 from compare_tui.vocabulary import ErrorClass
 from tests.support.fake_openai import FakeServer, bad_request, text
 

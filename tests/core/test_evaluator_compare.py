@@ -10,7 +10,7 @@ import pytest
 
 from compare_tui.cli import main
 from compare_tui.judge import LOOKS_SAFE, NOT_ENOUGH_DATA, REVIEW_FIRST, Decision, EvaluatorRow, compare_evaluators
-from compare_tui.judge.evaluator import FAILED_CALL
+from compare_tui.judge.evaluator.compare import FAILED_CALL
 from compare_tui.store import ReviewRecord, Store
 from tests.core.test_judge_support import TASKS, add_run, consistent_judge, entry, fenced, golden, scored, write_models
 from tests.support.fake_openai import FakeServer, http_error, text
@@ -198,7 +198,7 @@ def test_an_unknown_current_judge_is_refused(setup, capsys):
 
 
 def test_the_move_matrix_counts_agreements_and_changes():
-    from compare_tui.judge.render_evaluator import move_matrix
+    from compare_tui.judge.evaluator.render import move_matrix
 
     c = _compare(_rows(6, changed=(1, 2), failed=(4,)) + [EvaluatorRow("t9", Decision("fail"), Decision("pass"))])
     assert c.matrix == {("pass", "pass"): 3, ("pass", "fail"): 2, ("pass", FAILED_CALL): 1, ("fail", "pass"): 1}

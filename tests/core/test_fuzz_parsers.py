@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compare_tui.sampling import SampleOptions, SamplingError, Skipped, read_record, sample_logs
-from compare_tui.toolcall.tools_file import ToolsFile, ToolsFileError, parse_tools_bytes, read_tools_file
+from compare_tui.toolcall.tools.file import ToolsFile, ToolsFileError, parse_tools_bytes, read_tools_file
 
 FUZZ = settings(
     max_examples=int(os.environ.get("COMPARE_TUI_FUZZ_EXAMPLES", "200")),

@@ -15,7 +15,7 @@ from compare_tui.engine import CollectingObserver, RetryPolicy, RunExecutor, Run
 from compare_tui.engine.client import chat_chunks, upstream_failure
 from compare_tui.engine.runner import OUTAGE_AFTER
 from compare_tui.store import Store
-from compare_tui.toolcall.unsupported import classify
+from compare_tui.toolcall.checks.unsupported import classify
 from compare_tui.vocabulary import ErrorClass, measured
 from tests.support.builders import hosted_entry, load, write_set
 from tests.support.fake_openai import FakeServer, error_in_stream, fail_then, http_error, text

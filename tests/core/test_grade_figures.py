@@ -11,8 +11,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from compare_tui.judge.grade_figures import HIGHER, LOWER, TOO_FEW, WITHIN_NOISE, grade_delta, grade_figures
-from compare_tui.judge.parse import parse_scale_reply
+from compare_tui.judge.grade.figures import HIGHER, LOWER, TOO_FEW, WITHIN_NOISE, grade_delta, grade_figures
+from compare_tui.judge.prompt.parse import parse_scale_reply
 
 grades = st.integers(min_value=1, max_value=5)
 prose = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="<>[]{}"), max_size=80)

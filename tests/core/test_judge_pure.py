@@ -24,7 +24,7 @@ from compare_tui.judge import (
     same_family_caveat,
     strip_reasoning,
 )
-from compare_tui.judge.prompts import pair_messages
+from compare_tui.judge.prompt.templates import pair_messages
 from compare_tui.report.stats import wilson_interval, win_rate_interval
 from compare_tui.scoring.result import Answer, ToolCall
 from compare_tui.store.judgements import JudgementRecord

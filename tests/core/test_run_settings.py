@@ -34,7 +34,7 @@ ENGINE_ROW = (
     '"estimate_usd": null, "estimate": "no cost basis"}'
 )
 
-# A tool-call run's header as `toolcall/launch.py` wrote it with its own `RunSettings` (no attempts).
+# A tool-call run's header as `toolcall/run/launch.py` wrote it with its own `RunSettings` (no attempts).
 TOOLCALL_HEADER = {
     "id": "tc-old",
     "created_at": "2026-11-30T10:00:00+00:00",

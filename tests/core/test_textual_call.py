@@ -14,9 +14,9 @@ from compare_tui.goldset.models import Task, ToolCallScorer
 from compare_tui.scoring import Answer, Outcome, score_tool_call
 from compare_tui.scoring.textual_call import ADVICE, written_as_text
 from compare_tui.toolcall import ToolcallOutcome, official_suite
-from compare_tui.toolcall.evaluate import evaluate
-from compare_tui.toolcall.results import ToolcallRun
-from compare_tui.toolcall.table import build_table, detail_lines
+from compare_tui.toolcall.checks.evaluate import evaluate
+from compare_tui.toolcall.results.model import ToolcallRun
+from compare_tui.toolcall.results.table import build_table, detail_lines
 
 QWEN_ANSWER = '{"name": "create_ticket", "arguments": {"category": "hardware", "summary": "Laptop screen flickers"}}'
 ARGUMENTS = st.dictionaries(st.text(max_size=8), st.integers() | st.text(max_size=8) | st.booleans(), max_size=4)

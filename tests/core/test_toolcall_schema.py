@@ -11,8 +11,8 @@ import jsonschema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compare_tui.toolcall.schema_check import check_value
-from compare_tui.toolcall.schema_survey import ANNOTATIONS, CHECKED, nested_quantifier, survey
+from compare_tui.toolcall.schema.check import check_value
+from compare_tui.toolcall.schema.survey import ANNOTATIONS, CHECKED, nested_quantifier, survey
 
 FUZZ = settings(
     max_examples=int(os.environ.get("COMPARE_TUI_FUZZ_EXAMPLES", "200")),

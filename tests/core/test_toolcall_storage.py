@@ -17,7 +17,7 @@ from tests.support.fake_openai import FakeServer, ToolCall, http_error, reset, t
 PARIS = tool_calls(ToolCall("get_weather", {"city": "Paris"}))
 SUITE = official_suite()
 
-# What `toolcall/storage.py` created on first use before v6, verbatim.
+# What `toolcall/results/storage.py` created on first use before v6, verbatim.
 PRE_V6_DDL = """
 CREATE TABLE IF NOT EXISTS {runs} (
     id TEXT PRIMARY KEY,

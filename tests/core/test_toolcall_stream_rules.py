@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compare_tui.toolcall.stream_rules import assemble
+from compare_tui.toolcall.checks.stream_rules import assemble
 
 
 def chunk(*tool_deltas, content=None, finish=None, index=0):

@@ -10,15 +10,15 @@ from importlib import resources
 import pytest
 
 from compare_tui.toolcall import RunSettings, ToolcallOutcome, check_value, official_suite, run_scenarios, select
-from compare_tui.toolcall.evaluate import scenario_checks
-from compare_tui.toolcall.suite import SUITE_DIR, canonical_json
+from compare_tui.toolcall.checks.evaluate import scenario_checks
+from compare_tui.toolcall.scenarios.suite import SUITE_DIR, canonical_json
 from tests.support.fake_openai import FakeServer, ToolCall, http_error, text, tool_calls
 
 SUITE = official_suite()
 
 
 def test_version_and_digest_over_the_canonical_json_of_the_data_files():
-    folder = resources.files("compare_tui.toolcall") / "suite" / SUITE_DIR
+    folder = resources.files("compare_tui.toolcall.scenarios") / "suite" / SUITE_DIR
     data = {
         name: json.loads((folder / f"{name}.json").read_text("utf-8")) for name in ("manifest", "toolbox", "scenarios")
     }

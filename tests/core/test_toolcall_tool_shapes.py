@@ -14,8 +14,8 @@ import json
 import pytest
 
 from compare_tui.toolcall import ToolcallOutcome, parse_tools_bytes, user_scenarios
-from compare_tui.toolcall.tool_shapes import refused_tools, shape_notes
-from compare_tui.toolcall.tools_file import UserTool
+from compare_tui.toolcall.tools.file import UserTool
+from compare_tui.toolcall.tools.shapes import refused_tools, shape_notes
 from tests.core.test_toolcall_cli import toolcall
 from tests.support.fake_openai import FakeServer, ToolCall, http_error, tool_calls
 

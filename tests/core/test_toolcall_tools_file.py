@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compare_tui.toolcall import ToolsFileError, check_value, parse_tools_bytes, read_tools_file, user_scenarios
-from compare_tui.toolcall.names import WIRE_NAME, map_names
-from compare_tui.toolcall.tools_file import MAX_FILE_BYTES, MAX_TOOLS
+from compare_tui.toolcall.tools.file import MAX_FILE_BYTES, MAX_TOOLS
+from compare_tui.toolcall.tools.names import WIRE_NAME, map_names
 
 FUZZ = settings(
     max_examples=int(os.environ.get("COMPARE_TUI_FUZZ_EXAMPLES", "200")),

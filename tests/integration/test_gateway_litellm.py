@@ -26,7 +26,7 @@ from compare_tui.engine.prepare import check_model
 from compare_tui.engine.retry import RetryPolicy
 from compare_tui.goldset import load_golden_set
 from compare_tui.judge import execute_judging, load_rubric, prepare_pair_judging
-from compare_tui.judge.call import JudgeSettings
+from compare_tui.judge.run.call import JudgeSettings
 from compare_tui.report import build_report, load_report_inputs
 from compare_tui.store import Store
 from compare_tui.toolcall import RunRequest, RunSettings, execute, official_suite, select

@@ -190,7 +190,7 @@ def test_help(make_app, snap_compare):
 def _toolcall_runs(store) -> None:
     """Two tool-call runs with fixed ids and dates: llama.cpp with Jinja, and without it."""
     from compare_tui.toolcall import ToolcallStore
-    from compare_tui.toolcall.results import (
+    from compare_tui.toolcall.results.model import (
         CallRecord,
         CheckFailure,
         CheckResult,
@@ -465,7 +465,7 @@ GRADES = {"smollm2-135m": "4405424424" + "33", "gemma3-270m": "5555525255" + "44
 
 def store_grades(store) -> None:
     """A quality grading of each compared run by `judge-x`, with fixed ids, times and figures."""
-    from compare_tui.judge.scale import QUALITY_RUBRIC
+    from compare_tui.judge.grade.scale import QUALITY_RUBRIC
     from compare_tui.store.judgements import JudgementRecord, JudgingRecord
     from tests.tui.test_tui_data import TASK_IDS
 
@@ -494,7 +494,7 @@ def store_grades(store) -> None:
                     verdict=None if failed else grade,
                     grade=None if failed else int(grade),
                     rationale="" if failed else "graded by rule",
-                    error_class="http" if failed else None,
+                    error_class="http_5xx" if failed else None,
                     error="HTTP 500" if failed else None,
                     prompt_tokens=200,
                     completion_tokens=12,

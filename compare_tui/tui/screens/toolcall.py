@@ -1,7 +1,7 @@
 """Tool-call conformance: the scenario table (rows = scenarios, columns = runs of different
 models or serving stacks side by side) and the detail view of the highlighted cell.
 
-Read in a worker from `ToolcallStore`; the table itself is `compare_tui.toolcall.table`'s
+Read in a worker from `ToolcallStore`; the table itself is `compare_tui.toolcall.results.table`'s
 `ScenarioTable` (the same model `compare-tui toolcall show` prints), so both surfaces show
 the same outcomes. Every cell carries a symbol and a word (✓ pass, ✗ fail, ⊘ unsupported,
 ! error, · not run): colour is never the only signal. Self-contained: it takes the store,
@@ -20,8 +20,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from compare_tui.store import Store
-from compare_tui.toolcall.results import ToolcallOutcome, ToolcallRun
-from compare_tui.toolcall.table import MISSING, ScenarioTable, build_table, detail_lines
+from compare_tui.toolcall.results.model import ToolcallOutcome, ToolcallRun
+from compare_tui.toolcall.results.table import MISSING, ScenarioTable, build_table, detail_lines
 from compare_tui.tui.screens.store_reader import StoreReaderScreen
 
 STYLES = {
@@ -38,7 +38,7 @@ FIXED = 1
 
 def read_toolcall_runs(store: Store, limit: int = 50) -> list[ToolcallRun]:
     """The newest `limit` tool-call runs with their results (runs in a worker thread)."""
-    from compare_tui.toolcall.storage import ToolcallStore
+    from compare_tui.toolcall.results.storage import ToolcallStore
 
     tool_runs = ToolcallStore(store)
     return [tool_runs.get(header.id) for header in tool_runs.list_runs(limit=limit)]

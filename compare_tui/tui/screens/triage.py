@@ -24,16 +24,29 @@ from textual.widgets import Footer, Header, Static
 from textual.worker import Worker
 
 from compare_tui.errors import CompareTuiError
-from compare_tui.judge.triage import KINDS, TriageItem, TriageView, filtered, load_triage, save_label
+from compare_tui.judge.evaluator.compare import BadgeName
+from compare_tui.judge.evaluator.triage import (
+    KINDS,
+    Disagreement,
+    TriageItem,
+    TriageView,
+    filtered,
+    load_triage,
+    save_label,
+)
 from compare_tui.store import Store
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 
-FILTERS: tuple[str | None, ...] = (None, *KINDS)
+FILTERS: tuple[Disagreement | None, ...] = (None, *KINDS)
 """Key `0` shows every item; keys `1`–`5` one kind of disagreement each, in `KINDS` order."""
 _PAIR_KEYS = "p candidate better · f baseline better · t tie · s skip · n note · r reasons"
 _GRADE_KEYS = "p pass · f fail · s skip · n note · r reasons"
-_BADGE_CLASS = {"Looks safe": "badge-safe", "Review first": "badge-review", "Not enough data": "badge-nodata"}
+_BADGE_CLASS = {
+    BadgeName.LOOKS_SAFE: "badge-safe",
+    BadgeName.REVIEW_FIRST: "badge-review",
+    BadgeName.NOT_ENOUGH_DATA: "badge-nodata",
+}
 HOW_TO_JUDGE = (
     "A judging is made on the command line, from two runs of one golden set (or one run and a "
     "candidate judge):\n"
@@ -96,7 +109,7 @@ class TriageScreen(CompareScreen):
         self.items: list[TriageItem] = []
         """The queue under the current filter."""
         self.position = 0
-        self.kind_filter: str | None = None
+        self.kind_filter: Disagreement | None = None
         self.note = ""
         self.saving = False
         self._follow: str | None = None
@@ -206,7 +219,7 @@ class TriageScreen(CompareScreen):
             return
         figures = self.query_one("#triage-figures", Static)
         figures.update("\n".join(view.figures))
-        figures.set_classes(_BADGE_CLASS.get(view.badge or "", "badge-none"))
+        figures.set_classes(_BADGE_CLASS[view.badge] if view.badge else "badge-none")
         done, total = view.progress()
         where = f"filter: {self.kind_filter or 'all'}"
         item = self.items[self.position] if self.items else None
