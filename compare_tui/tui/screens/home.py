@@ -223,7 +223,7 @@ class HomeScreen(CompareScreen):
             [row.run for row in self.shown_runs],
             [rate.text if rate else "…" for rate in known],
             [rate_room(row.summary.tasks_planned) for row, rate in zip(self.shown_runs, known) if rate is None],
-            runs_table_room(self.app.size.width),
+            runs_table_room(self.app.size.width, len(self.shown_runs), table.size.height),
         )
         _fit_rate_column(table, [], rate_width)
         for row, cells in zip(self.shown_runs, rows):
@@ -486,7 +486,7 @@ def _fit_rate_column(table: DataTable[Any], texts: list[str], width: int | None 
     column.width = max(least, width) if width is not None else max([column.width, least, *map(cell_len, texts)])
 
 
-def runs_table_room(screen_width: int) -> int:
-    """Cells the runs table may fill: the screen less a vertical scroll bar's two, which a
-    long list shows."""
-    return screen_width - 2
+def runs_table_room(screen_width: int, rows: int, table_height: int) -> int:
+    """Cells the runs table may fill: the screen, less a vertical scroll bar's two when the rows
+    may not all fit under the header (or the table has not been laid out yet)."""
+    return screen_width - (2 if rows >= table_height - 1 else 0)
