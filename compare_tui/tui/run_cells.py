@@ -51,25 +51,26 @@ def table_width(widths: Sequence[int]) -> int:
 
 def fit_runs(
     runs: Sequence[RunRecord], rates: Sequence[str], rooms: Sequence[str], width: int
-) -> tuple[list[tuple[str, ...]], int]:
+) -> tuple[list[tuple[str, ...]], list[int]]:
     """The rows of `runs` (their pass-rate cells `rates`, the widest each could become `rooms`)
-    fitted to `width` cells, and the width to give the pass-rate column."""
+    fitted to `width` cells, and each column's width (the pass rate's with room for `rooms`)."""
     rate_width = max([cell_len(r) for r in [*rates, *rooms]], default=0)
     whole = [run_cells(r, rate) for r, rate in zip(runs, rates, strict=True)]
-    if table_width(column_widths(whole, rate_width)) <= width:
-        return whole, rate_width
+    widths = column_widths(whole, rate_width)
+    if table_width(widths) <= width:
+        return whole, widths
     year = len({r.created_at[:4] for r in runs}) > 1  # a year shared by all tells no run apart
     rows = [run_cells(r, rate, short=True, year=year) for r, rate in zip(runs, rates, strict=True)]
     widths = column_widths(rows, rate_width)
     over = table_width(widths) - width
     if over <= 0:
-        return rows, rate_width
+        return rows, widths
     model, golden = widths[_MODEL], widths[_SET]
     room = max(model + golden - over, cell_len(HEADERS[_MODEL]) + cell_len(HEADERS[_SET]))
     # The set gives way first, down to half the room; the model keeps what is left.
     golden_fit = max(min(golden, room // 2), room - model)
-    model_fit = room - golden_fit
-    return [_cut(row, model_fit, golden_fit) for row in rows], rate_width
+    rows = [_cut(row, room - golden_fit, golden_fit) for row in rows]
+    return rows, column_widths(rows, rate_width)
 
 
 def _cut(row: tuple[str, ...], model: int, golden: int) -> tuple[str, ...]:

@@ -57,6 +57,10 @@ async def test_home_runs_table_fits_at_80_columns_with_whole_run_ids(app):
         await pilot.resize_terminal(120, 40)
         await settle(pilot)
         assert str(table.get_row_at(0)[5]) == "support-mini 1.0.0" and str(table.get_row_at(0)[1]) == "2026-01-05 10:00"
+        await pilot.resize_terminal(*SIZE)  # and narrower again: the columns shrink back
+        await settle(pilot)
+        assert sum(c.get_render_width(table) for c in table.columns.values()) <= SIZE[0]
+        assert str(table.get_row_at(0)[5]) == "support-mini"
 
 
 def run_record(model: str, golden: str) -> RunRecord:
@@ -85,9 +89,9 @@ def test_fitted_runs_fit_the_width_and_keep_ids_rates_and_statuses_whole(models,
 
     runs = [run_record(model, golden) for model in models]
     rates = ["…"] * len(runs)
-    rows, rate_width = fit_runs(runs, rates, [rate_room(tasks)] * len(runs), width)
-    assert table_width(column_widths(rows, rate_width)) <= width
-    assert rate_width >= cell_len(rate_room(tasks))
+    rows, widths = fit_runs(runs, rates, [rate_room(tasks)] * len(runs), width)
+    assert table_width(widths) <= width and widths == column_widths(rows, widths[3])
+    assert widths[3] >= cell_len(rate_room(tasks))
     for row, run in zip(rows, runs, strict=True):
         assert len(row) == len(HEADERS)
         assert row[0] == run.id[:8] and row[3] == "…" and row[4] == str(run.status)

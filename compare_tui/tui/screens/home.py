@@ -219,13 +219,16 @@ class HomeScreen(CompareScreen):
         table.clear()
         known = [self.rates.get(row.run.id) for row in self.shown_runs]
         # A run whose rate is still being read keeps room for the widest rate it can have.
-        rows, rate_width = fit_runs(
+        rows, widths = fit_runs(
             [row.run for row in self.shown_runs],
             [rate.text if rate else "…" for rate in known],
             [rate_room(row.summary.tasks_planned) for row, rate in zip(self.shown_runs, known) if rate is None],
             runs_table_room(self.app.size.width, len(self.shown_runs), table.size.height),
         )
-        _fit_rate_column(table, [], rate_width)
+        # Widths are set, not measured: a DataTable only ever widens a measured column, and
+        # narrower cells (a narrower screen) would leave the table as wide as before.
+        for column, width in zip(table.columns.values(), widths):
+            column.auto_width, column.width = False, width
         for row, cells in zip(self.shown_runs, rows):
             table.add_row(*plain_row(*cells), key=row.run.id)
         _restore_cursor(table, kept)
@@ -475,15 +478,14 @@ def _restore_cursor(table: DataTable[Any], key: str | None) -> None:
         pass  # that row is gone (filtered out, or deleted): the cursor stays at the top
 
 
-def _fit_rate_column(table: DataTable[Any], texts: list[str], width: int | None = None) -> None:
-    """Widen the pass-rate column to `texts` (never narrower than its header), or set it to
-    `width`. Its width is set, not measured: rates arrive one by one after the rows, and a
-    width measured from each arrival waits for the table's next idle moment (under load the
-    column stayed at its header's width, cutting every rate short)."""
+def _fit_rate_column(table: DataTable[Any], texts: list[str]) -> None:
+    """Widen the pass-rate column to `texts` (never narrower than its header). Its width is
+    set, not measured: rates arrive one by one after the rows, and a width measured from each
+    arrival waits for the table's next idle moment (under load the column stayed at its
+    header's width, cutting every rate short)."""
     column = table.columns[ColumnKey("rate")]
     column.auto_width = False
-    least = cell_len("pass rate")
-    column.width = max(least, width) if width is not None else max([column.width, least, *map(cell_len, texts)])
+    column.width = max([column.width, cell_len("pass rate"), *(cell_len(text) for text in texts)])
 
 
 def runs_table_room(screen_width: int, rows: int, table_height: int) -> int:
