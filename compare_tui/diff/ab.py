@@ -120,7 +120,7 @@ def diff_of(report: Report, sets: tuple[str, str] = ("", "")) -> RunPairDiff:
 
 
 def _points(a: float | None, b: float | None) -> str:
-    return fmt.DASH if a is None or b is None else f"{(b - a) * 100:+.1f} pts"
+    return fmt.DASH if a is None or b is None else fmt.signed((b - a) * 100, " pts")
 
 
 def _latency_delta(a: Percentiles, b: Percentiles) -> str:
@@ -131,21 +131,21 @@ def _latency_delta(a: Percentiles, b: Percentiles) -> str:
     def one(x: float | None, y: float | None) -> str:
         if x is None or y is None:
             return fmt.DASH
-        return f"{(y - x) / 1000:+.1f} s" if seconds else f"{y - x:+.0f} ms"
+        return fmt.signed((y - x) / 1000, " s") if seconds else fmt.signed(y - x, " ms", 0)
 
     return f"p50 {one(a.p50, b.p50)}, p95 {one(a.p95, b.p95)}"
 
 
 def _number(a: float | None, b: float | None) -> str:
     # Rounded first, so a change under half a token reads +0, never -0.
-    return fmt.DASH if a is None or b is None else f"{round(b - a):+,}"
+    return fmt.DASH if a is None or b is None else fmt.number(round(b - a), "+,")
 
 
 def _money(a: float | None, b: float | None, currency: str) -> str:
     if a is None or b is None:
         return fmt.DASH
     text = fmt.money(abs(b - a), currency)
-    return ("+" if b >= a else "−") + text
+    return ("+" if b >= a else fmt.MINUS) + text
 
 
 def deltas(a: ModelFigures, b: ModelFigures) -> tuple[FigureDelta, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from compare_tui.diff.reproduce import FigureCheck, ReproduceCheck
+from compare_tui.report import formatting as fmt
 
 JSON_SCHEMA_VERSION = 1
 
@@ -23,10 +24,10 @@ def _delta(check: FigureCheck) -> str:
     if check.delta is None:
         return "—"
     if check.name == "pass_rate":
-        return f"{check.delta * 100:+.1f} pp"
+        return fmt.signed(check.delta * 100, " pp")
     if check.name == "agreement":
         return f"{check.delta * 100:.1f} % agree"
-    return f"{check.delta * 100:.2f} %"
+    return fmt.number(check.delta * 100, ".2f") + " %"
 
 
 def _limit(check: FigureCheck) -> str:

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from compare_tui.report import formatting as fmt
+
 # Okabe–Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 DASHES = ("", "6 3", "2 3", "8 3 2 3", "1 2", "10 4")
@@ -49,13 +51,14 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
 
 
 def _tick_label(value: float, unit: str) -> str:
+    """An axis label; a negative one (a difference's axis) with the real minus every view uses."""
     if unit == "%":
-        return f"{value:.0f}%"
+        return fmt.number(value, ".0f") + "%"
     if unit == "$":
-        return f"${value:.4g}"
+        return f"{fmt.MINUS if value < 0 else ''}${abs(value):.4g}"
     if abs(value) >= 1000:
-        return f"{value / 1000:.3g} s"
-    return f"{value:.4g} ms" if unit == "ms" else f"{value:.4g}"
+        return fmt.number(value / 1000, ".3g") + " s"
+    return fmt.number(value, ".4g") + (" ms" if unit == "ms" else "")
 
 
 def _marker(kind: str, x: float, y: float, colour: str) -> str:

@@ -154,7 +154,11 @@ def versus_columns(report: Report) -> list[Column]:
         _number("Δ E2E p95", (fmt.signed(v.e2e_p95_pct, "%", 0) for v in items), 2),
         _number("Δ tokens", (fmt.signed(v.tokens_per_task_pct, "%", 0) for v in items), 0),
         _number("Δ cost/task", (fmt.signed(v.cost.change_pct, "%", 0) for v in items), 5),
-        _number("savings", (fmt.DASH if v.cost.savings is None else f"{v.cost.savings * 100:.0f}%" for v in items), 7),
+        _number(
+            "savings",
+            (fmt.DASH if v.cost.savings is None else fmt.number(v.cost.savings * 100, ".0f") + "%" for v in items),
+            7,
+        ),
     ]
 
 

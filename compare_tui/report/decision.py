@@ -285,10 +285,6 @@ def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float, le
     )
 
 
-def _signed(value: float, unit: str) -> str:
-    return f"{value:+.1f}{unit}".replace("-", "−")
-
-
 def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> tuple[str, Versus | None]:
     """Switch to the best candidate shown better or no worse; else keep the baseline."""
     rank = {Verdict.BETTER: 0, Verdict.NO_WORSE: 1}
@@ -321,7 +317,9 @@ def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> tuple[
         words = f"no worse than {baseline} within {margin_pp:g} points, though lower"
     else:
         words = f"no worse than {baseline}"
-    stats_words = f"{_signed(best.delta_pp, ' pts')}, {fmt.level(best.level)} CI {fmt.bound(low)} to {fmt.bound(high)}"
+    stats_words = (
+        f"{fmt.signed(best.delta_pp, ' pts')}, {fmt.level(best.level)} CI {fmt.bound(low)} to {fmt.bound(high)}"
+    )
     if best.lower_though_no_worse:
         stats_words += f"; McNemar p = {best.paired.mcnemar_p:.2g} against {best.candidate}"
     parts = [f"Switch to candidate {best.candidate}: {words} ({stats_words})"]
@@ -331,7 +329,7 @@ def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> tuple[
     elif best.cost.note and not best.cost.comparable:
         parts.append("cost not comparable (different cost bases)")
     if best.e2e_p50_pct is not None:
-        parts.append(f"p50 end-to-end latency {_signed(best.e2e_p50_pct, '%')} on the tasks both scored")
+        parts.append(f"p50 end-to-end latency {fmt.signed(best.e2e_p50_pct, '%')} on the tasks both scored")
     return ", ".join(parts), best
 
 

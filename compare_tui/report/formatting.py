@@ -95,12 +95,24 @@ def cost_basis(cost: Cost, gpu: GpuMemory | None = None) -> str:
     )
 
 
+MINUS = "\u2212"
+"""The sign of every negative figure shown, on every surface (text, Markdown, HTML, TUI): a real
+minus, `−`, never the hyphen `-`. `number` and `signed` write it."""
+
+
+def number(value: float, spec: str) -> str:
+    """`value` as `format(value, spec)` writes it (`.1f`, `+.2f`, `+,`, `>+6.2f`), its sign a real
+    minus (`MINUS`) when it has one: `−0.25`, `+1.5`, `−1,200`."""
+    text = format(value, spec)
+    # The sign comes before any digit; a later hyphen (an exponent's, `1e-05`) is not a sign.
+    return text.replace("-", MINUS, 1) if text.lstrip().startswith("-") else text
+
+
 def signed(value: float | None, unit: str = "", digits: int = 1) -> str:
     """`+1.2 pts`, `−40.0%`: an explicit sign (a real minus), or a dash when unknown."""
     if value is None:
         return DASH
-    text = f"{value:+.{digits}f}"
-    return text.replace("-", "−") + unit
+    return number(value, f"+.{digits}f") + unit
 
 
 def bound(value: float) -> str:

@@ -71,7 +71,7 @@ def _decision(report: Report) -> list[str]:
         ]
         for v in decision.versus:
             p_value = "–" if v.paired.mcnemar_p is None else f"{v.paired.mcnemar_p:.3g}"
-            savings = "–" if v.cost.savings is None else f"{v.cost.savings * 100:.0f}%"
+            savings = "–" if v.cost.savings is None else fmt.number(v.cost.savings * 100, ".0f") + "%"
             lines.append(
                 f"| {_cell(v.candidate)} | {columns.verdict_cell(v)} | {fmt.signed(v.delta_pp, ' pts')} | "
                 f"{fmt.points_interval(v.interval_pp)} | {p_value} | {v.paired.tasks} | "

@@ -64,13 +64,16 @@ class ModelView:
     tokens_per_s: float | None
     """Completion tokens per second over the latest `RATE_WINDOW_S` (None when idle)."""
     run_tokens_per_s: float | None
-    """Completion tokens per second over this session's whole run so far (kept after it ends)."""
+    """Completion tokens per second over this session's part of the run so far (kept after it
+    ends): the whole run, or only its part since the resume when `resumed_after` is not 0."""
     eta_s: float | None
     """Seconds until the run's last task, at the task rate seen so far (None until known)."""
     recent_errors: tuple[str, ...]
     detail: str
     """A line under the bar: provenance and estimate, verification progress, or the refusal."""
     gpu: str
+    resumed_after: int = 0
+    """Tasks an earlier process had finished when this session resumed the run (0: not resumed)."""
 
 
 @dataclass
@@ -216,6 +219,7 @@ class LiveTally:
             tuple(m.errors),
             m.detail,
             m.gpu,
+            m.done_at_start,
         )
 
     def run_ids(self) -> list[str]:

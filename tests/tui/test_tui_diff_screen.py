@@ -34,9 +34,9 @@ def test_diff_deltas_never_print_plus_minus_and_keep_one_latency_unit():
     rows = {d.figure: d for d in deltas(report.models[0], report.models[1])}
     text = " ".join(d.delta for d in rows.values())
     assert "+ -" not in text and "+ +" not in text
-    assert re.fullmatch(r"prompt -[\d,]+, completion -[\d,]+", rows["tokens/task"].delta), rows["tokens/task"].delta
+    assert re.fullmatch(r"prompt −[\d,]+, completion −[\d,]+", rows["tokens/task"].delta), rows["tokens/task"].delta
     e2e = rows["E2E p50/p95/p99"]
-    assert e2e.a.endswith(" s") and "ms" not in e2e.delta and e2e.delta.startswith("p50 -24.6 s")
+    assert e2e.a.endswith(" s") and "ms" not in e2e.delta and e2e.delta.startswith("p50 −24.6 s")
 
 
 # ------------------------------------------------------------------ A/B diff across golden sets

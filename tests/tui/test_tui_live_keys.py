@@ -129,3 +129,67 @@ async def test_quit_during_a_run_asks_first(app):
         await settle(pilot)
         assert BlockingSession.cancelled == 1 and live.statuses == ("interrupted",)
         assert app.return_code == 0  # and then it quit
+
+
+# ------------------------------------------------------------------ tok/s after a resume
+
+
+class ResumedSession:
+    """A resume of a run an earlier process had taken to 3 of 4 tasks: the last task, 40 tokens."""
+
+    def __init__(self, workspace, plan, tally, post) -> None:
+        self.tally, self.post = tally, post
+
+    def cancel(self) -> None:
+        pass
+
+    def run(self) -> None:
+        from compare_tui.engine.events import AttemptFinished, RunFinished, RunStarted
+        from compare_tui.tui import messages
+
+        self.post(messages.RunsPrepared("cmp-resumed", ("c3c3c3c3c3c3c3c3",)))
+        prior = {"pass": 2, "fail": 1}
+        self.tally.on_event(RunStarted("c3c3c3c3c3c3c3c3", "gemma3-270m", "Support mini", 4, 3, "verified", "–", prior))
+        self.tally.on_event(
+            AttemptFinished("c3c3c3c3c3c3c3c3", "gemma3-270m", "t4", 1, "pass", True, 10.0, 50.0, 5, 40)
+        )
+        self.tally.on_event(RunFinished("c3c3c3c3c3c3c3c3", "gemma3-270m", "completed", {}, None))
+        self.post(messages.SessionEnded(("completed",), False))
+
+
+async def test_a_resumed_run_says_its_tok_s_is_since_the_resume_not_the_whole_run(app):
+    """Resumed after 14 of 21 tasks, the screen said `27.3 whole run`: the tokens and the time
+    of the last 7 tasks only (the first 14 ran in another process, unseen here)."""
+    from textual.widgets import Static
+
+    from compare_tui.tui.engine_bridge import ResumePlan
+    from compare_tui.tui.screens.live import LiveScreen
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        live = LiveScreen(ResumePlan(("c3c3c3c3c3c3c3c3",)), session_factory=ResumedSession)
+        app.push_screen(live)
+        await settle(pilot)
+        live._repaint()
+        await pilot.pause()
+        text = str(live.query_one(".mp-figures", Static).render())
+        assert "since resume" in text and "whole run" not in text, text
+        assert "4/4 tasks" in str(live.query_one(".mp-title", Static).render())
+
+
+def test_the_tok_s_of_a_resumed_run_counts_only_what_this_session_saw():
+    from compare_tui.engine.events import AttemptFinished, RunStarted
+    from compare_tui.tui.live_tally import LiveTally
+    from compare_tui.tui.widgets.model_progress import figures
+
+    now = [0.0]
+    tally = LiveTally([], clock=lambda: now[0])
+    tally.on_event(RunStarted("r1", "a", "set", 21, 14, "verified", "–", {"pass": 3, "fail": 11}))
+    now[0] += 10.0
+    tally.on_event(AttemptFinished("r1", "a", "t15", 1, "pass", True, 10.0, 100.0, 5, 200))
+    view = tally.snapshot()[0]
+    assert view.resumed_after == 14 and view.run_tokens_per_s == 200 / 10.0
+    assert "20.0 since resume" in figures(view)
+    fresh = LiveTally([], clock=lambda: now[0])
+    fresh.on_event(RunStarted("r2", "a", "set", 21, 0, "verified", "–"))
+    assert fresh.snapshot()[0].resumed_after == 0 and "whole run" in figures(fresh.snapshot()[0])

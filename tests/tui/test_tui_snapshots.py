@@ -66,7 +66,13 @@ def opened(action, *presses: str):
 
 
 def test_home_runs(make_app, snap_compare):
+    """At 80 columns the table fits: the year and the set's version left to the line under it."""
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=keys())
+
+
+def test_home_runs_wide(make_app, snap_compare):
+    """At 120 columns every cell is whole."""
+    assert snap_compare(make_app(), terminal_size=(120, 40), run_before=keys())
 
 
 def test_home_sets_with_a_broken_set(make_app, snap_compare):

@@ -10,6 +10,7 @@ from compare_tui.judge.grade.figures import GradeDelta, GradeFigures
 from compare_tui.judge.grade.report import GENERAL_CAVEATS, GradeReport, GradeRow, RunGrades
 from compare_tui.judge.pair.render import usage_text
 from compare_tui.judge.run.usage import JudgeUsage
+from compare_tui.report.formatting import number
 from compare_tui.report.stats import Interval
 from compare_tui.store.judgements import RubricMode
 
@@ -27,8 +28,8 @@ def _wrap(text: str, indent: str = "") -> list[str]:
 
 def _ci(interval: Interval | None, figures: GradeFigures | None = None, signed: bool = False) -> str:
     if interval is not None:
-        fmt = "{:+.2f}" if signed else "{:.2f}"
-        return f"{fmt.format(interval.low)}–{fmt.format(interval.high)}"
+        spec = "+.2f" if signed else ".2f"
+        return f"{number(interval.low, spec)}–{number(interval.high, spec)}"
     if figures is not None and figures.low is not None:
         return f"range {figures.low}–{figures.high}"
     return "—"
@@ -49,7 +50,7 @@ def _delta_line(name: str, delta: GradeDelta) -> str:
         return f"{name[:18]:18} no task graded on both sides"
     counts = f"▲{delta.better} ▼{delta.worse} ={delta.same}"
     return (
-        f"{name[:18]:18} {delta.delta:>+6.2f} {_ci(delta.interval, signed=True):>12} {delta.tasks:>5}  "
+        f"{name[:18]:18} {number(delta.delta, '>+6.2f')} {_ci(delta.interval, signed=True):>12} {delta.tasks:>5}  "
         f"{counts:11}{delta.conclusion}"
     )
 
@@ -253,7 +254,7 @@ def grade_rows(report: GradeReport) -> list[tuple[str, ...]]:
             else (
                 "no task graded on both sides"
                 if d.delta is None
-                else f"{d.delta:+.2f} ({_md_ci(d.interval, signed=True)}), {d.tasks} tasks, {d.conclusion}"
+                else f"{number(d.delta, '+.2f')} ({_md_ci(d.interval, signed=True)}), {d.tasks} tasks, {d.conclusion}"
             )
         )
         rows.append(

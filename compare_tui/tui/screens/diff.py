@@ -135,7 +135,11 @@ class DiffScreen(CompareScreen):
         ):
             table.add_row(label, str(value))
         p_value = fmt.DASH if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}"
-        ci = fmt.DASH if p.interval is None else f"{p.interval.low * 100:+.1f} to {p.interval.high * 100:+.1f} points"
+        ci = (
+            fmt.DASH
+            if p.interval is None
+            else f"{fmt.signed(p.interval.low * 100)} to {fmt.signed(p.interval.high * 100)} points"
+        )
         sentence.update(f"McNemar exact p = {p_value} · 95% paired CI of A − B: {ci}\n{p.sentence}")
 
     @on(ChangedTasks.Chosen)

@@ -26,10 +26,10 @@ from compare_tui.tui.home_data import (
     filter_runs,
     read_home,
     report_pass_rate,
-    run_date,
     sort_runs,
 )
 from compare_tui.tui.plain_text import plain, plain_row
+from compare_tui.tui.run_cells import HEADERS, RATE, fit_runs, rate_room
 from compare_tui.tui.screen_base import CompareScreen
 
 if TYPE_CHECKING:
@@ -102,10 +102,9 @@ class HomeScreen(CompareScreen):
         models.add_column("health", key="health")
         models.add_columns("provenance", "cost basis", "endpoint")
         runs = self.query_one("#runs-table", DataTable)
-        # The run id and the whole date first: a set's runs look alike without them.
-        runs.add_columns("run", "date (UTC)", "model")
-        runs.add_column("pass rate", key="rate")
-        runs.add_columns("status", "set")
+        # The run id and the date first: a set's runs look alike without them.
+        for index, header in enumerate(HEADERS):
+            runs.add_column(header, key="rate" if index == RATE else None)
         self.action_refresh()
 
     # ------------------------------------------------------------------ loading
@@ -141,6 +140,9 @@ class HomeScreen(CompareScreen):
         self.rates[rate.run_id] = rate
         table = self.query_one("#runs-table", DataTable)
         if rate.run_id in table.rows:
+            if all(row.run.id in self.rates for row in self.shown_runs):
+                self._fill_runs()  # every rate known: the room kept for the rest is given back
+                return
             _fit_rate_column(table, [rate.text])  # drawn so at once; the scroll width follows
             table.update_cell(rate.run_id, "rate", plain(rate.text), update_width=True)
 
@@ -215,21 +217,20 @@ class HomeScreen(CompareScreen):
         table = self.query_one("#runs-table", DataTable)
         kept = _cursor_key(table)
         table.clear()
-        _fit_rate_column(table, [rate.text for rate in self.rates.values()])
-        for row in self.shown_runs:
-            run = row.run
-            rate = self.rates.get(run.id)
-            table.add_row(
-                *plain_row(
-                    run.id[:8],
-                    run_date(run.created_at),
-                    run.model_name,
-                    rate.text if rate else "…",
-                    str(run.status),
-                    f"{run.goldset_id} {run.goldset_version}",
-                ),
-                key=run.id,
-            )
+        known = [self.rates.get(row.run.id) for row in self.shown_runs]
+        # A run whose rate is still being read keeps room for the widest rate it can have.
+        rows, widths = fit_runs(
+            [row.run for row in self.shown_runs],
+            [rate.text if rate else "…" for rate in known],
+            [rate_room(row.summary.tasks_planned) for row, rate in zip(self.shown_runs, known) if rate is None],
+            runs_table_room(self.app.size.width, len(self.shown_runs), table.size.height),
+        )
+        # Widths are set, not measured: a DataTable only ever widens a measured column, and
+        # narrower cells (a narrower screen) would leave the table as wide as before.
+        for column, width in zip(table.columns.values(), widths):
+            column.auto_width, column.width = False, width
+        for row, cells in zip(self.shown_runs, rows):
+            table.add_row(*plain_row(*cells), key=row.run.id)
         _restore_cursor(table, kept)
         shown = len(self.shown_runs)
         total = len(self.data.runs)
@@ -282,7 +283,8 @@ class HomeScreen(CompareScreen):
             hint = "R resumes it" if run.status in RESUMABLE else "Enter opens its report"
         error = f"\n{run.error}" if run.error else ""
         self.query_one("#run-detail", Static).update(
-            f"run {run.id} · {run.goldset_id} {run.goldset_version} · {run.created_at[:19].replace('T', ' ')} UTC · "
+            f"run {run.id} · {run.model_name} · {run.goldset_id} {run.goldset_version} · "
+            f"{run.created_at[:19].replace('T', ' ')} UTC · "
             f"{tally} · {hint}{error}"
         )
 
@@ -400,6 +402,9 @@ class HomeScreen(CompareScreen):
             return
         self.nav.open_live(ResumePlan((row.run.id,)))
 
+    def on_resize(self) -> None:
+        self._fill_runs()  # cells are cut to the width: a wider screen shows them whole
+
     def on_screen_resume(self) -> None:
         # Back from a run or a review, runs and pass rates have moved; back from only reading
         # a report, nothing has, and re-reading every run's report would be wasted work.
@@ -481,3 +486,9 @@ def _fit_rate_column(table: DataTable[Any], texts: list[str]) -> None:
     column = table.columns[ColumnKey("rate")]
     column.auto_width = False
     column.width = max([column.width, cell_len("pass rate"), *(cell_len(text) for text in texts)])
+
+
+def runs_table_room(screen_width: int, rows: int, table_height: int) -> int:
+    """Cells the runs table may fill: the screen, less a vertical scroll bar's two when the rows
+    may not all fit under the header (or the table has not been laid out yet)."""
+    return screen_width - (2 if rows >= table_height - 1 else 0)

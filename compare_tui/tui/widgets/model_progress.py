@@ -50,8 +50,10 @@ def _rate(value: float | None) -> str:
 
 
 def figures(view: ModelView) -> str:
-    """Latency over the latest attempts; tok/s now and over the whole run; ETA; GPU memory."""
-    speed = f"tok/s {_rate(view.tokens_per_s)} now · {_rate(view.run_tokens_per_s)} whole run"
+    """Latency over the latest attempts; tok/s now and over the whole run (after a resume, over
+    the part since the resume: the tokens before it were not seen here); ETA; GPU memory."""
+    part = "since resume" if view.resumed_after else "whole run"
+    speed = f"tok/s {_rate(view.tokens_per_s)} now · {_rate(view.run_tokens_per_s)} {part}"
     if view.state == ModelState.RUNNING:
         speed += " · ETA " + ("estimating" if view.eta_s is None else duration(view.eta_s))
     return (

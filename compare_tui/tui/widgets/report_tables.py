@@ -157,8 +157,14 @@ def grades_text(grades: Sequence[GradeReport]) -> str:
             failed = f" · {f.failed} failed" if f.failed else ""
             lines.append(f"  {run.run.model_name}  {mean}  {dist}{failed}")
             if d is not None and d.delta is not None:
-                ci = "" if d.interval is None else f" (95% CI {d.interval.low:+.2f} to {d.interval.high:+.2f})"
-                lines.append(f"    Δ vs baseline {d.delta:+.2f}{ci} over {d.tasks} tasks: {d.conclusion}")
+                ci = (
+                    ""
+                    if d.interval is None
+                    else f" (95% CI {fmt.signed(d.interval.low, digits=2)} to {fmt.signed(d.interval.high, digits=2)})"
+                )
+                lines.append(
+                    f"    Δ vs baseline {fmt.signed(d.delta, digits=2)}{ci} over {d.tasks} tasks: {d.conclusion}"
+                )
     lines.append("`compare-tui grade RUN --judge J` shows every grade and the judge's caveats.")
     return "\n".join(lines)
 
