@@ -19,6 +19,7 @@ from compare_tui.commands.common import (
     say,
 )
 from compare_tui.commands.report import margin_points
+from compare_tui.scoring.placement import SCORERS_HELP
 from compare_tui.vocabulary import RunStatus
 
 if TYPE_CHECKING:
@@ -99,6 +100,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "quantisation) than its catalogue entry's [model.serving] (default: run with a caveat listing "
         "each difference; the manifest's [run] strict_serving = true makes it the default)",
     )
+    p.add_argument(
+        "--scorer-jobs",
+        type=int,
+        metavar="N",
+        help="command scorers at once (default: this machine's cores for --scorers local, the "
+        "cluster's CPUs for ray); other scorers run at once in the run's process",
+    )
+    p.add_argument("--scorers", metavar="WHERE", help=SCORERS_HELP)
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of progress and a table")
     p.set_defaults(handler=handle)
 
@@ -121,6 +130,7 @@ def _handle(args: argparse.Namespace) -> int:
         RunOverrides,
         RunRefusedError,
     )
+    from compare_tui.scoring.placement import scorer_executor, where_scorers_run
 
     store = open_store(args.store, create=True)
     catalogue = load_catalogue_or_fail(args.models)
@@ -151,16 +161,24 @@ def _handle(args: argparse.Namespace) -> int:
                 margin_pp=args.margin,
             )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
-        session = EngineSession(store, plan, catalogue, observer, goldset=goldset)
+        # Before anything is prepared or sent: a scorer cluster that cannot be used refuses the run.
+        scorers = scorer_executor(args.scorers, args.scorer_jobs)
         try:
-            prepared = session.prepare()
-        except RunRefusedError as exc:
-            raise CommandError(str(exc) if args.resume else f"refused: {exc}") from None
-        _serving_notes(prepared)
-        statuses = _execute(session, observer)
+            session = EngineSession(store, plan, catalogue, observer, goldset=goldset, scorers=scorers)
+            try:
+                prepared = session.prepare()
+            except RunRefusedError as exc:
+                raise CommandError(str(exc) if args.resume else f"refused: {exc}") from None
+            _serving_notes(prepared)
+            if not args.json:
+                say(f"scorers: {where_scorers_run(scorers.describe())}", file=sys.stderr)
+            statuses = _execute(session, observer)
+        finally:
+            scorers.close()
         comparison_id = session.comparison_id
         if args.json:
-            print(json.dumps(_summary(store, comparison_id, prepared, statuses), indent=2))
+            summary = _summary(store, comparison_id, prepared, statuses) | {"scorers": scorers.describe()}
+            print(json.dumps(summary, indent=2))
         else:
             _print_outcome(store, comparison_id, prepared, statuses)
     if observer.interrupted is not None:

@@ -49,6 +49,7 @@ from compare_tui.engine.runner import RunExecutor
 from compare_tui.engine.settings import RunOverrides
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.goldset.models import DecisionSettings
+from compare_tui.scoring.executor import ScorerExecutor
 from compare_tui.store import (
     ComparisonRecord,
     RunLeasedError,
@@ -111,12 +112,15 @@ class EngineSession:
         *,
         goldset: GoldenSet | None = None,
         environ: Mapping[str, str] | None = None,
+        scorers: ScorerExecutor | None = None,
     ) -> None:
         """`catalogue`: the catalogue, or its file (read when the session prepares: a missing or
         malformed file is a refusal). `goldset`: the plan's set when the caller has already read
         it (else it is read from disk when the session prepares). `environ`: where virtual keys
-        are read (default os.environ)."""
+        are read (default os.environ). `scorers`: where command scorers run, shared by every run
+        of the session and closed by the caller (None: this machine, one per core)."""
         self.store, self.plan, self.observer, self.environ = store, plan, observer, environ
+        self.scorers = scorers
         self._goldset_given = goldset
         self._catalogue_source = catalogue
         self.comparison_id: str | None = None
@@ -133,10 +137,17 @@ class EngineSession:
         """The leases of the runs this session prepared (None until it takes them)."""
 
     @classmethod
-    def of_prepared(cls, store: Store, prepared: list[PreparedRun], observer: RunObserver) -> EngineSession:
+    def of_prepared(
+        cls,
+        store: Store,
+        prepared: list[PreparedRun],
+        observer: RunObserver,
+        *,
+        scorers: ScorerExecutor | None = None,
+    ) -> EngineSession:
         """A session over runs prepared elsewhere (an experiment prepares one run at a time);
         `run()` and `execute()` skip preparing."""
-        session = cls(store, ResumePlan(tuple(p.run.id for p in prepared)), Path(), observer)
+        session = cls(store, ResumePlan(tuple(p.run.id for p in prepared)), Path(), observer, scorers=scorers)
         session.prepared = list(prepared)
         session.comparison_id = prepared[0].run.comparison_id if prepared else None
         return session
@@ -364,7 +375,9 @@ class EngineSession:
                 self.leases.close()
                 raise
         leases = self.leases
-        make = executor or (lambda p: RunExecutor(self.store, p, observer=self.observer, leases=leases))
+        make = executor or (
+            lambda p: RunExecutor(self.store, p, observer=self.observer, leases=leases, scorers=self.scorers)
+        )
         with self._guard:
             if self._loop is None:
                 self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
