@@ -186,14 +186,14 @@ def _handle(args: argparse.Namespace) -> int:
     return 0 if all(s == RunStatus.COMPLETED for s in statuses) else 1
 
 
-def execute_prepared(store: Store, prepared: list[PreparedRun], *, quiet: bool) -> list[str]:
+def execute_prepared(store: Store, prepared: list[PreparedRun], *, quiet: bool, together: bool = False) -> list[str]:
     """Execute runs prepared elsewhere (an experiment's) with this command's progress display;
-    return their final statuses."""
+    return their final statuses. `together`: all at the same time (they ask different endpoints)."""
     from compare_tui.commands.progress import make_observer
     from compare_tui.engine import EngineSession
 
     observer = _CommandObserver(make_observer(quiet=quiet), quiet=quiet)
-    return _execute(EngineSession.of_prepared(store, prepared, observer), observer)
+    return _execute(EngineSession.of_prepared(store, prepared, observer), observer, together=together)
 
 
 class _CommandObserver:
@@ -237,7 +237,7 @@ def _say_baseline(event: BaselineChosen, *, quiet: bool) -> None:
     )
 
 
-def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
+def _execute(session: EngineSession, observer: _CommandObserver, *, together: bool = False) -> list[str]:
     """Execute a prepared session with the display open; SIGTERM and Ctrl-C interrupt the
     current run (resumable), and the runs not started count as interrupted too."""
     from compare_tui.store import StoreError
@@ -248,7 +248,7 @@ def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
         assert current is not None
         loop.add_signal_handler(signal.SIGTERM, current.cancel)
         with observer:
-            await session.execute()
+            await session.execute(together=together)
 
     prepared = session.prepared
     try:

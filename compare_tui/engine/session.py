@@ -362,10 +362,15 @@ class EngineSession:
 
     # ------------------------------------------------------------------ executing
 
-    async def execute(self, executor: Callable[[PreparedRun], RunExecutor] | None = None) -> list[str]:
+    async def execute(
+        self, executor: Callable[[PreparedRun], RunExecutor] | None = None, *, together: bool = False
+    ) -> list[str]:
         """Run every prepared run to its end, one model at a time (runs never compete for the
         machine), and report `SessionEnded`. Cancelling marks the current run `interrupted`; an
-        error (the store failed) marks it so too and propagates, naming it in `stopped_run_id`."""
+        error (the store failed) marks it so too and propagates, naming it in `stopped_run_id`.
+
+        `together`: run them all at the same time instead (an experiment's round, whose runs ask
+        different endpoints); statuses stay in the prepared order."""
         if self.leases is None:  # prepared elsewhere (an experiment): take the leases now
             self.leases = HeldLeases(self.store)
             try:
@@ -382,6 +387,9 @@ class EngineSession:
             if self._loop is None:
                 self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
         try:
+            if together:
+                await self._execute_together(make)
+                return list(self.statuses)
             for p in self.prepared:
                 if self._cancelled.is_set():
                     break
@@ -398,6 +406,19 @@ class EngineSession:
             leases.close()
             self.observer.on_event(SessionEnded(self.final_statuses(), self._cancelled.is_set()))
         return list(self.statuses)
+
+    async def _execute_together(self, make: Callable[[PreparedRun], RunExecutor]) -> None:
+        ended = await asyncio.gather(*(make(p).execute() for p in self.prepared), return_exceptions=True)
+        for p, status in zip(self.prepared, ended, strict=True):
+            self.statuses.append(status if isinstance(status, RunStatus) else RunStatus.INTERRUPTED)
+            if isinstance(status, Exception) and self.stopped_run_id is None:
+                self.stopped_run_id = p.run.id
+        for status in ended:  # cancellation first (Ctrl-C), then the first error
+            if isinstance(status, asyncio.CancelledError):
+                raise status
+        for status in ended:
+            if isinstance(status, BaseException):
+                raise status
 
 
 def _taken_over(takeover: Takeover) -> LeaseTakenOver:
