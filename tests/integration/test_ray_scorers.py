@@ -199,6 +199,15 @@ def test_the_cluster_scores_as_this_machine_does(scored_both_ways):
     assert runs["ray"][1]["scorers"]["nodes"] == where["nodes"]
     placed = {json.loads(a["isolation"])["ran_on"] for a in _attempts(ray)}
     assert len(placed) == 2 and all(p.startswith("ray node 127.0.0.1") for p in placed)
+    report = subprocess.run(
+        [sys.executable, "-m", "compare_tui", "report", runs["ray"][1]["comparison"], "--store", str(ray)],
+        env=_env(ray.parent),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert report.returncode == 0, report.stderr
+    assert "ran on a Ray cluster (ray node 127.0.0.1" in " ".join(report.stdout.split())
     assert _environment(local)["scorers"]["kind"] == "local"
 
 
