@@ -40,6 +40,7 @@ examples:
   compare-tui run sample_sets/support-triage --model smollm2-135m --model gemma3-270m
   compare-tui run sample_sets/support-triage --baseline gemma3-270m --model smollm2-135m
   compare-tui run sample_sets/order-extraction --model smollm2-135m --attempts 2 --max-cost 0.05 --json
+  compare-tui run sets/code-tasks --model smollm2-135m --scorers ray=ray://ray-head:10001
   compare-tui run --resume 9835f652e14fb5b2
 
 exit codes: 0 every run completed; 1 a run did not complete (interrupted, failed, or incomplete:

@@ -16,9 +16,9 @@ from compare_tui.scoring.executor import LocalScorers, ScorerExecutor
 
 SCORERS_ENV = "COMPARE_TUI_SCORERS"
 SCORERS_HELP = (
-    "where command scorers run: `local` (this machine, the default) or `ray[=ADDRESS]` (a Ray cluster: "
-    "`auto` for one started on this machine, the default; `ray://HOST:10001`; or the head's GCS address "
-    f"HOST:6379); needs the compare-tui[ray] extra. Default: ${SCORERS_ENV}, else local"
+    "where command scorers run: `local` (this machine) or `ray[=ADDRESS]` (a Ray cluster, with the "
+    "compare-tui[ray] extra; ADDRESS: `auto`, the default, for one started on this machine, "
+    f"`ray://HOST:10001`, or the head's HOST:6379). Default: ${SCORERS_ENV}, else local"
 )
 
 

@@ -88,7 +88,7 @@ def test_default_jobs_is_the_cores_and_zero_is_refused():
 def test_scorers_option_and_environment():
     assert parse_scorers("local") == ("local", None)
     assert parse_scorers("ray") == ("ray", "auto")
-    assert parse_scorers("ray=ray://10.0.0.5:10001") == ("ray", "ray://10.0.0.5:10001")
+    assert parse_scorers("ray=ray://ray-head:10001") == ("ray", "ray://ray-head:10001")
     for bad in ("ray=", "cluster", "ray:auto"):
         with pytest.raises(CompareTuiError, match="give `local`"):
             parse_scorers(bad)

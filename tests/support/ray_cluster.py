@@ -63,6 +63,14 @@ class LoopbackNamespace:
             self.holder.wait()
 
 
+class ThisNamespace:
+    """Stands in for `LoopbackNamespace` in a process already inside one (the benchmark re-runs
+    itself under `unshare --net`): commands run as they are."""
+
+    def command(self, argv: list[str]) -> list[str]:
+        return argv
+
+
 class _Node:
     def __init__(self, proc: subprocess.Popen[str], name: str) -> None:
         self.proc, self.name = proc, name
@@ -85,7 +93,7 @@ class _Node:
 class RayTestCluster:
     """A head plus `nodes - 1` more nodes, one CPU each, inside `ns`."""
 
-    def __init__(self, ns: LoopbackNamespace, *, nodes: int = 2, cpus_per_node: int = 1) -> None:
+    def __init__(self, ns: LoopbackNamespace | ThisNamespace, *, nodes: int = 2, cpus_per_node: int = 1) -> None:
         self.ns, self.count, self.cpus = ns, nodes, cpus_per_node
         self.temp = tempfile.mkdtemp(prefix="ctr-", dir="/tmp")  # short: Ray's socket paths hang off it
         self.nodes: list[_Node] = []
