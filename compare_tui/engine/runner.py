@@ -27,6 +27,7 @@ import asyncio
 import gc
 import random
 from collections import Counter
+from contextlib import aclosing
 from dataclasses import asdict
 from functools import partial
 from typing import Any
@@ -316,11 +317,12 @@ class RunExecutor:
             return ScoreResult(Outcome.ERROR, exchange.error or "no answer"), Answer(), None
         answer = exchange.acc.answer()
         item = ScoreItem(task, number, answer, self.p.goldset.scorer_for(task))
-        async for scored in self.scorers.score_batch(self.p.goldset, [item]):
-            if scored.result is not None:
-                return scored.result, answer, None
-            reason = scored.unavailable or "no scorer could be run"
-            return ScoreResult(Outcome.ERROR, reason), answer, reason
+        async with aclosing(self.scorers.score_batch(self.p.goldset, [item])) as results:
+            async for scored in results:
+                if scored.result is not None:
+                    return scored.result, answer, None
+                reason = scored.unavailable or "no scorer could be run"
+                return ScoreResult(Outcome.ERROR, reason), answer, reason
         raise AssertionError("a scorer executor returned nothing for an item")  # the seam's contract
 
     def _recorded(self) -> dict[str, dict[int, str]]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -56,7 +56,7 @@ class ScorerExecutor(Protocol):
         """Where the command scorers run, in JSON-ready form (stored with each run)."""
         ...
 
-    def score_batch(self, goldset: GoldenSet, items: Sequence[ScoreItem]) -> AsyncIterator[Scored]:
+    def score_batch(self, goldset: GoldenSet, items: Sequence[ScoreItem]) -> AsyncGenerator[Scored, None]:
         """Score `items` (of `goldset`); yield each result as it finishes, in any order."""
         ...
 
@@ -91,7 +91,7 @@ class LocalScorers:
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "jobs": self.jobs}
 
-    async def score_batch(self, goldset: GoldenSet, items: Sequence[ScoreItem]) -> AsyncIterator[Scored]:
+    async def score_batch(self, goldset: GoldenSet, items: Sequence[ScoreItem]) -> AsyncGenerator[Scored, None]:
         commands = [item for item in items if is_command(item)]
         for item in items:
             if not is_command(item):

@@ -25,7 +25,7 @@ import logging
 import os
 import socket
 import stat
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 from compare_tui.errors import CompareTuiError
@@ -193,7 +193,7 @@ class RayScorers:
             ref = self._payloads[goldset.digest] = self._ray.put(_set_payload(goldset))
         return ref
 
-    async def score_batch(self, goldset: GoldenSet, items: Sequence[ScoreItem]) -> AsyncIterator[Scored]:
+    async def score_batch(self, goldset: GoldenSet, items: Sequence[ScoreItem]) -> AsyncGenerator[Scored, None]:
         if self._remote is None:
             raise RuntimeError("RayScorers.connect() was not called")
         for item in items:
