@@ -67,6 +67,21 @@ def _probe(address: str) -> None:
         ) from None
 
 
+def _wait_from_env() -> float:
+    raw = os.environ.get("COMPARE_TUI_SCORER_WAIT_S", "").strip()
+    if not raw:
+        return DEFAULT_WAIT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise ScorerClusterError(
+            f"COMPARE_TUI_SCORER_WAIT_S={raw!r}: give the seconds a scorer may wait to be placed (e.g. 300)"
+        )
+    return value
+
+
 def _set_payload(goldset: GoldenSet) -> dict[str, tuple[bytes, int]]:
     """Every file the set's digest covers, with its mode, checked against the digest's hash."""
     payload = {}
@@ -116,8 +131,7 @@ class RayScorers:
             raise ValueError(f"scorer jobs must be at least 1, not {jobs}")
         self.address = address
         self.jobs = jobs
-        env_wait = os.environ.get("COMPARE_TUI_SCORER_WAIT_S")
-        self.wait_s = wait_s if wait_s is not None else float(env_wait) if env_wait else DEFAULT_WAIT_S
+        self.wait_s = wait_s if wait_s is not None else _wait_from_env()
         self.resources = dict(resources or {})
         self.nodes: list[dict[str, Any]] = []
         self._ray: Any = None

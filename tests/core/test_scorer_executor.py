@@ -103,3 +103,13 @@ def test_set_files_keep_their_paths_and_modes_and_may_not_leave_the_folder(tmp_p
     assert (tmp_path / "data.txt").read_bytes() == b"x"
     with pytest.raises(ValueError, match="leaves the set folder"):
         write_set_files(tmp_path, {"../escape": (b"", 0o644)})
+
+
+def test_a_bad_scorer_wait_is_refused_with_what_to_give(monkeypatch):
+    from compare_tui.scoring.ray_cluster import RayScorers
+
+    monkeypatch.setenv("COMPARE_TUI_SCORER_WAIT_S", "soon")
+    with pytest.raises(CompareTuiError, match="COMPARE_TUI_SCORER_WAIT_S='soon': give the seconds"):
+        RayScorers("auto")
+    monkeypatch.setenv("COMPARE_TUI_SCORER_WAIT_S", "2.5")
+    assert RayScorers("auto").wait_s == 2.5
