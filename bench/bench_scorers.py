@@ -147,7 +147,7 @@ def render(args: argparse.Namespace, rows: list[dict]) -> None:
     agree = all(r["outcomes"] == rows[0]["outcomes"] for r in rows)
     passed = sum(1 for o in rows[0]["outcomes"].values() if o == "pass")
     lines = [
-        "## Command scorers at scale: this machine vs a Ray cluster",
+        "# Command scorers at scale: this machine vs a Ray cluster",
         "",
         f"Command: `PYTHONPATH=. .venv/bin/python bench/bench_scorers.py --tasks {n} --cpu-s {args.cpu_s:g}`",
         f"{n} generated code tasks; each scorer runs a test suite until it has spent {args.cpu_s:g} s of CPU "
