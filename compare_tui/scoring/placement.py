@@ -66,7 +66,9 @@ def where_scorers_run(described: Mapping[str, Any]) -> str:
     jobs = described.get("jobs")
     if described.get("kind") == "ray":
         nodes = described.get("nodes") or []
-        listed = ", ".join(f"{n.get('address')} ({n.get('cpus', 0):g} CPU)" for n in nodes)
+        listed = ", ".join(
+            f"{n.get('address')} (node {str(n.get('node_id'))[:8]}, {n.get('cpus', 0):g} CPU)" for n in nodes
+        )
         return (
             f"command scorers on the Ray cluster at {described.get('address')}, {len(nodes)} node(s): {listed}; "
             f"{jobs} at once, a lost node's scorers retried {described.get('retries')}x; "

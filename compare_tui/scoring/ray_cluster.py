@@ -26,6 +26,7 @@ import os
 import socket
 import stat
 from collections.abc import AsyncGenerator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from compare_tui.errors import CompareTuiError
@@ -160,7 +161,8 @@ class RayScorers:
         try:
             ray.init(
                 address=self.address,
-                runtime_env={"py_modules": [compare_tui]},
+                # By path, not the module object: Ray Client (ray://) pickles the runtime environment.
+                runtime_env={"py_modules": [str(Path(compare_tui.__file__).parent)]},
                 namespace="compare-tui",
                 logging_level=logging.ERROR,
                 log_to_driver=False,

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_openai import FakeServer
-from tests.support.ray_cluster import GCS_PORT, SECRET, LoopbackNamespace, RayTestCluster
+from tests.support.ray_cluster import CLIENT_PORT, GCS_PORT, SECRET, LoopbackNamespace, RayTestCluster
 from tests.tui.test_tui_data import write_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,16 +168,18 @@ def _finish(proc: subprocess.Popen[str]) -> tuple[int, dict | None, str]:
 def scored_both_ways(bench):
     goldset = _write_set(bench.tmp / "set", 10, 0.3)
     _add_sandbox_tasks(goldset)
-    local, ray = bench.tmp / "local.sqlite", bench.tmp / "ray.sqlite"
+    local, ray, client = bench.tmp / "local.sqlite", bench.tmp / "ray.sqlite", bench.tmp / "client.sqlite"
     runs = {
         "local": _finish(bench.run(goldset, local, "--scorers", "local", wait=False)),
         "ray": _finish(bench.run(goldset, ray, "--scorers", f"ray={bench.cluster.address}", wait=False)),
+        # The same cluster through Ray Client (ray://), the way a remote cluster is reached.
+        "client": _finish(bench.run(goldset, client, "--scorers", f"ray=ray://127.0.0.1:{CLIENT_PORT}", wait=False)),
     }
-    return runs, local, ray
+    return runs, local, ray, client
 
 
 def test_the_cluster_scores_as_this_machine_does(scored_both_ways):
-    runs, local, ray = scored_both_ways
+    runs, local, ray, client = scored_both_ways
     for name, (code, summary, err) in runs.items():
         assert code == 0, f"{name}: {err}"
         assert summary["runs"][0]["status"] == "completed"
@@ -185,7 +187,7 @@ def test_the_cluster_scores_as_this_machine_does(scored_both_ways):
     def outcomes(store):
         return {a["task_id"]: (a["outcome"], a["score_detail"]) for a in _attempts(store)}
 
-    assert outcomes(local) == outcomes(ray)
+    assert outcomes(local) == outcomes(ray) == outcomes(client)
     seen = outcomes(ray)
     assert seen["t0"] == ("pass", "command passed: checked t0")
     assert seen["t1"] == ("fail", "command failed: checked t1")
@@ -212,7 +214,7 @@ def test_the_cluster_scores_as_this_machine_does(scored_both_ways):
 
 
 def test_the_sandbox_holds_on_a_worker(scored_both_ways):
-    _, _, ray = scored_both_ways
+    _, _, ray, _ = scored_both_ways
     by_task = {a["task_id"]: a for a in _attempts(ray)}
     probe = by_task["sandbox"]
     # Cleaned environment (the node's secret is gone), a fresh temp dir, the set's files there,
