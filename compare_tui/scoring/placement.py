@@ -66,11 +66,14 @@ def where_scorers_run(described: Mapping[str, Any]) -> str:
     jobs = described.get("jobs")
     if described.get("kind") == "ray":
         nodes = described.get("nodes") or []
+        address, gcs = described.get("address"), described.get("gcs_address")
+        if gcs and gcs != address:
+            address = f"{address} ({gcs})"
         listed = ", ".join(
             f"{n.get('address')} (node {str(n.get('node_id'))[:8]}, {n.get('cpus', 0):g} CPU)" for n in nodes
         )
         return (
-            f"command scorers on the Ray cluster at {described.get('address')}, {len(nodes)} node(s): {listed}; "
+            f"command scorers on the Ray cluster at {address}, {len(nodes)} node(s): {listed}; "
             f"{jobs} at once, a lost node's scorers retried {described.get('retries')}x; "
             "each in the same process sandbox on its worker"
         )

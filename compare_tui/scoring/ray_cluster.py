@@ -135,6 +135,7 @@ class RayScorers:
         self.wait_s = wait_s if wait_s is not None else _wait_from_env()
         self.resources = dict(resources or {})
         self.nodes: list[dict[str, Any]] = []
+        self.gcs_address: str | None = None
         self._ray: Any = None
         self._remote: Any = None
         self._payloads: dict[str, Any] = {}
@@ -173,6 +174,10 @@ class RayScorers:
                 "nothing was sent to any model. Start it (`ray start --head`) or correct --scorers"
             ) from None
         self._ray = ray
+        try:  # what `auto` (or a client address) resolved to; Ray Client does not say
+            self.gcs_address = str(ray.get_runtime_context().gcs_address)
+        except Exception:  # noqa: BLE001 - not available through Ray Client
+            self.gcs_address = None
         cluster: Any = ray  # `ray.nodes` is untyped
         self.nodes = [
             {"node_id": n["NodeID"], "address": n["NodeManagerAddress"], "cpus": n["Resources"].get("CPU", 0)}
@@ -195,6 +200,7 @@ class RayScorers:
         return {
             "kind": self.kind,
             "address": self.address,
+            "gcs_address": self.gcs_address,
             "nodes": self.nodes,
             "jobs": self.jobs,
             "retries": RETRIES,
@@ -252,7 +258,7 @@ class RayScorers:
                     f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}); "
                     "the task is left not done: resume the run",
                 )
-        return Scored(item, _placed(result, where, self.address))
+        return Scored(item, _placed(result, where, self.gcs_address or self.address))
 
     def close(self) -> None:
         if self._ray is not None:
