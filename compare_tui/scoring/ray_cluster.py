@@ -140,7 +140,7 @@ class RayScorers:
         self._remote: Any = None
         self._payloads: dict[str, Any] = {}
         self._slots: asyncio.Semaphore | None = None
-        self._sandbox: dict[str, Any] | None = None
+        self._slots_loop: asyncio.AbstractEventLoop | None = None
 
     def connect(self) -> None:
         """Connect to the cluster, ship compare-tui's code with the job, and list its nodes.
@@ -224,8 +224,9 @@ class RayScorers:
         commands = [item for item in items if is_command(item)]
         if not commands:
             return
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.jobs or 1)
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots_loop is not loop:  # a semaphore serves one event loop
+            self._slots, self._slots_loop = asyncio.Semaphore(self.jobs or 1), loop
         payload = self._payload(goldset)
         for finished in asyncio.as_completed([self._one(payload, item) for item in commands]):
             yield await finished
