@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from compare_tui.errors import CompareTuiError
 from compare_tui.goldset import load_golden_set
@@ -113,3 +115,22 @@ def test_a_bad_scorer_wait_is_refused_with_what_to_give(monkeypatch):
         RayScorers("auto")
     monkeypatch.setenv("COMPARE_TUI_SCORER_WAIT_S", "2.5")
     assert RayScorers("auto").wait_s == 2.5
+
+
+@given(st.text(min_size=1).filter(lambda a: a.strip() != ""))
+def test_any_address_after_ray_is_taken_as_written_less_surrounding_space(address):
+    assert parse_scorers(f"ray={address}") == ("ray", address.strip())
+
+
+@given(st.text())
+def test_anything_else_is_local_ray_or_refused_never_misread(choice):
+    try:
+        kind, address = parse_scorers(choice)
+    except CompareTuiError as exc:
+        assert "give `local`" in str(exc)
+        return
+    value = choice.strip()
+    assert (kind, address) == (
+        ("local", None) if value == "local" else ("ray", "auto") if value == "ray" else ("ray", value[4:].strip())
+    )
+    assert value in ("local", "ray") or value.startswith("ray=")
