@@ -171,7 +171,7 @@ def _handle(args: argparse.Namespace) -> int:
             except RunRefusedError as exc:
                 raise CommandError(str(exc) if args.resume else f"refused: {exc}") from None
             _serving_notes(prepared)
-            if not args.json:
+            if not args.json and any(goldset.scorer_for(t).kind == "command" for t in goldset.tasks):
                 say(f"scorers: {where_scorers_run(scorers.describe())}", file=sys.stderr)
             statuses = _execute(session, observer)
         finally:
