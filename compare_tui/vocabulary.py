@@ -85,6 +85,9 @@ class ErrorClass(StrEnum):
     TRUNCATED = "truncated"
     TOO_LARGE = "too_large"
     """The answer passed the raw reader's size bound (`engine.client.MAX_RAW_BYTES`): reading stopped."""
+    SCORER_UNAVAILABLE = "scorer_unavailable"
+    """The model answered, but no scorer could be run for the answer (every node of the scorer
+    cluster that could take it was lost, or none could be placed in time): nothing measured."""
 
 
 class JudgeFailure(StrEnum):
@@ -123,11 +126,12 @@ NOT_MEASURED_CLASSES = frozenset(
         ErrorClass.HTTP_429,
         ErrorClass.HTTP_5XX,
         ErrorClass.AUTH,
+        ErrorClass.SCORER_UNAVAILABLE,
     }
 )
 """Error classes of an attempt where no model answered: the network or the server failed
 (connection refused or reset, a gateway that could not reach its upstream, a timeout, 5xx or
-429 after the retries, a refused key). Such
+429 after the retries, a refused key), or where no scorer could be run for the answer. Such
 an attempt measured nothing: its task stays *not done*, a resume retries it, and it never
 enters a figure. Every other error (the scorer itself failed, the server rejected the
 request, a stream cut short after part of an answer) is a recorded outcome."""

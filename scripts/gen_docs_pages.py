@@ -33,6 +33,7 @@ TOPICS: list[tuple[str, str, tuple[str, ...]]] = [
     ("soak.md", "Soak: faults and load", ("Soak",)),
     ("coverage.md", "Coverage of every 95 % interval", ("Coverage",)),
     ("toolcalls.md", "Tool calls of the bundled models", ("Tool calls",)),
+    ("scaleout.md", "Scale-out: scorers and experiments", ("Command scorers at scale", "Experiments: cells")),
 ]
 OTHER = ("other.md", "Other results")
 

@@ -44,6 +44,26 @@ if [ "$(cat "$COMPARE_TUI_LITELLM_VENV/.compare-tui-pin" 2>/dev/null)" != "litel
   fi
   echo "litellm[proxy]==$LITELLM_PIN" > "$COMPARE_TUI_LITELLM_VENV/.compare-tui-pin"
 fi
+# The Ray scorer tests (tests/integration/test_ray_scorers.py) start a real two-node Ray cluster
+# with the project's extra `ray` (pinned in pyproject.toml), inside a loopback-only network
+# namespace (unshare, nsenter and ip). A failure here fails the suite: no silent skip.
+RAY_PIN="2.60.0"
+if [ "$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("ray"))' 2>/dev/null)" != "$RAY_PIN" ] ||
+   ! .venv/bin/python -c 'import grpc' 2>/dev/null; then
+  echo "provisioning Ray $RAY_PIN (the extra compare-tui[ray]) into .venv (once; pip caches it)" >&2
+  if ! .venv/bin/pip install -q --disable-pip-version-check "ray[client]==$RAY_PIN"; then
+    echo "could not install ray[client]==$RAY_PIN into .venv (the error is above; pip needs the package index or its cache): fix that and run the tests again" >&2
+    exit 2
+  fi
+fi
+if ! command -v ip >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq iproute2 >/dev/null
+  else
+    echo "ip (iproute2) is needed by the Ray scorer tests: install it (sudo apt-get install iproute2)" >&2
+    exit 2
+  fi
+fi
 # Keep the suite's files (state dir, store, assembled models) away from the user's own.
 export COMPARE_TUI_TEST_ROOT="${COMPARE_TUI_TEST_ROOT:-$PWD/.state/test}"
 mkdir -p "$COMPARE_TUI_TEST_ROOT"

@@ -248,7 +248,7 @@ def _run(args: argparse.Namespace) -> int:
                 config,
                 goldset,
                 entries,
-                lambda prepared: execute_prepared(store, [prepared], quiet=args.json)[0],
+                lambda prepared: execute_prepared(store, prepared, quiet=args.json, together=True),
             )
         except LaunchRefused as exc:
             raise CommandError(f"experiment {args.name}: {exc}") from None

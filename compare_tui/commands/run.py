@@ -19,6 +19,7 @@ from compare_tui.commands.common import (
     say,
 )
 from compare_tui.commands.report import margin_points
+from compare_tui.scoring.placement import SCORERS_HELP
 from compare_tui.vocabulary import RunStatus
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ examples:
   compare-tui run sample_sets/support-triage --model smollm2-135m --model gemma3-270m
   compare-tui run sample_sets/support-triage --baseline gemma3-270m --model smollm2-135m
   compare-tui run sample_sets/order-extraction --model smollm2-135m --attempts 2 --max-cost 0.05 --json
+  compare-tui run sets/code-tasks --model smollm2-135m --scorers ray=ray://ray-head:10001
   compare-tui run --resume 9835f652e14fb5b2
 
 exit codes: 0 every run completed; 1 a run did not complete (interrupted, failed, or incomplete:
@@ -99,6 +101,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "quantisation) than its catalogue entry's [model.serving] (default: run with a caveat listing "
         "each difference; the manifest's [run] strict_serving = true makes it the default)",
     )
+    p.add_argument(
+        "--scorer-jobs",
+        type=int,
+        metavar="N",
+        help="command scorers at once (default: this machine's cores for --scorers local, the "
+        "cluster's CPUs for ray); other scorers run at once in the run's process",
+    )
+    p.add_argument("--scorers", metavar="WHERE", help=SCORERS_HELP)
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of progress and a table")
     p.set_defaults(handler=handle)
 
@@ -121,6 +131,7 @@ def _handle(args: argparse.Namespace) -> int:
         RunOverrides,
         RunRefusedError,
     )
+    from compare_tui.scoring.placement import scorer_executor, where_scorers_run
 
     store = open_store(args.store, create=True)
     catalogue = load_catalogue_or_fail(args.models)
@@ -151,16 +162,24 @@ def _handle(args: argparse.Namespace) -> int:
                 margin_pp=args.margin,
             )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
-        session = EngineSession(store, plan, catalogue, observer, goldset=goldset)
+        # Before anything is prepared or sent: a scorer cluster that cannot be used refuses the run.
+        scorers = scorer_executor(args.scorers, args.scorer_jobs)
         try:
-            prepared = session.prepare()
-        except RunRefusedError as exc:
-            raise CommandError(str(exc) if args.resume else f"refused: {exc}") from None
-        _serving_notes(prepared)
-        statuses = _execute(session, observer)
+            session = EngineSession(store, plan, catalogue, observer, goldset=goldset, scorers=scorers)
+            try:
+                prepared = session.prepare()
+            except RunRefusedError as exc:
+                raise CommandError(str(exc) if args.resume else f"refused: {exc}") from None
+            _serving_notes(prepared)
+            if not args.json and any(goldset.scorer_for(t).kind == "command" for t in goldset.tasks):
+                say(f"scorers: {where_scorers_run(scorers.describe())}", file=sys.stderr)
+            statuses = _execute(session, observer)
+        finally:
+            scorers.close()
         comparison_id = session.comparison_id
         if args.json:
-            print(json.dumps(_summary(store, comparison_id, prepared, statuses), indent=2))
+            summary = _summary(store, comparison_id, prepared, statuses) | {"scorers": scorers.describe()}
+            print(json.dumps(summary, indent=2))
         else:
             _print_outcome(store, comparison_id, prepared, statuses)
     if observer.interrupted is not None:
@@ -168,14 +187,14 @@ def _handle(args: argparse.Namespace) -> int:
     return 0 if all(s == RunStatus.COMPLETED for s in statuses) else 1
 
 
-def execute_prepared(store: Store, prepared: list[PreparedRun], *, quiet: bool) -> list[str]:
+def execute_prepared(store: Store, prepared: list[PreparedRun], *, quiet: bool, together: bool = False) -> list[str]:
     """Execute runs prepared elsewhere (an experiment's) with this command's progress display;
-    return their final statuses."""
+    return their final statuses. `together`: all at the same time (they ask different endpoints)."""
     from compare_tui.commands.progress import make_observer
     from compare_tui.engine import EngineSession
 
     observer = _CommandObserver(make_observer(quiet=quiet), quiet=quiet)
-    return _execute(EngineSession.of_prepared(store, prepared, observer), observer)
+    return _execute(EngineSession.of_prepared(store, prepared, observer), observer, together=together)
 
 
 class _CommandObserver:
@@ -219,7 +238,7 @@ def _say_baseline(event: BaselineChosen, *, quiet: bool) -> None:
     )
 
 
-def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
+def _execute(session: EngineSession, observer: _CommandObserver, *, together: bool = False) -> list[str]:
     """Execute a prepared session with the display open; SIGTERM and Ctrl-C interrupt the
     current run (resumable), and the runs not started count as interrupted too."""
     from compare_tui.store import StoreError
@@ -230,7 +249,7 @@ def _execute(session: EngineSession, observer: _CommandObserver) -> list[str]:
         assert current is not None
         loop.add_signal_handler(signal.SIGTERM, current.cancel)
         with observer:
-            await session.execute()
+            await session.execute(together=together)
 
     prepared = session.prepared
     try:

@@ -17,6 +17,7 @@ rely on:
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -26,7 +27,8 @@ from typing import Any
 from compare_tui.errors import CompareTuiError
 from compare_tui.goldset.digest import input_digest, scorers_digest
 from compare_tui.goldset.models import GoldenSet, Task
-from compare_tui.scoring import Answer, ToolCall, score
+from compare_tui.scoring import Answer, ScoreResult, ToolCall
+from compare_tui.scoring.executor import LocalScorers, ScoreItem
 from compare_tui.store import RunRecord, RunStatus, Store
 from compare_tui.store.records import AttemptRecord, ComparisonRecord, ReviewRecord, new_run_id, utc_now
 from compare_tui.vocabulary import FINISHED_STATUSES, measured, task_outcome
@@ -107,11 +109,40 @@ def _answer(attempt: AttemptRecord) -> Answer:
     return Answer(text=attempt.answer_text, tool_calls=calls, reasoning=attempt.reasoning)
 
 
-def _rescored_attempt(attempt: AttemptRecord, task: Task, goldset: GoldenSet, run_id: str) -> AttemptRecord:
+def _rescorable(attempt: AttemptRecord) -> bool:
+    """An attempt whose answer a scorer decided (not one whose request or scorer measured nothing)."""
+    return measured(str(attempt.outcome), attempt.error_class) and attempt.error_class is None
+
+
+def _score_all(
+    attempts: Sequence[AttemptRecord], tasks: dict[str, Task], goldset: GoldenSet
+) -> dict[tuple[str, int], ScoreResult]:
+    """Every rescorable attempt's new result, by (task id, attempt), scored through the executor
+    seam (command scorers as many at once as this machine has cores)."""
+    items = [
+        ScoreItem(tasks[a.task_id], a.attempt, _answer(a), goldset.scorer_for(tasks[a.task_id]))
+        for a in attempts
+        if _rescorable(a)
+    ]
+    executor = LocalScorers()
+
+    async def collect() -> dict[tuple[str, int], ScoreResult]:
+        found = {}
+        async for scored in executor.score_batch(goldset, items):
+            assert scored.result is not None  # this machine always runs its scorers
+            found[(scored.item.task.id, scored.item.attempt)] = scored.result
+        return found
+
+    try:
+        return asyncio.run(collect())
+    finally:
+        executor.close()
+
+
+def _rescored_attempt(attempt: AttemptRecord, result: ScoreResult | None, run_id: str) -> AttemptRecord:
     data = attempt.model_dump()
     data.update(id="", run_id=run_id)
-    if measured(str(attempt.outcome), attempt.error_class) and attempt.error_class is None:
-        result = score(task, goldset.scorer_for(task), _answer(attempt), set_root=goldset.root)
+    if result is not None:
         notes = attempt.score_data.get("notes")
         data.update(
             outcome=result.outcome,
@@ -159,7 +190,8 @@ def rescore_run(store: Store, source: RunRecord, goldset: GoldenSet, *, comparis
             "comparison_id": comparison_id,
         }
     )
-    new = [_rescored_attempt(a, tasks[a.task_id], goldset, run.id) for a in old]
+    results = _score_all(old, tasks, goldset)
+    new = [_rescored_attempt(a, results.get((a.task_id, a.attempt)), run.id) for a in old]
     before, after = _outcomes(old, verdicts), _outcomes(new, verdicts)
     changed = [
         {"task": t, "from": before[t], "to": after[t]} for t in tasks if t in before and before[t] != after.get(t)

@@ -27,6 +27,7 @@ import asyncio
 import gc
 import random
 from collections import Counter
+from contextlib import aclosing
 from dataclasses import asdict
 from functools import partial
 from typing import Any
@@ -43,7 +44,7 @@ from compare_tui.engine.request import chat_body
 from compare_tui.engine.retry import RetryPolicy, with_retries
 from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task
-from compare_tui.scoring import score
+from compare_tui.scoring.executor import LocalScorers, ScoreItem, ScorerExecutor
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
 from compare_tui.store import RunStatus, Store, measured
 from compare_tui.store import utc_now as now_iso
@@ -76,11 +77,16 @@ class RunExecutor:
         retry: RetryPolicy | None = None,
         gpu_sampler: GpuSampler | None = None,
         leases: HeldLeases | None = None,
+        scorers: ScorerExecutor | None = None,
     ) -> None:
         """`leases`: the session's leases (this run's is taken if not held yet, and released
-        when the run stops); None: the executor takes and releases the run's lease itself."""
+        when the run stops); None: the executor takes and releases the run's lease itself.
+        `scorers`: where command scorers run (None: this machine, one per core, closed when the
+        run ends; one given is the caller's to close)."""
         self.store = store
         self.leases = leases
+        self._own_scorers = scorers is None
+        self.scorers: ScorerExecutor = scorers or LocalScorers()
         self.p = prepared
         self.observer = observer or _Quiet()
         self.retry = retry or RetryPolicy()
@@ -128,6 +134,8 @@ class RunExecutor:
             if _RUNNING == 0:
                 gc.set_threshold(*_THRESHOLDS)
                 gc.unfreeze()
+            if self._own_scorers:
+                self.scorers.close()
 
     async def _execute(self, token: str) -> RunStatus:
         run, settings = self.p.run, self.p.settings
@@ -153,7 +161,7 @@ class RunExecutor:
                     run.id,
                     lease_token=token,
                     environment=capture_environment(server_identity=identity, settings=settings.as_dict())
-                    | {"http_transport": TRANSPORT, "key_check": self.p.key_check}
+                    | {"http_transport": TRANSPORT, "key_check": self.p.key_check, "scorers": self.scorers.describe()}
                     | ({"resumes": resumes} if resumes else {}),
                 )
                 done_before = len(self.p.goldset.tasks) - len(pending)
@@ -246,11 +254,15 @@ class RunExecutor:
             requests.append(values)
 
         exchange, retries = await with_retries(send_audited, self.retry, on_exchange=audit, rng=self._rng)
-        result, answer = await self._score(task, exchange)
+        result, answer, unavailable = await self._score(task, number, exchange)
         acc = exchange.acc
         prompt, completion = acc.tokens() if acc else (None, None)
         notes = exchange.notes + (acc.notes if acc else [])
-        outcome, error_class = result.outcome, exchange.error_class
+        outcome, error_class, error = result.outcome, exchange.error_class, exchange.error
+        if unavailable is not None:
+            # The model answered but no scorer could be run: nothing measured, the task stays
+            # not done (a resume asks again), and the answer is kept as evidence.
+            error_class, error = ErrorClass.SCORER_UNAVAILABLE, unavailable
         ttft, e2e = (_round(acc.ttft_ms()), _round(acc.e2e_ms())) if acc else (None, None)
         # The row itself, not a validated `AttemptRecord` (a sixth of an attempt's CPU at 64
         # in flight): every value is typed here, and the store validates each row it reads back.
@@ -266,7 +278,7 @@ class RunExecutor:
             score_data=result.data | ({"notes": notes} if notes else {}),
             isolation=result.isolation,
             error_class=error_class,
-            error=exchange.error,
+            error=error,
             ttft_ms=ttft,
             e2e_ms=e2e,
             prompt_tokens=prompt,
@@ -297,21 +309,24 @@ class RunExecutor:
                 prompt,
                 completion,
                 retries,
-                exchange.error,
+                error,
             )
         )
-        return outcome, error_class, exchange.error
+        return outcome, error_class, error
 
-    async def _score(self, task: Task, exchange: Exchange) -> tuple[ScoreResult, Answer]:
+    async def _score(self, task: Task, number: int, exchange: Exchange) -> tuple[ScoreResult, Answer, str | None]:
+        """The scorer's result, the answer, and why no scorer could be run (None when one was)."""
         if exchange.error_class is not None or exchange.acc is None:
-            return ScoreResult(Outcome.ERROR, exchange.error or "no answer"), Answer()
+            return ScoreResult(Outcome.ERROR, exchange.error or "no answer"), Answer(), None
         answer = exchange.acc.answer()
-        spec = self.p.goldset.scorer_for(task)
-        if spec.kind == "command":  # runs a process: keep the event loop free
-            result = await asyncio.to_thread(score, task, spec, answer, set_root=self.p.goldset.root)
-        else:
-            result = score(task, spec, answer, set_root=self.p.goldset.root)
-        return result, answer
+        item = ScoreItem(task, number, answer, self.p.goldset.scorer_for(task))
+        async with aclosing(self.scorers.score_batch(self.p.goldset, [item])) as results:
+            async for scored in results:
+                if scored.result is not None:
+                    return scored.result, answer, None
+                reason = scored.unavailable or "no scorer could be run"
+                return ScoreResult(Outcome.ERROR, reason), answer, reason
+        raise AssertionError("a scorer executor returned nothing for an item")  # the seam's contract
 
     def _recorded(self) -> dict[str, dict[int, str]]:
         """task id → attempt number → outcome, for the attempts that measured something."""

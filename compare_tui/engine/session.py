@@ -49,6 +49,7 @@ from compare_tui.engine.runner import RunExecutor
 from compare_tui.engine.settings import RunOverrides
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.goldset.models import DecisionSettings
+from compare_tui.scoring.executor import ScorerExecutor
 from compare_tui.store import (
     ComparisonRecord,
     RunLeasedError,
@@ -111,12 +112,15 @@ class EngineSession:
         *,
         goldset: GoldenSet | None = None,
         environ: Mapping[str, str] | None = None,
+        scorers: ScorerExecutor | None = None,
     ) -> None:
         """`catalogue`: the catalogue, or its file (read when the session prepares: a missing or
         malformed file is a refusal). `goldset`: the plan's set when the caller has already read
         it (else it is read from disk when the session prepares). `environ`: where virtual keys
-        are read (default os.environ)."""
+        are read (default os.environ). `scorers`: where command scorers run, shared by every run
+        of the session and closed by the caller (None: this machine, one per core)."""
         self.store, self.plan, self.observer, self.environ = store, plan, observer, environ
+        self.scorers = scorers
         self._goldset_given = goldset
         self._catalogue_source = catalogue
         self.comparison_id: str | None = None
@@ -133,10 +137,17 @@ class EngineSession:
         """The leases of the runs this session prepared (None until it takes them)."""
 
     @classmethod
-    def of_prepared(cls, store: Store, prepared: list[PreparedRun], observer: RunObserver) -> EngineSession:
+    def of_prepared(
+        cls,
+        store: Store,
+        prepared: list[PreparedRun],
+        observer: RunObserver,
+        *,
+        scorers: ScorerExecutor | None = None,
+    ) -> EngineSession:
         """A session over runs prepared elsewhere (an experiment prepares one run at a time);
         `run()` and `execute()` skip preparing."""
-        session = cls(store, ResumePlan(tuple(p.run.id for p in prepared)), Path(), observer)
+        session = cls(store, ResumePlan(tuple(p.run.id for p in prepared)), Path(), observer, scorers=scorers)
         session.prepared = list(prepared)
         session.comparison_id = prepared[0].run.comparison_id if prepared else None
         return session
@@ -351,10 +362,15 @@ class EngineSession:
 
     # ------------------------------------------------------------------ executing
 
-    async def execute(self, executor: Callable[[PreparedRun], RunExecutor] | None = None) -> list[str]:
+    async def execute(
+        self, executor: Callable[[PreparedRun], RunExecutor] | None = None, *, together: bool = False
+    ) -> list[str]:
         """Run every prepared run to its end, one model at a time (runs never compete for the
         machine), and report `SessionEnded`. Cancelling marks the current run `interrupted`; an
-        error (the store failed) marks it so too and propagates, naming it in `stopped_run_id`."""
+        error (the store failed) marks it so too and propagates, naming it in `stopped_run_id`.
+
+        `together`: run them all at the same time instead (an experiment's round, whose runs ask
+        different endpoints); statuses stay in the prepared order."""
         if self.leases is None:  # prepared elsewhere (an experiment): take the leases now
             self.leases = HeldLeases(self.store)
             try:
@@ -364,11 +380,16 @@ class EngineSession:
                 self.leases.close()
                 raise
         leases = self.leases
-        make = executor or (lambda p: RunExecutor(self.store, p, observer=self.observer, leases=leases))
+        make = executor or (
+            lambda p: RunExecutor(self.store, p, observer=self.observer, leases=leases, scorers=self.scorers)
+        )
         with self._guard:
             if self._loop is None:
                 self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
         try:
+            if together:
+                await self._execute_together(make)
+                return list(self.statuses)
             for p in self.prepared:
                 if self._cancelled.is_set():
                     break
@@ -385,6 +406,19 @@ class EngineSession:
             leases.close()
             self.observer.on_event(SessionEnded(self.final_statuses(), self._cancelled.is_set()))
         return list(self.statuses)
+
+    async def _execute_together(self, make: Callable[[PreparedRun], RunExecutor]) -> None:
+        ended = await asyncio.gather(*(make(p).execute() for p in self.prepared), return_exceptions=True)
+        for p, status in zip(self.prepared, ended, strict=True):
+            self.statuses.append(status if isinstance(status, RunStatus) else RunStatus.INTERRUPTED)
+            if isinstance(status, Exception) and self.stopped_run_id is None:
+                self.stopped_run_id = p.run.id
+        for status in ended:  # cancellation first (Ctrl-C), then the first error
+            if isinstance(status, asyncio.CancelledError):
+                raise status
+        for status in ended:
+            if isinstance(status, BaseException):
+                raise status
 
 
 def _taken_over(takeover: Takeover) -> LeaseTakenOver:

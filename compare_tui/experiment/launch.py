@@ -1,10 +1,12 @@
-"""Launching an experiment's missing runs through the engine, one run at a time.
+"""Launching an experiment's missing runs through the engine, one run per endpoint at a time.
 
 Only what is missing is launched: for each arm, N less the runs its cell holds and has in
-flight, read again from the store before every launch, so a second `experiment run` of the
+flight, read again from the store before every round, so a second `experiment run` of the
 same (or an overlapping) experiment in another terminal is counted instead of duplicated.
-Each run is prepared just before it executes, so an interruption leaves at most one run in
-flight (finish it with `compare-tui run --resume RUN_ID`). A run in flight that a live process
+Arms whose models sit behind different endpoints run at the same time, in one process (a round
+holds one run per endpoint); arms sharing an endpoint go one after another, as they would
+compete for its server. Each run is prepared just before its round, so an interruption leaves
+at most one run per endpoint in flight (finish it with `compare-tui run --resume RUN_ID`). A run in flight that a live process
 is executing (it holds the run's lease) is left to it: that cell is skipped, and said so
 (`being_executed`).
 
@@ -129,22 +131,34 @@ def _prepare(
     return prepared
 
 
+def endpoint_lanes(config: ExperimentConfig, entries: Mapping[str, ModelEntry]) -> list[list[ArmConfig]]:
+    """The arms grouped by the endpoint they ask, in arm order: runs of one lane compete for one
+    server and go one after another; lanes ask different servers and run at the same time."""
+    lanes: dict[str, list[ArmConfig]] = {}
+    for arm in config.arms:
+        lanes.setdefault(entries[arm.label].endpoint, []).append(arm)
+    return list(lanes.values())
+
+
 def launch_missing(
     store: Store,
     config: ExperimentConfig,
     goldset: GoldenSet,
     entries: Mapping[str, ModelEntry],
-    execute: Callable[[PreparedRun], str],
+    execute: Callable[[list[PreparedRun]], list[str]],
     *,
     environ: Mapping[str, str] | None = None,
 ) -> LaunchResult:
-    """Launch each arm's missing runs in arm order and return what was launched.
+    """Launch each arm's missing runs and return what was launched.
 
-    `execute(prepared)` runs one prepared run to its end and returns its final status (the
-    CLI passes its own progress display). Launching stops at the first run that is interrupted
-    or incomplete (its endpoint failed: such a run holds no place, and the next counted run
-    takes it once the endpoint answers again). An endpoint that does not answer before the
-    first launch refuses the whole launch.
+    Runs go in rounds: each round takes the next missing run of every endpoint lane
+    (`endpoint_lanes`: arms in order within a lane) and `execute(prepared)` runs them to their
+    ends together, returning their final statuses (the CLI passes its own progress display);
+    so cells whose arms ask different endpoints run at the same time, and one endpoint never
+    serves two runs at once. Launching stops after a round where a run was interrupted or
+    incomplete (its endpoint failed: such a run holds no place, and the next counted run takes
+    it once the endpoint answers again). An endpoint that does not answer before the first
+    launch refuses the whole launch.
     """
     check_goldset(config, goldset)
     result = LaunchResult(planned=_missing(store, config), skipped=being_executed(store, config))
@@ -153,15 +167,23 @@ def launch_missing(
         refuse_unreachable(wanted)
     except RunRefusedError as exc:
         raise LaunchRefused(f"{exc}") from None
-    for arm in config.arms:
-        # At most what was missing at the start: a run that fails does not start another.
-        for _ in range(result.planned[arm.label]):
-            if _missing(store, config)[arm.label] == 0:
-                break  # another process filled the cell meanwhile
-            prepared = _prepare(store, config, arm, goldset, entries[arm.label], environ)
-            status = execute(prepared)
-            result.launched.append((arm.label, prepared.run.id, status))
-            if status in (RunStatus.INTERRUPTED, RunStatus.INCOMPLETE):
-                result.stopped = True
-                return result
-    return result
+    # At most what was missing at the start: a run that fails does not start another.
+    left = dict(result.planned)
+    lanes = endpoint_lanes(config, entries)
+    while True:
+        missing = _missing(store, config)
+        round_arms = []
+        for lane in lanes:
+            arm = next((a for a in lane if left[a.label] and missing[a.label]), None)
+            if arm is not None:
+                round_arms.append(arm)
+                left[arm.label] -= 1
+        if not round_arms:
+            return result  # all launched, or another process filled the cells meanwhile
+        prepared = [_prepare(store, config, arm, goldset, entries[arm.label], environ) for arm in round_arms]
+        statuses = execute(prepared)
+        for arm, run, status in zip(round_arms, prepared, statuses, strict=True):
+            result.launched.append((arm.label, run.run.id, status))
+        if any(status in (RunStatus.INTERRUPTED, RunStatus.INCOMPLETE) for status in statuses):
+            result.stopped = True
+            return result

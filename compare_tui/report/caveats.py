@@ -230,11 +230,18 @@ def _sandbox(name: str, run_input: RunInput) -> list[Caveat]:
     isolations = [a.isolation for a in run_input.attempts if a.isolation]
     if not isolations:
         return []
+    # `ran_on`: set by a scorer cluster (`--scorers ray`) on each result: the node it ran on.
+    nodes = sorted({str(i["ran_on"]) for i in isolations if i.get("ran_on")})
+    where, who = (
+        (f" on a Ray cluster ({_listed(nodes)})", "the worker's user, with its")
+        if nodes
+        else ("", "this user, with this user's")
+    )
     out = [
         Caveat(
             "sandbox",
-            f"Command scorers for {name} ran in a process sandbox, not a kernel sandbox: each "
-            "check runs as this user, with this user's file access.",
+            f"Command scorers for {name} ran{where} in a process sandbox, not a kernel sandbox: each "
+            f"check runs as {who} file access.",
         )
     ]
     no_net = [i for i in isolations if not i.get("network_namespace")]

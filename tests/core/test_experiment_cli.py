@@ -245,3 +245,45 @@ def test_unknown_and_duplicate_names_exit_2(world):
         ).code
         == 2
     )
+
+
+def test_arms_on_different_endpoints_run_at_the_same_time_and_one_endpoint_one_run_at_a_time(tmp_path):
+    slow = text("ok", chunk_chars=1, chunk_delay_s=0.02)
+    with FakeServer(default=slow) as one, FakeServer(default=slow) as two:
+        # alpha and gamma share an endpoint (one server), beta has its own.
+        models = catalogue(
+            tmp_path / "models.toml", entry(one.url, "alpha"), entry(two.url, "beta"), entry(one.url, "gamma")
+        )
+        goldset = three_task_set(tmp_path / "set")
+        store_path = str(tmp_path / "runs.sqlite")
+        arms = ["--arm", "alpha", "--arm", "beta", "--arm", "gamma"]
+        created = cli(
+            "experiment",
+            "new",
+            "e",
+            str(goldset),
+            *arms,
+            "--repeats",
+            "2",
+            "--models",
+            str(models),
+            "--store",
+            store_path,
+        )
+        assert created.code == 0, created.err
+        launched = cli("experiment", "run", "e", "--json", "--models", str(models), "--store", store_path)
+        assert launched.code == 0, launched.err
+    with Store.open(store_path) as store:
+        runs = {r.model_name: [] for r in store.list_runs()}
+        for r in store.list_runs():
+            runs[r.model_name].append((r.started_at, r.finished_at))
+
+    def overlap(a, b):
+        return a[0] < b[1] and b[0] < a[1]
+
+    assert {name: len(spans) for name, spans in runs.items()} == {"alpha": 2, "beta": 2, "gamma": 2}
+    shared = runs["alpha"] + runs["gamma"]
+    # One endpoint never serves two runs at once...
+    assert not any(overlap(a, b) for i, a in enumerate(shared) for b in shared[i + 1 :])
+    # ...while the other endpoint's runs go alongside them.
+    assert all(any(overlap(b, s) for s in shared) for b in runs["beta"])

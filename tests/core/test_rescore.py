@@ -130,3 +130,37 @@ def test_rescore_a_comparison_links_the_new_runs(world, capsys) -> None:
         assert [r["source_run"] for r in out["runs"]] == comparison.run_ids
         report = build_report(load_report_inputs(s, linked.id))
     assert [row.pass_rate.rate for row in report.models] == [1.0, 1.0] and report.decision is not None
+
+
+def test_rescore_runs_command_scorers_through_the_executor_each_result_to_its_own_attempt(world, capsys) -> None:
+    server, goldset, models, store = world
+    for i in range(3, 8):
+        (goldset / "tasks" / f"t{i}.json").write_text(
+            json.dumps({"id": f"t{i}", "input": {"prompt": f"t{i}"}, "expected": {"text": "billing"}})
+        )
+    check = goldset / "check.py"
+    # Passes the tasks whose number has the parity given: the rescore flips every outcome.
+    check.write_text(
+        "import os, sys\nn = int(os.environ['COMPARE_TUI_TASK_ID'][1:])\nsys.exit(0 if n % 2 == 0 else 1)\n"
+    )
+    manifest = goldset / "golden.toml"
+    manifest.write_text(
+        manifest.read_text().replace(
+            '[default_scorer]\nkind = "exact"\nnormalize = ["case", "whitespace"]',
+            '[default_scorer]\nkind = "command"\nrun = ["python3", "check.py"]',
+        )
+    )
+    _run(goldset, models, store, "--model", "fake-a")
+    check.write_text(check.read_text().replace("n % 2 == 0", "n % 2 == 1"))
+    with Store.open(store) as s:
+        source = s.list_runs()[0]
+    capsys.readouterr()
+    assert main(["rescore", source.id, "--store", str(store), "--json"]) == 0
+    (rescored,) = json.loads(capsys.readouterr().out)["runs"]
+    with Store.open(store) as s:
+        attempts = s.attempts_for_run(rescored["run"])
+    assert {a.task_id: str(a.outcome) for a in attempts} == {
+        f"t{i}": "pass" if i % 2 == 1 else "fail" for i in range(8)
+    }
+    assert all(a.isolation and a.isolation["tempdir"] for a in attempts)
+    assert len(rescored["changed"]) == 8
