@@ -21,7 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-MODELS = {"smollm2-135m": "SmolLM2-135M-Instruct.Q4_1.gguf", "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b-instruct-awq.gguf"}
+MODELS = {
+    "smollm2-135m": "SmolLM2-135M-Instruct.Q4_1.gguf",
+    "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b-instruct-awq.gguf",
+}
 """Bundled model name (its folder under the models dir) → its GGUF file."""
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from compare_tui.catalogue.errors import EndpointProbeError
+from compare_tui.catalogue.errors import EndpointProbeError, ModelNotServed
 from compare_tui.catalogue.server_facts import (
     ServerFacts,
     from_llama_props,
@@ -59,8 +59,8 @@ def _choose_model(wanted: str | None, fallback: str, ids: list[str], endpoint: s
         if wanted in ids or (":" not in wanted and f"{wanted}:latest" in ids):
             return wanted
         listing = f"it lists: {offer}" if ids else "it lists no models"
-        raise EndpointProbeError(
-            f"{endpoint} does not serve model {wanted!r}; {listing}; pass one of those with --model"
+        raise ModelNotServed(
+            f"{endpoint} does not serve model {wanted!r}; {listing}; pass one of those with --model", ids
         )
     if fallback in ids:
         return fallback

@@ -28,6 +28,9 @@ class AttemptFacts:
     """None when the server reported no usage (never guessed as 0)."""
     completion_tokens: int | None = None
     usage_missing: bool = False
+    server_ttft_ms: float | None = None
+    """The server's own time to the first token where it reported one per answer (llama.cpp's
+    `timings.prompt_ms`), for the TTFT cross-check; None otherwise."""
     isolation: Mapping[str, Any] | None = None
     """Which sandbox isolations were in force (command scorers only)."""
     error_class: ErrorClass | None = None
@@ -49,11 +52,20 @@ class AttemptFacts:
             prompt_tokens=record.prompt_tokens,
             completion_tokens=record.completion_tokens,
             usage_missing=record.usage_missing,
+            server_ttft_ms=prompt_ms(record.server_timings),
             isolation=record.isolation,
             error_class=record.error_class,
             detail=record.score_detail or record.error or "",
             text_call=text_call_kind(record.score_data),
         )
+
+
+def prompt_ms(timings: Mapping[str, Any] | None) -> float | None:
+    """llama.cpp's `timings.prompt_ms` (a positive number), else None."""
+    value = timings.get("prompt_ms") if timings else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
 
 
 def text_call_kind(score_data: Mapping[str, Any] | None) -> str | None:
