@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-_SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+-?\d+)?\s*$")
+_SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?[ \t]*$", re.DOTALL)
 _LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
 _UNESCAPE = {"\\": "\\", '"': '"', "n": "\n"}
 
@@ -67,8 +67,9 @@ def parse_exposition(text: str) -> list[Sample]:
     """Every sample in a Prometheus text exposition, in order. Comments (`# HELP`, `# TYPE`) and
     blank lines are skipped; a line that is not a sample raises ValueError naming its number."""
     samples = []
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
+    # Lines end at "\n" alone: `splitlines` would also split inside a label value (at \x1e, \x85…).
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip(" \t\r")
         if not stripped or stripped.startswith("#"):
             continue
         match = _SAMPLE.match(stripped)

@@ -98,7 +98,7 @@ def test_a_golden_set_end_to_end(catalogue: Path, tmp_path: Path, capsys: pytest
         2048,
         "0.32.0",
     )
-    assert run.serving[-1]["loaded"]["status"] == "match"  # the folder it loaded is the pinned one
+    assert run.serving[-1]["loaded"]["status"] == "matched"  # the folder it loaded is the pinned one
     # One audit row per request: 200 for every answer, 400 for each tool task.
     assert sorted((r.task_id, r.status) for r in ledger) == sorted(
         (t, 400 if t in TOOL_TASKS else 200) for t in attempts
@@ -203,7 +203,7 @@ def test_ctrl_c_mid_run_then_resume(catalogue, tmp_path):
     proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
-    assert f"--resume {run_id}" in err
+    assert "--resume" in err and run_id in err
     with Store.open(store_path) as store:
         assert store.get_run(run_id).status == "interrupted"
         before = {a.task_id for a in store.attempts_for_run(run_id)}
