@@ -14,6 +14,10 @@ from compare_tui.scoring.tool_call import stored_text_call_right
 from compare_tui.store.records import AttemptRecord, RunRecord
 from compare_tui.vocabulary import ErrorClass, Outcome
 
+REFUSED_CLASSES = frozenset({ErrorClass.HTTP_4XX, ErrorClass.AUTH, ErrorClass.HTTP_429})
+"""Error statuses a server answers before generating anything (vLLM's 400 for a prompt past its
+context, or for tools it has no parser for)."""
+
 
 @dataclass(frozen=True, slots=True)
 class AttemptFacts:
@@ -40,6 +44,12 @@ class AttemptFacts:
     """A tool call written as text that the server did not parse (`tool_call` scorer):
     `passed` (accepted by `accept_text_calls`), `right` (name and arguments as expected),
     `wrong`, `unknown` (not told by what was stored); None when the answer held no such call."""
+
+    @property
+    def refused(self) -> bool:
+        """The server refused the request with an error status (4xx, 429): nothing was
+        generated, so no token usage is missing from it."""
+        return self.error_class in REFUSED_CLASSES
 
     @classmethod
     def from_record(cls, record: AttemptRecord) -> AttemptFacts:
