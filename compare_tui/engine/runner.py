@@ -206,7 +206,7 @@ class RunExecutor:
     async def _record_latency(self, before: HistogramReading, environment: dict[str, Any], token: str) -> None:
         """Add what the server counted during this execution to the run's `server_latency`.
         The server may count a request a moment after its last byte went out: the scrape is
-        repeated (for at most a second) until it has counted as many as were sent."""
+        repeated (for at most a second) until it has counted as many as it answered."""
         delta = None
         for _ in range(5):
             after = await self._scrape_latency()

@@ -203,3 +203,17 @@ def test_vllm_histograms_on_the_run_give_a_bucketed_median_and_an_exact_mean():
     codes = [c.code for c in cross_check_caveats(check)]
     assert codes == ["ttft_cross_check_shared"]
     assert "p50 ≈ " in check.line() and "(in 100–250 ms)" in check.line()
+
+
+def test_a_scrape_reads_the_servers_metrics_and_gives_none_where_there_are_none():
+    from compare_tui.engine.server_latency import read_histograms, serves_vllm
+    from tests.support.scripted_stacks import ScriptedServer
+
+    with ScriptedServer({("GET", "/metrics"): (200, VLLM_TEXT.encode())}) as server:
+        reading = read_histograms(server.url, "smollm2-135m", {"Authorization": "Bearer k"})
+        assert reading is not None and reading.ttft is not None and reading.ttft.count == 18
+        assert [(m, p) for m, p, _, _ in server.requests] == [("GET", "/metrics")]  # beside /v1, not under it
+    with ScriptedServer({}) as server:  # no /metrics: the cross-check is absent, never guessed
+        assert read_histograms(server.url, "m", {}) is None
+    assert serves_vllm([{"fingerprint": {"stack": "vLLM"}}])
+    assert not serves_vllm([{"fingerprint": {"stack": "llama.cpp llama-server"}}]) and not serves_vllm([])
