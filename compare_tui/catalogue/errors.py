@@ -82,8 +82,10 @@ class EndpointProbeError(CatalogueEditError):
 
 
 class ModelNotServed(EndpointProbeError):
-    """The endpoint lists its models and the one asked for is not among them (`ids`)."""
+    """The endpoint lists its models and the one asked for is not among them (`ids`);
+    `owners` are the listing's `owned_by` values (llama.cpp's is "llamacpp")."""
 
-    def __init__(self, message: str, ids: list[str]) -> None:
+    def __init__(self, message: str, ids: list[str], owners: frozenset[str] = frozenset()) -> None:
         super().__init__(message)
         self.ids = ids
+        self.owners = owners

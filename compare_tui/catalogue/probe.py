@@ -108,7 +108,14 @@ def probe_endpoint(
                 f"{endpoint} is not an OpenAI-compatible API: GET {at.models_url} gave {got}; "
                 "give the base URL that serves /chat/completions (usually ending in /v1)"
             )
-        chosen = _choose_model(model, name, ids, endpoint)
+        try:
+            chosen = _choose_model(model, name, ids, endpoint)
+        except ModelNotServed as exc:
+            items = listing.get("data") if isinstance(listing, dict) else None
+            owners = (
+                {str(i.get("owned_by")) for i in items if isinstance(i, dict)} if isinstance(items, list) else set()
+            )
+            raise ModelNotServed(str(exc), exc.ids, frozenset(owners)) from None
         facts = ServerFacts()
         result = ProbeResult(model=chosen, ids=ids, facts=facts)
         listed = listed_model(listing, chosen)

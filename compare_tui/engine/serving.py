@@ -43,7 +43,8 @@ def read_serving(entry: ModelEntry, headers: Mapping[str, str]) -> dict[str, Any
         )
     except ModelNotServed as exc:
         reading["unread"] = str(exc)
-        reading["not_served"] = exc.ids
+        if exc.owners != {"llamacpp"}:  # llama-server answers any model id with the model it loaded
+            reading["not_served"] = exc.ids
         return reading
     except EndpointProbeError as exc:
         reading["unread"] = str(exc)
@@ -79,7 +80,8 @@ def check_serving(entry: ModelEntry, reading: dict[str, Any], *, strict: bool) -
     if served is not None and entry.gateway is None:
         # Every request would come back 404 (vLLM) or be answered by another model: refused
         # here, not turned into one error per task. A declared gateway may route models it
-        # does not list, so its listing is not held against the entry.
+        # does not list, so its listing is not held against the entry; llama-server serves
+        # its one model under any id (`read_serving` records nothing against it).
         listing = ", ".join(served[:20]) if served else "no models"
         return (
             f"{entry.endpoint} does not serve model {entry.model!r} (GET /models lists {listing}); nothing "
