@@ -13,6 +13,7 @@ If vLLM cannot be provisioned or started the tests ERROR with the reason, never 
 from __future__ import annotations
 
 import hashlib
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,13 +53,26 @@ class VllmServers:
             self.running = None
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    # A vLLM server runs in its own session and holds 3-5 GB: SIGTERM/SIGHUP (a CI timeout, a
+    # closed SSH session) must tear the fixture down, so they become KeyboardInterrupt.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 @pytest.fixture(scope="package")
 def vllm_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServers]:
     servers = VllmServers(tmp_path_factory.mktemp("vllm"))
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    for sig, handler in handlers.items():
+        if handler == signal.SIG_DFL:  # never replace a handler someone else installed
+            signal.signal(sig, _interrupt)
     try:
         yield servers
     finally:
         servers.stop()
+        for sig, handler in handlers.items():
+            if signal.getsignal(sig) is _interrupt:
+                signal.signal(sig, handler)
 
 
 @pytest.fixture
