@@ -50,9 +50,12 @@ fi
 # failure fails the suite, never skips it.
 export COMPARE_TUI_VLLM_VENV="${COMPARE_TUI_VLLM_VENV:-$PWD/.state/vllm-venv}"
 export COMPARE_TUI_VLLM_MODELS="${COMPARE_TUI_VLLM_MODELS:-$PWD/.state/vllm-models}"
-NEEDS_VLLM=$([ "$#" -eq 0 ] && echo 1 || echo 0)
+NEEDS_VLLM=1  # the whole suite, or options only (`-k …`): pytest collects every tier
 for arg in "$@"; do
-  case "$arg" in tests/integration | tests/integration/ | tests/integration/vllm_stack*) NEEDS_VLLM=1 ;; esac
+  if [ -e "${arg%%::*}" ]; then NEEDS_VLLM=0; fi  # paths given: only those run
+done
+for arg in "$@"; do
+  case "$arg" in tests | tests/ | tests/integration | tests/integration/ | tests/integration/vllm_stack*) NEEDS_VLLM=1 ;; esac
 done
 if [ "$NEEDS_VLLM" = 1 ]; then
   COMPARE_TUI_MODELS_DIR="${COMPARE_TUI_MODELS_DIR:-$PWD/.state/models}" bash scripts/provision_vllm.sh
