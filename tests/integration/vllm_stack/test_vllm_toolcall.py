@@ -21,8 +21,7 @@ from compare_tui.catalogue import load_catalogue
 from compare_tui.cli import main
 from compare_tui.toolcall import RunRequest, RunSettings, ToolcallOutcome, execute, official_suite
 from tests.goldset_factory import make_set, manifest_data, task_data
-from tests.integration.vllm_stack.conftest import QWEN
-from tests.support.vllm_server import VllmServer
+from tests.support.vllm_server import QWEN, VllmServer
 
 pytestmark = pytest.mark.integration
 
