@@ -64,6 +64,22 @@ if ! command -v ip >/dev/null 2>&1; then
     exit 2
   fi
 fi
+# The vLLM tests (tests/integration/vllm_stack/) run a real vLLM server: a pinned CPU build in its
+# own virtual environment and the bundled models converted for it (scripts/provision_vllm.sh: made
+# once, then only its stamps are checked). Provisioned when the run can reach those tests; a
+# failure fails the suite, never skips it.
+export COMPARE_TUI_VLLM_VENV="${COMPARE_TUI_VLLM_VENV:-$PWD/.state/vllm-venv}"
+export COMPARE_TUI_VLLM_MODELS="${COMPARE_TUI_VLLM_MODELS:-$PWD/.state/vllm-models}"
+NEEDS_VLLM=1  # the whole suite, or options only (`-k …`): pytest collects every tier
+for arg in "$@"; do
+  if [ -e "${arg%%::*}" ]; then NEEDS_VLLM=0; fi  # paths given: only those run
+done
+for arg in "$@"; do
+  case "$arg" in tests | tests/ | tests/integration | tests/integration/ | tests/integration/vllm_stack*) NEEDS_VLLM=1 ;; esac
+done
+if [ "$NEEDS_VLLM" = 1 ]; then
+  COMPARE_TUI_MODELS_DIR="${COMPARE_TUI_MODELS_DIR:-$PWD/.state/models}" bash scripts/provision_vllm.sh
+fi
 # Keep the suite's files (state dir, store, assembled models) away from the user's own.
 export COMPARE_TUI_TEST_ROOT="${COMPARE_TUI_TEST_ROOT:-$PWD/.state/test}"
 mkdir -p "$COMPARE_TUI_TEST_ROOT"

@@ -23,8 +23,11 @@ TIERS = ("core", "tui", "integration")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.parent.name in TIERS:
-            item.add_marker(item.path.parent.name)
+        # A tier folder may hold a package of its own (integration/vllm_stack/): its tier is
+        # the tier folder above it.
+        tier = next((part for part in item.path.parent.parts[::-1] if part in TIERS), None)
+        if tier is not None:
+            item.add_marker(tier)
 
 
 SESSION_MODELS = ["smollm2-135m", "gemma3-270m"]

@@ -79,3 +79,13 @@ class CatalogueEditError(CatalogueError):
 class EndpointProbeError(CatalogueEditError):
     """The endpoint could not be probed: unreachable, not OpenAI-compatible, or it does not
     serve the model. Nothing was written."""
+
+
+class ModelNotServed(EndpointProbeError):
+    """The endpoint lists its models and the one asked for is not among them (`ids`);
+    `owners` are the listing's `owned_by` values (llama.cpp's is "llamacpp")."""
+
+    def __init__(self, message: str, ids: list[str], owners: frozenset[str] = frozenset()) -> None:
+        super().__init__(message)
+        self.ids = ids
+        self.owners = owners

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from compare_tui.catalogue.errors import EndpointProbeError
+from compare_tui.catalogue.errors import EndpointProbeError, ModelNotServed
 from compare_tui.catalogue.server_facts import (
     ServerFacts,
     from_llama_props,
@@ -62,8 +62,8 @@ def _choose_model(wanted: str | None, fallback: str, ids: list[str], endpoint: s
         if wanted in ids or (":" not in wanted and f"{wanted}:latest" in ids):
             return wanted
         listing = f"it lists: {offer}" if ids else "it lists no models"
-        raise EndpointProbeError(
-            f"{endpoint} does not serve model {wanted!r}; {listing}; pass one of those with --model"
+        raise ModelNotServed(
+            f"{endpoint} does not serve model {wanted!r}; {listing}; pass one of those with --model", ids
         )
     if fallback in ids:
         return fallback
@@ -111,7 +111,14 @@ def probe_endpoint(
                 f"{endpoint} is not an OpenAI-compatible API: GET {at.models_url} gave {got}; "
                 "give the base URL that serves /chat/completions (usually ending in /v1)"
             )
-        chosen = _choose_model(model, name, ids, endpoint)
+        try:
+            chosen = _choose_model(model, name, ids, endpoint)
+        except ModelNotServed as exc:
+            items = listing.get("data") if isinstance(listing, dict) else None
+            owners = (
+                {str(i.get("owned_by")) for i in items if isinstance(i, dict)} if isinstance(items, list) else set()
+            )
+            raise ModelNotServed(str(exc), exc.ids, frozenset(owners)) from None
         facts = ServerFacts()
         result = ProbeResult(model=chosen, ids=ids, facts=facts)
         listed = listed_model(listing, chosen)

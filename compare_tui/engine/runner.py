@@ -42,6 +42,7 @@ from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body
 from compare_tui.engine.retry import RetryPolicy, with_retries
+from compare_tui.engine.server_latency import HistogramReading, merged, read_histograms, serves_vllm
 from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task
 from compare_tui.scoring.executor import LocalScorers, ScoreItem, ScorerExecutor
@@ -99,6 +100,9 @@ class RunExecutor:
         self._in_a_row = 0
         self._outage = False
         self._tried = 0
+        self._answered = 0
+        """Requests of this execution the server answered 200 (for the server-side cross-check:
+        it counts no latency for a request it refused)."""
         self._writer: AttemptWriter
         self._ledger: RequestLedger
 
@@ -157,13 +161,15 @@ class RunExecutor:
                 resumes = list(run.environment.get("resumes", []))
                 if run.started_at is not None:
                     resumes.append(now_iso())
-                self.store.update_run(
-                    run.id,
-                    lease_token=token,
-                    environment=capture_environment(server_identity=identity, settings=settings.as_dict())
+                environment = (
+                    capture_environment(server_identity=identity, settings=settings.as_dict())
                     | {"http_transport": TRANSPORT, "key_check": self.p.key_check, "scorers": self.scorers.describe()}
-                    | ({"resumes": resumes} if resumes else {}),
+                    | ({"resumes": resumes} if resumes else {})
                 )
+                if run.environment.get("server_latency"):  # an earlier execution's, added up below
+                    environment["server_latency"] = run.environment["server_latency"]
+                self.store.update_run(run.id, lease_token=token, environment=environment)
+                latency_before = await self._scrape_latency()
                 done_before = len(self.p.goldset.tasks) - len(pending)
                 self.observer.on_event(
                     RunStarted(
@@ -182,6 +188,8 @@ class RunExecutor:
                     self._worker(chat, tasks, recorded) for _ in range(min(settings.concurrency, len(pending) or 1))
                 ]
                 await asyncio.gather(*workers)
+                if latency_before is not None:
+                    await self._record_latency(latency_before, environment, token)
                 status, error = self._outcome(len(pending))
             except asyncio.CancelledError:
                 status, error = (
@@ -198,6 +206,29 @@ class RunExecutor:
                 finally:
                     self._finish(status, error, sampler, token)
         return status
+
+    async def _scrape_latency(self) -> HistogramReading | None:
+        """vLLM's latency histograms now (None for any other server, or when unreadable)."""
+        if not serves_vllm(self.p.run.serving):
+            return None
+        entry = self.p.entry
+        return await asyncio.to_thread(read_histograms, entry.endpoint, entry.model, self.p.headers)
+
+    async def _record_latency(self, before: HistogramReading, environment: dict[str, Any], token: str) -> None:
+        """Add what the server counted during this execution to the run's `server_latency`.
+        The server may count a request a moment after its last byte went out: the scrape is
+        repeated (for at most a second) until it has counted as many as it answered."""
+        delta = None
+        for _ in range(5):
+            after = await self._scrape_latency()
+            delta = after.since(before) if after is not None else None
+            if delta is None or (delta["ttft"]["buckets"] and delta["ttft"]["buckets"][-1][1] >= self._answered):
+                break
+            await asyncio.sleep(0.2)
+        if delta is None:
+            return
+        environment["server_latency"] = merged(environment.get("server_latency"), delta, self._answered)
+        self.store.update_run(self.p.run.id, lease_token=token, environment=environment)
 
     async def _worker(self, client: ChatClient, tasks: Any, recorded: dict[str, dict[int, str]]) -> None:
         for task in tasks:  # a shared iterator: each task goes to exactly one worker
@@ -244,7 +275,9 @@ class RunExecutor:
                     endpoint=entry.endpoint, model=entry.model, task_id=task.id, attempt=number, run_id=run.id
                 )
             )
-            return await send()
+            exchange = await send()
+            self._answered += exchange.status == 200
+            return exchange
 
         def audit(ex: Exchange) -> None:
             values = audit_values_of(

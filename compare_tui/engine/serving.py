@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compare_tui.catalogue import HardwareCost, ModelEntry, ModelRefused, TokenPriceCost, resolve_key
-from compare_tui.catalogue.errors import EndpointProbeError
+from compare_tui.catalogue.errors import EndpointProbeError, ModelNotServed
 from compare_tui.catalogue.probe import probe_endpoint
 from compare_tui.catalogue.serving_check import catalogue_differences, catalogue_fingerprint, check_loaded
 from compare_tui.endpoint import key_headers
@@ -60,6 +60,11 @@ def read_server(entry: ModelEntry, headers: Mapping[str, str]) -> ServingRead:
             gateway=entry.gateway,
             timeout_s=READ_TIMEOUT_S,
         )
+    except ModelNotServed as exc:
+        reading["unread"] = str(exc)
+        if exc.owners != {"llamacpp"}:  # llama-server answers any model id with the model it loaded
+            reading["not_served"] = exc.ids
+        return reading
     except EndpointProbeError as exc:
         reading["unread"] = str(exc)
         return ServingRead(reading)
@@ -91,6 +96,19 @@ def update_command(entry: ModelEntry) -> str:
 
 def check_serving(entry: ModelEntry, reading: dict[str, Any], *, strict: bool) -> tuple[str | None, dict[str, Any]]:
     """(refusal or None, the reading with `loaded` added). A refusal names both sides and the fix."""
+    served = reading.get("not_served")
+    if served is not None and entry.gateway is None:
+        # Every request would come back 404 (vLLM) or be answered by another model: refused
+        # here, not turned into one error per task. A declared gateway may route models it
+        # does not list, so its listing is not held against the entry; llama-server serves
+        # its one model under any id (`read_serving` records nothing against it).
+        listing = ", ".join(served[:20]) if served else "no models"
+        return (
+            f"{entry.endpoint} does not serve model {entry.model!r} (GET /models lists {listing}); nothing "
+            f"was sent or stored. Fix: set the entry's `model` to the id the server serves "
+            f"(`compare-tui models add {entry.name} --endpoint {entry.endpoint} --model ID … --replace`), "
+            "or start the server with that model"
+        ), reading
     fingerprint = reading.get("fingerprint") or {}
     loaded = check_loaded(entry, fingerprint)
     reading = reading | {"loaded": loaded.as_dict()}

@@ -134,15 +134,16 @@ def _token_price(basis: Mapping[str, Any], attempts: Sequence[AttemptFacts], com
     price_out = float(basis["usd_per_mtok_output"])
     cached = basis.get("usd_per_mtok_cached")
     total, charged = 0.0, 0
+    refused = sum(1 for attempt in attempts if attempt.refused)  # nothing generated, nothing to charge
     for attempt in attempts:
         if attempt.prompt_tokens is None and attempt.completion_tokens is None:
             continue
         total += (price_in * (attempt.prompt_tokens or 0) + price_out * (attempt.completion_tokens or 0)) / 1e6
         charged += 1
     notes = []
-    if attempts and charged < len(attempts):
+    if attempts and charged + refused < len(attempts):
         notes.append(
-            f"{len(attempts) - charged} of {len(attempts)} attempts reported no token usage "
+            f"{len(attempts) - charged - refused} of {len(attempts)} attempts reported no token usage "
             "and are not charged, so this is a lower bound"
         )
     if cached is not None:

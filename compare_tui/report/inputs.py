@@ -14,6 +14,10 @@ from compare_tui.scoring.tool_call import stored_text_call_right
 from compare_tui.store.records import AttemptRecord, RunRecord
 from compare_tui.vocabulary import ErrorClass, Outcome
 
+REFUSED_CLASSES = frozenset({ErrorClass.HTTP_4XX, ErrorClass.AUTH, ErrorClass.HTTP_429})
+"""Error statuses a server answers before generating anything (vLLM's 400 for a prompt past its
+context, or for tools it has no parser for)."""
+
 
 @dataclass(frozen=True, slots=True)
 class AttemptFacts:
@@ -28,6 +32,9 @@ class AttemptFacts:
     """None when the server reported no usage (never guessed as 0)."""
     completion_tokens: int | None = None
     usage_missing: bool = False
+    server_ttft_ms: float | None = None
+    """The server's own time to the first token where it reported one per answer (llama.cpp's
+    `timings.prompt_ms`), for the TTFT cross-check; None otherwise."""
     isolation: Mapping[str, Any] | None = None
     """Which sandbox isolations were in force (command scorers only)."""
     error_class: ErrorClass | None = None
@@ -37,6 +44,12 @@ class AttemptFacts:
     """A tool call written as text that the server did not parse (`tool_call` scorer):
     `passed` (accepted by `accept_text_calls`), `right` (name and arguments as expected),
     `wrong`, `unknown` (not told by what was stored); None when the answer held no such call."""
+
+    @property
+    def refused(self) -> bool:
+        """The server refused the request with an error status (4xx, 429): nothing was
+        generated, so no token usage is missing from it."""
+        return self.error_class in REFUSED_CLASSES
 
     @classmethod
     def from_record(cls, record: AttemptRecord) -> AttemptFacts:
@@ -49,11 +62,20 @@ class AttemptFacts:
             prompt_tokens=record.prompt_tokens,
             completion_tokens=record.completion_tokens,
             usage_missing=record.usage_missing,
+            server_ttft_ms=prompt_ms(record.server_timings),
             isolation=record.isolation,
             error_class=record.error_class,
             detail=record.score_detail or record.error or "",
             text_call=text_call_kind(record.score_data),
         )
+
+
+def prompt_ms(timings: Mapping[str, Any] | None) -> float | None:
+    """llama.cpp's `timings.prompt_ms` (a positive number), else None."""
+    value = timings.get("prompt_ms") if timings else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
 
 
 def text_call_kind(score_data: Mapping[str, Any] | None) -> str | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from compare_tui.errors import CompareTuiError
-from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput, text_call_kind
+from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput, prompt_ms, text_call_kind
 from compare_tui.store import AmbiguousIdError, RunNotFoundError, Store
 from compare_tui.store.holders import live_lease
 from compare_tui.store.records import RunRecord
@@ -35,6 +35,7 @@ _FACT_COLUMNS = (
     "score_detail",
     "score_data",
     "error",
+    "server_timings",
 )
 
 
@@ -112,6 +113,7 @@ def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
             prompt_tokens=row["prompt_tokens"],
             completion_tokens=row["completion_tokens"],
             usage_missing=bool(row["usage_missing"]),
+            server_ttft_ms=prompt_ms(json.loads(row["server_timings"])) if row["server_timings"] else None,
             isolation=json.loads(row["isolation"]) if row["isolation"] else None,
             error_class=_error_class(row["error_class"]),
             detail=row["score_detail"] or row["error"] or "",

@@ -17,6 +17,7 @@ from compare_tui.report.figures import ModelFigures, RefusedRow, model_figures, 
 from compare_tui.report.inputs import ReportInputs, StepGrading
 from compare_tui.report.paired import PairedComparison, paired_comparisons
 from compare_tui.report.rule import Recommendation, Standing, recommend
+from compare_tui.report.server_latency import LatencyCrossCheck, cross_check, cross_check_caveats
 from compare_tui.report.serving import ServingSummary, serving_caveats, serving_confound, serving_summary
 from compare_tui.report.trajectories import Trajectories, replay_caveats, trajectories
 
@@ -61,6 +62,9 @@ class Report:
     """The judge whose stored grades decided steps waiting for a person (opt-in), else None."""
     serving: tuple[ServingSummary, ...] = ()
     """What served each shown row, in the rows' order (`report.serving`)."""
+    server_latency: tuple[LatencyCrossCheck, ...] = ()
+    """The server's own TTFT beside the client's, for each shown row whose server reported it
+    (`report.server_latency`)."""
     rating_note: str | None = None
     """One sentence that every surface prints right under the rule's recommendation (and first
     among the caveats) when the rule's line could be read against the paired test or the
@@ -122,7 +126,24 @@ def build_report(inputs: ReportInputs) -> Report:
     by_run = {r.run.id: r.run for r in inputs.runs}
     serving = tuple(serving_summary(by_run[row.run_id], row.label) for row in rows)
     # Grouped as the other per-model caveats are: one line for models the same thing is true of.
-    per_model = [(row.label, serving_caveats(s, row.provenance)) for row, s in zip(rows, serving, strict=True)]
+    inputs_by_run = {r.run.id: r for r in inputs.runs}
+    checks = {
+        row.label: check
+        for row in rows
+        if (
+            check := cross_check(
+                row.run_id, row.label, by_run[row.run_id].environment, inputs_by_run[row.run_id].attempts
+            )
+        )
+    }
+    per_model = [
+        (
+            row.label,
+            serving_caveats(s, row.provenance)
+            + (cross_check_caveats(checks[row.label]) if row.label in checks else []),
+        )
+        for row, s in zip(rows, serving, strict=True)
+    ]
     caveats = build_caveats(inputs, rows) + tuple(grouped(per_model))
     confound = serving_confound(serving)
     title = inputs.comparison_name or " ".join(p for p in (goldset.name or goldset.workload_id, goldset.version) if p)
@@ -148,6 +169,7 @@ def build_report(inputs: ReportInputs) -> Report:
         trajectories=replay,
         step_grading=inputs.step_grading,
         serving=serving,
+        server_latency=tuple(checks.values()),
         rating_note=rating,
     )
 

@@ -15,6 +15,7 @@ from compare_tui.report.cost import Cost
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
 from compare_tui.report.paired import PairedComparison
+from compare_tui.report.server_latency import LatencyCrossCheck
 from compare_tui.report.serving import ServingSummary
 from compare_tui.report.stats import PAIRED_METHOD, Interval, Percentiles
 from compare_tui.report.trajectories import Trajectories
@@ -61,6 +62,7 @@ def report_document(report: Report) -> dict[str, Any]:
             {"run_id": r.run_id, "model": r.model_name, "label": r.label, "reason": r.reason} for r in report.refused
         ],
         "paired": [_paired(p) for p in report.paired],
+        "server_latency": [_cross_check(c) for c in report.server_latency],
         "decision": _decision(report),
         "caveats": [{"code": c.code, "text": c.text} for c in report.caveats],
         "latency_distributions": [
@@ -138,6 +140,23 @@ def _interval(value: Interval | None) -> dict[str, float] | None:
 
 def _percentiles(p: Percentiles) -> dict[str, Any]:
     return {"n": p.n, "p50": p.p50, "p95": p.p95, "p99": p.p99}
+
+
+def _cross_check(check: LatencyCrossCheck) -> dict[str, Any]:
+    return {
+        "run_id": check.run_id,
+        "model": check.label,
+        "source": check.source,
+        "requests": check.requests,
+        "server_ttft_p50_ms": round(check.server_p50_ms, 3),
+        "server_ttft_bucket_ms": list(check.server_bucket_ms) if check.server_bucket_ms else None,
+        "server_ttft_mean_ms": round(check.server_mean_ms, 3),
+        "client_ttft_p50_ms": round(check.client_p50_ms, 3),
+        "client_ttft_mean_ms": round(check.client_mean_ms, 3),
+        "difference_ms": round(check.difference_ms, 3),
+        "large": check.large,
+        "other_requests": check.other_requests,
+    }
 
 
 def _model(row: ModelFigures) -> dict[str, Any]:

@@ -32,6 +32,7 @@ def render_md(report: Report) -> str:
     lines += [f"- {reason}" for reason in rec.reasons] + [""]
     if report.models:
         lines += _figures(report)
+        lines += [f"- {check.line()}" for check in report.server_latency] + ([""] if report.server_latency else [])
         lines += _costs(report)
         lines += _grid(report)
     if report.trajectories:

@@ -32,7 +32,10 @@ def render_text(report: Report) -> Group:
         parts.append(decision_banner(report))
     parts.append(recommendation_banner(report))
     if report.models:
-        parts += [figures_table(report), latency_table(report), cost_table(report)]
+        parts += [figures_table(report), latency_table(report)]
+        if report.server_latency:
+            parts.append(Group(*(Text(f"  {check.line()}", style="grey50") for check in report.server_latency)))
+        parts.append(cost_table(report))
         utilisation = utilisation_table(report)
         if utilisation is not None:
             parts.append(utilisation)

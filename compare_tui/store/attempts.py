@@ -152,6 +152,7 @@ class AttemptAccessors(StoreBase):
             "answer_text",
             "tool_calls",
             "reasoning",
+            "server_timings",
         }
     )
 

@@ -21,6 +21,7 @@ from compare_tui.report import (
 from compare_tui.report.power import tasks_needed
 from compare_tui.report.rule import Standing, recommend
 from compare_tui.store import RunRecord
+from compare_tui.vocabulary import ErrorClass
 
 HARDWARE = {"basis": "hardware", "usd_per_hour": 2.0, "gpu_count": 1}
 TOKEN_PRICE = {
@@ -293,6 +294,18 @@ def test_missing_usage_is_noted_and_not_counted_as_zero_guesses():
     assert row.tokens.prompt_per_task == pytest.approx(200 / 5)
     assert "1 of 5 attempts reported no token usage" in row.tokens.note
     assert row.missing == ()
+
+
+def test_a_request_the_server_refused_is_not_missing_usage_nor_left_uncharged():
+    # vLLM answers 400 for a prompt past its context: nothing was generated, no tokens are missing.
+    refused = attempts("e", prefix="r", prompt_tokens=None, completion_tokens=None, error_class=ErrorClass.HTTP_4XX)
+    facts = attempts("pppp") + refused
+    row = build_report(inputs(RunInput(make_run(cost_basis=TOKEN_PRICE), facts))).models[0]
+    assert row.tokens.attempts_without_usage == 0 and row.tokens.note is None
+    assert "no token usage" not in (row.cost.note or "")
+    broken = attempts("e", prefix="x", prompt_tokens=None, completion_tokens=None, error_class=ErrorClass.STREAM_ERROR)
+    row = build_report(inputs(RunInput(make_run(cost_basis=TOKEN_PRICE), facts + broken))).models[0]
+    assert row.tokens.attempts_without_usage == 1  # an answer broken off may have cost tokens never reported
 
 
 def test_no_usage_at_all_is_a_missing_figure_and_makes_confidence_low():

@@ -34,7 +34,7 @@ from compare_tui.store import RunRecord, Store
 from tests.core.test_experiment_helpers import cli
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
-from tests.support.scripted_stacks import ScriptedServer, openai_models, vllm_routes
+from tests.support.scripted_stacks import ScriptedServer, llama_cpp_routes, openai_models, vllm_routes
 
 PROPS = {
     "default_generation_settings": {"n_ctx": 1024, "params": {}},
@@ -311,3 +311,29 @@ def test_the_run_note_and_the_update_command_name_the_entrys_own_values(tmp_path
     assert update_command(entry).endswith(
         f"--weights-dir {entry.weights_dir} --revision r1 --usd-per-hour 0.1 --replace"
     )
+
+
+def test_a_model_the_endpoint_does_not_list_is_refused_before_the_run_but_not_behind_a_gateway(tmp_path):
+    with ScriptedServer(vllm_routes("served-model")) as server:
+        entry = _local_entry(tmp_path, "absent").model_copy(update={"endpoint": server.url})
+        reading = read_serving(entry, {})
+        assert reading["not_served"] == ["served-model"]
+        refusal, _ = check_serving(entry, reading, strict=False)
+        assert refusal is not None
+        assert "does not serve model 'absent' (GET /models lists served-model); nothing was sent" in refusal
+        assert "--model ID" in refusal  # the fix
+        # A gateway may route a model it does not list: its listing refuses nothing.
+        behind = entry.model_copy(update={"gateway": "litellm"})
+        assert check_serving(behind, reading, strict=False)[0] is None
+        # What it serves is read as before.
+        served = entry.model_copy(update={"model": "served-model"})
+        assert "not_served" not in read_serving(served, {})
+        assert not [path for _, path, _, _ in server.requests if path.endswith("/chat/completions")]
+
+
+def test_llama_server_answers_any_model_id_so_its_listing_refuses_nothing(tmp_path):
+    with ScriptedServer(llama_cpp_routes("tiny")) as server:
+        entry = _local_entry(tmp_path, "another-name").model_copy(update={"endpoint": server.url})
+        reading = read_serving(entry, {})
+        assert "not_served" not in reading and "does not serve model" in reading["unread"]
+        assert check_serving(entry, reading, strict=False)[0] is None

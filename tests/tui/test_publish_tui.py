@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -10,15 +11,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compare_tui.report import build_report, load_report_inputs
+from compare_tui.report.server_latency import LatencyCrossCheck
 from compare_tui.tui.shown_path import fit_path, home_relative, toast_text_width
 from compare_tui.tui.widgets.latency_histogram import (
     LatencyHistogram,
     bars,
     histogram_text,
 )
-from tests.tui.test_tui_data import COMPARISON_ID
+from tests.tui.test_tui_data import COMPARISON_ID, build_store
 from tests.tui.test_tui_decision import app_for, open_report
 from tests.tui.test_tui_snapshots import settle
+
+
+def test_the_ttft_cross_check_follows_the_histograms_in_the_reports_words(tmp_path):
+    store, _ = build_store(tmp_path)
+    report = build_report(load_report_inputs(store, COMPARISON_ID))
+    store.close()
+    assert report.server_latency == ()  # the fixture's servers reported no latency of their own
+    check = LatencyCrossCheck("r", "m", "llama.cpp timings", 3, 110.0, None, 112.0, 130.0, 131.0)
+    text = histogram_text(dataclasses.replace(report, server_latency=(check,)))
+    assert text == histogram_text(report) + "\n" + check.line()
+    assert "server-side TTFT (llama.cpp timings, 3 requests) p50 110 ms" in text
 
 
 def test_bars_scale_to_the_fullest_bin_and_never_hide_a_task():

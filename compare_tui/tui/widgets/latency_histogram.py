@@ -25,7 +25,8 @@ def _ms(value: float) -> str:
 
 
 def histogram_text(report: Report) -> str:
-    """Every distribution of the report as lines of text (empty when nothing was timed)."""
+    """Every distribution of the report as lines of text, then the TTFT cross-check's (empty when
+    nothing was timed)."""
     lines = []
     for dist in report.latency_distributions:
         if not dist.edges:
@@ -40,6 +41,8 @@ def histogram_text(report: Report) -> str:
                 continue
             median = s.quantiles[len(s.quantiles) // 2]
             lines.append(f"  {names[s.label]:<{width}}  ▕{bars(s.counts, top)}▏ n={s.n} p50 {_ms(median)}")
+    # The server's own TTFT beside the client's (`report.server_latency`), as every surface words it.
+    lines += [check.line() for check in report.server_latency]
     return "\n".join(lines)
 
 

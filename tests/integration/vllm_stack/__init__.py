@@ -1,0 +1,1 @@
+"""The vLLM tests: a real vLLM server (tests/support/vllm_server.py), started for this package only."""
