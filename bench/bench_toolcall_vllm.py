@@ -34,7 +34,7 @@ def _run(entry) -> dict[str, str]:
     """scenario id → its cell ("✓ pass", "✗ fail (text)", …), as `compare-tui toolcall` prints it."""
     from compare_tui.engine.settings import RunSettings
     from compare_tui.toolcall import RunRequest, execute, official_suite
-    from compare_tui.toolcall.table import SYMBOLS
+    from compare_tui.toolcall.results.table import SYMBOLS
 
     suite = official_suite()
     settings = RunSettings(max_tokens=int(suite.defaults.get("max_tokens", 256)), timeout_s=900, concurrency=4)

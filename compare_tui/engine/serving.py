@@ -64,7 +64,7 @@ def read_server(entry: ModelEntry, headers: Mapping[str, str]) -> ServingRead:
         reading["unread"] = str(exc)
         if exc.owners != {"llamacpp"}:  # llama-server answers any model id with the model it loaded
             reading["not_served"] = exc.ids
-        return reading
+        return ServingRead(reading)
     except EndpointProbeError as exc:
         reading["unread"] = str(exc)
         return ServingRead(reading)
