@@ -56,15 +56,21 @@ def worker(args: argparse.Namespace) -> None:
     demo = load_golden_set(Path(args.checkout) / DEMO_SET)
     with Store.open(Path(args.store)) as store:
         prepared = prepare_run(store, demo, entry, RunOverrides(concurrency=4), environ={})
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         asyncio.run(RunExecutor(store, prepared).execute())
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         attempts = store.attempts_for_run(prepared.run.id)
         requests = len(store.audit_for_run(prepared.run.id))
     deltas = [
         a.ttft_ms - a.server_timings["prompt_ms"]
         for a in attempts
         if a.ttft_ms is not None and a.server_timings and "prompt_ms" in a.server_timings
+    ]
+    # What the server says it spent (prompt + decode) and the rest of each attempt's end-to-end time.
+    server = [
+        (a.server_timings["prompt_ms"] + a.server_timings["predicted_ms"], a.e2e_ms)
+        for a in attempts
+        if a.e2e_ms is not None and a.server_timings and {"prompt_ms", "predicted_ms"} <= set(a.server_timings)
     ]
 
     async def ttft() -> list[float]:
@@ -94,6 +100,9 @@ def worker(args: argparse.Namespace) -> None:
         json.dumps(
             {
                 "wall": wall,
+                "cpu": cpu,
+                "server_ms": [s for s, _ in server],
+                "outside_ms": [e - s for s, e in server],
                 "n": len(attempts),
                 "errors": sum(errors.values()),
                 "requests_per_attempt": requests / max(1, len(attempts)),
@@ -171,7 +180,9 @@ def main() -> None:
                 if r:
                     got[side].append(one)
                 print(
-                    side, f"round {r}: wall {one['wall']:.1f} s, errors {one['errors']}, load {loads[-1]}", flush=True
+                    side,
+                    f"round {r}: wall {one['wall']:.1f} s, CPU {one['cpu']:.2f} s, errors {one['errors']}, load {loads[-1]}",
+                    flush=True,
                 )
     finally:
         down()
@@ -184,17 +195,21 @@ def main() -> None:
         f"--ttft-requests {args.ttft_requests}`; {MODEL}, 4 slots, `--threads 1`; the demo set at concurrency 4; "
         f"load average (1 min) after each child: {min(loads)}–{max(loads)}.",
         "",
-        "| checkout | run wall s, median (min–max) | errors | HTTP requests per attempt | TTFT − prompt_ms at 4, "
+        "| checkout | run wall s, median (min–max) | client CPU s per run | errors | HTTP requests per attempt "
+        "| server's prompt + decode ms per attempt, median | end to end − that, median ms | TTFT − prompt_ms at 4, "
         "median / p95 ms | at 1, median / p95 / min ms, negatives |",
-        "|---|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for side, runs in got.items():
         walls = [g["wall"] for g in runs]
         deltas = [d for g in runs for d in g["deltas"]]
         single = [d for g in runs for d in g["single"]]
         lines.append(
-            f"| {side} | {np.median(walls):.2f} ({min(walls):.2f}–{max(walls):.2f}) | {sum(g['errors'] for g in runs)} "
-            f"| {max(g['requests_per_attempt'] for g in runs):.2f} | {pct(deltas, 50):.0f} / {pct(deltas, 95):.0f} "
+            f"| {side} | {np.median(walls):.2f} ({min(walls):.2f}–{max(walls):.2f}) "
+            f"| {np.median([g['cpu'] for g in runs]):.2f} | {sum(g['errors'] for g in runs)} "
+            f"| {max(g['requests_per_attempt'] for g in runs):.2f} "
+            f"| {pct([x for g in runs for x in g['server_ms']], 50):.0f} "
+            f"| {pct([x for g in runs for x in g['outside_ms']], 50):.0f} | {pct(deltas, 50):.0f} / {pct(deltas, 95):.0f} "
             f"| {pct(single, 50):.1f} / {pct(single, 95):.1f} / {min(single):.1f}, {sum(d < 0 for d in single)} |"
         )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
