@@ -9,7 +9,8 @@ real golden set of as many tasks (one JSON file each), so inputs and expected ou
 as a user's would be. Medians after a warm-up, measured side by side in one process; the
 split (report, answers, page, files) is measured on the same store. With `--before CHECKOUT`
 (another checkout of compare-tui, e.g. main before a change), the write is also timed with that
-checkout's code on the same store, alternating with this one's in child processes (a shared
+checkout's code on a copy of one store (filled by that checkout's own benchmark code, so an older
+store schema is no obstacle; this checkout migrates its copy), alternating with this one's in child processes (a shared
 machine's load then weighs on both alike), and the two bundles' sha256 are compared. Not a
 test: nothing is asserted.
 """
@@ -96,17 +97,45 @@ def child_publish(checkout: Path, store: Path, out: Path, answers: bool) -> dict
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def before_after(before: Path, store: Path, folder: Path, repeat: int) -> dict[str, float]:
-    """The write timed with `before`'s code and with this checkout's, alternating; and whether the
-    two wrote the same bytes."""
+# The store in a child process running the older checkout's own benchmark code, so a checkout
+# whose store schema is older than this one's can read it (this checkout migrates its copy).
+BEFORE_STORE = """
+import sqlite3, sys
+from pathlib import Path
+sys.path[:0] = [str(Path.cwd() / "bench"), str(Path.cwd())]
+from bench_publish import write_set
+from bench_report import fill
+from compare_tui.store import Store
+folder, tasks = Path(sys.argv[1]), int(sys.argv[2])
+with Store.open(folder / "runs.sqlite") as store:
+    fill(store, tasks)
+goldset = write_set(folder / "set", tasks)
+with sqlite3.connect(folder / "runs.sqlite") as conn:
+    conn.execute("UPDATE runs SET goldset_path = ?", [str(goldset)])
+"""
+
+
+def before_after(before: Path, folder: Path, tasks: int, repeat: int) -> dict[str, float]:
+    """The write timed with `before`'s code and with this checkout's, alternating, on copies of one
+    store that `before`'s code filled; and whether the two wrote the same bytes."""
     here = Path(__file__).resolve().parents[1]
+    (folder / "before").mkdir()
+    subprocess.run(
+        [sys.executable, "-c", BEFORE_STORE, str(folder / "before"), str(tasks)],
+        cwd=before,
+        env={**os.environ, "PYTHONPATH": str(before)},
+        check=True,
+    )
+    stores = {"before": folder / "before" / "runs.sqlite", "after": folder / "after.sqlite"}
+    with sqlite3.connect(stores["before"]) as src, sqlite3.connect(stores["after"]) as dst:
+        src.backup(dst)
     out: dict[str, float] = {}
     for answers in (True, False):
         name = "with answers" if answers else "without answers"
         times: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
         for _ in range(repeat):
             for label, checkout in (("before", before), ("after", here)):
-                times[label].append(child_publish(checkout, store, folder / f"{label}-{name[:4]}", answers))
+                times[label].append(child_publish(checkout, stores[label], folder / f"{label}-{name[:4]}", answers))
         for label, found in times.items():
             out[f"{label} ({name}) wall s"] = statistics.median(t["wall"] for t in found)
             out[f"{label} ({name}) cpu s"] = statistics.median(t["cpu"] for t in found)
@@ -129,7 +158,7 @@ def measure(tasks: int, repeat: int, before: Path | None) -> dict[str, float]:
         with sqlite3.connect(store.path) as conn:  # bench_report's runs name no set: point them at ours
             conn.execute("UPDATE runs SET goldset_path = ?", [str(goldset)])
         if before is not None:
-            out.update(before_after(before, store.path, Path(folder), repeat))
+            out.update(before_after(before, Path(folder), tasks, repeat))
         for answers in (True, False):
             name = "with answers" if answers else "without answers"
             target = Path(folder) / name.replace(" ", "-")
@@ -172,8 +201,9 @@ def measure(tasks: int, repeat: int, before: Path | None) -> dict[str, float]:
 def _before_after_table(results: dict[str, float], before: Path) -> list[str]:
     lines = [
         "",
-        f"The write with `{before}`'s code (before) and this checkout's (after), on the same store, "
-        "alternating in child processes (median of each; wall and CPU seconds of one publish after a warm-up):",
+        f"The write with `{before}`'s code (before) and this checkout's (after), on copies of one store "
+        "(filled by the before checkout's code, migrated by this one's), alternating in child processes "
+        "(median of each; wall and CPU seconds of one publish after a warm-up):",
         "",
         "| bundle | before wall s | after wall s | after ÷ before | before CPU s | after CPU s | same bytes |",
         "|---|---:|---:|---:|---:|---:|---|",
