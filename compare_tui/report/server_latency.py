@@ -137,8 +137,8 @@ def cross_check_caveats(check: LatencyCrossCheck) -> list[Caveat]:
                 f"{check.label}'s mean TTFT as the client measured it ({check.client_mean_ms:.0f} ms) differs from "
                 f"the server's own ({check.server_mean_ms:.0f} ms, {check.source}) by {check.difference_ms:+.0f} ms, "
                 f"more than {LARGE_MS:.0f} ms and {LARGE_FRACTION:.0%} of the client's: the client's TTFT includes "
-                "time the server did not spend on the request (queued in the client or a gateway, a busy client, "
-                "a network between them), so read it as the client's latency, not the server's",
+                f"time the server did not spend on the request ({_waits(check.source)}), so read it as the "
+                "latency a client sees, not the model's own",
             )
         )
     if check.other_requests:
@@ -150,3 +150,13 @@ def cross_check_caveats(check: LatencyCrossCheck) -> list[Caveat]:
             )
         )
     return out
+
+
+def _waits(source: str) -> str:
+    """Where the time the server did not count may have gone, by what counted it."""
+    common = "queued in the client or a gateway, a busy client, a network between them"
+    if source == LLAMA:
+        # `prompt_ms` starts when a slot takes the request: a run whose concurrency exceeds the
+        # server's slots waits for a free one, and that wait is in the client's figure only.
+        return f"waiting for a free server slot when the run's concurrency exceeds the server's slots; {common}"
+    return common

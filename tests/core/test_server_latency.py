@@ -192,6 +192,18 @@ def test_a_gap_past_50_ms_and_a_quarter_of_the_clients_ttft_is_a_caveat():
     assert slow is not None and not slow.large
 
 
+def test_a_llama_cpp_gap_names_the_wait_for_a_free_slot_that_prompt_ms_leaves_out():
+    llama = cross_check("r", "m", {}, _attempts([(600.0, 100.0)] * 3))
+    assert llama is not None
+    [caveat] = cross_check_caveats(llama)
+    assert "free server slot" in caveat.text
+    reading = histograms_in(VLLM_TEXT, "smollm2-135m")
+    recorded = merged(None, reading.since(HistogramReading(Histogram(()), None)) or {}, 18)
+    vllm = cross_check("r", "m", {"server_latency": recorded}, _attempts([(900.0, None)] * 18))
+    assert vllm is not None and vllm.large
+    assert [c.text for c in cross_check_caveats(vllm) if "free server slot" in c.text] == []
+
+
 def test_vllm_histograms_on_the_run_give_a_bucketed_median_and_an_exact_mean():
     reading = histograms_in(VLLM_TEXT, "smollm2-135m")
     recorded = merged(None, reading.since(HistogramReading(Histogram(()), None)) or {}, 16)
