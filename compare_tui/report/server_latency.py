@@ -24,6 +24,7 @@ from typing import Any
 
 from compare_tui.endpoint.prometheus import Histogram, quantile
 from compare_tui.report.caveats import Caveat
+from compare_tui.report.formatting import number
 from compare_tui.report.inputs import AttemptFacts
 
 LARGE_MS = 50.0
@@ -75,7 +76,7 @@ class LatencyCrossCheck:
         return (
             f"{self.label}: server-side TTFT ({self.source}, {self.requests} requests) p50 {approx}"
             f"{self.server_p50_ms:.0f} ms{bucket}, mean {self.server_mean_ms:.0f} ms; client p50 "
-            f"{self.client_p50_ms:.0f} ms, mean {self.client_mean_ms:.0f} ms; client − server {self.difference_ms:+.0f} ms"
+            f"{self.client_p50_ms:.0f} ms, mean {self.client_mean_ms:.0f} ms; client − server {number(self.difference_ms, '+.0f')} ms"
         )
 
 
@@ -135,7 +136,7 @@ def cross_check_caveats(check: LatencyCrossCheck) -> list[Caveat]:
             Caveat(
                 "ttft_cross_check",
                 f"{check.label}'s mean TTFT as the client measured it ({check.client_mean_ms:.0f} ms) differs from "
-                f"the server's own ({check.server_mean_ms:.0f} ms, {check.source}) by {check.difference_ms:+.0f} ms, "
+                f"the server's own ({check.server_mean_ms:.0f} ms, {check.source}) by {number(check.difference_ms, '+.0f')} ms, "
                 f"more than {LARGE_MS:.0f} ms and {LARGE_FRACTION:.0%} of the client's: the client's TTFT includes "
                 f"time the server did not spend on the request ({_waits(check.source)}), so read it as the "
                 "latency a client sees, not the model's own",
