@@ -17,7 +17,7 @@ count towards this).
 A run is executed under its lease (`engine/lease.py`): taken before anything is written or
 sent (`RunLeasedError` when a live process holds it), renewed while it runs, released however
 it stops. Every request's audit row is committed before the request goes out
-(`audit.RequestLedger`), and every write of the run (request rows, attempts, its status) is
+(`writer.AttemptWriter.open`, in the group commit of the run's attempts), and every write of the run (request rows, attempts, its status) is
 fenced by the lease, so a process that lost it stops at its next step.
 """
 
@@ -33,7 +33,7 @@ from functools import partial
 from typing import Any
 
 from compare_tui.endpoint.client import TRANSPORT, ChatClient, chat_client
-from compare_tui.engine.audit import RequestLedger, audit_values_of
+from compare_tui.engine.audit import audit_values_of
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.environment import capture_environment, fetch_server_identity
 from compare_tui.engine.events import AttemptFinished, RunFinished, RunObserver, RunStarted
@@ -104,7 +104,6 @@ class RunExecutor:
         """Requests of this execution the server answered 200 (for the server-side cross-check:
         it counts no latency for a request it refused)."""
         self._writer: AttemptWriter
-        self._ledger: RequestLedger
 
     async def execute(self) -> RunStatus:
         """Run to the end; return the final status: `completed`, or `incomplete` when some task
@@ -121,7 +120,6 @@ class RunExecutor:
         leases.take(self.p.run.id)  # RunLeasedError before anything is written or sent
         token = leases.token
         self._writer = AttemptWriter(self.store, inline=self.p.settings.concurrency == 1, lease_token=token)
-        self._ledger = RequestLedger(self.store, lease_token=token)
         if _RUNNING == 0:
             _THRESHOLDS = gc.get_threshold()
             gc.freeze()
@@ -271,7 +269,7 @@ class RunExecutor:
         async def send_audited() -> Exchange:
             # The request's row is committed before it goes out (and fenced by the lease).
             opened.append(
-                await self._ledger.open(
+                await self._writer.open(
                     endpoint=entry.endpoint, model=entry.model, task_id=task.id, attempt=number, run_id=run.id
                 )
             )

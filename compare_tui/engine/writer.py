@@ -1,9 +1,12 @@
-"""Group commit for finished attempts: workers hand an attempt (with the audit rows of its
-requests) to one writer and await its commit; the writer writes every attempt that queued up
-meanwhile in one transaction.
+"""Group commit for a run's writes: workers hand an attempt (with the audit rows of its
+requests) to one writer and await its commit, and open each request's audit row (`sent`)
+through it before the request goes out (`open`); the writer writes every attempt and every
+`sent` row that queued up meanwhile in one transaction. A request leaves only once its row is
+committed, as with `engine.audit.RequestLedger`, but the rows of the requests about to go out
+share their commit with the attempts just finished: one commit per loop tick instead of two.
 
 The transaction runs on the event loop when the store's write lock is free at that moment
-(`Store.record_outcomes(wait=False)`: SQLite's busy handler off, nothing waited for), and on a
+(`Store.commit_requests(wait=False)`: SQLite's busy handler off, nothing waited for), and on a
 thread only when another writer holds the lock (the TUI saving a review label, a second run on
 the same store), so the loop never waits in SQLite's busy handler. Why not always on a thread:
 with the thread, the loop and the writer thread handed the GIL to each other on every row,
@@ -12,7 +15,7 @@ which cost more CPU per attempt than the request itself at high concurrency
 so committing a batch on the loop costs its rows' CPU and no disk wait.
 
 With one request in flight (`inline=True`, concurrency 1) there is nothing to group and
-nobody else on the loop to wait: the attempt is written at once.
+nobody else on the loop to wait: the attempt, and each request's `sent` row, is written at once.
 
 An attempt still counts as recorded only once its transaction has committed: a worker's
 `write` returns after that, and a failure (disk full, read-only) is raised to every worker
@@ -25,7 +28,8 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from compare_tui.store import AttemptRecord, AuditRow, Store
+from compare_tui.store import AttemptRecord, AuditRow, Store, utc_now
+from compare_tui.store.rows import audit_values
 
 Audits = Sequence[AuditRow | dict[str, Any]]
 Attempt = AttemptRecord | dict[str, Any]
@@ -47,6 +51,7 @@ class AttemptWriter:
         self.inline = inline
         self.max_batch = max_batch
         self._queue: list[tuple[Audits, Attempt, asyncio.Future[None]]] = []
+        self._opening: list[tuple[dict[str, Any], asyncio.Future[int]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.batches = 0
         """Transactions committed (tests and benchmarks read it)."""
@@ -67,6 +72,23 @@ class AttemptWriter:
         # still commits (the flusher is its own task and skips futures already done).
         await done
 
+    async def open(self, *, endpoint: str, model: str, task_id: str, attempt: int, run_id: str) -> int:
+        """Commit a request's audit row as `sent` (fenced by the lease: `LeaseLostError` once
+        lost, nothing written) and return its id, for the completed row's `id`. Call it right
+        before the request goes out: it returns only once the row is committed."""
+        row = audit_values(
+            run_id=run_id, task_id=task_id, attempt=attempt, endpoint=endpoint, model=model, at=utc_now()
+        )
+        if self.inline:
+            opened = self.store.open_requests([row], lease_token=self.lease_token)
+            assert opened is not None  # waited for the lock
+            return opened[0]
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._opening.append((row, done))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        return await done
+
     async def drain(self) -> None:
         """Wait until everything queued so far is committed or has failed (errors stay with
         the workers that wrote them)."""
@@ -74,21 +96,31 @@ class AttemptWriter:
             await asyncio.wait({self._flusher})
 
     async def _flush(self) -> None:
-        while self._queue:
+        while self._queue or self._opening:
             batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
+            opening, self._opening = self._opening[: self.max_batch], self._opening[self.max_batch :]
             outcomes = [(audits, attempt) for audits, attempt, _ in batch]
+            rows = [row for row, _ in opening]
+            waiting: list[asyncio.Future[Any]] = [done for *_, done in batch] + [done for _, done in opening]
             try:
-                if self.store.record_outcomes(outcomes, wait=False, lease_token=self.lease_token) is None:
+                ids = self.store.commit_requests(rows, outcomes, wait=False, lease_token=self.lease_token)
+                if ids is None:
                     # Another writer holds the lock: wait for it on a thread, never on the loop.
-                    await asyncio.to_thread(self.store.record_outcomes, outcomes, lease_token=self.lease_token)
+                    ids = await asyncio.to_thread(
+                        self.store.commit_requests, rows, outcomes, lease_token=self.lease_token
+                    )
                     self.waited += 1
             except Exception as exc:  # noqa: BLE001 - handed to each waiting worker
-                for *_, done in batch:
+                for done in waiting:
                     if not done.done():
                         done.set_exception(exc)
                         done.exception()  # a worker cancelled meanwhile never reads it: no "never retrieved" noise
                 continue
+            assert ids is not None
             self.batches += 1
             for *_, done in batch:
                 if not done.done():
                     done.set_result(None)
+            for (_, opened), row_id in zip(opening, ids, strict=True):
+                if not opened.done():
+                    opened.set_result(row_id)  # a cancelled sender's row stays `sent`, then `cancelled`
