@@ -90,12 +90,13 @@ class AttemptAccessors(StoreBase):
             for row in requests
         ]
         batch = [attempt if isinstance(attempt, dict) else rows.attempt_row(attempt) for _, attempt in outcomes]
-        owners = {row.get("run_id") or row.get("toolcall_run_id") for row in values} - {None}
+        owners = {str(owner) for row in values if (owner := row.get("run_id") or row.get("toolcall_run_id"))}
+        owners |= {str(row["run_id"]) for row in batch}
 
         def work(conn: sqlite3.Connection) -> list[int]:
             if lease_token is not None:
-                for owner in sorted(owners | {row["run_id"] for row in batch}):
-                    if not fenced(conn, str(owner), lease_token):
+                for owner in sorted(owners):
+                    if not fenced(conn, owner, lease_token):
                         raise LeaseLostError(
                             f"run {owner}: this process no longer holds its lease; nothing more is sent or written"
                         )
