@@ -119,7 +119,9 @@ class RunExecutor:
         leases = self.leases or HeldLeases(self.store)
         leases.take(self.p.run.id)  # RunLeasedError before anything is written or sent
         token = leases.token
-        self._writer = AttemptWriter(self.store, inline=self.p.settings.concurrency == 1, lease_token=token)
+        # Never inline, even with one request in flight: a worker hands its attempt over and goes
+        # on, so its next request's `sent` row shares the attempt's commit.
+        self._writer = AttemptWriter(self.store, lease_token=token)
         if _RUNNING == 0:
             _THRESHOLDS = gc.get_threshold()
             gc.freeze()
@@ -186,6 +188,9 @@ class RunExecutor:
                     self._worker(chat, tasks, recorded) for _ in range(min(settings.concurrency, len(pending) or 1))
                 ]
                 await asyncio.gather(*workers)
+                await self._writer.drain()  # every attempt handed over is committed (or failed)
+                if self._writer.failed is not None:
+                    raise self._writer.failed
                 if latency_before is not None:
                     await self._record_latency(latency_before, environment, token)
                 status, error = self._outcome(len(pending))
@@ -267,6 +272,8 @@ class RunExecutor:
         opened: list[int] = []
 
         async def send_audited() -> Exchange:
+            if self._writer.failed is not None:
+                raise self._writer.failed  # an earlier attempt could not be stored: nothing more is sent
             # The request's row is committed before it goes out (and fenced by the lease).
             opened.append(
                 await self._writer.open(
@@ -321,28 +328,21 @@ class RunExecutor:
             retries=retries,
             finish_reason=acc.finish_reason if acc else None,
         )
-        await self._writer.write(requests, row)  # with its requests' audit rows, in one transaction
         # Observers see an attempt that measured nothing as `not_done`, ending its task for
         # this execution (the store keeps the error for the report's caveat and the resume).
         shown: Outcome | NotDone = outcome if measured(outcome, error_class) else NOT_DONE
-        self._counts[shown] += 1
         done = shown in TASK_ENDING_OUTCOMES or shown == NOT_DONE or number >= self.p.settings.attempts
-        self.observer.on_event(
-            AttemptFinished(
-                run.id,
-                run.model_name,
-                task.id,
-                number,
-                shown,
-                done,
-                ttft,
-                e2e,
-                prompt,
-                completion,
-                retries,
-                error,
-            )
+        finished = AttemptFinished(
+            run.id, run.model_name, task.id, number, shown, done, ttft, e2e, prompt, completion, retries, error
         )
+
+        def committed() -> None:
+            self._counts[shown] += 1
+            self.observer.on_event(finished)
+
+        # With its requests' audit rows, in one transaction; told to observers once committed.
+        # The worker goes on meanwhile: its next request's `sent` row joins that transaction.
+        self._writer.submit(requests, row, then=committed)
         return outcome, error_class, error
 
     async def _score(self, task: Task, number: int, exchange: Exchange) -> tuple[ScoreResult, Answer, str | None]:

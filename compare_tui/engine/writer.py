@@ -25,7 +25,7 @@ whose attempt was in the failed batch.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from compare_tui.store import AttemptRecord, AuditRow, Store, utc_now
@@ -50,13 +50,16 @@ class AttemptWriter:
         self.lease_token = lease_token
         self.inline = inline
         self.max_batch = max_batch
-        self._queue: list[tuple[Audits, Attempt, asyncio.Future[None]]] = []
+        self._queue: list[tuple[Audits, Attempt, asyncio.Future[None], Callable[[], None] | None]] = []
         self._opening: list[tuple[dict[str, Any], asyncio.Future[int]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.batches = 0
         """Transactions committed (tests and benchmarks read it)."""
         self.waited = 0
         """Of those, committed on a thread because another writer held the lock."""
+        self.failed: BaseException | None = None
+        """The first failure of a batch (or of a `submit` callback), for callers that do not
+        await each write."""
 
     async def write(self, audits: Audits, attempt: Attempt) -> None:
         """Queue `attempt` and its requests' audit rows; return once they are committed."""
@@ -64,13 +67,22 @@ class AttemptWriter:
             self.store.record_outcomes([(audits, attempt)], lease_token=self.lease_token)
             self.batches += 1
             return
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append((audits, attempt, done))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
         # A worker cancelled while waiting cancels only its own future: the batch it is in
         # still commits (the flusher is its own task and skips futures already done).
-        await done
+        await self.submit(audits, attempt)
+
+    def submit(
+        self, audits: Audits, attempt: Attempt, *, then: Callable[[], None] | None = None
+    ) -> asyncio.Future[None]:
+        """Queue `attempt` and its requests' audit rows without waiting: `then` is called right
+        after they are committed (what must not happen before: telling observers), and the
+        future is done then. A worker that goes on meanwhile has its next request's `sent` row
+        (`open`) committed in the same transaction. A failure is the future's and `failed`'s."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append((audits, attempt, done, then))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        return done
 
     async def open(self, *, endpoint: str, model: str, task_id: str, attempt: int, run_id: str) -> int:
         """Commit a request's audit row as `sent` (fenced by the lease: `LeaseLostError` once
@@ -99,9 +111,9 @@ class AttemptWriter:
         while self._queue or self._opening:
             batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
             opening, self._opening = self._opening[: self.max_batch], self._opening[self.max_batch :]
-            outcomes = [(audits, attempt) for audits, attempt, _ in batch]
+            outcomes = [(audits, attempt) for audits, attempt, _, _ in batch]
             rows = [row for row, _ in opening]
-            waiting: list[asyncio.Future[Any]] = [done for *_, done in batch] + [done for _, done in opening]
+            waiting: list[asyncio.Future[Any]] = [done for _, _, done, _ in batch] + [done for _, done in opening]
             try:
                 ids = self.store.commit_requests(rows, outcomes, wait=False, lease_token=self.lease_token)
                 if ids is None:
@@ -111,6 +123,7 @@ class AttemptWriter:
                     )
                     self.waited += 1
             except Exception as exc:  # noqa: BLE001 - handed to each waiting worker
+                self.failed = self.failed or exc
                 for done in waiting:
                     if not done.done():
                         done.set_exception(exc)
@@ -118,7 +131,16 @@ class AttemptWriter:
                 continue
             assert ids is not None
             self.batches += 1
-            for *_, done in batch:
+            for _, _, done, then in batch:
+                try:
+                    if then is not None:
+                        then()
+                except Exception as exc:  # noqa: BLE001 - an observer's failure is its submitter's
+                    self.failed = self.failed or exc
+                    if not done.done():
+                        done.set_exception(exc)
+                        done.exception()
+                    continue
                 if not done.done():
                     done.set_result(None)
             for (_, opened), row_id in zip(opening, ids, strict=True):
