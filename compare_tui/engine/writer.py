@@ -14,12 +14,15 @@ which cost more CPU per attempt than the request itself at high concurrency
 (bench/RESULTS.md, "Engine overhead", measures it); a WAL commit at `synchronous = NORMAL` does not fsync,
 so committing a batch on the loop costs its rows' CPU and no disk wait.
 
-With one request in flight (`inline=True`, concurrency 1) there is nothing to group and
-nobody else on the loop to wait: the attempt, and each request's `sent` row, is written at once.
+`inline=True` writes each attempt and `sent` row at once, in its own transaction. The engine
+does not use it, even with one request in flight: there a worker hands its attempt over
+(`submit`) and goes on, so its next request's `sent` row shares the attempt's commit (one
+transaction per attempt instead of two).
 
 An attempt still counts as recorded only once its transaction has committed: a worker's
-`write` returns after that, and a failure (disk full, read-only) is raised to every worker
-whose attempt was in the failed batch.
+`write` returns after that, `submit`'s `then` is called after it (the engine tells observers
+there), and a failure (disk full, read-only, the lease lost) is raised to every worker whose
+attempt or `sent` row was in the failed batch and kept in `failed`.
 """
 
 from __future__ import annotations
