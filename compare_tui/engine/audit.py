@@ -4,7 +4,8 @@ Golden-set attempts, judge calls and tool-call scenarios each send through `clie
 record each request as one `AuditRow`: no headers, no body, only its measure (status, bytes,
 tokens as the server reported them, duration and the `ErrorClass`).
 
-A run's requests are written twice (`RequestLedger`): the row is committed as `sent` before
+A run's requests are written twice (`RequestLedger`; a golden-set run's through its group
+commit, `writer.AttemptWriter.open`): the row is committed as `sent` before
 the request goes out, and completed (`done`, with its measure) in the transaction that stores
 the attempt. So a request that left the process is a row whatever happens next: a process
 killed meanwhile leaves it `sent` (the next holder of the run's lease marks it `unknown`), one

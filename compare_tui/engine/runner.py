@@ -17,7 +17,7 @@ count towards this).
 A run is executed under its lease (`engine/lease.py`): taken before anything is written or
 sent (`RunLeasedError` when a live process holds it), renewed while it runs, released however
 it stops. Every request's audit row is committed before the request goes out
-(`audit.RequestLedger`), and every write of the run (request rows, attempts, its status) is
+(`writer.AttemptWriter.open`, in the group commit of the run's attempts), and every write of the run (request rows, attempts, its status) is
 fenced by the lease, so a process that lost it stops at its next step.
 """
 
@@ -33,7 +33,7 @@ from functools import partial
 from typing import Any
 
 from compare_tui.endpoint.client import TRANSPORT, ChatClient, chat_client
-from compare_tui.engine.audit import RequestLedger, audit_values_of
+from compare_tui.engine.audit import audit_values_of
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.environment import capture_environment, fetch_server_identity
 from compare_tui.engine.events import AttemptFinished, RunFinished, RunObserver, RunStarted
@@ -104,7 +104,6 @@ class RunExecutor:
         """Requests of this execution the server answered 200 (for the server-side cross-check:
         it counts no latency for a request it refused)."""
         self._writer: AttemptWriter
-        self._ledger: RequestLedger
 
     async def execute(self) -> RunStatus:
         """Run to the end; return the final status: `completed`, or `incomplete` when some task
@@ -120,8 +119,9 @@ class RunExecutor:
         leases = self.leases or HeldLeases(self.store)
         leases.take(self.p.run.id)  # RunLeasedError before anything is written or sent
         token = leases.token
-        self._writer = AttemptWriter(self.store, inline=self.p.settings.concurrency == 1, lease_token=token)
-        self._ledger = RequestLedger(self.store, lease_token=token)
+        # Never inline, even with one request in flight: a worker hands its attempt over and goes
+        # on, so its next request's `sent` row shares the attempt's commit.
+        self._writer = AttemptWriter(self.store, lease_token=token)
         if _RUNNING == 0:
             _THRESHOLDS = gc.get_threshold()
             gc.freeze()
@@ -188,6 +188,9 @@ class RunExecutor:
                     self._worker(chat, tasks, recorded) for _ in range(min(settings.concurrency, len(pending) or 1))
                 ]
                 await asyncio.gather(*workers)
+                await self._writer.drain()  # every attempt handed over is committed (or failed)
+                if self._writer.failed is not None:
+                    raise self._writer.failed
                 if latency_before is not None:
                     await self._record_latency(latency_before, environment, token)
                 status, error = self._outcome(len(pending))
@@ -269,9 +272,11 @@ class RunExecutor:
         opened: list[int] = []
 
         async def send_audited() -> Exchange:
+            if self._writer.failed is not None:
+                raise self._writer.failed  # an earlier attempt could not be stored: nothing more is sent
             # The request's row is committed before it goes out (and fenced by the lease).
             opened.append(
-                await self._ledger.open(
+                await self._writer.open(
                     endpoint=entry.endpoint, model=entry.model, task_id=task.id, attempt=number, run_id=run.id
                 )
             )
@@ -323,28 +328,21 @@ class RunExecutor:
             retries=retries,
             finish_reason=acc.finish_reason if acc else None,
         )
-        await self._writer.write(requests, row)  # with its requests' audit rows, in one transaction
         # Observers see an attempt that measured nothing as `not_done`, ending its task for
         # this execution (the store keeps the error for the report's caveat and the resume).
         shown: Outcome | NotDone = outcome if measured(outcome, error_class) else NOT_DONE
-        self._counts[shown] += 1
         done = shown in TASK_ENDING_OUTCOMES or shown == NOT_DONE or number >= self.p.settings.attempts
-        self.observer.on_event(
-            AttemptFinished(
-                run.id,
-                run.model_name,
-                task.id,
-                number,
-                shown,
-                done,
-                ttft,
-                e2e,
-                prompt,
-                completion,
-                retries,
-                error,
-            )
+        finished = AttemptFinished(
+            run.id, run.model_name, task.id, number, shown, done, ttft, e2e, prompt, completion, retries, error
         )
+
+        def committed() -> None:
+            self._counts[shown] += 1
+            self.observer.on_event(finished)
+
+        # With its requests' audit rows, in one transaction; told to observers once committed.
+        # The worker goes on meanwhile: its next request's `sent` row joins that transaction.
+        self._writer.submit(requests, row, then=committed)
         return outcome, error_class, error
 
     async def _score(self, task: Task, number: int, exchange: Exchange) -> tuple[ScoreResult, Answer, str | None]:

@@ -44,21 +44,8 @@ class AttemptAccessors(StoreBase):
         self, batch: Sequence[dict[str, Any]], *, lease_token: str | None = None, wait: bool = True
     ) -> list[int] | None:
         """`open_request` for several rows in one transaction (the engine's group commit); their ids."""
-        values = [{**row, "state": "sent"} for row in batch]
-        owners = {row.get("run_id") or row.get("toolcall_run_id") for row in values} - {None}
-
-        def work(conn: sqlite3.Connection) -> list[int]:
-            for owner in owners:
-                if lease_token is not None and not fenced(conn, str(owner), lease_token):
-                    raise LeaseLostError(f"run {owner}: this process no longer holds its lease; nothing more is sent")
-            return [int(conn.execute(rows.INSERT_AUDIT, rows.audit_params(row)).lastrowid or 0) for row in values]
-
-        if wait:
-            return self._write(work)
-        try:
-            return self._write_if_free(work)
-        except Busy:
-            return None
+        committed = self.commit_requests(batch, (), lease_token=lease_token, wait=wait)
+        return None if committed is None else committed
 
     def record_outcomes(
         self,
@@ -81,38 +68,61 @@ class AttemptAccessors(StoreBase):
         (`open_request`) completes that row instead of adding one. With `lease_token`, nothing
         is written unless that token holds the lease of every run in the batch
         (`LeaseLostError`)."""
+        committed = self.commit_requests((), outcomes, lease_token=lease_token, wait=wait)
+        return None if committed is None else len(outcomes)
+
+    def commit_requests(
+        self,
+        opened: Sequence[dict[str, Any]],
+        outcomes: Sequence[tuple[Sequence[AuditRow | dict[str, Any]], AttemptRecord | dict[str, Any]]],
+        *,
+        lease_token: str | None = None,
+        wait: bool = True,
+    ) -> list[int] | None:
+        """`open_requests(opened)` and `record_outcomes(outcomes)` in one transaction (the
+        engine's group commit: the requests about to go out and the attempts just finished
+        cost one commit, not two); the ids of the `opened` rows, in order. Both land together
+        or not at all; `lease_token` and `wait` as for those two."""
+        values = [{**row, "state": "sent"} for row in opened]
         audits = [
             row if isinstance(row, dict) else rows.to_row(row, columns=rows.AUDIT_COLUMNS)
             for requests, _ in outcomes
             for row in requests
         ]
         batch = [attempt if isinstance(attempt, dict) else rows.attempt_row(attempt) for _, attempt in outcomes]
+        owners = {str(owner) for row in values if (owner := row.get("run_id") or row.get("toolcall_run_id"))}
+        owners |= {str(row["run_id"]) for row in batch}
 
-        def work(conn: sqlite3.Connection) -> None:
+        def work(conn: sqlite3.Connection) -> list[int]:
             if lease_token is not None:
-                for run_id in {row["run_id"] for row in batch}:
-                    if not fenced(conn, run_id, lease_token):
-                        raise LeaseLostError(f"run {run_id}: this process no longer holds its lease; it stops here")
-            opened = [row for row in audits if row.get("id") is not None]
-            if opened:
-                conn.executemany(rows.COMPLETE_AUDIT, [(*rows.audit_params(row), row["id"]) for row in opened])
-            try:
-                conn.executemany(rows.INSERT_AUDIT, [rows.audit_params(row) for row in audits if row.get("id") is None])
-            except sqlite3.IntegrityError:
-                run_ids = sorted({row["run_id"] for row in audits})
-                raise StoreError(
-                    f"cannot audit requests of run {', '.join(run_ids)}: no such run in {self.path}"
-                ) from None
-            self._upsert(conn, batch)
+                for owner in sorted(owners):
+                    if not fenced(conn, owner, lease_token):
+                        raise LeaseLostError(
+                            f"run {owner}: this process no longer holds its lease; nothing more is sent or written"
+                        )
+            if audits:
+                done = [row for row in audits if row.get("id") is not None]
+                if done:
+                    conn.executemany(rows.COMPLETE_AUDIT, [(*rows.audit_params(row), row["id"]) for row in done])
+                try:
+                    conn.executemany(
+                        rows.INSERT_AUDIT, [rows.audit_params(row) for row in audits if row.get("id") is None]
+                    )
+                except sqlite3.IntegrityError:
+                    run_ids = sorted({row["run_id"] for row in audits})
+                    raise StoreError(
+                        f"cannot audit requests of run {', '.join(run_ids)}: no such run in {self.path}"
+                    ) from None
+            if batch:
+                self._upsert(conn, batch)
+            return [int(conn.execute(rows.INSERT_AUDIT, rows.audit_params(row)).lastrowid or 0) for row in values]
 
         if wait:
-            self._write(work)
-        else:
-            try:
-                self._write_if_free(work)
-            except Busy:
-                return None
-        return len(batch)
+            return self._write(work)
+        try:
+            return self._write_if_free(work)
+        except Busy:
+            return None
 
     def _upsert(self, conn: sqlite3.Connection, batch: list[dict[str, Any]]) -> None:
         try:

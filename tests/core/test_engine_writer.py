@@ -129,3 +129,34 @@ def test_a_write_that_must_not_wait_writes_nothing_while_the_store_is_locked(sto
     assert store.attempts_for_run("run-aaaa") == [] and store.audit_for_run("run-aaaa") == []
     assert store.record_outcomes([([audit("e")], attempt("run-aaaa", "e"))], wait=False) == 1
     assert [a.task_id for a in store.attempts_for_run("run-aaaa")] == ["e"]
+
+
+async def test_a_submitted_attempt_and_the_next_requests_sent_row_share_one_commit_then_observers_hear(store):
+    writer = AttemptWriter(store)
+    heard: list[int] = []
+
+    def then() -> None:
+        # Called once committed: another connection already reads the attempt.
+        with sqlite3.connect(store.path) as other:
+            heard.append(other.execute("SELECT count(*) FROM attempts WHERE task_id = 'a'").fetchone()[0])
+
+    confirmed = writer.submit([audit("a")], attempt("run-aaaa", "a"), then=then)
+    assert heard == [] and not confirmed.done()  # nothing committed yet: nobody told
+    opened = await writer.open(endpoint="http://e/v1", model="m", task_id="b", attempt=1, run_id="run-aaaa")
+    assert confirmed.done() and heard == [1]
+    assert writer.batches == 1  # the attempt and the next request's `sent` row: one transaction
+    with sqlite3.connect(store.path) as other:
+        assert other.execute("SELECT state FROM audit WHERE id = ?", [opened]).fetchone() == ("sent",)
+    assert writer.failed is None
+
+
+async def test_a_failed_submit_tells_nobody_and_is_kept(store):
+    writer = AttemptWriter(store)
+    heard: list[str] = []
+    confirmed = writer.submit([], attempt("run-nope", "x"), then=lambda: heard.append("x"))
+    with pytest.raises(StoreError, match="no such run"):
+        await writer.open(endpoint="http://e/v1", model="m", task_id="y", attempt=1, run_id="run-aaaa")
+    await writer.drain()
+    assert heard == [] and isinstance(confirmed.exception(), StoreError)
+    assert isinstance(writer.failed, StoreError)
+    assert store.audit_for_run("run-aaaa") == []  # the `sent` row of the same batch was not written either
