@@ -162,8 +162,10 @@ def _handle(args: argparse.Namespace) -> int:
                 margin_pp=args.margin,
             )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
-        # Before anything is prepared or sent: a scorer cluster that cannot be used refuses the run.
-        scorers = scorer_executor(args.scorers, args.scorer_jobs)
+        # Before anything is prepared or sent: a scorer cluster that cannot be used refuses the run
+        # (only where the set has a command scorer to send it).
+        has_command = any(goldset.scorer_for(t).kind == "command" for t in goldset.tasks)
+        scorers = scorer_executor(args.scorers, args.scorer_jobs, needed=has_command)
         try:
             session = EngineSession(store, plan, catalogue, observer, goldset=goldset, scorers=scorers)
             try:
@@ -171,7 +173,7 @@ def _handle(args: argparse.Namespace) -> int:
             except RunRefusedError as exc:
                 raise CommandError(str(exc) if args.resume else f"refused: {exc}") from None
             _serving_notes(prepared)
-            if not args.json and any(goldset.scorer_for(t).kind == "command" for t in goldset.tasks):
+            if not args.json and has_command:
                 say(f"scorers: {where_scorers_run(scorers.describe())}", file=sys.stderr)
             statuses = _execute(session, observer)
         finally:

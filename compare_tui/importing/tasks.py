@@ -47,6 +47,16 @@ def _text(row: Row, column: str, *, what: str) -> str:
     return text
 
 
+def _checked_text(row: Row, column: str) -> str:
+    """The expected text an exact or regex scorer compares with. A CSV has no null, so a blank
+    cell is how a missing value arrives: kept, it would make a task that no answer passes
+    (exact `""`) or that every answer passes (regex `""` matches anywhere)."""
+    text = _text(row, column, what="expected")
+    if not text.strip():
+        raise _Bad(column, "empty expected value")
+    return text
+
+
 def _json_value(row: Row, column: str) -> Any:
     value = lookup(row.values, column)
     if value is MISSING:
@@ -96,14 +106,14 @@ def _expected_and_scorer(row: Row, options: ImportOptions, column: str) -> tuple
             return {"text": value[0]}, {"kind": "regex", "pattern": pattern, "mode": "fullmatch"}
         if kind == "human" and value in (MISSING, None, ""):
             return {"text": ""}, {"kind": "human"}
-        text = _text(row, column, what="expected")
+        text = _checked_text(row, column) if kind == "exact" else _text(row, column, what="expected")
         if kind == "exact":
             return {"text": text}, {"kind": "exact", "normalize": list(options.normalize)}
         if kind == "human":
             return {"text": text}, {"kind": "human"}
         return {"text": text}, {"kind": "command", "run": list(options.command)}
     if kind == "regex":
-        pattern = _text(row, column, what="expected")
+        pattern = _checked_text(row, column)
         try:
             re.compile(pattern)
         except (re.error, OverflowError, RecursionError) as exc:

@@ -66,7 +66,11 @@ class LatencyCrossCheck:
         return abs(self.difference_ms) > max(LARGE_MS, LARGE_FRACTION * self.client_mean_ms)
 
     def line(self) -> str:
-        """`server-side TTFT (vLLM /metrics, 18 requests): p50 ≈ 142 ms (in 100–250 ms), mean 131 ms; …`"""
+        """`m, every request (not only the completed tasks above): server-side TTFT (vLLM /metrics,
+        18 requests) p50 ≈ 142 ms (in 100–250 ms), mean 131 ms; client p50 …; client − server (means) …`
+
+        It says whose requests it covers: the latency table beside it counts one value per
+        completed task, so its client TTFT p50 differs from this line's whenever a task failed."""
         bucket = (
             f" (in {self.server_bucket_ms[0]:.0f}–{self.server_bucket_ms[1]:.0f} ms)"
             if self.server_bucket_ms is not None
@@ -74,9 +78,10 @@ class LatencyCrossCheck:
         )
         approx = "≈ " if self.server_bucket_ms is not None else ""
         return (
-            f"{self.label}: server-side TTFT ({self.source}, {self.requests} requests) p50 {approx}"
-            f"{self.server_p50_ms:.0f} ms{bucket}, mean {self.server_mean_ms:.0f} ms; client p50 "
-            f"{self.client_p50_ms:.0f} ms, mean {self.client_mean_ms:.0f} ms; client − server {number(self.difference_ms, '+.0f')} ms"
+            f"{self.label}, every request (not only the completed tasks above): server-side TTFT "
+            f"({self.source}, {self.requests} requests) p50 {approx}{self.server_p50_ms:.0f} ms{bucket}, mean "
+            f"{self.server_mean_ms:.0f} ms; client p50 {self.client_p50_ms:.0f} ms, mean {self.client_mean_ms:.0f} ms; "
+            f"client − server (means) {number(self.difference_ms, '+.0f')} ms"
         )
 
 

@@ -43,15 +43,21 @@ def parse_scorers(choice: str) -> tuple[str, str | None]:
     )
 
 
-def scorer_executor(choice: str | None, jobs: int | None, environ: Mapping[str, str] | None = None) -> ScorerExecutor:
+def scorer_executor(
+    choice: str | None, jobs: int | None, environ: Mapping[str, str] | None = None, *, needed: bool = True
+) -> ScorerExecutor:
     """The executor the options name, connected (a cluster that cannot be used raises
-    `CompareTuiError` before anything is sent). The caller closes it."""
+    `CompareTuiError` before anything is sent). The caller closes it.
+
+    `needed=False` (the golden set has no command scorer): the choice is still checked, but no
+    cluster is connected to, and a local executor returned: a set with nothing to send a cluster
+    is not refused because the cluster `$COMPARE_TUI_SCORERS` names is down."""
     env = os.environ if environ is None else environ
     picked = choice or env.get(SCORERS_ENV) or "local"
     if jobs is not None and jobs < 1:
         raise ScorerChoiceError(f"--scorer-jobs {jobs}: give at least 1")
     kind, address = parse_scorers(picked)
-    if kind == "local":
+    if kind == "local" or not needed:
         return LocalScorers(jobs)
     from compare_tui.scoring.ray_cluster import RayScorers
 

@@ -151,6 +151,25 @@ def test_run_json_summary_and_runs_list(tmp_path, slow_server):
     assert [(r["model"], r["status"], r["pass"], r["tasks"]) for r in rows] == [("fake", "completed", 4, 4)]
 
 
+def test_a_set_without_command_scorers_runs_while_the_machines_scorer_cluster_is_down(tmp_path, slow_server):
+    # `$COMPARE_TUI_SCORERS` names the machine's cluster for every run; a set with no command
+    # scorer sends it nothing, so a cluster that is down must not refuse it. `bogus` still is.
+    import socket
+
+    with socket.socket() as sock:  # a loopback port nobody listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    goldset = write_set(tmp_path / "set", {"t0": "ok", "t1": "ok"})
+    models = _catalogue(tmp_path / "models.toml", slow_server.url)
+    argv = _cli("run", str(goldset), "--model", "fake", "--models", str(models), "--store", str(tmp_path / "r.sqlite"))
+    env = _env(tmp_path) | {"COMPARE_TUI_SCORERS": f"ray=127.0.0.1:{port}"}
+    done = subprocess.run([*argv, "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scorers"]["kind"] == "local"
+    bad = subprocess.run([*argv, "--scorers", "bogus"], env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--scorers 'bogus'" in bad.stderr
+
+
 def test_unknown_model_and_missing_catalogue_are_clear_errors(tmp_path):
     goldset = write_set(tmp_path / "set", {"a": "ok"})
     missing = subprocess.run(

@@ -354,3 +354,17 @@ def test_a_csv_field_longer_than_the_csv_modules_default_limit(tmp_path: Path) -
         tmp_path / "t.csv", tmp_path / "set", format="csv", input_column="question", expected_column="label"
     )
     assert tasks[0].input.prompt == long
+
+
+@pytest.mark.parametrize("scorer", ["exact", "regex"])
+def test_a_blank_expected_cell_is_a_bad_row_not_a_task(tmp_path: Path, scorer: str) -> None:
+    # A CSV's blank cell is its missing value: kept, an exact task would pass no answer and a
+    # regex task (pattern "") every answer.
+    (tmp_path / "t.csv").write_text('prompt,expected\n"Say yes",yes\n"Bad row",\n"Blank too","  "\n', encoding="utf-8")
+    with pytest.raises(ImportingError) as refused:
+        import_set(tmp_path / "t.csv", ImportOptions(format="csv", scorer=scorer))
+    assert "row 2, column 'expected': empty expected value" in str(refused.value)
+    assert "row 3, column 'expected': empty expected value" in str(refused.value)
+    imported = import_set(tmp_path / "t.csv", ImportOptions(format="csv", scorer=scorer, skip_bad_rows=True))
+    write_imported_set(imported, tmp_path / "set")
+    assert [t.id for t in load_golden_set(tmp_path / "set").tasks] == ["row-0001"]

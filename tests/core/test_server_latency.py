@@ -183,6 +183,19 @@ def test_llama_cpp_timings_give_exact_medians_and_a_small_gap_no_caveat():
     assert not check.large and cross_check_caveats(check) == []
 
 
+def test_the_line_says_it_covers_every_request_not_the_tables_completed_tasks():
+    # The latency table beside the line holds one value per completed task; this line's client
+    # p50 is over every request, failed ones too, so the two differ and the line must say why.
+    attempts = [AttemptFacts("t0", 1, Outcome.PASS, ttft_ms=100.0, server_ttft_ms=80.0)] + [
+        AttemptFacts(f"t{i}", 1, Outcome.FAIL, ttft_ms=400.0, server_ttft_ms=380.0) for i in range(1, 4)
+    ]
+    check = cross_check("r", "m", {}, attempts)
+    assert check is not None and check.client_p50_ms == 400.0
+    line = check.line()
+    assert line.startswith("m, every request (not only the completed tasks above): server-side TTFT")
+    assert "(llama.cpp timings, 4 requests)" in line and line.endswith("client − server (means) +20 ms")
+
+
 def test_a_gap_past_50_ms_and_a_quarter_of_the_clients_ttft_is_a_caveat():
     check = cross_check("r", "m", {}, _attempts([(400.0, 100.0)] * 3))
     assert check is not None and check.large
