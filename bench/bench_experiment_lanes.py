@@ -47,7 +47,9 @@ def launch(store_path: Path, catalogue_path: Path, set_path: Path, repeats: int,
             return execute_prepared(store, prepared, quiet=True, together=True)
 
         start = time.perf_counter()
-        result = launch_missing(store, config, goldset, entries, together_ if together else one_at_a_time)
+        result = launch_missing(
+            store, config, goldset, entries, together_ if together else one_at_a_time, same_host_at_once=together
+        )
         wall = time.perf_counter() - start
     assert all(status == "completed" for _, _, status in result.launched), result.launched
     assert len(result.launched) == len(MODELS) * repeats

@@ -96,6 +96,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("name")
     run.add_argument("--repeats", type=int, metavar="N", help="first change N (saved), then launch")
     run.add_argument("--json", action="store_true", help="no progress; print a JSON document at the end")
+    run.add_argument(
+        "--same-host-at-once",
+        action="store_true",
+        help="also run arms whose servers share a machine at the same time (default: arms on different "
+        "machines only). Faster, but each run's latency and hardware cost then include the other's load",
+    )
     add_catalogue_option(run)
     add_store_option(run)
     run.set_defaults(handler=_run)
@@ -249,6 +255,7 @@ def _run(args: argparse.Namespace) -> int:
                 goldset,
                 entries,
                 lambda prepared: execute_prepared(store, prepared, quiet=args.json, together=True),
+                same_host_at_once=args.same_host_at_once,
             )
         except LaunchRefused as exc:
             raise CommandError(f"experiment {args.name}: {exc}") from None

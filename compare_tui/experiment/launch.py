@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry
 from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, RunSettings, prepare_run, refuse_unreachable
@@ -131,12 +132,27 @@ def _prepare(
     return prepared
 
 
-def endpoint_lanes(config: ExperimentConfig, entries: Mapping[str, ModelEntry]) -> list[list[ArmConfig]]:
-    """The arms grouped by the endpoint they ask, in arm order: runs of one lane compete for one
-    server and go one after another; lanes ask different servers and run at the same time."""
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+
+def host_of(endpoint: str) -> str:
+    """The machine an endpoint's server runs on, as far as its URL tells: every loopback
+    address is this machine."""
+    host = (urlsplit(endpoint).hostname or endpoint).lower()
+    return "this machine" if host in LOOPBACK_HOSTS or host.startswith("127.") else host
+
+
+def endpoint_lanes(
+    config: ExperimentConfig, entries: Mapping[str, ModelEntry], *, same_host_at_once: bool = False
+) -> list[list[ArmConfig]]:
+    """The arms grouped into lanes, in arm order: runs of one lane go one after another, lanes
+    run at the same time. A lane is a host: two servers on one machine share its cores (or
+    GPU), so runs beside each other there would each measure the other's load. With
+    `same_host_at_once`, a lane is an endpoint (one server never serves two runs at once)."""
     lanes: dict[str, list[ArmConfig]] = {}
     for arm in config.arms:
-        lanes.setdefault(entries[arm.label].endpoint, []).append(arm)
+        endpoint = entries[arm.label].endpoint
+        lanes.setdefault(endpoint if same_host_at_once else host_of(endpoint), []).append(arm)
     return list(lanes.values())
 
 
@@ -148,14 +164,15 @@ def launch_missing(
     execute: Callable[[list[PreparedRun]], list[str]],
     *,
     environ: Mapping[str, str] | None = None,
+    same_host_at_once: bool = False,
 ) -> LaunchResult:
     """Launch each arm's missing runs and return what was launched.
 
-    Runs go in rounds: each round takes the next missing run of every endpoint lane
-    (`endpoint_lanes`: arms in order within a lane) and `execute(prepared)` runs them to their
-    ends together, returning their final statuses (the CLI passes its own progress display);
-    so cells whose arms ask different endpoints run at the same time, and one endpoint never
-    serves two runs at once. Launching stops after a round where a run was interrupted or
+    Runs go in rounds: each round takes the next missing run of every lane (`endpoint_lanes`:
+    one per host, or per endpoint with `same_host_at_once`; arms in order within a lane) and
+    `execute(prepared)` runs them to their ends together, returning their final statuses (the
+    CLI passes its own progress display); so cells whose arms are served on different machines
+    run at the same time, and one machine never serves two runs at once unless asked. Launching stops after a round where a run was interrupted or
     incomplete (its endpoint failed: such a run holds no place, and the next counted run takes
     it once the endpoint answers again). An endpoint that does not answer before the first
     launch refuses the whole launch.
@@ -169,7 +186,7 @@ def launch_missing(
         raise LaunchRefused(f"{exc}") from None
     # At most what was missing at the start: a run that fails does not start another.
     left = dict(result.planned)
-    lanes = endpoint_lanes(config, entries)
+    lanes = endpoint_lanes(config, entries, same_host_at_once=same_host_at_once)
     while True:
         missing = _missing(store, config)
         round_arms = []
