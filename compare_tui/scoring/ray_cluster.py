@@ -169,6 +169,12 @@ class RayScorers:
                 log_to_driver=False,
             )
         except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError…
+            if self.address == "auto":  # Ray's own words here advise flags of its CLI, not ours
+                raise ScorerClusterError(
+                    "--scorers ray looks for a Ray cluster started on this machine and found none; nothing "
+                    "was sent to any model. Start one (`ray start --head`), name a cluster "
+                    "(--scorers ray=ray://HOST:10001) or score here (--scorers local)"
+                ) from None
             raise ScorerClusterError(
                 f"could not connect to the Ray cluster at {self.address}: {type(exc).__name__}: {exc}; "
                 "nothing was sent to any model. Start it (`ray start --head`) or correct --scorers"

@@ -97,5 +97,5 @@ def gpu_before_run(kind: str, unavailable: str | None = None) -> str:
     if kind == ModelKind.HOSTED:
         return "n/a (hosted: the GPU is not on this machine)"
     if unavailable:
-        return f"not measured: {unavailable}"
+        return f"not measured ({unavailable})"
     return "being sampled by the engine; the peak shows when the run ends"

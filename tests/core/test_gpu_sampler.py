@@ -235,6 +235,6 @@ def test_the_live_screen_says_before_a_run_whether_gpu_memory_can_be_sampled(mon
     assert line == (
         "being sampled by the engine; the peak shows when the run ends"
         if expected is None
-        else f"not measured: {expected}"
+        else f"not measured ({expected})"
     )
     assert gpu_before_run("hosted", reason).startswith("n/a (hosted")
