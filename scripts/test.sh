@@ -9,24 +9,21 @@ TIER=""
 case "${1:-}" in
   core | tui | integration) TIER="$1"; shift; set -- "tests/$TIER" "$@" ;;
 esac
+# A system tool some tests drive: installed when running as root (CI), else a clear refusal.
+need_tool() {  # COMMAND PACKAGE WHY
+  if ! command -v "$1" >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+      apt-get update -qq && apt-get install -y -qq "$2" >/dev/null
+    else
+      echo "$3: install it (sudo apt-get install $2)" >&2
+      exit 2
+    fi
+  fi
+}
 # The TUI smoke test drives the app in a real terminal multiplexer.
-if ! command -v tmux >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq tmux >/dev/null
-  else
-    echo "tmux is needed by the TUI smoke test: install it (sudo apt-get install tmux)" >&2
-    exit 2
-  fi
-fi
+need_tool tmux tmux "tmux is needed by the TUI smoke test"
 # The publish tests open bundles in a real headless browser (tests/integration/test_publish_browser.py).
-if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
-  else
-    echo "chromium is needed by the publish tests: install it (sudo apt-get install chromium)" >&2
-    exit 2
-  fi
-fi
+need_tool chromium chromium "chromium is needed by the publish tests"
 # The gateway tests (tests/integration/test_gateway_litellm.py) run a real LiteLLM proxy, pinned, in its own
 # virtual environment (never the project's dependencies). Made once; a warm run only checks the
 # stamp. Never 1.107.0 (a compromised release). A failure here fails the suite: no silent skip.
@@ -56,14 +53,7 @@ if [ "$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("ra
     exit 2
   fi
 fi
-if ! command -v ip >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq iproute2 >/dev/null
-  else
-    echo "ip (iproute2) is needed by the Ray scorer tests: install it (sudo apt-get install iproute2)" >&2
-    exit 2
-  fi
-fi
+need_tool ip iproute2 "ip (iproute2) is needed by the Ray scorer tests"
 # The vLLM tests (tests/integration/vllm_stack/) run a real vLLM server: a pinned CPU build in its
 # own virtual environment and the bundled models converted for it (scripts/provision_vllm.sh: made
 # once, then only its stamps are checked). Provisioned when the run can reach those tests; a
