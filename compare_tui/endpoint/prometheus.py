@@ -18,6 +18,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+VLLM_METRICS = "vLLM /metrics"
+"""The `source` a run's recorded server latency names when it came from vLLM's histograms
+(written by `engine.server_latency`, read by `report.server_latency`)."""
 _SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?[ \t]*$", re.DOTALL)
 _LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
 _UNESCAPE = {"\\": "\\", '"': '"', "n": "\n"}

@@ -8,7 +8,6 @@ The heartbeat is a thread, so a busy event loop or a long scorer never lets a li
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
 
 from compare_tui.store import Store, Takeover
 from compare_tui.store.holders import close_token, is_stale, this_process
@@ -20,14 +19,13 @@ class HeldLeases:
 
     `take(run_id)` raises `RunLeasedError` when a live holder has it; `release(run_id)` gives
     one back; `close()` stops the heartbeat and releases every lease still held (however the
-    session stopped). `lost` holds the runs whose lease was taken over meanwhile."""
+    session stopped). A lease taken over meanwhile is found by the next write, which the
+    store fences by the lease (`LeaseLostError`)."""
 
     def __init__(self, store: Store, *, heartbeat_s: float = HEARTBEAT_S) -> None:
         self.store = store
         self.holder = this_process()
         self.heartbeat_s = heartbeat_s
-        self.takeovers: list[Takeover] = []
-        self.lost: set[str] = set()
         self._held: list[str] = []
         self._guard = threading.Lock()
         self._stop = threading.Event()
@@ -43,26 +41,11 @@ class HeldLeases:
 
     def take(self, run_id: str) -> Takeover | None:
         takeover = self.store.take_lease(run_id, self.holder, is_stale=is_stale)
-        if takeover is not None:
-            self.takeovers.append(takeover)
         with self._guard:
             if run_id not in self._held:
                 self._held.append(run_id)
         self._start()
         return takeover
-
-    def take_all(self, run_ids: Iterable[str]) -> list[Takeover]:
-        """Take every lease, or none: a refusal gives back those already taken."""
-        taken: list[Takeover] = []
-        try:
-            for run_id in run_ids:
-                takeover = self.take(run_id)
-                if takeover is not None:
-                    taken.append(takeover)
-        except BaseException:
-            self.close()
-            raise
-        return taken
 
     def release(self, run_id: str) -> None:
         with self._guard:
@@ -93,6 +76,6 @@ class HeldLeases:
             if not held:
                 continue
             try:
-                self.lost.update(self.store.renew_leases(held, self.holder))
+                self.store.renew_leases(held, self.holder)
             except Exception:  # noqa: BLE001 - a failing store stops the run elsewhere; keep trying
                 continue

@@ -24,11 +24,10 @@ import httpx
 
 from compare_tui.endpoint import Endpoint
 from compare_tui.endpoint.client import probe_client
-from compare_tui.endpoint.prometheus import Histogram, histogram, parse_exposition
+from compare_tui.endpoint.prometheus import VLLM_METRICS, Histogram, histogram, parse_exposition
 
 VLLM_TTFT = "vllm:time_to_first_token_seconds"
 VLLM_E2E = "vllm:e2e_request_latency_seconds"
-SOURCE = "vLLM /metrics"
 SCRAPE_TIMEOUT_S = 5.0
 
 
@@ -48,7 +47,7 @@ class HistogramReading:
         if ttft is None:
             return None
         e2e = self.e2e.minus(before.e2e) if self.e2e is not None and before.e2e is not None else None
-        return {"source": SOURCE, "ttft": ttft.as_dict(), "e2e": e2e.as_dict() if e2e is not None else None}
+        return {"source": VLLM_METRICS, "ttft": ttft.as_dict(), "e2e": e2e.as_dict() if e2e is not None else None}
 
 
 def serves_vllm(serving: Sequence[Mapping[str, Any]]) -> bool:

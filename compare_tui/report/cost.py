@@ -134,17 +134,18 @@ def _token_price(basis: Mapping[str, Any], attempts: Sequence[AttemptFacts], com
     price_out = float(basis["usd_per_mtok_output"])
     cached = basis.get("usd_per_mtok_cached")
     total, charged = 0.0, 0
-    refused = sum(1 for attempt in attempts if attempt.refused)  # nothing generated, nothing to charge
+    unreported = sum(1 for attempt in attempts if attempt.usage_unreported)  # a refusal generated nothing
     for attempt in attempts:
         if attempt.prompt_tokens is None and attempt.completion_tokens is None:
             continue
         total += (price_in * (attempt.prompt_tokens or 0) + price_out * (attempt.completion_tokens or 0)) / 1e6
         charged += 1
     notes = []
-    if attempts and charged + refused < len(attempts):
+    if unreported:
+        # The same count as the token figures' note (`AttemptFacts.usage_unreported`).
         notes.append(
-            f"{len(attempts) - charged - refused} of {len(attempts)} attempts reported no token usage "
-            "and are not charged, so this is a lower bound"
+            f"{unreported} of {len(attempts)} attempts reported no token usage "
+            "and are not charged in full, so this is a lower bound"
         )
     if cached is not None:
         # Cached-prompt counts are not recorded, so the discount cannot be applied honestly.

@@ -316,11 +316,7 @@ def _pass_rate(blocks: Sequence[Block]) -> PassRate:
 def _tokens(attempts: Sequence[AttemptFacts], completed: int) -> Tokens:
     prompt = sum(a.prompt_tokens for a in attempts if a.prompt_tokens is not None)
     completion = sum(a.completion_tokens for a in attempts if a.completion_tokens is not None)
-    without = sum(
-        1
-        for a in attempts
-        if not a.refused and (a.usage_missing or a.prompt_tokens is None or a.completion_tokens is None)
-    )
+    without = sum(1 for a in attempts if a.usage_unreported)
     note = None
     if without:
         note = (

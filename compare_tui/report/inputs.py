@@ -51,6 +51,12 @@ class AttemptFacts:
         generated, so no token usage is missing from it."""
         return self.error_class in REFUSED_CLASSES
 
+    @property
+    def usage_unreported(self) -> bool:
+        """The server generated an answer but did not report its prompt and completion tokens
+        (both), so token figures and a token-priced cost that count it are lower bounds."""
+        return not self.refused and (self.usage_missing or self.prompt_tokens is None or self.completion_tokens is None)
+
     @classmethod
     def from_record(cls, record: AttemptRecord) -> AttemptFacts:
         return cls(

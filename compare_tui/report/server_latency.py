@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compare_tui.endpoint.prometheus import Histogram, quantile
+from compare_tui.endpoint.prometheus import VLLM_METRICS, Histogram, quantile
 from compare_tui.report.caveats import Caveat
 from compare_tui.report.formatting import number
 from compare_tui.report.inputs import AttemptFacts
@@ -32,7 +32,7 @@ LARGE_MS = 50.0
 LARGE_FRACTION = 0.25
 """...and past this fraction of the client's mean (a slow model's TTFT of seconds may differ by
 more than 50 ms for reasons that do not change what it means)."""
-VLLM = "vLLM /metrics"
+VLLM = VLLM_METRICS
 LLAMA = "llama.cpp timings"
 
 

@@ -44,8 +44,7 @@ class AttemptAccessors(StoreBase):
         self, batch: Sequence[dict[str, Any]], *, lease_token: str | None = None, wait: bool = True
     ) -> list[int] | None:
         """`open_request` for several rows in one transaction (the engine's group commit); their ids."""
-        committed = self.commit_requests(batch, (), lease_token=lease_token, wait=wait)
-        return None if committed is None else committed
+        return self.commit_requests(batch, (), lease_token=lease_token, wait=wait)
 
     def record_outcomes(
         self,

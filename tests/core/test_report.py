@@ -308,6 +308,16 @@ def test_a_request_the_server_refused_is_not_missing_usage_nor_left_uncharged():
     assert row.tokens.attempts_without_usage == 1  # an answer broken off may have cost tokens never reported
 
 
+def test_the_token_and_cost_notes_count_the_same_attempts_without_usage():
+    # A prompt count without a completion count: the tokens' note and the cost's must say the
+    # same "N of M" (they were counted by two rules and disagreed).
+    partial = attempts("p", prefix="h", completion_tokens=None)
+    none = attempts("p", prefix="n", prompt_tokens=None, completion_tokens=None, usage_missing=True)
+    row = build_report(inputs(RunInput(make_run(cost_basis=TOKEN_PRICE), attempts("ppp") + partial + none))).models[0]
+    assert "2 of 5 attempts reported no token usage" in (row.tokens.note or "")
+    assert "2 of 5 attempts reported no token usage" in (row.cost.note or "")
+
+
 def test_no_usage_at_all_is_a_missing_figure_and_makes_confidence_low():
     facts = attempts("ppppp", prompt_tokens=None, completion_tokens=None, usage_missing=True)
     report = build_report(inputs(RunInput(make_run(cost_basis=TOKEN_PRICE), facts), one("fffff", "run-b", "model-b")))

@@ -88,13 +88,14 @@ def test_fitted_runs_fit_the_width_and_keep_ids_rates_and_statuses_whole(models,
     from compare_tui.tui.run_cells import HEADERS, column_widths, fit_runs, rate_room, table_width
 
     runs = [run_record(model, golden) for model in models]
-    rates = ["…"] * len(runs)
+    rates = [rate_room(tasks)] * len(runs)  # the widest rate each run can get, shown whole
     rows, widths = fit_runs(runs, rates, [rate_room(tasks)] * len(runs), width)
-    assert table_width(widths) <= width and widths == column_widths(rows, widths[3])
+    # Each column is as wide as its widest fitted cell, the pass rate as wide as its room.
+    assert table_width(widths) <= width and widths == column_widths(rows, cell_len(rate_room(tasks)))
     assert widths[3] >= cell_len(rate_room(tasks))
-    for row, run in zip(rows, runs, strict=True):
+    for row, run, rate in zip(rows, runs, rates, strict=True):
         assert len(row) == len(HEADERS)
-        assert row[0] == run.id[:8] and row[3] == "…" and row[4] == str(run.status)
+        assert row[0] == run.id[:8] and row[3] == rate and row[4] == str(run.status)
         assert row[2] == run.model_name or (row[2].endswith("…") and run.model_name.startswith(row[2][:-1]))
         golden = f"{run.goldset_id} {run.goldset_version}"  # the version is left out before a name is cut
         assert row[5] in (golden, run.goldset_id) or (row[5].endswith("…") and golden.startswith(row[5][:-1]))

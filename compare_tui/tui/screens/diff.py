@@ -138,7 +138,7 @@ class DiffScreen(CompareScreen):
         ci = (
             fmt.DASH
             if p.interval is None
-            else f"{fmt.signed(p.interval.low * 100)} to {fmt.signed(p.interval.high * 100)} points"
+            else f"{fmt.bound(p.interval.low * 100)} to {fmt.bound(p.interval.high * 100)} points"
         )
         sentence.update(f"McNemar exact p = {p_value} · 95% paired CI of A − B: {ci}\n{p.sentence}")
 
