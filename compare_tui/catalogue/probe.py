@@ -101,8 +101,7 @@ def probe_endpoint(
                 else f"{type(exc).__name__}: {str(exc)[:120] or 'no answer'}"
             )
             raise EndpointProbeError(
-                f"cannot reach {endpoint} ({reason}); "
-                "is the server running, and is --endpoint its base URL?"
+                f"cannot reach {endpoint} ({reason}); is the server running, and is --endpoint its base URL?"
             ) from None
         if status in (401, 403):
             raise EndpointProbeError(
