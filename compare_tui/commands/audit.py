@@ -153,11 +153,9 @@ def _lines(ledger: AuditLedger, what: str, live: dict[str, bool]) -> list[str]:
         lines.append(f"not done ({not_done}" + (f", first {shown} shown" if shown < not_done else "") + "):")
         for row in ledger.unsettled:
             owner = row.run_id or (f"tool-call run {row.toolcall_run_id}" if row.toolcall_run_id else "no run")
-            task = f" task {row.task_id}" + (f" attempt {row.attempt}" if row.attempt is not None else "")
-            lines.append(
-                f"  #{row.id} {row.at[:19].replace('T', ' ')} {row.state.value:<9} {owner}{task if row.task_id else ''}"
-                f" {row.model}"
-            )
+            # As a run's progress lines name an attempt: task, then `#attempt`.
+            task = f" {row.task_id}" + (f" #{row.attempt}" if row.attempt is not None else "") if row.task_id else ""
+            lines.append(f"  #{row.id} {row.at[:19].replace('T', ' ')} {row.state.value:<9} {owner}{task} {row.model}")
         lines.append("")
     lines += [f"{state.value}: {STATE_WORDS[state]}" for state in AuditState if counts.by_state[state]]
     for run in ledger.per_run:
