@@ -1,5 +1,5 @@
 """The product's words, once: task outcomes, run statuses, the error classes of an attempt, the
-kinds of model, the rules that join them (which attempts measured something, what a task's outcome is), and the one
+states of an audit-ledger row, the kinds of model, the rules that join them (which attempts measured something, what a task's outcome is), and the one
 money format.
 
 Every package compares against these members, never against raw strings. Imports nothing from
@@ -97,6 +97,22 @@ class JudgeFailure(StrEnum):
     """The exchange ended without an answer to read."""
     UNPARSEABLE = "unparseable"
     """The reply held no verdict in the asked-for form (a verdict is never guessed at)."""
+
+
+class AuditState(StrEnum):
+    """Where a request's row of the audit ledger stands (`AuditRow.state`, `compare-tui audit`).
+    Every request that left the process is a row; only `done` rows carry its measure."""
+
+    SENT = "sent"
+    """Written before the request went out, not yet completed: its sender is still reading the
+    answer, or was killed (`kill -9`) and no one has taken the run's lease since."""
+    DONE = "done"
+    """The answer (or the failure) was read and stored with its measure."""
+    UNKNOWN = "unknown"
+    """Its sender died before reading the answer (the run's next holder found it `sent`): the
+    server may have received it, and may have charged for it."""
+    CANCELLED = "cancelled"
+    """Its sender stopped reading (Ctrl-C, SIGTERM, the run stopped) and said so."""
 
 
 JudgeErrorClass: TypeAlias = ErrorClass | JudgeFailure

@@ -26,7 +26,7 @@ from compare_tui.catalogue.server_facts import (
     model_ids,
 )
 from compare_tui.endpoint import Endpoint
-from compare_tui.endpoint.client import probe_client
+from compare_tui.endpoint.client import causes, connect_failure, probe_client
 from compare_tui.endpoint.fingerprint import APPLY_TEMPLATE_PROBE, serving_fingerprint, template_mode_of
 from compare_tui.endpoint.props import MAX_PROPS_BYTES, PropsUnavailable, fetch_props
 
@@ -95,9 +95,13 @@ def probe_endpoint(
         try:
             status, listing = _get(client, "GET", at.models_url)
         except httpx.HTTPError as exc:
+            reason = (
+                connect_failure(causes(exc), at.models_url)
+                if isinstance(exc, httpx.ConnectError)
+                else f"{type(exc).__name__}: {str(exc)[:120] or 'no answer'}"
+            )
             raise EndpointProbeError(
-                f"cannot reach {endpoint} ({type(exc).__name__}: {str(exc)[:120] or 'no answer'}); "
-                "is the server running, and is --endpoint its base URL?"
+                f"cannot reach {endpoint} ({reason}); is the server running, and is --endpoint its base URL?"
             ) from None
         if status in (401, 403):
             raise EndpointProbeError(

@@ -10,6 +10,7 @@ _NAMES = (
     "models",
     "run",
     "runs",
+    "audit",
     "report",
     "publish",
     "promote",

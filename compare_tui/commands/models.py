@@ -172,6 +172,7 @@ class _HashProgress:
             self.task = self.bar.add_task("hashing", total=None)
 
     def __enter__(self) -> _HashProgress:
+        sys.stdout.flush()  # every line printed before the hashing shows before its progress
         if self.bar is not None:
             self.bar.start()
         return self
@@ -185,6 +186,10 @@ class _HashProgress:
         if self.bar is not None:
             self.bar.update(self.task, completed=sum(self.done.values()), total=sum(self.totals.values()))
         elif done == total:
+            # What stdout holds goes out first: into a pipe it is block-buffered, and a buffer
+            # flushed between a line and its newline ran this line on from that one
+            # (`…/smollm2-135mhashed model.safetensors`) where both streams share a file.
+            sys.stdout.flush()
             print(f"hashed {name} ({total / 2**20:.1f} MiB)", file=sys.stderr, flush=True)
 
 

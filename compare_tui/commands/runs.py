@@ -32,6 +32,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing.set_defaults(handler=_list)
 
 
+def _filters(args: argparse.Namespace) -> list[str]:
+    """The filters asked for, as words: `of set X`, `of model M`, `with status S`."""
+    asked = (("of set", args.goldset_id), ("of model", args.model), ("with status", args.status))
+    return [f"{words} {value}" for words, value in asked if value]
+
+
 def _list(args: argparse.Namespace) -> int:
     store = open_store(args.store)
     with store:
@@ -39,6 +45,8 @@ def _list(args: argparse.Namespace) -> int:
         rows = []
         for run in runs:
             rows.append((run, store.pass_rate_summary(run.id)))
+        filters = _filters(args)
+        other_runs = bool(filters) and not rows and bool(store.list_runs(limit=1))
     if args.json:
         print(
             json.dumps(
@@ -58,6 +66,9 @@ def _list(args: argparse.Namespace) -> int:
                 indent=2,
             )
         )
+        return 0
+    if not rows and other_runs:
+        print(f"no runs {' '.join(filters)} in the store; it has other runs: `compare-tui runs list` shows them")
         return 0
     if not rows:
         print("no runs yet: start one with `compare-tui run SET --model NAME`")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import socket
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -159,18 +160,49 @@ def probe_client(
     )
 
 
-def classify_exception(exc: BaseException) -> tuple[ErrorClass, str] | None:
-    """(error class, reason) for a failure of the chat client, looking through wrapped
-    causes; None for anything that is not one (a bug, which the caller re-raises)."""
+def causes(exc: BaseException) -> list[BaseException]:
+    """`exc` and the exceptions it wraps (its cause, else its context), at most eight."""
     chain: list[BaseException] = []
     current: BaseException | None = exc
     while current is not None and len(chain) < 8:
         chain.append(current)
         current = current.__cause__ or current.__context__
+    return chain
+
+
+def connect_failure(chain: list[BaseException], url: str | None = None) -> str:
+    """Why a connection could not be made, in the product's words (aiohttp's read `Cannot
+    connect to host … ssl:default [Connect call failed …]`): `nothing listens on HOST:PORT`
+    for a refused connection, `cannot resolve the host name HOST`, else the system's reason.
+    `chain` is the exception with its causes; `url` is where it was sent, for exceptions that
+    do not name the address (httpx's)."""
+    host: str | None = None
+    port: int | None = None
+    for error in chain:
+        named_host, named_port = getattr(error, "host", None), getattr(error, "port", None)
+        if named_host is not None and named_port is not None:  # aiohttp's connector errors
+            host, port = str(named_host), int(named_port)
+            break
+    if host is None and url is not None:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    where = "the endpoint" if host is None else f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if any(isinstance(error, ConnectionRefusedError) for error in chain):
+        return f"nothing listens on {where}"
+    if any(isinstance(error, socket.gaierror) for error in chain):
+        return f"cannot resolve the host name {host}" if host else "cannot resolve the endpoint's host name"
+    reason = next((e.strerror for e in chain if isinstance(e, OSError) and e.strerror), None)
+    return f"could not connect to {where}: {reason or str(chain[0]) or type(chain[0]).__name__}"
+
+
+def classify_exception(exc: BaseException) -> tuple[ErrorClass, str] | None:
+    """(error class, reason) for a failure of the chat client, looking through wrapped
+    causes; None for anything that is not one (a bug, which the caller re-raises)."""
+    chain = causes(exc)
     names = {type(e).__name__ for e in chain}
     text = str(exc) or type(exc).__name__
     if names & {"ClientConnectorError", "ClientConnectorDNSError", "ConnectionRefusedError"}:
-        return ErrorClass.CONNECT, f"could not connect: {text}"
+        return ErrorClass.CONNECT, connect_failure(chain)
     if names & {
         "ServerDisconnectedError",
         "ClientPayloadError",

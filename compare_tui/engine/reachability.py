@@ -18,7 +18,7 @@ import httpx
 
 from compare_tui.catalogue import ModelEntry
 from compare_tui.endpoint import Endpoint
-from compare_tui.endpoint.client import probe_client
+from compare_tui.endpoint.client import causes, connect_failure, probe_client
 from compare_tui.engine.prepare import RunRefusedError
 from compare_tui.vocabulary import ModelKind
 
@@ -35,6 +35,8 @@ def probe_endpoint(endpoint: str, timeout_s: float = TIMEOUT_S) -> str:
             response = client.get(Endpoint(endpoint).models_url)
     except httpx.TimeoutException:
         return f"unreachable: no answer in {timeout_s:g} s"
+    except httpx.ConnectError as exc:
+        return f"unreachable: {connect_failure(causes(exc), endpoint)}"
     except httpx.HTTPError as exc:
         reason = str(exc).split("] ")[-1] or type(exc).__name__
         return f"unreachable: {reason}"

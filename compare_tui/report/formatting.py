@@ -26,6 +26,12 @@ MARK_WORDS = {
 DASH = "–"
 
 
+def confidence(level: str | None) -> str:
+    """The rule's confidence as every surface writes it: `high`, `medium`, `low`, or `none`
+    when there is no recommendation (lower case, as the JSON and the rule spell it)."""
+    return level or "none"
+
+
 def percent(share: float | None, digits: int = 1) -> str:
     return DASH if share is None else f"{share * 100:.{digits}f}%"
 

@@ -147,7 +147,7 @@ def _resolve(store: Store, ref: str) -> tuple[str | None, str, list[str]]:
     if ref == "latest":
         comparisons = store.list_comparisons()
         if comparisons:
-            return _comparison_runs(comparisons[0])
+            return _comparison_runs(comparisons[0], latest=True)
         latest = store.list_runs(limit=1)
         if not latest:
             raise ReportNotFoundError(
@@ -183,9 +183,22 @@ def _resolve(store: Store, ref: str) -> tuple[str | None, str, list[str]]:
     return _comparison_runs(found["comparison"])
 
 
-def _comparison_runs(comparison: Any) -> tuple[str, str, list[str]]:
+def _comparison_runs(comparison: Any, *, latest: bool = False) -> tuple[str, str, list[str]]:
     if not comparison.run_ids:
-        raise ReportNotFoundError(f"comparison {comparison.id} has no runs to report on")
+        # A session records its comparison first and links the runs once every model is
+        # prepared (endpoints probed, weights hashed): until then it has none to show.
+        started = comparison.created_at[:19].replace("T", " ")
+        named = f"{comparison.id}" + (f" ({comparison.name})" if comparison.name else "")
+        if latest:
+            raise ReportNotFoundError(
+                f"the latest comparison, {named}, is starting (since {started} UTC): its models are "
+                "being prepared and no run is linked yet; report again in a moment, or name an earlier "
+                "comparison or run (`compare-tui runs list`)"
+            )
+        raise ReportNotFoundError(
+            f"comparison {named} has no runs to report on: it is starting (since {started} UTC), "
+            "or its start was stopped before its models were prepared"
+        )
     return comparison.id, comparison.name, list(comparison.run_ids)
 
 

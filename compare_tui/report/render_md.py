@@ -6,8 +6,6 @@ from compare_tui.report import columns
 from compare_tui.report import formatting as fmt
 from compare_tui.report.model import Report
 
-_GRID_WIDTH = 50
-
 
 def _cell(text: str) -> str:
     # A pipe inside a table cell would end the cell.
@@ -132,12 +130,15 @@ def _costs(report: Report) -> list[str]:
 
 
 def _grid(report: Report) -> list[str]:
+    """One row per task, named by its id, with each model's mark: a reader can tell which task
+    failed for which model."""
     lines = ["## Tasks", ""]
-    for row in report.models:
-        marks = "".join(fmt.MARKS[b.status] for b in row.blocks)
-        chunks = [marks[i : i + _GRID_WIDTH] for i in range(0, len(marks), _GRID_WIDTH)] or [""]
-        lines += [f"**{row.label}**", "", "```", *chunks, "```", ""]
-    return lines
+    lines.append("| task | " + " | ".join(_cell(row.label) for row in report.models) + " |")
+    lines.append("|---|" + ":-:|" * len(report.models))
+    for n, task_id in enumerate(report.task_ids):
+        marks = " | ".join(fmt.MARKS[row.blocks[n].status] for row in report.models)
+        lines.append(f"| `{_cell(task_id)}` | {marks} |")
+    return lines + [""]
 
 
 def _runs(report: Report) -> list[str]:

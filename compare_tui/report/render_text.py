@@ -82,8 +82,7 @@ def recommendation_banner(report: Report) -> Panel:
         # First, so that the rule's line never stands beside the decision without it.
         body.append(f"⚠ {report.rating_note}\n", style="bold")
     body.append(rec.summary, style="bold")
-    confidence = (rec.confidence or "none").upper()
-    body.append(f"\nconfidence: {confidence}", style=f"bold {CONFIDENCE_STYLES[rec.confidence]}")
+    body.append(f"\nconfidence: {fmt.confidence(rec.confidence)}", style=f"bold {CONFIDENCE_STYLES[rec.confidence]}")
     for reason in rec.reasons:
         body.append(f"\n  • {reason}")
     body.append(f"\n{rec.label}", style="italic dim")

@@ -45,16 +45,20 @@ def shorten(text: str, limit: int = _SHOWN) -> str:
 def score_exact(task: Task, spec: ExactScorer, answer: Answer) -> ScoreResult:
     """Pass when the normalised answer text equals the normalised `expected.text`.
 
-    Error (not fail) when the task has no `expected.text`: nothing could be measured.
+    The detail quotes the answer and the expected text as written (never their normalised
+    forms, which would misquote the model) and names the normalisations compared under; the
+    normalised forms are in the result's data. Error (not fail) when the task has no
+    `expected.text`: nothing could be measured.
     """
     if task.expected.text is None:
         return ScoreResult(Outcome.ERROR, f"task {task.id}: the exact scorer needs `expected.text`")
     got = normalize_text(answer.text, spec.normalize)
     want = normalize_text(task.expected.text, spec.normalize)
     data = {"normalize": list(spec.normalize), "expected": want, "got": got}
+    under = f" (compared after normalising {', '.join(spec.normalize)})" if spec.normalize else ""
     if got == want:
-        return ScoreResult(Outcome.PASS, f"matches {shorten(want)}", data)
-    return ScoreResult(Outcome.FAIL, f"expected {shorten(want)}, got {shorten(got)}", data)
+        return ScoreResult(Outcome.PASS, f"matches {shorten(task.expected.text)}{under}", data)
+    return ScoreResult(Outcome.FAIL, f"expected {shorten(task.expected.text)}, got {shorten(answer.text)}{under}", data)
 
 
 def score_regex(task: Task, spec: RegexScorer, answer: Answer) -> ScoreResult:

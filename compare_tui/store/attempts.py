@@ -12,6 +12,7 @@ from compare_tui.store.connection import Busy
 from compare_tui.store.errors import StoreError
 from compare_tui.store.leases import LeaseLostError, fenced
 from compare_tui.store.records import AttemptRecord, AuditRow
+from compare_tui.vocabulary import AuditState
 
 
 class AttemptAccessors(StoreBase):
@@ -82,7 +83,7 @@ class AttemptAccessors(StoreBase):
         engine's group commit: the requests about to go out and the attempts just finished
         cost one commit, not two); the ids of the `opened` rows, in order. Both land together
         or not at all; `lease_token` and `wait` as for those two."""
-        values = [{**row, "state": "sent"} for row in opened]
+        values = [{**row, "state": AuditState.SENT.value} for row in opened]
         audits = [
             row if isinstance(row, dict) else rows.to_row(row, columns=rows.AUDIT_COLUMNS)
             for requests, _ in outcomes

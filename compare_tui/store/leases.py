@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from compare_tui.store.base import StoreBase
 from compare_tui.store.errors import StoreError
 from compare_tui.store.records import utc_now
+from compare_tui.vocabulary import AuditState
 
 LEASE_EXPIRY_S = 120.0
 """A lease whose heartbeat is older than this is stale, whoever holds it (20 missed beats)."""
@@ -162,8 +163,8 @@ class LeaseAccessors(StoreBase):
                 if reason is None:
                     raise RunLeasedError(current)
                 unknown = conn.execute(
-                    "UPDATE audit SET state = 'unknown' WHERE (run_id = ? OR toolcall_run_id = ?) AND state = 'sent'",
-                    (run_id, run_id),
+                    "UPDATE audit SET state = ? WHERE (run_id = ? OR toolcall_run_id = ?) AND state = ?",
+                    (AuditState.UNKNOWN.value, run_id, run_id, AuditState.SENT.value),
                 ).rowcount
                 conn.execute(
                     "INSERT INTO lease_takeovers (run_id, at, previous, holder, reason, unknown_requests) "
@@ -210,8 +211,8 @@ class LeaseAccessors(StoreBase):
         def work(conn: sqlite3.Connection) -> None:
             if fenced(conn, run_id, holder.token):
                 conn.execute(
-                    "UPDATE audit SET state = 'cancelled' WHERE (run_id = ? OR toolcall_run_id = ?) AND state = 'sent'",
-                    (run_id, run_id),
+                    "UPDATE audit SET state = ? WHERE (run_id = ? OR toolcall_run_id = ?) AND state = ?",
+                    (AuditState.CANCELLED.value, run_id, run_id, AuditState.SENT.value),
                 )
                 conn.execute("DELETE FROM run_leases WHERE run_id = ? AND token = ?", (run_id, holder.token))
 

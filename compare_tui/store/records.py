@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from compare_tui.scoring.result import Answer, Outcome, ToolCall
-from compare_tui.vocabulary import ErrorClass, RunStatus
+from compare_tui.vocabulary import AuditState, ErrorClass, RunStatus
 
 PROVENANCE_VERIFIED = "verified"
 PROVENANCE_ATTESTED = "provenance by host attestation, not verified"
@@ -240,10 +240,10 @@ class AuditRow(_Record):
     completion_tokens: int | None = None
     duration_ms: float | None = None
     error_class: ErrorClass | None = None
-    state: str = "done"
+    state: AuditState = AuditState.DONE
     """`sent` (written before the request went out, not yet completed), `done`, `unknown` (its
     sender died before reading the answer: the server may have received it) or `cancelled`
-    (its sender stopped reading: Ctrl-C, SIGTERM, the run stopped)."""
+    (its sender stopped reading: Ctrl-C, SIGTERM, the run stopped): `vocabulary.AuditState`."""
 
 
 class ReviewRecord(_Record):

@@ -1,9 +1,10 @@
-"""`Store`: the run store, one SQLite file holding runs, attempts, audit, reviews, comparisons,
+"""`Store`: the run store, one SQLite file holding runs, attempts, the audit ledger, reviews, comparisons,
 experiments, judge verdicts, baseline decisions, published bundles and run leases."""
 
 from __future__ import annotations
 
 from compare_tui.store.attempts import AttemptAccessors
+from compare_tui.store.audit_ledger import AuditLedgerAccessors
 from compare_tui.store.bundles import BundleAccessors
 from compare_tui.store.comparisons import ComparisonAccessors
 from compare_tui.store.decisions import DecisionAccessors
@@ -18,6 +19,7 @@ from compare_tui.store.summary import RunSummary, summarise
 class Store(
     RunAccessors,
     AttemptAccessors,
+    AuditLedgerAccessors,
     ReviewAccessors,
     ComparisonAccessors,
     ExperimentAccessors,

@@ -136,6 +136,20 @@ def test_runs_list_keeps_the_date_and_the_tallies_whole_at_80_columns(tmp_path: 
     assert created in out and "c4923fb2f4c1f990" in out and "of 10" in out
 
 
+def test_runs_list_of_a_set_without_runs_says_so_not_no_runs_yet(tmp_path: Path, capsys):
+    store_path = str(tmp_path / "runs.sqlite")
+    Store.open(tmp_path / "runs.sqlite").close()
+    assert main(["runs", "list", "--store", store_path, "--set", "tickets"]) == 0
+    assert capsys.readouterr().out.startswith("no runs yet")  # an empty store: no runs at all
+    with Store.open(tmp_path / "runs.sqlite") as store:
+        record(store, "c4923fb2f4c1f990", "smollm2-135m", "pp")
+    assert main(["runs", "list", "--store", store_path, "--set", "tickets"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("no runs of set tickets in the store; it has other runs") and "no runs yet" not in out
+    assert main(["runs", "list", "--store", store_path, "--model", "gemma", "--status", "completed"]) == 0
+    assert capsys.readouterr().out.startswith("no runs of model gemma with status completed in the store")
+
+
 def test_sets_show_cuts_expected_json_with_an_ellipsis_and_keeps_ids_whole(capsys, monkeypatch):
     _at_80(monkeypatch)
     assert main(["sets", "show", "sample_sets/order-extraction"]) == 0

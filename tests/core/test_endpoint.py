@@ -4,6 +4,8 @@ one place, and the clients every runner and probe use (no ambient proxy, no redi
 from __future__ import annotations
 
 import asyncio
+import socket
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -11,9 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compare_tui.endpoint import Endpoint, key_headers, server_root
-from compare_tui.endpoint.client import _DROPS_KEPT, TRANSPORT, chat_client, probe_client
+from compare_tui.endpoint.client import _DROPS_KEPT, TRANSPORT, causes, chat_client, connect_failure, probe_client
 from compare_tui.endpoint.props import MAX_PROPS_BYTES, PropsUnavailable, fetch_props
 from compare_tui.engine.client import stream_chat
+from compare_tui.engine.reachability import probe_endpoint
 from tests.support.fake_openai import DEFAULT_PROPS, Answer, FakeServer, reset, text
 from tests.support.raw_server import HEAD, ClosingServer, LateClosingServer, RawServer, chunked
 
@@ -110,6 +113,22 @@ async def test_the_chat_client_reads_an_answer_and_classifies_a_reset_a_timeout_
     assert gone.error_class == "reset" and "connection" in gone.error
     assert slow.error_class == "timeout" and slow.error == "no complete answer within 0.2 s"
     assert refused.error_class == "connect"
+    # In compare-tui's words, not aiohttp's ("Cannot connect to host … ssl:default […]").
+    assert refused.error == f"nothing listens on 127.0.0.1:{urlsplit(dead).port}"
+
+
+def test_a_refused_probe_and_an_unknown_host_say_what_happened_in_compare_tuis_words():
+    assert probe_endpoint("http://127.0.0.1:9/v1") == "unreachable: nothing listens on 127.0.0.1:9"
+    refused = httpx.ConnectError("[Errno 111] Connection refused")
+    refused.__cause__ = ConnectionRefusedError(111, "Connection refused")
+    assert connect_failure(causes(refused), "http://[::1]:8080/v1/models") == "nothing listens on [::1]:8080"
+    unresolved = socket.gaierror(-2, "Name or service not known")
+    assert connect_failure([unresolved], "https://llm.internal/v1") == "cannot resolve the host name llm.internal"
+    unreachable = OSError(101, "Network is unreachable")
+    assert (
+        connect_failure([unreachable], "http://10.0.0.9/v1")
+        == "could not connect to 10.0.0.9:80: Network is unreachable"
+    )
 
 
 async def test_a_server_that_closes_after_each_streamed_answer_never_gets_a_request_on_a_dead_connection():

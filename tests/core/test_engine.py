@@ -209,6 +209,8 @@ async def test_unreachable_server_records_errors_not_a_crash(tmp_path, store):
     run_id, status, observer = await _run(store, goldset, hosted_entry("http://127.0.0.1:9/v1"))
     assert status == "incomplete"
     assert {a.error_class for a in store.attempts_for_run(run_id)} == {"connect"}
+    # The stored detail (what the run line and the report show) in compare-tui's words.
+    assert {a.error for a in store.attempts_for_run(run_id)} == {"nothing listens on 127.0.0.1:9"}
     assert observer.of(RunFinished)[0].counts == {"not_done": 2}
     assert store.pass_rate_summary(run_id).not_done == 2
     assert "2 of 2 tasks not done" in store.get_run(run_id).error

@@ -391,3 +391,42 @@ def test_add_model_raises_a_catalogue_error(tmp_path, weights, llama):
     with pytest.raises(CatalogueError):
         add_model(request(llama, weights), tmp_path / "models.toml")  # no revision
     assert not (tmp_path / "models.toml").exists()
+
+
+def test_verify_into_one_pipe_never_runs_a_progress_line_on_from_another_line(tmp_path, weights, llama):
+    """stdout and stderr into one file (`2>&1 | …`): each "hashed …" line starts a line of its
+    own (it ran on from the end of a line, `…/smollm2-135mhashed model.safetensors (256.6 MiB)`,
+    when stdout's buffer was flushed between a line and its newline)."""
+    import subprocess
+    import sys
+
+    files = {"tiny.gguf": sha((weights / "tiny.gguf").read_bytes())}
+    pins = "\n".join(f'"{name}" = "{digest}"' for name, digest in files.items())
+    entries = [
+        f'[[model]]\nname = "m{i:02d}"\nkind = "local"\nendpoint = "{llama.url}"\nmodel = "tiny"\n'
+        f'revision = "r1"\nweights_digest = "{combined_digest(files)}"\nweights_dir = "{weights}"\n'
+        f'[model.files]\n{pins}\n[model.cost]\nbasis = "hardware"\nusd_per_hour = 0.5\n'
+        for i in range(40)  # a few pages of output: stdout's buffer fills more than once
+    ]
+    (weights / "sub" / "part.safetensors").unlink()
+    catalogue = tmp_path / "models.toml"
+    catalogue.write_text("\n".join(entries))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # as a user's shell has it
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-m", "compare_tui", "models", "verify", "--all", "--models", str(catalogue)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert sum(line.startswith("hashed tiny.gguf") for line in lines) == 40
+    assert sum(line.startswith("m") and ": verified" in line for line in lines) == 40
+    assert not [line for line in lines if "hashed tiny.gguf" in line and not line.startswith("hashed ")]
+    # Each model's lines follow its own progress line, before the next model's.
+    progress = [n for n, line in enumerate(lines) if line.startswith("hashed ")]
+    verdicts = [n for n, line in enumerate(lines) if line.startswith("m") and ": verified" in line]
+    assert all(a < b < c for a, b, c in zip(progress, verdicts, progress[1:], strict=False))

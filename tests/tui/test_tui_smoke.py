@@ -106,7 +106,7 @@ def test_compare_tui_starts_in_a_real_terminal_and_opens_a_report(tmp_path, tmux
     home = tmux.wait_for("compare-tui — home", "gemma3-270m", "80.0% (8/10)")
     assert "Runs [3]" in home and "q Quit" in home
     tmux("send-keys", "-t", "smoke", "Enter")
-    report = tmux.wait_for("Recommended: gemma3-270m", "confidence: LOW")
+    report = tmux.wait_for("Recommended: gemma3-270m", "confidence: low")
     assert "Is the lead larger than noise?" in report
     tmux("send-keys", "-t", "smoke", "3")
     grid = tmux.wait_for("tasks 1–12 of 12")

@@ -105,7 +105,7 @@ def recommendation_text(report: Report) -> Text:
     if report.rating_note:
         text.append(f"⚠ {report.rating_note}\n", style="bold")
     text.append(rec.summary, style="bold")
-    text.append(f"\nconfidence: {(rec.confidence or 'none').upper()}", style="bold")
+    text.append(f"\nconfidence: {fmt.confidence(rec.confidence)}", style="bold")
     for reason in rec.reasons:
         text.append(f"\n  • {reason}")
     text.append(f"\n{rec.label}", style="italic")
