@@ -76,7 +76,7 @@ def status_text(run: ToolcallRun, planned: int | None) -> str:
     """`finished`, or the status of a run that did not finish with how far it got:
     `interrupted 19/28` (results / scenarios it set out to run), `interrupted (19 run)`
     when the number it set out to run is not known."""
-    if run.status is ToolcallRunStatus.FINISHED:
+    if run.status == ToolcallRunStatus.FINISHED:
         return str(run.status)
     done = len(run.results)
     return f"{run.status} {done}/{planned}" if planned is not None else f"{run.status} ({done} run)"
