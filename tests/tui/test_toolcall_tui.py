@@ -63,8 +63,8 @@ async def test_runs_side_by_side_with_symbols_and_a_detail_per_cell(store_path):
             assert isinstance(screen, ToolcallScreen)
             runs = screen.query_one("#toolcall-runs", DataTable)
             assert runs.row_count == 2 and screen.selected == [newest.id, older.id]
-            assert row_text(runs, 0)[:3] == ["● shown", newest.id[:12], "beta"]
-            assert row_text(runs, 0)[3] == "✓0 ✗0 ⊘2 !0"
+            assert row_text(runs, 0)[:4] == ["● shown", newest.id[:8], "finished", "beta"]
+            assert row_text(runs, 0)[4] == "✓0 ✗0 ⊘2 !0"
             grid = screen.query_one("#scenario-table", DataTable)
             assert [str(c.label) for c in grid.columns.values()] == [
                 "scenario",

@@ -23,7 +23,8 @@ def app(tmp_path):
 
 
 def test_home_cells_are_short_and_the_detail_line_says_it_whole():
-    from compare_tui.tui.screens.home import fit_list, short_cost, short_health, short_provenance
+    from compare_tui.tui.screens.home import short_cost, short_health, short_provenance
+    from compare_tui.tui.set_cells import fit_list
 
     many = "command×2, exact×10, human×2, json×3, tool_call×4"
     assert fit_list("exact×10, human×2", 22) == "exact×10, human×2"

@@ -33,6 +33,7 @@ def _sections(app_bindings: Sequence[BindingType]) -> list[tuple[str, list[Bindi
     from compare_tui.tui.screens.task_detail import TaskDetailScreen
     from compare_tui.tui.screens.toolcall import ToolcallScreen
     from compare_tui.tui.screens.triage import TriageScreen
+    from compare_tui.tui.widgets.model_choices import ModelChoices
     from compare_tui.tui.widgets.task_grid import TaskGrid
 
     sections = [
@@ -43,6 +44,7 @@ def _sections(app_bindings: Sequence[BindingType]) -> list[tuple[str, list[Bindi
         ),
         ("Home", _declared(HomeScreen)),
         ("New run", _declared(NewRunScreen)),
+        ("Model list (New run)", _declared(ModelChoices)),
         ("Live progress", _declared(LiveScreen)),
         ("Report", _declared(ReportScreen)),
         ("Task grid (Report)", _declared(TaskGrid)),

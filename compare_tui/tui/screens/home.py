@@ -31,6 +31,7 @@ from compare_tui.tui.home_data import (
 from compare_tui.tui.plain_text import plain, plain_row
 from compare_tui.tui.run_cells import HEADERS, RATE, fit_runs, rate_room
 from compare_tui.tui.screen_base import CompareScreen
+from compare_tui.tui.set_cells import fit_sets
 
 if TYPE_CHECKING:
     from textual.worker import Worker
@@ -94,9 +95,6 @@ class HomeScreen(CompareScreen):
 
     def on_mount(self) -> None:
         self.sub_title = "home"
-        self.query_one("#sets-table", DataTable).add_columns(
-            "set", "status", "version", "tasks", "scorers", "digest"
-        )  # status early: never cut at 80
         models = self.query_one("#models-table", DataTable)
         models.add_columns("model", "kind")
         models.add_column("health", key="health")
@@ -168,16 +166,19 @@ class HomeScreen(CompareScreen):
             return
         table = self.query_one("#sets-table", DataTable)
         kept = _cursor_key(table)
-        table.clear()
-        for row in self.data.sets:
-            status = (
-                f"✗ {len(row.problems)} problem{'s' if len(row.problems) != 1 else ''}" if row.problems else "✓ valid"
-            )
-            tasks = fmt.DASH if row.tasks is None else str(row.tasks)
-            table.add_row(
-                *plain_row(row.name, status, row.version, tasks, fit_list(row.scorers, SCORERS_WIDTH), row.digest),
-                key=str(row.path),
-            )
+        headers, rows, widths = fit_sets(
+            self.data.sets, table_room(self.app.size.width, len(self.data.sets), table.size.height)
+        )
+        if tuple(str(c.label) for c in table.columns.values()) != headers:
+            table.clear(columns=True)
+            table.add_columns(*headers)  # status early: never cut at 80
+        else:
+            table.clear()
+        # Widths are set, not measured: a measured column only ever widens (see `_fill_runs`).
+        for column, width in zip(table.columns.values(), widths, strict=True):
+            column.auto_width, column.width = False, width
+        for row, cells in zip(self.data.sets, rows, strict=True):
+            table.add_row(*plain_row(*cells), key=str(row.path))
         if not self.data.sets:
             self.query_one("#set-detail", Static).update(
                 f"No golden sets in {self.workspace.sets_dir} (a set is a folder with golden.toml and tasks/); "
@@ -223,7 +224,7 @@ class HomeScreen(CompareScreen):
             [row.run for row in self.shown_runs],
             [rate.text if rate else "…" for rate in known],
             [rate_room(row.summary.tasks_planned) for row, rate in zip(self.shown_runs, known) if rate is None],
-            runs_table_room(self.app.size.width, len(self.shown_runs), table.size.height),
+            table_room(self.app.size.width, len(self.shown_runs), table.size.height),
         )
         # Widths are set, not measured: a DataTable only ever widens a measured column, and
         # narrower cells (a narrower screen) would leave the table as wide as before.
@@ -246,7 +247,9 @@ class HomeScreen(CompareScreen):
         text = (
             "\n".join(f"✗ {p}" for p in row.problems)
             if row.problems
-            else f"{row.folder}/ · scorers {row.scorers} · Enter or n starts a new run on this set"
+            # The whole of what the table may cut or leave out at 80 columns: name, version, digest.
+            else f"{row.name} {row.version} · {row.folder}/ · {row.digest} · scorers {row.scorers} · "
+            "Enter or n starts a new run on this set"
         )
         if row.baseline:
             text += f"\nbaseline: {row.baseline}"
@@ -403,7 +406,9 @@ class HomeScreen(CompareScreen):
         self.nav.open_live(ResumePlan((row.run.id,)))
 
     def on_resize(self) -> None:
-        self._fill_runs()  # cells are cut to the width: a wider screen shows them whole
+        # Cells are cut to the width: a wider screen shows them whole.
+        self._fill_sets()
+        self._fill_runs()
 
     def on_screen_resume(self) -> None:
         # Back from a run or a review, runs and pass rates have moved; back from only reading
@@ -414,20 +419,6 @@ class HomeScreen(CompareScreen):
 
 # ------------------------------------------------------------------ cells that fit at 80 columns
 # Each table cell is short; the line under the table (the highlighted row's detail) says it whole.
-
-SCORERS_WIDTH = 22
-
-
-def fit_list(text: str, width: int) -> str:
-    """`exact×10, human×2` whole when it fits `width`, else as many items as fit and `+N more`."""
-    if len(text) <= width:
-        return text
-    items = text.split(", ")
-    for keep in range(len(items) - 1, 0, -1):
-        shown = ", ".join(items[:keep]) + f" +{len(items) - keep} more"
-        if len(shown) <= width:
-            return shown
-    return f"{len(items)} kinds"
 
 
 def short_health(health: str) -> str:
@@ -488,7 +479,7 @@ def _fit_rate_column(table: DataTable[Any], texts: list[str]) -> None:
     column.width = max([column.width, cell_len("pass rate"), *(cell_len(text) for text in texts)])
 
 
-def runs_table_room(screen_width: int, rows: int, table_height: int) -> int:
-    """Cells the runs table may fill: the screen, less a vertical scroll bar's two when the rows
+def table_room(screen_width: int, rows: int, table_height: int) -> int:
+    """Cells a table of Home may fill: the screen, less a vertical scroll bar's two when the rows
     may not all fit under the header (or the table has not been laid out yet)."""
     return screen_width - (2 if rows >= table_height - 1 else 0)

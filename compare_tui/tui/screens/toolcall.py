@@ -11,7 +11,9 @@ so the app wires it with one line and a test can host it alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -20,8 +22,10 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from compare_tui.store import Store
-from compare_tui.toolcall.results.model import ToolcallOutcome, ToolcallRun
+from compare_tui.toolcall.results.model import ToolcallOutcome, ToolcallRun, ToolcallRunStatus
 from compare_tui.toolcall.results.table import MISSING, ScenarioTable, build_table, detail_lines
+from compare_tui.tui.plain_text import plain_row
+from compare_tui.tui.run_cells import clip
 from compare_tui.tui.screens.store_reader import StoreReaderScreen
 
 STYLES = {
@@ -36,12 +40,46 @@ FIXED = 1
 """The scenario table's leading columns (the scenario's id and name) before the runs."""
 
 
-def read_toolcall_runs(store: Store, limit: int = 50) -> list[ToolcallRun]:
+@dataclass(frozen=True, slots=True)
+class ReadRuns:
+    """What the screen shows, as read in its worker."""
+
+    runs: list[ToolcallRun]
+    """Newest first."""
+    planned: dict[str, int]
+    """Run id → the scenarios it set out to run, for the runs where that is known."""
+
+
+def read_toolcall_runs(store: Store, limit: int = 50) -> ReadRuns:
     """The newest `limit` tool-call runs with their results (runs in a worker thread)."""
     from compare_tui.toolcall.results.storage import ToolcallStore
 
     tool_runs = ToolcallStore(store)
-    return [tool_runs.get(header.id) for header in tool_runs.list_runs(limit=limit)]
+    runs = [tool_runs.get(header.id) for header in tool_runs.list_runs(limit=limit)]
+    planned = {run.id: n for run in runs if (n := planned_scenarios(run)) is not None}
+    return ReadRuns(runs, planned)
+
+
+def planned_scenarios(run: ToolcallRun) -> int | None:
+    """How many scenarios `run` set out to run: its `--scenario` patterns over the official suite
+    packaged here, when the run used that very suite (same digest) and no tools of your own.
+    None when that cannot be told (your tools' scenarios are not stored with the run)."""
+    from compare_tui.toolcall.scenarios.suite import official_suite
+
+    suite = official_suite()
+    if run.tools_file or run.suite_digest != suite.digest:
+        return None
+    return len(suite.select(list(run.settings.get("scenarios") or []) or None))
+
+
+def status_text(run: ToolcallRun, planned: int | None) -> str:
+    """`finished`, or the status of a run that did not finish with how far it got:
+    `interrupted 19/28` (results / scenarios it set out to run), `interrupted (19 run)`
+    when the number it set out to run is not known."""
+    if run.status == ToolcallRunStatus.FINISHED:
+        return str(run.status)
+    done = len(run.results)
+    return f"{run.status} {done}/{planned}" if planned is not None else f"{run.status} ({done} run)"
 
 
 def default_selection(runs: Sequence[ToolcallRun], most: int = DEFAULT_COLUMNS) -> list[str]:
@@ -60,6 +98,17 @@ def default_selection(runs: Sequence[ToolcallRun], most: int = DEFAULT_COLUMNS) 
 
 SCENARIO_WIDTH = 32
 """The scenario column's widest cell: its id and name, cut with "…" past this."""
+RUN_HEADERS = ("shown", "run", "status", "model", "outcomes", "date", "suite", "endpoint")
+"""The run list's columns. The status (with how far a run got) comes before the model so that
+a partial run shows as partial at 80 columns whatever the model's name; the model is cut to
+what the screen leaves (the detail pane names it whole)."""
+_MODEL, _ON_SCREEN = RUN_HEADERS.index("model"), RUN_HEADERS.index("outcomes") + 1
+MODEL_MIN = 12
+"""A model name is never cut shorter than this."""
+RUN_LIST_ROWS = 4
+"""Runs the list shows before it scrolls (its max-height in toolcall.tcss, less the header)."""
+_EDGES = 1
+"""The focus bar on a table's left edge (toolcall.tcss)."""
 
 
 def _cut(text: str, width: int) -> str:
@@ -71,7 +120,42 @@ def tally_text(run: ToolcallRun) -> str:
     return f"✓{counts['pass']} ✗{counts['fail']} ⊘{counts['unsupported']} !{counts['error']}"
 
 
-class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
+def run_cells(run: ToolcallRun, shown: bool, planned: int | None) -> tuple[str, ...]:
+    """One run's cells in the run list, under `RUN_HEADERS`."""
+    return (
+        "● shown" if shown else "○",
+        run.id[:8],
+        status_text(run, planned),
+        run.model_name,
+        tally_text(run),
+        run.created_at[:16].replace("T", " "),
+        run.suite_version,
+        run.endpoint,
+    )
+
+
+def fit_run_rows(rows: list[tuple[str, ...]], width: int) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[int]]:
+    """The headers to show, `rows` under them and each column's width in `width` cells: every
+    column up to the outcomes, the model cut to what is left, then the date, the suite and the
+    endpoint while each fits whole (the detail pane names the run's model, endpoint and date)."""
+    room = width - _EDGES - (2 if len(rows) > RUN_LIST_ROWS else 0)  # and a scroll bar
+    widths = _widths(RUN_HEADERS, rows)
+    others = sum(w + 2 for n, w in enumerate(widths[:_ON_SCREEN]) if n != _MODEL)
+    model = max(room - others - 2, min(widths[_MODEL], MODEL_MIN))
+    if widths[_MODEL] > model:
+        rows = [(*row[:_MODEL], clip(row[_MODEL], model), *row[_MODEL + 1 :]) for row in rows]
+        widths = _widths(RUN_HEADERS, rows)
+    shown = _ON_SCREEN
+    while shown < len(RUN_HEADERS) and sum(w + 2 for w in widths[: shown + 1]) <= room:
+        shown += 1
+    return RUN_HEADERS[:shown], [row[:shown] for row in rows], widths[:shown]
+
+
+def _widths(headers: Sequence[str], rows: list[tuple[str, ...]]) -> list[int]:
+    return [max([cell_len(header), *(cell_len(row[n]) for row in rows)]) for n, header in enumerate(headers)]
+
+
+class ToolcallScreen(StoreReaderScreen[ReadRuns]):
     """Runs (top: space picks the columns), the scenario table, and the highlighted cell."""
 
     CSS_PATH = "toolcall.tcss"
@@ -83,6 +167,8 @@ class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
         super().__init__()
         self.runs: list[ToolcallRun] = []
         """Newest first: the run list's rows, in order."""
+        self.planned: dict[str, int] = {}
+        """Run id → the scenarios it set out to run, where known (`planned_scenarios`)."""
         self.selected: list[str] = []
         """Run ids shown as columns, in run-list order."""
         self.table: ScenarioTable | None = None
@@ -102,16 +188,13 @@ class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
 
     def on_mount(self) -> None:
         self.sub_title = "Tool-call conformance"
-        self.query_one("#toolcall-runs", DataTable).add_columns(
-            "shown", "run", "model", "outcomes", "date", "endpoint", "suite", "status"
-        )
         self.action_refresh()
 
-    def read_store(self) -> list[ToolcallRun]:
+    def read_store(self) -> ReadRuns:
         return read_toolcall_runs(self.store)
 
-    def show_read(self, data: list[ToolcallRun]) -> None:
-        self.runs = data
+    def show_read(self, data: ReadRuns) -> None:
+        self.runs, self.planned = data.runs, data.planned
         ids = {run.id for run in self.runs}
         kept = [i for i in self.selected if i in ids]
         self.selected = kept or default_selection(self.runs)
@@ -129,21 +212,24 @@ class ToolcallScreen(StoreReaderScreen[list[ToolcallRun]]):
         runs_table = self.query_one("#toolcall-runs", DataTable)
         cursor = runs_table.cursor_row
         runs_table.clear()
-        for run in self.runs:
-            shown = "● shown" if run.id in self.selected else "○"
-            runs_table.add_row(
-                Text(shown),
-                Text(run.id[:12]),
-                Text(run.model_name),
-                Text(tally_text(run)),
-                Text(run.created_at[:16].replace("T", " ")),
-                Text(run.endpoint),
-                Text(run.suite_version),
-                Text(run.status),
-                key=run.id,
-            )
+        headers, rows, widths = fit_run_rows(
+            [run_cells(run, run.id in self.selected, self.planned.get(run.id)) for run in self.runs],
+            self.app.size.width,
+        )
+        if tuple(str(c.label) for c in runs_table.columns.values()) != headers:
+            runs_table.clear(columns=True)
+            runs_table.add_columns(*headers)
+        # Widths are set, not measured: a measured column only ever widens, and a narrower
+        # screen would keep the status off it.
+        for column, width in zip(runs_table.columns.values(), widths, strict=True):
+            column.auto_width, column.width = False, width
+        for run, cells in zip(self.runs, rows, strict=True):
+            runs_table.add_row(*plain_row(*cells), key=run.id)
         if self.runs:
             runs_table.move_cursor(row=min(cursor, len(self.runs) - 1))
+
+    def on_resize(self) -> None:
+        self._fill_runs()  # the model's cell is cut to the width: a wider screen shows it whole
 
     def _fill_scenarios(self) -> None:
         by_id = {run.id: run for run in self.runs}

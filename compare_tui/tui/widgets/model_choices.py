@@ -1,12 +1,14 @@
 """`ModelChoices`: a `SelectionList` whose checkbox is empty until an option is picked.
 
 Textual draws the same `X` in every box and tells picked from unpicked by colour alone; here
-an unpicked box is blank, so the mark carries the meaning and colour only repeats it.
+an unpicked box is blank, so the mark carries the meaning and colour only repeats it. While it
+has focus the footer names what Space does here (Space on another field acts on that field).
 """
 
 from __future__ import annotations
 
 from rich.segment import Segment
+from textual.binding import Binding
 from textual.strip import Strip
 from textual.widgets import SelectionList
 from textual.widgets._toggle_button import ToggleButton
@@ -14,6 +16,8 @@ from textual.widgets.option_list import OptionDoesNotExist
 
 
 class ModelChoices(SelectionList[str]):
+    BINDINGS = [Binding("space", "select", "Toggle model")]
+
     def render_line(self, y: int) -> Strip:
         strip = super().render_line(y)
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
@@ -25,17 +26,30 @@ def shorten(cell: str, width: int) -> str:
     return cell[: max(0, width - 1)] + "…"
 
 
+WRAPPED_HEADERS = replace(fit.DATA_TABLE, header_wraps=True)
+"""A DataTable whose headers may take more than one line (`DataTable.header_height`)."""
+
+
 def fill(table: DataTable[Any], table_columns: list[fit.Column], width: int) -> tuple[str, ...]:
     """Fill `table` with `table_columns` fitted to `width` (`report.fit`) and return the notes
     to show under it (footnotes, columns left out). Every column gets an explicit width that
     holds its cells whole: a DataTable crops a cell wider than its column without a mark, so
-    a label (the one column allowed to shrink) is ellipsised here instead."""
+    a label (the one column allowed to shrink) is ellipsised here instead. When one-line
+    headers would leave a column out, the headers wrap (as the text report's do) if that
+    keeps more columns and moves no more cells to footnotes: at 80 columns the pass rates then
+    keep `✓ pass` beside `✗ fail`."""
     table.clear(columns=True)
     if not table_columns:
         return ()
     fitted = fit.fit_table(table_columns, width, fit.DATA_TABLE)
-    for column, w in zip(fitted.columns, fitted.widths, strict=True):
-        table.add_column(column.header, width=w)
+    if fitted.dropped:
+        wrapped = fit.fit_table(table_columns, width, WRAPPED_HEADERS)
+        if len(wrapped.dropped) < len(fitted.dropped) and len(wrapped.footnotes) <= len(fitted.footnotes):
+            fitted = replace(wrapped, widths=header_widths(wrapped, WRAPPED_HEADERS))
+    headers = [wrap_header(column.header, w) for column, w in zip(fitted.columns, fitted.widths, strict=True)]
+    table.header_height = max(len(lines) for lines in headers)
+    for w, header in zip(fitted.widths, headers, strict=True):
+        table.add_column("\n".join(header), width=w)
     lines = 0
     for n in range(len(fitted.columns[0].cells)):
         cells, height = [], 1
@@ -53,8 +67,48 @@ def fill(table: DataTable[Any], table_columns: list[fit.Column], width: int) -> 
     # An explicit height (the header and each row's lines; CSS's max-height still caps it): an
     # auto height is measured when the table next lays out, and under load a screen could be
     # drawn with the rows added but the table still one line high (a flaky report snapshot).
-    table.styles.height = lines + (1 if table.show_header else 0)
+    table.styles.height = lines + (table.header_height if table.show_header else 0)
     return fitted.notes()
+
+
+def header_widths(fitted: fit.FittedTable, overhead: fit.Overhead) -> tuple[int, ...]:
+    """`fitted`'s widths with the room left over, and what the model names hold above their
+    least width, given to the columns whose headers wrap: the header row as few lines as that
+    allows (`· not done` on two lines rather than three; a long name wraps one line more)."""
+    columns, widths = fitted.columns, list(fitted.widths)
+    spare = fitted.width - overhead.fixed - sum(w + overhead.per_column for w in widths)
+    floors = [
+        min(fit.natural_width(c, overhead), fit.LABEL_MIN) if c.kind == "label" else w
+        for c, w in zip(columns, widths, strict=True)
+    ]
+    slack = spare + sum(w - floor for w, floor in zip(widths, floors, strict=True))
+    tallest = max(len(wrap_header(c.header, w)) for c, w in zip(columns, widths, strict=True))
+    for lines in range(1, tallest):
+        wanted = [
+            w if c.kind == "label" else _width_for(c.header, w, lines) for c, w in zip(columns, widths, strict=True)
+        ]
+        need = sum(wanted) - sum(widths)
+        if need > slack:
+            continue
+        taken = max(0, need - spare)  # from the names, the widest first
+        for n in sorted(range(len(columns)), key=lambda i: floors[i] - widths[i]):
+            give = min(taken, wanted[n] - floors[n]) if columns[n].kind == "label" else 0
+            wanted[n] -= give
+            taken -= give
+        return tuple(wanted)
+    return tuple(widths)
+
+
+def _width_for(header: str, width: int, lines: int) -> int:
+    """The least width from `width` up at which `header` wraps onto at most `lines` lines."""
+    while len(wrap_header(header, width)) > lines:
+        width += 1
+    return width
+
+
+def wrap_header(header: str, width: int) -> list[str]:
+    """`header` on lines of at most `width` characters, at its spaces (`✓ pass` → `✓`, `pass`)."""
+    return textwrap.wrap(header, max(1, width), break_long_words=False) or [header]
 
 
 def wrap_name(name: str, width: int) -> list[str]:
