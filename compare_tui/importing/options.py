@@ -41,6 +41,8 @@ class ImportOptions:
     scrub: bool = False
     skip_bad_rows: bool = False
     split: str | None = None
+    delimiter: str | None = None
+    """A CSV's delimiter: given with `--delimiter`, else told from the header (`import_set` fills it in)."""
     tags: tuple[str, ...] = field(default=())
 
     def columns(self) -> tuple[str | None, str, str]:
@@ -60,6 +62,8 @@ class ImportOptions:
             out["input_column"] = input_column
         if self.format == "promptfoo":
             out["scorer"] = None  # each task's scorer comes from its asserts
+        if self.delimiter is None:
+            del out["delimiter"]  # only a CSV has one: every other import keeps the pin it had
         return out
 
 
