@@ -82,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         try:
             code = _run(argv)
+        except KeyboardInterrupt:  # Ctrl-C anywhere, reading the options and the command's imports included
+            print("compare-tui: interrupted", file=sys.stderr)
+            code = INTERRUPTED_EXIT
         finally:
             sys.stdout.flush()  # what is still buffered fails here (`--help` too), not at exit
     except BrokenPipeError:
@@ -130,9 +133,6 @@ def _run(argv: Sequence[str] | None) -> int:
     except CompareTuiError as exc:  # CommandError included: every error meant for the user
         say(f"compare-tui: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("compare-tui: interrupted", file=sys.stderr)
-        return INTERRUPTED_EXIT
 
 
 def _top_level_options_for_command(args: argparse.Namespace) -> str | None:
