@@ -62,8 +62,10 @@ class ImportOptions:
             out["input_column"] = input_column
         if self.format == "promptfoo":
             out["scorer"] = None  # each task's scorer comes from its asserts
-        if self.delimiter is None:
-            del out["delimiter"]  # only a CSV has one: every other import keeps the pin it had
+        if self.delimiter in (None, ","):
+            # Only a CSV has one, and a comma was every CSV's before the header told it: left
+            # out, an import that reads as it did keeps the version (the pin) it had.
+            del out["delimiter"]
         return out
 
 

@@ -106,7 +106,7 @@ def test_tab_pipe_and_comma_are_told_from_the_header(tmp_path: Path, delimiter: 
     (tmp_path / "t.csv").write_text(buffer.getvalue(), encoding="utf-8")
     imported = import_set(tmp_path / "t.csv", _options())
     assert [t["input"]["prompt"] for t in imported.tasks] == ["one, two; three | four", "tab\there"]
-    assert imported.info["options"]["delimiter"] == delimiter
+    assert imported.info["options"].get("delimiter", ",") == delimiter
 
 
 def test_a_header_read_as_one_column_holding_a_semicolon_says_so(tmp_path: Path) -> None:
@@ -137,11 +137,21 @@ def test_delimiter_option_from_the_command_line(tmp_path: Path, capsys) -> None:
     assert code == 2 and "--delimiter is a CSV's" in stderr
 
 
-def test_a_comma_files_pin_is_unchanged_by_the_delimiter_option(tmp_path: Path) -> None:
-    """Only a CSV records a delimiter: a JSONL import keeps the version it had."""
-    (tmp_path / "t.jsonl").write_text('{"prompt": "a", "expected": "b"}\n', encoding="utf-8")
-    imported = import_set(tmp_path / "t.jsonl", ImportOptions(format="jsonl"))
+def test_an_import_that_reads_as_before_keeps_its_version(tmp_path: Path) -> None:
+    """A comma CSV with an id column reads as it did before delimiters were told from the
+    header: same tasks, same pin (docs/first-run.md prints this one), no new workload version."""
+    (tmp_path / "tickets.csv").write_text(
+        "id,question,label\n"
+        't1,"My card was charged twice for order 1182. Label this ticket: billing, shipping or account.",billing\n'
+        't2,"The parcel for order 5521 has not arrived after two weeks. Label this ticket: billing, shipping or account.",shipping\n'
+        't3,"I cannot log in since I changed my email address. Label this ticket: billing, shipping or account.",account\n',
+        encoding="utf-8",
+    )
+    imported = import_set(tmp_path / "tickets.csv", _options(normalize=("case",)))
+    assert imported.manifest["version"] == "import-12ce0dfa49a9"
     assert "delimiter" not in imported.info["options"]
+    (tmp_path / "t.jsonl").write_text('{"prompt": "a", "expected": "b"}\n', encoding="utf-8")
+    assert "delimiter" not in import_set(tmp_path / "t.jsonl", ImportOptions(format="jsonl")).info["options"]
 
 
 CELL = st.text(
@@ -162,7 +172,7 @@ def test_any_cells_survive_any_delimiter_told_from_the_header(tmp_path_factory, 
     imported = import_set(folder / "t.csv", ImportOptions(format="csv"))
     got = [(t["input"]["prompt"], t["expected"]["text"]) for t in imported.tasks]
     assert got == [(p, e) for p, e in cells]
-    assert imported.info["options"]["delimiter"] == delimiter
+    assert imported.info["options"].get("delimiter", ",") == delimiter
 
 
 def test_a_json_list_expected_value_is_refused_outside_inspect(tmp_path: Path) -> None:
