@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,11 +88,18 @@ def _header_line(path: Path) -> str:
         raise ImportingError(f"{path}: not UTF-8 (byte {exc.start}); save it as UTF-8 and import again") from None
 
 
+_EXCEL_SEPARATOR = re.compile(r"^sep=(.)\r?\n?$")
+"""The line Excel may write above the header to name the delimiter (`sep=;`); Excel shows no row for it."""
+
+
 def sniff_delimiter(path: Path) -> str:
     """The delimiter that splits the header line into the most columns; a comma on a tie (a
     one-column header included). Only the header is read: a prompt full of commas in a
-    semicolon-delimited file cannot sway it."""
+    semicolon-delimited file cannot sway it. Excel's `sep=;` line above the header says it."""
     line = _header_line(path)
+    named = _EXCEL_SEPARATOR.match(line)
+    if named is not None:
+        return named.group(1)
     widths = {d: len(next(csv.reader([line], delimiter=d), [])) for d in CSV_DELIMITERS}
     return max(CSV_DELIMITERS, key=lambda d: (widths[d], -CSV_DELIMITERS.index(d)))
 
@@ -126,6 +134,8 @@ def read_csv(path: Path, delimiter: str) -> Iterator[Row | RowProblem | BlankRow
         with path.open(encoding="utf-8-sig", newline="") as f:
             reader = csv.reader(f, delimiter=delimiter)
             header = next(reader, None)
+            if header is not None and len(header) <= 2 and _EXCEL_SEPARATOR.match(delimiter.join(header)):
+                header = next(reader, None)  # Excel's `sep=;`: not a row of the sheet
             if header is None:
                 raise ImportingError(f"{path}: empty; a CSV needs a header row naming the columns")
             problem = _one_column_problem(path, header, delimiter)

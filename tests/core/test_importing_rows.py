@@ -109,6 +109,13 @@ def test_tab_pipe_and_comma_are_told_from_the_header(tmp_path: Path, delimiter: 
     assert imported.info["options"].get("delimiter", ",") == delimiter
 
 
+def test_excels_separator_line_names_the_delimiter_and_is_no_row(tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text("sep=;\r\n" + EXPORT.lstrip("\ufeff"), encoding="utf-8")
+    imported = import_set(tmp_path / "t.csv", _options(skip_bad_rows=True))
+    assert [t["id"] for t in imported.tasks] == ["t-1", "t-2", "t-3", "t-4"]
+    assert imported.info["blank_rows"] == [4]  # Excel shows no row for `sep=;`: the header is row 1
+
+
 def test_a_header_read_as_one_column_holding_a_semicolon_says_so(tmp_path: Path) -> None:
     (tmp_path / "t.csv").write_text(EXPORT, encoding="utf-8")
     with pytest.raises(ImportingError) as refused:
