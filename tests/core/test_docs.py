@@ -199,7 +199,15 @@ def test_every_shell_example_is_run_here_or_marked_illustrative() -> None:
 def test_a_tested_shell_example_runs_as_written(block: tuple[Path, int, str, list[str]], tmp_path: Path) -> None:
     """Run in a fresh folder with the repository's sample sets and a store of its own."""
     (tmp_path / "sample_sets").symlink_to(ROOT / "sample_sets")
-    env = {
+    script = "set -euo pipefail\n" + "\n".join(block[3]) + "\n"
+    result = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=_block_env(tmp_path), capture_output=True, text=True
+    )
+    assert result.returncode == 0, f"{block[0].name}:{block[1]} failed:\n{result.stdout}\n{result.stderr}"
+
+
+def _block_env(tmp_path: Path) -> dict[str, str]:
+    return {
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -208,9 +216,19 @@ def test_a_tested_shell_example_runs_as_written(block: tuple[Path, int, str, lis
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "COMPARE_TUI_STORE": str(tmp_path / "runs.sqlite"),
     }
-    script = "set -euo pipefail\n" + "\n".join(block[3]) + "\n"
-    result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, f"{block[0].name}:{block[1]} failed:\n{result.stdout}\n{result.stderr}"
+
+
+def test_the_examples_run_this_checkouts_compare_tui(tmp_path: Path) -> None:
+    """`compare-tui` in a tested block is the one on PATH (an installed script): it must import
+    this checkout's code, or the examples would test another copy of the product."""
+    script = (
+        'exec "$(head -1 "$(command -v compare-tui)" | cut -c3-)" -c "import compare_tui; print(compare_tui.__file__)"'
+    )
+    result = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=_block_env(tmp_path), capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert Path(result.stdout.strip()) == ROOT / "compare_tui" / "__init__.py"
 
 
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
