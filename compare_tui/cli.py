@@ -3,19 +3,25 @@
 Each subcommand lives in `compare_tui/commands/` and registers itself here. Handlers return
 an exit code; any `CompareTuiError` (a `CommandError` or a package's own error that a handler
 let through) becomes one clear line on stderr and its exit code (2 unless it says otherwise),
-never a traceback.
+never a traceback. Ctrl-C is exit 130 (`INTERRUPTED_EXIT`) for every command; output whose
+reader left (`… | head`) ends the command quietly with 141 (`CLOSED_PIPE_EXIT`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from compare_tui import __version__
 from compare_tui.commands import COMMAND_MODULES
-from compare_tui.commands.common import say
+from compare_tui.commands.common import INTERRUPTED_EXIT, say
 from compare_tui.errors import CompareTuiError
+
+CLOSED_PIPE_EXIT = 141
+"""128 + SIGPIPE: what a shell reports for `cat` or `git` when the reader of their output left
+(`… | head`). Not 0: a gate's exit code (`report --fail-under`) must never turn into a pass."""
 
 EPILOG = """\
 examples:
@@ -71,6 +77,41 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command line and return its exit code. The one place that turns a closed output
+    pipe into a quiet exit, for every command: each prints through `sys.stdout`."""
+    try:
+        try:
+            code = _run(argv)
+        except KeyboardInterrupt:  # Ctrl-C anywhere, reading the options and the command's imports included
+            print("compare-tui: interrupted", file=sys.stderr)
+            code = INTERRUPTED_EXIT
+        finally:
+            sys.stdout.flush()  # what is still buffered fails here (`--help` too), not at exit
+    except BrokenPipeError:
+        _silence_closed_output()
+        return CLOSED_PIPE_EXIT
+    except SystemExit as exc:
+        # Rich's console ends the process itself on a closed pipe (exit 1, raised while handling
+        # the BrokenPipeError: `Console.on_broken_pipe`); one exit code for every command.
+        if not isinstance(exc.__context__, BrokenPipeError):
+            raise
+        _silence_closed_output()
+        return CLOSED_PIPE_EXIT
+    return code
+
+
+def _silence_closed_output() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush at exit has nowhere to fail
+    (it would print "Exception ignored … BrokenPipeError")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):  # no file descriptor (stdout replaced in-process)
+        pass
+
+
+def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if not argv:
@@ -92,9 +133,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CompareTuiError as exc:  # CommandError included: every error meant for the user
         say(f"compare-tui: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("compare-tui: interrupted", file=sys.stderr)
-        return 130
 
 
 def _top_level_options_for_command(args: argparse.Namespace) -> str | None:

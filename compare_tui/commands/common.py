@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from compare_tui.goldset.models import GoldenSet
     from compare_tui.store import Store
 
+INTERRUPTED_EXIT = 130
+"""128 + SIGINT: the exit of a command stopped by Ctrl-C, whichever command it is (docs/running.md)."""
+
 
 def wrapped(text: str, width: int, indent: str = "  ") -> str:
     """`text` wrapped at `width` columns on spaces, each line's own leading spaces kept and its

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from compare_tui.commands.common import (
+    INTERRUPTED_EXIT,
     CommandError,
     add_catalogue_option,
     add_store_option,
@@ -47,7 +48,8 @@ not the model), error (nothing measured). No combined score, no ranking; the res
 tell whether an agent finishes a task. --note values are stored as stated by the user, not
 verified. Argument values are stored only with --keep-arguments.
 
-exit codes: 0 the run finished (whatever its outcomes); 1 interrupted; 2 bad input or a refusal
+exit codes: 0 the run finished (whatever its outcomes); 2 bad input or a refusal;
+130 interrupted by Ctrl-C (the scenarios that finished are stored)
 """
 
 
@@ -245,7 +247,7 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(f"refused: {exc}") from None
         except KeyboardInterrupt:
             say("interrupted; the scenarios that finished are stored (`compare-tui toolcall runs`)", file=sys.stderr)
-            return 1
+            return INTERRUPTED_EXIT
     if args.json:
         print(json.dumps(render_json([run]), indent=2, ensure_ascii=False, default=str))
     else:

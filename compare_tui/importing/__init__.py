@@ -11,9 +11,9 @@ from .errors import ImportingError
 from .importer import ImportedSet, import_set
 from .options import SCORERS, ImportOptions
 from .promptfoo import MAPPED as PROMPTFOO_ASSERTS
-from .readers import FORMATS, guess_format
+from .readers import FORMATS, delimiter_name, guess_format
 from .rows import RowProblem
-from .writer import write_imported_set
+from .writer import imported_digest, write_imported_set
 
 __all__ = [
     "FORMATS",
@@ -23,7 +23,9 @@ __all__ = [
     "ImportedSet",
     "ImportingError",
     "RowProblem",
+    "delimiter_name",
     "guess_format",
+    "imported_digest",
     "import_set",
     "write_imported_set",
 ]

@@ -3,6 +3,10 @@
 Callers can rely on:
 - nothing is returned while a row cannot become a task, unless `skip_bad_rows`: the
   `ImportingError` lists each (row, column, reason);
+- every source row is accounted for, by the number the user sees in the source (`rows.py`): it
+  made a task, or it is a bad row (`skipped`), a blank row (`blank_rows`) or left out by `--limit`;
+- a CSV's delimiter is `--delimiter`, else the one its header line splits on (`sniff_delimiter`),
+  and import.json's options record which;
 - ids are unique, even ignoring case (each is a file name: `tasks/<id>.json`), and a
   collision names both rows;
 - the result depends only on the source bytes and the options (no clock, no randomness):
@@ -14,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +28,8 @@ from compare_tui.sampling.redaction import Redactor
 from .errors import ImportingError
 from .options import ImportOptions, default_workload_id, pin
 from .promptfoo import read_promptfoo
-from .readers import read_csv, read_hf, read_jsonl, read_parquet, source_digest
-from .rows import Row, RowProblem
+from .readers import CSV_DELIMITERS, read_csv, read_hf, read_jsonl, read_parquet, sniff_delimiter, source_digest
+from .rows import BlankRow, Row, RowProblem
 from .tasks import build_task
 
 FORMAT = "compare-tui/import@1"
@@ -39,9 +43,9 @@ class ImportedSet:
     info: dict[str, Any]
 
 
-def _rows(path: Path, options: ImportOptions) -> Iterator[Row | RowProblem]:
+def _rows(path: Path, options: ImportOptions) -> Iterator[Row | RowProblem | BlankRow]:
     if options.format == "csv":
-        return read_csv(path)
+        return read_csv(path, options.delimiter or ",")
     if options.format in ("jsonl", "inspect"):
         return read_jsonl(path)
     if options.format == "parquet":
@@ -75,6 +79,13 @@ def check_options(path: Path, options: ImportOptions) -> None:
         raise ImportingError(f"--limit {options.limit}: give a positive number of tasks")
     if options.seed is not None and options.limit is None:
         raise ImportingError("--seed chooses which rows --limit keeps: give --limit N with it")
+    if options.delimiter is not None and options.format != "csv":
+        raise ImportingError(f"--delimiter is a CSV's; a {options.format} source has none: leave it out")
+    if options.delimiter is not None and len(options.delimiter) != 1:
+        raise ImportingError(
+            f"--delimiter {options.delimiter!r}: give one character, e.g. ';' (or 'tab'); "
+            f"left out, it is told from the header ({', '.join(map(repr, CSV_DELIMITERS))})"
+        )
     if options.format == "promptfoo" and (options.expected_column or options.scorer != "exact"):
         raise ImportingError(
             "a promptfoo file's asserts give each task its scorer: leave out --expected-column and --scorer"
@@ -125,14 +136,20 @@ def _default_scorer(tasks: list[dict[str, Any]]) -> dict[str, Any]:
 def import_set(path: Path | str, options: ImportOptions) -> ImportedSet:
     path = Path(path)
     check_options(path, options)
+    if options.format == "csv" and options.delimiter is None:
+        options = replace(options, delimiter=sniff_delimiter(path))
     redactor = Redactor() if options.scrub else None
     built: list[tuple[int, dict[str, Any]]] = []
     problems: list[RowProblem] = []
     not_imported: dict[str, list[str]] = {}
     seen: dict[str, tuple[str, int]] = {}
     rows = 0
+    blank: list[int] = []
     first_columns: list[str] = []
     for row in _rows(path, options):
+        if isinstance(row, BlankRow):
+            blank.append(row.number)
+            continue
         rows += 1
         if rows == 1 and isinstance(row, Row):
             first_columns = [str(k) for k in row.values if not str(k).startswith("__")]
@@ -174,8 +191,10 @@ def import_set(path: Path | str, options: ImportOptions) -> ImportedSet:
             "rows": rows,
             "tasks": len(tasks),
             "bad_rows": len(problems),
+            "blank_rows": len(blank),
             "left_out_by_limit": len(built) - len(kept),
         },
+        "blank_rows": blank,
         "skipped": [p.as_json() for p in problems],
         "not_imported": {
             task_id: not_imported[task_id] for task_id in (t["id"] for t in tasks) if task_id in not_imported

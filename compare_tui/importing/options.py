@@ -41,6 +41,8 @@ class ImportOptions:
     scrub: bool = False
     skip_bad_rows: bool = False
     split: str | None = None
+    delimiter: str | None = None
+    """A CSV's delimiter: given with `--delimiter`, else told from the header (`import_set` fills it in)."""
     tags: tuple[str, ...] = field(default=())
 
     def columns(self) -> tuple[str | None, str, str]:
@@ -60,6 +62,10 @@ class ImportOptions:
             out["input_column"] = input_column
         if self.format == "promptfoo":
             out["scorer"] = None  # each task's scorer comes from its asserts
+        if self.delimiter in (None, ","):
+            # Only a CSV has one, and a comma was every CSV's before the header told it: left
+            # out, an import that reads as it did keeps the version (the pin) it had.
+            del out["delimiter"]
         return out
 
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .errors import ImportingError
-from .rows import Row, RowProblem
+from .rows import BlankRow, Row, RowProblem
 
 FORMATS = ("csv", "jsonl", "parquet", "hf", "promptfoo", "inspect")
 
@@ -66,21 +68,85 @@ def source_digest(path: Path) -> tuple[str, int]:
 CSV_FIELD_LIMIT = 64 * 2**20
 """The longest CSV field read (the csv module's default, 128 KiB, is shorter than some prompts)."""
 
+CSV_DELIMITERS = (",", ";", "\t", "|")
+"""The delimiters a CSV's header is tried with: a comma, then what spreadsheets write where the
+comma is the decimal separator (`;`), tabs and pipes."""
 
-def read_csv(path: Path) -> Iterator[Row | RowProblem]:
+_DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
+
+
+def delimiter_name(delimiter: str) -> str:
+    """`semicolon`, `tab`, … for a delimiter, as a sentence names it."""
+    return _DELIMITER_NAMES.get(delimiter, repr(delimiter))
+
+
+def _header_line(path: Path) -> str:
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as f:
+            return f.readline()
+    except UnicodeDecodeError as exc:
+        raise ImportingError(f"{path}: not UTF-8 (byte {exc.start}); save it as UTF-8 and import again") from None
+
+
+_EXCEL_SEPARATOR = re.compile(r"^sep=(.)\r?\n?$")
+"""The line Excel may write above the header to name the delimiter (`sep=;`); Excel shows no row for it."""
+
+
+def sniff_delimiter(path: Path) -> str:
+    """The delimiter that splits the header line into the most columns; a comma on a tie (a
+    one-column header included). Only the header is read: a prompt full of commas in a
+    semicolon-delimited file cannot sway it. Excel's `sep=;` line above the header says it."""
+    line = _header_line(path)
+    named = _EXCEL_SEPARATOR.match(line)
+    if named is not None:
+        return named.group(1)
+    widths = {d: len(next(csv.reader([line], delimiter=d), [])) for d in CSV_DELIMITERS}
+    return max(CSV_DELIMITERS, key=lambda d: (widths[d], -CSV_DELIMITERS.index(d)))
+
+
+def _one_column_problem(path: Path, header: list[str], delimiter: str) -> ImportingError | None:
+    """A header read as one column that holds another delimiter: the file is delimited by that
+    one (a semicolon export read with `--delimiter ,`), and every row would be refused."""
+    if len(header) != 1:
+        return None
+    for other in CSV_DELIMITERS:
+        if other != delimiter and other in header[0]:
+            spelled = "tab" if other == "\t" else shlex.quote(other)
+            return ImportingError(
+                f"{path}: the header is one column, {header[0]!r:.80}, holding a {delimiter_name(other)} "
+                f"({other!r}): the file looks {delimiter_name(other)}-delimited; pass --delimiter {spelled} "
+                "(or leave --delimiter out: the header tells it)"
+            )
+    return None
+
+
+def _blank(fields: list[str]) -> bool:
+    """A blank row: no fields, or only empty ones (a spreadsheet's empty row exported as `;;;`)."""
+    return not any(field.strip() for field in fields)
+
+
+def read_csv(path: Path, delimiter: str) -> Iterator[Row | RowProblem | BlankRow]:
+    """Rows numbered as a spreadsheet numbers them: the header is row 1, the first row under it
+    row 2, a blank row counts (and is yielded as `BlankRow`), a cell with line breaks is one row."""
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     # utf-8-sig drops a byte-order mark (Excel writes one); newline="" lets csv see quoted newlines.
     try:
         with path.open(encoding="utf-8-sig", newline="") as f:
-            reader = csv.reader(f)
+            reader = csv.reader(f, delimiter=delimiter)
             header = next(reader, None)
+            if header is not None and len(header) <= 2 and _EXCEL_SEPARATOR.match(delimiter.join(header)):
+                header = next(reader, None)  # Excel's `sep=;`: not a row of the sheet
             if header is None:
                 raise ImportingError(f"{path}: empty; a CSV needs a header row naming the columns")
+            problem = _one_column_problem(path, header, delimiter)
+            if problem is not None:
+                raise problem
             duplicates = sorted({h for h in header if header.count(h) > 1})
             if duplicates:
                 raise ImportingError(f"{path}: header names {', '.join(map(repr, duplicates))} twice; rename one")
-            for number, fields in enumerate(reader, start=1):
-                if not fields:
+            for number, fields in enumerate(reader, start=2):
+                if _blank(fields):
+                    yield BlankRow(number)
                     continue
                 if len(fields) != len(header):
                     yield RowProblem(number, "", f"has {len(fields)} fields, the header {len(header)}")
@@ -92,14 +158,14 @@ def read_csv(path: Path) -> Iterator[Row | RowProblem]:
         raise ImportingError(f"{path}: not a readable CSV ({exc})") from None
 
 
-def read_jsonl(path: Path) -> Iterator[Row | RowProblem]:
+def read_jsonl(path: Path) -> Iterator[Row | RowProblem | BlankRow]:
+    """Rows numbered as an editor numbers lines: a blank line counts (and is yielded as `BlankRow`)."""
     try:
         with path.open(encoding="utf-8-sig") as f:
-            number = 0
-            for line in f:
+            for number, line in enumerate(f, start=1):
                 if not line.strip():
+                    yield BlankRow(number)
                     continue
-                number += 1
                 try:
                     value = json.loads(line)
                 except ValueError as exc:

@@ -1,8 +1,10 @@
 """A source row, a problem with one, and reading a field by dotted path.
 
-Rows are numbered from 1, in the order the source holds them: for CSV the first line after the
-header is row 1; for JSONL the first non-blank line; for Parquet and a saved dataset the first
-record; for promptfoo the first entry of `tests:`.
+Rows carry one numbering, the one the user sees when they open the source: a CSV's as a
+spreadsheet numbers it (the header is row 1, the first row under it row 2, a cell with line
+breaks is one row); a JSONL file's as an editor numbers its lines; for Parquet and a saved dataset
+the first record is row 1; for promptfoo the first entry of `tests:`. A blank row or line keeps
+its number and is reported as a `BlankRow`, never skipped unsaid.
 """
 
 from __future__ import annotations
@@ -25,6 +27,13 @@ class Row:
     """An expected outcome the source itself gives (promptfoo asserts), else None."""
     not_imported: tuple[str, ...] = field(default=())
     """Parts of the row the source format has that no scorer of ours can check (promptfoo)."""
+
+
+@dataclass(frozen=True)
+class BlankRow:
+    """A row with nothing in it (a CSV row of empty cells, a blank JSONL line): no task, named."""
+
+    number: int
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,13 @@ def _text(row: Row, column: str, *, what: str) -> str:
     if value is None:
         raise _Bad(column, f"empty {what}")
     if isinstance(value, (dict, list)):
-        raise _Bad(column, f"the {what} is a JSON {type(value).__name__}, not text")
+        hint = (
+            " (a list of acceptable answers is the inspect format's convention: with --format inspect "
+            "any of them passes)"
+            if what == "expected" and isinstance(value, list)
+            else ""
+        )
+        raise _Bad(column, f"the {what} is a JSON {type(value).__name__}, not text{hint}")
     text = value if isinstance(value, str) else json.dumps(value)
     if what == "input" and not text.strip():
         raise _Bad(column, "empty input")
@@ -100,8 +106,17 @@ def _expected_and_scorer(row: Row, options: ImportOptions, column: str) -> tuple
     kind = options.scorer
     if kind in ("exact", "human", "command"):
         value = lookup(row.values, column)
-        if isinstance(value, list) and kind == "exact" and value and all(isinstance(v, str) for v in value):
-            # inspect_ai: a list of targets, any of which is right.
+        if options.format == "inspect" and isinstance(value, list) and kind == "exact" and value:
+            # inspect_ai's convention, and only its: a list of targets, any of which is right,
+            # matched whole by a regex; elsewhere a list is not text and the row is refused.
+            if not all(isinstance(v, str) for v in value):
+                raise _Bad(column, "a list of targets holding something other than text")
+            if options.normalize:
+                raise _Bad(
+                    column,
+                    "a list of targets is matched as it is (any one, whole, by a regex), so --normalize "
+                    "cannot apply to it: leave out --normalize, or give this row one target",
+                )
             pattern = "(?:" + "|".join(re.escape(v) for v in value) + ")"
             return {"text": value[0]}, {"kind": "regex", "pattern": pattern, "mode": "fullmatch"}
         if kind == "human" and value in (MISSING, None, ""):

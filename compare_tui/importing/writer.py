@@ -12,6 +12,8 @@ from pathlib import Path
 
 import tomlkit
 
+from compare_tui.goldset import Manifest, Problem, Task, digest_golden_set
+from compare_tui.goldset.references import resolve_scorer
 from compare_tui.sampling.writer import json_text, write_atomically
 
 from .errors import ImportingError
@@ -53,3 +55,29 @@ def write_imported_set(imported: ImportedSet, out: Path | str, force: bool = Fal
     except OSError as exc:
         raise ImportingError(f"--out {out}: cannot write the imported set ({exc.strerror or exc})") from None
     return out
+
+
+def imported_digest(imported: ImportedSet, out: Path | str) -> str:
+    """The digest the set will have once written to `out` (what `load_golden_set` computes),
+    before anything is written: a command scorer's scripts are read from `out`, where the
+    loader will look for them."""
+    out = Path(out)
+    files: dict[str, str] = {}
+    problems: list[Problem] = []  # the loader names them after the write; the digest is all we want
+
+    def resolved(scorer: object, file: Path, field: str) -> object:
+        return resolve_scorer(scorer, root=out, file=file, field=field, files=files, problems=problems)
+
+    manifest = Manifest.model_validate(imported.manifest)
+    manifest = manifest.model_copy(
+        update={"default_scorer": resolved(manifest.default_scorer, out / "golden.toml", "default_scorer")}
+    )
+    tasks = []
+    for raw in imported.tasks:
+        task = Task.model_validate(raw)
+        if task.scorer is not None:
+            task = task.model_copy(
+                update={"scorer": resolved(task.scorer, out / "tasks" / f"{task.id}.json", "scorer")}
+            )
+        tasks.append(task)
+    return digest_golden_set(manifest, tasks, files)

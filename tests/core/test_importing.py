@@ -229,8 +229,9 @@ def test_bad_rows_are_listed_and_nothing_is_written(tmp_path: Path, capsys) -> N
     )
     err = capsys.readouterr().err
     assert code == 2 and not out.exists()
-    assert "row 4, column 'uid': id 't-1' is also row 1's" in err
-    assert "row 5, column 'uid'" in err and "row 6, column 'question': empty input" in err
+    # Rows as the spreadsheet numbers them: the header is row 1.
+    assert "row 5, column 'uid': id 't-1' is also row 2's" in err
+    assert "row 6, column 'uid'" in err and "row 7, column 'question': empty input" in err
     code = main(
         [
             "sets",
@@ -249,7 +250,7 @@ def test_bad_rows_are_listed_and_nothing_is_written(tmp_path: Path, capsys) -> N
     )
     assert code == 0
     info = json.loads((out / "import.json").read_text(encoding="utf-8"))
-    assert [s["row"] for s in info["skipped"]] == [4, 5, 6]
+    assert [s["row"] for s in info["skipped"]] == [5, 6, 7]
     assert len(load_golden_set(out).tasks) == 3
 
 
@@ -288,7 +289,7 @@ def test_deterministic_byte_for_byte_with_limit_and_seed(tmp_path: Path) -> None
     assert main([*args, "--out", str(tmp_path / "b")]) == 0
     assert _folder_bytes(tmp_path / "a") == _folder_bytes(tmp_path / "b")
     ids = [t.id for t in load_golden_set(tmp_path / "a").tasks]
-    assert len(ids) == 10 and ids != [f"row-{i:04d}" for i in range(1, 11)]
+    assert len(ids) == 10 and ids != [f"row-{i:04d}" for i in range(2, 12)]
     assert main([*args[:-1], "8", "--out", str(tmp_path / "c")]) == 0
     assert [t.id for t in load_golden_set(tmp_path / "c").tasks] != ids
 
@@ -363,8 +364,8 @@ def test_a_blank_expected_cell_is_a_bad_row_not_a_task(tmp_path: Path, scorer: s
     (tmp_path / "t.csv").write_text('prompt,expected\n"Say yes",yes\n"Bad row",\n"Blank too","  "\n', encoding="utf-8")
     with pytest.raises(ImportingError) as refused:
         import_set(tmp_path / "t.csv", ImportOptions(format="csv", scorer=scorer))
-    assert "row 2, column 'expected': empty expected value" in str(refused.value)
     assert "row 3, column 'expected': empty expected value" in str(refused.value)
+    assert "row 4, column 'expected': empty expected value" in str(refused.value)
     imported = import_set(tmp_path / "t.csv", ImportOptions(format="csv", scorer=scorer, skip_bad_rows=True))
     write_imported_set(imported, tmp_path / "set")
-    assert [t.id for t in load_golden_set(tmp_path / "set").tasks] == ["row-0001"]
+    assert [t.id for t in load_golden_set(tmp_path / "set").tasks] == ["row-0002"]
