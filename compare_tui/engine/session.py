@@ -78,6 +78,9 @@ class NewRunPlan:
     margin_pp: float | None = None
     """The verdict's margin, recorded on the comparison before the data (None: the manifest's
     `[decision] margin_pp`, else 5)."""
+    gpu_telemetry: str | None = None
+    """`dcgm=HOST:PORT`: read every local model's GPU memory from this DCGM exporter instead of
+    NVML on this machine (None: each entry's `[model.serving] gpu_telemetry`, else NVML)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,8 @@ class ResumePlan:
     """Read the set from here instead of where each run recorded it."""
     strict_serving: bool = False
     """Refuse a model whose server's settings differ from its catalogue entry's."""
+    gpu_telemetry: str | None = None
+    """As `NewRunPlan.gpu_telemetry`."""
 
 
 SessionPlan = NewRunPlan | ResumePlan
@@ -381,7 +386,14 @@ class EngineSession:
                 raise
         leases = self.leases
         make = executor or (
-            lambda p: RunExecutor(self.store, p, observer=self.observer, leases=leases, scorers=self.scorers)
+            lambda p: RunExecutor(
+                self.store,
+                p,
+                observer=self.observer,
+                leases=leases,
+                scorers=self.scorers,
+                gpu_telemetry=self.plan.gpu_telemetry,
+            )
         )
         with self._guard:
             if self._loop is None:
