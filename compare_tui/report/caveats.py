@@ -292,7 +292,7 @@ def _serving(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 "hardware",
                 f"{name} was served on {where}{f' ({how})' if how else ''}, which may "
                 "not be your production hardware: its latency, GPU memory and hardware cost hold "
-                "for this machine and these serving settings only.",
+                f"for {'that' if row.gpu.source == GpuSource.DCGM else 'this'} machine and these serving settings only.",
             )
         )
     out += _gateway(name, run_input)
