@@ -34,9 +34,9 @@ INTERVALS = (0.1, 0.02, 0.005)
 
 def child(kind: str, interval: float, seconds: float, telemetry: str | None) -> dict:
     """In this process: CPU seconds over `seconds` of wall time with the sampler on (or off)."""
+    from compare_tui.endpoint.dcgm import parse_gpu_telemetry
     from compare_tui.engine.gpu import GpuSampler
     from compare_tui.engine.gpu_dcgm import DcgmSampler
-    from compare_tui.endpoint.dcgm import parse_gpu_telemetry
 
     sampler = None
     if kind == "nvml":
@@ -47,7 +47,9 @@ def child(kind: str, interval: float, seconds: float, telemetry: str | None) -> 
     if sampler is not None:  # warm: import pynvml / httpx and open the library before timing
         assert sampler.start(), sampler.stop().reason
         sampler.stop()
-        sampler = GpuSampler(interval) if kind == "nvml" else DcgmSampler(parse_gpu_telemetry(telemetry or ""), interval)
+        sampler = (
+            GpuSampler(interval) if kind == "nvml" else DcgmSampler(parse_gpu_telemetry(telemetry or ""), interval)
+        )
     cpu0 = time.process_time()
     if sampler is not None:
         sampler.start()
@@ -75,7 +77,7 @@ def main() -> None:
 
     sys.path.insert(0, str(ROOT))
     from tests.support.dcgm_exporter import DcgmExporter, recorded
-    from tests.support.fake_nvml import GiB, FakeGpuBox, build
+    from tests.support.fake_nvml import FakeGpuBox, GiB, build
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp, DcgmExporter([recorded("peak")]) as exporter:

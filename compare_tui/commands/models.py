@@ -252,7 +252,9 @@ def _gpu_count(args: argparse.Namespace) -> dict[str, Any]:
         if args.gpu_count < 0:
             raise CommandError(f"--gpu-count is a number of GPUs, 0 or more (got {args.gpu_count})")
         return {"gpu_count": args.gpu_count}
-    telemetry = next((n.partition("=")[2].strip() for n in args.note if n.partition("=")[0].strip() == "gpu_telemetry"), None)
+    telemetry = next(
+        (n.partition("=")[2].strip() for n in args.note if n.partition("=")[0].strip() == "gpu_telemetry"), None
+    )
     if telemetry:
         from compare_tui.endpoint.client import probe_client
         from compare_tui.endpoint.dcgm import parse_gpu_telemetry, read_dcgm
@@ -266,7 +268,10 @@ def _gpu_count(args: argparse.Namespace) -> dict[str, Any]:
                 f"models add: the GPU count could not be read from {telemetry} ({exc}); give --gpu-count N; "
                 "nothing was written"
             ) from None
-        return {"gpu_count": len(devices), "gpu_count_read": f"read from the DCGM exporter at {where.host}:{where.port}"}
+        return {
+            "gpu_count": len(devices),
+            "gpu_count_read": f"read from the DCGM exporter at {where.host}:{where.port}",
+        }
     if (urlsplit(args.endpoint).hostname or "") in ("127.0.0.1", "localhost", "::1"):
         from compare_tui.engine.gpu import nvml_devices
 

@@ -107,7 +107,9 @@ class DcgmSampler:
         measured = self._reason is None
         notes = []
         if self._failed:
-            notes.append(f"{self._failed} of {self._samples + self._failed} reads failed, the first: {self._first_failure}")
+            notes.append(
+                f"{self._failed} of {self._samples + self._failed} reads failed, the first: {self._first_failure}"
+            )
         self._report = GpuReport(
             measured=measured,
             reason=self._reason,

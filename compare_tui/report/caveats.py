@@ -89,7 +89,9 @@ def _gpu_sources(rows: Sequence[ModelFigures]) -> list[Caveat]:
     if len({(row.gpu.source, row.gpu.host) for row in measured}) < 2:
         return []
     each = "; ".join(f"{row.label} by {fmt.gpu_source(row.gpu)}" for row in measured)
-    return [Caveat("gpu_sources", f"GPU memory was read in different places ({each}): each figure is of its own machine.")]
+    return [
+        Caveat("gpu_sources", f"GPU memory was read in different places ({each}): each figure is of its own machine.")
+    ]
 
 
 def grouped(per_model: Sequence[tuple[str, list[Caveat]]]) -> list[Caveat]:

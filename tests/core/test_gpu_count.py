@@ -16,7 +16,7 @@ from compare_tui.report import build_report
 from compare_tui.report import formatting as fmt
 from tests.core.test_report import HARDWARE, inputs, one
 from tests.support.dcgm_exporter import DcgmExporter, recorded
-from tests.support.fake_nvml import GiB, REPO, FakeGpuBox
+from tests.support.fake_nvml import REPO, FakeGpuBox, GiB
 from tests.support.scripted_stacks import ScriptedServer, llama_cpp_routes
 
 NVML_GPU = {

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from compare_tui.catalogue.models import ServingNotes
 from compare_tui.catalogue.refusals import combined_digest
 from compare_tui.endpoint.dcgm import dcgm_devices, parse_gpu_telemetry
-from compare_tui.engine.gpu_dcgm import DcgmSampler, memory_sampler
 from compare_tui.engine.gpu import GpuSampler
+from compare_tui.engine.gpu_dcgm import DcgmSampler, memory_sampler
 from tests.support.builders import write_set
 from tests.support.dcgm_exporter import DcgmExporter, recorded
 from tests.support.fake_openai import FakeServer, text

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.fake_nvml import GiB, MiB, FakeGpuBox
+from tests.support.fake_nvml import FakeGpuBox, GiB, MiB
 
 H100 = "Fake H100 80GB HBM3"
 UUID0 = "GPU-11111111-2222-3333-4444-555555555555"

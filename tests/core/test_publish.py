@@ -348,7 +348,9 @@ def test_the_runs_section_shows_provenance_gpu_memory_environment_and_serving_no
     ):
         assert shown in runs, shown
     # The peak where measured, with where it was read and its devices; else why not (above).
-    assert "<dt>GPU memory</dt><dd>high-water mark 3.00 GiB on unnamed GPUs (NVML on this machine, 1 device)</dd>" in runs
+    assert (
+        "<dt>GPU memory</dt><dd>high-water mark 3.00 GiB on unnamed GPUs (NVML on this machine, 1 device)</dd>" in runs
+    )
     assert VIRTUAL not in page
 
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.support.fake_nvml import GiB, REPO, FakeGpuBox
+from tests.support.fake_nvml import REPO, FakeGpuBox, GiB
 
 SET = REPO / "sample_sets" / "support-triage"
 UUID = "GPU-11111111-2222-3333-4444-555555555555"
