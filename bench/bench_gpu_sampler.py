@@ -76,11 +76,11 @@ def main() -> None:
         return
 
     sys.path.insert(0, str(ROOT))
-    from tests.support.dcgm_exporter import DcgmExporter, recorded
+    from tests.support.metrics_server import MetricsServer, recorded
     from tests.support.fake_nvml import FakeGpuBox, GiB, build
 
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, DcgmExporter([recorded("peak")]) as exporter:
+    with tempfile.TemporaryDirectory() as tmp, MetricsServer([recorded("peak")]) as exporter:
         library = build(Path(tmp) / "lib")
         box = FakeGpuBox(Path(tmp) / "box", library).devices(("GPU-bench", "Fake H100", [2 * GiB, 5 * GiB, 3 * GiB]))
         env = box.environ() | {"PYTHONPATH": str(ROOT)}

@@ -39,6 +39,7 @@ from compare_tui.engine.environment import capture_environment, fetch_server_ide
 from compare_tui.engine.events import AttemptFinished, RunFinished, RunObserver, RunStarted
 from compare_tui.engine.gpu import MemorySampler
 from compare_tui.engine.gpu_dcgm import memory_sampler
+from compare_tui.engine.kv_cache import KvCacheSampler
 from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body
@@ -154,6 +155,7 @@ class RunExecutor:
             run.id, RunStatus.RUNNING, started_at=run.started_at or now_iso(), lease_token=token
         )
         sampler = self._sampler()
+        kv_cache = self._kv_cache_sampler()
         status, error = RunStatus.INTERRUPTED, None
         async with chat_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency) as chat:
             try:
@@ -212,7 +214,7 @@ class RunExecutor:
                 try:
                     await self._writer.drain()  # attempts already handed over are committed first
                 finally:
-                    self._finish(status, error, sampler, token)
+                    self._finish(status, error, sampler, token, kv_cache)
         return status
 
     async def _scrape_latency(self) -> HistogramReading | None:
@@ -399,12 +401,29 @@ class RunExecutor:
         sampler.start()
         return sampler
 
-    def _finish(self, status: RunStatus, error: str | None, sampler: MemorySampler | None, token: str) -> None:
+    def _kv_cache_sampler(self) -> KvCacheSampler | None:
+        """vLLM's KV-cache fill, read beside the GPU figure (None for any other server)."""
+        if not serves_vllm(self.p.run.serving):
+            return None
+        sampler = KvCacheSampler(self.p.entry.endpoint, self.p.entry.model, self.p.headers)
+        sampler.start()
+        return sampler
+
+    def _finish(
+        self,
+        status: RunStatus,
+        error: str | None,
+        sampler: MemorySampler | None,
+        token: str,
+        kv_cache: KvCacheSampler | None = None,
+    ) -> None:
         run = self.p.run
         if sampler is not None:
             gpu: dict[str, Any] = asdict(sampler.stop())
         else:
             gpu = {"measured": False, "reason": "hosted model: the GPU is not on this machine"}
+        if kv_cache is not None:
+            gpu["kv_cache"] = kv_cache.stop()
         try:
             # Only the lease holder writes the run's status (a process that lost it writes nothing).
             self.store.update_run(run.id, gpu=gpu, lease_token=token)

@@ -310,6 +310,15 @@ def _serving(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 f"processes included), sampled periodically, so spikes between samples can be missed.{notes}",
             )
         )
+    if gpu.kv_cache_peak is not None:
+        out.append(
+            Caveat(
+                "kv_cache",
+                f"vLLM's KV cache for {name} was at most {gpu.kv_cache_peak * 100:.1f} % full during the run "
+                "(vllm:kv_cache_usage_perc on its /metrics): the share of the cache vLLM reserved at start-up, "
+                "not GPU memory.",
+            )
+        )
     return out
 
 

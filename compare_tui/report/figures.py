@@ -152,6 +152,9 @@ class GpuMemory:
     """Each sampled GPU's name, in device order."""
     uuids: tuple[str, ...] = ()
     """Each sampled GPU's UUID, in device order: the report's device scope."""
+    kv_cache_peak: float | None = None
+    """vLLM's KV cache at its fullest during the run (0–1, `vllm:kv_cache_usage_perc`): the share of
+    the cache vLLM reserved, not device memory; None for any other server or when unread."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,9 +348,20 @@ def gpu_memory(gpu: Mapping[str, Any] | None, kind: str | None) -> GpuMemory:
     notes = tuple(str(n) for n in gpu.get("notes") or ())
     source = str(gpu["source"]) if gpu.get("source") else None
     host = str(gpu["host"]) if gpu.get("host") else None
+    kv_cache = gpu.get("kv_cache") if isinstance(gpu.get("kv_cache"), Mapping) else {}
+    kv_peak = float(kv_cache["peak"]) if isinstance(kv_cache.get("peak"), (int, float)) else None
     if not gpu.get("measured"):
         return GpuMemory(
-            applicable, False, None, None, len(devices), gpu.get("reason") or None, notes, source=source, host=host
+            applicable,
+            False,
+            None,
+            None,
+            len(devices),
+            gpu.get("reason") or None,
+            notes,
+            source=source,
+            host=host,
+            kv_cache_peak=kv_peak,
         )
     peaks = [int(d["peak_bytes"]) for d in devices if d.get("peak_bytes") is not None]
     bases = [int(d["baseline_bytes"]) for d in devices if d.get("baseline_bytes") is not None]
@@ -364,6 +378,7 @@ def gpu_memory(gpu: Mapping[str, Any] | None, kind: str | None) -> GpuMemory:
         host=host,
         device_names=tuple(str(d.get("name") or "") for d in devices),
         uuids=tuple(str(d.get("uuid") or "") for d in devices),
+        kv_cache_peak=kv_peak,
     )
 
 

@@ -216,6 +216,7 @@ def _model(row: ModelFigures) -> dict[str, Any]:
             "host": gpu.host,
             "device_names": list(gpu.device_names),
             "uuids": list(gpu.uuids),
+            "kv_cache_peak": gpu.kv_cache_peak,
         },
         "cost": _cost(row.cost),
         "missing_figures": list(row.missing),

@@ -15,8 +15,8 @@ from compare_tui.engine.gpu import nvml_devices
 from compare_tui.report import build_report
 from compare_tui.report import formatting as fmt
 from tests.core.test_report import HARDWARE, inputs, one
-from tests.support.dcgm_exporter import DcgmExporter, recorded
 from tests.support.fake_nvml import REPO, FakeGpuBox, GiB
+from tests.support.metrics_server import MetricsServer, recorded
 from tests.support.scripted_stacks import ScriptedServer, llama_cpp_routes
 
 NVML_GPU = {
@@ -88,13 +88,13 @@ def test_on_a_gpu_box_models_add_writes_the_count_nvml_reads(tmp_path, weights, 
     assert "gpu_count = 2, read by NVML on this machine (give --gpu-count N" in done.stdout
 
 
-def test_a_given_count_and_one_read_from_the_dcgm_exporter(tmp_path, weights, llama, capsys):
+def test_a_given_count_and_one_read_from_the_metrics_server(tmp_path, weights, llama, capsys):
     given = tmp_path / "given.toml"
     assert main(add_argv(llama, weights, given, "--gpu-count", "4")) == 0
     assert load_catalogue(given).get("tiny").cost.gpu_count == 4
     assert "gpu_count = 4, as given" in capsys.readouterr().out
     remote = tmp_path / "remote.toml"
-    with DcgmExporter([recorded("idle")]) as exporter:
+    with MetricsServer([recorded("idle")]) as exporter:
         assert main(add_argv(llama, weights, remote, "--note", f"gpu_telemetry={exporter.spec}")) == 0
     entry = load_catalogue(remote).get("tiny")
     assert entry.cost.gpu_count == 2 and entry.serving.gpu_telemetry == exporter.spec

@@ -21,8 +21,8 @@ from compare_tui.endpoint.dcgm import dcgm_devices, parse_gpu_telemetry
 from compare_tui.engine.gpu import GpuSampler
 from compare_tui.engine.gpu_dcgm import DcgmSampler, memory_sampler
 from tests.support.builders import write_set
-from tests.support.dcgm_exporter import DcgmExporter, recorded
 from tests.support.fake_openai import FakeServer, text
+from tests.support.metrics_server import MetricsServer, recorded
 
 MiB = 1 << 20
 GPU0 = "GPU-a1b2c3d4-0000-1111-2222-333344445555"
@@ -87,7 +87,7 @@ def test_a_malformed_exposition_or_one_without_framebuffer_figures_is_a_value_er
 # ------------------------------------------------------------------ the sampler, over HTTP
 
 
-def sample(exporter: DcgmExporter, reads: int):
+def sample(exporter: MetricsServer, reads: int):
     sampler = DcgmSampler(parse_gpu_telemetry(exporter.spec), interval_s=0.01)
     started = sampler.start()
     while started and exporter.requests < reads:
@@ -97,7 +97,7 @@ def sample(exporter: DcgmExporter, reads: int):
 
 def test_the_sampler_reads_baseline_and_peak_of_every_gpu_the_exporter_lists():
     pages = [recorded("idle"), recorded("serving"), recorded("peak"), recorded("serving")]
-    with DcgmExporter(pages) as exporter:
+    with MetricsServer(pages) as exporter:
         started, report = sample(exporter, 4)
     assert started and report.measured and report.reason is None
     assert report.source == "dcgm" and report.host == f"127.0.0.1:{exporter.port}"
@@ -118,14 +118,14 @@ def test_the_sampler_reads_baseline_and_peak_of_every_gpu_the_exporter_lists():
     ],
 )
 def test_an_exporter_that_answers_no_figures_is_a_reason_not_a_crash(pages, status, words):
-    with DcgmExporter(pages, status=status) as exporter:
+    with MetricsServer(pages, status=status) as exporter:
         started, report = sample(exporter, 1)
     assert not started and not report.measured and report.devices == []
     assert report.reason.startswith(f"the DCGM exporter at 127.0.0.1:{exporter.port} ") and words in report.reason
 
 
 def test_an_exporter_that_is_not_there_is_a_reason():
-    with DcgmExporter([recorded("idle")]) as exporter:
+    with MetricsServer([recorded("idle")]) as exporter:
         spec = exporter.spec  # the port is free again once it stops
     report = DcgmSampler(parse_gpu_telemetry(spec), interval_s=0.01)
     assert report.start() is False
@@ -134,7 +134,7 @@ def test_an_exporter_that_is_not_there_is_a_reason():
 
 def test_a_read_that_fails_mid_run_is_counted_and_sampling_goes_on():
     pages = [recorded("serving"), recorded("malformed"), recorded("peak")]
-    with DcgmExporter(pages) as exporter:
+    with MetricsServer(pages) as exporter:
         started, report = sample(exporter, 4)
     assert started and report.measured and report.devices[0]["peak_bytes"] == 24576 * MiB
     (note,) = report.notes
@@ -189,7 +189,7 @@ def test_a_run_with_gpu_telemetry_reports_the_remote_peak_and_where_it_came_from
     goldset = write_set(tmp_path / "set", {f"t{i}": "ok" for i in range(4)})
     store = tmp_path / "runs.sqlite"
     pages = [recorded("idle"), recorded("serving"), recorded("peak"), recorded("serving")]
-    with FakeServer(default=text("ok")) as server, DcgmExporter(pages) as exporter:
+    with FakeServer(default=text("ok")) as server, MetricsServer(pages) as exporter:
         models = _local_catalogue(tmp_path, server.url, exporter.spec if where == "catalogue" else None)
         flag = ["--gpu-telemetry", exporter.spec] if where == "flag" else []
         done = _run(

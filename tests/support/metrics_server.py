@@ -1,5 +1,6 @@
-"""A DCGM exporter on loopback: a real HTTP server answering `GET /metrics` with recorded
-exposition text (tests/support/dcgm/*.prom), for the remote-GPU sampler's tests.
+"""A server's `/metrics` on loopback: a real HTTP server answering `GET /metrics` with exposition
+text in turn. As a DCGM exporter it serves the recorded pages of tests/support/dcgm/*.prom (the
+remote-GPU sampler's tests); as a vLLM server, its KV-cache gauge.
 
 The `.prom` files are written in dcgm-exporter's format (its default counters: `# HELP`/`# TYPE`
 lines, every GPU labelled `gpu`, `UUID`, `pci_bus_id`, `device`, `modelName`, `Hostname`,
@@ -21,7 +22,7 @@ def recorded(name: str) -> str:
     return (RECORDED / f"{name}.prom").read_text()
 
 
-class DcgmExporter:
+class MetricsServer:
     """Serves `pages` in turn, one per `GET /metrics` (the last repeats); `status` answers every
     request with that HTTP status instead. Use as a context manager; `spec` is what
     `--gpu-telemetry` takes."""
@@ -54,8 +55,11 @@ class DcgmExporter:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self._server.server_address[1]
         self.spec = f"dcgm=127.0.0.1:{self.port}"
+        """What `--gpu-telemetry` takes, to read it as a DCGM exporter."""
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        """As a model endpoint's base URL (its `/metrics` beside `/v1`)."""
 
-    def __enter__(self) -> DcgmExporter:
+    def __enter__(self) -> MetricsServer:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         return self
