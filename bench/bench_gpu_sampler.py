@@ -76,8 +76,8 @@ def main() -> None:
         return
 
     sys.path.insert(0, str(ROOT))
-    from tests.support.metrics_server import MetricsServer, recorded
     from tests.support.fake_nvml import FakeGpuBox, GiB, build
+    from tests.support.metrics_server import MetricsServer, recorded
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp, MetricsServer([recorded("peak")]) as exporter:

@@ -348,7 +348,8 @@ def gpu_memory(gpu: Mapping[str, Any] | None, kind: str | None) -> GpuMemory:
     notes = tuple(str(n) for n in gpu.get("notes") or ())
     source = str(gpu["source"]) if gpu.get("source") else None
     host = str(gpu["host"]) if gpu.get("host") else None
-    kv_cache = gpu.get("kv_cache") if isinstance(gpu.get("kv_cache"), Mapping) else {}
+    read = gpu.get("kv_cache")
+    kv_cache: Mapping[str, Any] = read if isinstance(read, Mapping) else {}
     kv_peak = float(kv_cache["peak"]) if isinstance(kv_cache.get("peak"), (int, float)) else None
     if not gpu.get("measured"):
         return GpuMemory(

@@ -240,3 +240,17 @@ def test_a_malformed_gpu_telemetry_flag_is_one_line(tmp_path):
     )
     assert done.returncode == 2 and "--gpu-telemetry: GPU telemetry is written dcgm=HOST:PORT" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_live_screen_says_before_the_run_where_a_remote_gpu_will_be_read():
+    from compare_tui.engine.events import ModelsResolved
+    from compare_tui.tui.engine_bridge import TallyObserver
+    from compare_tui.tui.live_tally import LiveTally
+    from compare_tui.vocabulary import ModelKind
+
+    tally = LiveTally([])
+    kinds = {"remote": ModelKind.LOCAL, "hosted": ModelKind.HOSTED}
+    TallyObserver(tally, lambda message: None).on_event(ModelsResolved(kinds, {"remote": "dcgm=gpu-box:9400"}))
+    lines = {view.model_name: view.gpu for view in tally.snapshot()}
+    assert lines["remote"] == "being read from dcgm=gpu-box:9400 by the engine; the peak shows when the run ends"
+    assert lines["hosted"].startswith("n/a (hosted")
