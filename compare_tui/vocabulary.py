@@ -65,6 +65,14 @@ class ModelKind(StrEnum):
     HOSTED = "hosted"
 
 
+class GpuSource(StrEnum):
+    """Where a run's GPU memory figure was read (`GpuReport.source`): NVML on the machine that
+    runs compare-tui, or an NVIDIA DCGM exporter on the serving host (`--gpu-telemetry`)."""
+
+    NVML = "nvml"
+    DCGM = "dcgm"
+
+
 class ErrorClass(StrEnum):
     """Why an attempt's request produced no usable answer (`AttemptRecord.error_class`)."""
 

@@ -20,6 +20,8 @@ need_tool() {  # COMMAND PACKAGE WHY
     fi
   fi
 }
+# The NVML tests build the project's stand-in libnvidia-ml.so.1 (tests/support/fake_nvml.c).
+need_tool gcc gcc "gcc is needed to build the NVML stand-in of the GPU tests"
 # The TUI smoke test drives the app in a real terminal multiplexer.
 need_tool tmux tmux "tmux is needed by the TUI smoke test"
 # The publish tests open bundles in a real headless browser (tests/integration/test_publish_browser.py).

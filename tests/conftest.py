@@ -17,6 +17,8 @@ import signal
 
 import pytest
 
+from tests.support.fake_nvml import fake_nvml_library  # noqa: F401 - the session fixture, for every tier
+
 TIERS = ("core", "tui", "integration")
 """The tiers: the folders under tests/, and the marker each test in one gets."""
 

@@ -50,6 +50,11 @@ class AddRequest:
     revision: str | None = None
     key_env: str | None = None
     usd_per_hour: float | None = None
+    gpu_count: int | None = None
+    """How many GPUs `usd_per_hour` covers, as given or read (NVML, DCGM) by the caller; None:
+    not stated, and the entry says so rather than assume one."""
+    gpu_count_read: str | None = None
+    """Where `gpu_count` was read, for the user to check (None: given with --gpu-count)."""
     price_in: float | None = None
     price_out: float | None = None
     price_date: str | None = None
@@ -214,6 +219,8 @@ def add_model(
         raise CatalogueEditError(f"{request.name!r} not added: {loaded.text}", catalogue_path)
     if loaded.status == "unchecked":
         findings.append(f"the loaded weights could not be checked against the pins: {loaded.text}")
+    if cost["basis"] == "hardware":
+        findings.append(_gpu_count_finding(request))
     comment = f"added by `compare-tui models add` on {today.isoformat()}"
     document = with_entry(document, entry, replace=request.replace, comment=comment, path=catalogue_path)
     save(document, catalogue_path)
@@ -252,7 +259,9 @@ def _cost(request: AddRequest) -> dict[str, Any]:
                 "a hosted model is charged by token: give --price-in, --price-out, "
                 "--price-date and --price-source instead of --usd-per-hour"
             )
-        return {"basis": "hardware", "usd_per_hour": request.usd_per_hour}
+        if request.gpu_count is None:
+            return {"basis": "hardware", "usd_per_hour": request.usd_per_hour}
+        return {"basis": "hardware", "usd_per_hour": request.usd_per_hour, "gpu_count": request.gpu_count}
     if not given:
         if request.kind == ModelKind.HOSTED:
             raise CatalogueEditError(
@@ -276,6 +285,17 @@ def _cost(request: AddRequest) -> dict[str, Any]:
         "captured": request.price_date,
         "source": request.price_source,
     }
+
+
+def _gpu_count_finding(request: AddRequest) -> str:
+    if request.gpu_count is None:
+        return (
+            "gpu_count not stated (the report's cost basis will say so): give --gpu-count N, the "
+            "GPUs the hourly rate covers (0 for a CPU box)"
+        )
+    if request.gpu_count_read:
+        return f"gpu_count = {request.gpu_count}, {request.gpu_count_read} (give --gpu-count N if the rate covers another number)"
+    return f"gpu_count = {request.gpu_count}, as given"
 
 
 def _parse_notes(notes: tuple[str, ...]) -> dict[str, str]:

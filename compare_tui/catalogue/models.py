@@ -19,6 +19,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from compare_tui.catalogue.errors import UnknownModel
 from compare_tui.catalogue.keys import provider_key_kind
+from compare_tui.endpoint.dcgm import parse_gpu_telemetry
 from compare_tui.vocabulary import ModelKind
 
 
@@ -79,6 +80,10 @@ def _check_date(value: str) -> str:
     return value
 
 
+def _check_gpu_telemetry(value: str) -> str:
+    return parse_gpu_telemetry(value).spec
+
+
 class ServingNotes(_Strict):
     """How the model is served, as stated by the user. Recorded, never verified."""
 
@@ -93,6 +98,9 @@ class ServingNotes(_Strict):
     notes: str | None = None
     extra: dict[str, str] = {}
     """Anything else worth recording, as name -> value strings."""
+    gpu_telemetry: Annotated[str, AfterValidator(_check_gpu_telemetry)] | None = None
+    """`dcgm=HOST:PORT`: the DCGM exporter of the host serving this endpoint, read for the run's
+    GPU memory when that host is not this machine (`run --gpu-telemetry` overrides it)."""
 
 
 class HardwareCost(_Strict):
@@ -101,8 +109,9 @@ class HardwareCost(_Strict):
     basis: Literal["hardware"]
     usd_per_hour: float = Field(gt=0)
     """What the whole serving box costs per hour (all `gpu_count` GPUs together)."""
-    gpu_count: int = Field(default=1, ge=0)
-    """How many GPUs `usd_per_hour` covers (0: a CPU box); recorded, not multiplied."""
+    gpu_count: int | None = Field(default=None, ge=0)
+    """How many GPUs `usd_per_hour` covers (0: a CPU box); recorded, not multiplied. None: not
+    stated (`models add` reads it from NVML or the DCGM exporter, or asks; never assumes one)."""
     note: str | None = None
 
 

@@ -11,7 +11,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from compare_tui.commands.common import CommandError, add_catalogue_option, add_store_option, catalogue_path, open_store
 
@@ -85,6 +86,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add.add_argument("--host-digest", metavar="DIGEST", help="hosted: the digest the host states (sha256:…)")
     add.add_argument("--key-env", metavar="VAR", help="environment variable holding a virtual key")
     add.add_argument("--usd-per-hour", type=float, metavar="X", help="hardware cost basis: the box's $/hour")
+    add.add_argument(
+        "--gpu-count",
+        type=int,
+        metavar="N",
+        help="GPUs the hourly rate covers (0: a CPU box; default: read from the DCGM exporter of "
+        "--note gpu_telemetry=dcgm=HOST:PORT, else from NVML when the endpoint is on this machine)",
+    )
     add.add_argument("--price-in", type=float, metavar="USD_PER_MTOK", help="token price of input tokens")
     add.add_argument("--price-out", type=float, metavar="USD_PER_MTOK", help="token price of output tokens")
     add.add_argument("--price-date", metavar="YYYY-MM-DD", help="when the price was read")
@@ -208,6 +216,7 @@ def _add(args: argparse.Namespace) -> int:
         revision=args.revision,
         key_env=args.key_env,
         usd_per_hour=args.usd_per_hour,
+        **_gpu_count(args),
         price_in=args.price_in,
         price_out=args.price_out,
         price_date=args.price_date,
@@ -235,6 +244,45 @@ def _add(args: argparse.Namespace) -> int:
         print(f"  {finding}")
     print(f"next: compare-tui models verify {entry.name}   then   compare-tui run SET --model {entry.name}")
     return 0
+
+
+def _gpu_count(args: argparse.Namespace) -> dict[str, Any]:
+    """`--gpu-count`, else the count read where the endpoint's GPUs can be seen: its DCGM
+    exporter (`--note gpu_telemetry=dcgm=HOST:PORT`), or NVML when the endpoint is on this
+    machine; else nothing (the entry then says the count is not stated). Only for a hardware
+    cost basis."""
+    if args.usd_per_hour is None:
+        return {}
+    if args.gpu_count is not None:
+        if args.gpu_count < 0:
+            raise CommandError(f"--gpu-count is a number of GPUs, 0 or more (got {args.gpu_count})")
+        return {"gpu_count": args.gpu_count}
+    telemetry = next(
+        (n.partition("=")[2].strip() for n in args.note if n.partition("=")[0].strip() == "gpu_telemetry"), None
+    )
+    if telemetry:
+        from compare_tui.endpoint.client import probe_client
+        from compare_tui.endpoint.dcgm import parse_gpu_telemetry, read_dcgm
+
+        try:
+            where = parse_gpu_telemetry(telemetry)
+            with probe_client(timeout_s=5.0) as client:
+                devices = read_dcgm(where, client)
+        except Exception as exc:  # noqa: BLE001 - any failure is the user's to fix, in one line
+            raise CommandError(
+                f"models add: the GPU count could not be read from {telemetry} ({exc}); give --gpu-count N; "
+                "nothing was written"
+            ) from None
+        return {
+            "gpu_count": len(devices),
+            "gpu_count_read": f"read from the DCGM exporter at {where.host}:{where.port}",
+        }
+    if (urlsplit(args.endpoint).hostname or "") in ("127.0.0.1", "localhost", "::1"):
+        from compare_tui.engine.gpu import nvml_devices
+
+        count, reason = nvml_devices()
+        return {"gpu_count": count, "gpu_count_read": f"read by NVML on this machine{f' ({reason})' if reason else ''}"}
+    return {}
 
 
 def _list(args: argparse.Namespace) -> int:

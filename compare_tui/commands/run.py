@@ -109,6 +109,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "cluster's CPUs for ray); other scorers run at once in the run's process",
     )
     p.add_argument("--scorers", metavar="WHERE", help=SCORERS_HELP)
+    p.add_argument(
+        "--gpu-telemetry",
+        metavar="dcgm=HOST:PORT",
+        help="read GPU memory from the DCGM exporter of the host serving the model(s) instead of NVML on "
+        "this machine (default: each entry's [model.serving] gpu_telemetry, else NVML here)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of progress and a table")
     p.set_defaults(handler=handle)
 
@@ -133,13 +139,16 @@ def _handle(args: argparse.Namespace) -> int:
     )
     from compare_tui.scoring.placement import scorer_executor, where_scorers_run
 
+    telemetry = _gpu_telemetry(args.gpu_telemetry)
     store = open_store(args.store, create=True)
     catalogue = load_catalogue_or_fail(args.models)
     with store:
         if args.resume:
             run = store.get_run(args.resume)  # an unknown id is a StoreError: one line, exit 2
             goldset = load_set_or_fail(args.set or run.goldset_path)
-            plan: NewRunPlan | ResumePlan = ResumePlan((run.id,), strict_serving=args.strict_serving)
+            plan: NewRunPlan | ResumePlan = ResumePlan(
+                (run.id,), strict_serving=args.strict_serving, gpu_telemetry=telemetry
+            )
         else:
             if not args.set or not args.model:
                 raise CommandError("give a golden set and at least one --model (or --resume RUN_ID); see --help")
@@ -160,6 +169,7 @@ def _handle(args: argparse.Namespace) -> int:
                 args.name,
                 args.strict_serving,
                 margin_pp=args.margin,
+                gpu_telemetry=telemetry,
             )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
         # Before anything is prepared or sent: a scorer cluster that cannot be used refuses the run
@@ -349,3 +359,15 @@ def _tally_text(t: RunSummary) -> str:
     return (
         f"{t.passed} pass, {t.failed} fail, {t.review} review, {t.errored} error{not_done} of {t.tasks_planned} tasks"
     )
+
+
+def _gpu_telemetry(given: str | None) -> str | None:
+    """`--gpu-telemetry` as the engine takes it (`dcgm=HOST:PORT`), or a one-line refusal."""
+    if given is None:
+        return None
+    from compare_tui.endpoint.dcgm import parse_gpu_telemetry
+
+    try:
+        return parse_gpu_telemetry(given).spec
+    except ValueError as exc:
+        raise CommandError(f"--gpu-telemetry: {exc}") from None

@@ -29,6 +29,9 @@ class ModelsResolved:
     or written yet. `kinds`: model name → catalogue kind (`local` or `hosted`), in run order."""
 
     kinds: dict[str, ModelKind]
+    gpu_telemetry: dict[str, str] = field(default_factory=dict)
+    """Model name → the DCGM exporter its GPU memory will be read from (`dcgm=HOST:PORT`), for
+    the models not read by NVML on this machine."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,9 @@ import importlib
 import threading
 from dataclasses import asdict, dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
+
+from compare_tui.vocabulary import GpuSource
 
 # NVML error codes (nvml.h) -> what a user should read. Matched by code, then by class name,
 # so that a test double needs only exception classes with a `value`.
@@ -47,23 +49,30 @@ def nvml_reason(exc: BaseException) -> str:
     return f"NVML error: {type(exc).__name__}: {exc}"
 
 
+def nvml_devices() -> tuple[int, str | None]:
+    """How many NVIDIA GPUs NVML sees on this machine, and when none, why (the sampler's words:
+    `no NVIDIA GPU found by NVML`, `NVML library not found …`). Never raises."""
+    try:
+        nvml: Any = importlib.import_module("pynvml")
+        nvml.nvmlInit()
+    except Exception as exc:  # noqa: BLE001 - any NVML failure becomes a reason
+        return 0, nvml_reason(exc)
+    try:
+        count = int(nvml.nvmlDeviceGetCount())
+        return count, None if count else "no NVIDIA GPU found by NVML"
+    except Exception as exc:  # noqa: BLE001
+        return 0, nvml_reason(exc)
+    finally:
+        with contextlib.suppress(Exception):
+            nvml.nvmlShutdown()
+
+
 @functools.cache
 def nvml_unavailable() -> str | None:
     """Why no GPU memory can be sampled on this machine (None: NVML answers and sees a GPU), as
     `GpuSampler.start` would say it: asked once per process, for screens that show a run
     before its sampler reports (the TUI's Live screen)."""
-    try:
-        nvml: Any = importlib.import_module("pynvml")
-        nvml.nvmlInit()
-    except Exception as exc:  # noqa: BLE001 - any NVML failure becomes a reason
-        return nvml_reason(exc)
-    try:
-        return None if nvml.nvmlDeviceGetCount() else "no NVIDIA GPU found by NVML"
-    except Exception as exc:  # noqa: BLE001
-        return nvml_reason(exc)
-    finally:
-        with contextlib.suppress(Exception):
-            nvml.nvmlShutdown()
+    return nvml_devices()[1]
 
 
 @dataclass
@@ -80,10 +89,29 @@ class GpuReport:
     scope: str = "device"
     memory_api: str | None = None  # "v2" or "v1" (see V1_NOTE)
     notes: list[str] = field(default_factory=list)
+    source: str = GpuSource.NVML
+    """Where the readings came from (`vocabulary.GpuSource`)."""
+    host: str | None = None
+    """The exporter read (`HOST:PORT`) for DCGM; None for NVML, which reads this machine."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form, for the store and the report."""
         return asdict(self)
+
+
+class MemorySampler(Protocol):
+    """What a run needs of a GPU memory sampler (NVML here, `gpu_dcgm.DcgmSampler` remote)."""
+
+    def start(self) -> bool: ...
+
+    def stop(self) -> GpuReport: ...
+
+
+def track(device: dict[str, Any], used: int) -> None:
+    """Count one reading of `used` bytes toward a device's baseline (its first) and peak."""
+    if device["baseline_bytes"] is None:
+        device["baseline_bytes"] = used
+    device["peak_bytes"] = max(device["peak_bytes"] or 0, used)
 
 
 def _text(value: Any) -> str:
@@ -182,10 +210,7 @@ class GpuSampler:
 
     def _sample(self) -> None:
         for device, handle in zip(self._devices, self._handles):
-            used = self._used(handle)
-            if device["baseline_bytes"] is None:
-                device["baseline_bytes"] = used
-            device["peak_bytes"] = max(device["peak_bytes"] or 0, used)
+            track(device, self._used(handle))
         self._samples += 1
 
     def _loop(self) -> None:

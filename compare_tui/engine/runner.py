@@ -37,7 +37,9 @@ from compare_tui.engine.audit import audit_values_of
 from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.environment import capture_environment, fetch_server_identity
 from compare_tui.engine.events import AttemptFinished, RunFinished, RunObserver, RunStarted
-from compare_tui.engine.gpu import GpuSampler
+from compare_tui.engine.gpu import MemorySampler
+from compare_tui.engine.gpu_dcgm import memory_sampler
+from compare_tui.engine.kv_cache import KvCacheSampler
 from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body
@@ -76,14 +78,17 @@ class RunExecutor:
         *,
         observer: RunObserver | None = None,
         retry: RetryPolicy | None = None,
-        gpu_sampler: GpuSampler | None = None,
+        gpu_sampler: MemorySampler | None = None,
+        gpu_telemetry: str | None = None,
         leases: HeldLeases | None = None,
         scorers: ScorerExecutor | None = None,
     ) -> None:
         """`leases`: the session's leases (this run's is taken if not held yet, and released
         when the run stops); None: the executor takes and releases the run's lease itself.
         `scorers`: where command scorers run (None: this machine, one per core, closed when the
-        run ends; one given is the caller's to close)."""
+        run ends; one given is the caller's to close). `gpu_telemetry`: `dcgm=HOST:PORT`, the
+        DCGM exporter to read GPU memory from instead of NVML on this machine (`run
+        --gpu-telemetry`; None: the entry's `[model.serving] gpu_telemetry`, if any)."""
         self.store = store
         self.leases = leases
         self._own_scorers = scorers is None
@@ -92,6 +97,7 @@ class RunExecutor:
         self.observer = observer or _Quiet()
         self.retry = retry or RetryPolicy()
         self.gpu_sampler = gpu_sampler
+        self.gpu_telemetry = gpu_telemetry
         self._rng = random.Random()
         self._counts: Counter[str] = Counter()
         self._not_measured: Counter[str] = Counter()
@@ -149,6 +155,7 @@ class RunExecutor:
             run.id, RunStatus.RUNNING, started_at=run.started_at or now_iso(), lease_token=token
         )
         sampler = self._sampler()
+        kv_cache = self._kv_cache_sampler()
         status, error = RunStatus.INTERRUPTED, None
         async with chat_client(timeout_s=settings.timeout_s, concurrency=settings.concurrency) as chat:
             try:
@@ -207,7 +214,7 @@ class RunExecutor:
                 try:
                     await self._writer.drain()  # attempts already handed over are committed first
                 finally:
-                    self._finish(status, error, sampler, token)
+                    self._finish(status, error, sampler, token, kv_cache)
         return status
 
     async def _scrape_latency(self) -> HistogramReading | None:
@@ -387,19 +394,36 @@ class RunExecutor:
             text + f"; resume with `compare-tui run --resume {self.p.run.id}` once it answers",
         )
 
-    def _sampler(self) -> GpuSampler | None:
+    def _sampler(self) -> MemorySampler | None:
         if self.p.entry.kind != ModelKind.LOCAL:
             return None
-        sampler = self.gpu_sampler or GpuSampler()
+        sampler = self.gpu_sampler or memory_sampler(self.gpu_telemetry or self.p.entry.serving.gpu_telemetry)
         sampler.start()
         return sampler
 
-    def _finish(self, status: RunStatus, error: str | None, sampler: GpuSampler | None, token: str) -> None:
+    def _kv_cache_sampler(self) -> KvCacheSampler | None:
+        """vLLM's KV-cache fill, read beside the GPU figure (None for any other server)."""
+        if not serves_vllm(self.p.run.serving):
+            return None
+        sampler = KvCacheSampler(self.p.entry.endpoint, self.p.entry.model, self.p.headers)
+        sampler.start()
+        return sampler
+
+    def _finish(
+        self,
+        status: RunStatus,
+        error: str | None,
+        sampler: MemorySampler | None,
+        token: str,
+        kv_cache: KvCacheSampler | None = None,
+    ) -> None:
         run = self.p.run
         if sampler is not None:
             gpu: dict[str, Any] = asdict(sampler.stop())
         else:
             gpu = {"measured": False, "reason": "hosted model: the GPU is not on this machine"}
+        if kv_cache is not None:
+            gpu["kv_cache"] = kv_cache.stop()
         try:
             # Only the lease holder writes the run's status (a process that lost it writes nothing).
             self.store.update_run(run.id, gpu=gpu, lease_token=token)

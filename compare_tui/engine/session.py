@@ -59,6 +59,7 @@ from compare_tui.store import (
     Store,
     Takeover,
 )
+from compare_tui.vocabulary import ModelKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,9 @@ class NewRunPlan:
     margin_pp: float | None = None
     """The verdict's margin, recorded on the comparison before the data (None: the manifest's
     `[decision] margin_pp`, else 5)."""
+    gpu_telemetry: str | None = None
+    """`dcgm=HOST:PORT`: read every local model's GPU memory from this DCGM exporter instead of
+    NVML on this machine (None: each entry's `[model.serving] gpu_telemetry`, else NVML)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +93,8 @@ class ResumePlan:
     """Read the set from here instead of where each run recorded it."""
     strict_serving: bool = False
     """Refuse a model whose server's settings differ from its catalogue entry's."""
+    gpu_telemetry: str | None = None
+    """As `NewRunPlan.gpu_telemetry`."""
 
 
 SessionPlan = NewRunPlan | ResumePlan
@@ -264,7 +270,7 @@ class EngineSession:
         goldset = self._goldset(plan.set_path, plan.model_names[0] if plan.model_names else "session")
         entries = [self._entry(catalogue, name) for name in plan.model_names]
         refuse_unreachable(entries)  # before hashing weights or writing anything
-        self.observer.on_event(ModelsResolved({e.name: e.kind for e in entries}))
+        self.observer.on_event(ModelsResolved({e.name: e.kind for e in entries}, self._telemetry(entries)))
         baseline = self._baseline(goldset.manifest.workload_id, plan)
         name = plan.name or f"{goldset.manifest.workload_id} {datetime.now(UTC):%Y-%m-%d %H:%M}"
         # The verdict's margin is fixed before the data (a report may ask for another, labelled so).
@@ -302,6 +308,14 @@ class EngineSession:
         store.set_comparison_runs(self.comparison_id, [p.run.id for p in prepared])
         return prepared
 
+    def _telemetry(self, entries: list[ModelEntry]) -> dict[str, str]:
+        """Each local model's DCGM exporter, as its run will read it (the plan's, else the entry's)."""
+        return {
+            e.name: telemetry
+            for e in entries
+            if e.kind == ModelKind.LOCAL and (telemetry := self.plan.gpu_telemetry or e.serving.gpu_telemetry)
+        }
+
     def _baseline(self, workload_id: str, plan: NewRunPlan) -> str | None:
         """The one named, else the workload's promoted baseline when it is among the models run."""
         current = self.store.current_baseline(workload_id)
@@ -331,7 +345,7 @@ class EngineSession:
             goldset = self._goldset(plan.set_path or Path(run.goldset_path), run.model_name)
             entry = self._entry(catalogue, run.model_name)
             refuse_unreachable([entry])
-            self.observer.on_event(ModelsResolved({entry.name: entry.kind}))
+            self.observer.on_event(ModelsResolved({entry.name: entry.kind}, self._telemetry([entry])))
             prepared.append(
                 prepare_resume(
                     store,
@@ -381,7 +395,14 @@ class EngineSession:
                 raise
         leases = self.leases
         make = executor or (
-            lambda p: RunExecutor(self.store, p, observer=self.observer, leases=leases, scorers=self.scorers)
+            lambda p: RunExecutor(
+                self.store,
+                p,
+                observer=self.observer,
+                leases=leases,
+                scorers=self.scorers,
+                gpu_telemetry=self.plan.gpu_telemetry,
+            )
         )
         with self._guard:
             if self._loop is None:

@@ -235,7 +235,7 @@ def _runs(report: Report, runs: Mapping[str, RunRecord], mask: Masker) -> str:
             ("started", run.started_at),
             ("finished", run.finished_at),
             ("settings", readable(run.settings) if run.settings else None),
-            ("GPU memory", fmt.gpu(row.gpu)),
+            ("GPU memory", fmt.gpu_line(row.gpu)),
             ("GPU notes", "; ".join(row.gpu.notes)),
         ]
         items += [(f"serving: {k}", mask(readable(v))) for k, v in sorted((entry.get("serving") or {}).items())]

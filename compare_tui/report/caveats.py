@@ -10,10 +10,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compare_tui.report import gpu_words as fmt
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.inputs import ReportInputs, RunInput
 from compare_tui.report.text_calls import caveat_texts
-from compare_tui.vocabulary import ModelKind, RunStatus
+from compare_tui.vocabulary import GpuSource, ModelKind, RunStatus
 
 MARGIN_THRESHOLD = 0.05
 """Pass-rate interval half-widths at or above this (five points) get a margin-of-error caveat."""
@@ -65,6 +66,7 @@ def build_caveats(inputs: ReportInputs, rows: Sequence[ModelFigures]) -> tuple[C
         )
     by_run = {r.run.id: r for r in inputs.runs}
     out += grouped([(row.label, _row_caveats(row, by_run[row.run_id])) for row in rows])
+    out += _gpu_sources(rows)
     bases = sorted({row.cost.basis for row in rows})
     if len(bases) > 1:
         hardware = ", ".join(r.label for r in rows if r.cost.basis == "hardware")
@@ -78,6 +80,18 @@ def build_caveats(inputs: ReportInputs, rows: Sequence[ModelFigures]) -> tuple[C
             )
         )
     return tuple(out)
+
+
+def _gpu_sources(rows: Sequence[ModelFigures]) -> list[Caveat]:
+    """One caveat when the GPU figures shown were read in different places (NVML here, DCGM on
+    a serving host, or two exporters): they are each right, but not of the same machine."""
+    measured = [row for row in rows if row.gpu.measured]
+    if len({(row.gpu.source, row.gpu.host) for row in measured}) < 2:
+        return []
+    each = "; ".join(f"{row.label} by {fmt.gpu_source(row.gpu)}" for row in measured)
+    return [
+        Caveat("gpu_sources", f"GPU memory was read in different places ({each}): each figure is of its own machine.")
+    ]
 
 
 def grouped(per_model: Sequence[tuple[str, list[Caveat]]]) -> list[Caveat]:
@@ -274,12 +288,13 @@ def _serving(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
     elif row.model_kind == ModelKind.LOCAL:
         serving = run_input.run.model_entry.get("serving") or {}
         how = ", ".join(str(v) for v in (serving.get("stack"), serving.get("quantisation")) if v)
+        where = f"the host of the DCGM exporter {row.gpu.host}" if row.gpu.source == GpuSource.DCGM else "this machine"
         out.append(
             Caveat(
                 "hardware",
-                f"{name} was served on this machine{f' ({how})' if how else ''}, which may "
+                f"{name} was served on {where}{f' ({how})' if how else ''}, which may "
                 "not be your production hardware: its latency, GPU memory and hardware cost hold "
-                "for this machine and these serving settings only.",
+                f"for {'that' if row.gpu.source == GpuSource.DCGM else 'this'} machine and these serving settings only.",
             )
         )
     out += _gateway(name, run_input)
@@ -291,8 +306,17 @@ def _serving(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
         out.append(
             Caveat(
                 "gpu_scope",
-                f"GPU memory of {name} is the whole device's use (other processes "
-                f"included), sampled periodically, so spikes between samples can be missed.{notes}",
+                f"GPU memory of {name}: {fmt.gpu_line(gpu)}. It is the whole device's use (other "
+                f"processes included), sampled periodically, so spikes between samples can be missed.{notes}",
+            )
+        )
+    if gpu.kv_cache_peak is not None:
+        out.append(
+            Caveat(
+                "kv_cache",
+                f"vLLM's KV cache for {name} was at most {gpu.kv_cache_peak * 100:.1f} % full during the run "
+                "(vllm:kv_cache_usage_perc on its /metrics): the share of the cache vLLM reserved at start-up, "
+                "not GPU memory.",
             )
         )
     return out

@@ -88,7 +88,7 @@ def cost_figure(
 
 def _hardware(basis: Mapping[str, Any], completed: int, duration_s: float | None) -> Cost:
     given = basis.get("gpu_count")
-    gpu_count = 1 if given is None else int(given)  # 0: a CPU box
+    gpu_count = None if given is None else int(given)  # 0: a CPU box; None: not stated
     # The hourly rate is per GPU, times the GPUs serving the model, as in the engine's spend
     # estimate (engine/estimate.py): the estimate and the report must charge the same rate.
     rate = float(basis["usd_per_hour"])  # the whole box; gpu_count is recorded, not multiplied

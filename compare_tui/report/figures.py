@@ -32,7 +32,7 @@ from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_durat
 from compare_tui.report.inputs import AttemptFacts, RunInput
 from compare_tui.report.stats import Interval, Percentiles, percentiles, proportion_interval
 from compare_tui.report.text_calls import TextCalls, text_calls
-from compare_tui.vocabulary import MISSING, ModelKind, Outcome, RunStatus, TaskStatus, measured, task_outcome
+from compare_tui.vocabulary import MISSING, GpuSource, ModelKind, Outcome, RunStatus, TaskStatus, measured, task_outcome
 
 STATUSES: tuple[TaskStatus, ...] = (*Outcome, MISSING)
 
@@ -144,6 +144,17 @@ class GpuMemory:
     devices: int
     reason: str | None
     notes: tuple[str, ...] = ()
+    source: str | None = None
+    """Where it was read (`vocabulary.GpuSource`); None when the run recorded none."""
+    host: str | None = None
+    """The DCGM exporter read (`HOST:PORT`); None: this machine (NVML)."""
+    device_names: tuple[str, ...] = ()
+    """Each sampled GPU's name, in device order."""
+    uuids: tuple[str, ...] = ()
+    """Each sampled GPU's UUID, in device order: the report's device scope."""
+    kv_cache_peak: float | None = None
+    """vLLM's KV cache at its fullest during the run (0–1, `vllm:kv_cache_usage_perc`): the share of
+    the cache vLLM reserved, not device memory; None for any other server or when unread."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,8 +346,24 @@ def gpu_memory(gpu: Mapping[str, Any] | None, kind: str | None) -> GpuMemory:
         return GpuMemory(applicable, False, None, None, 0, None)
     devices = [d for d in gpu.get("devices") or () if isinstance(d, Mapping)]
     notes = tuple(str(n) for n in gpu.get("notes") or ())
+    source = str(gpu["source"]) if gpu.get("source") else None
+    host = str(gpu["host"]) if gpu.get("host") else None
+    read = gpu.get("kv_cache")
+    kv_cache: Mapping[str, Any] = read if isinstance(read, Mapping) else {}
+    kv_peak = float(kv_cache["peak"]) if isinstance(kv_cache.get("peak"), (int, float)) else None
     if not gpu.get("measured"):
-        return GpuMemory(applicable, False, None, None, len(devices), gpu.get("reason") or None, notes)
+        return GpuMemory(
+            applicable,
+            False,
+            None,
+            None,
+            len(devices),
+            gpu.get("reason") or None,
+            notes,
+            source=source,
+            host=host,
+            kv_cache_peak=kv_peak,
+        )
     peaks = [int(d["peak_bytes"]) for d in devices if d.get("peak_bytes") is not None]
     bases = [int(d["baseline_bytes"]) for d in devices if d.get("baseline_bytes") is not None]
     return GpuMemory(
@@ -347,6 +374,12 @@ def gpu_memory(gpu: Mapping[str, Any] | None, kind: str | None) -> GpuMemory:
         len(devices),
         gpu.get("reason") or None,
         notes,
+        # A run recorded before sources were (NVML was the only one) read as NVML.
+        source=source or GpuSource.NVML,
+        host=host,
+        device_names=tuple(str(d.get("name") or "") for d in devices),
+        uuids=tuple(str(d.get("uuid") or "") for d in devices),
+        kv_cache_peak=kv_peak,
     )
 
 

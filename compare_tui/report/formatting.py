@@ -8,6 +8,11 @@ import math
 
 from compare_tui.report.cost import Cost
 from compare_tui.report.figures import GpuMemory, PassRate, Tokens
+from compare_tui.report.gpu_words import DASH as DASH
+from compare_tui.report.gpu_words import byte_size as byte_size
+from compare_tui.report.gpu_words import gpu as gpu
+from compare_tui.report.gpu_words import gpu_line as gpu_line
+from compare_tui.report.gpu_words import gpu_source as gpu_source
 from compare_tui.report.inputs import StepGrading
 from compare_tui.report.stats import Interval, Percentiles
 from compare_tui.report.trajectories import DRIVEN, LOST, RunStrip, Trajectories
@@ -23,7 +28,6 @@ MARK_WORDS = {
     "error": "error (scorer or request failed)",
     "missing": "not done",
 }
-DASH = "–"
 
 
 def confidence(level: str | None) -> str:
@@ -62,43 +66,32 @@ def tokens(t: Tokens) -> str:
     return f"{t.prompt_per_task:,.0f} + {t.completion_per_task:,.0f}"
 
 
-def byte_size(value: int | None) -> str:
-    if value is None:
-        return DASH
-    size = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.2f} {unit}"
-        size /= 1024
-    return f"{size:.2f} GiB"  # pragma: no cover - the loop always returns
-
-
-def gpu(memory: GpuMemory) -> str:
-    if not memory.applicable:
-        return "n/a (hosted)"
-    if memory.measured and memory.peak_bytes is not None:
-        return byte_size(memory.peak_bytes)
-    return f"not measured ({memory.reason})" if memory.reason else "not measured"
-
-
 def cost_per_task(cost: Cost) -> str:
     return money(cost.per_task, cost.currency)
 
 
 def cost_basis(cost: Cost, gpu: GpuMemory | None = None) -> str:
     """The basis in words: `hardware $2/h (1 GPU)` or `token price $0.15 in / $0.6 out per Mtok,
-    captured 2026-11-30`. Given the run's `gpu` figure, a count of one GPU is named only when a
-    GPU was measured: one GPU is the catalogue's default, and on a machine without one it
-    would state what is not there."""
+    captured 2026-11-30`. The GPUs are as the catalogue states them (`gpu_count`: read by
+    `models add` or given, never assumed); given the run's `gpu` figure, a stated count that the
+    run did not measure, or measured otherwise, says so: `(1 GPU stated; none measured)`."""
     if cost.basis == "hardware":
-        count = cost.gpu_count or 0
-        named = count > 1 or (count == 1 and (gpu is None or gpu.measured))
-        gpus = f" ({count} GPU{'s' if count > 1 else ''})" if named else (" (no GPU)" if count == 0 else "")
-        return f"hardware {money(cost.usd_per_hour, cost.currency)}/h{gpus}"
+        return f"hardware {money(cost.usd_per_hour, cost.currency)}/h ({_gpus(cost.gpu_count, gpu)})"
     return (
         f"token price {money(cost.price_input, cost.currency)} in / {money(cost.price_output, cost.currency)} "
         f"out per Mtok, captured {cost.captured}"
     )
+
+
+def _gpus(count: int | None, gpu: GpuMemory | None) -> str:
+    if count is None:
+        return "GPU count not stated"
+    stated = "no GPU" if count == 0 else f"{count} GPU{'s' if count > 1 else ''}"
+    if gpu is None or not gpu.applicable or (count == 0 and not gpu.measured):
+        return stated
+    if not gpu.measured:
+        return f"{stated} stated; none measured"
+    return stated if gpu.devices == count else f"{stated} stated; {gpu.devices} measured"
 
 
 MINUS = "\u2212"

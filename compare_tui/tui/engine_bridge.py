@@ -49,6 +49,12 @@ class TallyObserver:
     def on_event(self, event: EngineEvent) -> None:
         if isinstance(event, ModelsResolved):
             for name, kind in event.kinds.items():
+                telemetry = event.gpu_telemetry.get(name)
+                if telemetry:
+                    self.tally.set_gpu(
+                        name, f"being read from {telemetry} by the engine; the peak shows when the run ends"
+                    )
+                    continue
                 self.tally.set_gpu(name, gpu_before_run(kind, None if kind == ModelKind.HOSTED else nvml_unavailable()))
         elif isinstance(event, RunsPrepared):
             self.comparison_id, self.run_ids = event.comparison_id, event.run_ids

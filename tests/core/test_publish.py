@@ -347,7 +347,10 @@ def test_the_runs_section_shows_provenance_gpu_memory_environment_and_serving_no
         "<dt>model id</dt><dd>local-a</dd>",
     ):
         assert shown in runs, shown
-    assert "<dt>GPU memory</dt><dd>3.00 GiB</dd>" in runs  # the peak where measured; else why not (above)
+    # The peak where measured, with where it was read and its devices; else why not (above).
+    assert (
+        "<dt>GPU memory</dt><dd>high-water mark 3.00 GiB on unnamed GPUs (NVML on this machine, 1 device)</dd>" in runs
+    )
     assert VIRTUAL not in page
 
 

@@ -96,10 +96,10 @@ def test_at_120_columns_nothing_is_left_out():
         assert all(cell in text for cell in cells)
 
 
-def test_the_cost_basis_names_a_gpu_only_when_one_was_measured():
+def test_the_cost_basis_says_when_a_stated_gpu_was_not_measured():
     report = long_texts_report()
     row = report.models[0]
-    assert fmt.cost_basis(row.cost, row.gpu) == "hardware $250,000.00/h"
+    assert fmt.cost_basis(row.cost, row.gpu) == "hardware $250,000.00/h (1 GPU stated; none measured)"
     assert fmt.cost_basis(row.cost) == "hardware $250,000.00/h (1 GPU)"  # no GPU figure given: as stated
 
 

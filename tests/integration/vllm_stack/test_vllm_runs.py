@@ -120,6 +120,10 @@ def test_a_golden_set_end_to_end(catalogue: Path, tmp_path: Path, capsys: pytest
     assert latency["requests_answered"] == answered
     assert latency["ttft"]["buckets"][-1] == ["+Inf", answered]
     assert latency["e2e"]["buckets"][-1] == ["+Inf", answered]
+    # Its KV cache's fill, read beside the GPU figure while the run lasted (not device memory).
+    kv_cache = run.gpu["kv_cache"]
+    assert (kv_cache["source"], kv_cache["metric"]) == ("vLLM /metrics", "vllm:kv_cache_usage_perc")
+    assert 0 <= kv_cache["baseline"] <= kv_cache["peak"] <= 1 and kv_cache["samples"] >= 2
 
 
 def test_the_report_shows_the_servers_ttft_beside_the_clients(catalogue, tmp_path, capsys):
