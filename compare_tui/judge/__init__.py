@@ -45,8 +45,8 @@ from compare_tui.judge.evaluator.triage import (
 )
 from compare_tui.judge.grade.figures import GradeConclusion, GradeDelta, GradeFigures, grade_delta, grade_figures
 from compare_tui.judge.grade.render import (
-    delta_text,
     GRADE_HEADERS,
+    delta_text,
     grade_intro,
     grade_json,
     grade_rows,

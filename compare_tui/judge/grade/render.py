@@ -299,15 +299,7 @@ def grade_rows(report: GradeReport) -> list[tuple[str, ...]]:
     for g in report.runs:
         f, d = g.figures, g.delta
         mean = "–" if f.mean is None else f"{f.mean:.2f}"
-        delta = (
-            "–"
-            if d is None
-            else (
-                "no task graded on both sides"
-                if d.delta is None
-                else delta_text(d)
-            )
-        )
+        delta = "–" if d is None else ("no task graded on both sides" if d.delta is None else delta_text(d))
         rows.append(
             (
                 g.run.model_name,
