@@ -166,10 +166,9 @@ def basis_note(v: Versus) -> str:
     """What each Δ of the versus table is over, for one candidate: the latency and token
     figures are paired on the tasks both scored, unlike the per-completed-task tables."""
     return (
-        f"{v.candidate}: Δ pass over the {v.paired.tasks} tasks both scored; Δ TTFT/E2E over the "
-        f"{v.latency_tasks} of them timed on both sides (each task's deciding attempt, passed or not; the "
-        f"latency table has one value per completed task); Δ tokens over the {v.tokens_tasks} with token usage "
-        "on both sides (every attempt); Δ cost per completed task, as the cost table."
+        f"{v.candidate}: Δ over the {v.paired.tasks} tasks both scored (latency: the {v.latency_tasks} timed on "
+        f"both sides, each task's deciding attempt; tokens: the {v.tokens_tasks} with usage on both, every "
+        "attempt); Δ cost per completed task."
     )
 
 

@@ -611,8 +611,8 @@ def test_delta_tokens_are_paired_on_the_tasks_both_scored_and_every_figure_says_
     assert v.latency_tasks == 40
     shown = " ".join(text_of(report, 200).split())
     assert "+8%" in shown and "−73%" not in shown
-    assert "Δ TTFT/E2E over the 40 of them timed on both sides" in shown
-    assert "Δ tokens over the 40 with token usage on both sides" in shown
+    assert "Δ over the 40 tasks both scored (latency: the 40 timed on both sides" in shown
+    assert "tokens: the 40 with usage on both, every attempt" in shown
     # One of Δ cost and savings: the table has no savings column beside Δ cost/task.
     assert "savings" not in shown.split("Versus the baseline")[1].split("Baseline:")[0]
     doc = json.loads(render_json(report))["decision"]["versus"][0]

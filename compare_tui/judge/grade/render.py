@@ -51,12 +51,16 @@ def _p(delta: GradeDelta) -> str:
     return "<0.001" if delta.p_value < 0.001 else f"{delta.p_value:.3f}"
 
 
+def _pts(share: float) -> str:
+    """A share as signed whole points; exactly 0 as `0` (an interval that reaches zero)."""
+    return "0" if share == 0 else number(share * 100, "+.0f")
+
+
 def _net(delta: GradeDelta) -> str:
     """The net share of tasks graded higher with its 95% interval, in points of the tasks."""
     if delta.net_better is None or delta.interval is None:
         return "—"
-    low, high = delta.interval.low * 100, delta.interval.high * 100
-    return f"{number(delta.net_better * 100, '+.0f')} ({number(low, '+.0f')} to {number(high, '+.0f')})"
+    return f"{_pts(delta.net_better)} ({_pts(delta.interval.low)} to {_pts(delta.interval.high)})"
 
 
 def delta_text(delta: GradeDelta) -> str:
@@ -68,10 +72,9 @@ def delta_text(delta: GradeDelta) -> str:
         return f"Δ mean {number(delta.delta, '+.2f')} over {delta.tasks} tasks ({counts}): {delta.conclusion}"
     net = ""
     if delta.net_better is not None and delta.interval is not None:
-        low, high = delta.interval.low * 100, delta.interval.high * 100
         net = (
-            f" (net share of tasks higher {number(delta.net_better * 100, '+.0f')} pts, "
-            f"95% CI {number(low, '+.0f')} to {number(high, '+.0f')})"
+            f" (net share of tasks higher {_pts(delta.net_better)} pts, "
+            f"95% CI {_pts(delta.interval.low)} to {_pts(delta.interval.high)})"
         )
     return (
         f"Δ mean {number(delta.delta, '+.2f')} over {delta.tasks} tasks ({counts}); sign test p {_p(delta)}: "
