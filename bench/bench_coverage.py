@@ -75,13 +75,34 @@ GRADE_DISTRIBUTIONS = (
     ("spread 2–5", (0, 0.1, 0.3, 0.4, 0.2)),
     ("uniform 1–5", (0.2, 0.2, 0.2, 0.2, 0.2)),
 )
-DELTA_DISTRIBUTIONS = (
-    # (label, P(−4), …, P(+4)): paired grade differences
-    ("95 % identical, ±1", (0, 0, 0, 0.025, 0.95, 0.025, 0, 0, 0)),
-    ("95 % identical, +1", (0, 0, 0, 0, 0.95, 0.05, 0, 0, 0)),
-    ("95 % identical, rare ±4", (0.02, 0, 0, 0, 0.95, 0, 0, 0, 0.03)),
-    ("70 % identical, ±1–2", (0, 0, 0.05, 0.1, 0.7, 0.1, 0.05, 0, 0)),
+POLAR_N = (5, 6, 7, 8, 10, 15, 20, 30, 50, 100)
+POLAR_P = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
+"""P(5) of polarised grades (every other grade a 1): the cells of the table."""
+POLAR_FINE = tuple(round(0.01 * i, 2) for i in range(1, 100))
+"""The finer grid of P(5) whose minimum is shown beside each row."""
+GRADE_TEST_SETTINGS = (
+    # (label, tasks, {paired Δ grade: probability}); no difference in signs where P(+) = P(−)
+    ("every task +1", 10, {1: 1.0}),
+    ("30 % +1", 20, {1: 0.3, 0: 0.7}),
+    ("30 % +1", 50, {1: 0.3, 0: 0.7}),
+    ("20 % +1, 5 % −1", 40, {1: 0.2, -1: 0.05, 0: 0.75}),
+    ("15 % +1, 5 % −1", 100, {1: 0.15, -1: 0.05, 0: 0.8}),
+    ("10 % +2, 10 % −1 (signs equal)", 50, {2: 0.1, -1: 0.1, 0: 0.8}),
+    ("10 % +1, 10 % −1 (no difference)", 20, {1: 0.1, -1: 0.1, 0: 0.8}),
+    ("25 % ±1 each (no difference)", 50, {1: 0.25, -1: 0.25, 0: 0.5}),
+    ("5 % ±2 each (no difference)", 100, {2: 0.05, -2: 0.05, 0: 0.9}),
 )
+TASK_POPULATIONS = (
+    # (label, population mean): each task's pass chance drawn from the population
+    ("60 % always, 30 % never, 10 % at 0.5", 0.65),
+    ("chances Beta(2, 2)", 0.5),
+    ("chances Beta(0.4, 0.15): polarised", 0.4 / 0.55),
+)
+TASKS_T = (10, 50)
+TASKS_REPEATS = (1, 3, 10)
+TASKS_SIMS = 1000
+TASKS_RERUN_SIMS = 300
+"""Of each cell's simulations, those the comparison (`repeated_rate_interval`, ~5 ms a call) is computed on."""
 FWER_K = (1, 2, 3, 5, 10)
 FWER_N = 200
 FWER_FLIPS = (0.05, 0.10)  # only the candidate passes 5 %, only the baseline 10 %: Δ = −5 points
@@ -104,9 +125,10 @@ WILSON_HALF = "Wilson on wins + ½ ties (comparison)"
 MEAN_BOOT = "bootstrap_mean_ci (old, for comparison)"
 MEAN_T = "Student t over runs (old, for comparison)"
 GRADE_T = "Student t over grades (old, for comparison)"
-DELTA_T = "Student t over paired Δ grades (old, for comparison)"
 WILSON_PLAIN = "wilson_interval (plain, for comparison)"
-COMPARISONS = {PAIRED_BOOT, WILSON_HALF, MEAN_BOOT, WILSON_PLAIN, MEAN_T, GRADE_T, DELTA_T}
+POLAR_OLD = "bounded mean, one pseudo-value a side, normal quantile (old, for comparison)"
+RERUN_AS_TASKS = "repeated_rate_interval read as tasks like these (for comparison)"
+COMPARISONS = {PAIRED_BOOT, WILSON_HALF, MEAN_BOOT, WILSON_PLAIN, MEAN_T, GRADE_T, POLAR_OLD, RERUN_AS_TASKS}
 
 
 @dataclass
@@ -426,26 +448,21 @@ def _grade_cells(
 
 def grade_family(rng: np.random.Generator, sims: int, cells: list[Cell]) -> list[str]:
     lines = [
-        "## Grades (1–5) and paired grade differences: `bounded_mean_interval` vs Student t",
+        "## Grades (1–5): `bounded_mean_interval` vs Student t",
         "",
         (
             f"Grades drawn from a fixed distribution (the truth is its mean); {sims} simulations per cell. Each "
-            "cell: coverage of `bounded_mean_interval` (one pseudo-value at each end of the scale) / of Student t "
+            "cell: coverage of `bounded_mean_interval` (1.5 pseudo-values at each end of the scale, Student-t "
+            "quantile) / of Student t "
             "(clamped to the scale). No interval of ours had zero width in any draw (counted per cell below)."
         ),
         "",
     ]
     zero_total = 0
+    # The paired Δ grade is no longer decided by an interval of its mean (issue 48): its
+    # verdict and interval are in `grade_test_family`.
     for title, values, distributions, bounds, family, old in (
         ("Mean grade", np.arange(1, 6), GRADE_DISTRIBUTIONS, (1.0, 5.0), "bounded_mean_interval (grades)", GRADE_T),
-        (
-            "Paired Δ grade",
-            np.arange(-4, 5),
-            DELTA_DISTRIBUTIONS,
-            (-4.0, 4.0),
-            "bounded_mean_interval (paired Δ grades)",
-            DELTA_T,
-        ),
     ):
         labels = [label for label, _ in distributions]
         lines += [f"{title}:", "", "| n \\ grades | " + " | ".join(labels) + " |", "|---:|" + "---:|" * len(labels)]
@@ -461,6 +478,173 @@ def grade_family(rng: np.random.Generator, sims: int, cells: list[Cell]) -> list
         lines.append("")
     lines += [f"Zero-width intervals of ours over every draw: {zero_total}.", ""]
     return lines
+
+
+def polarised_grade_family(cells: list[Cell]) -> list[str]:
+    """Exact coverage of the mean grade's interval when every grade is a 1 or a 5 (a binomial in
+    disguise), summed over every count of 5s: no simulation noise."""
+    lines = [
+        "## Polarised grades (only 1s and 5s): `bounded_mean_interval`, exact",
+        "",
+        (
+            "Each grade a 5 with chance P(5), else a 1; coverage summed exactly over every number of 5s. Each cell: "
+            "`bounded_mean_interval` (1.5 pseudo-grades a side, Student-t quantile: the product) / the old one "
+            "(one pseudo-grade a side, normal quantile). Last column: the product's minimum over P(5) = 0.01…0.99 "
+            "in steps of 0.01."
+        ),
+        "",
+        "| n \\ P(5) | " + " | ".join(f"{p:g}" for p in POLAR_P) + " | min over the fine grid |",
+        "|---:|" + "---:|" * (len(POLAR_P) + 1),
+    ]
+
+    def coverage(n: int, p: float, bounds: list[tuple[float, float]]) -> float:
+        truth = 1 + 4 * p
+        return sum(
+            math.comb(n, k) * p**k * (1 - p) ** (n - k) for k, (low, high) in enumerate(bounds) if low <= truth <= high
+        )
+
+    for n in POLAR_N:
+        grades = [[5.0] * k + [1.0] * (n - k) for k in range(n + 1)]
+        ours = [ends(stats.bounded_mean_interval(g, (1.0, 5.0))) for g in grades]
+        old = [ends(retired.bounded_mean_normal(g, (1.0, 5.0))) for g in grades]
+        row = []
+        for p in POLAR_P:
+            mine, before = coverage(n, p, ours), coverage(n, p, old)
+            cells.append(Cell("bounded_mean_interval (polarised grades, exact)", f"n={n}, P(5)={p:g}", mine, 0, mine))
+            cells.append(Cell(POLAR_OLD, f"n={n}, P(5)={p:g}", before, 0, before))
+            row.append(f"{fmt(mine)} / {fmt(before)}")
+        fine = min((coverage(n, p, ours), p) for p in POLAR_FINE)
+        cells.append(
+            Cell("bounded_mean_interval (polarised, fine grid)", f"n={n}, P(5)={fine[1]:g}", fine[0], 0, fine[0])
+        )
+        lines.append(f"| {n} | " + " | ".join(row) + f" | {fmt(fine[0])} (P(5) = {fine[1]:g}) |")
+    return lines + [""]
+
+
+def grade_test_family(rng: np.random.Generator, sims: int, cells: list[Cell]) -> list[str]:
+    """How often the paired grade comparison concludes, through the product's `grade_delta` (the
+    exact sign test), beside the old verdict (the bounded-mean interval of the mean Δ excluding
+    0) and a Wilcoxon signed-rank test (scipy, zeros dropped, normal approximation); and the
+    coverage of the interval
+    shown beside the verdict (the net share of tasks graded higher)."""
+    from scipy.stats import wilcoxon
+
+    from compare_tui.judge.grade.figures import HIGHER, LOWER, grade_delta
+
+    lines = [
+        "## Paired grade comparison: the sign test's power and false verdicts",
+        "",
+        (
+            f"Paired Δ grades drawn per task; {sims} simulations per row. P(verdict): how often each method says "
+            "higher or lower (in the rows with no difference in signs, that is a false verdict: target ≤ 0.05). "
+            "The product: `grade_delta` (exact sign test on ▲ against ▼). Old: the bounded-mean 95 % interval of "
+            "the mean Δ on −4…4 excluding 0. Wilcoxon: scipy's signed-rank test at 5 % (zeros dropped, normal approximation with its tie correction: the exact and permutation forms are too slow here), for comparison: with few non-zero "
+            "tasks that approximation is anti-conservative (five of five all +1: p = 0.025, exactly 0.0625), which is "
+            "much of its edge at 20 tasks. Coverage: "
+            "of the product's interval of the net share of tasks graded higher, (P(▲) − P(▼))."
+        ),
+        "",
+        "| paired Δ grades | tasks | P(verdict): product (sign test) | old (Δ mean interval) | Wilcoxon | coverage of the net-share interval |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for label, n, probs in GRADE_TEST_SETTINGS:
+        values = np.array(sorted(probs))
+        weights = np.array([probs[v] for v in values])
+        truth = float(weights[values > 0].sum() - weights[values < 0].sum())
+        draws = rng.choice(values, size=(sims, n), p=weights)
+        counts = np.stack([(draws == v).sum(axis=1) for v in values], axis=1)
+        unique, inverse = np.unique(counts, axis=0, return_inverse=True)
+        found = []
+        for row in unique:
+            diffs = np.repeat(values, row)
+            base = {str(i): 3 for i in range(n)}
+            d = grade_delta({str(i): 3 + int(v) for i, v in enumerate(diffs)}, base)
+            old = retired.bounded_mean_normal([float(v) for v in diffs], (-4.0, 4.0))
+            nonzero = diffs[diffs != 0]
+            wil = bool(nonzero.size and float(wilcoxon(nonzero, method="approx").pvalue) < 0.05)
+            assert d.interval is not None and old is not None
+            found.append(
+                (
+                    d.conclusion in (HIGHER, LOWER),
+                    old.low > 0 or old.high < 0,
+                    wil,
+                    d.interval.low <= truth <= d.interval.high,
+                )
+            )
+        results = np.array(found)[inverse.reshape(-1)]
+        ours, before, wilcox, cover = (float(results[:, i].mean()) for i in range(4))
+        cells.append(Cell("grade_delta net-share interval", f"{label}, n={n}", cover, sims))
+        if truth == 0:
+            cells.append(
+                Cell("paired grade test: 1 − false verdicts (target ≥ 0.95)", f"{label}, n={n}", 1 - ours, sims)
+            )
+        lines.append(f"| {label} | {n} | {ours:.3f} | {before:.3f} | {wilcox:.3f} | {fmt(cover)} |")
+    return lines + [""]
+
+
+@functools.cache
+def _rerun(passed: tuple[int, ...], tasks: int) -> tuple[float, float]:
+    """`repeated_rate_interval` of runs that passed `passed` of `tasks` each (order does not matter)."""
+    return ends(stats.repeated_rate_interval([(k, tasks) for k in passed]))
+
+
+def tasks_like_these_family(rng: np.random.Generator, cells: list[Cell]) -> list[str]:
+    """Coverage of the two experiment intervals for the rate on *tasks like these* (the
+    population the set's tasks come from): each simulated set draws T tasks' pass chances, then
+    N runs of every task."""
+    from compare_tui.experiment.figures import TaskConsistency, tasks_interval
+
+    lines = [
+        '## Experiments: which rate each interval covers ("tasks like these")',
+        "",
+        (
+            f"Each simulated set draws T tasks' pass chances from a population, then runs every task N times; the "
+            f"truth is the population's mean pass chance. {TASKS_SIMS} simulations per cell ({TASKS_RERUN_SIMS} for the "
+            "comparison). Each cell: coverage of "
+            "the experiment's \"tasks like these\" interval (`experiment.figures.tasks_interval`: each task's pass "
+            "share over the runs, `bounded_mean_interval` on 0…1) / of the pass rate's interval "
+            "(`repeated_rate_interval`, which covers *this set's* rate under re-running and is labelled so) read "
+            "as tasks like these; — below three runs, where it gives none."
+        ),
+        "",
+        "| population | T tasks | " + " | ".join(f"N = {n}" for n in TASKS_REPEATS) + " |",
+        "|---|---:|" + "---:|" * len(TASKS_REPEATS),
+    ]
+    for label, truth in TASK_POPULATIONS:
+        for t in TASKS_T:
+            row = []
+            for repeats in TASKS_REPEATS:
+                ours = theirs = 0
+                for done in range(TASKS_SIMS):
+                    if label.startswith("60 %"):
+                        chances = rng.choice(np.array([1.0, 0.0, 0.5]), size=t, p=[0.6, 0.3, 0.1])
+                    elif "Beta(2, 2)" in label:
+                        chances = rng.beta(2, 2, size=t)
+                    else:
+                        chances = rng.beta(0.4, 0.15, size=t)
+                    passes = rng.random((repeats, t)) < chances
+                    per_task = passes.sum(axis=0)
+                    tasks = [TaskConsistency(str(i), int(k), repeats, "") for i, k in enumerate(per_task)]
+                    interval = tasks_interval(tasks)
+                    ours += interval is not None and interval.contains(truth)
+                    if done < TASKS_RERUN_SIMS and repeats >= stats.MIN_RUNS_FOR_INTERVAL:
+                        rerun = _rerun(tuple(sorted(int(k) for k in passes.sum(axis=1))), t)
+                        theirs += rerun[0] <= truth <= rerun[1]
+                mine = ours / TASKS_SIMS
+                cells.append(
+                    Cell("tasks_interval (tasks like these)", f"{label}, T={t}, N={repeats}", mine, TASKS_SIMS)
+                )
+                other = "—"
+                if repeats >= stats.MIN_RUNS_FOR_INTERVAL:
+                    other = fmt(theirs / TASKS_RERUN_SIMS)
+                    cells.append(
+                        Cell(
+                            RERUN_AS_TASKS, f"{label}, T={t}, N={repeats}", theirs / TASKS_RERUN_SIMS, TASKS_RERUN_SIMS
+                        )
+                    )
+                row.append(f"{fmt(mine)} / {other}")
+            lines.append(f"| {label} | {t} | " + " | ".join(row) + " |")
+    return lines + [""]
 
 
 def fwer_family(rng: np.random.Generator, cells: list[Cell]) -> list[str]:
@@ -626,6 +810,9 @@ def main() -> int:
         ("win rate", lambda: win_family(rng, args.sims, cells)),
         ("mean", lambda: mean_family(rng, args.sims, args.boot_sims, args.resamples, cells)),
         ("grades", lambda: grade_family(rng, args.sims, cells)),
+        ("polarised grades", lambda: polarised_grade_family(cells)),
+        ("grade test", lambda: grade_test_family(rng, args.sims, cells)),
+        ("tasks like these", lambda: tasks_like_these_family(rng, cells)),
         ("family-wise", lambda: fwer_family(rng, cells)),
         ("power", lambda: power_family(rng, cells)),
     ):

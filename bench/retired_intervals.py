@@ -93,3 +93,18 @@ def tasks_for_power(only_a: int, only_b: int, ties: int, power_z: float = Z80_PO
     delta = (only_a - only_b) / n
     psi = (only_a + only_b) / n
     return math.ceil((z * math.sqrt(psi) + power_z * math.sqrt(max(0.0, psi - delta * delta))) ** 2 / (delta * delta))
+
+
+def bounded_mean_normal(values: Sequence[float], bounds: tuple[float, float]) -> Interval | None:
+    """The bounded-mean interval before issue 48: one pseudo-value at each bound and the normal
+    quantile (0.875 at seven polarised grades); also what decided the paired grade Δ, on −4..4."""
+    data = np.asarray(values, dtype=float)
+    if data.size < 3:
+        return None
+    low_bound, high_bound = bounds
+    total = data.size + 2
+    centre = (float(data.sum()) + low_bound + high_bound) / total
+    spread = (float(((data - centre) ** 2).sum()) + (low_bound - centre) ** 2 + (high_bound - centre) ** 2) / total
+    half = Z95 * math.sqrt(spread / total)
+    mean = float(data.mean())
+    return Interval(max(low_bound, min(centre - half, mean)), min(high_bound, max(centre + half, mean)))

@@ -73,6 +73,17 @@ class GpuSource(StrEnum):
     DCGM = "dcgm"
 
 
+class BaselineSource(StrEnum):
+    """How a report's baseline was chosen (`ReportInputs.baseline_source`)."""
+
+    NAMED = "named"
+    """Recorded on the comparison when it ran (or named for a report of runs without one)."""
+    WORKLOAD = "workload"
+    """The workload's promoted baseline."""
+    AFTER_DATA = "after_data"
+    """Named with `report --baseline` at report time, other than the one recorded: chosen after the data."""
+
+
 class ErrorClass(StrEnum):
     """Why an attempt's request produced no usable answer (`AttemptRecord.error_class`)."""
 

@@ -144,6 +144,7 @@ def _report(args: argparse.Namespace) -> int:
     )
     from compare_tui.report.model import BaselineError
     from compare_tui.store import StoreError
+    from compare_tui.vocabulary import BaselineSource
 
     try:
         threshold = parse_pass_rate(args.fail_under) if args.fail_under is not None else None
@@ -163,8 +164,9 @@ def _report(args: argparse.Namespace) -> int:
             raise CommandError(str(exc)) from None
     if args.candidate is not None and args.require_verdict is None:
         raise CommandError("--candidate names the model --require-verdict checks: give --require-verdict too")
-    if args.baseline is not None:
-        inputs = replace(inputs, baseline=args.baseline, baseline_source="named")
+    if args.baseline is not None and args.baseline != inputs.baseline:
+        # Another baseline than the one recorded before the data: labelled as chosen after it.
+        inputs = replace(inputs, baseline=args.baseline, baseline_source=BaselineSource.AFTER_DATA)
     if args.margin is not None:
         inputs = replace(inputs, margin_pp=args.margin)
     try:

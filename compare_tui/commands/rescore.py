@@ -21,6 +21,11 @@ and the tasks whose outcome moved; its report says the answers were generated at
 run's time and scored later. Given a comparison, each of its runs is rescored and the new
 runs are linked in a new comparison (same baseline), so the decision can be re-made.
 
+When no attempt's outcome moves, nothing is written (no run, no comparison) and the command
+says so: the same answers with the same outcomes are not a new measurement, and `report
+latest` stays where it was. A rescored run is never a repeat of its source: `runs list`
+marks it, and experiments never count it.
+
 Refused (exit 2, nothing written) when a task's input changed since the answers were
 generated (its input digest differs from the one the run recorded), when the set gained or
 lost tasks, or for a run made before input digests were recorded whose set changed since.
@@ -33,7 +38,7 @@ examples:
   compare-tui rescore 8c21 --set sets/tickets     # the set's current copy elsewhere
   compare-tui rescore 5f0e --json                 # a comparison: every run, linked anew
 
-exit codes: 0 rescored; 2 refused (nothing written)
+exit codes: 0 rescored, or nothing moved (nothing written); 2 refused (nothing written)
 """
 
 
@@ -77,28 +82,43 @@ def _rescore(args: argparse.Namespace) -> int:
         except RunNotFoundError:
             raise CommandError(f"no run or comparison with id {args.ref!r} in the store at {store.path}") from None
         comparison, done = rescore_comparison(store, found, load_set)
+    written = [r for r in done if r.run is not None]
     if args.json:
         print(
             json.dumps(
                 {
                     "comparison": comparison.id if comparison else None,
-                    "runs": [{"run": r.run.id, **(r.run.rescore or {})} for r in done],
+                    "runs": [{"run": r.run.id, **(r.run.rescore or {})} for r in written if r.run is not None],
+                    "unchanged": [r.source.id for r in done if r.run is None],
                 },
                 indent=2,
                 ensure_ascii=False,
             )
         )
         return 0
+    if not written:
+        names = ", ".join(f"{r.source.model_name} (run {r.source.id})" for r in done)
+        print(
+            f"no outcome moved under the set's current scorers for {names}: nothing written "
+            "(a copy with the same outcomes would read as a repeat; the latest run is unchanged)"
+        )
+        return 0
     for r in done:
+        if r.run is None:
+            print(f"{r.source.model_name}: run {r.source.id} unchanged (no outcome moved)")
+            continue
         moved = len(r.changed)
         print(
             f"{r.run.model_name}: run {r.run.id} rescores run {r.source.id} "
-            f"({moved} task{'s' if moved != 1 else ''} moved; no request sent, no audit row written)"
+            f"({moved} task{'s' if moved != 1 else ''} moved; no request sent, no audit row written; "
+            "not a repeat of it)"
         )
         for change in r.changed:
             print(f"  {change['task']}: {change['from']} → {change['to']}")
     if comparison is not None:
         print(f"comparison {comparison.id} links the rescored runs: compare-tui report {comparison.id}")
     else:
-        print(f"compare-tui report {done[0].run.id}")
+        (only,) = written
+        assert only.run is not None
+        print(f"compare-tui report {only.run.id}")
     return 0

@@ -9,6 +9,7 @@ from compare_tui.commands.common import add_store_option, open_store
 from compare_tui.commands.run import _tally_dict
 from compare_tui.report import formatting as fmt
 from compare_tui.report.formatting import MARKS
+from compare_tui.store import RunRecord
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,6 +60,7 @@ def _list(args: argparse.Namespace) -> int:
                         "set_version": r.goldset_version,
                         "model": r.model_name,
                         "provenance": r.provenance,
+                        "rescore_of": _source_of(r),
                     }
                     | _tally_dict(t)
                     for r, t in rows
@@ -82,8 +84,8 @@ def _list(args: argparse.Namespace) -> int:
     # keep their whole width (min_width), which Rich would otherwise shrink with the rest.
     cells = [
         (
-            run.id,
-            f"{run.model_name}\n{run.goldset_id} {run.goldset_version}",
+            run.id + ("\n↻ rescored" if _source_of(run) else ""),
+            f"{run.model_name}\n{run.goldset_id} {run.goldset_version}" + _rescore_line(run),
             fmt.tally_marks(tally),
             f"{run.status}\n{run.created_at[:16].replace('T', ' ')}",
         )
@@ -112,3 +114,15 @@ def _list(args: argparse.Namespace) -> int:
         soft_wrap=False,
     )
     return 0
+
+
+def _source_of(run: RunRecord) -> str | None:
+    source = (run.rescore or {}).get("source_run")
+    return str(source) if source else None
+
+
+def _rescore_line(run: RunRecord) -> str:
+    """A third line for a rescored run (under "↻ rescored"): its source's answers scored
+    again, not a repeat."""
+    source = _source_of(run)
+    return f"\nof {source[:8]}, not a repeat" if source else ""

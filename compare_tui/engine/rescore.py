@@ -11,8 +11,15 @@ rely on:
   attempt scored again (an attempt that measured nothing stays as it was), the source's
   latest human verdicts carried over, and `rescore` naming the source run, when its answers
   were generated, the scorers' digest and the tasks whose outcome moved;
+- a rescore under which no attempt's outcome moves writes nothing (no run, no comparison: the
+  store's latest run stays what it was) and says so (`Rescored.run` is None): the same answers
+  with the same outcomes are not a new measurement, and a copy would read as a repeat;
 - `rescore_comparison` does that for each run of a comparison and links the new runs in a new
-  comparison with the same baseline.
+  comparison with the same baseline (nothing at all when no run's outcomes moved).
+
+A rescored run is not a repeat of its source: the answers, timings and tokens are the
+source's. It is marked wherever runs are listed (`runs list`, the report's `rescored`
+caveat) and experiments never hold one (`experiment.selection`).
 """
 
 from __future__ import annotations
@@ -42,11 +49,37 @@ class RescoreRefusedError(CompareTuiError):
 
 @dataclass(frozen=True)
 class Rescored:
-    run: RunRecord
+    run: RunRecord | None
+    """The new run; None when no attempt's outcome moved, so nothing was written."""
     source: RunRecord
     changed: list[dict[str, str]]
     """`{"task", "from", "to"}` per task whose outcome moved, in task order."""
     rescored_attempts: int
+    """Attempts whose outcome or score detail differs from the source's."""
+    moved_attempts: int = 0
+    """Attempts whose outcome differs from the source's (none: nothing written)."""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A rescore computed, not yet written."""
+
+    run: RunRecord
+    source: RunRecord
+    attempts: list[AttemptRecord]
+    old: list[AttemptRecord]
+    reviews: dict[str, ReviewRecord]
+    changed: list[dict[str, str]]
+
+    @property
+    def moved(self) -> int:
+        return sum(1 for a, b in zip(self.old, self.attempts) if a.outcome != b.outcome)
+
+    def outcome(self, run: RunRecord | None) -> Rescored:
+        detail = sum(
+            1 for a, b in zip(self.old, self.attempts) if a.outcome != b.outcome or a.score_detail != b.score_detail
+        )
+        return Rescored(run, self.source, self.changed, detail, self.moved)
 
 
 def _names(ids: Sequence[str]) -> str:
@@ -162,7 +195,16 @@ def _outcomes(attempts: Sequence[AttemptRecord], verdicts: dict[str, str]) -> di
 
 
 def rescore_run(store: Store, source: RunRecord, goldset: GoldenSet, *, comparison_id: str | None = None) -> Rescored:
-    """Score `source`'s answers again with `goldset`'s scorers and store the result as a new run."""
+    """Score `source`'s answers again with `goldset`'s scorers and store the result as a new
+    run, unless no attempt's outcome moved (then nothing is written and `run` is None)."""
+    plan = _plan(store, source, goldset, comparison_id)
+    if not plan.moved:
+        return plan.outcome(None)
+    return plan.outcome(_write(store, plan))
+
+
+def _plan(store: Store, source: RunRecord, goldset: GoldenSet, comparison_id: str | None) -> _Plan:
+    """The rescored run and its attempts, computed without writing anything."""
     if source.status not in FINISHED_STATUSES:
         raise RescoreRefusedError(
             f"run {source.id} is {source.status}; rescore a finished run (resume it first: compare-tui run --resume {source.id})"
@@ -209,9 +251,17 @@ def rescore_run(store: Store, source: RunRecord, goldset: GoldenSet, *, comparis
         "requests": 0,
     }
     run = run.model_copy(update={"rescore": json.loads(json.dumps(rescore))})
+    return _Plan(run, source, new, old, reviews, changed)
+
+
+def _write(store: Store, plan: _Plan, comparison_id: str | None = None) -> RunRecord:
+    """Store a planned rescore: the run, its attempts and the source's carried-over reviews."""
+    run, source = plan.run, plan.source
+    if comparison_id is not None:
+        run = run.model_copy(update={"comparison_id": comparison_id})
     store.create_run(RunRecord.model_validate(run.model_dump()))
-    store.record_attempts(new)
-    for task_id, review in reviews.items():
+    store.record_attempts(plan.attempts)
+    for task_id, review in plan.reviews.items():
         note = (review.note + " " if review.note else "") + f"(carried over from run {source.id})"
         store.add_review(
             ReviewRecord(
@@ -224,28 +274,26 @@ def rescore_run(store: Store, source: RunRecord, goldset: GoldenSet, *, comparis
             )
         )
     # The source's status and its start and finish stay: they say when the answers were made.
-    final = store.update_run(run.id, status=source.status)
-    return Rescored(
-        final,
-        source,
-        changed,
-        sum(1 for a, b in zip(old, new) if a.outcome != b.outcome or a.score_detail != b.score_detail),
-    )
+    return store.update_run(run.id, status=source.status)
 
 
 def rescore_comparison(
     store: Store, comparison: ComparisonRecord, load_set: Callable[[RunRecord], GoldenSet]
-) -> tuple[ComparisonRecord, list[Rescored]]:
-    """Rescore every run of `comparison` (each checked before any is written) and link the new
-    runs in a new comparison with the same baseline and order."""
+) -> tuple[ComparisonRecord | None, list[Rescored]]:
+    """Rescore every run of `comparison` (each checked and scored before any is written) and
+    link the new runs in a new comparison with the same baseline and order. When no run's
+    outcomes moved, nothing is written: the comparison is None and every `Rescored.run` None."""
     sources = [store.get_run(run_id) for run_id in comparison.run_ids]
     sets = [load_set(source) for source in sources]
     for source, goldset in zip(sources, sets):
         check_inputs(source, goldset)
+    plans = [_plan(store, source, goldset, None) for source, goldset in zip(sources, sets)]
+    if not any(plan.moved for plan in plans):
+        return None, [plan.outcome(None) for plan in plans]
     linked = ComparisonRecord(name=(comparison.name + " (rescored)").strip(), run_ids=[], baseline=comparison.baseline)
     store.create_comparison(linked)
-    done = [rescore_run(store, source, goldset, comparison_id=linked.id) for source, goldset in zip(sources, sets)]
-    final = store.set_comparison_runs(linked.id, [r.run.id for r in done])
+    done = [plan.outcome(_write(store, plan, linked.id)) for plan in plans]
+    final = store.set_comparison_runs(linked.id, [r.run.id for r in done if r.run is not None])
     if comparison.baseline is not None:
         final = store.set_comparison_baseline(linked.id, comparison.baseline)
     return final, done

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from compare_tui.experiment.figures import ArmFigures, ExperimentFigures, Spread
+from compare_tui.experiment.figures import RERUN_ESTIMAND, TASKS_ESTIMAND, ArmFigures, ExperimentFigures, Spread
 from compare_tui.report.stats import MEAN_METHOD
 from compare_tui.vocabulary import money
 
@@ -39,11 +39,19 @@ def interval_cell(arm: ArmFigures) -> str:
 
 
 INTERVAL_NOTE = (
-    "95% CI: of the mean pass rate from three runs (every task of every run pooled, exact, joined with "
-    "a Student-t interval over runs); with two runs, their range "
-    "(not an interval); latency p50: the median over the arm's runs"
+    "95% CI: of this set's mean pass rate under re-running (these tasks, not tasks like them) from three "
+    "runs (every task of every run pooled, exact, joined with a Student-t interval over runs); with two "
+    "runs, their range (not an interval); latency p50: the median over the arm's runs"
 )
 """What the arms table's interval and latency cells are (under the table)."""
+
+
+def tasks_interval_text(arm: ArmFigures) -> str:
+    """The "tasks like these" interval, or why there is none."""
+    interval = arm.tasks_interval
+    if interval is None:
+        return "no 95% CI for tasks like these (fewer than five tasks scored)"
+    return f"95% CI {interval.low * 100:.1f}–{interval.high * 100:.1f} % for {TASKS_ESTIMAND}"
 
 
 def ms(value: float | None) -> str:
@@ -76,11 +84,18 @@ def arm_lines(arm: ArmFigures) -> list[str]:
         f"arm {arm.label}: runs {arm.observed}/{arm.desired} ({state}){flight}"
         + (f" · {arm.spare} more completed in the cell" if arm.spare else "")
     ]
+    if arm.rescored:
+        lines.append(
+            f"  not counted: {len(arm.rescored)} rescored run(s) of the cell ({', '.join(i[:8] for i in arm.rescored)}): "
+            "another run's answers scored again, not repeats"
+        )
     rated = [r for r in arm.runs if r.rate is not None]
     lines.append(
         f"  pass rate, mean over runs: {percent(arm.pass_rate)}  {interval_text(arm)}"
-        + (f" ({MEAN_METHOD}, {len(rated)} runs)" if arm.interval else "")
+        + (f" for {RERUN_ESTIMAND} ({MEAN_METHOD}, {len(rated)} runs)" if arm.interval else "")
     )
+    if rated:
+        lines.append(f"  {tasks_interval_text(arm)}")
     for run in arm.runs:
         if run.refused:
             lines.append(f"    run {run.run_id[:8]}: not shown: {run.refused}")
@@ -170,6 +185,12 @@ def experiment_document(figures: ExperimentFigures) -> dict[str, Any]:
                 "pass_rate": a.pass_rate,
                 "interval": None if a.interval is None else {"low": a.interval.low, "high": a.interval.high},
                 "interval_method": MEAN_METHOD if a.interval is not None else None,
+                "interval_estimand": RERUN_ESTIMAND,
+                "tasks_interval": None
+                if a.tasks_interval is None
+                else {"low": a.tasks_interval.low, "high": a.tasks_interval.high},
+                "tasks_interval_estimand": TASKS_ESTIMAND,
+                "rescored_not_counted": list(a.rescored),
                 "rate_range": _spread(a.rate_range),
                 "human_tasks": a.human_tasks,
                 "inconclusive": a.inconclusive,

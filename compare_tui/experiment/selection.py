@@ -4,7 +4,10 @@ Pure: it takes the store's runs and returns a selection. "First" is by finish ti
 run that completes later never displaces one already held: raising N takes in the next
 runs, lowering N lets go of the latest. Interrupted, failed and cancelled runs take no place
 (and deleted ones are simply gone); pending and running runs are *in flight*: they hold a
-place without being complete, so a launcher starts only N − held − in flight.
+place without being complete, so a launcher starts only N − held − in flight. A rescored run
+(`compare-tui rescore`) is its source's answers scored again, not a repeat: it takes no place
+and is listed apart (`ArmRuns.rescored`), so neither its pass rate nor its source's latency
+counts twice.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ class ArmRuns:
     """Runs of the cell still pending or running."""
     spare: int
     """Completed runs of the cell beyond the first `repeats` (taken in if N is raised)."""
+    rescored: tuple[RunRecord, ...] = ()
+    """Rescored runs of the cell: not repeats, never held."""
 
     @property
     def missing(self) -> int:
@@ -47,7 +52,8 @@ def _finish_order(run: RunRecord) -> tuple[str, str, str]:
 
 def select_arm_runs(runs: Iterable[RunRecord], cell: str, repeats: int) -> ArmRuns:
     """The selection of `cell` among `runs` for an arm that wants `repeats` runs."""
-    mine = [run for run in runs if run_cell_key(run) == cell]
+    cell_runs = [run for run in runs if run_cell_key(run) == cell]
+    mine = [run for run in cell_runs if not is_rescored(run)]
     completed = sorted((r for r in mine if r.status == RunStatus.COMPLETED), key=_finish_order)
     in_flight = sorted((r for r in mine if str(r.status) in IN_FLIGHT), key=lambda r: (r.created_at, r.id))
     return ArmRuns(
@@ -56,4 +62,10 @@ def select_arm_runs(runs: Iterable[RunRecord], cell: str, repeats: int) -> ArmRu
         held=tuple(completed[:repeats]),
         in_flight=tuple(in_flight),
         spare=max(0, len(completed) - repeats),
+        rescored=tuple(sorted((r for r in cell_runs if is_rescored(r)), key=_finish_order)),
     )
+
+
+def is_rescored(run: RunRecord) -> bool:
+    """True for a run made by `compare-tui rescore` (another run's answers scored again)."""
+    return bool(run.rescore and run.rescore.get("source_run"))

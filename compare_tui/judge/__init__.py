@@ -46,6 +46,7 @@ from compare_tui.judge.evaluator.triage import (
 from compare_tui.judge.grade.figures import GradeConclusion, GradeDelta, GradeFigures, grade_delta, grade_figures
 from compare_tui.judge.grade.render import (
     GRADE_HEADERS,
+    delta_text,
     grade_intro,
     grade_json,
     grade_rows,
@@ -174,6 +175,7 @@ __all__ = [
     "render_grade_md",
     "GRADE_HEADERS",
     "grade_intro",
+    "delta_text",
     "grade_rows",
     "usage_line",
     "SCALE_MODES",

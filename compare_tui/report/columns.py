@@ -11,6 +11,7 @@ from compare_tui.report.decision import Versus
 from compare_tui.report.figures import Counts
 from compare_tui.report.fit import Column
 from compare_tui.report.model import Report
+from compare_tui.vocabulary import BaselineSource
 
 UTILISATION_DROP_RANKS = {0.10: 0, 0.75: 1, 0.25: 2, 0.50: 3}
 """At a narrow width the extremes' neighbours go first; full utilisation is always shown."""
@@ -79,6 +80,7 @@ def latency_columns(report: Report) -> list[Column]:
         Column("model", labels(report), "label"),
         _number("TTFT p50/p95/p99", (fmt.latency(r.latency.ttft_ms) for r in rows), 1),
         _number("E2E p50/p95/p99", (fmt.latency(r.latency.e2e_ms) for r in rows)),
+        _number("n", (str(r.latency.e2e_ms.n) for r in rows), 2),
         _number("tokens/task", (fmt.tokens(r.tokens) for r in rows), 0),
     ]
 
@@ -144,7 +146,10 @@ def versus_columns(report: Report) -> list[Column]:
         Column("candidate", tuple(v.candidate for v in items), "label"),
         Column("verdict", tuple(verdict_cell(v) for v in items), "text", whole=True),
         _number("Δ pass", (fmt.signed(v.delta_pp, " pts") for v in items)),
-        _number(f"{fmt.level(report.decision.level)} CI", (fmt.points_interval(v.interval_pp) for v in items)),
+        _number(
+            f"{fmt.level(report.decision.level)} CI",
+            (fmt.points_interval(v.interval_pp, marks=(-report.decision.margin_pp,)) for v in items),
+        ),
         _number(
             "McNemar p", (fmt.DASH if v.paired.mcnemar_p is None else f"{v.paired.mcnemar_p:.3g}" for v in items), 4
         ),
@@ -152,14 +157,19 @@ def versus_columns(report: Report) -> list[Column]:
         _number("Δ TTFT p50", (fmt.signed(v.ttft_p50_pct, "%", 0) for v in items), 1),
         _number("Δ E2E p50", (fmt.signed(v.e2e_p50_pct, "%", 0) for v in items), 6),
         _number("Δ E2E p95", (fmt.signed(v.e2e_p95_pct, "%", 0) for v in items), 2),
-        _number("Δ tokens", (fmt.signed(v.tokens_per_task_pct, "%", 0) for v in items), 0),
+        _number("Δ tokens", (fmt.signed(v.tokens_paired_pct, "%", 0) for v in items), 0),
         _number("Δ cost/task", (fmt.signed(v.cost.change_pct, "%", 0) for v in items), 5),
-        _number(
-            "savings",
-            (fmt.DASH if v.cost.savings is None else fmt.number(v.cost.savings * 100, ".0f") + "%" for v in items),
-            7,
-        ),
     ]
+
+
+def basis_note(v: Versus) -> str:
+    """What each Δ of the versus table is over, for one candidate: the latency and token
+    figures are paired on the tasks both scored, unlike the per-completed-task tables."""
+    return (
+        f"{v.candidate}: Δ over the {v.paired.tasks} tasks both scored (latency: the {v.latency_tasks} timed on "
+        f"both sides, each task's deciding attempt; tokens: the {v.tokens_tasks} with usage on both, every "
+        "attempt); Δ cost per completed task."
+    )
 
 
 def verdict_cell(v: Versus) -> str:
@@ -188,16 +198,25 @@ def needed_words(v: Versus, margin_pp: float) -> str | None:
     return f"{v.candidate}: inconclusive at {fmt.level(v.level)}; by this same test, " + "; ".join(parts) + "."
 
 
+BASELINE_SOURCE_WORDS: dict[str, str] = {
+    BaselineSource.NAMED: "named for this comparison",
+    BaselineSource.WORKLOAD: "the workload's promoted baseline",
+    BaselineSource.AFTER_DATA: "chosen after the data, with report --baseline, not the one recorded when it ran",
+}
+
+
 def versus_notes(report: Report) -> list[str]:
     """The sentences under the versus table: rule, margin, level, tasks needed, cost notes, left out."""
     decision = report.decision
     if decision is None:
         return []
-    source = "named for this comparison" if decision.baseline_source == "named" else "the workload's promoted baseline"
+    source = BASELINE_SOURCE_WORDS.get(decision.baseline_source, decision.baseline_source)
     lines = [f"Baseline: {decision.baseline} ({source}); {decision.margin_words}. Verdict: {decision.rule}."]
     if decision.multiplicity:
         lines.append(f"Several candidates: {decision.multiplicity}.")
     for v in decision.versus:
+        if v.verdict is not None:
+            lines.append(basis_note(v))
         base_cost = fmt.money(v.cost.baseline_per_task, v.cost.currency)
         cand_cost = fmt.money(v.cost.candidate_per_task, v.cost.currency)
         if v.lower_though_no_worse:

@@ -6,10 +6,14 @@ workload's promoted baseline. Per candidate, on the tasks both scored:
 - Δ pass rate in points with its paired 95% interval (L, U) and the exact McNemar p; the
   interval excludes zero exactly when p < 0.05, so the verdict never contradicts the test;
 - Δ TTFT p50, Δ end-to-end p50 and p95 over the same tasks (those both scored, each task's
-  deciding attempt, so a model is not timed on easier tasks than the other), and Δ tokens per
-  completed task, in % of the baseline;
-- Δ cost per completed task and the **savings** (baseline − candidate) / baseline, only when
-  both rows have the same cost basis and currency (else both figures, no savings);
+  deciding attempt, passed or not, so a model is not timed on easier tasks than the other; not
+  the latency table's one value per completed task), and Δ tokens over the same tasks (every
+  attempt's prompt + completion, tasks where both reported usage; `tokens_paired_pct`), in % of
+  the baseline; each with the number of tasks it is over (`latency_tasks`, `tokens_tasks`);
+  Δ tokens per completed task (`tokens_per_task_pct`) is kept apart, on its own basis;
+- Δ cost per completed task, and the **savings** (baseline − candidate) / baseline (the same
+  figure, opposite sign: tables show only Δ cost, the decision line says "cheaper"/"dearer"),
+  only when both rows have the same cost basis and currency (else both figures, no savings);
 - the **verdict**, with margin M (points, default 5):
   `better` when L > 0; `no worse` when L > −M and not better; `worse` when U < 0 and not
   no worse; `inconclusive` otherwise, with the tasks needed for 80 % power to show *no worse*
@@ -37,6 +41,7 @@ from compare_tui.report.paired import PairedComparison, both_scored, paired
 from compare_tui.report.power import TasksNeeded, tasks_needed
 from compare_tui.report.stats import Interval, Percentiles, paired_interval, percentiles
 from compare_tui.report.text_calls import decision_note
+from compare_tui.vocabulary import BaselineSource
 
 DEFAULT_MARGIN_PP = 5.0
 FAMILY_ALPHA = 0.05
@@ -129,6 +134,14 @@ class Versus:
     """With an inconclusive verdict: tasks for 80 % power to show no worse, then better."""
     interval95: Interval | None = None
     """The plain 95 % interval of the difference (equal to `paired.interval` with one candidate)."""
+    latency_tasks: int = 0
+    """Tasks both scored with an end-to-end time on both sides: what Δ E2E is over."""
+    tokens_paired_pct: float | None = None
+    """Δ tokens over the tasks both scored (every attempt's prompt + completion), in % of the
+    baseline's: the table's Δ tokens. `tokens_per_task_pct` is per completed task, a figure on
+    another basis (a model that passes fewer tasks spreads its tokens over fewer)."""
+    tokens_tasks: int = 0
+    """Tasks both scored with token usage on both sides: what `tokens_paired_pct` is over."""
 
     @property
     def delta_pp(self) -> float | None:
@@ -172,7 +185,8 @@ class Decision:
     baseline: str
     """The baseline row's label."""
     baseline_source: str
-    """How it was chosen: `named` (for this comparison) or `workload` (the promoted baseline)."""
+    """How it was chosen (`vocabulary.BaselineSource`): `named` (for this comparison), `workload`
+    (the promoted baseline) or `after_data` (`report --baseline`, after seeing the data)."""
     margin_pp: float
     versus: tuple[Versus, ...]
     summary: str
@@ -241,6 +255,18 @@ def cost_versus(candidate: ModelFigures, baseline: ModelFigures) -> CostVersus:
     )
 
 
+def paired_tokens(candidate: ModelFigures, baseline: ModelFigures) -> tuple[float | None, int]:
+    """Δ tokens in % of the baseline's over the tasks both scored where both reported usage
+    (every attempt's prompt + completion), and how many tasks that is."""
+    pairs = [
+        (c.tokens, b.tokens)
+        for c, b in zip(candidate.blocks, baseline.blocks, strict=True)
+        if both_scored(c, b) and c.tokens is not None and b.tokens is not None
+    ]
+    cand, base = sum(c for c, _ in pairs if c is not None), sum(b for _, b in pairs if b is not None)
+    return (percent_change(float(cand), float(base)) if pairs else None), len(pairs)
+
+
 def paired_latency(
     candidate: ModelFigures, baseline: ModelFigures
 ) -> tuple[Percentiles, Percentiles, Percentiles, Percentiles]:
@@ -268,6 +294,7 @@ def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float, le
             tasks_needed(only_a, only_b, margin=None, level=level),
         )
     ttft_c, ttft_b, e2e_c, e2e_b = paired_latency(candidate, baseline)
+    tokens_pct, tokens_tasks = paired_tokens(candidate, baseline)
     return Versus(
         candidate=candidate.label,
         model_name=candidate.model_name,
@@ -282,6 +309,9 @@ def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float, le
         level=level,
         needed=needed,
         interval95=p.interval if level == 0.95 else paired_interval(p.only_a, p.only_b, p.both + p.neither),
+        latency_tasks=e2e_c.n,
+        tokens_paired_pct=tokens_pct,
+        tokens_tasks=tokens_tasks,
     )
 
 
@@ -361,6 +391,8 @@ def decide(
             f"{summary.rstrip('.')} (margin {margin:g} points, chosen after the data; "
             f"{recorded_margin_pp:g} was recorded before it)."
         )
+    if source == BaselineSource.AFTER_DATA:
+        summary = f"{summary.rstrip('.')} (baseline {base.label} chosen after the data, with report --baseline)."
     notes = [decision_note(base.label, "the baseline", base.text_calls)]
     notes += [decision_note(row.label, "candidate", row.text_calls) for row in others]
     if any(notes):  # a serving-stack result is named on the line that decides

@@ -57,6 +57,9 @@ class Block:
     a scored task's `pass`, `fail` or `error`); None otherwise."""
     text_call: str | None = None
     """The deciding attempt's tool call written as text (`AttemptFacts.text_call`), if any."""
+    tokens: int | None = None
+    """Prompt + completion tokens over every attempt of the task (for the decision's paired Δ
+    tokens); None when an attempt that generated an answer reported no usage."""
 
     @property
     def overridden(self) -> bool:
@@ -255,6 +258,7 @@ def model_figures(
                 shown.e2e_ms if shown else None,
                 scorer_status,
                 shown.text_call if shown else None,
+                _task_tokens(attempts),
             )
         )
         if status == Outcome.PASS:
@@ -293,6 +297,12 @@ def model_figures(
         not_measured=_error_classes(a for a in run_input.attempts if not measured(a.outcome, a.error_class)),
         text_calls=text_calls(blocks),
     )
+
+
+def _task_tokens(attempts: Sequence[AttemptFacts]) -> int | None:
+    if not attempts or any(a.usage_unreported for a in attempts):
+        return None
+    return sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in attempts)
 
 
 def _counts(blocks: Sequence[Block], planned: int, attempts: int) -> Counts:

@@ -5,6 +5,7 @@ each number, so every surface shows the same string. Formatting only; no figure 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from compare_tui.report.cost import Cost
 from compare_tui.report.figures import GpuMemory, PassRate, Tokens
@@ -125,11 +126,25 @@ def bound(value: float) -> str:
     return signed(value)
 
 
-def points_interval(low_high: tuple[float, float] | None) -> str:
-    """`−4.0 to +1.6 pts`; a bound near zero keeps the digits that show its side (`bound`)."""
+def points_interval(low_high: tuple[float, float] | None, marks: Sequence[float] = ()) -> str:
+    """`−4.0 to +1.6 pts`; a bound near zero keeps the digits that show its side (`bound`), and
+    so does a bound near one of `marks` (the margin −M: `−4.97`, never a `−5.0` that could be
+    either side of it)."""
     if low_high is None:
         return DASH
-    return f"{bound(low_high[0])} to {bound(low_high[1])} pts"
+    return f"{bound_near(low_high[0], marks)} to {bound_near(low_high[1], marks)} pts"
+
+
+def bound_near(value: float, marks: Sequence[float] = ()) -> str:
+    """`bound(value)`, with as many more digits (up to six) as it takes for the printed bound to
+    fall on the same side of each of `marks` as the bound itself (equal only when it is equal)."""
+    text = bound(value)
+    for digits in range(2, 7):
+        shown = float(text.replace("−", "-").replace("+", ""))
+        if all(shown != mark and (shown < mark) == (value < mark) or value == mark for mark in marks):
+            return text
+        text = signed(value, "", digits)
+    return text
 
 
 def level(confidence: float) -> str:

@@ -328,6 +328,9 @@ def _decision(report: Report) -> dict[str, Any] | None:
                 "e2e_p50_pct": v.e2e_p50_pct,
                 "e2e_p95_pct": v.e2e_p95_pct,
                 "tokens_per_task_pct": v.tokens_per_task_pct,
+                "tokens_paired_pct": v.tokens_paired_pct,
+                "tokens_tasks": v.tokens_tasks,
+                "latency_tasks": v.latency_tasks,
                 "cost": {
                     "baseline_per_task": v.cost.baseline_per_task,
                     "candidate_per_task": v.cost.candidate_per_task,

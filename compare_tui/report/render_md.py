@@ -65,18 +65,17 @@ def _decision(report: Report) -> list[str]:
     if decision.versus:
         lines += [
             f"| candidate | verdict | Δ pass | {fmt.level(decision.level)} CI | McNemar p | tasks | Δ TTFT p50 | Δ E2E p50 | Δ E2E p95 "
-            "| Δ tokens/task | Δ cost/task | savings |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| Δ tokens | Δ cost/task |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for v in decision.versus:
             p_value = "–" if v.paired.mcnemar_p is None else f"{v.paired.mcnemar_p:.3g}"
-            savings = "–" if v.cost.savings is None else fmt.number(v.cost.savings * 100, ".0f") + "%"
             lines.append(
                 f"| {_cell(v.candidate)} | {columns.verdict_cell(v)} | {fmt.signed(v.delta_pp, ' pts')} | "
-                f"{fmt.points_interval(v.interval_pp)} | {p_value} | {v.paired.tasks} | "
+                f"{fmt.points_interval(v.interval_pp, marks=(-decision.margin_pp,))} | {p_value} | {v.paired.tasks} | "
                 f"{fmt.signed(v.ttft_p50_pct, '%', 0)} | {fmt.signed(v.e2e_p50_pct, '%', 0)} | "
-                f"{fmt.signed(v.e2e_p95_pct, '%', 0)} | {fmt.signed(v.tokens_per_task_pct, '%', 0)} | "
-                f"{fmt.signed(v.cost.change_pct, '%', 0)} | {savings} |"
+                f"{fmt.signed(v.e2e_p95_pct, '%', 0)} | {fmt.signed(v.tokens_paired_pct, '%', 0)} | "
+                f"{fmt.signed(v.cost.change_pct, '%', 0)} |"
             )
         lines.append("")
     lines += [f"- {line}" for line in columns.versus_notes(report)] + [""]
@@ -89,9 +88,9 @@ def _figures(report: Report) -> list[str]:
         "## Figures",
         "",
         f"| model | provenance | pass rate | 95% CI | ✓ |{' ✓ as text |' if as_text else ''} ✗ | ! | human ✓/✗/? "
-        "| TTFT p50/p95/p99 | E2E p50/p95/p99 | tokens / completed task (prompt + completion) | GPU peak "
+        "| TTFT p50/p95/p99 | E2E p50/p95/p99 | n | tokens / completed task (prompt + completion) | GPU peak "
         "| cost / completed task |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if as_text else ""),
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if as_text else ""),
     ]
     for row in report.models:
         rate = row.pass_rate
@@ -100,7 +99,8 @@ def _figures(report: Report) -> list[str]:
             f"{fmt.interval(row.pass_rate.interval)} | {rate.passed} | "
             f"{f'{row.text_calls.passed_as_text} | ' if as_text else ''}"
             f"{rate.scored - rate.passed - rate.errored} | {rate.errored} | {columns.human_counts(row.counts)} | "
-            f"{fmt.latency(row.latency.ttft_ms)} | {fmt.latency(row.latency.e2e_ms)} | {fmt.tokens(row.tokens)} | "
+            f"{fmt.latency(row.latency.ttft_ms)} | {fmt.latency(row.latency.e2e_ms)} | {row.latency.e2e_ms.n} | "
+            f"{fmt.tokens(row.tokens)} | "
             f"{_cell(fmt.gpu(row.gpu))} | {fmt.cost_per_task(row.cost)} |"
         )
     return lines + [

@@ -15,8 +15,9 @@
 - `mean_interval`: the Student-t 95% interval of a mean over N ≥ 3 values (a part of the next).
 - `repeated_rate_interval`: the mean pass rate over repeated runs of one set (pooled exact
   interval joined with Student-t over runs): holds where most tasks never vary.
-- `bounded_mean_interval`: the mean of bounded values (1–5 grades, their paired differences),
-  Agresti–Coull style: never zero width, holds where the grades are concentrated.
+- `bounded_mean_interval`: the mean of bounded values (1–5 grades, a task's pass share over
+  repeats), Agresti–Coull style with a Student-t quantile: never zero width, holds where the
+  grades are concentrated and where they are polarised (only 1s and 5s).
 - `bisect`, `normal_quantile`, `z_for`, `regularized_beta`: the numerical pieces (one root
   finder for every bound).
 
@@ -27,6 +28,7 @@ product labels 95 % is simulated in `bench/bench_coverage.py`, beside the retire
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -40,7 +42,7 @@ Z80_POWER = 0.8416212335729143
 PAIRED_METHOD = "Tango score interval, agreeing with the exact McNemar test"
 WIN_RATE_METHOD = "trinomial score interval (ties count half)"
 MEAN_METHOD = "exact interval over every task of every run, joined with the Student-t interval over runs"
-BOUND_PSEUDO_VALUES = 1.0
+BOUND_PSEUDO_VALUES = 1.5
 """Pseudo-values added at each bound by `bounded_mean_interval`."""
 MIN_RUNS_FOR_INTERVAL = 3
 """Below three values (runs, grades) no interval is given: the values' range is shown instead."""
@@ -372,16 +374,19 @@ def repeated_rate_interval(runs: Sequence[tuple[int, int]]) -> Interval | None:
 
 def bounded_mean_interval(values: Sequence[float], bounds: tuple[float, float]) -> Interval | None:
     """95% interval of the mean of values known to lie within `bounds` (1–5 grades, or a
-    paired grade difference within −4..4); None below three values (the range is shown).
+    task's pass share over repeated runs within 0..1); None below three values (the range is
+    shown).
 
-    The Agresti–Coull idea for a bounded mean: one pseudo-value at each bound joins the data
-    before a normal interval of their mean. Where the grades are concentrated (nine 5s and a 4,
-    or every grade equal) a Student-t interval is narrow or zero width and covers 0.45–0.65;
-    the pseudo-values give the data the spread a value at the far bound could have, so the
-    interval never has zero width, and their weight fades as the grades grow in number. One
-    pseudo-value a side, not z²/2, was chosen by coverage (`bench/bench_coverage.py`): it holds
-    on concentrated grades at every n simulated and is less wide on spread ones. Within
-    `bounds`; contains the values' mean.
+    The Agresti–Coull idea for a bounded mean: `BOUND_PSEUDO_VALUES` pseudo-values at each
+    bound join the data before an interval of their mean, with Student's t quantile on n − 1
+    degrees of freedom. Where the grades are concentrated (nine 5s and a 4, or every grade
+    equal) a plain Student-t interval is narrow or zero width and covers 0.45–0.65: the
+    pseudo-values give the data the spread a value at the far bound could have, so the interval
+    never has zero width, and their weight fades as the grades grow in number. Where the grades
+    are polarised (only 1s and 5s: a binomial in disguise) one pseudo-value a side with the
+    normal quantile covered 0.875 at seven grades; 1.5 a side with the t quantile holds at
+    least 0.936 there at every n from 5 to 150 (exact sums, `bench/bench_coverage.py`) and on
+    the concentrated grades simulated. Within `bounds`; contains the values' mean.
     """
     data = np.asarray(values, dtype=float)
     if data.size < MIN_RUNS_FOR_INTERVAL:
@@ -393,6 +398,11 @@ def bounded_mean_interval(values: Sequence[float], bounds: tuple[float, float]) 
         float(((data - centre) ** 2).sum())
         + BOUND_PSEUDO_VALUES * ((low_bound - centre) ** 2 + (high_bound - centre) ** 2)
     ) / total
-    half = Z95 * math.sqrt(spread / total)
+    half = _t95(int(data.size) - 1) * math.sqrt(spread / total)
     mean = float(data.mean())
     return Interval(max(low_bound, min(centre - half, mean)), min(high_bound, max(centre + half, mean)))
+
+
+@functools.cache
+def _t95(df: int) -> float:
+    return t_quantile_95(df)

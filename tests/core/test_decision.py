@@ -593,3 +593,53 @@ def test_report_margin_on_a_comparison_with_a_recorded_margin_is_labelled_after_
     run_cli(store, "cmp-m", "--margin", "20")
     out = " ".join(capsys.readouterr().out.split())
     assert "margin M = 20 points, chosen after the data (5 was recorded when the comparison ran)" in out
+
+
+# ------------------------------------------------------------------ the basis of every figure (issue 48, item 8)
+
+
+def test_delta_tokens_are_paired_on_the_tasks_both_scored_and_every_figure_says_its_basis():
+    # The baseline passes 10 of 40; the candidate 40 of 40, with 5 completion tokens more per
+    # attempt. Per completed task the candidate looks 75 % cheaper in tokens; on the 40 tasks
+    # both scored it spends 8 % more, which is the table's Δ tokens.
+    base = one("p" * 10 + "f" * 30, "run-a", "model-a")
+    cand = replace(one("p" * 40, "run-b", "model-b"), attempts=attempts("p" * 40, completion_tokens=15))
+    report = build_report(inputs(base, cand, baseline="model-a"))
+    [v] = report.decision.versus
+    assert v.tokens_per_task_pct == pytest.approx((65 - 240) / 240 * 100)
+    assert v.tokens_paired_pct == pytest.approx((65 - 60) / 60 * 100) and v.tokens_tasks == 40
+    assert v.latency_tasks == 40
+    shown = " ".join(text_of(report, 200).split())
+    assert "+8%" in shown and "−73%" not in shown
+    assert "Δ over the 40 tasks both scored (latency: the 40 timed on both sides" in shown
+    assert "tokens: the 40 with usage on both, every attempt" in shown
+    # One of Δ cost and savings: the table has no savings column beside Δ cost/task.
+    assert "savings" not in shown.split("Versus the baseline")[1].split("Baseline:")[0]
+    doc = json.loads(render_json(report))["decision"]["versus"][0]
+    assert doc["tokens_paired_pct"] == pytest.approx(v.tokens_paired_pct) and doc["tokens_tasks"] == 40
+    # n beside the percentiles: the latency table's n is its values' count.
+    assert "| n |" in render_md(report) and "| 10 |" in render_md(report)
+
+
+@pytest.mark.parametrize(("value", "expected"), [(-5.04, "−5.04"), (-4.96, "−4.96"), (-5.0, "−5.0"), (-4.2, "−4.2")])
+def test_a_bound_near_the_margin_keeps_the_digits_that_show_its_side(value, expected):
+    # A bound printed −5.0 sat beside either "no worse" or "inconclusive" at a 5-point margin.
+    assert fmt.points_interval((value, 3.0), marks=(-5.0,)) == f"{expected} to +3.0 pts"
+
+
+def test_a_baseline_chosen_with_report_baseline_is_labelled_as_chosen_after_the_data(store, capsys):
+    record(store, "run-a", "model-a", "pppppppppp")
+    record(store, "run-b", "model-b", "pppppppppf")
+    store.create_comparison(
+        ComparisonRecord(id="cmp-b", name="b", run_ids=["run-a", "run-b"], baseline="model-a", margin_pp=5.0)
+    )
+    run_cli(store, "cmp-b", "--format", "json")
+    assert json.loads(capsys.readouterr().out)["decision"]["baseline_source"] == "named"
+    run_cli(store, "cmp-b", "--baseline", "model-a", "--format", "json")  # the recorded one: not after the data
+    assert json.loads(capsys.readouterr().out)["decision"]["baseline_source"] == "named"
+    run_cli(store, "cmp-b", "--baseline", "model-b", "--format", "json")
+    doc = json.loads(capsys.readouterr().out)["decision"]
+    assert doc["baseline_source"] == "after_data" and "chosen after the data" in doc["summary"]
+    run_cli(store, "cmp-b", "--baseline", "model-b")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Baseline: model-b (chosen after the data, with report --baseline" in out

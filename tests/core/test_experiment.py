@@ -19,9 +19,9 @@ from compare_tui.experiment import (
     select_arm_runs,
 )
 from compare_tui.experiment.load import ArmInput, ExperimentInputs
-from compare_tui.experiment.render import interval_text
+from compare_tui.experiment.render import arm_lines, experiment_document, interval_text
 from compare_tui.report import AttemptFacts, ReportInputs, RunInput, build_report
-from compare_tui.report.stats import proportion_interval
+from compare_tui.report.stats import bounded_mean_interval, proportion_interval
 from compare_tui.store import CURRENT_VERSION, ExperimentNotFoundError, ExperimentRecord, RunRecord, Store, StoreError
 from tests.core.test_experiment_helpers import entry
 
@@ -301,3 +301,33 @@ def test_a_v2_store_gains_the_experiments_table(tmp_path):
     conn.close()
     with Store.open(path) as store:
         assert store.schema_version == CURRENT_VERSION and store.list_experiments() == []
+
+
+def test_a_rescored_run_is_never_held_as_a_repeat():
+    # Issue 48, item 7: a run and its rescored copy counted as two of three repeats.
+    source = run("source", minute=1)
+    copy = run("copy", minute=2, rescore={"source_run": "source", "changed": []})
+    cell = config().arm_cell(config().arms[0])
+    arm = select_arm_runs([source, copy, run("other", minute=3)], cell, 3)
+    assert [r.id for r in arm.held] == ["source", "other"] and arm.missing == 1
+    assert [r.id for r in arm.rescored] == ["copy"]
+
+
+def test_each_interval_names_the_rate_it_covers_and_tasks_like_these_is_clustered_by_task():
+    # Issue 48, item 6: the interval covers this set's rate under re-running; "tasks like
+    # these" is its own interval, one value per task.
+    per_run = [{"t1": "pass", "t2": "pass", "t3": "fail", "x": "pass", "h": "review", "y": "pass", "z": "fail"}] * 3
+    inputs = inputs_for(per_run)
+    kinds = {**KINDS, "y": "exact", "z": "exact"}
+    inputs = ExperimentInputs(inputs.name, inputs.created_at, inputs.config, inputs.arms, kinds, tuple(kinds))
+    alpha = experiment_figures(inputs).arms[0]
+    shares = [1.0, 1.0, 0.0, 1.0, 1.0, 0.0]  # t1 t2 t3 x y z over three identical runs
+    assert alpha.tasks_interval == bounded_mean_interval(shares, (0.0, 1.0))
+    # Identical runs: re-running this set would give the same rate, but other tasks need not.
+    assert alpha.tasks_interval.high - alpha.tasks_interval.low > alpha.interval.high - alpha.interval.low
+    text = "\n".join(arm_lines(alpha))
+    assert "this set's rate under re-running" in text and "tasks like these" in text
+    doc = experiment_document(experiment_figures(inputs))["arms"][0]
+    assert doc["interval_estimand"].startswith("this set's rate") and doc["tasks_interval"]["low"] < 0.5
+    few = experiment_figures(inputs_for([{"t1": "pass", "t2": "fail"}])).arms[0]
+    assert few.tasks_interval is None

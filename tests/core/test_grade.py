@@ -67,7 +67,11 @@ def test_grade_reports_mean_distribution_and_delta_vs_the_baseline(tmp_path, run
     assert 1.0 <= low < 3.5 < high <= 5.0
     delta = by_model["cand-model"]["delta_vs_baseline"]
     assert (delta["tasks"], delta["better"], delta["same"]) == (6, 3, 3) and delta["delta"] == pytest.approx(1.5)
-    assert delta["ci95"][0] < 1.5 < delta["ci95"][1] and by_model["base-model"]["delta_vs_baseline"] is None
+    # Three tasks better, none worse: the sign test's p = 0.25, so within noise, and the net
+    # share's interval (3/6 = +0.5) reaches zero, agreeing with it.
+    assert delta["p_value"] == pytest.approx(0.25) and delta["conclusion"] == "within noise"
+    assert delta["net_better_ci95"][0] <= 0 < 0.5 < delta["net_better_ci95"][1]
+    assert by_model["base-model"]["delta_vs_baseline"] is None
     assert out["judge"]["model"] == "judge-model" and out["rubric"]["mode"] == "quality"
     assert out["judge_usage"]["calls"] == 12 and out["judge_usage"]["cost"] > 0
     row = by_model["cand-model"]["rows"][0]
@@ -138,10 +142,11 @@ def test_report_json_and_markdown_carry_the_stored_grades(tmp_path, runs, capsys
     ]
     assert by_model["base-model"]["figures"]["distribution"] == {"1": 0, "2": 2, "3": 0, "4": 0, "5": 3}
     delta = by_model["cand-model"]["delta_vs_baseline"]
-    assert delta["tasks"] == 5 and delta["delta"] == pytest.approx(1.2) and delta["ci95"][0] < 1.2 < delta["ci95"][1]
+    assert delta["tasks"] == 5 and delta["delta"] == pytest.approx(1.2) and delta["conclusion"] == "within noise"
+    assert delta["net_better_ci95"][0] <= 0 <= delta["net_better"] <= delta["net_better_ci95"][1]
     assert any("left out of the mean" in c for c in grades["caveats"])
     assert "## Rubric grades by judge-model" in md and "| cand-model | 5 | 1 | 5.00 |" in md
-    assert "| 0 | 2 | 0 | 0 | 3 | – |" in md and "+1.20 (" in md and "Judge cost and latency" in md
+    assert "| 0 | 2 | 0 | 0 | 3 | – |" in md and "Δ mean +1.20 over 5 tasks" in md and "Judge cost and latency" in md
 
 
 def test_the_judge_sees_one_answer_alone_without_traces_and_tool_calls_canonical(tmp_path, capsys):

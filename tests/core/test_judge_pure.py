@@ -165,11 +165,31 @@ def test_a_clear_lead_is_not_inconclusive():
 @given(st.lists(st.sampled_from(["candidate", "baseline", "tie", "inconsistent", "failed"]), max_size=60))
 def test_win_rate_interval_always_holds_the_win_rate(results):
     figures = pair_figures(dict(enumerate(results)), [])
-    if figures.judged:
+    if figures.usable:
         assert figures.interval.low <= figures.win_rate <= figures.interval.high
         assert 0 <= figures.interval.low and figures.interval.high <= 1
+    elif figures.judged:
+        assert figures.win_rate is None and figures.interval is None
+        assert figures.conclusion == "the judge gave no usable verdict"
     else:
         assert figures.win_rate is None and figures.conclusion == "no pair judged"
+
+
+def test_a_judge_that_always_picks_the_first_answer_gives_no_usable_verdict():
+    # Issue 48, item 9: every pair an inconsistent tie headlined "win rate 50.0% (95% CI 37.1%–62.9%)".
+    judgements = [
+        j for i in range(11) for j in (_j(f"t{i}", "ab", "A", "baseline"), _j(f"t{i}", "ba", "A", "candidate"))
+    ]
+    figures = pair_figures(pair_results([f"t{i}" for i in range(11)], judgements), judgements)
+    assert figures.inconsistent == figures.judged == 11
+    assert figures.win_rate is None and figures.interval is None
+    assert figures.conclusion == "the judge gave no usable verdict"
+    # One consistent pair among eleven is still "nearly every pair inconsistent".
+    mixed = pair_figures({**{f"t{i}": "inconsistent" for i in range(10)}, "w": "candidate"}, [])
+    assert mixed.conclusion == "the judge gave no usable verdict"
+    # A judge that decides some pairs keeps its win rate.
+    usable = pair_figures({**{f"t{i}": "inconsistent" for i in range(5)}, "w": "candidate", "l": "baseline"}, [])
+    assert usable.win_rate == 0.5 and usable.interval is not None
 
 
 @pytest.mark.parametrize(

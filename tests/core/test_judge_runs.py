@@ -64,10 +64,13 @@ def test_a_judge_that_always_prefers_the_first_position_gets_only_ties(tmp_path,
     f = report.figures
     assert (f.wins, f.losses, f.ties, f.inconsistent, f.failed) == (0, 0, 0, 6, 0)
     assert {row.result for row in report.rows} == {"inconsistent"}
-    assert f.win_rate == 0.5 and f.conclusion == "inconclusive"
+    # Every pair an inconsistent tie: no win rate, no interval (issue 48, item 9).
+    assert f.win_rate is None and f.interval is None and f.conclusion == "the judge gave no usable verdict"
     assert any("swapped in 6 of 6" in c for c in report.caveats)
     assert any("shown first in 100%" in c for c in report.caveats)
-    assert "inconclusive: the interval includes 50%" in render_pair_text(report)
+    shown = render_pair_text(report)
+    assert "No win rate: the judge gave no usable verdict. 6 of 6 pairs were inconsistent" in shown
+    assert "Candidate win rate" not in shown
 
 
 def test_a_consistent_judge_has_its_wins_counted(tmp_path, store):
@@ -292,5 +295,5 @@ def test_a_structured_judge_is_constrained_by_a_json_schema(tmp_path, store):
     with FakeServer(json_first_position) as judge:
         plan, tally, report = _judge(store, base, cand, judge.url, rubric=structured)
     assert plan.judging.reply_form == "structured" and tally.failed == 0
-    assert report.figures.inconsistent == 6 and report.figures.win_rate == 0.5
+    assert report.figures.inconsistent == 6 and report.figures.win_rate is None
     assert "structured replies" in render_pair_text(report)

@@ -164,3 +164,40 @@ def test_rescore_runs_command_scorers_through_the_executor_each_result_to_its_ow
     }
     assert all(a.isolation and a.isolation["tempdir"] for a in attempts)
     assert len(rescored["changed"]) == 8
+
+
+def test_a_rescore_that_moves_nothing_writes_nothing_and_says_so(world, capsys) -> None:
+    # Issue 48, item 7: a rescore that moved nothing still wrote runs and a comparison, and
+    # `report latest` moved to them.
+    server, goldset, models, store = world
+    _run(goldset, models, store, "--baseline", "fake-a", "--model", "fake-b")
+    with Store.open(store) as s:
+        comparison = s.list_comparisons()[0]
+        runs_before = [r.id for r in s.list_runs()]
+    capsys.readouterr()
+    assert main(["rescore", comparison.id, "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "no outcome moved" in out and "nothing written" in out
+    assert main(["rescore", runs_before[0], "--store", str(store), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["runs"] == [] and doc["unchanged"] == [runs_before[0]] and doc["comparison"] is None
+    with Store.open(store) as s:
+        assert [r.id for r in s.list_runs()] == runs_before
+        assert [c.id for c in s.list_comparisons()] == [comparison.id]
+
+
+def test_a_rescored_run_is_marked_in_the_runs_list(world, capsys) -> None:
+    server, goldset, models, store = world
+    _run(goldset, models, store, "--model", "fake-a")
+    with Store.open(store) as s:
+        source = s.list_runs()[0]
+    _fix_t2(goldset)
+    capsys.readouterr()
+    assert main(["rescore", source.id, "--store", str(store), "--json"]) == 0
+    (rescored,) = json.loads(capsys.readouterr().out)["runs"]
+    assert main(["runs", "list", "--store", str(store), "--json"]) == 0
+    listed = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert listed[rescored["run"]]["rescore_of"] == source.id and listed[source.id]["rescore_of"] is None
+    assert main(["runs", "list", "--store", str(store)]) == 0
+    text = capsys.readouterr().out
+    assert "↻ rescored" in text and f"of {source.id[:8]}, not a" in text

@@ -373,11 +373,12 @@ def test_bounded_mean_interval_of_paired_differences_is_ordered_and_never_zero_w
     assert interval.high - interval.low > 0.01
 
 
-def test_bounded_mean_interval_is_agresti_coull_on_two_values_with_one_pseudo_value_a_side():
-    # 0/1 data with one pseudo-value at each bound is a normal interval around (k + 1) / (n + 2).
+def test_bounded_mean_interval_is_agresti_coull_with_pseudo_values_and_a_t_quantile():
+    # 0/1 data with 1.5 pseudo-values at each bound is an interval around (k + 1.5) / (n + 3),
+    # with Student's t quantile on n − 1 degrees of freedom (scipy's, independently).
     data = [1.0] * 7 + [0.0] * 3
-    centre = 8 / 12
-    half = Z95 * math.sqrt(centre * (1 - centre) / 12)
+    centre = 8.5 / 13
+    half = stats.t.ppf(0.975, 9) * math.sqrt(centre * (1 - centre) / 13)
     interval = bounded_mean_interval(data, (0.0, 1.0))
     assert interval.low == pytest.approx(centre - half) and interval.high == pytest.approx(centre + half)
     assert bounded_mean_interval([1.0, 1.0], (0.0, 1.0)) is None

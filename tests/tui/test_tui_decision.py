@@ -96,6 +96,6 @@ async def test_the_summary_shows_stored_grades_only_when_there_are_some(tmp_path
         section = screen.query_one("#grades", Static)
         text = str(section.render())
         assert section.display and "judge judge-x · rubric quality · 24 calls, 1 failed" in text
-        assert "smollm2-135m  mean 3.50 (95% CI 2.74–4.09)" in text and "· 1 failed" in text
-        assert "Δ vs baseline +0.70 (95% CI −0.54 to +1.70) over 10 tasks: within noise" in text
+        assert "smollm2-135m  mean 3.50 (95% CI 2.59–4.18)" in text and "· 1 failed" in text
+        assert "vs baseline: Δ mean +0.70 over 10 tasks (▲7 ▼1 =2); sign test p 0.070: within noise" in text
     store.close()

@@ -102,3 +102,12 @@ async def test_enter_on_an_invalid_set_shows_its_problems_not_new_run(app):
         await pilot.press("escape", "down", "enter")  # the valid set opens New run on that set
         await settle(pilot)
         assert isinstance(app.screen, NewRunScreen)
+
+
+async def test_a_rescored_run_is_marked_under_the_runs_list(app):
+    # Issue 48, item 7: a rescored run read as one more run, unmarked.
+    app.workspace.store.update_run("b2b2b2b2b2b2b2b2", rescore={"source_run": "a1a1a1a1a1a1a1a1", "changed": []})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        detail = str(app.screen.query_one("#run-detail").render())
+        assert "↻ rescore of run a1a1a1a1a1a1a1a1: its answers scored again, not a repeat" in detail

@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from compare_tui.judge.grade.figures import GradeDelta, GradeFigures
+from compare_tui.judge.grade.figures import GRADE_TEST, GradeDelta, GradeFigures
 from compare_tui.judge.grade.report import GENERAL_CAVEATS, GradeReport, GradeRow, RunGrades
 from compare_tui.judge.pair.render import usage_text
 from compare_tui.judge.run.usage import JudgeUsage
@@ -45,13 +45,50 @@ def usage_line(usage: JudgeUsage) -> str:
     return usage_text(usage, apart="apart from every graded model's figures")
 
 
+def _p(delta: GradeDelta) -> str:
+    if delta.p_value is None:
+        return "—"
+    return "<0.001" if delta.p_value < 0.001 else f"{delta.p_value:.3f}"
+
+
+def _pts(share: float) -> str:
+    """A share as signed whole points; exactly 0 as `0` (an interval that reaches zero)."""
+    return "0" if share == 0 else number(share * 100, "+.0f")
+
+
+def _net(delta: GradeDelta) -> str:
+    """The net share of tasks graded higher with its 95% interval, in points of the tasks."""
+    if delta.net_better is None or delta.interval is None:
+        return "—"
+    return f"{_pts(delta.net_better)} ({_pts(delta.interval.low)} to {_pts(delta.interval.high)})"
+
+
+def delta_text(delta: GradeDelta) -> str:
+    """One sentence of a run's paired Δ from the baseline's grades (the TUI's summary line)."""
+    if delta.delta is None:
+        return "no task graded on both sides"
+    counts = f"▲{delta.better} ▼{delta.worse} ={delta.same}"
+    if delta.p_value is None:
+        return f"Δ mean {number(delta.delta, '+.2f')} over {delta.tasks} tasks ({counts}): {delta.conclusion}"
+    net = ""
+    if delta.net_better is not None and delta.interval is not None:
+        net = (
+            f" (net share of tasks higher {_pts(delta.net_better)} pts, "
+            f"95% CI {_pts(delta.interval.low)} to {_pts(delta.interval.high)})"
+        )
+    return (
+        f"Δ mean {number(delta.delta, '+.2f')} over {delta.tasks} tasks ({counts}); sign test p {_p(delta)}: "
+        f"{delta.conclusion}{net}"
+    )
+
+
 def _delta_line(name: str, delta: GradeDelta) -> str:
     if delta.delta is None:
         return f"{name[:18]:18} no task graded on both sides"
     counts = f"▲{delta.better} ▼{delta.worse} ={delta.same}"
     return (
-        f"{name[:18]:18} {number(delta.delta, '>+6.2f')} {_ci(delta.interval, signed=True):>12} {delta.tasks:>5}  "
-        f"{counts:11}{delta.conclusion}"
+        f"{name[:18]:18} {number(delta.delta, '>+5.2f')} {counts:12} {_net(delta):>16} {_p(delta):>6}  "
+        f"{delta.conclusion}"
     )
 
 
@@ -77,8 +114,10 @@ def _summary(report: GradeReport) -> list[str]:
     if deltas:
         lines += [
             "",
-            "Δ mean grade vs the baseline, paired by task (t 95% CI; ▲ better ▼ worse):",
-            f"{'model':18} {'Δ':>6} {'95% CI':>12} {'tasks':>5}  {'▲ ▼ =':11}conclusion",
+            "Δ vs the baseline, paired by task: the mean Δ grade; tasks graded ▲ higher,",
+            "▼ lower, = the same; the verdict is the exact sign test's (▲ against ▼, p);",
+            "net = (▲ − ▼) / tasks in points, with its 95% CI (agrees with the verdict):",
+            f"{'model':18} {'Δ mean':>5} {'▲ ▼ =':12} {'net (95% CI)':>16} {'p':>6}  conclusion",
         ]
         lines += [_delta_line(name, delta) for name, delta in deltas]
     return lines
@@ -163,7 +202,10 @@ def _run_figures_json(g: RunGrades) -> dict[str, Any]:
         else {
             "tasks": d.tasks,
             "delta": d.delta,
-            "ci95": _interval(d.interval),
+            "net_better": d.net_better,
+            "net_better_ci95": _interval(d.interval),
+            "test": GRADE_TEST,
+            "p_value": d.p_value,
             "conclusion": d.conclusion,
             "better": d.better,
             "worse": d.worse,
@@ -194,7 +236,7 @@ def _run_json(g: RunGrades) -> dict[str, Any]:
 def grade_json(report: GradeReport) -> dict[str, Any]:
     """`grade --format json`: the figures and every graded answer's row."""
     return (
-        {"schema": "compare-tui/grades", "schema_version": 1}
+        {"schema": "compare-tui/grades", "schema_version": 2}
         | _header_json(report)
         | {
             "runs": [_run_json(g) for g in report.runs],
@@ -237,7 +279,19 @@ def _md_ci(interval: Interval | None, figures: GradeFigures | None = None, signe
     return _ci(interval, figures, signed).replace("—", "–")
 
 
-GRADE_HEADERS = ("model", "graded", "failed", "mean", "95% CI", "1", "2", "3", "4", "5", "Δ vs baseline (95% CI)")
+GRADE_HEADERS = (
+    "model",
+    "graded",
+    "failed",
+    "mean",
+    "95% CI",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "Δ vs baseline (paired; sign test)",
+)
 """The columns of the grades table in Markdown and on a published page (`grade_rows`)."""
 
 
@@ -248,15 +302,7 @@ def grade_rows(report: GradeReport) -> list[tuple[str, ...]]:
     for g in report.runs:
         f, d = g.figures, g.delta
         mean = "–" if f.mean is None else f"{f.mean:.2f}"
-        delta = (
-            "–"
-            if d is None
-            else (
-                "no task graded on both sides"
-                if d.delta is None
-                else f"{number(d.delta, '+.2f')} ({_md_ci(d.interval, signed=True)}), {d.tasks} tasks, {d.conclusion}"
-            )
-        )
+        delta = "–" if d is None else ("no task graded on both sides" if d.delta is None else delta_text(d))
         rows.append(
             (
                 g.run.model_name,

@@ -6,6 +6,12 @@ counts as a tie. Win rate = (wins + ½ ties) / judged pairs, where ties include 
 pairs, with a 95% score interval that accounts for ties (the trinomial score interval: a
 tie carries less uncertainty than a coin flip; without ties it is Wilson's); inconclusive
 when the interval contains 50%.
+
+A judge that cannot tell the answers apart (it picks the answer shown first, or second,
+every time) makes nearly every pair *inconsistent*: its "win rate" is then 50 % by
+construction, with an interval that looks informative. When at least
+`NO_VERDICT_INCONSISTENT_SHARE` of the judged pairs are inconsistent, no win rate or interval
+is given and the conclusion is `PairConclusion.NO_USABLE_VERDICT`.
 """
 
 from __future__ import annotations
@@ -44,8 +50,12 @@ class PairConclusion(StrEnum):
     INCONCLUSIVE = "inconclusive"
     """The 95% interval contains 50%."""
     NONE_JUDGED = "no pair judged"
+    NO_USABLE_VERDICT = "the judge gave no usable verdict"
+    """Nearly every pair inconsistent (`NO_VERDICT_INCONSISTENT_SHARE`): no win rate is shown."""
 
 
+NO_VERDICT_INCONSISTENT_SHARE = 0.9
+"""The share of judged pairs inconsistent at or above which the judge gave no usable verdict."""
 RESULT_WORDS = {
     CANDIDATE: "candidate wins",
     BASELINE: "baseline wins",
@@ -103,19 +113,29 @@ class PairFigures:
         return self.ties + self.inconsistent
 
     @property
+    def usable(self) -> bool:
+        """False when nearly every judged pair is inconsistent (or none was judged): the judge
+        did not discriminate, so there is no win rate to show."""
+        return bool(self.judged) and self.inconsistent < NO_VERDICT_INCONSISTENT_SHARE * self.judged
+
+    @property
     def win_rate(self) -> float | None:
-        return (self.wins + self.all_ties / 2) / self.judged if self.judged else None
+        """(wins + ½ ties) / judged; None when no pair was judged or the judge gave no usable verdict."""
+        return (self.wins + self.all_ties / 2) / self.judged if self.usable else None
 
     @property
     def interval(self) -> Interval | None:
-        """95% trinomial score interval of the win rate (a tie counts as half a win)."""
-        return win_rate_interval(self.wins, self.all_ties, self.losses) if self.judged else None
+        """95% trinomial score interval of the win rate (a tie counts as half a win); None
+        where `win_rate` is."""
+        return win_rate_interval(self.wins, self.all_ties, self.losses) if self.usable else None
 
     @property
     def conclusion(self) -> PairConclusion:
+        if not self.judged:
+            return PairConclusion.NONE_JUDGED
         interval = self.interval
         if interval is None:
-            return PairConclusion.NONE_JUDGED
+            return PairConclusion.NO_USABLE_VERDICT
         if interval.contains(0.5):
             return PairConclusion.INCONCLUSIVE
         return PairConclusion.CANDIDATE_BETTER if interval.low > 0.5 else PairConclusion.BASELINE_BETTER

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compare_tui.judge.pair.figures import RESULT_WORDS, PairConclusion
+from compare_tui.judge.pair.figures import RESULT_WORDS, PairConclusion, PairFigures
 from compare_tui.judge.pair.report import PairReport, PairRow
 from compare_tui.judge.run.usage import JudgeUsage
 
@@ -38,6 +38,19 @@ def _verdict(row: PairRow, which: str) -> str:
     return f"{judgement.verdict} ({judgement.preferred})"
 
 
+def _verdict_line(f: PairFigures, ci: str) -> str:
+    if f.conclusion == PairConclusion.NO_USABLE_VERDICT:
+        return (
+            f"No win rate: {f.conclusion}. {f.inconsistent} of {f.judged} pairs were inconsistent (the two "
+            f"orderings disagreed; it chose the first-shown answer in {f.first_position_picks} of "
+            f"{f.decided_calls} decided calls), so it did not tell the answers apart."
+        )
+    return (
+        f"Candidate win rate {percent(f.win_rate)} (95% CI {ci}, trinomial score interval; a tie counts half) → {f.conclusion}"
+        + (": the interval includes 50%" if f.conclusion == PairConclusion.INCONCLUSIVE else "")
+    )
+
+
 def render_pair_text(report: PairReport) -> str:
     j, f = report.judging, report.figures
     lines = [
@@ -62,8 +75,7 @@ def render_pair_text(report: PairReport) -> str:
         "",
         f"Pairs: {f.judged} judged · candidate wins {f.wins} · baseline wins {f.losses} · ties {f.all_ties} "
         f"(consistent {f.ties}, inconsistent {f.inconsistent}) · judge call failed {f.failed} · not judged {f.not_judged}",
-        f"Candidate win rate {percent(f.win_rate)} (95% CI {ci}, trinomial score interval; a tie counts half) → {f.conclusion}"
-        + (": the interval includes 50%" if f.conclusion == PairConclusion.INCONCLUSIVE else ""),
+        _verdict_line(f, ci),
     ]
     if report.labelled:
         lines.append(f"Judge agrees with people on {report.agreed} of {report.labelled} labelled pairs.")

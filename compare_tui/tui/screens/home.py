@@ -285,10 +285,12 @@ class HomeScreen(CompareScreen):
         else:
             hint = "R resumes it" if run.status in RESUMABLE else "Enter opens its report"
         error = f"\n{run.error}" if run.error else ""
+        source = (run.rescore or {}).get("source_run")
+        rescored = f"\n↻ rescore of run {source}: its answers scored again, not a repeat" if source else ""
         self.query_one("#run-detail", Static).update(
             f"run {run.id} · {run.model_name} · {run.goldset_id} {run.goldset_version} · "
             f"{run.created_at[:19].replace('T', ' ')} UTC · "
-            f"{tally} · {hint}{error}"
+            f"{tally} · {hint}{rescored}{error}"
         )
 
     @on(DataTable.RowSelected)

@@ -11,7 +11,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable
 
-from compare_tui.judge import GradeFigures, GradeReport
+from compare_tui.judge import GradeFigures, GradeReport, delta_text
 from compare_tui.report import Report, columns, fit
 from compare_tui.report import formatting as fmt
 from compare_tui.vocabulary import money
@@ -211,14 +211,7 @@ def grades_text(grades: Sequence[GradeReport]) -> str:
             failed = f" · {f.failed} failed" if f.failed else ""
             lines.append(f"  {run.run.model_name}  {mean}  {dist}{failed}")
             if d is not None and d.delta is not None:
-                ci = (
-                    ""
-                    if d.interval is None
-                    else f" (95% CI {fmt.signed(d.interval.low, digits=2)} to {fmt.signed(d.interval.high, digits=2)})"
-                )
-                lines.append(
-                    f"    Δ vs baseline {fmt.signed(d.delta, digits=2)}{ci} over {d.tasks} tasks: {d.conclusion}"
-                )
+                lines.append(f"    vs baseline: {delta_text(d)}")
     lines.append("`compare-tui grade RUN --judge J` shows every grade and the judge's caveats.")
     return "\n".join(lines)
 
