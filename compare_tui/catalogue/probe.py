@@ -22,10 +22,9 @@ from compare_tui.catalogue.server_facts import (
     from_ollama,
     from_vllm,
     gateway_findings,
-    listed_model,
-    model_ids,
 )
 from compare_tui.endpoint import Endpoint
+from compare_tui.endpoint.account import LlamaProps, ModelListing, engine_version
 from compare_tui.endpoint.client import probe_client
 from compare_tui.endpoint.fingerprint import APPLY_TEMPLATE_PROBE, serving_fingerprint, template_mode_of
 from compare_tui.endpoint.props import MAX_PROPS_BYTES, PropsUnavailable, fetch_props
@@ -37,12 +36,15 @@ class ProbeResult:
 
     model: str
     ids: list[str]
+    listing: ModelListing | None = None
+    """The typed `/v1/models` answer these ids came from."""
     facts: ServerFacts = field(default_factory=ServerFacts)
     fingerprint: dict[str, Any] = field(default_factory=dict)
     """How the server is configured and what it loaded (`endpoint.fingerprint`)."""
-    props: dict[str, Any] | PropsUnavailable | None = None
-    """llama.cpp's `/props` as this probe read it: the body, or why there was none; None when it
-    was not asked (a vLLM server). A run's environment is made from it, not read again."""
+    props: LlamaProps | PropsUnavailable | None = None
+    """`/props` as this probe read it (typed; an empty `LlamaProps` for a JSON object of another
+    shape), or why there was none; None when it was not asked (a vLLM server). A run's
+    environment is made from it, not read again."""
 
 
 def _get(client: httpx.Client, method: str, url: str, **kwargs: Any) -> tuple[int, Any]:
@@ -104,36 +106,35 @@ def probe_endpoint(
                 f"{endpoint} answered HTTP {status} to GET /models: it needs a key; export a "
                 "virtual key and pass the variable's name with --key-env"
             )
-        ids = model_ids(listing) if status == 200 else None
-        if ids is None:
+        parsed = ModelListing.parse(listing) if status == 200 else None
+        if parsed is None:
             got = f"HTTP {status}" if status != 200 else "a body without a `data` list"
             raise EndpointProbeError(
                 f"{endpoint} is not an OpenAI-compatible API: GET {at.models_url} gave {got}; "
                 "give the base URL that serves /chat/completions (usually ending in /v1)"
             )
+        ids = parsed.ids
         try:
             chosen = _choose_model(model, name, ids, endpoint)
         except ModelNotServed as exc:
-            items = listing.get("data") if isinstance(listing, dict) else None
-            owners = (
-                {str(i.get("owned_by")) for i in items if isinstance(i, dict)} if isinstance(items, list) else set()
-            )
-            raise ModelNotServed(str(exc), exc.ids, frozenset(owners)) from None
+            raise ModelNotServed(str(exc), exc.ids, parsed.owners) from None
         facts = ServerFacts()
-        result = ProbeResult(model=chosen, ids=ids, facts=facts)
-        listed = listed_model(listing, chosen)
+        result = ProbeResult(model=chosen, ids=ids, listing=parsed, facts=facts)
+        listed = parsed.find(chosen)
         vllm = from_vllm(listed)
         if vllm is not None:
             facts.merge(vllm)
-            version = _optional(client, "GET", at.beside("version"))
-            sources = ("GET /v1/models", "GET /version") if version is not None else ("GET /v1/models",)
+            version_body = _optional(client, "GET", at.beside("version"))
+            version = engine_version(version_body)
+            sources = ("GET /v1/models", "GET /version") if version_body is not None else ("GET /v1/models",)
             result.fingerprint = serving_fingerprint(listed=listed, version=version, sources=sources)
             return _with_gateway(result, gateway, props_found=False)
+        props: LlamaProps | None = None
         try:
-            props: dict[str, Any] | None = fetch_props(at, client=client, timeout_s=timeout_s)
-            result.props = props
+            props = LlamaProps.parse(fetch_props(at, client=client, timeout_s=timeout_s))
+            result.props = props or LlamaProps()
         except PropsUnavailable as exc:
-            props, result.props = None, exc
+            result.props = exc
         llama = from_llama_props(props)
         if llama is not None:
             facts.merge(llama)

@@ -6,7 +6,7 @@ told apart by their serving settings, not only by their weights. A fingerprint i
 JSON-ready dict: each field in `FIELDS` that the server reported, and `sources` (the requests it
 came from). A field the server does not report is absent, never guessed.
 
-Shapes read:
+Shapes read (parsed by `endpoint.account`):
 - llama.cpp `/props`: `model_path`, `model_ftype`, `total_slots`, `build_info`, `chat_template`,
   `default_generation_settings.n_ctx` (the context of one slot; older builds: top-level `n_ctx`),
   `n_threads` where a build reports it. Jinja templating is not in `/props`: the caller asks
@@ -18,10 +18,11 @@ Shapes read:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from compare_tui.endpoint.account import ListedModel, LlamaProps, engine_version
 
 FIELDS: tuple[tuple[str, str], ...] = (
     ("stack", "server kind"),
@@ -66,86 +67,55 @@ def template_mode_of(status: int | None, body: Any) -> str | None:
     return None
 
 
-def positive_int(value: Any) -> int | None:
-    """A positive whole number a server reported (an integral float too), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) and value > 0:
-        return value
-    if isinstance(value, float) and value.is_integer() and value > 0:
-        return int(value)
-    return None
-
-
-def text_value(value: Any, limit: int = 4096) -> str | None:
-    """A text (or number) a server reported, stripped and cut at `limit`; None when empty."""
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
-        return str(value).strip()[:limit]
-    return None
-
-
-def _from_props(props: Mapping[str, Any], out: dict[str, Any]) -> None:
+def _from_props(props: LlamaProps, out: dict[str, Any]) -> None:
     out["stack"] = "llama.cpp llama-server"
-    settings = props.get("default_generation_settings")
-    per_slot = positive_int(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
-    per_slot = per_slot or positive_int(props.get("n_ctx"))
-    slots = positive_int(props.get("total_slots"))
     values = {
-        "loaded_file": text_value(props.get("model_path")),
-        "quantisation": text_value(props.get("model_ftype"), 100),
-        "context_per_slot": per_slot,
-        "context_total": per_slot * slots if per_slot and slots else None,
-        "slots": slots,
-        "build": text_value(props.get("build_info"), 200),
-        "threads": positive_int(props.get("n_threads")),
+        "loaded_file": props.model_path,
+        "quantisation": props.model_ftype,
+        "context_per_slot": props.context_per_slot,
+        "context_total": props.context_total,
+        "slots": props.total_slots,
+        "build": props.build_info,
+        "threads": props.threads,
+        "chat_template_sha256": props.chat_template_sha256,
     }
-    template = props.get("chat_template")
-    if isinstance(template, str) and template:
-        values["chat_template_sha256"] = hashlib.sha256(template.encode("utf-8")).hexdigest()
     out.update({k: v for k, v in values.items() if v is not None})
 
 
-def _from_vllm(item: Mapping[str, Any], version: Any, out: dict[str, Any]) -> None:
+def _from_vllm(item: ListedModel, version: str | None, out: dict[str, Any]) -> None:
     out["stack"] = "vLLM"
-    max_len = positive_int(item.get("max_model_len"))
-    if max_len:
-        out["max_model_len"] = max_len
-    root = text_value(item.get("root"))
-    if root:
-        out["loaded_folder"] = root
-    engine = text_value(version.get("version"), 100) if isinstance(version, Mapping) else None
-    if engine:
-        out["engine_version"] = engine
+    if item.max_model_len:
+        out["max_model_len"] = item.max_model_len
+    if item.root:
+        out["loaded_folder"] = item.root
+    if version:
+        out["engine_version"] = version
 
 
-def is_llama_props(props: Any) -> bool:
-    """Whether a `/props` body is llama.cpp's."""
-    return isinstance(props, Mapping) and any(
-        k in props for k in ("build_info", "default_generation_settings", "total_slots")
-    )
+def _typed_props(props: Any) -> LlamaProps | None:
+    return props if isinstance(props, LlamaProps) else LlamaProps.parse(props)
 
 
-def is_vllm_entry(item: Any) -> bool:
-    """Whether a `/v1/models` entry is vLLM's (it alone adds `max_model_len` and `root`)."""
-    return isinstance(item, Mapping) and (
-        item.get("owned_by") == "vllm" or ("max_model_len" in item and "root" in item)
-    )
+def _typed_listed(listed: Any) -> ListedModel | None:
+    return listed if isinstance(listed, ListedModel) else ListedModel.parse(listed)
 
 
 def serving_fingerprint(
     *,
-    props: Any = None,
-    listed: Any = None,
-    version: Any = None,
+    props: LlamaProps | Mapping[str, Any] | None = None,
+    listed: ListedModel | Mapping[str, Any] | None = None,
+    version: str | Mapping[str, Any] | None = None,
     template_mode: str | None = None,
     sources: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """The fingerprint of what the bodies say (`{}` plus `sources` when they say nothing)."""
+    """The fingerprint of what the server said (`{}` plus `sources` when it says nothing).
+    Takes the typed values of `endpoint.account` (raw bodies are parsed by them)."""
     out: dict[str, Any] = {}
-    if is_vllm_entry(listed):
-        _from_vllm(listed, version, out)
-    elif is_llama_props(props):
-        _from_props(props, out)
+    item, llama = _typed_listed(listed), _typed_props(props)
+    if item is not None and item.vllm:
+        _from_vllm(item, version if isinstance(version, str) or version is None else engine_version(version), out)
+    elif llama is not None:
+        _from_props(llama, out)
     if template_mode in TEMPLATE_MODES:
         out["template_mode"] = template_mode
     out["sources"] = list(sources)

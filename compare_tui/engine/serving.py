@@ -35,7 +35,7 @@ class ServingRead:
     reading: dict[str, Any]
     identity: dict[str, Any] | None = None
     """`engine.environment.identity_from` the probe's `/v1/models` ids and `/props` answer, so
-    the runner does not read `/props` again; None when `/props` was not asked (the runner asks)."""
+    the runner reads neither again; None when the server could not be read (the runner asks)."""
 
 
 ServingReader = Callable[[ModelEntry, Mapping[str, str]], ServingRead]
@@ -70,8 +70,9 @@ def read_server(entry: ModelEntry, headers: Mapping[str, str]) -> ServingRead:
         return ServingRead(reading)
     reading["fingerprint"] = probed.fingerprint
     reading["notes"] = list(probed.facts.notes)
-    identity = None if probed.props is None else identity_from(entry.endpoint, probed.ids, probed.props)
-    return ServingRead(reading, identity)
+    # The probe's answers make the run's server identity whatever the stack (vLLM: no /props
+    # asked), so a run reads /v1/models once per start, not again in the runner.
+    return ServingRead(reading, identity_from(entry.endpoint, probed.ids, probed.props))
 
 
 def update_command(entry: ModelEntry) -> str:
