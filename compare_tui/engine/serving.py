@@ -18,11 +18,17 @@ from typing import Any
 from compare_tui.catalogue import HardwareCost, ModelEntry, ModelRefused, TokenPriceCost, resolve_key
 from compare_tui.catalogue.errors import EndpointProbeError, ModelNotServed
 from compare_tui.catalogue.probe import probe_endpoint
-from compare_tui.catalogue.serving_check import catalogue_differences, catalogue_fingerprint, check_loaded
+from compare_tui.catalogue.serving_check import (
+    LoadedCheck,
+    catalogue_differences,
+    catalogue_fingerprint,
+    check_loaded,
+)
 from compare_tui.endpoint import key_headers
 from compare_tui.endpoint.fingerprint import FIELDS, differences_text, shown
 from compare_tui.engine.environment import identity_from
 from compare_tui.store import utc_now
+from compare_tui.vocabulary import Provenance
 
 READ_TIMEOUT_S = 10.0
 
@@ -73,6 +79,13 @@ def read_server(entry: ModelEntry, headers: Mapping[str, str]) -> ServingRead:
     # The probe's answers make the run's server identity whatever the stack (vLLM: no /props
     # asked), so a run reads /v1/models once per start, not again in the runner.
     return ServingRead(reading, identity_from(entry.endpoint, probed.ids, probed.props))
+
+
+def loaded_label(hashed: Provenance, reading: Mapping[str, Any]) -> Provenance:
+    """A run's provenance label: what hashing the pins gave (`hashed`), unless the reading's
+    loaded-weights check could not be done (`LoadedCheck.label`: "weights not checked: …")."""
+    loaded = LoadedCheck.of(reading.get("loaded"))
+    return hashed if loaded is None else loaded.label(hashed)
 
 
 def update_command(entry: ModelEntry) -> str:
@@ -135,6 +148,22 @@ def live_reading(entry: ModelEntry, environ: Mapping[str, str] | None = None) ->
         return {"fingerprint": {}, "notes": [], "unread": f"not asked: {exc}"}
     reading = read_serving(entry, key_headers(key))
     return reading | {"loaded": check_loaded(entry, reading.get("fingerprint") or {}).as_dict()}
+
+
+def served_refusal(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> str | None:
+    """Why a run would refuse what the entry's server serves (other weights than the pins, a model
+    it does not list), as `check_serving` refuses it, else None. A server that does not answer
+    is not held against the entry here (a run says so when it starts)."""
+    reading = live_reading(entry, environ)
+    if reading.get("unread") and "not_served" not in reading:
+        return None
+    refusal, checked = check_serving(entry, reading, strict=False)
+    if refusal is None:
+        return None
+    fingerprint = checked.get("fingerprint") or {}
+    loaded = fingerprint.get("loaded_file") or fingerprint.get("loaded_folder")
+    what = f"other weights than the pins ({loaded})" if "not_served" not in reading else f"no model {entry.model!r}"
+    return f"its server serves {what}; `compare-tui models verify {entry.name}` says how to mend it"
 
 
 def differences_note(entry: ModelEntry, reading: Mapping[str, Any]) -> str | None:
