@@ -24,9 +24,25 @@ from compare_tui.catalogue.server_facts import (
     gateway_findings,
 )
 from compare_tui.endpoint import Endpoint
-from compare_tui.endpoint.account import LlamaProps, ModelListing, engine_version
+from compare_tui.endpoint.account import (
+    ListedModel,
+    LlamaProps,
+    ModelListing,
+    TokenizedPrompt,
+    engine_version,
+    vllm_cache_config,
+)
 from compare_tui.endpoint.client import probe_client
-from compare_tui.endpoint.fingerprint import APPLY_TEMPLATE_PROBE, serving_fingerprint, template_mode_of
+from compare_tui.endpoint.fingerprint import (
+    APPLY_TEMPLATE_PROBE,
+    TOKENIZE_MESSAGES,
+    TOKENIZE_TOOLS,
+    VllmConfig,
+    auto_tool_choice_of,
+    serving_fingerprint,
+    template_mode_of,
+)
+from compare_tui.endpoint.prometheus import parse_exposition
 from compare_tui.endpoint.props import MAX_PROPS_BYTES, PropsUnavailable, fetch_props
 
 
@@ -127,7 +143,13 @@ def probe_endpoint(
             version_body = _optional(client, "GET", at.beside("version"))
             version = engine_version(version_body)
             sources = ("GET /v1/models", "GET /version") if version_body is not None else ("GET /v1/models",)
-            result.fingerprint = serving_fingerprint(listed=listed, version=version, sources=sources)
+            config, asked = _vllm_config(client, at, chosen, listed)
+            result.fingerprint = serving_fingerprint(
+                listed=listed, version=version, vllm=config, sources=(*sources, *asked)
+            )
+            for key in VLLM_CONFIG_KEYS:
+                if key in result.fingerprint:
+                    facts.extra[key] = str(result.fingerprint[key])
             return _with_gateway(result, gateway, props_found=False)
         props: LlamaProps | None = None
         try:
@@ -151,6 +173,60 @@ def probe_endpoint(
             if ollama is not None:
                 facts.merge(ollama)
         return _with_gateway(result, gateway, props_found=False)
+
+
+VLLM_CONFIG_KEYS = ("rendered_prompt_sha256", "tools_in_prompt", "auto_tool_choice", "cache_config")
+"""The fingerprint fields of vLLM's configuration that `models add` records in `[model.serving]
+extra`, so that a run start catches their drift like the context's (`serving_check`)."""
+
+
+def _vllm_config(
+    client: httpx.Client, at: Endpoint, model: str, listed: ListedModel | None
+) -> tuple[VllmConfig, tuple[str, ...]]:
+    """What vLLM says of its configuration without generating a token, and the requests asked:
+    the chat template as rendered by `POST /tokenize` (with and without tools), whether it
+    accepts `tool_choice: "auto"` (asked with more output tokens than the context holds, which
+    it refuses after the tool check, before any generation), and `/metrics`' cache settings."""
+    chat = {"model": model, "messages": TOKENIZE_MESSAGES}
+    with_status, with_body = _answer(client, "POST", at.beside("tokenize"), json=chat | {"tools": TOKENIZE_TOOLS})
+    _, without_body = _answer(client, "POST", at.beside("tokenize"), json=chat)
+    too_many = (listed.max_model_len if listed and listed.max_model_len else 10**8) + 1
+    status, body = _answer(
+        client,
+        "POST",
+        at.api("chat/completions"),
+        json=chat | {"tools": TOKENIZE_TOOLS, "tool_choice": "auto", "max_tokens": too_many, "stream": False},
+    )
+    auto = auto_tool_choice_of(status, body)
+    metrics = _text(client, at.metrics_url)
+    cache = None
+    if metrics is not None:
+        try:
+            cache = vllm_cache_config(parse_exposition(metrics))
+        except ValueError:
+            cache = None
+    config = VllmConfig(
+        with_tools=TokenizedPrompt.parse(with_body) if with_status == 200 else None,
+        without_tools=TokenizedPrompt.parse(without_body),
+        auto_tool_choice=auto,
+        cache_config=cache,
+    )
+    asked = [
+        *(("POST /tokenize",) if config.with_tools else ()),
+        *(("POST /v1/chat/completions (tool_choice auto, refused before generating)",) if auto else ()),
+        *(("GET /metrics",) if cache else ()),
+    ]
+    return config, tuple(asked)
+
+
+def _text(client: httpx.Client, url: str) -> str | None:
+    try:
+        response = client.get(url)
+    except httpx.HTTPError:
+        return None
+    if response.status_code != 200 or len(response.content) > MAX_PROPS_BYTES:
+        return None
+    return response.text
 
 
 def _answer(client: httpx.Client, method: str, url: str, **kwargs: Any) -> tuple[int | None, Any]:

@@ -259,6 +259,11 @@ def catalogue_fingerprint(serving: ServingNotes | Mapping[str, Any]) -> dict[str
         "quantisation": extra.get("model_ftype") or notes.quantisation,
         "build": _comparable_build(notes.build),
         "threads": _int(extra.get("threads")),
+        # vLLM's configuration as `models add` read it (`probe.VLLM_CONFIG_KEYS`).
+        "rendered_prompt_sha256": extra.get("rendered_prompt_sha256") or None,
+        "tools_in_prompt": extra.get("tools_in_prompt") or None,
+        "auto_tool_choice": extra.get("auto_tool_choice") or None,
+        "cache_config": extra.get("cache_config") or None,
     }
     return {k: v for k, v in values.items() if v is not None}
 

@@ -219,3 +219,56 @@ def latest_fingerprint(readings: Sequence[Any]) -> Mapping[str, Any]:
     latest = next((r for r in reversed(readings) if isinstance(r, Mapping)), None)
     fingerprint = latest.get("fingerprint") if latest is not None else None
     return fingerprint if isinstance(fingerprint, Mapping) else {}
+
+
+CACHE_CONFIG_LABELS = (
+    "block_size",
+    "cache_dtype",
+    "enable_prefix_caching",
+    "prefix_caching_hash_algo",
+    "gpu_memory_utilization",
+    "kv_cache_memory_bytes",
+    "num_gpu_blocks_override",
+    "calculate_kv_scales",
+    "sliding_window",
+    "cpu_offload_gb",
+)
+"""The labels of vLLM's `vllm:cache_config_info` a fingerprint keeps (its `CacheConfig` fields
+that change what a run measures), in this order; the engine index, and figures the server
+derives at each start from the memory it finds free (`num_gpu_blocks`), are left out."""
+
+
+def vllm_cache_config(samples: Sequence[Any]) -> str | None:
+    """`vllm:cache_config_info`'s labels (the first engine's) as `name=value, …` in
+    `CACHE_CONFIG_LABELS` order, from parsed `/metrics` samples (`prometheus.parse_exposition`);
+    None when the server exports no such gauge."""
+    for sample in samples:
+        if getattr(sample, "name", None) == "vllm:cache_config_info":
+            labels = dict(sample.labels)
+            kept = [f"{k}={labels[k]}" for k in CACHE_CONFIG_LABELS if k in labels and labels[k] not in ("", "None")]
+            return ", ".join(kept) or None
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class TokenizedPrompt:
+    """vLLM's `POST /tokenize` answer for a chat (`messages`, and `tools` when sent): the prompt its
+    chat template renders, as token ids."""
+
+    count: int
+    tokens: tuple[int, ...]
+
+    @classmethod
+    def parse(cls, body: Any) -> TokenizedPrompt | None:
+        if not isinstance(body, Mapping):
+            return None
+        tokens = body.get("tokens")
+        if not isinstance(tokens, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in tokens):
+            return None
+        count = positive_int(body.get("count")) or len(tokens)
+        return cls(count, tuple(tokens))
+
+    @property
+    def sha256(self) -> str:
+        """sha256 (hex) of the ids, comma-separated: the same template renders the same ids."""
+        return hashlib.sha256(",".join(map(str, self.tokens)).encode("ascii")).hexdigest()

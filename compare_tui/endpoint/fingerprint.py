@@ -13,7 +13,11 @@ Shapes read (parsed by `endpoint.account`):
   `POST /apply-template` with a tool list (a server started with `--no-jinja` refuses it) and
   passes the answer as `template_mode`.
 - vLLM `/v1/models` entry: `root` (the folder or repo it loaded), `max_model_len`; `/version`:
-  `version`.
+  `version`; `POST /tokenize` of a chat with and without tools (the rendered prompt's ids: the
+  template as applied, and whether tools reach it); how it answers `tool_choice: "auto"`
+  (accepted only with `--enable-auto-tool-choice`); `/metrics`' `vllm:cache_config_info`. vLLM
+  does not say which tool-call parser it runs, nor `--max-num-seqs`: those are only ever the
+  catalogue's statement ("stated, not checked").
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from compare_tui.endpoint.account import ListedModel, LlamaProps, engine_version
+from compare_tui.endpoint.account import ListedModel, LlamaProps, TokenizedPrompt, engine_version
 
 FIELDS: tuple[tuple[str, str], ...] = (
     ("stack", "server kind"),
@@ -39,6 +43,10 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("engine_version", "engine version"),
     ("threads", "threads"),
     ("max_model_len", "max model length"),
+    ("rendered_prompt_sha256", "rendered prompt (template with tools)"),
+    ("tools_in_prompt", "tools reach the prompt"),
+    ("auto_tool_choice", "auto tool choice"),
+    ("cache_config", "KV cache settings"),
 )
 """(key, what a person calls it), in the order every surface shows them."""
 
@@ -54,6 +62,34 @@ APPLY_TEMPLATE_PROBE: dict[str, Any] = {
 }
 """The `POST /apply-template` body that tells Jinja templating from legacy: it only renders a
 prompt (no tokens are generated), and a server started with `--no-jinja` refuses its tools."""
+
+
+TOKENIZE_MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "ping"}]
+TOKENIZE_TOOLS: list[dict[str, Any]] = APPLY_TEMPLATE_PROBE["tools"]
+"""vLLM's `POST /tokenize` is asked to render `TOKENIZE_MESSAGES` with and without these tools
+(no tokens are generated): the ids with tools fingerprint the chat template as the server
+applies it, and more ids with tools than without show the tools reach the prompt."""
+
+AUTO_ACCEPTED = "accepted"
+AUTO_REFUSED = "refused (no --enable-auto-tool-choice)"
+
+
+def auto_tool_choice_of(status: int | None, body: Any) -> str | None:
+    """How vLLM answered a chat request with `tool_choice: "auto"` and more output tokens than
+    its context: refused for the tool choice (no `--enable-auto-tool-choice`), or past the tool
+    check (refused for the length, so nothing was generated); None for any other answer."""
+    text = str(body) if body is not None else ""
+    if status == 400 and '"auto" tool choice' in text:
+        return AUTO_REFUSED
+    if status == 400 and "max_tokens" in text:
+        return AUTO_ACCEPTED
+    return None
+
+
+def tools_reach_prompt(with_tools: TokenizedPrompt, without: TokenizedPrompt) -> str:
+    """ "yes" when rendering the tools added tokens to the prompt, else "no" (the template
+    drops them: the model never sees the tools)."""
+    return "yes" if with_tools.count > without.count else "no"
 
 
 def template_mode_of(status: int | None, body: Any) -> str | None:
@@ -82,7 +118,20 @@ def _from_props(props: LlamaProps, out: dict[str, Any]) -> None:
     out.update({k: v for k, v in values.items() if v is not None})
 
 
-def _from_vllm(item: ListedModel, version: str | None, out: dict[str, Any]) -> None:
+@dataclass(frozen=True, slots=True)
+class VllmConfig:
+    """What vLLM says of its configuration beside `/v1/models` (each None when not read)."""
+
+    with_tools: TokenizedPrompt | None = None
+    """`POST /tokenize` of `TOKENIZE_MESSAGES` with `TOKENIZE_TOOLS`."""
+    without_tools: TokenizedPrompt | None = None
+    auto_tool_choice: str | None = None
+    """`AUTO_ACCEPTED` or `AUTO_REFUSED`: how the server answered `tool_choice: "auto"`."""
+    cache_config: str | None = None
+    """`account.vllm_cache_config` of its `/metrics`."""
+
+
+def _from_vllm(item: ListedModel, version: str | None, config: VllmConfig | None, out: dict[str, Any]) -> None:
     out["stack"] = "vLLM"
     if item.max_model_len:
         out["max_model_len"] = item.max_model_len
@@ -90,6 +139,16 @@ def _from_vllm(item: ListedModel, version: str | None, out: dict[str, Any]) -> N
         out["loaded_folder"] = item.root
     if version:
         out["engine_version"] = version
+    if config is None:
+        return
+    if config.with_tools is not None:
+        out["rendered_prompt_sha256"] = config.with_tools.sha256
+        if config.without_tools is not None:
+            out["tools_in_prompt"] = tools_reach_prompt(config.with_tools, config.without_tools)
+    if config.auto_tool_choice:
+        out["auto_tool_choice"] = config.auto_tool_choice
+    if config.cache_config:
+        out["cache_config"] = config.cache_config
 
 
 def _typed_props(props: Any) -> LlamaProps | None:
@@ -105,6 +164,7 @@ def serving_fingerprint(
     props: LlamaProps | Mapping[str, Any] | None = None,
     listed: ListedModel | Mapping[str, Any] | None = None,
     version: str | Mapping[str, Any] | None = None,
+    vllm: VllmConfig | None = None,
     template_mode: str | None = None,
     sources: tuple[str, ...] = (),
 ) -> dict[str, Any]:
@@ -113,7 +173,7 @@ def serving_fingerprint(
     out: dict[str, Any] = {}
     item, llama = _typed_listed(listed), _typed_props(props)
     if item is not None and item.vllm:
-        _from_vllm(item, version if isinstance(version, str) or version is None else engine_version(version), out)
+        _from_vllm(item, version if isinstance(version, str) or version is None else engine_version(version), vllm, out)
     elif llama is not None:
         _from_props(llama, out)
     if template_mode in TEMPLATE_MODES:
@@ -126,7 +186,7 @@ def shown(key: str, value: Any, missing: str = "not reported") -> str:
     """One field's value as people read it (a template as the start of its sha256)."""
     if value is None:
         return missing
-    if key == "chat_template_sha256":
+    if key in ("chat_template_sha256", "rendered_prompt_sha256"):
         return f"sha256:{str(value)[:16]}…"
     return str(value)
 

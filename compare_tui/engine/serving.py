@@ -76,9 +76,34 @@ def read_server(entry: ModelEntry, headers: Mapping[str, str]) -> ServingRead:
         return ServingRead(reading)
     reading["fingerprint"] = probed.fingerprint
     reading["notes"] = list(probed.facts.notes)
+    stated = stated_not_checked(entry, probed.fingerprint)
+    if stated:
+        reading["stated"] = stated
     # The probe's answers make the run's server identity whatever the stack (vLLM: no /props
     # asked), so a run reads /v1/models once per start, not again in the runner.
     return ServingRead(reading, identity_from(entry.endpoint, probed.ids, probed.props))
+
+
+NOT_EXPOSED: dict[str, tuple[str, str]] = {
+    "tool_parser": ("tool-call parser", "--tool-call-parser"),
+    "max_num_seqs": ("max concurrent sequences", "--max-num-seqs"),
+}
+"""vLLM settings that change answers or latency but that no endpoint of the server reports:
+(catalogue key → what a person calls it, the flag). Only ever the catalogue's statement."""
+
+
+def stated_not_checked(entry: ModelEntry, fingerprint: Mapping[str, Any]) -> dict[str, str]:
+    """For a vLLM server: each setting it does not expose (`NOT_EXPOSED`) that the catalogue
+    states, as `{label: "VALUE (stated, not checked: vLLM does not report FLAG)"}`."""
+    if fingerprint.get("stack") != "vLLM":
+        return {}
+    serving = entry.serving
+    values = {"tool_parser": serving.tool_parser, "max_num_seqs": serving.extra.get("max_num_seqs")}
+    return {
+        label: f"{values[key]} (stated, not checked: vLLM does not report {flag})"
+        for key, (label, flag) in NOT_EXPOSED.items()
+        if values.get(key)
+    }
 
 
 def loaded_label(hashed: Provenance, reading: Mapping[str, Any]) -> Provenance:
@@ -195,6 +220,15 @@ def serving_lines(entry: ModelEntry, reading: Mapping[str, Any]) -> list[str]:
             continue
         mark = "  ← differs" if key in differing else ""
         lines.append(f"  {label}: {shown(key, ours, 'not stated')} → {shown(key, theirs)}{mark}")
+    for label, value in (reading.get("stated") or {}).items():
+        lines.append(f"  {label}: {value}")
+    if fingerprint.get("stack") == "vLLM":
+        unstated = [flag for key, (_, flag) in NOT_EXPOSED.items() if key not in _stated_keys(entry)]
+        if unstated:
+            lines.append(
+                f"  not reported by vLLM and not stated in the catalogue: {', '.join(unstated)} "
+                "(state them with `models add … --note tool_parser=… --note max_num_seqs=…`)"
+            )
     loaded = reading.get("loaded") or {}
     if loaded:
         lines.append(f"  loaded weights: {loaded.get('status')}: {loaded.get('text')}")
@@ -202,3 +236,14 @@ def serving_lines(entry: ModelEntry, reading: Mapping[str, Any]) -> list[str]:
     if differing:
         lines.append(f"  to record the server's settings in the entry: {update_command(entry)}")
     return lines
+
+
+def _stated_keys(entry: ModelEntry) -> set[str]:
+    return {
+        k
+        for k, v in (
+            ("tool_parser", entry.serving.tool_parser),
+            ("max_num_seqs", entry.serving.extra.get("max_num_seqs")),
+        )
+        if v
+    }
