@@ -147,6 +147,7 @@ def probe_endpoint(
             result.fingerprint = serving_fingerprint(
                 listed=listed, version=version, vllm=config, sources=(*sources, *asked)
             )
+            facts.sources += [a.split(" (")[0] for a in asked if a.split(" (")[0] not in facts.sources]
             for key in VLLM_CONFIG_KEYS:
                 if key in result.fingerprint:
                     facts.extra[key] = str(result.fingerprint[key])
