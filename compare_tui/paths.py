@@ -70,3 +70,17 @@ def local_models_dir() -> Path:
     """Where the embedded default assembles its GGUF files (`$COMPARE_TUI_MODELS_DIR` overrides)."""
     override = os.environ.get("COMPARE_TUI_MODELS_DIR")
     return Path(override) if override else data_dir() / "models"
+
+
+def hf_hub_cache() -> Path:
+    """The Hugging Face hub cache a server on this machine loads repository ids from, as the
+    `huggingface_hub` library finds it: `$HF_HUB_CACHE` (or the older `$HUGGINGFACE_HUB_CACHE`),
+    else `$HF_HOME/hub`, else `$XDG_CACHE_HOME/huggingface/hub` (default `~/.cache/huggingface/hub`)."""
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        value = os.environ.get(var)
+        if value:
+            return Path(value).expanduser()
+    home = os.environ.get("HF_HOME")
+    if home:
+        return Path(home).expanduser() / "hub"
+    return _xdg("XDG_CACHE_HOME", ".cache") / "huggingface" / "hub"

@@ -84,6 +84,30 @@ class BaselineSource(StrEnum):
     """Named with `report --baseline` at report time, other than the one recorded: chosen after the data."""
 
 
+class Provenance(StrEnum):
+    """A run's provenance label (docs/index.md, "Concepts"): what was checked about the weights
+    that answered. Every surface shows these exact strings."""
+
+    VERIFIED = "verified"
+    """Weights were hashed this run, every per-file pin matched with nothing extra, and the server
+    named what it loaded, which is the pinned weights."""
+    HOST_ATTESTED = "provenance by host attestation, not verified"
+    """A hosted model: the revision and digest are what the host states; nothing was hashed."""
+    NOT_IN_HF_CACHE = "weights not checked: the server's repository is not in this machine's Hugging Face cache"
+    """The pins hashed, but the server loaded a repository id that this machine's cache does not
+    hold (another host, or a cache elsewhere): what answered is not known to be the pins."""
+    NOT_ON_THIS_MACHINE = "weights not checked: the server's weights file is not on this machine"
+    """The pins hashed, but the file the server names is not here (a server on another host)."""
+    NOT_SAID = "weights not checked: the server does not say what it loaded"
+    """The pins hashed, but the server names no loaded file or folder."""
+
+
+WEIGHTS_NOT_CHECKED: Final = frozenset(
+    {Provenance.NOT_IN_HF_CACHE, Provenance.NOT_ON_THIS_MACHINE, Provenance.NOT_SAID}
+)
+"""The labels of a local run whose pins matched but whose server could not be checked against them."""
+
+
 class ErrorClass(StrEnum):
     """Why an attempt's request produced no usable answer (`AttemptRecord.error_class`)."""
 

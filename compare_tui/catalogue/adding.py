@@ -3,8 +3,10 @@ validated catalogue entry, written only when every step succeeded.
 
 Steps run cheapest first, so a bad flag never costs a hash of 100 GB: arguments, the
 existing catalogue (malformed or duplicate name: refused), the key policy, the endpoint
-probe, then the hashing, then the check that the server loaded the pinned weights
-(`serving_check.check_loaded`). `add_model` is the one entry point; every failure is a
+probe, the cheap check that the server loads these files (`serving_check.served_elsewhere`: by
+path, names and sizes), then the hashing, then the check that the server loaded the pinned
+weights (`serving_check.check_loaded`). A vLLM server that loaded a repository id is resolved
+through this machine's Hugging Face cache (`hf_cache`). `add_model` is the one entry point; every failure is a
 `CatalogueEditError` (one line) and leaves the file untouched.
 """
 
@@ -24,6 +26,7 @@ from pydantic import ValidationError
 from compare_tui.catalogue.editing import read_for_edit, save, with_entry
 from compare_tui.catalogue.errors import CatalogueEditError, ModelRefused
 from compare_tui.catalogue.gateway import check_key
+from compare_tui.catalogue.hf_cache import CachedSnapshot, NotResolved, resolve_repo
 from compare_tui.catalogue.keys import mask_provider_keys, resolve_key
 from compare_tui.catalogue.loader import validation_problems
 from compare_tui.catalogue.models import ModelEntry, ServingNotes
@@ -31,9 +34,10 @@ from compare_tui.catalogue.pinning import WeightPins, hf_snapshot, pin_weights, 
 from compare_tui.catalogue.probe import ProbeResult, probe_endpoint
 from compare_tui.catalogue.provenance import HOST_ATTESTED
 from compare_tui.catalogue.server_facts import READ_FROM_SERVER
-from compare_tui.catalogue.serving_check import check_loaded
+from compare_tui.catalogue.serving_check import check_loaded, served_elsewhere
 from compare_tui.catalogue.verify import Progress
 from compare_tui.endpoint import key_headers
+from compare_tui.paths import hf_hub_cache
 from compare_tui.vocabulary import ModelKind
 
 
@@ -134,6 +138,7 @@ def add_model(
     facts = probed.facts
     findings = list(facts.notes)
 
+    cached = resolve_repo(facts.weights_root, hf_hub_cache()) if facts.weights_root else None
     if weights_needed:
         discovered = Path(facts.weights_file) if facts.weights_file else None
         if discovered is not None and discovered.is_file():
@@ -142,11 +147,28 @@ def add_model(
         elif facts.weights_root and Path(facts.weights_root).is_dir():
             located = weight_files(Path(facts.weights_root), [])
             findings.append(f"weights folder {facts.weights_root} named by the server (vLLM's root)")
+        elif isinstance(cached, CachedSnapshot):
+            located = weight_files(cached.folder, [])
+            findings.append(
+                f"weights of {cached.repo} named by the server (vLLM's root), found in the Hugging Face cache: "
+                f"refs/{cached.ref} → {cached.folder}"
+            )
         else:
             raise CatalogueEditError(
                 "a local model needs its weights pinned: pass --weights-dir DIR (or --weights FILE…) with "
                 "the files the server loads, or --kind hosted if the weights are not on this machine"
+                + (
+                    f" (the server loaded the repository {facts.weights_root}, which could not be resolved: "
+                    f"{cached.why})"
+                    if isinstance(cached, NotResolved)
+                    else ""
+                )
             )
+    if located is not None:
+        # Before hashing: a server that loads other files than these is refused without a read.
+        differs = served_elsewhere(located[0], located[1], probed.fingerprint)
+        if differs is not None:
+            raise CatalogueEditError(f"{request.name!r} not added: {differs}; nothing was hashed", catalogue_path)
 
     serving: dict[str, Any] = dict(facts.serving)
     extra = dict(facts.extra)

@@ -3,7 +3,8 @@
 The hashing is `verify.hash_files` and the combined digest `refusals.combined_digest`, the
 same code `verify_weights` runs before every request, so an entry pinned here verifies
 exactly when the bytes are unchanged. The set of files pinned is what `verify_weights`
-would call "extra" if left out: every weights file under the folder.
+would call "extra" if left out: every weights file under the folder, and every file beside them
+that shapes answers (`verify.ANSWER_SHAPING_FILES`: chat template, tokenizer, generation config).
 """
 
 from __future__ import annotations
@@ -79,13 +80,15 @@ def weight_files(weights_dir: Path | None, weights: list[Path]) -> tuple[Path, d
         chosen = {}
     found = _scan(root)
     if not weights:
-        if not found:
+        if not any(name.lower().endswith(WEIGHT_SUFFIXES) for name in found):
             raise CatalogueEditError(
                 f"no weights files in {root} (looked for {', '.join('*' + s for s in WEIGHT_SUFFIXES)}); "
                 "give the folder the server loads its weights from"
             )
         chosen = {name: root / name for name in sorted(found)}
     else:
+        # The files that shape answers beside the given weights are pinned with them.
+        chosen |= {name: root / name for name in found if not name.lower().endswith(WEIGHT_SUFFIXES)}
         extra = sorted(found - set(chosen))
         if extra:
             raise CatalogueEditError(

@@ -22,12 +22,27 @@ from compare_tui.catalogue.server_facts import (
     from_ollama,
     from_vllm,
     gateway_findings,
-    listed_model,
-    model_ids,
 )
 from compare_tui.endpoint import Endpoint
+from compare_tui.endpoint.account import (
+    ListedModel,
+    LlamaProps,
+    ModelListing,
+    TokenizedPrompt,
+    engine_version,
+    vllm_cache_config,
+)
 from compare_tui.endpoint.client import causes, connect_failure, probe_client
-from compare_tui.endpoint.fingerprint import APPLY_TEMPLATE_PROBE, serving_fingerprint, template_mode_of
+from compare_tui.endpoint.fingerprint import (
+    APPLY_TEMPLATE_PROBE,
+    TOKENIZE_MESSAGES,
+    TOKENIZE_TOOLS,
+    VllmConfig,
+    auto_tool_choice_of,
+    serving_fingerprint,
+    template_mode_of,
+)
+from compare_tui.endpoint.prometheus import parse_exposition
 from compare_tui.endpoint.props import MAX_PROPS_BYTES, PropsUnavailable, fetch_props
 
 
@@ -37,12 +52,15 @@ class ProbeResult:
 
     model: str
     ids: list[str]
+    listing: ModelListing | None = None
+    """The typed `/v1/models` answer these ids came from."""
     facts: ServerFacts = field(default_factory=ServerFacts)
     fingerprint: dict[str, Any] = field(default_factory=dict)
     """How the server is configured and what it loaded (`endpoint.fingerprint`)."""
-    props: dict[str, Any] | PropsUnavailable | None = None
-    """llama.cpp's `/props` as this probe read it: the body, or why there was none; None when it
-    was not asked (a vLLM server). A run's environment is made from it, not read again."""
+    props: LlamaProps | PropsUnavailable | None = None
+    """`/props` as this probe read it (typed; an empty `LlamaProps` for a JSON object of another
+    shape), or why there was none; None when it was not asked (a vLLM server). A run's
+    environment is made from it, not read again."""
 
 
 def _get(client: httpx.Client, method: str, url: str, **kwargs: Any) -> tuple[int, Any]:
@@ -108,36 +126,42 @@ def probe_endpoint(
                 f"{endpoint} answered HTTP {status} to GET /models: it needs a key; export a "
                 "virtual key and pass the variable's name with --key-env"
             )
-        ids = model_ids(listing) if status == 200 else None
-        if ids is None:
+        parsed = ModelListing.parse(listing) if status == 200 else None
+        if parsed is None:
             got = f"HTTP {status}" if status != 200 else "a body without a `data` list"
             raise EndpointProbeError(
                 f"{endpoint} is not an OpenAI-compatible API: GET {at.models_url} gave {got}; "
                 "give the base URL that serves /chat/completions (usually ending in /v1)"
             )
+        ids = parsed.ids
         try:
             chosen = _choose_model(model, name, ids, endpoint)
         except ModelNotServed as exc:
-            items = listing.get("data") if isinstance(listing, dict) else None
-            owners = (
-                {str(i.get("owned_by")) for i in items if isinstance(i, dict)} if isinstance(items, list) else set()
-            )
-            raise ModelNotServed(str(exc), exc.ids, frozenset(owners)) from None
+            raise ModelNotServed(str(exc), exc.ids, parsed.owners) from None
         facts = ServerFacts()
-        result = ProbeResult(model=chosen, ids=ids, facts=facts)
-        listed = listed_model(listing, chosen)
+        result = ProbeResult(model=chosen, ids=ids, listing=parsed, facts=facts)
+        listed = parsed.find(chosen)
         vllm = from_vllm(listed)
         if vllm is not None:
             facts.merge(vllm)
-            version = _optional(client, "GET", at.beside("version"))
-            sources = ("GET /v1/models", "GET /version") if version is not None else ("GET /v1/models",)
-            result.fingerprint = serving_fingerprint(listed=listed, version=version, sources=sources)
+            version_body = _optional(client, "GET", at.beside("version"))
+            version = engine_version(version_body)
+            sources = ("GET /v1/models", "GET /version") if version_body is not None else ("GET /v1/models",)
+            config, asked = _vllm_config(client, at, chosen, listed)
+            result.fingerprint = serving_fingerprint(
+                listed=listed, version=version, vllm=config, sources=(*sources, *asked)
+            )
+            facts.sources += [a.split(" (")[0] for a in asked if a.split(" (")[0] not in facts.sources]
+            for key in VLLM_CONFIG_KEYS:
+                if key in result.fingerprint:
+                    facts.extra[key] = str(result.fingerprint[key])
             return _with_gateway(result, gateway, props_found=False)
+        props: LlamaProps | None = None
         try:
-            props: dict[str, Any] | None = fetch_props(at, client=client, timeout_s=timeout_s)
-            result.props = props
+            props = LlamaProps.parse(fetch_props(at, client=client, timeout_s=timeout_s))
+            result.props = props or LlamaProps()
         except PropsUnavailable as exc:
-            props, result.props = None, exc
+            result.props = exc
         llama = from_llama_props(props)
         if llama is not None:
             facts.merge(llama)
@@ -154,6 +178,60 @@ def probe_endpoint(
             if ollama is not None:
                 facts.merge(ollama)
         return _with_gateway(result, gateway, props_found=False)
+
+
+VLLM_CONFIG_KEYS = ("rendered_prompt_sha256", "tools_in_prompt", "auto_tool_choice", "cache_config")
+"""The fingerprint fields of vLLM's configuration that `models add` records in `[model.serving]
+extra`, so that a run start catches their drift like the context's (`serving_check`)."""
+
+
+def _vllm_config(
+    client: httpx.Client, at: Endpoint, model: str, listed: ListedModel | None
+) -> tuple[VllmConfig, tuple[str, ...]]:
+    """What vLLM says of its configuration without generating a token, and the requests asked:
+    the chat template as rendered by `POST /tokenize` (with and without tools), whether it
+    accepts `tool_choice: "auto"` (asked with more output tokens than the context holds, which
+    it refuses after the tool check, before any generation), and `/metrics`' cache settings."""
+    chat = {"model": model, "messages": TOKENIZE_MESSAGES}
+    with_status, with_body = _answer(client, "POST", at.beside("tokenize"), json=chat | {"tools": TOKENIZE_TOOLS})
+    _, without_body = _answer(client, "POST", at.beside("tokenize"), json=chat)
+    too_many = (listed.max_model_len if listed and listed.max_model_len else 10**8) + 1
+    status, body = _answer(
+        client,
+        "POST",
+        at.api("chat/completions"),
+        json=chat | {"tools": TOKENIZE_TOOLS, "tool_choice": "auto", "max_tokens": too_many, "stream": False},
+    )
+    auto = auto_tool_choice_of(status, body)
+    metrics = _text(client, at.metrics_url)
+    cache = None
+    if metrics is not None:
+        try:
+            cache = vllm_cache_config(parse_exposition(metrics))
+        except ValueError:
+            cache = None
+    config = VllmConfig(
+        with_tools=TokenizedPrompt.parse(with_body) if with_status == 200 else None,
+        without_tools=TokenizedPrompt.parse(without_body),
+        auto_tool_choice=auto,
+        cache_config=cache,
+    )
+    asked = [
+        *(("POST /tokenize",) if config.with_tools else ()),
+        *(("POST /v1/chat/completions (tool_choice auto, refused before generating)",) if auto else ()),
+        *(("GET /metrics",) if cache else ()),
+    ]
+    return config, tuple(asked)
+
+
+def _text(client: httpx.Client, url: str) -> str | None:
+    try:
+        response = client.get(url)
+    except httpx.HTTPError:
+        return None
+    if response.status_code != 200 or len(response.content) > MAX_PROPS_BYTES:
+        return None
+    return response.text
 
 
 def _answer(client: httpx.Client, method: str, url: str, **kwargs: Any) -> tuple[int | None, Any]:

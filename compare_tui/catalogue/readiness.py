@@ -11,7 +11,7 @@ the Models screen shows, computed here once for both.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from compare_tui.catalogue.keys import resolve_key
 from compare_tui.catalogue.models import Catalogue, ModelEntry
 from compare_tui.catalogue.provenance import ProvenanceLabel
 from compare_tui.catalogue.refusals import check_entry
+from compare_tui.catalogue.serving_check import LoadedCheck
 from compare_tui.catalogue.verify import Progress, find_weight_files, verify_weights
 from compare_tui.vocabulary import ModelKind
 
@@ -56,7 +57,7 @@ def readiness(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> Re
             if missing:
                 reasons.append(f"missing: {', '.join(missing)}")
             if extra:
-                reasons.append(f"extra: {', '.join(extra)} (unpinned weights in {root})")
+                reasons.append(f"extra: {', '.join(extra)} (unpinned weights or answer-shaping files in {root})")
     return Readiness(ready=not reasons, reasons=reasons)
 
 
@@ -96,10 +97,25 @@ class CatalogueRow:
         }
 
 
-def catalogue_rows(catalogue: Catalogue, environ: Mapping[str, str] | None = None) -> list[CatalogueRow]:
+ServedRefusal = Callable[[ModelEntry], str | None]
+"""entry → why a run would refuse what its server serves (other weights, a model it does not
+list), or None; asks the server (`engine.serving.served_refusal`)."""
+
+
+def catalogue_rows(
+    catalogue: Catalogue, environ: Mapping[str, str] | None = None, *, served: ServedRefusal | None = None
+) -> list[CatalogueRow]:
     """Every entry in file order with its cost basis and readiness (lists weights folders,
-    hashes nothing)."""
-    return [CatalogueRow(entry, cost_summary(entry), readiness(entry, environ)) for entry in catalogue.models]
+    hashes nothing). With `served`, each server is asked what it loads, so that an entry whose
+    server a run would refuse is not `ready`."""
+    rows = []
+    for entry in catalogue.models:
+        state = readiness(entry, environ)
+        why = served(entry) if served is not None else None
+        if why is not None:
+            state = Readiness(ready=False, reasons=[*state.reasons, why])
+        rows.append(CatalogueRow(entry, cost_summary(entry), state))
+    return rows
 
 
 @dataclass(frozen=True)
@@ -120,12 +136,18 @@ class VerifyOutcome:
     def matched(self) -> bool:
         return self.label is not None
 
-    def summary(self) -> str:
-        """One line: "verified, 2 file(s), 135.2 MiB", the host-attestation label, or "DRIFT"."""
+    def summary(self, loaded: LoadedCheck | None = None) -> str:
+        """One line: "verified, 2 file(s), 135.2 MiB", the host-attestation label, or "DRIFT".
+        With the server's loaded-weights check (`loaded`): pins that match while the server
+        loads other weights say so first, and a server that could not be checked gives its
+        "weights not checked: …" label instead of "verified"."""
         if self.label is None:
             return "DRIFT"
         hashed = f", {self.files} file(s), {self.bytes_hashed / 2**20:.1f} MiB" if self.files else ""
-        return f"{self.label}{hashed}"
+        if loaded is not None and loaded.status == "mismatch":
+            return f"SERVER LOADS OTHER WEIGHTS (the pinned files are intact{hashed})"
+        label = self.label if loaded is None else loaded.label(self.label)
+        return f"{label}{hashed}"
 
 
 def verify_entry(entry: ModelEntry, *, progress: Progress | None = None) -> VerifyOutcome:

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from compare_tui.endpoint.fingerprint import positive_int, text_value
+from compare_tui.endpoint.account import ListedModel, LlamaProps, ModelListing, positive_int, text_value
 
 READ_FROM_SERVER = "read from the server"
 """How serving notes that a server reported are marked (the user's own are "stated")."""
@@ -70,48 +70,29 @@ def _template_summary(template: str) -> tuple[str, str]:
 
 def model_ids(listing: Any) -> list[str] | None:
     """The ids in an OpenAI `GET /v1/models` body, or None when it is not that shape."""
-    data = listing.get("data") if isinstance(listing, dict) else None
-    if not isinstance(data, list):
-        return None
-    return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+    parsed = listing if isinstance(listing, ModelListing) else ModelListing.parse(listing)
+    return None if parsed is None else parsed.ids
 
 
-def listed_model(listing: Any, model_id: str) -> dict[str, Any] | None:
-    """The `data[]` object for `model_id` in a `/v1/models` body, else None."""
-    data = listing.get("data") if isinstance(listing, dict) else None
-    for item in data if isinstance(data, list) else []:
-        if isinstance(item, dict) and item.get("id") == model_id:
-            return item
-    return None
-
-
-def from_llama_props(props: Any) -> ServerFacts | None:
-    """llama.cpp's `/props`, or None when the body is not llama.cpp's."""
-    if not isinstance(props, dict) or not (
-        "build_info" in props or "default_generation_settings" in props or "total_slots" in props
-    ):
+def from_llama_props(props: LlamaProps | Any) -> ServerFacts | None:
+    """llama.cpp's `/props` (typed, or a body parsed by `LlamaProps.parse`), or None when it is
+    not llama.cpp's."""
+    typed = props if isinstance(props, LlamaProps) else LlamaProps.parse(props)
+    if typed is None:
         return None
     facts = ServerFacts(stack="llama.cpp llama-server", sources=["GET /props"])
-    build = text_value(props.get("build_info"), 200)
-    if build:
-        facts.serving["build"] = build
-    settings = props.get("default_generation_settings")
-    n_ctx = positive_int(settings.get("n_ctx")) if isinstance(settings, dict) else None
-    n_ctx = n_ctx or positive_int(props.get("n_ctx"))
-    if n_ctx:
-        facts.serving["context_size"] = n_ctx
-    slots = positive_int(props.get("total_slots"))
-    if slots:
-        facts.extra["parallel_slots"] = str(slots)
-    template = props.get("chat_template")
-    if isinstance(template, str) and template:
-        facts.serving["chat_template"], facts.extra["chat_template_sha256"] = _template_summary(template)
-    quantisation = text_value(props.get("model_ftype"), 100)
-    if quantisation:
-        facts.serving["quantisation"] = quantisation
-    path = text_value(props.get("model_path"), 4096)
-    if path:
-        facts.weights_file = path
+    if typed.build_info:
+        facts.serving["build"] = typed.build_info
+    if typed.context_per_slot:
+        facts.serving["context_size"] = typed.context_per_slot
+    if typed.total_slots:
+        facts.extra["parallel_slots"] = str(typed.total_slots)
+    if typed.chat_template:
+        facts.serving["chat_template"], facts.extra["chat_template_sha256"] = _template_summary(typed.chat_template)
+    if typed.model_ftype:
+        facts.serving["quantisation"] = typed.model_ftype
+    if typed.model_path:
+        facts.weights_file = typed.model_path
     return facts
 
 
@@ -166,24 +147,19 @@ def from_ollama(tags: Any, show: Any, model_id: str) -> ServerFacts | None:
     return facts
 
 
-def from_vllm(item: Any) -> ServerFacts | None:
-    """vLLM's `/v1/models` object for the model, or None when it is not vLLM's shape
-    (vLLM alone adds `max_model_len` and `root`, and owns its models as "vllm")."""
-    if not isinstance(item, dict) or not (
-        item.get("owned_by") == "vllm" or ("max_model_len" in item and "root" in item)
-    ):
+def from_vllm(item: ListedModel | Any) -> ServerFacts | None:
+    """vLLM's `/v1/models` entry for the model, or None when it is not vLLM's."""
+    typed = item if isinstance(item, ListedModel) else ListedModel.parse(item)
+    if typed is None or not typed.vllm:
         return None
     facts = ServerFacts(stack="vLLM", sources=["GET /v1/models"])
-    max_len = positive_int(item.get("max_model_len"))
-    if max_len:
-        facts.serving["context_size"] = max_len
-    root = text_value(item.get("root"), 4096)
-    if root:
-        facts.extra["vllm_root"] = root
-        facts.weights_root = root
-    parent = text_value(item.get("parent"), 4096)
-    if parent:
-        facts.extra["vllm_parent"] = parent
+    if typed.max_model_len:
+        facts.serving["context_size"] = typed.max_model_len
+    if typed.root:
+        facts.extra["vllm_root"] = typed.root
+        facts.weights_root = typed.root
+    if typed.parent:
+        facts.extra["vllm_parent"] = typed.parent
     return facts
 
 

@@ -3,8 +3,12 @@
 Two checks of a serving fingerprint (`endpoint.fingerprint`) against a catalogue entry:
 - `check_loaded`: the file the server names must be one of the pinned weights files (by its
   path within `weights_dir`, or, for a copy elsewhere, by size and sha256); the folder vLLM names
-  must be the pinned `weights_dir`. A mismatch refuses (`models add`, `run`); a server that does
-  not say what it loaded leaves the check undone, which the report states.
+  must be the pinned `weights_dir` or hold the same files; a repository id it names instead
+  (`--model ORG/NAME`) is resolved through this machine's Hugging Face cache (`hf_cache`) to the
+  snapshot `refs/main` names. A mismatch refuses (`models add`, `run`); a server that does not
+  say what it loaded, or names what is not on this machine, leaves the check undone, and the
+  run's provenance label says so (`LoadedCheck.label`: "weights not checked: …", never
+  "verified").
 - `catalogue_differences`: each `[model.serving]` fact the server reports otherwise
   (catalogue value → server value); a run proceeds with a caveat, or `--strict-serving` refuses.
 
@@ -21,9 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from compare_tui.catalogue.hf_cache import NotResolved, resolve_repo
 from compare_tui.catalogue.models import ModelEntry, ServingNotes
-from compare_tui.catalogue.verify import hash_file
+from compare_tui.catalogue.verify import find_weight_files, hash_file
 from compare_tui.endpoint.fingerprint import JINJA, LEGACY, Difference, fingerprint_differences
+from compare_tui.paths import hf_hub_cache
+from compare_tui.vocabulary import Provenance
 
 LoadedStatus = Literal["matched", "mismatch", "unchecked", "not_pinned"]
 
@@ -34,9 +41,28 @@ class LoadedCheck:
 
     status: LoadedStatus
     text: str
+    provenance: Provenance | None = None
+    """For `unchecked`: the label a run gets instead of `verified` (why it was not checked)."""
 
     def as_dict(self) -> dict[str, str]:
-        return {"status": self.status, "text": self.text}
+        out = {"status": self.status, "text": self.text}
+        return out | ({"provenance": str(self.provenance)} if self.provenance else {})
+
+    @classmethod
+    def of(cls, stored: Mapping[str, Any] | None) -> LoadedCheck | None:
+        """A check as a reading stores it (`as_dict`), None when none is stored."""
+        if not stored or stored.get("status") not in ("matched", "mismatch", "unchecked", "not_pinned"):
+            return None
+        label = str(stored.get("provenance"))
+        known = label in {p.value for p in Provenance}
+        return cls(stored["status"], str(stored.get("text", "")), Provenance(label) if known else None)
+
+    def label(self, hashed: Provenance) -> Provenance:
+        """The run's provenance label given what hashing the pins gave (`hashed`): `verified`
+        only when the server's weights were checked too."""
+        if hashed == Provenance.VERIFIED and self.status == "unchecked":
+            return self.provenance or Provenance.NOT_SAID
+        return hashed
 
 
 def _same_path(a: Path, b: Path) -> bool:
@@ -60,9 +86,15 @@ def _fix(entry: ModelEntry, loaded: str) -> str:
 
 
 def check_loaded(
-    entry: ModelEntry, fingerprint: Mapping[str, Any], *, digest_of: Callable[[Path], str] = hash_file
+    entry: ModelEntry,
+    fingerprint: Mapping[str, Any],
+    *,
+    digest_of: Callable[[Path], str] = hash_file,
+    hf_cache: Path | None = None,
 ) -> LoadedCheck:
-    """The file or folder the server names, against the entry's pins (see the module docstring)."""
+    """The file or folder the server names, against the entry's pins (see the module docstring).
+    A repository id is resolved through the Hugging Face cache (`hf_cache`, default this
+    machine's: `paths.hf_hub_cache`)."""
     stack = fingerprint.get("stack") or "the server (an OpenAI-compatible API with no /props)"
     named_file, named_folder = fingerprint.get("loaded_file"), fingerprint.get("loaded_folder")
     if entry.kind != "local" or entry.weights_dir is None or not entry.files:
@@ -72,18 +104,85 @@ def check_loaded(
         return _check_file(entry, Path(str(named_file)), where, digest_of)
     if named_folder:
         folder = Path(str(named_folder))
+        how = "its /v1/models root"
         if not folder.is_absolute():
-            return LoadedCheck(
-                "unchecked", f"{where} names {named_folder!r}, a repository id rather than a folder on this machine"
-            )
+            resolved = resolve_repo(str(named_folder), hf_hub_cache() if hf_cache is None else hf_cache)
+            if isinstance(resolved, NotResolved):
+                return LoadedCheck(
+                    "unchecked",
+                    f"{where} loaded the repository {named_folder!r}, which could not be found on this machine "
+                    f"({resolved.why}); point HF_HOME or HF_HUB_CACHE at the server's cache",
+                    Provenance.NOT_IN_HF_CACHE,
+                )
+            folder = resolved.folder
+            how = f"{named_folder}, refs/{resolved.ref} → {resolved.commit[:12]} in the Hugging Face cache"
         if _same_path(folder, entry.weights_dir):
-            return LoadedCheck("matched", f"{where} loaded the pinned folder {entry.weights_dir}")
+            return LoadedCheck("matched", f"{where} loaded the pinned folder {entry.weights_dir} ({how})")
+        copy = _same_files(entry, folder, digest_of)
+        if copy is None:
+            return LoadedCheck("matched", f"{where} loaded {folder} ({how}), a copy of the pinned files (same sha256)")
         return LoadedCheck(
             "mismatch",
-            f"{where} loaded the folder {folder} (its /v1/models root), but {_pinned_side(entry)}; "
+            f"{where} loaded the folder {folder} ({how}), but {_pinned_side(entry)} ({copy}); "
             f"fix: {_fix(entry, str(folder))}".replace("--weights ", "--weights-dir "),
         )
-    return LoadedCheck("unchecked", f"{where} does not say which weights file it loaded")
+    return LoadedCheck("unchecked", f"{where} does not say which weights file it loaded", Provenance.NOT_SAID)
+
+
+def served_elsewhere(root: Path, files: Mapping[str, Path], fingerprint: Mapping[str, Any]) -> str | None:
+    """Why the server cannot be loading `files` (about to be pinned from `root`), judged without
+    reading a byte: the file or folder it names is elsewhere and differs in names or sizes. None
+    when it may be (the check after hashing decides) or when it names nothing found here."""
+    stack = fingerprint.get("stack") or "the server"
+    named_file, named_folder = fingerprint.get("loaded_file"), fingerprint.get("loaded_folder")
+    pinned = f"the files to pin are in {root} ({', '.join(sorted(files)[:4])}{' …' if len(files) > 4 else ''})"
+    if named_file:
+        named = Path(str(named_file))
+        size = _size(named) if named.is_absolute() else None
+        if size is None or any(_same_path(named, p) or _size(p) == size for p in files.values()):
+            return None
+        return f"{stack} loaded {named} ({size} bytes), which is none of them: {pinned}"
+    if not named_folder:
+        return None
+    folder, how = Path(str(named_folder)), "its /v1/models root"
+    if not folder.is_absolute():
+        resolved = resolve_repo(str(named_folder), hf_hub_cache())
+        if isinstance(resolved, NotResolved):
+            return None
+        folder, how = resolved.folder, f"{named_folder} in the Hugging Face cache"
+    if _same_path(folder, root):
+        return None
+    try:
+        found = find_weight_files(folder)
+    except OSError:
+        return None
+    if found != set(files) or any(_size(files[n]) != _size(folder / n) for n in found):
+        return f"{stack} loaded the folder {folder} ({how}), whose files differ in names or sizes: {pinned}"
+    return None
+
+
+def _same_files(entry: ModelEntry, folder: Path, digest_of: Callable[[Path], str]) -> str | None:
+    """None when `folder` holds exactly the pinned files with their pinned sha256, else how it
+    differs. Names and sizes are compared first, so another model's folder is told apart
+    without reading it; only a folder alike in both is hashed."""
+    assert entry.weights_dir is not None
+    try:
+        found = find_weight_files(folder)
+    except OSError as exc:
+        return f"its files could not be listed: {exc}"
+    if found != set(entry.files):
+        differ = sorted(found ^ set(entry.files))
+        return "other files: " + ", ".join(differ[:4]) + (" …" if len(differ) > 4 else "")
+    sized = [n for n in sorted(found) if _size(folder / n) != _size(entry.weights_dir / n)]
+    if sized:
+        return "other sizes: " + ", ".join(sized[:4])
+    for name in sorted(found):
+        try:
+            if digest_of(folder / name) != entry.files[name]:
+                return f"other bytes: {name}"
+        except OSError as exc:
+            return f"{name} could not be read ({exc.strerror or exc})"
+    return None
 
 
 def _check_file(entry: ModelEntry, named: Path, where: str, digest_of: Callable[[Path], str]) -> LoadedCheck:
@@ -99,7 +198,9 @@ def _check_file(entry: ModelEntry, named: Path, where: str, digest_of: Callable[
         size = None
     if size is None:
         return LoadedCheck(
-            "unchecked", f"{where} names {named}, which is not a file on this machine, so it could not be compared"
+            "unchecked",
+            f"{where} names {named}, which is not a file on this machine, so it could not be compared",
+            Provenance.NOT_ON_THIS_MACHINE,
         )
     same_size = [name for name, path in pinned.items() if _size(path) == size]
     if same_size:
@@ -158,6 +259,11 @@ def catalogue_fingerprint(serving: ServingNotes | Mapping[str, Any]) -> dict[str
         "quantisation": extra.get("model_ftype") or notes.quantisation,
         "build": _comparable_build(notes.build),
         "threads": _int(extra.get("threads")),
+        # vLLM's configuration as `models add` read it (`probe.VLLM_CONFIG_KEYS`).
+        "rendered_prompt_sha256": extra.get("rendered_prompt_sha256") or None,
+        "tools_in_prompt": extra.get("tools_in_prompt") or None,
+        "auto_tool_choice": extra.get("auto_tool_choice") or None,
+        "cache_config": extra.get("cache_config") or None,
     }
     return {k: v for k, v in values.items() if v is not None}
 

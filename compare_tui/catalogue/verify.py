@@ -25,6 +25,21 @@ from compare_tui.vocabulary import ModelKind
 
 WEIGHT_SUFFIXES = (".gguf", ".safetensors", ".bin", ".pt", ".pth")
 """Files a serving stack might load as weights; any in weights_dir must be pinned."""
+ANSWER_SHAPING_FILES: dict[str, str] = {
+    "chat_template.jinja": "the chat template",
+    "chat_template.json": "the chat template",
+    "tokenizer_config.json": "the tokenizer configuration (and, in older folders, the chat template)",
+    "tokenizer.json": "the tokenizer",
+    "tokenizer.model": "the tokenizer",
+    "vocab.json": "the tokenizer's vocabulary",
+    "merges.txt": "the tokenizer's merges",
+    "special_tokens_map.json": "the special tokens",
+    "added_tokens.json": "the added tokens",
+    "generation_config.json": "the default generation settings",
+}
+"""Files beside the weights that shape answers (what the prompt becomes, how decoding stops and
+samples), by name, and what each is: pinned and checked like the weights, so a changed chat
+template or tokenizer is named, not verified."""
 CHUNK_SIZE = 4 * 1024 * 1024
 """Read size. Past ~1 MiB per read the syscall cost is negligible against hashing."""
 PROGRESS_INTERVAL_S = 0.1
@@ -80,14 +95,27 @@ def hash_file(
     return "sha256:" + digest.hexdigest()
 
 
+def is_pinned_kind(name: str) -> bool:
+    """Whether a file of this name is pinned: a weights file, or one that shapes answers."""
+    base = name.rsplit("/", 1)[-1]
+    return base.lower().endswith(WEIGHT_SUFFIXES) or base in ANSWER_SHAPING_FILES
+
+
+def what_file(name: str) -> str:
+    """`tokenizer_config.json (the tokenizer configuration …)`, or the bare name of a weights file."""
+    role = ANSWER_SHAPING_FILES.get(name.rsplit("/", 1)[-1])
+    return f"{name} ({role})" if role else name
+
+
 def find_weight_files(weights_dir: Path, *, onerror: Callable[[OSError], None] | None = None) -> set[str]:
-    """Every weights-like file under `weights_dir` (recursively, not following symlinked
-    folders), as '/'-separated paths relative to it — the same form as the pins. A folder
-    that cannot be listed is skipped unless `onerror` (as for `os.walk`) raises."""
+    """Every file under `weights_dir` that is pinned (weights, and the files that shape answers:
+    `ANSWER_SHAPING_FILES`), recursively, not following symlinked folders, as '/'-separated
+    paths relative to it — the same form as the pins. A folder that cannot be listed is
+    skipped unless `onerror` (as for `os.walk`) raises."""
     found: set[str] = set()
     for root, _dirs, names in os.walk(weights_dir, onerror=onerror):
         for name in names:
-            if name.lower().endswith(WEIGHT_SUFFIXES):
+            if is_pinned_kind(name):
                 found.add((Path(root) / name).relative_to(weights_dir).as_posix())
     return found
 
@@ -133,14 +161,15 @@ def verify_weights(
             problems.append(f"unreadable: {name} ({result.strerror or result}); check its permissions")
         elif result != entry.files[name]:
             problems.append(
-                f"changed: {name} is pinned as {entry.files[name]} but hashes to {result}; "
+                f"changed: {what_file(name)} is pinned as {entry.files[name]} but hashes to {result}; "
                 "restore the pinned file, or re-pin it (and weights_digest) if the change "
                 "is intended"
             )
     for name in sorted(find_weight_files(root) - set(entry.files)):
+        kind = "a weights file" if name.lower().endswith(WEIGHT_SUFFIXES) else "a file that shapes answers"
         problems.append(
-            f"extra: {name} is a weights file in {root} that is not pinned; a server may "
-            "load it, so pin it in files or move it out"
+            f"extra: {what_file(name)} is {kind} in {root} that is not pinned; a server may "
+            "load it, so pin it in files (re-pin with `models add … --replace`) or move it out"
         )
     if problems:
         raise ModelRefused.listing(

@@ -287,8 +287,9 @@ def _gpu_count(args: argparse.Namespace) -> dict[str, Any]:
 
 def _list(args: argparse.Namespace) -> int:
     from compare_tui.catalogue.readiness import catalogue_rows
+    from compare_tui.engine.serving import served_refusal
 
-    rows = catalogue_rows(_catalogue(args))
+    rows = catalogue_rows(_catalogue(args), served=served_refusal)
     if args.json:
         print(json.dumps([row.as_json() for row in rows], indent=2))
         return 0
@@ -350,6 +351,7 @@ def _show(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from compare_tui.catalogue import CatalogueError
     from compare_tui.catalogue.readiness import verify_entry
+    from compare_tui.catalogue.serving_check import LoadedCheck
     from compare_tui.engine.serving import live_reading, serving_lines
 
     catalogue = _catalogue(args)
@@ -357,17 +359,20 @@ def _verify(args: argparse.Namespace) -> int:
         entries = list(catalogue.models) if args.all else [catalogue.get(args.name)]
     except CatalogueError as exc:
         raise CommandError(str(exc)) from None
-    drift = 0
+    drift, served_other = 0, 0
     for entry in entries:
         with _HashProgress() as progress:
             outcome = verify_entry(entry, progress=progress)
-        print(f"{entry.name}: {outcome.summary()}")
         reading = live_reading(entry)
-        served_other = (reading.get("loaded") or {}).get("status") == "mismatch"
-        if not outcome.matched or served_other:
+        # A server that did not answer checked nothing either way; its serving line says so.
+        loaded = None if reading.get("unread") else LoadedCheck.of(reading.get("loaded"))
+        print(f"{entry.name}: {outcome.summary(loaded)}")
+        if not outcome.matched:
             drift += 1
             for problem in outcome.problems:
                 print(f"  - {problem}")
+        elif loaded is not None and loaded.status == "mismatch":
+            served_other += 1
         for line in serving_lines(entry, reading):
             print(f"  {line}")
     if drift:
@@ -376,8 +381,14 @@ def _verify(args: argparse.Namespace) -> int:
             "with `compare-tui models add NAME … --replace`",
             file=sys.stderr,
         )
-        return 1
-    return 0
+    if served_other:
+        print(
+            f"{served_other} of {len(entries)} model(s) have intact weights but a server that loads other "
+            "weights; point the entry at the server that loads its pinned weights, or restart the server "
+            "with them (see the loaded weights line above)",
+            file=sys.stderr,
+        )
+    return 1 if drift or served_other else 0
 
 
 def _remove(args: argparse.Namespace) -> int:

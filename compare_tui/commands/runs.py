@@ -10,6 +10,7 @@ from compare_tui.commands.run import _tally_dict
 from compare_tui.report import formatting as fmt
 from compare_tui.report.formatting import MARKS
 from compare_tui.store import RunRecord
+from compare_tui.vocabulary import WEIGHTS_NOT_CHECKED
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -106,6 +107,10 @@ def _list(args: argparse.Namespace) -> int:
     for row in cells:
         table.add_row(*row)
     console.print(table)
+    # A run whose weights were not checked says so under the table, whole (a cell would cut it).
+    for run, _ in rows:
+        if run.provenance in WEIGHTS_NOT_CHECKED:
+            console.print(f"{run.id}: {run.provenance}", highlight=False)
     console.print(
         f"tasks: {MARKS['pass']} pass {MARKS['fail']} fail {MARKS['review']} needs a person "
         f"{MARKS['error']} error {MARKS['missing']} not done, of the set's tasks; "

@@ -68,7 +68,12 @@ def render_text(check: ReproduceCheck) -> str:
         lines.append("verdict: REPRODUCED — every figure is within its tolerance")
     else:
         names = ", ".join(f.name for f in check.outside)
-        lines.append(f"verdict: NOT REPRODUCED — outside tolerance: {names}")
+        cause = (
+            "; the runs differ in " + ", ".join(d.what for d in check.differences) + " (flagged above), a likely cause"
+            if check.differences
+            else ""
+        )
+        lines.append(f"verdict: NOT REPRODUCED — outside tolerance: {names}{cause}")
     return "\n".join(lines) + "\n"
 
 

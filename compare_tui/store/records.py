@@ -23,11 +23,10 @@ from pydantic import (
 )
 
 from compare_tui.scoring.result import Answer, Outcome, ToolCall
-from compare_tui.vocabulary import AuditState, ErrorClass, RunStatus
+from compare_tui.vocabulary import AuditState, ErrorClass, Provenance, RunStatus
 
-PROVENANCE_VERIFIED = "verified"
-PROVENANCE_ATTESTED = "provenance by host attestation, not verified"
-Provenance = Literal["verified", "provenance by host attestation, not verified"]
+PROVENANCE_VERIFIED = Provenance.VERIFIED
+PROVENANCE_ATTESTED = Provenance.HOST_ATTESTED
 Verdict = Literal["pass", "fail", "skip"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import struct
 from pathlib import Path
 
@@ -424,9 +425,11 @@ def test_verify_into_one_pipe_never_runs_a_progress_line_on_from_another_line(tm
     lines = done.stdout.splitlines()
     assert done.returncode == 0, done.stdout[-2000:]
     assert sum(line.startswith("hashed tiny.gguf") for line in lines) == 40
-    assert sum(line.startswith("m") and ": verified" in line for line in lines) == 40
+    # The scripted server names a file that is not on this machine: each entry's verdict line is
+    # "mNN: weights not checked: …" (its pins hashed, the server's file not compared).
+    assert sum(re.match(r"m\d\d: ", line) is not None for line in lines) == 40
     assert not [line for line in lines if "hashed tiny.gguf" in line and not line.startswith("hashed ")]
     # Each model's lines follow its own progress line, before the next model's.
     progress = [n for n, line in enumerate(lines) if line.startswith("hashed ")]
-    verdicts = [n for n, line in enumerate(lines) if line.startswith("m") and ": verified" in line]
+    verdicts = [n for n, line in enumerate(lines) if re.match(r"m\d\d: ", line)]
     assert all(a < b < c for a, b, c in zip(progress, verdicts, progress[1:], strict=False))

@@ -31,6 +31,7 @@ from compare_tui.experiment.confounds import check_arm
 from compare_tui.goldset import load_golden_set
 from compare_tui.report.serving import serving_caveats, serving_confound, serving_summary
 from compare_tui.store import RunRecord, Store
+from compare_tui.vocabulary import Provenance
 from tests.core.test_experiment_helpers import cli
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
@@ -216,7 +217,10 @@ def test_a_vllm_server_names_its_folder_and_version_and_a_foreign_folder_is_refu
     (weights / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
     other = tmp_path / "other"
     other.mkdir()
-    (other / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
+    (other / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}     x")  # same size
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "model.safetensors").write_bytes((weights / "model.safetensors").read_bytes())
     routes = vllm_routes("qwen", root=str(weights)) | {("GET", "/version"): (200, {"version": "0.6.3"})}
     path = tmp_path / "models.toml"
     with ScriptedServer(routes) as server:
@@ -227,6 +231,8 @@ def test_a_vllm_server_names_its_folder_and_version_and_a_foreign_folder_is_refu
             add_model(
                 AddRequest(name="q2", endpoint=server.url, weights_dir=other, revision="main", usd_per_hour=2.0), path
             )
+        # A folder of the same files (same sha256) is the same weights: pinned, and matched.
+        add_model(AddRequest(name="q3", endpoint=server.url, weights_dir=copy, revision="main", usd_per_hour=2.0), path)
     fp = reading["fingerprint"]
     assert (fp["stack"], fp["loaded_folder"], fp["max_model_len"], fp["engine_version"]) == (
         "vLLM",
@@ -239,10 +245,10 @@ def test_a_vllm_server_names_its_folder_and_version_and_a_foreign_folder_is_refu
     assert "q2" not in load_catalogue(path)  # nothing written
 
 
-def test_a_gateway_that_hides_props_runs_verified_with_the_unchecked_caveat(tmp_path):
-    """A local model behind a gateway that answers only the OpenAI routes: the run is verified
-    by the seed's rule (its files match the pins) and the report says the loaded file could not
-    be checked, naming the server kind."""
+def test_a_gateway_that_hides_props_runs_not_checked_with_the_unchecked_caveat(tmp_path):
+    """A local model behind a gateway that answers only the OpenAI routes: its files match the
+    pins, but what the server loaded could not be checked, so the run is labelled "weights not
+    checked: …", never verified, and the report says why, naming the server kind."""
     with FakeServer(default=text("ok"), props=None, models=("m",)) as server:
         entry = _local_entry(tmp_path).model_copy(update={"endpoint": server.url})
         catalogue = tmp_path / "models.toml"
@@ -254,7 +260,7 @@ def test_a_gateway_that_hides_props_runs_verified_with_the_unchecked_caveat(tmp_
     run_id = json.loads(out.out)["runs"][0]["id"]
     report = cli("report", run_id, "--store", store, "--format", "json")
     doc = json.loads(report.out)
-    assert doc["models"][0]["provenance"] == "verified"
+    assert doc["models"][0]["provenance"] == Provenance.NOT_SAID
     caveat = next(c["text"] for c in doc["caveats"] if c["code"] == "loaded_unchecked")
     assert "an OpenAI-compatible API with no /props" in caveat and "does not say which weights file" in caveat
     assert doc["models"][0]["serving"]["loaded_check"]["status"] == "unchecked"
@@ -344,7 +350,10 @@ def test_a_model_the_endpoint_does_not_list_is_refused_before_the_run_but_not_be
         # What it serves is read as before.
         served = entry.model_copy(update={"model": "served-model"})
         assert "not_served" not in read_serving(served, {})
-        assert not [path for _, path, _, _ in server.requests if path.endswith("/chat/completions")]
+        # The one chat request a reading sends asks whether `tool_choice: "auto"` is accepted, with
+        # more output tokens than the context holds: vLLM refuses it before generating a token.
+        chats = [json.loads(body) for _, path, _, body in server.requests if path.endswith("/chat/completions")]
+        assert all(c["tool_choice"] == "auto" and c["max_tokens"] > 32768 for c in chats)
 
 
 def test_llama_server_answers_any_model_id_so_its_listing_refuses_nothing(tmp_path):

@@ -101,6 +101,10 @@ class VllmServer:
     model: str
     """A bundled model's name: its folder under `vllm_models()` and the served model id."""
     extra_args: tuple[str, ...] = ()
+    repo: str | None = None
+    """A repository id to load instead of the folder (`--model ORG/NAME`), from `hf_home`'s cache."""
+    hf_home: Path | None = None
+    """The server's `HF_HOME` (default: its own, under the provisioned state folder)."""
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     started_s: float = field(default=0.0)
@@ -128,7 +132,7 @@ class VllmServer:
             "-m",
             "vllm.entrypoints.openai.api_server",  # the package's `vllm` script cannot find its distribution
             "--model",
-            str(self.folder),
+            self.repo or str(self.folder),
             "--served-model-name",
             self.model,
             "--host",
@@ -152,7 +156,8 @@ class VllmServer:
             self.process = subprocess.Popen(
                 self.command(python),
                 cwd=self.workdir,
-                env=_environment(vllm_venv().parent / "vllm-home"),
+                env=_environment(vllm_venv().parent / "vllm-home")
+                | ({"HF_HOME": str(self.hf_home)} if self.hf_home else {}),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,

@@ -9,32 +9,19 @@ an explained one. Endpoints without `/props` (vLLM, hosted APIs) simply give no 
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import Any
 
+from compare_tui.endpoint.account import LlamaProps
 from compare_tui.endpoint.props import PropsUnavailable, fetch_props
 
-_CAP = re.compile(
-    r"['\"]?(supports_tools|supports_tool_calls|supports_parallel_tool_calls)['\"]?\s*:\s*(true|false)", re.I
-)
 
-
-def template_caps(props: dict[str, Any]) -> dict[str, bool]:
-    """The tool capabilities in `chat_template_caps` (a dict, or the string form some builds send)."""
-    caps = props.get("chat_template_caps")
-    if isinstance(caps, dict):
-        return {k: bool(v) for k, v in caps.items() if k.startswith("supports_") and "tool" in k}
-    if isinstance(caps, str):
-        return {m.group(1): m.group(2).lower() == "true" for m in _CAP.finditer(caps)}
-    return {}
-
-
-def notes_from_props(props: dict[str, Any]) -> list[str]:
-    """Plain-words notes from a `/props` body."""
+def notes_from_props(props: LlamaProps | dict[str, Any]) -> list[str]:
+    """Plain-words notes from a `/props` answer (typed, or a body `LlamaProps.parse` reads)."""
+    typed = props if isinstance(props, LlamaProps) else LlamaProps.parse(props) or LlamaProps()
     notes = []
-    if isinstance(props.get("build_info"), str):
-        notes.append(f"llama.cpp build {props['build_info'][:60]}")
-    caps = template_caps(props)
+    if typed.build_info:
+        notes.append(f"llama.cpp build {typed.build_info[:60]}")
+    caps = typed.caps
     if caps.get("supports_tools") is False or caps.get("supports_tool_calls") is False:
         notes.append(
             "llama.cpp says the model's chat template does not support tools "

@@ -2,8 +2,9 @@
 
 `vllm` hands out a running server for a bundled model (started on first use, on loopback). Only
 one vLLM runs at a time (SmolLM2 takes about 3.3 GB, Qwen 0.5B about 5 GB): asking for another
-model stops the one running first, so the modules are ordered to need one restart at most
-(SmolLM2's tests, then Qwen's: `test_vllm_toolcall.py` sorts last). Every server is stopped when
+model stops the one running first, so the modules are ordered to need few restarts
+(`test_vllm_provenance.py` first, which stops this fixture's server and runs its own two; then
+SmolLM2's tests, then Qwen's: `test_vllm_toolcall.py` sorts last). Every server is stopped when
 the package's last test ends (package scope): idle, a server uses ~1 % of a core, but its memory
 is better given back before the rest of the integration tier runs.
 

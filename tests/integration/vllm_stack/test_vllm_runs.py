@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from compare_tui.catalogue import load_catalogue
+from compare_tui.catalogue.verify import ANSWER_SHAPING_FILES as SHAPING
 from compare_tui.cli import main
 from compare_tui.store import Store
 from tests.goldset_factory import make_set, manifest_data, task_data
@@ -75,7 +76,10 @@ def test_models_add_pins_the_safetensors_and_reads_the_serving_facts(catalogue: 
     entry = load_catalogue(catalogue).get("smollm2-vllm")
     weights = sorted(p.name for p in smollm.folder.glob("*.safetensors"))
     assert weights == ["model.safetensors"]
-    assert entry.files == {"model.safetensors": sha256_of(smollm.folder / "model.safetensors")}
+    assert entry.files["model.safetensors"] == sha256_of(smollm.folder / "model.safetensors")
+    # The files beside the weights that shape answers are pinned with them (config.json is not).
+    assert set(entry.files) == {"model.safetensors", *SHAPING} & {p.name for p in smollm.folder.iterdir()}
+    assert {"chat_template.jinja", "tokenizer_config.json", "generation_config.json"} <= set(entry.files)
     # From GET /v1/models: vLLM's own fields, recorded as read from the server.
     assert entry.serving.stack == "vLLM" and entry.serving.context_size == 2048
     assert entry.serving.extra["vllm_root"] == str(smollm.folder)
