@@ -25,8 +25,7 @@ examples:
   compare-tui report latest
   compare-tui report 3f9a --format md --out report.md
   # CI: may we switch? Exit 3 unless a candidate is no worse than the baseline by the paired test
-  compare-tui report latest --baseline gemma3-270m --margin 5 --require-verdict no-worse \
-      --format junit --out results.xml
+  compare-tui report latest --baseline gemma3-270m --require-verdict no-worse --format junit --out results.xml
   compare-tui report latest --fail-under 80% --require-confidence medium --fail-on-disagreement
   compare-tui report latest --steps-by-grade gemma3-270m:similarity --pass-at 4
 

@@ -11,7 +11,7 @@ from compare_tui.report.decision import Versus
 from compare_tui.report.figures import Counts
 from compare_tui.report.fit import Column
 from compare_tui.report.model import Report
-from compare_tui.report.power import need_words
+from compare_tui.report.power import need_words, plan_basis
 
 UTILISATION_DROP_RANKS = {0.10: 0, 0.75: 1, 0.25: 2, 0.50: 3}
 """At a narrow width the extremes' neighbours go first; full utilisation is always shown."""
@@ -199,8 +199,12 @@ def needed_words(v: Versus, margin_pp: float) -> str | None:
     parts = []
     for need in v.needed:
         goal = f"no worse (within {margin_pp:g} points)" if need.goal == "no worse" else "better"
-        parts.append(f"to show it {goal}: {need_words(need, v.paired.tasks)}")
-    return f"{v.candidate}: inconclusive at {fmt.level(v.level)}; by this same test, " + "; ".join(parts) + "."
+        parts.append(f"to show it {goal}: {need_words(need, v.paired.tasks, basis=False)}")
+    return (
+        f"{v.candidate}: inconclusive at {fmt.level(v.level)}; by this same test, "
+        + "; ".join(parts)
+        + f"; {plan_basis(v.needed[0], v.paired.tasks)}."
+    )
 
 
 def versus_notes(report: Report) -> list[str]:

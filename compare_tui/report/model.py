@@ -132,8 +132,9 @@ def build_report(inputs: ReportInputs) -> Report:
     paired = (
         tuple(v.paired for v in decision.versus) if decision is not None else paired_comparisons(rows, recommendation)
     )
-    check = rule_check(recommendation, rows, paired, decision)
-    rating = check.note
+    # Not named `check`: the cross-check comprehension below binds that name (`:=`) in this scope.
+    against_test = rule_check(recommendation, rows, paired, decision)
+    rating = against_test.note
     replay = trajectories(rows, inputs.task_traces, task_ids, inputs.step_grading)
     by_run = {r.run.id: r.run for r in inputs.runs}
     serving = tuple(serving_summary(by_run[row.run_id], row.label) for row in rows)
@@ -183,7 +184,7 @@ def build_report(inputs: ReportInputs) -> Report:
         serving=serving,
         server_latency=tuple(checks.values()),
         rating_note=rating,
-        rule_check=check,
+        rule_check=against_test,
     )
 
 

@@ -61,6 +61,8 @@ class TasksNeeded:
     is made for: the observed share's upper bound (`plan_tasks`); None for a plug-in figure."""
     observed: float | None = None
     """The share of the pilot's tasks that separated them (None for a plug-in figure)."""
+    lead: float | None = None
+    """The lead the plan assumes, candidate − baseline as a share (None for a plug-in figure)."""
 
     @property
     def separated(self) -> bool:
@@ -217,19 +219,32 @@ def plan_tasks(only_a: int, only_b: int, tasks: int, *, margin: float | None, le
     candidate and `only_b` only by the baseline: `tasks_needed` at `planning_rates`."""
     plan_a, plan_b = planning_rates(only_a, only_b, tasks, no_worse=margin is not None)
     need = tasks_needed(plan_a, plan_b, margin=margin, level=level)
-    return replace(need, discordance=plan_a + plan_b, observed=(only_a + only_b) / tasks)
+    return replace(need, discordance=plan_a + plan_b, observed=(only_a + only_b) / tasks, lead=plan_a - plan_b)
 
 
-def need_words(need: TasksNeeded, done: int) -> str:
+def plan_basis(need: TasksNeeded, done: int) -> str:
+    """What a plan over `done` tasks so far is made for, in words: `planned for as many as 5.6%
+    of tasks separating the two (3 of 40 did here)`, or `(no task has separated them yet)`."""
+    if need.discordance is None or need.observed is None:
+        return "at flip rates like these"
+    seen = round(need.observed * done)
+    pilot = f"{seen} of {done} did here" if seen else "no task has separated them yet"
+    return f"planned for as many as {need.discordance:.1%} of tasks separating the two ({pilot})"
+
+
+def need_words(need: TasksNeeded, done: int, *, basis: bool = True) -> str:
     """A plan in words, for `done` tasks compared so far: `about 1,234 tasks in all (1,194 more)
-    for 80 % power, planned for as many as 5.6 % of tasks separating the two (3 of 40 did here)`,
-    `no task has separated them yet` when none did, or `out of reach (why)`."""
+    for 80 % power`, then the lead it assumes where that is not "this size" (a *no worse* plan
+    assumes none where one was seen) and, with `basis`, `plan_basis`; or `out of reach (why)`."""
     if need.tasks is None:
         return f"out of reach ({need.reason})"
     more = max(0, need.tasks - done)
     text = f"about {need.tasks:,} tasks in all ({more:,} more) for {POWER * 100:.0f} % power"
-    if need.discordance is None or need.observed is None:
-        return text + " at flip rates like these"
-    seen = round(need.observed * done)
-    pilot = f"{seen} of {done} did here" if seen else "no task has separated them yet"
-    return text + f", planned for as many as {need.discordance:.1%} of tasks separating the two ({pilot})"
+    if need.lead is not None and not basis:
+        if need.goal == "better":
+            text += f" if its lead of {need.lead * 100:.1f} points is real"
+        elif need.lead == 0 and need.observed:
+            text += " if it has no real lead"
+        elif need.lead < 0:
+            text += f" if it trails by {-need.lead * 100:.1f} points, as here"
+    return text + (f", {plan_basis(need, done)}" if basis else "")
