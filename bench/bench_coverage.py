@@ -110,7 +110,7 @@ PILOT_SETTINGS = (
 )
 PILOT_SIMS = 150
 PILOT_TARGET = 0.80
-GATE_REPORTS = 600
+GATE_REPORTS = 200
 PAIRED_BOOT = "paired_bootstrap_ci (old, for comparison)"
 WILSON_HALF = "Wilson on wins + ½ ties (comparison)"
 MEAN_BOOT = "bootstrap_mean_ci (old, for comparison)"

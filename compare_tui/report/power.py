@@ -92,17 +92,29 @@ def _xlogp(count: np.ndarray, p: float) -> np.ndarray:
 
 
 def tango_scores(b: np.ndarray, c: np.ndarray, n: int, delta: float) -> np.ndarray:
-    """Tango's score statistic at Δ for every (b, c), as `stats.paired_interval` computes it."""
-    b, c = b.astype(float), c.astype(float)
-    big_b = -b - c + (2 * n - b + c) * delta
-    big_c = -c * delta * (1 - delta)
-    q = (np.sqrt(np.maximum(0.0, big_b * big_b - 8 * n * big_c)) - big_b) / (4 * n)
-    variance = n * (2 * q + delta * (1 - delta))
-    numerator = b - c - n * delta
+    """Tango's score statistic at Δ for every (b, c), as `stats.paired_interval` computes it.
+    `b` and `c` may be a column and a row: the result is their broadcast grid."""
+    numerator, variance = _tango_parts(b, c, n, delta)
     with np.errstate(divide="ignore", invalid="ignore"):
         scores = numerator / np.sqrt(variance)
         signed_inf = np.where(numerator == 0, 0.0, np.copysign(np.inf, numerator))
     return np.where(variance > 1e-300, scores, signed_inf)
+
+
+def _tango_parts(b: np.ndarray, c: np.ndarray, n: int, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The score's numerator and variance (the score is their ratio to the variance's root)."""
+    b, c = b.astype(float), c.astype(float)
+    big_b = -b - c + (2 * n - b + c) * delta
+    big_c = -c * delta * (1 - delta)
+    q = (np.sqrt(np.maximum(0.0, big_b * big_b - 8 * n * big_c)) - big_b) / (4 * n)
+    return b - c - n * delta, n * (2 * q + delta * (1 - delta))
+
+
+def _tango_exceeds(b: np.ndarray, c: np.ndarray, n: int, delta: float, z: float) -> np.ndarray:
+    """`tango_scores(b, c, n, delta) > z` for z > 0, without the division: where the variance
+    vanishes the score is ±inf by the numerator's sign, which the same comparison gives."""
+    numerator, variance = _tango_parts(b, c, n, delta)
+    return numerator > z * np.sqrt(np.maximum(variance, 0.0))
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -138,24 +150,20 @@ def verdict_power(n: int, only_a: float, only_b: float, *, margin: float | None,
     rest = n - b - c
     valid = rest >= 0
     rest_safe = np.where(valid, rest, 0)
+    # The multinomial's log-probabilities: the parts of b and of c alone are a column and a row.
     log_p = (
-        log_fact[n]
-        - log_fact[b]
-        - log_fact[c]
-        - log_fact[rest_safe]
-        + _xlogp(b, only_a)
-        + _xlogp(c, only_b)
-        + _xlogp(rest_safe, max(0.0, 1 - only_a - only_b))
+        (log_fact[n] - log_fact[b] + _xlogp(b, only_a))
+        + (_xlogp(c, only_b) - log_fact[c])
+        + (_xlogp(rest_safe, max(0.0, 1 - only_a - only_b)) - log_fact[rest_safe])
     )
     prob = np.where(valid, np.exp(log_p), 0.0)
     if margin is None:
-        total = np.where(valid, b + c, 0)
-        discordant = np.unique(total)
-        critical = np.array([mcnemar_critical(int(m), 1 - level) for m in discordant])
-        shown = valid & (b >= critical[np.searchsorted(discordant, total)])
+        total = b + c
+        first = int(total.min())
+        critical = np.array([mcnemar_critical(m, 1 - level) for m in range(first, int(total.max()) + 1)])
+        shown = valid & (b >= critical[total - first])
     else:
-        bb, cc = np.broadcast_arrays(b, c)
-        shown = valid & (tango_scores(bb, cc, n, -margin) > z_for(level))
+        shown = valid & _tango_exceeds(b, c, n, -margin, z_for(level))
     return float(prob[shown].sum())
 
 
@@ -181,6 +189,7 @@ def tasks_needed(only_a: float, only_b: float, *, margin: float | None, level: f
         )
         return TasksNeeded(goal, None, None, reason)
 
+    @functools.cache
     def power(n: int) -> float:
         return verdict_power(n, only_a, only_b, margin=margin, level=level)
 
