@@ -114,7 +114,8 @@ def _tango_exceeds(b: np.ndarray, c: np.ndarray, n: int, delta: float, z: float)
     """`tango_scores(b, c, n, delta) > z` for z > 0, without the division: where the variance
     vanishes the score is ±inf by the numerator's sign, which the same comparison gives."""
     numerator, variance = _tango_parts(b, c, n, delta)
-    return numerator > z * np.sqrt(np.maximum(variance, 0.0))
+    exceeds: np.ndarray = numerator > z * np.sqrt(np.maximum(variance, 0.0))
+    return exceeds
 
 
 @functools.lru_cache(maxsize=65_536)
