@@ -729,7 +729,9 @@ def gate_family(rng: np.random.Generator, cells: list[Cell]) -> list[str]:
     for key, (passes, disagrees, warned, failed) in counts.items():
         lines.append(f"| `{key}` | {passes} | {disagrees} | {warned} | {failed} |")
         share = 1.0 if disagrees == 0 else min(warned, failed) / disagrees
-        cells.append(Cell("gates: disagreements said (warned and failed when strict)", key, share, GATE_REPORTS, target=1.0))
+        cells.append(
+            Cell("gates: disagreements said (warned and failed when strict)", key, share, GATE_REPORTS, target=1.0)
+        )
     lines += [
         f"| `--require-verdict` (per candidate, both levels) | {verdict_passes} | "
         f"{verdict_wrong} passed below the verdict asked | — | — |",

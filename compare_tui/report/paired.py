@@ -178,12 +178,11 @@ def _sentence(
     level: float = 0.95,
     plan: bool = True,
 ) -> str:
+    whose = "" if plan else ", the decision's,"
     span = (
-        f"the {level * 100:.3g}% interval of the difference ({name_a} − {name_b}) runs from "
+        f"the {level * 100:.3g}% interval of the difference ({name_a} − {name_b}){whose} runs from "
         f"{bound(interval.low * 100)} to {bound(interval.high * 100)} points (McNemar exact p = {p_value:.3g})"
     )
-    if not plan:
-        span = span.replace(" runs from ", ", the decision's, runs from ", 1)
     if not within:
         direction = "higher" if difference > 0 else "lower"
         return (
