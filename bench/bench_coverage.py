@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compare_tui.report import power, stats
+from compare_tui.report import Report, build_report, check_gate, power, stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import retired_intervals as retired  # noqa: E402  (bench/ is not a package)
@@ -120,6 +120,18 @@ POWER_SETTINGS = (
     (0.12, 0.10, None, 1),
 )
 POWER_SIMS = 4000
+PILOT_SETTINGS = (
+    # (only candidate, only baseline, margin or None for "better", pilot tasks)
+    (0.01, 0.01, 0.05, 40),
+    (0.05, 0.05, 0.05, 40),
+    (0.10, 0.10, 0.05, 40),
+    (0.10, 0.10, 0.05, 100),
+    (0.20, 0.10, None, 40),
+    (0.25, 0.15, None, 60),
+)
+PILOT_SIMS = 150
+PILOT_TARGET = 0.80
+GATE_REPORTS = 200
 PAIRED_BOOT = "paired_bootstrap_ci (old, for comparison)"
 WILSON_HALF = "Wilson on wins + ½ ties (comparison)"
 MEAN_BOOT = "bootstrap_mean_ci (old, for comparison)"
@@ -139,11 +151,13 @@ class Cell:
     sims: int
     exact: float | None = None
     """The exact coverage, where it can be summed over every outcome (binomial intervals)."""
+    target: float = FLAG
+    """Flagged below this (0.93 for a 95 % coverage; 0.80 for the pilots' median power)."""
 
     @property
     def flagged(self) -> bool:
         # Where the exact coverage is known it decides: the simulated figure only adds noise.
-        return self.exact < FLAG if self.exact is not None else self.coverage < FLAG
+        return self.exact < self.target if self.exact is not None else self.coverage < self.target
 
     def describe(self) -> str:
         exact = "" if self.exact is None else f", exact {self.exact:.3f}"
@@ -732,6 +746,193 @@ def power_family(rng: np.random.Generator, cells: list[Cell]) -> list[str]:
     return lines + [""]
 
 
+def pilot_power_family(rng: np.random.Generator, cells: list[Cell]) -> list[str]:
+    """The true power at the n a report states, over simulated pilots: a pilot of n0 tasks is
+    drawn from known flip rates, its verdict taken at 95 %, and where it is inconclusive the n
+    the report states (`power.plan_tasks`) is judged by the exact power of the same test at the
+    true rates (`power.verdict_power`). Beside it, the plug-in n (`power.tasks_needed` at the
+    pilot's own rates, what the report stated before)."""
+    lines = [
+        "## Tasks needed: true power at the stated n, over simulated pilots",
+        "",
+        (
+            f"{PILOT_SIMS} pilots per row, drawn from the true flip rates; a pilot whose verdict (95 %, margin as "
+            "given) is inconclusive states the tasks needed. Each stated n is judged by the exact power of the "
+            "verdict's own test at the true rates. Planned: `power.plan_tasks` (the observed lead, the discordance "
+            f"at its one-sided {power.PLANNING_CONFIDENCE:.0%} upper bound; the product). Plug-in: "
+            "`power.tasks_needed` at the pilot's own rates (before). Target: median true power at least "
+            f'{PILOT_TARGET:.2f}. "stated" is the share of pilots that stated a number.'
+        ),
+        "",
+        "| only cand. | only base | goal | pilot n | stated | planned: median n | median power | "
+        "power < 0.5 | plug-in: median n | median power | power < 0.5 |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for only_a, only_b, margin, pilot in PILOT_SETTINGS:
+        draws = rng.multinomial(pilot, [only_a, only_b, 1 - only_a - only_b], size=PILOT_SIMS)
+        planned: list[tuple[int, float]] = []
+        plugged: list[tuple[int, float]] = []
+        memo: dict[tuple[int, int], tuple[tuple[int, float] | None, tuple[int, float] | None]] = {}
+        threshold = 0.0 if margin is None else -margin
+        for b, c, t in draws.tolist():
+            if (b, c) not in memo:
+                interval = stats.paired_interval(b, c, t)
+                assert interval is not None
+                inconclusive = interval.low <= threshold and interval.high >= 0
+                ours = plug = None
+                if inconclusive:
+                    need = power.plan_tasks(b, c, pilot, margin=margin)
+                    if need.tasks is not None:
+                        ours = (need.tasks, power.verdict_power(need.tasks, only_a, only_b, margin=margin))
+                    old = power.tasks_needed(b / pilot, c / pilot, margin=margin)
+                    if old.tasks is not None:
+                        plug = (old.tasks, power.verdict_power(old.tasks, only_a, only_b, margin=margin))
+                memo[(b, c)] = (ours, plug)
+            ours, plug = memo[(b, c)]
+            if ours is not None:
+                planned.append(ours)
+            if plug is not None:
+                plugged.append(plug)
+        goal = "better" if margin is None else f"no worse ({margin * 100:g} pts)"
+
+        def row(found: list[tuple[int, float]]) -> tuple[str, str, str, float | None]:
+            if not found:
+                return "—", "—", "—", None
+            ns = np.array([n for n, _ in found])
+            powers = np.array([p for _, p in found])
+            median = float(np.median(powers))
+            return f"{int(np.median(ns)):,}", f"{median:.3f}", f"{np.mean(powers < 0.5):.2f}", median
+
+        *ours_cells, ours_median = row(planned)
+        *plug_cells, _ = row(plugged)
+        if ours_median is not None:
+            cells.append(
+                Cell(
+                    "tasks needed: median true power over pilots (target 0.80)",
+                    f"{goal}, {only_a}/{only_b}, pilot {pilot}",
+                    ours_median,
+                    PILOT_SIMS,
+                    target=PILOT_TARGET,
+                )
+            )
+        lines.append(
+            f"| {only_a} | {only_b} | {goal} | {pilot} | {len(planned) / PILOT_SIMS:.2f} | "
+            + " | ".join(ours_cells)
+            + " | "
+            + " | ".join(plug_cells)
+            + " |"
+        )
+    return lines + [""]
+
+
+def synthetic_report(rng: np.random.Generator) -> Report:
+    """A random comparison of 2–4 models over 6–80 tasks with a named baseline: per-task
+    pass chances shared by every model (tasks differ in difficulty), each model's skill apart."""
+    from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput
+    from compare_tui.store import RunRecord
+
+    tasks = int(rng.integers(6, 81))
+    models = int(rng.integers(2, 5))
+    difficulty = rng.uniform(-2.0, 2.0, size=tasks)
+    runs = []
+    for m in range(models):
+        skill = rng.normal(0.0, 0.8)
+        chance = 1 / (1 + np.exp(-(difficulty + skill)))
+        outcomes = rng.random(tasks) < chance
+        record = RunRecord(
+            id=f"run-{m}",
+            status="completed",
+            goldset_id="synthetic",
+            model_name=f"model-{m}",
+            provenance="verified",
+            cost_basis={"basis": "hardware", "usd_per_hour": 1.0},
+            started_at="2026-01-01T00:00:00Z",
+            finished_at="2026-01-01T00:30:00Z",
+            task_count=tasks,
+            gpu={"measured": False, "reason": "synthetic"},
+        )
+        attempts = tuple(
+            AttemptFacts(f"t{i:03d}", 1, "pass" if ok else "fail", 100.0, 400.0, 50, 10)
+            for i, ok in enumerate(outcomes)
+        )
+        runs.append(RunInput(record, attempts, {}))
+    return build_report(ReportInputs(runs=tuple(runs), baseline="model-0", baseline_source="named"))
+
+
+def gate_family(rng: np.random.Generator, cells: list[Cell]) -> list[str]:
+    """The CI gates on synthetic reports: how often a rule-based gate passes while the paired
+    test beside it disagrees, and whether it says so; and whether the verdict gate ever passes
+    a candidate the test does not show at least that good."""
+    counts = {
+        key: [0, 0, 0, 0]  # passes, of which the test disagrees, warned, failed with --fail-on-disagreement
+        for key in ("--require-confidence medium", "--require-confidence high", "--require-winner WINNER")
+    }
+    verdict_passes = verdict_wrong = 0
+    for _ in range(GATE_REPORTS):
+        report = synthetic_report(rng)
+        check = report.rule_check
+        assert check is not None
+        for key, kwargs in (
+            ("--require-confidence medium", {"require_confidence": "medium"}),
+            ("--require-confidence high", {"require_confidence": "high"}),
+            ("--require-winner WINNER", {"require_winner": report.recommendation.winner or "model-0"}),
+        ):
+            plain = check_gate(report, **kwargs)  # type: ignore[arg-type]
+            strict = check_gate(report, strict=True, **kwargs)  # type: ignore[arg-type]
+            if not plain.passed:
+                continue
+            within = check.lead is not None and check.lead.within_noise
+            disagrees = within or (key.startswith("--require-winner") and check.pick_disagrees)
+            row = counts[key]
+            row[0] += 1
+            row[1] += disagrees
+            row[2] += disagrees and bool(plain.warnings)
+            row[3] += disagrees and not strict.passed
+        for required, allowed in (("no-worse", ("better", "no worse")), ("better", ("better",))):
+            decision = report.decision
+            assert decision is not None
+            for v in decision.versus:
+                if check_gate(report, require_verdict=required, candidate=v.candidate).passed:
+                    verdict_passes += 1
+                    verdict_wrong += str(v.verdict) not in allowed
+    lines = [
+        "## CI gates on synthetic reports",
+        "",
+        (
+            f"{GATE_REPORTS} random comparisons (2–4 models, 6–80 tasks, tasks of shared difficulty, the first "
+            'model the baseline) through `build_report` and `check_gate`. A rule-based gate "disagrees" with the '
+            "test where it passes while the paired test finds the winner's lead within noise (or, for "
+            "`--require-winner`, the decision goes with another model). Target: every disagreement warned "
+            "(and failed with `--fail-on-disagreement`); the verdict gate never passes a worse or inconclusive "
+            "candidate."
+        ),
+        "",
+        "| gate | passes | of which the test disagrees | warned | failed with --fail-on-disagreement |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for key, (passes, disagrees, warned, failed) in counts.items():
+        lines.append(f"| `{key}` | {passes} | {disagrees} | {warned} | {failed} |")
+        share = 1.0 if disagrees == 0 else min(warned, failed) / disagrees
+        cells.append(
+            Cell("gates: disagreements said (warned and failed when strict)", key, share, GATE_REPORTS, target=1.0)
+        )
+    lines += [
+        f"| `--require-verdict` (per candidate, both levels) | {verdict_passes} | "
+        f"{verdict_wrong} passed below the verdict asked | — | — |",
+        "",
+    ]
+    cells.append(
+        Cell(
+            "gates: verdict gate passes only what the test shows",
+            "no-worse and better",
+            1 - verdict_wrong / max(1, verdict_passes),
+            GATE_REPORTS,
+            target=1.0,
+        )
+    )
+    return lines
+
+
 # ------------------------------------------------------------------ report
 
 
@@ -756,7 +957,7 @@ def summary(cells: list[Cell]) -> list[str]:
     for family, group in families.items():
         worst = min(group, key=lambda c: c.coverage)
         flagged = sum(c.flagged for c in group)
-        value = fmt(worst.coverage)
+        value = fmt(worst.coverage) if worst.target == FLAG else fmt(worst.coverage, worst.flagged)
         exact = [c for c in group if c.exact is not None]
         if exact:
             lowest = min(exact, key=lambda c: c.exact or 0.0)
@@ -815,6 +1016,8 @@ def main() -> int:
         ("tasks like these", lambda: tasks_like_these_family(rng, cells)),
         ("family-wise", lambda: fwer_family(rng, cells)),
         ("power", lambda: power_family(rng, cells)),
+        ("pilots", lambda: pilot_power_family(rng, cells)),
+        ("gates", lambda: gate_family(rng, cells)),
     ):
         began = time.perf_counter()
         sections += run()
@@ -849,7 +1052,9 @@ def main() -> int:
             "`win_rate_interval`, `repeated_rate_interval`, `bounded_mean_interval`); the bootstraps, "
             "Student t and Wilson-on-half-counts are the comparisons. The family-wise and power rows of "
             "the summary are not coverages: they show 1 − the family-wise error (target ≥ 0.95) and "
-            "1 − the distance of the power from 0.80 (target ≥ 0.98)."
+            "1 − the distance of the power from 0.80 (target ≥ 0.98); the pilots' row is the lowest median "
+            "true power at the stated tasks needed (target ≥ 0.80, bold below it), and the gates' rows the "
+            "share of disagreements said and of verdict-gate passes the test shows (target 1)."
         ),
         "",
         "## Summary: minimum coverage per interval",

@@ -14,6 +14,7 @@ from compare_tui.commands.common import CommandError, add_store_option, open_sto
 
 if TYPE_CHECKING:
     from compare_tui.judge.grade.report import GradeReport
+    from compare_tui.report.gate import GateResult
     from compare_tui.report.inputs import ReportInputs
     from compare_tui.report.model import Report
     from compare_tui.store import Store
@@ -23,19 +24,25 @@ EPILOG = """\
 examples:
   compare-tui report latest
   compare-tui report 3f9a --format md --out report.md
-  compare-tui report latest --format junit --out results.xml --fail-under 80% --require-confidence medium
-  compare-tui report latest --baseline gemma3-270m --margin 5 --require-verdict no-worse
+  # CI: may we switch? Exit 3 unless a candidate is no worse than the baseline by the paired test
+  compare-tui report latest --baseline gemma3-270m --require-verdict no-worse --format junit --out results.xml
+  compare-tui report latest --fail-under 80% --require-confidence medium --fail-on-disagreement
   compare-tui report latest --steps-by-grade gemma3-270m:similarity --pass-at 4
 
 exit codes:
   0  the report was produced, and every gate given was met
   2  bad input: no such comparison or run (or an ambiguous prefix), a bad option value,
      a store or output file that cannot be used
-  3  a gate failed (--fail-under, --require-confidence, --require-winner, --require-verdict);
+  3  a gate failed (--require-verdict, --fail-under, --require-confidence, --require-winner);
      the reasons are printed on stderr, and the report is still printed or written
 
---fail-under checks the best pass rate in the report (the recommended model's, or the only
-model's): 0.8, 80 and 80% all mean 80 %. Confidence is the report's own rating by its fixed rule.
+--require-verdict better|no-worse is the gate that acts on the paired test: against the
+baseline, a candidate's (or --candidate's) verdict must be at least that. --fail-under checks
+the best pass rate in the report (the recommended model's, or the only model's): 0.8, 80 and
+80% all mean 80 %. --require-confidence and --require-winner follow the report's own rating by
+its fixed rule, not a test: when one is met while the paired test disagrees (the lead within
+noise, or a decision that goes with another model) it warns on stderr and in the JSON (`gate`)
+and JUnit (`gate` suite) output, and with --fail-on-disagreement it fails instead.
 
 --baseline MODEL judges every other model against MODEL (the comparison's own baseline, else
 the workload's promoted one, is used when it is not given). Verdict, with the paired 95 %
@@ -68,14 +75,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of the terminal")
     parser.add_argument(
+        "--require-verdict",
+        choices=("better", "no-worse"),
+        help="gate by the paired test: exit 3 unless a candidate (or --candidate) is at least this against the baseline",
+    )
+    parser.add_argument("--candidate", metavar="MODEL", help="the candidate --require-verdict checks")
+    parser.add_argument(
         "--fail-under",
         metavar="PASS_RATE",
         help="gate: exit 3 when the best pass rate is under PASS_RATE (0-1 or a percentage)",
     )
-    parser.add_argument(
-        "--require-confidence", choices=("medium", "high"), help="gate: exit 3 when the confidence is lower than this"
-    )
-    parser.add_argument("--require-winner", metavar="MODEL", help="gate: exit 3 unless the report recommends MODEL")
     parser.add_argument(
         "--baseline", metavar="MODEL", help="judge the other models against MODEL (re-frames any stored comparison)"
     )
@@ -90,11 +99,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     parser.add_argument(
-        "--require-verdict",
-        choices=("better", "no-worse"),
-        help="gate: exit 3 unless a candidate (or --candidate) is at least this against the baseline",
+        "--require-confidence",
+        choices=("medium", "high"),
+        help="gate by the seed's rule, not a test (prefer --require-verdict): exit 3 when the rule's "
+        "confidence is lower than this; warns when the paired test finds the lead within noise",
     )
-    parser.add_argument("--candidate", metavar="MODEL", help="the candidate --require-verdict checks")
+    parser.add_argument(
+        "--require-winner",
+        metavar="MODEL",
+        help="gate by the seed's rule, not a test (prefer --require-verdict): exit 3 unless the rule "
+        "recommends MODEL; warns when the paired test or the decision disagrees",
+    )
+    parser.add_argument(
+        "--fail-on-disagreement",
+        action="store_true",
+        help="with --require-confidence or --require-winner: exit 3, instead of warning, when the "
+        "paired test disagrees with the rule's rating or winner",
+    )
     parser.add_argument(
         "--steps-by-grade",
         metavar="JUDGE[:RUBRIC]",
@@ -179,7 +200,10 @@ def _report(args: argparse.Namespace) -> int:
 
         with open_store(args.store) as store:
             grades = load_report_grades(store, inputs)  # read from the store: no judge is asked
-    _emit(report, args.format, args.out, grades)
+    if args.fail_on_disagreement and args.require_confidence is None and args.require_winner is None:
+        raise CommandError(
+            "--fail-on-disagreement applies to --require-confidence and --require-winner: give one of them too"
+        )
     gate = check_gate(
         report,
         fail_under=threshold,
@@ -187,7 +211,11 @@ def _report(args: argparse.Namespace) -> int:
         require_winner=args.require_winner,
         require_verdict=args.require_verdict,
         candidate=args.candidate,
+        strict=args.fail_on_disagreement,
     )
+    _emit(report, args.format, args.out, grades, gate if gate.checks else None)
+    for warning in gate.warnings:
+        say(f"compare-tui: gate warning: {warning}", file=sys.stderr)
     for reason in gate.reasons:
         say(f"compare-tui: gate failed: {reason}", file=sys.stderr)
     return gate.exit_code
@@ -205,9 +233,10 @@ def _with_step_grading(store: Store, inputs: ReportInputs, spec: str, pass_at: i
     return replace(inputs, step_grading=grading)
 
 
-def _emit(report: Report, fmt: str, out: str | None, grades: list[GradeReport]) -> None:
+def _emit(report: Report, fmt: str, out: str | None, grades: list[GradeReport], gate: GateResult | None) -> None:
     """The report in `fmt`, then (text, Markdown) or within it (JSON, `grades`) the stored
-    grades' figures, rendered from the same `GradeReport`s."""
+    grades' figures, rendered from the same `GradeReport`s; JSON and JUnit carry the `gate`
+    when one was checked (its warnings and failures)."""
     from compare_tui.judge import grade_summary_json, render_grade_md, render_grade_summary
 
     if fmt == "text":
@@ -228,17 +257,18 @@ def _emit(report: Report, fmt: str, out: str | None, grades: list[GradeReport]) 
         except OSError as exc:
             raise CommandError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
         return
-    from compare_tui.report import render_junit, render_md, report_document
+    from compare_tui.report import gate_document, render_junit, render_md, report_document
 
     if fmt == "json":
         # Only when grades are stored; either way the document is byte for byte the one a
         # published bundle carries as report.json (`publish.bundle` adds the same `grades`).
         document = report_document(report) | ({"grades": [grade_summary_json(g) for g in grades]} if grades else {})
+        document |= {"gate": gate_document(gate)} if gate is not None else {}
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     elif fmt == "md":
         text = render_md(report) + "".join("\n" + render_grade_md(g) for g in grades)
     else:
-        text = render_junit(report)
+        text = render_junit(report, gate)
     if out is None:
         sys.stdout.write(text)
         return

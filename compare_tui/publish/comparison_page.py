@@ -153,8 +153,8 @@ def _paired(report: Report) -> str:
         return ""
     return section(
         "paired",
-        "Is the lead larger than noise?",
-        column_table(columns.paired_columns(report), "paired-table", columns.TITLES["paired"]),
+        columns.paired_heading(report)[0],
+        column_table(columns.paired_columns(report), "paired-table", columns.paired_title(report)),
         bullets(p.sentence for p in report.paired),
     )
 

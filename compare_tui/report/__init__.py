@@ -20,7 +20,7 @@ from compare_tui.report.figures import (
     RefusedRow,
     Tokens,
 )
-from compare_tui.report.gate import GateResult, check_gate, parse_pass_rate
+from compare_tui.report.gate import GateCheck, GateResult, check_gate, gate_document, parse_pass_rate
 from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput, StepGrading
 from compare_tui.report.load import ReportNotFoundError, load_report_inputs
 from compare_tui.report.model import GoldenSetInfo, Report, build_report
@@ -41,6 +41,7 @@ __all__ = [
     "Cost",
     "Counts",
     "DecisionAction",
+    "GateCheck",
     "GateResult",
     "GoldenSetInfo",
     "GpuMemory",
@@ -61,6 +62,7 @@ __all__ = [
     "UtilisationPoint",
     "build_report",
     "check_gate",
+    "gate_document",
     "load_report_inputs",
     "parse_pass_rate",
     "render_json",

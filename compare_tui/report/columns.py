@@ -11,6 +11,7 @@ from compare_tui.report.decision import Versus
 from compare_tui.report.figures import Counts
 from compare_tui.report.fit import Column
 from compare_tui.report.model import Report
+from compare_tui.report.power import need_words, plan_basis
 from compare_tui.vocabulary import BaselineSource
 
 UTILISATION_DROP_RANKS = {0.10: 0, 0.75: 1, 0.25: 2, 0.50: 3}
@@ -115,8 +116,29 @@ def utilisation_columns(report: Report) -> list[Column]:
     return columns
 
 
+def paired_title(report: Report) -> str:
+    """The paired section's title: with a decision, the decision's own intervals explained
+    (candidate − baseline, at its level); without, 95 % for each pair alone, said so when the
+    page shows several pairs (their intervals are not adjusted for one another)."""
+    if report.decision is not None:
+        return (
+            "Is the difference larger than noise? The decision's intervals, task by task "
+            f"(Δ = candidate − baseline, {fmt.level(report.decision.level)})"
+        )
+    if len(report.paired) > 1:
+        return "Is the lead larger than noise? (paired, on tasks both scored; 95%, unadjusted, for one pair alone)"
+    return TITLES["paired"]
+
+
+def paired_heading(report: Report) -> tuple[str, str]:
+    """`paired_title` as a heading and its label: ("Is the lead larger than noise?", "(paired, …)")."""
+    question, _, label = paired_title(report).partition("? ")
+    return question + "?", label
+
+
 def paired_columns(report: Report) -> list[Column]:
     pairs = report.paired
+    level = fmt.level(pairs[0].level) if pairs else "95%"
     return [
         Column("A", tuple(p.model_a for p in pairs), "label"),
         Column("B", tuple(p.model_b for p in pairs), "label"),
@@ -127,7 +149,7 @@ def paired_columns(report: Report) -> list[Column]:
         _number("neither", (str(p.neither) for p in pairs), 1),
         _number("McNemar p", (fmt.DASH if p.mcnemar_p is None else f"{p.mcnemar_p:.3g}" for p in pairs), 3),
         _number(
-            "95% CI of A − B",
+            f"{level} CI of A − B",
             (
                 fmt.DASH if p.interval is None else fmt.points_interval((p.interval.low * 100, p.interval.high * 100))
                 for p in pairs
@@ -187,15 +209,12 @@ def needed_words(v: Versus, margin_pp: float) -> str | None:
     parts = []
     for need in v.needed:
         goal = f"no worse (within {margin_pp:g} points)" if need.goal == "no worse" else "better"
-        if need.tasks is None:
-            parts.append(f"to show it {goal}: out of reach ({need.reason})")
-        else:
-            more = max(0, need.tasks - v.paired.tasks)
-            parts.append(
-                f"to show it {goal}: about {need.tasks:,} tasks like these in all ({more:,} more), "
-                f"for {need.power:.0%} power"
-            )
-    return f"{v.candidate}: inconclusive at {fmt.level(v.level)}; by this same test, " + "; ".join(parts) + "."
+        parts.append(f"to show it {goal}: {need_words(need, v.paired.tasks, basis=False)}")
+    return (
+        f"{v.candidate}: inconclusive at {fmt.level(v.level)}; by this same test, "
+        + "; ".join(parts)
+        + f"; {plan_basis(v.needed[0], v.paired.tasks)}."
+    )
 
 
 BASELINE_SOURCE_WORDS: dict[str, str] = {

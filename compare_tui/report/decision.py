@@ -17,7 +17,9 @@ workload's promoted baseline. Per candidate, on the tasks both scored:
 - the **verdict**, with margin M (points, default 5):
   `better` when L > 0; `no worse` when L > −M and not better; `worse` when U < 0 and not
   no worse; `inconclusive` otherwise, with the tasks needed for 80 % power to show *no worse*
-  and, separately, *better*, by this same test (`report.power`);
+  and, separately, *better*, by this same test (`report.power.plan_tasks`: planned for as many
+  flips as the tasks so far allow, so a pilot's luck does not overpromise); these are the
+  report's only "tasks needed" for the pair (the paired section shows this same interval);
 - **several candidates** (K > 1): each interval is at 1 − 0.05/K (Bonferroni), so the chance
   that any "Switch" is wrong stays at most 5 %; the level is printed wherever the interval is;
 - the **margin** is the one recorded on the comparison when it ran (the manifest's `[decision]
@@ -38,7 +40,7 @@ from enum import StrEnum
 from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.paired import PairedComparison, both_scored, paired
-from compare_tui.report.power import TasksNeeded, tasks_needed
+from compare_tui.report.power import TasksNeeded, plan_tasks
 from compare_tui.report.stats import Interval, Percentiles, paired_interval, percentiles
 from compare_tui.report.text_calls import decision_note
 from compare_tui.vocabulary import BaselineSource
@@ -284,14 +286,13 @@ def paired_latency(
 
 
 def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float, level: float = 0.95) -> Versus:
-    p = paired(candidate, baseline, level=level)
+    p = paired(candidate, baseline, level=level, plan=False)
     verdict = None if p.interval is None else verdict_for(p.interval.low * 100, p.interval.high * 100, margin_pp)
     needed: tuple[TasksNeeded, ...] = ()
     if verdict is Verdict.INCONCLUSIVE and p.tasks:
-        only_a, only_b = p.only_a / p.tasks, p.only_b / p.tasks
         needed = (
-            tasks_needed(only_a, only_b, margin=margin_pp / 100, level=level),
-            tasks_needed(only_a, only_b, margin=None, level=level),
+            plan_tasks(p.only_a, p.only_b, p.tasks, margin=margin_pp / 100, level=level),
+            plan_tasks(p.only_a, p.only_b, p.tasks, margin=None, level=level),
         )
     ttft_c, ttft_b, e2e_c, e2e_b = paired_latency(candidate, baseline)
     tokens_pct, tokens_tasks = paired_tokens(candidate, baseline)

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compare_tui.errors import CompareTuiError
+from compare_tui.report.agreement import RuleCheck, rule_check
 from compare_tui.report.caveats import Caveat, build_caveats, grouped
-from compare_tui.report.decision import Decision, DecisionAction, decide
+from compare_tui.report.decision import Decision, decide
 from compare_tui.report.distribution import LatencyDistribution, latency_distributions
 from compare_tui.report.figures import ModelFigures, RefusedRow, model_figures, refusal
 from compare_tui.report.inputs import ReportInputs, StepGrading
@@ -48,6 +49,8 @@ class Report:
     refused: tuple[RefusedRow, ...]
     recommendation: Recommendation
     paired: tuple[PairedComparison, ...]
+    """The pairs the paired section shows: the decision's own (candidate − baseline, at its
+    level) when there is a baseline, else the leader against each other model at 95 %."""
     caveats: tuple[Caveat, ...]
     decision: Decision | None = None
     """Each candidate against the baseline (None: no baseline named or promoted)."""
@@ -68,7 +71,11 @@ class Report:
     rating_note: str | None = None
     """One sentence that every surface prints right under the rule's recommendation (and first
     among the caveats) when the rule's line could be read against the paired test or the
-    decision: "high" beside a lead within noise, or a winner that the decision does not pick."""
+    decision: "medium" or "high" beside a lead within noise, "low" beside a lead larger than
+    noise, or a winner that the decision does not pick (`report.agreement`)."""
+    rule_check: RuleCheck | None = None
+    """The rule's recommendation read against the paired test and the decision, for the
+    rule-based gates (`report.gate`)."""
 
     def figures_for(self, label: str) -> ModelFigures | None:
         """The shown row with this label (usually the model name), or None."""
@@ -120,8 +127,14 @@ def build_report(inputs: ReportInputs) -> Report:
         first.goldset_digest if first else "",
     )
     decision, note = _decision(inputs, rows, refused)
-    paired = paired_comparisons(rows, recommendation)
-    rating = rating_note(recommendation, paired, decision)
+    # One interval per pair on the page: with a decision, its own pairs (candidate − baseline,
+    # at its level) are the ones the paired section explains.
+    paired = (
+        tuple(v.paired for v in decision.versus) if decision is not None else paired_comparisons(rows, recommendation)
+    )
+    # Not named `check`: the cross-check comprehension below binds that name (`:=`) in this scope.
+    against_test = rule_check(recommendation, rows, paired, decision)
+    rating = against_test.note
     replay = trajectories(rows, inputs.task_traces, task_ids, inputs.step_grading)
     by_run = {r.run.id: r.run for r in inputs.runs}
     serving = tuple(serving_summary(by_run[row.run_id], row.label) for row in rows)
@@ -171,38 +184,8 @@ def build_report(inputs: ReportInputs) -> Report:
         serving=serving,
         server_latency=tuple(checks.values()),
         rating_note=rating,
+        rule_check=against_test,
     )
-
-
-def rating_note(
-    recommendation: Recommendation, paired: tuple[PairedComparison, ...], decision: Decision | None
-) -> str | None:
-    """The sentence that keeps the rule's rating from contradicting the page, or None.
-
-    The rule is kept exactly (it rates the lead's size); this says, in one sentence, when its
-    "high" sits beside a paired test that finds the lead within noise, and when the decision
-    against the baseline picks another model than the rule's winner.
-    """
-    winner = recommendation.winner
-    if winner is None or recommendation.confidence is None:
-        return None
-    lead = next((p for p in paired if p.model_a == winner and p.model_b == recommendation.runner_up), None)
-    picked = None
-    if decision is not None:
-        picked = decision.chosen if decision.action is DecisionAction.SWITCH else decision.baseline
-    elsewhere = ""
-    if picked is not None and picked != winner:
-        verb = "switches to" if decision is not None and decision.action is DecisionAction.SWITCH else "keeps"
-        elsewhere = f"; the decision above {verb} {picked}, and it is the one that answers whether to switch"
-    if recommendation.confidence == "high" and lead is not None and lead.within_noise and lead.mcnemar_p is not None:
-        return (
-            f"Confidence “high” is the rule's rating of the lead's size alone (10 points or more): the paired "
-            f"test on the same tasks finds {winner}'s lead over {lead.model_b} within noise (McNemar p = "
-            f"{lead.mcnemar_p:.2g}), so it is not evidence that {winner} is better{elsewhere}."
-        )
-    if elsewhere:
-        return f"The rule recommends {winner} on pass rate alone{elsewhere}."
-    return None
 
 
 def _decision(

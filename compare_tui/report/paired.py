@@ -4,9 +4,13 @@ For two models, only the tasks both scored are compared, task by task: the 2×2 
 flips, McNemar's exact test on the tasks where they disagree, and the 95% interval of the
 pass-rate difference (Tango's score interval, made to agree with the exact test: it excludes
 zero exactly when p < 0.05). When the interval includes zero the report says "the lead is
-within noise" and how many tasks like these would give 80 % power to show the lead by that
-same exact test (`report.power`: the power is computed exactly, not by a normal formula).
-No figure depends on a seed.
+within noise" and how many tasks would give 80 % power to show the lead by that same exact
+test (`report.power.plan_tasks`: planned for a discordance as high as the pilot allows, the
+power computed exactly, not by a normal formula). No figure depends on a seed.
+
+With a baseline, the pairs shown are the decision's own (candidate − baseline, at its level):
+one interval per pair on the page, and the tasks needed are the decision's (`plan=False` here).
+Without one, each pair is the leader against another model at 95 %, for that pair alone.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass
 
 from compare_tui.report.figures import Block, ModelFigures
 from compare_tui.report.formatting import bound
-from compare_tui.report.power import tasks_needed
+from compare_tui.report.power import TasksNeeded, need_words, plan_tasks
 from compare_tui.report.rule import Recommendation
 from compare_tui.report.stats import Interval, mcnemar_exact, paired_interval
 from compare_tui.vocabulary import MISSING, Outcome
@@ -57,6 +61,8 @@ class PairedComparison:
     """Tasks of the report not in `tasks`, by reason (e.g. "not done by B": 2), most first."""
     level: float = 0.95
     """The confidence level of `interval` (0.95; lower per candidate in a decision over several)."""
+    plan: TasksNeeded | None = None
+    """The plan behind `tasks_needed` (None where there is none, or the decision states it)."""
 
 
 def paired_comparisons(rows: Sequence[ModelFigures], recommendation: Recommendation) -> tuple[PairedComparison, ...]:
@@ -68,9 +74,9 @@ def paired_comparisons(rows: Sequence[ModelFigures], recommendation: Recommendat
     return tuple(paired(leader, other) for other in rows if other is not leader)
 
 
-def paired(a: ModelFigures, b: ModelFigures, level: float = 0.95) -> PairedComparison:
+def paired(a: ModelFigures, b: ModelFigures, level: float = 0.95, *, plan: bool = True) -> PairedComparison:
     """The paired comparison of two runs whose blocks are over the same tasks, in order, with
-    its interval at `level`."""
+    its interval at `level`. `plan` False: no tasks needed here (the decision states them)."""
     both = only_a = only_b = neither = 0
     left_out: Counter[str] = Counter()
     for block_a, block_b in zip(a.blocks, b.blocks, strict=True):
@@ -113,13 +119,10 @@ def paired(a: ModelFigures, b: ModelFigures, level: float = 0.95) -> PairedCompa
     p_value = mcnemar_exact(only_a, only_b)
     within = interval.contains(0.0)
     leader, other = (only_a, only_b) if only_a >= only_b else (only_b, only_a)
-    needed = (
-        tasks_needed(leader / tasks, other / tasks, margin=None, level=level).tasks
-        if within and only_a != only_b
-        else None
-    )
+    need = plan_tasks(leader, other, tasks, margin=None, level=level) if plan and within and only_a != only_b else None
+    needed = None if need is None else need.tasks
     more = max(0, needed - tasks) if needed is not None else None
-    sentence = _sentence(a.label, b.label, tasks, difference, interval, p_value, within, needed, level)
+    sentence = _sentence(a.label, b.label, tasks, difference, interval, p_value, within, need, level, plan)
     reasons = tuple(sorted(left_out.items(), key=lambda item: (-item[1], item[0])))
     if reasons:
         sentence += " Left out: " + "; ".join(f"{n} {why}" for why, n in reasons) + "."
@@ -142,6 +145,7 @@ def paired(a: ModelFigures, b: ModelFigures, level: float = 0.95) -> PairedCompa
         sentence,
         reasons,
         level,
+        need,
     )
 
 
@@ -170,11 +174,13 @@ def _sentence(
     interval: Interval,
     p_value: float,
     within: bool,
-    needed: int | None,
+    need: TasksNeeded | None,
     level: float = 0.95,
+    plan: bool = True,
 ) -> str:
+    whose = "" if plan else ", the decision's,"
     span = (
-        f"the {level * 100:.3g}% interval of the difference ({name_a} − {name_b}) runs from "
+        f"the {level * 100:.3g}% interval of the difference ({name_a} − {name_b}){whose} runs from "
         f"{bound(interval.low * 100)} to {bound(interval.high * 100)} points (McNemar exact p = {p_value:.3g})"
     )
     if not within:
@@ -183,13 +189,12 @@ def _sentence(
             f"The lead is larger than noise: on the {tasks} tasks both scored, {name_a}'s pass rate is "
             f"{abs(difference) * 100:.1f} points {direction} than {name_b}'s; {span}."
         )
-    text = f"The lead is within noise: on the {tasks} tasks both scored, {span} and includes zero."
+    what = "The lead" if plan else "The difference"
+    text = f"{what} is within noise: on the {tasks} tasks both scored, {span} and includes zero."
     if difference == 0:
         return text + " The two pass the same number of these tasks, so there is no lead to resolve."
-    if needed is None:
-        return text + " More than 20,000 tasks like these would be needed to show a lead of this size."
-    more = max(0, needed - tasks)
-    return text + (
-        f" About {needed} tasks like these in all ({more} more) would give 80 % power to show a lead "
-        "of this size by this exact test."
-    )
+    if not plan:
+        return text + " The tasks that would settle it are the decision's, above."
+    if need is None or need.tasks is None:
+        return text + " More than 20,000 tasks would be needed to show a lead of this size."
+    return text + f" To show a lead of this size by this exact test: {need_words(need, tasks)}."

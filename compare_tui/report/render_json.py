@@ -280,6 +280,7 @@ def _paired(p: PairedComparison) -> dict[str, Any]:
         "flips": {"both": p.both, "only_a": p.only_a, "only_b": p.only_b, "neither": p.neither},
         "difference": p.difference,
         "ci95": _interval(p.interval),
+        "level": p.level,
         "mcnemar_p": p.mcnemar_p,
         "ci_method": PAIRED_METHOD,
         "within_noise": p.within_noise,
@@ -322,7 +323,17 @@ def _decision(report: Report) -> dict[str, Any] | None:
                 "mcnemar_p": v.paired.mcnemar_p,
                 "tasks": v.paired.tasks,
                 "tasks_needed": v.tasks_needed,
-                "needed": [{"goal": n.goal, "tasks": n.tasks, "power": n.power, "reason": n.reason} for n in v.needed],
+                "needed": [
+                    {
+                        "goal": n.goal,
+                        "tasks": n.tasks,
+                        "power": n.power,
+                        "reason": n.reason,
+                        "discordance": n.discordance,
+                        "observed": n.observed,
+                    }
+                    for n in v.needed
+                ],
                 "left_out": dict(v.paired.left_out),
                 "ttft_p50_pct": v.ttft_p50_pct,
                 "e2e_p50_pct": v.e2e_p50_pct,

@@ -6,6 +6,9 @@ One `<testsuite>` per shown model, one `<testcase>` per task: `fail` → `<failu
 says so). Suite properties carry the pass rate, provenance and the report's confidence.
 With a baseline, one more suite, `versus <baseline>`, has one `<testcase>` per candidate
 verdict: `worse` → `<failure>`, `inconclusive` → `<skipped>`, `better` and `no worse` pass.
+When a CI gate is given (`report.gate`), one more suite, `gate`, has one `<testcase>` per
+option checked: a failure for each reason, and a rule-based gate met while the paired test
+disagrees carries its warning in a `warning` property and its `<system-err>`.
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ import xml.etree.ElementTree as ET
 
 from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import Block, ModelFigures
+from compare_tui.report.gate import GateResult
 from compare_tui.report.model import Report
 from compare_tui.report.text_calls import caveat_texts
 from compare_tui.vocabulary import MISSING, Outcome
 
 
-def render_junit(report: Report) -> str:
-    """The report as a JUnit XML document (UTF-8 text with an XML declaration)."""
+def render_junit(report: Report, gate: GateResult | None = None) -> str:
+    """The report as a JUnit XML document (UTF-8 text with an XML declaration), with the
+    `gate` suite when a gate was checked."""
     root = ET.Element("testsuites", name=f"compare-tui report: {report.title}")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for row in report.models:
@@ -30,6 +35,11 @@ def render_junit(report: Report) -> str:
             totals[key] += int(suite.get(key, "0"))
     if report.decision is not None:
         suite = _decision_suite(report)
+        root.append(suite)
+        for key in totals:
+            totals[key] += int(suite.get(key, "0"))
+    if gate is not None and gate.checks:
+        suite = _gate_suite(gate)
         root.append(suite)
         for key in totals:
             totals[key] += int(suite.get(key, "0"))
@@ -102,6 +112,24 @@ def _decision_suite(report: Report) -> ET.Element:
     suite.set("errors", "0")
     for name, count in counts.items():
         suite.set(name, str(count))
+    return suite
+
+
+def _gate_suite(gate: GateResult) -> ET.Element:
+    suite = ET.Element("testsuite", name="gate")
+    failures = 0
+    for check in gate.checks:
+        case = ET.SubElement(suite, "testcase", name=check.option, classname="gate")
+        if check.warnings:
+            properties = ET.SubElement(case, "properties")
+            for warning in check.warnings:
+                ET.SubElement(properties, "property", name="warning", value=warning)
+            ET.SubElement(case, "system-err").text = "\n".join(f"warning: {w}" for w in check.warnings)
+        if check.reasons:
+            ET.SubElement(case, "failure", message="; ".join(check.reasons), type="gate")
+            failures += 1
+    for name, value in (("tests", len(gate.checks)), ("failures", failures), ("errors", 0), ("skipped", 0)):
+        suite.set(name, str(value))
     return suite
 
 

@@ -39,7 +39,8 @@ def render_md(report: Report) -> str:
         lines += ["## Not shown", ""]
         lines += [f"- **{r.label}** (run `{r.run_id}`): {r.reason}" for r in report.refused] + [""]
     if report.paired:
-        lines += ["## Is the lead larger than noise?", ""]
+        heading, label = columns.paired_heading(report)
+        lines += [f"## {heading}", "", *([f"_{label}_", ""] if label else [])]
         lines += [
             "| A | B | tasks | both pass | only A | only B | neither | McNemar p |",
             "|---|---|---:|---:|---:|---:|---:|---:|",

@@ -201,7 +201,7 @@ def refused_list(report: Report) -> Group:
 
 
 def paired_table(report: Report) -> Group:
-    table = FittedTable(columns.TITLES["paired"], columns.paired_columns(report))
+    table = FittedTable(columns.paired_title(report), columns.paired_columns(report))
     return Group(table, *(Text(p.sentence) for p in report.paired))
 
 

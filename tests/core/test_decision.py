@@ -28,7 +28,7 @@ from compare_tui.report import (
 from compare_tui.report import formatting as fmt
 from compare_tui.report.decision import DEFAULT_MARGIN_PP, DecisionAction, Verdict, decide, verdict_for
 from compare_tui.report.model import BaselineError
-from compare_tui.report.power import tasks_needed
+from compare_tui.report.power import plan_tasks
 from compare_tui.report.render_text import render_text
 from compare_tui.report.stats import mcnemar_exact, paired_interval
 from compare_tui.store import ComparisonRecord, DecisionRecord, Store
@@ -109,9 +109,12 @@ def test_a_named_baseline_gives_a_verdict_per_candidate_and_a_leading_summary():
     assert decision.baseline == "model-a" and decision.margin_pp == DEFAULT_MARGIN_PP
     b, c = decision.versus
     assert (b.candidate, b.paired.only_a, b.paired.only_b, b.delta_pp) == ("model-b", 0, 0, 0.0)
-    # 40 ties: the interval is about ±10 points, so B is not shown no worse within 5 points; with
-    # no flips at all, 96 tasks like these would show it (never better: it does not lead).
-    assert b.verdict is Verdict.INCONCLUSIVE and b.tasks_needed == 96 and b.needed[0].power == 1.0
+    # 40 ties: the interval is about ±10 points, so B is not shown no worse within 5 points. No
+    # task has separated them yet: the plan is for as many flips as 40 ties allow (never better:
+    # it does not lead), not the 96 "for 100 % power" that zero flips would give.
+    plan = plan_tasks(0, 0, 40, margin=0.05, level=0.975)
+    assert b.verdict is Verdict.INCONCLUSIVE and b.tasks_needed == plan.tasks and b.needed[0] == plan
+    assert plan.tasks > 96 and 0.80 <= plan.power < 0.85 and not plan.separated
     assert b.needed[1].goal == "better" and b.needed[1].tasks is None and "not higher" in b.needed[1].reason
     # Two candidates: each interval at 97.5 % (Bonferroni), labelled so.
     assert decision.level == b.level == 0.975 and "Bonferroni" in decision.multiplicity
@@ -176,10 +179,11 @@ def test_an_inconclusive_verdict_says_how_many_tasks_would_show_no_worse_and_bet
     report = build_report(inputs(base, cand, baseline="model-a"))
     [v] = report.decision.versus
     assert v.verdict is Verdict.INCONCLUSIVE and (v.paired.only_a, v.paired.only_b) == (1, 1)
-    expected = tasks_needed(0.1, 0.1, margin=0.05)
+    expected = plan_tasks(1, 1, 10, margin=0.05)
     assert v.tasks_needed == expected.tasks and v.needed[0] == expected and 0.80 <= expected.power < 0.82
     shown = " ".join(text_of(report, width=400).split())
-    assert f"to show it no worse (within 5 points): about {expected.tasks:,} tasks like these in all" in shown
+    assert f"to show it no worse (within 5 points): about {expected.tasks:,} tasks in all" in shown
+    assert "(2 of 10 did here)" in shown and "100 %" not in shown
     assert "to show it better: out of reach (its pass rate on these tasks is not higher" in shown
     # Trailing by more than the margin: neither is reachable, and the page says so.
     worse = one("p" * 6 + "f" * 4, "run-c", "model-c")
@@ -484,8 +488,10 @@ def test_a_winner_the_decision_does_not_pick_gets_the_sentence_at_any_confidence
     report = build_report(inputs(base, cand, baseline="model-a"))
     assert report.recommendation.confidence == "medium" and report.decision.action is DecisionAction.KEEP
     assert report.rating_note == (
-        "The rule recommends model-b on pass rate alone; the decision above keeps model-a, and it is the one "
-        "that answers whether to switch."
+        "Confidence “medium” is the rule's rating of the lead's size alone (5 points or more, under 10): the "
+        "paired test on the same tasks finds model-b's lead over model-a within noise (McNemar p = 0.63), so it "
+        "is not evidence that model-b is better; the decision above keeps model-a, and it is the one that "
+        "answers whether to switch."
     )
 
 

@@ -18,7 +18,7 @@ from compare_tui.report import (
     parse_pass_rate,
     render_json,
 )
-from compare_tui.report.power import tasks_needed
+from compare_tui.report.power import plan_tasks, tasks_needed
 from compare_tui.report.rule import Standing, recommend
 from compare_tui.store import RunRecord
 from compare_tui.vocabulary import ErrorClass
@@ -554,10 +554,13 @@ def test_paired_lead_within_noise_estimates_more_tasks():
     p = report.paired[0]
     assert (p.model_a, p.only_a, p.only_b) == ("model-a", 2, 0)
     assert p.within_noise is True and p.more_tasks > 0
-    # The exact McNemar test's power at flip rates 0.2 / 0 (Connor's normal formula said 37).
-    need = tasks_needed(0.2, 0.0, margin=None)
+    # The exact McNemar test's power, planned for the observed lead and as many flips as 2 of 10
+    # allow (the plug-in rates 0.2 / 0 gave 39: a pilot's luck would have been the plan).
+    need = plan_tasks(2, 0, 10, margin=None)
+    assert need.tasks > tasks_needed(0.2, 0.0, margin=None).tasks
     assert p.tasks_needed == need.tasks and p.more_tasks == need.tasks - 10 and need.power >= 0.80
-    assert f"About {need.tasks} tasks like these in all ({need.tasks - 10} more) would give 80 % power" in p.sentence
+    assert f"about {need.tasks} tasks in all ({need.tasks - 10} more) for 80 % power" in p.sentence
+    assert "(2 of 10 did here)" in p.sentence
 
 
 def test_paired_lead_larger_than_noise():

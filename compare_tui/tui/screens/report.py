@@ -91,7 +91,7 @@ class ReportScreen(CompareScreen):
                         classes="section-title",
                     )
                     yield Static("", id="grades", markup=False)
-                    yield Static(columns.TITLES["paired"], classes="section-title")
+                    yield Static(columns.TITLES["paired"], id="paired-title", classes="section-title")
                     yield _figure_table("paired-table")
                     yield Static("", id="paired-notes", classes="muted notes", markup=False)
                     yield Static("", id="paired-sentences", markup=False)
@@ -146,6 +146,7 @@ class ReportScreen(CompareScreen):
         show("versus", notes)
         for name in ("#versus-title", "#versus-table"):
             self.query_one(name).display = report.decision is not None and bool(report.decision.versus)
+        self.query_one("#paired-title", Static).update(columns.paired_title(report))
         show("paired", tables.fill_paired(self.query_one("#paired-table", DataTable), report, width))
         show("pass", tables.fill_pass_rates(self.query_one("#pass-table", DataTable), report, width))
         show("latency", tables.fill_latency(self.query_one("#latency-table", DataTable), report, width))
