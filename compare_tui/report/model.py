@@ -18,7 +18,13 @@ from compare_tui.report.inputs import ReportInputs, StepGrading
 from compare_tui.report.paired import PairedComparison, paired_comparisons
 from compare_tui.report.rule import Recommendation, Standing, recommend
 from compare_tui.report.server_latency import LatencyCrossCheck, cross_check, cross_check_caveats
-from compare_tui.report.serving import ServingSummary, serving_caveats, serving_confound, serving_summary
+from compare_tui.report.serving import (
+    ServingSummary,
+    serving_caveats,
+    serving_confound,
+    serving_summary,
+    stack_confound,
+)
 from compare_tui.report.trajectories import Trajectories, replay_caveats, trajectories
 
 
@@ -146,6 +152,7 @@ def build_report(inputs: ReportInputs) -> Report:
     ]
     caveats = build_caveats(inputs, rows) + tuple(grouped(per_model))
     confound = serving_confound(serving)
+    stack = stack_confound(serving)
     title = inputs.comparison_name or " ".join(p for p in (goldset.name or goldset.workload_id, goldset.version) if p)
     return Report(
         title=title or "report",
@@ -159,6 +166,7 @@ def build_report(inputs: ReportInputs) -> Report:
         paired=paired,
         caveats=((Caveat("rating", rating),) if rating else ())
         + (() if confound is None else (confound,))
+        + (() if stack is None else (stack,))
         + caveats
         + tuple(replay_caveats(replay, inputs.step_grading)),
         decision=decision,

@@ -123,6 +123,9 @@ def _serving(summary: ServingSummary | None) -> dict[str, Any] | None:
     return {
         "fingerprint": dict(summary.fingerprint),
         "rows": [{"label": label, "value": value} for label, value in summary.rows],
+        "block": None
+        if summary.block is None
+        else [{"label": f.label, "value": f.value, "checked": f.checked} for f in summary.block.facts],
         "loaded_check": dict(summary.loaded) if summary.loaded else None,
         "unread": summary.unread,
         "catalogue_differences": [_difference(d) for d in summary.catalogue_differences],
