@@ -135,10 +135,15 @@ def build_report(inputs: ReportInputs) -> Report:
     inputs_by_run = {r.run.id: r for r in inputs.runs}
     checks = {
         row.label: check
-        for row in rows
+        for row, summary in zip(rows, serving, strict=True)
         if (
             check := cross_check(
-                row.run_id, row.label, by_run[row.run_id].environment, inputs_by_run[row.run_id].attempts
+                row.run_id,
+                row.label,
+                by_run[row.run_id].environment,
+                inputs_by_run[row.run_id].attempts,
+                concurrency=_positive((by_run[row.run_id].settings or {}).get("concurrency")),
+                slots=_positive(summary.fingerprint.get("slots")),
             )
         )
     }
@@ -236,3 +241,7 @@ def _decision(
     raise BaselineError(
         f"the baseline {name!r} is not a model of this report (its models: {shown}); name one of them with --baseline"
     )
+
+
+def _positive(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -135,7 +135,7 @@ def test_the_report_shows_the_servers_ttft_beside_the_clients(catalogue, tmp_pat
     # The server starts its clock after the request arrived: the client's mean is never below it.
     assert check["client_ttft_mean_ms"] >= check["server_ttft_mean_ms"]
     assert main(["report", row["id"], "--store", str(store_path)]) == 0
-    assert "server-side TTFT" in " ".join(capsys.readouterr().out.split())  # the line wraps at 80 columns
+    assert "vLLM's own TTFT (arrival at the server" in " ".join(capsys.readouterr().out.split())  # wraps at 80
 
 
 def test_a_prompt_longer_than_the_context_is_a_recorded_error(catalogue, tmp_path, capsys):
