@@ -73,6 +73,17 @@ def add_catalogue_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_prompt_cache_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--prompt-cache",
+        choices=("server", "cold"),
+        default="server",
+        help="server: the server reuses cached prompt prefixes as it is configured (default); cold: every "
+        "request is processed whole (llama.cpp cache_prompt false, vLLM a fresh cache_salt), so runs minutes "
+        "apart compare fairly; the report shows each run's condition and cache share",
+    )
+
+
 def catalogue_path(explicit: str | None) -> Path:
     """The catalogue a command reads (`paths.catalogue_path`: the TUI uses the same)."""
     from compare_tui.paths import catalogue_path as default

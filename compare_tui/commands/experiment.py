@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 from compare_tui.commands.common import (
     CommandError,
     add_catalogue_option,
+    add_prompt_cache_option,
     add_store_option,
     load_catalogue_or_fail,
     load_set_or_fail,
     open_store,
     say,
 )
-from compare_tui.vocabulary import RunStatus
+from compare_tui.vocabulary import PromptCache, RunStatus
 
 if TYPE_CHECKING:
     from compare_tui.experiment.figures import ExperimentFigures
@@ -82,6 +83,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     new.add_argument("--concurrency", type=int, default=4, metavar="N", help="requests at once (default 4)")
     new.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per-request timeout (default 120)")
+    add_prompt_cache_option(new)
     add_catalogue_option(new)
     add_store_option(new)
     new.set_defaults(handler=_new)
@@ -155,7 +157,15 @@ def _new(args: argparse.Namespace) -> int:
     try:
         arms = [(catalogue.get(name), overrides) for name, overrides in specs]
         settings = resolve_settings(
-            goldset, RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
+            goldset,
+            RunOverrides(
+                args.attempts,
+                args.temperature,
+                args.max_tokens,
+                args.concurrency,
+                args.timeout,
+                PromptCache(args.prompt_cache),
+            ),
         ).as_dict()
         config = define_experiment(goldset, arms, settings, args.repeats)
     except (CatalogueError, ValidationError, ValueError) as exc:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Self
 from compare_tui.commands.common import (
     CommandError,
     add_catalogue_option,
+    add_prompt_cache_option,
     add_store_option,
     load_catalogue_or_fail,
     load_set_or_fail,
@@ -20,7 +21,7 @@ from compare_tui.commands.common import (
 )
 from compare_tui.commands.report import margin_points
 from compare_tui.scoring.placement import SCORERS_HELP
-from compare_tui.vocabulary import RunStatus
+from compare_tui.vocabulary import PromptCache, RunStatus
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -92,6 +93,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--max-cost", type=float, metavar="USD", help="refuse to start when the estimated spend exceeds this"
     )
+    add_prompt_cache_option(p)
     p.add_argument("--name", help="the comparison's name (default: set and date)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (nothing repeated, nothing lost)")
     p.add_argument(
@@ -150,7 +152,14 @@ def _handle(args: argparse.Namespace) -> int:
                 )
             goldset = load_set_or_fail(args.set)
             names = tuple(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
-            overrides = RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
+            overrides = RunOverrides(
+                args.attempts,
+                args.temperature,
+                args.max_tokens,
+                args.concurrency,
+                args.timeout,
+                PromptCache(args.prompt_cache),
+            )
             plan = NewRunPlan(
                 goldset.root,
                 names,

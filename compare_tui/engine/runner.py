@@ -40,7 +40,7 @@ from compare_tui.engine.events import AttemptFinished, RunFinished, RunObserver,
 from compare_tui.engine.gpu import GpuSampler
 from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import PreparedRun
-from compare_tui.engine.request import chat_body
+from compare_tui.engine.request import chat_body, hold_prompt_cache, stack_of
 from compare_tui.engine.retry import RetryPolicy, with_retries
 from compare_tui.engine.server_latency import HistogramReading, merged, read_histograms, serves_vllm
 from compare_tui.engine.writer import AttemptWriter
@@ -93,6 +93,8 @@ class RunExecutor:
         self.retry = retry or RetryPolicy()
         self.gpu_sampler = gpu_sampler
         self._rng = random.Random()
+        self._cache = hold_prompt_cache(prepared.settings.prompt_cache, stack_of(prepared.run.serving))
+        """How every request carries the run's prompt-cache condition on its server's stack."""
         self._counts: Counter[str] = Counter()
         self._not_measured: Counter[str] = Counter()
         """Error class → tasks whose latest attempt in this execution measured nothing."""
@@ -165,6 +167,7 @@ class RunExecutor:
                     capture_environment(server_identity=identity, settings=settings.as_dict())
                     | {"http_transport": TRANSPORT, "key_check": self.p.key_check, "scorers": self.scorers.describe()}
                     | ({"resumes": resumes} if resumes else {})
+                    | {"prompt_cache": self._cache.as_dict()}
                 )
                 if run.environment.get("server_latency"):  # an earlier execution's, added up below
                     environment["server_latency"] = run.environment["server_latency"]
@@ -262,7 +265,7 @@ class RunExecutor:
     ) -> tuple[Outcome, ErrorClass | None, str | None]:
         run, entry = self.p.run, self.p.entry
         started = now_iso()
-        body = chat_body(task, entry.model, self.p.settings)
+        body = chat_body(task, entry.model, self.p.settings, self._cache)
 
         send = partial(
             stream_chat, client, entry.endpoint, body, headers=self.p.headers, timeout_s=self.p.settings.timeout_s
@@ -327,6 +330,7 @@ class RunExecutor:
             finished_at=now_iso(),
             retries=retries,
             finish_reason=acc.finish_reason if acc else None,
+            cached_tokens=acc.cached_tokens() if acc else None,
         )
         # Observers see an attempt that measured nothing as `not_done`, ending its task for
         # this execution (the store keeps the error for the report's caveat and the resume).

@@ -125,10 +125,12 @@ def serving_block(
     entry: Mapping[str, Any],
     environment: Mapping[str, Any],
     gpu: Mapping[str, Any] | None = None,
+    prompt_cache: str | None = None,
 ) -> ServingBlock:
     """The serving block of one run from what it stored: the latest reading's fingerprint (what
     the server said), the catalogue entry recorded with the run (what the user stated) and the
-    run's environment and GPU report (where it ran). The one reader of those dicts here."""
+    run's environment and GPU report (where it ran). The one reader of those dicts here.
+    `prompt_cache`: the run's cache condition and share (`report.prompt_cache`), measured."""
     stated = entry.get("serving") or {}
     stated = stated if isinstance(stated, Mapping) else {}
     extra = stated.get("extra") or {}
@@ -174,6 +176,8 @@ def serving_block(
         parser = f"llama.cpp's own, from the template ({fingerprint['template_mode']})"
     parser_missing = "not stated (vLLM does not report its --tool-call-parser)" if vllm else "not reported"
     add("tool-call parser", parser, stated.get("tool_parser"), parser_missing)
+    if prompt_cache is not None:
+        add("prompt cache", prompt_cache)
     hardware = _hardware(entry, environment, gpu)
     add("hardware", hardware, missing="not recorded")
     quantisation = fingerprint.get("quantisation") or stated.get("quantisation") or extra.get("dtype")
@@ -210,7 +214,7 @@ class ServingSummary:
     (stored before store v11): no section rather than a column of "not reported"."""
 
 
-def serving_summary(run: RunRecord, label: str) -> ServingSummary:
+def serving_summary(run: RunRecord, label: str, prompt_cache: str | None = None) -> ServingSummary:
     readings = [r for r in run.serving if isinstance(r, Mapping)]
     latest = readings[-1] if readings else {}
     fingerprint = latest.get("fingerprint") or {}
@@ -231,7 +235,7 @@ def serving_summary(run: RunRecord, label: str) -> ServingSummary:
         changes=tuple(changes),
         unread=latest.get("unread"),
         read=bool(readings),
-        block=serving_block(label, fingerprint, run.model_entry or {}, run.environment or {}, run.gpu)
+        block=serving_block(label, fingerprint, run.model_entry or {}, run.environment or {}, run.gpu, prompt_cache)
         if readings
         else None,
     )

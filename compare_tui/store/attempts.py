@@ -162,6 +162,7 @@ class AttemptAccessors(StoreBase):
             "tool_calls",
             "reasoning",
             "server_timings",
+            "cached_tokens",
         }
     )
 
