@@ -152,3 +152,18 @@ def test_the_report_shows_each_runs_condition_in_its_serving_block_and_json(tmp_
     document = json.loads(render_json(report))
     assert document["models"][1]["prompt_cache"]["share"] == round(56 / 60, 6)
     assert "prompt_cache_differs" in {c["code"] for c in document["caveats"]}
+
+
+def test_the_ab_diff_says_above_its_deltas_that_the_runs_met_a_different_cache(tmp_path):
+    from compare_tui.diff import read_run_pair
+
+    store, _ = build_stack_store(tmp_path)
+    conn = sqlite3.connect(tmp_path / "runs.sqlite")
+    with conn:
+        conn.execute("UPDATE attempts SET cached_tokens = prompt_tokens - 1 WHERE run_id = ?", (RUNS["qwen-vllm"],))
+        conn.execute("UPDATE attempts SET cached_tokens = 3 WHERE run_id = ?", (RUNS["qwen-llamacpp"],))
+    conn.close()
+    diff = read_run_pair(store, RUNS["qwen-llamacpp"], RUNS["qwen-vllm"])
+    store.close()
+    assert any("different prompt-cache conditions" in p for p in diff.problems)
+    assert any(p.startswith("Δ latency and Δ cost mix the serving stack and the model") for p in diff.problems)
