@@ -12,7 +12,7 @@ request at a time (so no request waits for a slot):
 Then the A/B diff (`diff.read_run_pair`, what the TUI's Diff screen shows) of 1 vs 2 (unfair:
 the second run met a warm cache) and of 3 vs 4 (fair), with the caveat each gets.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_prompt_cache.py [--model qwen2.5-coder-0.5b] [--max-tokens 8]
+    PYTHONPATH=. .venv/bin/python bench/bench_prompt_cache.py [--model smollm2-135m] [--max-tokens 8]
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def table(store_path: Path, runs: list[str]) -> tuple[list[str], list[str], dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="qwen2.5-coder-0.5b")
+    parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--max-tokens", type=int, default=8)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-prompt-cache-") as tmp:

@@ -15,9 +15,10 @@ from compare_tui.commands.common import (
     load_catalogue_or_fail,
     load_set_or_fail,
     open_store,
+    run_overrides,
     say,
 )
-from compare_tui.vocabulary import PromptCache, RunStatus
+from compare_tui.vocabulary import RunStatus
 
 if TYPE_CHECKING:
     from compare_tui.experiment.figures import ExperimentFigures
@@ -134,7 +135,7 @@ def _new(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from compare_tui.catalogue import CatalogueError
-    from compare_tui.engine.settings import RunOverrides, resolve_settings
+    from compare_tui.engine.settings import resolve_settings
     from compare_tui.experiment import (
         MAX_REPEATS,
         check_name,
@@ -158,14 +159,7 @@ def _new(args: argparse.Namespace) -> int:
         arms = [(catalogue.get(name), overrides) for name, overrides in specs]
         settings = resolve_settings(
             goldset,
-            RunOverrides(
-                args.attempts,
-                args.temperature,
-                args.max_tokens,
-                args.concurrency,
-                args.timeout,
-                PromptCache(args.prompt_cache),
-            ),
+            run_overrides(args),
         ).as_dict()
         config = define_experiment(goldset, arms, settings, args.repeats)
     except (CatalogueError, ValidationError, ValueError) as exc:

@@ -17,11 +17,12 @@ from compare_tui.commands.common import (
     load_catalogue_or_fail,
     load_set_or_fail,
     open_store,
+    run_overrides,
     say,
 )
 from compare_tui.commands.report import margin_points
 from compare_tui.scoring.placement import SCORERS_HELP
-from compare_tui.vocabulary import PromptCache, RunStatus
+from compare_tui.vocabulary import RunStatus
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -130,7 +131,6 @@ def _handle(args: argparse.Namespace) -> int:
         EngineSession,
         NewRunPlan,
         ResumePlan,
-        RunOverrides,
         RunRefusedError,
     )
     from compare_tui.scoring.placement import scorer_executor, where_scorers_run
@@ -152,14 +152,7 @@ def _handle(args: argparse.Namespace) -> int:
                 )
             goldset = load_set_or_fail(args.set)
             names = tuple(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
-            overrides = RunOverrides(
-                args.attempts,
-                args.temperature,
-                args.max_tokens,
-                args.concurrency,
-                args.timeout,
-                PromptCache(args.prompt_cache),
-            )
+            overrides = run_overrides(args)
             plan = NewRunPlan(
                 goldset.root,
                 names,

@@ -10,6 +10,8 @@ tool offered. `skip_invalid` leaves out the tools whose schema servers refuse
 
 from __future__ import annotations
 
+from typing import Any
+
 from compare_tui.toolcall.scenarios.scenario import CallPattern, Expectation, Scenario, ToolSpec
 from compare_tui.toolcall.tools.file import ToolsFile
 
@@ -36,17 +38,14 @@ def user_scenarios(tools: ToolsFile, *, skip_invalid: bool = False) -> tuple[Sce
             "do not ask me for them."
         )
         out.append(
-            Scenario(
-                id=f"T{number:02d}",
-                name=f"user.named:{spec.name}",
-                category="user",
-                title=f"A forced call to {spec.name}, checked against its own schema",
-                tools=(spec,),
-                messages=({"role": "user", "content": prompt},),
-                expect=Expectation(min_calls=1, max_calls=1, match=(CallPattern(spec.name),)),
-                tool_choice={"type": "function", "function": {"name": spec.wire_name}},
-                catches="arguments that do not fit the tool's schema; a named choice ignored",
-                user_tools=True,
+            _aimed_at(
+                spec,
+                f"T{number:02d}",
+                "named",
+                f"A forced call to {spec.name}, checked against its own schema",
+                prompt,
+                {"type": "function", "function": {"name": spec.wire_name}},
+                "arguments that do not fit the tool's schema; a named choice ignored",
             )
         )
         out.append(auto_scenario(spec, number))
@@ -90,15 +89,28 @@ def auto_scenario(spec: ToolSpec, number: int) -> Scenario:
     purpose = (spec.description or "").strip().rstrip(".")
     aim = f"I need this done: {purpose}." if purpose else f"I need what the {spec.wire_name} tool does."
     prompt = f"{aim} Use your {spec.wire_name} tool for it now, with plausible example values; do not ask me for them."
+    return _aimed_at(
+        spec,
+        f"T{number:02d}-auto",
+        "auto",
+        f"A request aimed at {spec.name} with tool_choice auto: the model must choose to call it",
+        prompt,
+        "auto",
+        "a call only parsed when forced (auto answered with text); arguments that do not fit the schema",
+    )
+
+
+def _aimed_at(spec: ToolSpec, id_: str, kind: str, title: str, prompt: str, choice: Any, catches: str) -> Scenario:
+    """A scenario offering `spec` alone and expecting exactly one call of it."""
     return Scenario(
-        id=f"T{number:02d}-auto",
-        name=f"user.auto:{spec.name}",
+        id=id_,
+        name=f"user.{kind}:{spec.name}",
         category="user",
-        title=f"A request aimed at {spec.name} with tool_choice auto: the model must choose to call it",
+        title=title,
         tools=(spec,),
         messages=({"role": "user", "content": prompt},),
         expect=Expectation(min_calls=1, max_calls=1, match=(CallPattern(spec.name),)),
-        tool_choice="auto",
-        catches="a call only parsed when forced (auto answered with text); arguments that do not fit the schema",
+        tool_choice=choice,
+        catches=catches,
         user_tools=True,
     )

@@ -232,3 +232,28 @@ def test_ctrl_c_mid_run_then_resume(catalogue, tmp_path):
     resumed_tasks = {a.task_id for a in attempts} - before
     latency = run.environment["server_latency"]
     assert (latency["executions"], latency["requests_answered"]) == (1, len(resumed_tasks - TOOL_TASKS))
+
+
+def test_a_cold_run_holds_the_prompt_cache_with_a_salt_vllm_accepts(catalogue, tmp_path, capsys):
+    """`--prompt-cache cold` on vLLM: every request carries a fresh `cache_salt` (vLLM 0.32
+    validates it and salts its prefix-cache blocks with it), the run records the condition as
+    held, and the report shows it in the serving block."""
+    goldset = make_set(
+        tmp_path / "set",
+        manifest=manifest_data(run={"attempts": 1, "temperature": 0.0, "max_tokens": 4}),
+        tasks={"a.toml": task_data("a"), "b.toml": task_data("b")},
+    )
+    [row] = _run(catalogue, tmp_path / "runs.sqlite", goldset, capsys, "--prompt-cache", "cold")
+    assert (row["status"], row["error"]) == ("completed", 0)  # a salt vLLM refused would be a 400
+    with Store.open(tmp_path / "runs.sqlite") as store:
+        run = store.get_run(row["id"])
+    assert run.settings["prompt_cache"] == "cold"
+    assert run.environment["prompt_cache"] == {
+        "asked": "cold",
+        "held": True,
+        "how": "cold: a fresh cache_salt on every request (vLLM)",
+    }
+    assert main(["report", row["id"], "--store", str(tmp_path / "runs.sqlite"), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "| prompt cache | cold: a fresh cache_salt on every request (vLLM)" in md
+    assert "| tool-call parser | not stated (vLLM does not report its --tool-call-parser) |" in md
