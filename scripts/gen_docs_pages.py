@@ -29,7 +29,15 @@ TOPICS: list[tuple[str, str, tuple[str, ...]]] = [
     (
         "engine.md",
         "Engine, transport and serving",
-        ("Engine overhead", "TTFT", "Chat transport", "Threads", "Gateway", "The same set on llama.cpp and vLLM"),
+        (
+            "Engine overhead",
+            "TTFT",
+            "Chat transport",
+            "Threads",
+            "Gateway",
+            "The same set on llama.cpp and vLLM",
+            "Prompt cache",
+        ),
     ),
     ("storage.md", "Hashing, sandbox and store", ("Weights hashing", "Command sandbox", "Run store")),
     ("surfaces.md", "Report, publish and TUI", ("Report", "Publish", "TUI")),
