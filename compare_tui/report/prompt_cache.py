@@ -48,8 +48,13 @@ class CacheCondition:
         """`cold: cache_prompt false on every request (llama.cpp); 0% of 1,830 prompt tokens
         from the cache (12 answers)` — the serving block's line."""
         condition = self.how or ("the server's own" if self.asked == "server" else self.asked)
+        if self.share is None and self.how is None:
+            return f"{condition}; cache hits not recorded (the run predates compare-tui keeping them)"
         if self.share is None:
-            return f"{condition}; cache hits not reported by the server"
+            return (
+                f"{condition}; cache hits not reported by the server (vLLM reports them when started with "
+                "--enable-prompt-tokens-details)"
+            )
         return (
             f"{condition}; {self.share:.0%} of {self.prompt_tokens:,} prompt tokens from the cache "
             f"({self.requests} answers)"

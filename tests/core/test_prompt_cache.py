@@ -121,7 +121,10 @@ def test_different_conditions_or_cache_shares_are_a_caveat_and_alike_ones_are_no
     both_cold = cache_condition("b", {"prompt_cache": "cold"}, {}, _facts(0))
     assert cache_caveats([cold, both_cold]) == []
     unknown = cache_condition("c", {}, {}, _facts(None))
-    assert unknown.share is None and unknown.text() == "the server's own; cache hits not reported by the server"
+    assert unknown.share is None
+    assert unknown.text() == "the server's own; cache hits not recorded (the run predates compare-tui keeping them)"
+    told = cache_condition("d", {}, {"prompt_cache": {"asked": "server", "held": True, "how": "the server's own"}}, [])
+    assert told.text().startswith("the server's own; cache hits not reported by the server (vLLM reports them")
     not_held = cache_condition(
         "h", {"prompt_cache": "cold"}, {"prompt_cache": {"asked": "cold", "held": False, "how": "not held: x"}}, []
     )
