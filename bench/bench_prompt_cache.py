@@ -12,7 +12,7 @@ request at a time (so no request waits for a slot):
 Then the A/B diff (`diff.read_run_pair`, what the TUI's Diff screen shows) of 1 vs 2 (unfair:
 the second run met a warm cache) and of 3 vs 4 (fair), with the caveat each gets.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_prompt_cache.py [--model smollm2-135m] [--max-tokens 8]
+    PYTHONPATH=. .venv/bin/python bench/bench_prompt_cache.py [--model smollm2-135m] [--max-tokens 8] [--tasks 8]
 """
 
 from __future__ import annotations
@@ -35,7 +35,18 @@ SET = ROOT / "sample_sets" / "support-triage"
 PLAN = (("server", "1st"), ("server", "2nd"), ("cold", "1st"), ("cold", "2nd"))
 
 
-def _run(store, entry, prompt_cache: str, max_tokens: int) -> str:
+def subset(work: Path, tasks: int) -> Path:
+    """The set's first `tasks` tasks (in file order), copied whole: a shorter run on a busy machine."""
+    import shutil
+
+    root = work / "set"
+    shutil.copytree(SET, root)
+    for extra in sorted((root / "tasks").iterdir())[tasks:]:
+        extra.unlink()
+    return root
+
+
+def _run(store, entry, goldset: Path, prompt_cache: str, max_tokens: int) -> str:
     from compare_tui.engine import RunExecutor, RunOverrides, prepare_run
     from compare_tui.goldset import load_golden_set
     from compare_tui.vocabulary import PromptCache
@@ -43,27 +54,28 @@ def _run(store, entry, prompt_cache: str, max_tokens: int) -> str:
     overrides = RunOverrides(
         concurrency=1, temperature=0.0, max_tokens=max_tokens, prompt_cache=PromptCache(prompt_cache)
     )
-    prepared = prepare_run(store, load_golden_set(SET), entry, overrides, environ={})
+    prepared = prepare_run(store, load_golden_set(goldset), entry, overrides, environ={})
     status = asyncio.run(RunExecutor(store, prepared).execute())
     if status != "completed":
         raise SystemExit(f"run {prepared.run.id} ended {status}: {store.get_run(prepared.run.id).error}")
     return prepared.run.id
 
 
-def measure(model: str, max_tokens: int, work: Path) -> list[str]:
+def measure(model: str, max_tokens: int, tasks: int, work: Path) -> list[str]:
     from compare_tui import local
     from compare_tui.catalogue import load_catalogue
     from compare_tui.store import Store
     from tests.support.vllm_server import free_port
 
     os.environ["COMPARE_TUI_STATE_DIR"] = str(work / "state")
+    goldset = subset(work, tasks)
     cluster = local.up([model], parallel=2, ctx=4096, port=free_port(), catalogue_path=work / "models.toml")
     try:
         entry = load_catalogue(cluster.catalogue_path).get(model)
         with Store.open(work / "runs.sqlite") as store:
             runs = []
             for prompt_cache, nth in PLAN:
-                runs.append(_run(store, entry, prompt_cache, max_tokens))
+                runs.append(_run(store, entry, goldset, prompt_cache, max_tokens))
                 print(f"{prompt_cache} {nth}: run {runs[-1]}", flush=True)
     finally:
         local.down([model])
@@ -119,10 +131,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--max-tokens", type=int, default=8)
+    parser.add_argument("--tasks", type=int, default=8, help="the set's first N tasks (default 8 of 21)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-prompt-cache-") as tmp:
         work = Path(tmp)
-        runs = measure(args.model, args.max_tokens, work)
+        runs = measure(args.model, args.max_tokens, args.tasks, work)
         rows, pairs, figures = table(work / "runs.sqlite", runs)
     load = os.getloadavg()
     gap = figures["server 1st"] / figures["server 2nd"] if figures["server 2nd"] else float("nan")
@@ -130,10 +143,11 @@ def main() -> None:
         "# Prompt cache: the cold/warm TTFT gap on a real llama-server, and a fair comparison",
         "",
         "Command: `PYTHONPATH=. .venv/bin/python bench/bench_prompt_cache.py "
-        f"--model {args.model} --max-tokens {args.max_tokens}`",
+        f"--model {args.model} --max-tokens {args.max_tokens} --tasks {args.tasks}`",
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
         f"on {os.cpu_count()} cores shared with other engineers' work.",
-        f"support-triage (21 tasks, temperature 0, max_tokens {args.max_tokens}, concurrency 1) on {args.model} "
+        f"support-triage (its first {args.tasks} tasks, temperature 0, max_tokens {args.max_tokens}, concurrency 1) "
+        f"on {args.model} "
         "behind one bundled llama-server (2 slots, fresh), run four times through the engine in this order: "
         "twice with `--prompt-cache server` (the server's own prefix reuse), then twice with "
         "`--prompt-cache cold` (`cache_prompt: false` on every request). Cache share: the report's "

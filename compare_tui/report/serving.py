@@ -155,11 +155,12 @@ def serving_block(
     name = stated.get("chat_template")
     if shipped:
         name = f"compare-tui's shipped {extra['chat_template_file']}"
-    template = ", ".join(p for p in (str(name) if name else None, f"sha256:{str(sha)[:12]}" if sha else None) if p)
-    if sha:
-        add("chat template", template)
+    if sha and shipped:  # the server's template is the one `local up` recorded serving: compare-tui's
+        add("chat template", f"{name}, sha256:{str(sha)[:12]}")
+    elif sha:  # the digest is the server's; a name is only the catalogue's word
+        add("chat template", f"sha256:{str(sha)[:12]}" + (f" (the catalogue calls it {name})" if name else ""))
     else:
-        add("chat template", None, template or None)
+        add("chat template", None, name)
     per_slot, slots = fingerprint.get("context_per_slot"), fingerprint.get("slots")
     if fingerprint.get("max_model_len"):
         add("context", f"{fingerprint['max_model_len']} (max model length)")

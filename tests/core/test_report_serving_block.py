@@ -112,7 +112,9 @@ def test_a_template_other_than_the_one_local_up_recorded_is_not_called_compare_t
     changed = LLAMA_FINGERPRINT | {"chat_template_sha256": "ab" * 32}
     block = serving_block("m", changed, ENTRIES["qwen-llamacpp"], ENVIRONMENT)
     assert not block.shipped_template
-    assert dict(block.rows())["chat template"].startswith("tool calls for Qwen2.5-Coder")
+    assert dict(block.rows())["chat template"] == (
+        "sha256:abababababab (the catalogue calls it tool calls for Qwen2.5-Coder (qwen2.5-coder-tools.jinja))"
+    )
     vllm = serving_block("v", VLLM_FINGERPRINT, ENTRIES["qwen-vllm"], ENVIRONMENT, {"devices": [{"name": "NVIDIA L4"}]})
     assert dict(vllm.rows())["hardware"] == "1 × NVIDIA L4 (this machine)"
 
