@@ -27,6 +27,7 @@ import asyncio
 import gc
 import random
 from collections import Counter
+from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import asdict
 from functools import partial
@@ -43,6 +44,7 @@ from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body, hold_prompt_cache, stack_of
 from compare_tui.engine.retry import RetryPolicy, with_retries
 from compare_tui.engine.server_latency import HistogramReading, merged, read_histograms, serves_vllm
+from compare_tui.engine.tools_reach import tools_reach
 from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task
 from compare_tui.scoring.executor import LocalScorers, ScoreItem, ScorerExecutor
@@ -169,6 +171,9 @@ class RunExecutor:
                     | ({"resumes": resumes} if resumes else {})
                     | {"prompt_cache": self._cache.as_dict()}
                 )
+                reach = await self._tools_reach(pending)
+                if reach is not None:
+                    environment["tools_reach"] = reach
                 if run.environment.get("server_latency"):  # an earlier execution's, added up below
                     environment["server_latency"] = run.environment["server_latency"]
                 self.store.update_run(run.id, lease_token=token, environment=environment)
@@ -212,6 +217,17 @@ class RunExecutor:
                 finally:
                     self._finish(status, error, sampler, token)
         return status
+
+    async def _tools_reach(self, pending: Sequence[Task]) -> dict[str, Any] | None:
+        """Whether the tools of the run's tool tasks reach the prompt as the server renders it
+        (`engine.tools_reach`): asked of llama.cpp and vLLM only (no token is generated), once
+        per execution, with the first pending tool task's tools; None otherwise."""
+        stack = stack_of(self.p.run.serving) or ""
+        tools = next((t.input.tools for t in pending if t.input.tools), None)
+        if not tools or not (stack.startswith("llama.cpp") or stack == "vLLM"):
+            return None
+        reach = await tools_reach(self.p.entry.endpoint, self.p.entry.model, tools, self.p.headers)
+        return None if reach is None else reach.as_dict()
 
     async def _scrape_latency(self) -> HistogramReading | None:
         """vLLM's latency histograms now (None for any other server, or when unreadable)."""

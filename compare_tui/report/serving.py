@@ -177,6 +177,10 @@ def serving_block(
         parser = f"llama.cpp's own, from the template ({fingerprint['template_mode']})"
     parser_missing = "not stated (vLLM does not report its --tool-call-parser)" if vllm else "not reported"
     add("tool-call parser", parser, stated.get("tool_parser"), parser_missing)
+    reach = environment.get("tools_reach")
+    if isinstance(reach, Mapping) and isinstance(reach.get("reached"), bool):
+        verdict = "yes" if reach["reached"] else "NO: its template drops them"
+        add("tools in the prompt", f"{verdict} ({reach.get('how')})")
     if prompt_cache is not None:
         add("prompt cache", prompt_cache)
     hardware = _hardware(entry, environment, gpu)
@@ -213,6 +217,9 @@ class ServingSummary:
     block: ServingBlock | None = None
     """The serving block every surface shows for this run; None when the run read nothing
     (stored before store v11): no section rather than a column of "not reported"."""
+    tools_dropped: str | None = None
+    """How the server showed that its template drops the tools of the run's tool tasks
+    (`engine.tools_reach`, recorded at the run's start), else None."""
 
 
 def serving_summary(run: RunRecord, label: str, prompt_cache: str | None = None) -> ServingSummary:
@@ -236,15 +243,31 @@ def serving_summary(run: RunRecord, label: str, prompt_cache: str | None = None)
         changes=tuple(changes),
         unread=latest.get("unread"),
         read=bool(readings),
+        tools_dropped=_dropped((run.environment or {}).get("tools_reach")),
         block=serving_block(label, fingerprint, run.model_entry or {}, run.environment or {}, run.gpu, prompt_cache)
         if readings
         else None,
     )
 
 
+def _dropped(reach: Any) -> str | None:
+    if isinstance(reach, Mapping) and reach.get("reached") is False:
+        return str(reach.get("how") or "the server rendered the same prompt with and without them")
+    return None
+
+
 def serving_caveats(summary: ServingSummary, provenance: str) -> list[Caveat]:
     """One model's serving caveats, in a fixed order."""
     name, out = summary.label, []
+    if summary.tools_dropped:
+        out.append(
+            Caveat(
+                "tools_not_in_prompt",
+                f"The tools of {name}'s tool tasks did not reach its prompt ({summary.tools_dropped}): its chat "
+                "template drops them, so the model never saw them, and a task that expected a call measures the "
+                "serving setup, not the model.",
+            )
+        )
     if summary.read and provenance == VERIFIED:
         loaded = summary.loaded or {}
         if summary.unread or loaded.get("status") == "unchecked":

@@ -155,3 +155,22 @@ KEYS = st.sampled_from(
 def test_the_block_reads_any_stored_shape_without_raising(fingerprint, entry, environment, gpu):
     block = serving_block("m", fingerprint, entry, environment, gpu)
     assert [label for label, _ in block.rows()][0] == "stack" and all(isinstance(v, str) for _, v in block.rows())
+
+
+def test_a_run_whose_template_dropped_its_tool_tasks_tools_says_so_in_its_block_and_a_caveat():
+    from compare_tui.report.serving import serving_caveats
+
+    how = "llama.cpp POST /apply-template: 61 characters with the tools, 61 without"
+    environment = ENVIRONMENT | {"tools_reach": {"reached": False, "how": how}}
+    summary = serving_summary(_run(LLAMA_FINGERPRINT, ENTRIES["qwen-llamacpp"], environment), "smol")
+    assert (
+        summary.block is not None
+        and dict(summary.block.rows())["tools in the prompt"] == f"NO: its template drops them ({how})"
+    )
+    [caveat] = [c for c in serving_caveats(summary, "verified") if c.code == "tools_not_in_prompt"]
+    assert "the model never saw them" in caveat.text and how in caveat.text
+    reached = serving_summary(
+        _run(LLAMA_FINGERPRINT, ENTRIES["qwen-llamacpp"], ENVIRONMENT | {"tools_reach": {"reached": True, "how": "x"}}),
+        "q",
+    )
+    assert not [c for c in serving_caveats(reached, "verified") if c.code == "tools_not_in_prompt"]

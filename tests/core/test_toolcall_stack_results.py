@@ -12,12 +12,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from compare_tui.catalogue import ModelEntry
+from compare_tui.engine.tools_reach import ToolsReach, tools_reach_now
 from compare_tui.store import Store
 from compare_tui.toolcall import ToolcallStore, build_table, parse_tools_bytes, user_scenarios
 from compare_tui.toolcall.results.render import render_text
 from compare_tui.toolcall.results.table import FORCED_ONLY, detail_lines
 from compare_tui.toolcall.run.launch import serving_of
-from compare_tui.toolcall.run.tools_reach import ToolsReach, tools_reach_now
 from tests.core.test_toolcall_cli import toolcall
 from tests.support.fake_openai import FakeServer, ToolCall, text, tool_calls
 

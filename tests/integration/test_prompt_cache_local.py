@@ -13,8 +13,8 @@ import json
 
 import pytest
 
+from compare_tui.engine.tools_reach import tools_reach_now
 from compare_tui.store import Store
-from compare_tui.toolcall.run.tools_reach import tools_reach_now
 from tests.core.test_experiment_helpers import cli
 from tests.goldset_factory import make_set, manifest_data, task_data
 from tests.integration import test_serving_identity_local as identity
@@ -80,7 +80,19 @@ def test_a_warm_cache_is_measured_and_named_and_cold_runs_compare_fairly(server,
     assert not any("prompt-cache" in p for p in cold_pair.problems), cold_pair.problems
 
 
-def test_smollm2s_own_template_drops_the_tools_and_the_server_shows_it(server):
+def test_smollm2s_own_template_drops_the_tools_and_the_server_shows_it(server, tmp_path):
     reach = tools_reach_now(server.url, ALIAS, [TOOL])
     assert reach is not None and not reach.reached, reach
     assert reach.how.startswith("llama.cpp POST /apply-template:")
+    # A golden-set run with a tool task records it at its start; the report says so.
+    catalogue = tmp_path / "models.toml"
+    assert _add(server, "smol", server.model_file.parent, catalogue).code == 0
+    goldset = make_set(
+        tmp_path / "set",
+        manifest=manifest_data(run={"attempts": 1, "temperature": 0.0, "max_tokens": 4}),
+        tasks={"tool.toml": task_data("tool", input={"prompt": "Open a ticket: printer on fire.", "tools": [TOOL]})},
+    )
+    run_id = _runs(tmp_path, catalogue, goldset)
+    md = cli("report", run_id, "--store", str(tmp_path / "runs.sqlite"), "--format", "md").out
+    assert "| tools in the prompt | NO: its template drops them (llama.cpp POST /apply-template:" in md
+    assert "did not reach its prompt" in md and "the model never saw them" in md

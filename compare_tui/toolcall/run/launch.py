@@ -23,13 +23,13 @@ from compare_tui.engine.audit import RequestLedger, audit_row
 from compare_tui.engine.client import RawExchange
 from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.settings import RunSettings
+from compare_tui.engine.tools_reach import ToolsReach, tools_reach
 from compare_tui.errors import CompareTuiError
 from compare_tui.store import new_run_id, utc_now
 from compare_tui.toolcall.results.model import ScenarioResult, ToolcallRun, ToolcallRunStatus
 from compare_tui.toolcall.results.storage import ToolcallStore
 from compare_tui.toolcall.run.runner import DEFAULT_SETTINGS, run_scenarios, stored_settings
 from compare_tui.toolcall.run.server_probe import probe
-from compare_tui.toolcall.run.tools_reach import ToolsReach, tools_reach
 from compare_tui.toolcall.scenarios.scenario import Scenario
 from compare_tui.toolcall.scenarios.suite import Suite
 from compare_tui.toolcall.schema.survey import survey
