@@ -243,7 +243,7 @@ def test_a_cold_run_holds_the_prompt_cache_with_a_salt_vllm_accepts(catalogue, t
         manifest=manifest_data(run={"attempts": 1, "temperature": 0.0, "max_tokens": 4}),
         tasks={"a.toml": task_data("a"), "b.toml": task_data("b")},
     )
-    [row] = _run(catalogue, tmp_path / "runs.sqlite", goldset, capsys, "--prompt-cache", "cold")
+    [row] = _run(catalogue, tmp_path / "runs.sqlite", goldset, capsys, "--prompt-cache", "cold")["runs"]
     assert (row["status"], row["error"]) == ("completed", 0)  # a salt vLLM refused would be a 400
     with Store.open(tmp_path / "runs.sqlite") as store:
         run = store.get_run(row["id"])
