@@ -170,3 +170,22 @@ def test_the_ab_diff_says_above_its_deltas_that_the_runs_met_a_different_cache(t
     store.close()
     assert any("different prompt-cache conditions" in p for p in diff.problems)
     assert any(p.startswith("Δ latency and Δ cost mix the serving stack and the model") for p in diff.problems)
+
+
+def test_an_experiments_runs_that_met_the_cache_differently_get_a_note():
+    from dataclasses import replace
+
+    from compare_tui.experiment import experiment_figures
+    from tests.core.test_experiment import inputs_for
+
+    per_run = [{"t1": "pass", "t2": "pass", "t3": "fail", "x": "pass", "h": "review"}] * 2
+    inputs = inputs_for(per_run)
+    assert not any("prompt-cache" in n for n in experiment_figures(inputs).notes)  # nothing said: no claim
+    alpha = inputs.arms[0]
+    warm = tuple(
+        replace(r, attempts=tuple(replace(a, prompt_tokens=100, cached_tokens=90 if n else 0) for a in r.attempts))
+        for n, r in enumerate(alpha.inputs)
+    )
+    figures = experiment_figures(replace(inputs, arms=(replace(alpha, inputs=warm), *inputs.arms[1:])))
+    [note] = [n for n in figures.notes if "prompt-cache" in n]
+    assert "run run0" in note and "0% of prompt tokens" in note and "90% of prompt tokens" in note
