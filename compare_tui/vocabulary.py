@@ -108,6 +108,20 @@ WEIGHTS_NOT_CHECKED: Final = frozenset(
 """The labels of a local run whose pins matched but whose server could not be checked against them."""
 
 
+class PromptCache(StrEnum):
+    """Whether a run lets the server reuse a cached prompt prefix (`RunSettings.prompt_cache`).
+
+    A prefix the server already holds (the same system prompt, the same task asked again) skips
+    its prompt processing: time to first token drops from seconds to milliseconds on a CPU, so
+    two runs minutes apart differ by what the server remembered, not by the model."""
+
+    SERVER = "server"
+    """The server's own behaviour (llama.cpp and vLLM reuse prefixes by default)."""
+    COLD = "cold"
+    """No reuse: llama.cpp is sent `cache_prompt: false`, vLLM a `cache_salt` of its own per
+    request; a server that offers neither cannot be held cold (the run says so)."""
+
+
 class ErrorClass(StrEnum):
     """Why an attempt's request produced no usable answer (`AttemptRecord.error_class`)."""
 

@@ -37,6 +37,7 @@ TOPICS: list[tuple[str, str, tuple[str, ...]]] = [
             "Gateway",
             "The same set on llama.cpp and vLLM",
             "GPU memory sampler",
+            "Prompt cache",
         ),
     ),
     ("storage.md", "Hashing, sandbox and store", ("Weights hashing", "Command sandbox", "Run store")),

@@ -13,6 +13,7 @@ from compare_tui.errors import CompareTuiError
 
 if TYPE_CHECKING:
     from compare_tui.catalogue import Catalogue
+    from compare_tui.engine import RunOverrides
     from compare_tui.goldset.models import GoldenSet
     from compare_tui.store import Store
 
@@ -73,6 +74,27 @@ def add_catalogue_option(parser: argparse.ArgumentParser) -> None:
         "--models",
         metavar="PATH",
         help="the model catalogue (default: $COMPARE_TUI_MODELS, else the one `compare-tui local up` wrote)",
+    )
+
+
+def add_prompt_cache_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--prompt-cache",
+        choices=("server", "cold"),
+        default="server",
+        help="server: the server reuses cached prompt prefixes as it is configured (default); cold: every "
+        "request is processed whole (llama.cpp cache_prompt false, vLLM a fresh cache_salt), so runs minutes "
+        "apart compare fairly; the report shows each run's condition and cache share",
+    )
+
+
+def run_overrides(args: argparse.Namespace) -> RunOverrides:
+    """The run settings the user asked for with the options every run-starting command shares."""
+    from compare_tui.engine import RunOverrides
+    from compare_tui.vocabulary import PromptCache
+
+    return RunOverrides(
+        args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout, PromptCache(args.prompt_cache)
     )
 
 

@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 from compare_tui.commands.common import (
     CommandError,
     add_catalogue_option,
+    add_prompt_cache_option,
     add_store_option,
     load_catalogue_or_fail,
     load_set_or_fail,
     open_store,
+    run_overrides,
     say,
 )
 from compare_tui.vocabulary import RunStatus
@@ -82,6 +84,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     new.add_argument("--concurrency", type=int, default=4, metavar="N", help="requests at once (default 4)")
     new.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per-request timeout (default 120)")
+    add_prompt_cache_option(new)
     add_catalogue_option(new)
     add_store_option(new)
     new.set_defaults(handler=_new)
@@ -132,7 +135,7 @@ def _new(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from compare_tui.catalogue import CatalogueError
-    from compare_tui.engine.settings import RunOverrides, resolve_settings
+    from compare_tui.engine.settings import resolve_settings
     from compare_tui.experiment import (
         MAX_REPEATS,
         check_name,
@@ -155,7 +158,8 @@ def _new(args: argparse.Namespace) -> int:
     try:
         arms = [(catalogue.get(name), overrides) for name, overrides in specs]
         settings = resolve_settings(
-            goldset, RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
+            goldset,
+            run_overrides(args),
         ).as_dict()
         config = define_experiment(goldset, arms, settings, args.repeats)
     except (CatalogueError, ValidationError, ValueError) as exc:

@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Any, Self
 from compare_tui.commands.common import (
     CommandError,
     add_catalogue_option,
+    add_prompt_cache_option,
     add_store_option,
     load_catalogue_or_fail,
     load_set_or_fail,
     open_store,
+    run_overrides,
     say,
 )
 from compare_tui.commands.report import margin_points
@@ -92,6 +94,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--max-cost", type=float, metavar="USD", help="refuse to start when the estimated spend exceeds this"
     )
+    add_prompt_cache_option(p)
     p.add_argument("--name", help="the comparison's name (default: set and date)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (nothing repeated, nothing lost)")
     p.add_argument(
@@ -134,7 +137,6 @@ def _handle(args: argparse.Namespace) -> int:
         EngineSession,
         NewRunPlan,
         ResumePlan,
-        RunOverrides,
         RunRefusedError,
     )
     from compare_tui.scoring.placement import scorer_executor, where_scorers_run
@@ -159,7 +161,7 @@ def _handle(args: argparse.Namespace) -> int:
                 )
             goldset = load_set_or_fail(args.set)
             names = tuple(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
-            overrides = RunOverrides(args.attempts, args.temperature, args.max_tokens, args.concurrency, args.timeout)
+            overrides = run_overrides(args)
             plan = NewRunPlan(
                 goldset.root,
                 names,

@@ -92,6 +92,10 @@ def set_label(workload_id: str, version: str, digest: str | None) -> str:
     return f"{workload_id} {version}" + (f" ({digest[:15]})" if digest else "")
 
 
+LATENCY_CONFOUNDS = ("prompt_cache_differs", "stack_confound")
+"""Report caveats that the diff shows above its latency and cost deltas."""
+
+
 def diff_of(report: Report, sets: tuple[str, str] = ("", "")) -> RunPairDiff:
     """What the Diff screen shows, picked out of a report over exactly two runs (`sets`: each
     run's golden set, as `set_label` spells it)."""
@@ -107,6 +111,9 @@ def diff_of(report: Report, sets: tuple[str, str] = ("", "")) -> RunPairDiff:
             "verdict across sets (the flips would compare different tasks or checks). c picks "
             "two runs of the same set version.",
         )
+    # The Δ TTFT and Δ cost below are not the models' alone when the two runs met a different
+    # prompt cache or were served differently: said above them, not only in the report.
+    problems += [c.text for c in report.caveats if c.code in LATENCY_CONFOUNDS]
     if a is None or b is None:
         return RunPairDiff(report, a, b, None, same_set, sets, tuple(problems), (), ())
     changed = tuple(

@@ -1,14 +1,69 @@
-"""The chat-completion request body for one task under one run's settings."""
+"""The chat-completion request body for one task under one run's settings, and how a run holds
+its prompt-cache condition on the server's stack (`PromptCacheHold`)."""
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from compare_tui.engine.settings import RunSettings
 from compare_tui.goldset.models import Task
+from compare_tui.vocabulary import PromptCache
 
 
-def chat_body(task: Task, model_id: str, settings: RunSettings) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class PromptCacheHold:
+    """How a run's requests carry its prompt-cache condition, on the stack its server is."""
+
+    asked: PromptCache
+    field: str | None
+    """The request field that holds it: llama.cpp `cache_prompt` (false: the prompt is processed
+    whole, nothing reused), vLLM `cache_salt` (a fresh salt per request: no prefix of another
+    request matches), or None (the server's own behaviour, or no switch on this stack)."""
+    text: str
+    """How it was held, in words, as the run records it (`environment.prompt_cache.held`)."""
+
+    @property
+    def held(self) -> bool:
+        """Whether the condition asked for is the one the requests carry."""
+        return self.asked is PromptCache.SERVER or self.field is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"asked": str(self.asked), "held": self.held, "how": self.text}
+
+    def apply(self, body: dict[str, Any]) -> None:
+        if self.field == "cache_prompt":
+            body["cache_prompt"] = False
+        elif self.field == "cache_salt":
+            body["cache_salt"] = secrets.token_hex(16)
+
+
+def stack_of(serving: Sequence[Mapping[str, Any]]) -> str | None:
+    """The stack the run's latest serving reading names (`llama.cpp llama-server`, `vLLM`)."""
+    latest = serving[-1] if serving else {}
+    stack = (latest.get("fingerprint") or {}).get("stack") if isinstance(latest, Mapping) else None
+    return str(stack) if stack else None
+
+
+def hold_prompt_cache(asked: PromptCache, stack: str | None) -> PromptCacheHold:
+    """The request field that gives `asked` on `stack` (see `PromptCacheHold.field`)."""
+    if asked is PromptCache.SERVER:
+        return PromptCacheHold(asked, None, "the server's own (prefix reuse as it is configured)")
+    if stack is not None and stack.startswith("llama.cpp"):
+        return PromptCacheHold(asked, "cache_prompt", "cold: cache_prompt false on every request (llama.cpp)")
+    if stack == "vLLM":
+        return PromptCacheHold(asked, "cache_salt", "cold: a fresh cache_salt on every request (vLLM)")
+    return PromptCacheHold(
+        asked,
+        None,
+        f"not held: {stack or 'this server'} offers no per-request switch compare-tui knows, so the server's "
+        "own prefix reuse applied",
+    )
+
+
+def chat_body(task: Task, model_id: str, settings: RunSettings, cache: PromptCacheHold | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model_id,
         "messages": task.input.chat_messages(),
@@ -24,6 +79,8 @@ def chat_body(task: Task, model_id: str, settings: RunSettings) -> dict[str, Any
         body["tool_choice"] = task.input.tool_choice
     if task.input.response_format is not None:
         body["response_format"] = task.input.response_format
+    if cache is not None:
+        cache.apply(body)
     return body
 
 

@@ -27,6 +27,7 @@ import asyncio
 import gc
 import random
 from collections import Counter
+from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import asdict
 from functools import partial
@@ -42,9 +43,10 @@ from compare_tui.engine.gpu_dcgm import memory_sampler
 from compare_tui.engine.kv_cache import KvCacheSampler
 from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import PreparedRun
-from compare_tui.engine.request import chat_body
+from compare_tui.engine.request import chat_body, hold_prompt_cache, stack_of
 from compare_tui.engine.retry import RetryPolicy, with_retries
 from compare_tui.engine.server_latency import HistogramReading, merged, read_histograms, serves_vllm
+from compare_tui.engine.tools_reach import tools_reach
 from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task
 from compare_tui.scoring.executor import LocalScorers, ScoreItem, ScorerExecutor
@@ -99,6 +101,8 @@ class RunExecutor:
         self.gpu_sampler = gpu_sampler
         self.gpu_telemetry = gpu_telemetry
         self._rng = random.Random()
+        self._cache = hold_prompt_cache(prepared.settings.prompt_cache, stack_of(prepared.run.serving))
+        """How every request carries the run's prompt-cache condition on its server's stack."""
         self._counts: Counter[str] = Counter()
         self._not_measured: Counter[str] = Counter()
         """Error class → tasks whose latest attempt in this execution measured nothing."""
@@ -172,7 +176,11 @@ class RunExecutor:
                     capture_environment(server_identity=identity, settings=settings.as_dict())
                     | {"http_transport": TRANSPORT, "key_check": self.p.key_check, "scorers": self.scorers.describe()}
                     | ({"resumes": resumes} if resumes else {})
+                    | {"prompt_cache": self._cache.as_dict()}
                 )
+                reach = await self._tools_reach(pending)
+                if reach is not None:
+                    environment["tools_reach"] = reach
                 if run.environment.get("server_latency"):  # an earlier execution's, added up below
                     environment["server_latency"] = run.environment["server_latency"]
                 self.store.update_run(run.id, lease_token=token, environment=environment)
@@ -216,6 +224,17 @@ class RunExecutor:
                 finally:
                     self._finish(status, error, sampler, token, kv_cache)
         return status
+
+    async def _tools_reach(self, pending: Sequence[Task]) -> dict[str, Any] | None:
+        """Whether the tools of the run's tool tasks reach the prompt as the server renders it
+        (`engine.tools_reach`): asked of llama.cpp and vLLM only (no token is generated), once
+        per execution, with the first pending tool task's tools; None otherwise."""
+        stack = stack_of(self.p.run.serving) or ""
+        tools = next((t.input.tools for t in pending if t.input.tools), None)
+        if not tools or not (stack.startswith("llama.cpp") or stack == "vLLM"):
+            return None
+        reach = await tools_reach(self.p.entry.endpoint, self.p.entry.model, tools, self.p.headers)
+        return None if reach is None else reach.as_dict()
 
     async def _scrape_latency(self) -> HistogramReading | None:
         """vLLM's latency histograms now (None for any other server, or when unreadable)."""
@@ -269,7 +288,7 @@ class RunExecutor:
     ) -> tuple[Outcome, ErrorClass | None, str | None]:
         run, entry = self.p.run, self.p.entry
         started = now_iso()
-        body = chat_body(task, entry.model, self.p.settings)
+        body = chat_body(task, entry.model, self.p.settings, self._cache)
 
         send = partial(
             stream_chat, client, entry.endpoint, body, headers=self.p.headers, timeout_s=self.p.settings.timeout_s
@@ -334,6 +353,7 @@ class RunExecutor:
             finished_at=now_iso(),
             retries=retries,
             finish_reason=acc.finish_reason if acc else None,
+            cached_tokens=acc.cached_tokens() if acc else None,
         )
         # Observers see an attempt that measured nothing as `not_done`, ending its task for
         # this execution (the store keeps the error for the report's caveat and the resume).

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from compare_tui.goldset.models import GoldenSet
+from compare_tui.vocabulary import PromptCache
 
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_CONCURRENCY = 4
@@ -22,6 +23,7 @@ class RunOverrides:
     max_tokens: int | None = None
     concurrency: int = DEFAULT_CONCURRENCY
     timeout_s: float = DEFAULT_TIMEOUT_S
+    prompt_cache: PromptCache = PromptCache.SERVER
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,20 +40,26 @@ class RunSettings:
     max_tokens: int = DEFAULT_MAX_TOKENS
     concurrency: int = DEFAULT_CONCURRENCY
     timeout_s: float = DEFAULT_TIMEOUT_S
+    prompt_cache: PromptCache = PromptCache.SERVER
+    """Whether the server may reuse a cached prompt prefix (`vocabulary.PromptCache`); runs
+    stored before the setting existed read as `server`, which is what they had."""
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return asdict(self) | {"prompt_cache": str(self.prompt_cache)}
 
     @classmethod
     def from_dict(cls, recorded: Mapping[str, Any]) -> RunSettings:
         """The settings a run recorded (`as_dict`, with any other keys beside them ignored).
         A key the record lacks takes its default: a tool-call run's stored settings have never
         carried `attempts` (one request per scenario)."""
-        return cls(**{f.name: recorded[f.name] for f in fields(cls) if f.name in recorded})
+        values = {f.name: recorded[f.name] for f in fields(cls) if f.name in recorded}
+        if "prompt_cache" in values:
+            values["prompt_cache"] = PromptCache(values["prompt_cache"])
+        return cls(**values)
 
     def overrides(self) -> RunOverrides:
         """Overrides that resolve to exactly these settings, whatever the set's manifest says."""
-        return RunOverrides(**self.as_dict())
+        return RunOverrides(**asdict(self))
 
 
 def resolve_settings(goldset: GoldenSet, overrides: RunOverrides) -> RunSettings:
@@ -64,4 +72,5 @@ def resolve_settings(goldset: GoldenSet, overrides: RunOverrides) -> RunSettings
         max_tokens=overrides.max_tokens or manifest.max_tokens or DEFAULT_MAX_TOKENS,
         concurrency=overrides.concurrency,
         timeout_s=overrides.timeout_s,
+        prompt_cache=overrides.prompt_cache,
     )

@@ -143,6 +143,15 @@ class StreamAccumulator:
             return None, None
         return _int_or_none(self.usage.get("prompt_tokens")), _int_or_none(self.usage.get("completion_tokens"))
 
+    def cached_tokens(self) -> int | None:
+        """Prompt tokens the server took from its cache instead of processing them: llama.cpp's
+        `timings.cache_n`, else the OpenAI shape `usage.prompt_tokens_details.cached_tokens`
+        (vLLM, when started with `--enable-prompt-tokens-details`). None when neither says."""
+        if self.timings is not None and "cache_n" in self.timings:
+            return _int_or_none(self.timings.get("cache_n"))
+        details = self.usage.get("prompt_tokens_details") if self.usage else None
+        return _int_or_none(details.get("cached_tokens")) if isinstance(details, dict) else None
+
 
 def accumulate_message(body: Any, sent_ns: int, arrived_ns: int) -> StreamAccumulator:
     """The same accumulator filled from a non-streamed response body."""

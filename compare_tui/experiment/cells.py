@@ -24,7 +24,7 @@ from typing import Any, get_type_hints
 
 from compare_tui.engine.settings import RunSettings
 from compare_tui.store import RunRecord
-from compare_tui.vocabulary import RunStatus
+from compare_tui.vocabulary import PromptCache, RunStatus
 
 CELL_SETTINGS = ("attempts", "temperature", "max_tokens")
 """The settings that select a cell: they change what is sent to the model."""
@@ -51,6 +51,9 @@ def normalised_settings(settings: Mapping[str, Any], names: tuple[str, ...] = RU
     out: dict[str, Any] = {}
     for name in names:
         value = settings.get(name)
+        if name == "prompt_cache":
+            # Recorded before the setting existed: those runs had the server's own cache.
+            value = str(PromptCache(value)) if value else str(PromptCache.SERVER)
         kind = _SETTING_TYPES.get(name)
         if kind is float and isinstance(value, int | float):
             value = float(value)

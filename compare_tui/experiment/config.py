@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from compare_tui.experiment.cells import RUN_SETTINGS, cell_key, normalised_settings
+from compare_tui.vocabulary import PromptCache
 
 if TYPE_CHECKING:
     from compare_tui.catalogue import ModelEntry
@@ -46,8 +47,13 @@ def check_name(name: str) -> str:
     return name
 
 
-def check_setting(name: str, value: Any) -> int | float:
+def check_setting(name: str, value: Any) -> int | float | str:
     """One run setting, converted and bounds-checked; `ValueError` says what was expected."""
+    if name == "prompt_cache":
+        try:
+            return str(PromptCache(value))
+        except ValueError:
+            raise ValueError(f"setting prompt_cache must be one of {', '.join(PromptCache)}, got {value!r}") from None
     if name not in _SETTING_BOUNDS:
         raise ValueError(f"unknown setting {name!r}: use one of {', '.join(RUN_SETTINGS)}")
     kind, low, high = _SETTING_BOUNDS[name]
@@ -108,6 +114,8 @@ class ExperimentConfig(_Strict):
     @field_validator("settings")
     @classmethod
     def _settings(cls, value: dict[str, Any]) -> dict[str, Any]:
+        # An experiment made before the prompt-cache setting ran with the server's own cache.
+        value = {"prompt_cache": str(PromptCache.SERVER)} | value
         missing = [name for name in RUN_SETTINGS if name not in value]
         if missing:
             raise ValueError(f"settings lack {', '.join(missing)}")
@@ -154,17 +162,18 @@ def arm_label(model_name: str, overrides: Mapping[str, Any]) -> str:
     """The default label: the model name, with per-arm settings in brackets when there are any."""
     if not overrides:
         return model_name
-    return f"{model_name} [{', '.join(f'{k}={v:g}' for k, v in sorted(overrides.items()))}]"
+    shown = (f"{k}={v:g}" if isinstance(v, int | float) else f"{k}={v}" for k, v in sorted(overrides.items()))
+    return f"{model_name} [{', '.join(shown)}]"
 
 
-def parse_arm_spec(spec: str) -> tuple[str, dict[str, int | float]]:
+def parse_arm_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
     """`"MODEL"` or `"MODEL key=value ..."` (per-arm settings) → (model name, settings)."""
     parts = spec.split()
     if not parts:
         raise ValueError(
             "an empty --arm: give a catalogue model name, optionally followed by settings such as `temperature=0.7`"
         )
-    overrides: dict[str, int | float] = {}
+    overrides: dict[str, int | float | str] = {}
     for part in parts[1:]:
         name, sep, value = part.partition("=")
         if not sep or not value:

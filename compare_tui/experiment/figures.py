@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from compare_tui.experiment.confounds import Confound, check_arm
 from compare_tui.experiment.load import ArmInput, ExperimentInputs
 from compare_tui.experiment.run_figures import RunFigures, run_figures
+from compare_tui.report.prompt_cache import cache_caveats
 from compare_tui.report.stats import Interval, bounded_mean_interval, repeated_rate_interval
 
 CONSISTENT_PASS, CONSISTENT_FAIL, FLAKY, INCONCLUSIVE = "consistent pass", "consistent fail", "flaky", "inconclusive"
@@ -209,6 +210,7 @@ def arm_figures(inputs: ExperimentInputs, arm_input: ArmInput) -> ArmFigures:
 def experiment_figures(inputs: ExperimentInputs) -> ExperimentFigures:
     """Every figure of an experiment, from its inputs. Deterministic; no IO."""
     config = inputs.config
+    arms = tuple(arm_figures(inputs, a) for a in inputs.arms)
     goldset = {
         "workload_id": config.goldset.workload_id,
         "name": config.goldset.name,
@@ -222,6 +224,18 @@ def experiment_figures(inputs: ExperimentInputs) -> ExperimentFigures:
         goldset=goldset,
         settings=dict(config.settings),
         repeats=config.repeats,
-        arms=tuple(arm_figures(inputs, a) for a in inputs.arms),
-        notes=inputs.notes,
+        arms=arms,
+        notes=inputs.notes + cache_notes(arms),
     )
+
+
+def cache_notes(arms: Sequence[ArmFigures]) -> tuple[str, ...]:
+    """A note when the experiment's runs met the prompt cache differently (`report.prompt_cache`):
+    their latency and hardware cost are then partly the cache's, within an arm or between arms."""
+    conditions = [
+        replace(run.cache, label=f"{arm.label} run {run.run_id[:8]}")
+        for arm in arms
+        for run in arm.runs
+        if run.cache is not None
+    ]
+    return tuple(c.text for c in cache_caveats(conditions) if c.code == "prompt_cache_differs")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from compare_tui.report import ReportInputs, RunInput, build_report
 from compare_tui.report.figures import ModelFigures
+from compare_tui.report.prompt_cache import CacheCondition
 from compare_tui.vocabulary import Outcome
 
 VERDICTS = ("pass", "fail", "inconclusive", "human")
@@ -52,6 +53,8 @@ class RunFigures:
     currency: str
     refused: str | None = None
     """Why the report refuses to show this run (no cost basis / provenance): then no figures."""
+    cache: CacheCondition | None = None
+    """The run's prompt-cache condition and share (`report.prompt_cache`), None when refused."""
 
 
 def run_figures(run_input: RunInput, task_ids: Sequence[str], task_kinds: Mapping[str, str]) -> RunFigures:
@@ -81,6 +84,7 @@ def run_figures(run_input: RunInput, task_ids: Sequence[str], task_kinds: Mappin
         tokens_total=row.tokens.prompt_total + row.tokens.completion_total,
         cost_per_task=row.cost.per_task,
         currency=row.cost.currency,
+        cache=report.prompt_cache[0] if report.prompt_cache else None,
     )
 
 

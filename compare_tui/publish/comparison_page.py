@@ -31,6 +31,7 @@ from compare_tui.report import formatting as fmt
 from compare_tui.report.decision import DecisionAction
 from compare_tui.report.fit import Column
 from compare_tui.report.model import Report
+from compare_tui.report.serving import SECTION_TITLE
 from compare_tui.store.records import RunRecord
 from compare_tui.vocabulary import Outcome
 
@@ -279,6 +280,22 @@ def readable(value: object, key: str = "") -> str:
     return str(value)
 
 
+def _serving(report: Report, mask: Masker) -> str:
+    """The serving block (`report.serving`): one row per fact, one column per model, so a
+    difference of stack, quantisation or template lines up."""
+    blocks = [s.block for s in report.serving if s.block is not None]
+    if not blocks:
+        return ""
+    facts = [label for label, _ in blocks[0].rows()]
+    cols = [Column("", tuple(facts), "label")] + [
+        Column(b.label, tuple(mask(value) for _, value in b.rows()), "text") for b in blocks
+    ]
+    title, _, note = SECTION_TITLE.partition(" (")
+    return section(
+        "serving", title, f'<p class="note">{esc(note.rstrip(")"))}.</p>', column_table(cols, "serving-table")
+    )
+
+
 def _caveats(report: Report) -> str:
     return section(
         "caveats",
@@ -391,6 +408,7 @@ def comparison_page(
         _replay(report, mask),
         _grades(grades, mask),
         _tasks(report, details),
+        _serving(report, mask),
         _caveats(report),
         _runs(report, by_run, mask),
     ]
@@ -406,6 +424,7 @@ def comparison_page(
             ("replay", "Agent runs"),
             ("grades", "Grades"),
             ("tasks", "Tasks"),
+            ("serving", "Serving"),
             ("caveats", "Caveats"),
             ("runs", "Runs"),
         )

@@ -40,6 +40,8 @@ class AttemptFacts:
     error_class: ErrorClass | None = None
     detail: str = ""
     """The scorer's one-line reason (or the error), for people reading a failure."""
+    cached_tokens: int | None = None
+    """Prompt tokens the server took from its prompt cache (store v14), None when not said."""
     text_call: str | None = None
     """A tool call written as text that the server did not parse (`tool_call` scorer):
     `passed` (accepted by `accept_text_calls`), `right` (name and arguments as expected),
@@ -73,6 +75,7 @@ class AttemptFacts:
             error_class=record.error_class,
             detail=record.score_detail or record.error or "",
             text_call=text_call_kind(record.score_data),
+            cached_tokens=record.cached_tokens,
         )
 
 

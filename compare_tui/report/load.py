@@ -36,6 +36,7 @@ _FACT_COLUMNS = (
     "score_data",
     "error",
     "server_timings",
+    "cached_tokens",
 )
 
 
@@ -118,6 +119,7 @@ def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
             error_class=_error_class(row["error_class"]),
             detail=row["score_detail"] or row["error"] or "",
             text_call=_text_call(row["score_data"]),
+            cached_tokens=row["cached_tokens"],
         )
         for row in rows
     )

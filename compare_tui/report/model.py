@@ -17,9 +17,16 @@ from compare_tui.report.distribution import LatencyDistribution, latency_distrib
 from compare_tui.report.figures import ModelFigures, RefusedRow, model_figures, refusal
 from compare_tui.report.inputs import ReportInputs, StepGrading
 from compare_tui.report.paired import PairedComparison, paired_comparisons
+from compare_tui.report.prompt_cache import CacheCondition, cache_caveats, cache_condition
 from compare_tui.report.rule import Recommendation, Standing, recommend
 from compare_tui.report.server_latency import LatencyCrossCheck, cross_check, cross_check_caveats
-from compare_tui.report.serving import ServingSummary, serving_caveats, serving_confound, serving_summary
+from compare_tui.report.serving import (
+    ServingSummary,
+    serving_caveats,
+    serving_confound,
+    serving_summary,
+    stack_confound,
+)
 from compare_tui.report.trajectories import Trajectories, replay_caveats, trajectories
 
 
@@ -65,6 +72,8 @@ class Report:
     """The judge whose stored grades decided steps waiting for a person (opt-in), else None."""
     serving: tuple[ServingSummary, ...] = ()
     """What served each shown row, in the rows' order (`report.serving`)."""
+    prompt_cache: tuple[CacheCondition, ...] = ()
+    """Each shown row's prompt-cache condition and measured cache share (`report.prompt_cache`)."""
     server_latency: tuple[LatencyCrossCheck, ...] = ()
     """The server's own TTFT beside the client's, for each shown row whose server reported it
     (`report.server_latency`)."""
@@ -137,15 +146,31 @@ def build_report(inputs: ReportInputs) -> Report:
     rating = against_test.note
     replay = trajectories(rows, inputs.task_traces, task_ids, inputs.step_grading)
     by_run = {r.run.id: r.run for r in inputs.runs}
-    serving = tuple(serving_summary(by_run[row.run_id], row.label) for row in rows)
     # Grouped as the other per-model caveats are: one line for models the same thing is true of.
     inputs_by_run = {r.run.id: r for r in inputs.runs}
+    caches = tuple(
+        cache_condition(
+            row.label,
+            by_run[row.run_id].settings or {},
+            by_run[row.run_id].environment or {},
+            inputs_by_run[row.run_id].attempts,
+        )
+        for row in rows
+    )
+    serving = tuple(
+        serving_summary(by_run[row.run_id], row.label, cache.text()) for row, cache in zip(rows, caches, strict=True)
+    )
     checks = {
         row.label: check
-        for row in rows
+        for row, summary in zip(rows, serving, strict=True)
         if (
             check := cross_check(
-                row.run_id, row.label, by_run[row.run_id].environment, inputs_by_run[row.run_id].attempts
+                row.run_id,
+                row.label,
+                by_run[row.run_id].environment,
+                inputs_by_run[row.run_id].attempts,
+                concurrency=_positive((by_run[row.run_id].settings or {}).get("concurrency")),
+                slots=_positive(summary.fingerprint.get("slots")),
             )
         )
     }
@@ -159,6 +184,7 @@ def build_report(inputs: ReportInputs) -> Report:
     ]
     caveats = build_caveats(inputs, rows) + tuple(grouped(per_model))
     confound = serving_confound(serving)
+    stack = stack_confound(serving)
     title = inputs.comparison_name or " ".join(p for p in (goldset.name or goldset.workload_id, goldset.version) if p)
     return Report(
         title=title or "report",
@@ -172,6 +198,8 @@ def build_report(inputs: ReportInputs) -> Report:
         paired=paired,
         caveats=((Caveat("rating", rating),) if rating else ())
         + (() if confound is None else (confound,))
+        + (() if stack is None else (stack,))
+        + tuple(cache_caveats(caches))
         + caveats
         + tuple(replay_caveats(replay, inputs.step_grading)),
         decision=decision,
@@ -182,6 +210,7 @@ def build_report(inputs: ReportInputs) -> Report:
         trajectories=replay,
         step_grading=inputs.step_grading,
         serving=serving,
+        prompt_cache=caches,
         server_latency=tuple(checks.values()),
         rating_note=rating,
         rule_check=against_test,
@@ -211,3 +240,7 @@ def _decision(
     raise BaselineError(
         f"the baseline {name!r} is not a model of this report (its models: {shown}); name one of them with --baseline"
     )
+
+
+def _positive(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -15,6 +15,7 @@ from compare_tui.report.cost import Cost
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
 from compare_tui.report.paired import PairedComparison
+from compare_tui.report.prompt_cache import CacheCondition
 from compare_tui.report.server_latency import LatencyCrossCheck
 from compare_tui.report.serving import ServingSummary
 from compare_tui.report.stats import PAIRED_METHOD, Interval, Percentiles
@@ -33,6 +34,7 @@ def report_document(report: Report) -> dict[str, Any]:
     """The report as plain JSON-ready data, in the documented schema."""
     rec = report.recommendation
     serving = {s.run_id: s for s in report.serving}
+    cache = {c.label: c for c in report.prompt_cache}
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -57,7 +59,11 @@ def report_document(report: Report) -> dict[str, Any]:
             "label": rec.label,
             "rating_note": report.rating_note,
         },
-        "models": [_model(row) | {"serving": _serving(serving.get(row.run_id))} for row in report.models],
+        "models": [
+            _model(row)
+            | {"serving": _serving(serving.get(row.run_id)), "prompt_cache": _prompt_cache(cache.get(row.label))}
+            for row in report.models
+        ],
         "refused": [
             {"run_id": r.run_id, "model": r.model_name, "label": r.label, "reason": r.reason} for r in report.refused
         ],
@@ -123,10 +129,27 @@ def _serving(summary: ServingSummary | None) -> dict[str, Any] | None:
     return {
         "fingerprint": dict(summary.fingerprint),
         "rows": [{"label": label, "value": value} for label, value in summary.rows],
+        "block": None
+        if summary.block is None
+        else [{"label": f.label, "value": f.value, "checked": f.checked} for f in summary.block.facts],
         "loaded_check": dict(summary.loaded) if summary.loaded else None,
         "unread": summary.unread,
         "catalogue_differences": [_difference(d) for d in summary.catalogue_differences],
         "changes": [{"at": c.at, "differences": [_difference(d) for d in c.differences]} for c in summary.changes],
+    }
+
+
+def _prompt_cache(condition: CacheCondition | None) -> dict[str, Any] | None:
+    if condition is None:
+        return None
+    return {
+        "asked": condition.asked,
+        "how": condition.how,
+        "held": condition.held,
+        "cached_tokens": condition.cached_tokens,
+        "prompt_tokens": condition.prompt_tokens,
+        "requests": condition.requests,
+        "share": None if condition.share is None else round(condition.share, 6),
     }
 
 
@@ -147,7 +170,10 @@ def _cross_check(check: LatencyCrossCheck) -> dict[str, Any]:
         "run_id": check.run_id,
         "model": check.label,
         "source": check.source,
+        "measures": check.measure,
         "requests": check.requests,
+        "executions": check.executions,
+        "executions_total": check.executions_total,
         "server_ttft_p50_ms": round(check.server_p50_ms, 3),
         "server_ttft_bucket_ms": list(check.server_bucket_ms) if check.server_bucket_ms else None,
         "server_ttft_mean_ms": round(check.server_mean_ms, 3),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from compare_tui.report import columns
 from compare_tui.report import formatting as fmt
 from compare_tui.report.model import Report
+from compare_tui.report.serving import SECTION_TITLE
 
 
 def _cell(text: str) -> str:
@@ -53,6 +54,7 @@ def render_md(report: Report) -> str:
             )
         lines.append("")
         lines += [p.sentence for p in report.paired] + [""]
+    lines += _serving(report)
     if report.caveats:
         lines += ["## Caveats", ""] + [f"- {c.text}" for c in report.caveats] + [""]
     return "\n".join(lines)
@@ -161,3 +163,15 @@ def _runs(report: Report) -> list[str]:
         lines += [f"| `{_cell(s.run)}` | `{fmt.strip_marks(s)}` | {fmt.run_verdict(s)} |" for s in fig.runs]
         lines.append("")
     return lines
+
+
+def _serving(report: Report) -> list[str]:
+    """The serving block: one row per fact, one column per model, so differences line up."""
+    blocks = [s.block for s in report.serving if s.block is not None]
+    if not blocks:
+        return []
+    lines = [f"## {SECTION_TITLE.split(' (')[0]}", "", f"_{SECTION_TITLE.split(' (', 1)[1].rstrip(')')}._", ""]
+    lines += ["| | " + " | ".join(_cell(b.label) for b in blocks) + " |", "|---" * (len(blocks) + 1) + "|"]
+    for n, (label, _) in enumerate(blocks[0].rows()):
+        lines.append(f"| {label} | " + " | ".join(_cell(b.rows()[n][1]) for b in blocks) + " |")
+    return lines + [""]

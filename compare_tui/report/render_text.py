@@ -20,6 +20,7 @@ from compare_tui.report import formatting as fmt
 from compare_tui.report.decision import DecisionAction
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
+from compare_tui.report.serving import SECTION_TITLE, serving_lines
 
 STATUS_STYLES = {"pass": "green", "fail": "red", "review": "grey50", "error": "magenta", "missing": "dim"}
 CONFIDENCE_STYLES = {"high": "green", "medium": "yellow", "low": "red", None: "grey50"}
@@ -46,6 +47,8 @@ def render_text(report: Report) -> Group:
         parts.append(refused_list(report))
     if report.paired:
         parts.append(paired_table(report))
+    if any(s.block for s in report.serving):
+        parts.append(serving_section(report))
     if report.caveats:
         parts.append(caveat_list(report))
     return Group(*parts)
@@ -208,4 +211,12 @@ def paired_table(report: Report) -> Group:
 def caveat_list(report: Report) -> Group:
     lines = [Text("Caveats (what this report could not establish)", style="bold")]
     lines += [Text(f"  • {c.text}") for c in report.caveats]
+    return Group(*lines)
+
+
+def serving_section(report: Report) -> Group:
+    """What served each model (`report.serving`): stack, loaded weights, template, parser…"""
+    lines = [Text(SECTION_TITLE, style="bold")]
+    for line in serving_lines(report.serving):
+        lines.append(Text(f"  {line}", style="" if line.startswith(" ") else "bold"))
     return Group(*lines)

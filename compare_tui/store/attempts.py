@@ -163,6 +163,7 @@ class AttemptAccessors(StoreBase):
             "tool_calls",
             "reasoning",
             "server_timings",
+            "cached_tokens",
         }
     )
 

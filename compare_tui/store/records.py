@@ -182,6 +182,9 @@ class AttemptRecord(_Record):
     finished_at: Timestamp | None = None
     retries: int = Field(default=0, ge=0)
     finish_reason: str | None = None
+    cached_tokens: int | None = Field(default=None, ge=0)
+    """Prompt tokens the server reused from its prompt cache (llama.cpp `timings.cache_n`, vLLM
+    `usage.prompt_tokens_details.cached_tokens`); None when the server did not say (store v14)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -335,6 +335,14 @@ key: a tool-call run's id is leased the same way. `heartbeat_s` is the holder's 
 seconds. `audit.state` makes every request a row before it is sent (`engine/audit.py`)."""
 
 
+_V14 = """
+ALTER TABLE attempts ADD COLUMN cached_tokens INTEGER
+"""
+"""v14: each attempt's prompt tokens the server took from its prompt cache (`cache_n`,
+`cached_tokens`), so that a latency figure can be read with the cache share it ran under. Null
+on attempts stored before v14 and where the server did not say."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
     # migration and its version bump land together or not at all.
@@ -360,6 +368,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V11),
     _script(_V12),
     _script(_V13),
+    _script(_V14),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

@@ -192,7 +192,7 @@ def test_the_line_says_it_covers_every_request_not_the_tables_completed_tasks():
     check = cross_check("r", "m", {}, attempts)
     assert check is not None and check.client_p50_ms == 400.0
     line = check.line()
-    assert line.startswith("m, every request (not only the completed tasks above): server-side TTFT")
+    assert line.startswith("m, every request (not only the completed tasks above): llama.cpp prompt processing")
     assert "(llama.cpp timings, 4 requests)" in line and line.endswith("client − server (means) +20 ms")
 
 
@@ -215,6 +215,49 @@ def test_a_llama_cpp_gap_names_the_wait_for_a_free_slot_that_prompt_ms_leaves_ou
     vllm = cross_check("r", "m", {"server_latency": recorded}, _attempts([(900.0, None)] * 18))
     assert vllm is not None and vllm.large
     assert [c.text for c in cross_check_caveats(vllm) if "free server slot" in c.text] == []
+
+
+def test_a_llama_cpp_gap_at_concurrency_within_the_slots_is_not_blamed_on_waiting_for_a_slot():
+    # Issue 46: concurrency 2 on 2 slots, +783 ms: the caveat named slot waiting, which cannot be.
+    within = cross_check("r", "m", {}, _attempts([(900.0, 117.0)] * 3), concurrency=2, slots=2)
+    assert within is not None
+    [caveat] = cross_check_caveats(within)
+    assert "+783 ms" in caveat.text
+    assert "not a wait for a free slot: the run's concurrency 2 is within the server's 2 slots" in caveat.text
+    assert "waiting for a free server slot" not in caveat.text
+    assert "before a slot starts on its prompt" in caveat.text
+    beyond = cross_check("r", "m", {}, _attempts([(900.0, 117.0)] * 3), concurrency=4, slots=2)
+    assert beyond is not None
+    [caveat] = cross_check_caveats(beyond)
+    assert "waiting for a free server slot (the run's concurrency 4 exceeds the server's 2 slots)" in caveat.text
+
+
+def test_the_two_stacks_figures_are_labelled_for_what_each_spans():
+    llama = cross_check("r", "m", {}, _attempts([(120.0, 100.0)] * 3))
+    reading = histograms_in(VLLM_TEXT, "smollm2-135m")
+    recorded = merged(None, reading.since(HistogramReading(Histogram(()), None)) or {}, 18)
+    vllm = cross_check("r", "m", {"server_latency": recorded}, _attempts([(120.0, None)] * 18))
+    assert llama is not None and vllm is not None
+    assert (
+        "llama.cpp prompt processing (timings.prompt_ms: from a slot starting on the prompt; no queue)" in llama.line()
+    )
+    assert "vLLM's own TTFT (arrival at the server to first token, its queue included)" in vllm.line()
+    assert "server-side TTFT" not in llama.line() + vllm.line()
+
+
+def test_a_resumed_runs_vllm_figure_says_which_executions_it_covers():
+    reading = histograms_in(VLLM_TEXT, "smollm2-135m")
+    recorded = merged(None, reading.since(HistogramReading(Histogram(()), None)) or {}, 18)
+    # Interrupted once (that execution recorded no histogram), then resumed to the end.
+    environment = {"server_latency": recorded, "resumes": ["2026-01-05T10:05:00Z"]}
+    check = cross_check("r", "m", environment, _attempts([(120.0, None)] * 25))
+    assert check is not None and check.partial
+    assert "18 requests, 1 of the run's 2 executions" in check.line()
+    partial = [c for c in cross_check_caveats(check) if c.code == "ttft_cross_check_partial"]
+    assert partial and "covers 1 of the run's 2 executions (18 requests)" in partial[0].text
+    both = merged(recorded, reading.since(HistogramReading(Histogram(()), None)) or {}, 18)
+    whole = cross_check("r", "m", {"server_latency": both, "resumes": ["t"]}, _attempts([(120.0, None)] * 36))
+    assert whole is not None and not whole.partial and "executions" not in whole.line()
 
 
 def test_vllm_histograms_on_the_run_give_a_bucketed_median_and_an_exact_mean():

@@ -172,7 +172,8 @@ def test_user_tools_run_under_their_original_names(tmp_path, capsys):
         sent = server.requests[-1].body
     assert code == 0 and sent["tools"][0]["function"]["name"] == "files_read"
     run = json.loads(out)["runs"][0]
-    named, required, irrelevance = run["results"]
+    named, auto, required, irrelevance = run["results"]
+    assert auto["name"] == "user.auto:files.read" and auto["outcome"] == "pass"
     assert named["name"] == "user.named:files.read" and named["outcome"] == "pass"
     assert named["calls"][0]["name"] == "files.read"
     assert any("format" in n for n in named["not_checked"])

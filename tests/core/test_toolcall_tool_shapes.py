@@ -113,6 +113,7 @@ def test_skip_invalid_tools_sends_none_of_them_and_says_so(tmp_path, capsys):
     [run] = json.loads(out)["runs"]
     assert {r["name"]: r["outcome"] for r in run["results"]} == {
         "user.named:search_docs": ToolcallOutcome.PASS,
+        "user.auto:search_docs": ToolcallOutcome.PASS,
         "user.required": ToolcallOutcome.PASS,
         "user.irrelevance": ToolcallOutcome.FAIL,  # the script calls a tool even to chit-chat
     }

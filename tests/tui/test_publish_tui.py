@@ -31,7 +31,8 @@ def test_the_ttft_cross_check_follows_the_histograms_in_the_reports_words(tmp_pa
     check = LatencyCrossCheck("r", "m", "llama.cpp timings", 3, 110.0, None, 112.0, 130.0, 131.0)
     text = histogram_text(dataclasses.replace(report, server_latency=(check,)))
     assert text == histogram_text(report) + "\n" + check.line()
-    assert "server-side TTFT (llama.cpp timings, 3 requests) p50 110 ms" in text
+    assert "llama.cpp prompt processing (timings.prompt_ms: from a slot starting on the prompt; no queue) " in text
+    assert "(llama.cpp timings, 3 requests) p50 110 ms" in text and "server-side TTFT" not in text
 
 
 def test_bars_scale_to_the_fullest_bin_and_never_hide_a_task():

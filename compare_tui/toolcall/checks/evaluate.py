@@ -31,6 +31,12 @@ from compare_tui.toolcall.schema.survey import survey
 from compare_tui.toolcall.tools.shapes import responsible
 from compare_tui.vocabulary import HTTP_STATUS_CLASSES
 
+FORCED_STOP = (
+    'a forced call ended with finish_reason "stop", not "tool_calls": a client that waits for "tool_calls" '
+    "before running tools misses it"
+)
+"""The note a forced call's result carries when its answer ended `stop` (the table counts them)."""
+
 _NOT_REFUSALS = {401, 403, 404, 408, 429}
 """4xx statuses that say nothing about the request's shape (auth, routing, rate)."""
 
@@ -62,6 +68,8 @@ def evaluate(scenario: Scenario, ex: RawExchange) -> ScenarioResult:
             )
         message = answered
     calls = parse_calls(message)
+    if calls and finish == "stop" and _forced(scenario.tool_choice):
+        notes.append(FORCED_STOP)
     schemas = {tool.wire_name: tool for tool in scenario.tools}
     checks, not_checked = universal_checks(message, calls, scenario, schemas)
     if scenario.stream:
@@ -104,6 +112,11 @@ def evaluate(scenario: Scenario, ex: RawExchange) -> ScenarioResult:
         written_as_text=as_text,
         **base,
     )
+
+
+def _forced(tool_choice: Any) -> bool:
+    """`required`, or a named function: the request left the model no choice but to call."""
+    return tool_choice == "required" or isinstance(tool_choice, dict)
 
 
 def scenario_checks(scenario: Scenario) -> list[tuple[str, str]]:

@@ -150,6 +150,11 @@ class ToolcallRun:
     """`--note k=v`: stated by the user, not verified."""
     server_notes: tuple[str, ...] = ()
     """What the server said about itself (e.g. llama.cpp's /props), as it said it."""
+    serving: dict[str, Any] = field(default_factory=dict)
+    """What answered, for every table and detail to name (`run.launch.serving_of`): `stack`,
+    `template`, `parser` (each as the catalogue states it, so marked), and `tools_reach`
+    (`{reached, how}`: whether the offered tools reached the prompt as the server rendered it,
+    checked; absent when the server could not be asked). Empty for runs before it was kept."""
     settings: dict[str, Any] = field(default_factory=dict)
     tools_file: dict[str, Any] | None = None
     publishable: bool = False

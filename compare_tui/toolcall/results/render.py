@@ -39,6 +39,7 @@ def render_text(runs: Sequence[ToolcallRun], *, details: bool = True, width: int
             shown = ", ".join(f"{k}={v}" for k, v in column.user_notes.items())
             lines.append(f"    serving notes ({NOTES_LABEL}): {shown}")
         lines += [f"    {SERVER_NOTES_LABEL}: {note}" for note in column.server_notes]
+        lines += [f"    {line}" for line in (column.serving_line, column.reach_line) if line]
         if run.tools_file:
             lines.append(
                 f"    your tools: {run.tools_file.get('path')} ({run.tools_file.get('shape')}, "

@@ -7,9 +7,11 @@ has a symbol *and* a word, so colour is never the only signal.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
+from compare_tui.toolcall.checks.evaluate import FORCED_STOP
 from compare_tui.toolcall.checks.unsupported import UNSUPPORTED_MEANS
 from compare_tui.toolcall.results.model import (
     NOT_AN_AGENT_TEST,
@@ -18,6 +20,12 @@ from compare_tui.toolcall.results.model import (
     ToolcallOutcome,
     ToolcallRun,
     ToolcallRunStatus,
+)
+
+FORCED_ONLY = (
+    "Your tools were tested with forced calls only (tool_choice naming the tool, or required): a pass says the "
+    "server and model can produce a valid call when told to, not that the model calls your tools on its own "
+    "(tool_choice auto)."
 )
 
 SYMBOLS = {
@@ -48,6 +56,27 @@ class Column:
     server_notes: tuple[str, ...]
     publishable: bool
     status: ToolcallRunStatus
+    serving: Mapping[str, Any] = field(default_factory=dict)
+    """`ToolcallRun.serving`: template, parser, whether the tools reached the prompt."""
+
+    @property
+    def serving_line(self) -> str:
+        """`template …; parser …` (what every table and detail names per run), or "" for a run
+        stored before compare-tui kept it."""
+        if not self.serving:
+            return ""
+        return (
+            f"template {self.serving.get('template', 'not stated')}; parser {self.serving.get('parser', 'not stated')}"
+        )
+
+    @property
+    def reach_line(self) -> str:
+        """Whether the offered tools reached the prompt as the server rendered it, or ""."""
+        reach = self.serving.get("tools_reach") if self.serving else None
+        if not isinstance(reach, Mapping):
+            return ""
+        verdict = "yes" if reach.get("reached") else "NO: the model never saw them"
+        return f"tools reach the prompt: {verdict} ({reach.get('how')})"
 
     @property
     def label(self) -> str:
@@ -107,6 +136,7 @@ def build_table(runs: Sequence[ToolcallRun]) -> ScenarioTable:
             tuple(r.server_notes),
             r.publishable,
             r.status,
+            dict(r.serving),
         )
         for r in runs
     )
@@ -164,6 +194,27 @@ def _caveats(runs: Sequence[ToolcallRun]) -> list[str]:
                 "server timings): a fail or unsupported may be the serving setup's, not the model's; "
                 f"{upstream}."
             )
+    for run in runs:
+        reach = run.serving.get("tools_reach")
+        if isinstance(reach, Mapping) and reach.get("reached") is False:
+            out.append(
+                f"{run.model_name} {run.id[:6]}: the tools did not reach the prompt ({reach.get('how')}): its chat "
+                "template drops them, so the model never saw them; a missing call there is the serving setup's, "
+                "not the model's."
+            )
+    forced_stop = [res for res in results if FORCED_STOP in res.notes]
+    if forced_stop:
+        out.append(
+            f'{len(forced_stop)} forced call(s) ended with finish_reason "stop", not "tool_calls" '
+            f"({', '.join(sorted({r.scenario_id for r in forced_stop}))}): the call is in the answer, but a client "
+            'that waits for finish_reason "tool_calls" before running tools would miss it.'
+        )
+    if (
+        results
+        and not any(res.name.startswith("user.auto:") for res in results)
+        and any(res.name.startswith("user.named:") for res in results)
+    ):
+        out.append(FORCED_ONLY)
     if any(run.status != ToolcallRunStatus.FINISHED for run in runs):
         out.append("A run did not finish; its missing scenarios show as · (not run).")
     return out
@@ -174,6 +225,7 @@ def detail_lines(result: ScenarioResult, column: Column | None = None) -> list[s
     lines = [f"{result.scenario_id} {result.name}: {result.title}"]
     if column is not None:
         lines.append(f"run {column.run_id} · {column.model_name} · {column.endpoint} · {column.date}")
+        lines += [line for line in (column.serving_line, column.reach_line) if line]
     timing = f"{result.duration_ms:.0f} ms" if result.duration_ms is not None else "no timing"
     status = f"HTTP {result.status}" if result.status is not None else "no HTTP status"
     lines.append(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from compare_tui.catalogue import ModelEntry, check_key, refuse_if_needed, resolve_key
 from compare_tui.endpoint import key_headers
@@ -22,6 +23,7 @@ from compare_tui.engine.audit import RequestLedger, audit_row
 from compare_tui.engine.client import RawExchange
 from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.settings import RunSettings
+from compare_tui.engine.tools_reach import ToolsReach, tools_reach
 from compare_tui.errors import CompareTuiError
 from compare_tui.store import new_run_id, utc_now
 from compare_tui.toolcall.results.model import ScenarioResult, ToolcallRun, ToolcallRunStatus
@@ -108,6 +110,27 @@ def gateway_stated_serving(entry: ModelEntry) -> dict[str, str]:
     return {k: str(v) for k, v in stated.items()} | dict(entry.serving.extra)
 
 
+STATED = "stated, not checked"
+
+
+def serving_of(entry: ModelEntry, reach: ToolsReach | None) -> dict[str, Any]:
+    """The run's `serving`: template and parser as the catalogue's `[model.serving]` states
+    them (compare-tui's own template named as such), and what the server's rendering showed."""
+    notes = entry.serving
+    shipped = notes.extra.get("chat_template_file")
+    template = f"compare-tui's shipped {shipped}" if shipped else notes.chat_template
+    llama = (notes.stack or "").startswith("llama.cpp")
+    parser = notes.tool_parser or ("llama.cpp's own, from the chat template" if llama else None)
+    out: dict[str, Any] = {
+        "stack": f"{notes.stack} ({STATED})" if notes.stack else "not stated",
+        "template": f"{template} ({STATED})" if template else "not stated",
+        "parser": f"{parser} ({STATED})" if parser else "not stated (the server does not report its tool-call parser)",
+    }
+    if reach is not None:
+        out["tools_reach"] = reach.as_dict()
+    return out
+
+
 async def execute(
     request: RunRequest,
     *,
@@ -144,7 +167,9 @@ async def execute(
     ledger = RequestLedger(store.store, lease_token=leases.token) if store is not None and leases else None
     opened: dict[str, int] = {}
     try:
-        run = replace(run, server_notes=tuple(await probe(entry.endpoint, headers)))
+        offered = next((s.tools for s in request.scenarios if s.tools), ())
+        reach = await tools_reach(entry.endpoint, entry.model, [t.as_openai() for t in offered], headers)
+        run = replace(run, server_notes=tuple(await probe(entry.endpoint, headers)), serving=serving_of(entry, reach))
         if store is not None and leases is not None:
             leases.take(run.id)  # a new id: nobody else holds it, but its writes are fenced all the same
             store.begin(run)

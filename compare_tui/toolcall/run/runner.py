@@ -29,8 +29,9 @@ DEFAULT_SETTINGS = RunSettings(concurrency=CONCURRENCY)
 
 def stored_settings(settings: RunSettings) -> dict[str, Any]:
     """A tool-call run's settings as its stored header keeps them: every setting but `attempts`,
-    which is always 1 here (one request per scenario) and which the stored form never held."""
-    return {k: v for k, v in settings.as_dict().items() if k != "attempts"}
+    which is always 1 here (one request per scenario) and which the stored form never held, and
+    `prompt_cache`, which its requests do not carry (it measures conformance, not latency)."""
+    return {k: v for k, v in settings.as_dict().items() if k not in ("attempts", "prompt_cache")}
 
 
 async def run_scenarios(

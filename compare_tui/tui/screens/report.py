@@ -25,6 +25,7 @@ from compare_tui.report import (
     build_report,
     columns,
     load_report_inputs,
+    serving,
 )
 from compare_tui.store import StoreError
 from compare_tui.tui import messages
@@ -105,6 +106,8 @@ class ReportScreen(CompareScreen):
                         yield Static("", id=f"{name}-notes", classes="muted notes", markup=False)
                         if name == "latency":
                             yield LatencyHistogram("", id="latency-histogram", markup=False)
+                    yield Static(serving.SECTION_TITLE, id="serving-title", classes="section-title")
+                    yield Static("", id="serving", markup=False)
             with TabPane("Tasks [3]", id="tasks"):
                 yield TaskGrid(id="task-grid")
                 yield Static("", id="block-line", classes="status-line", markup=False)
@@ -218,6 +221,9 @@ class ReportScreen(CompareScreen):
         for name in ("#grades-title", "#grades"):
             self.query_one(name).display = bool(message.grades)
         self.query_one(LatencyHistogram).show(report)
+        self.query_one("#serving", Static).update("\n".join(serving.serving_lines(report.serving)))
+        for name in ("#serving-title", "#serving"):
+            self.query_one(name).display = any(s.block for s in report.serving)
         self._lay_out_tables()
         grid = self.query_one(TaskGrid)
         grid.set_rows([GridRow(row.label, row.run_id, row.blocks) for row in report.models])

@@ -143,7 +143,7 @@ def test_the_report_shows_the_servers_ttft_beside_the_clients(catalogue, tmp_pat
     # The server starts its clock after the request arrived: the client's mean is never below it.
     assert check["client_ttft_mean_ms"] >= check["server_ttft_mean_ms"]
     assert main(["report", row["id"], "--store", str(store_path)]) == 0
-    assert "server-side TTFT" in " ".join(capsys.readouterr().out.split())  # the line wraps at 80 columns
+    assert "vLLM's own TTFT (arrival at the server" in " ".join(capsys.readouterr().out.split())  # wraps at 80
 
 
 def test_a_prompt_longer_than_the_context_is_a_recorded_error(catalogue, tmp_path, capsys):
@@ -240,3 +240,51 @@ def test_ctrl_c_mid_run_then_resume(catalogue, tmp_path):
     resumed_tasks = {a.task_id for a in attempts} - before
     latency = run.environment["server_latency"]
     assert (latency["executions"], latency["requests_answered"]) == (1, len(resumed_tasks - TOOL_TASKS))
+
+
+@pytest.fixture
+def smollm_cache_details(vllm_servers, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """SmolLM2 on vLLM started with `--enable-prompt-tokens-details` (so answers say what came
+    from the prefix cache), added to a catalogue. The module's last test: it replaces the
+    plain server, and the Qwen module after it replaces this one."""
+    server = vllm_servers.get(SMOLLM, ("--enable-prompt-tokens-details",))
+    path = tmp_path / "models.toml"
+    assert _add(server, path) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    return path
+
+
+def test_vllms_prefix_cache_is_measured_and_a_cold_run_holds_it_off_with_a_salt(smollm_cache_details, tmp_path, capsys):
+    """A set run twice meets vLLM's prefix cache the second time (`usage.prompt_tokens_details.
+    cached_tokens`, stored per attempt); `--prompt-cache cold` sends a fresh `cache_salt` per
+    request (vLLM 0.32 validates it and salts its cache blocks with it): nothing comes from the
+    cache, the run records the condition as held, and the report shows it."""
+    system = "You are the triage desk of a web shop. " * 20
+    goldset = make_set(
+        tmp_path / "set",
+        manifest=manifest_data(run={"attempts": 1, "temperature": 0.0, "max_tokens": 4}),
+        tasks={
+            f"{n}.toml": task_data(f"t{n}", input={"system": system, "prompt": f"Parcel {n} is late."}) for n in "ab"
+        },
+    )
+    store = tmp_path / "runs.sqlite"
+    runs = [
+        _run(smollm_cache_details, store, goldset, capsys, *extra)["runs"][0]
+        for extra in ((), (), ("--prompt-cache", "cold"))
+    ]
+    assert [row["status"] for row in runs] == ["completed"] * 3  # a salt vLLM refused would be a 400
+    with Store.open(store) as s:
+        cached = [[a.cached_tokens for a in s.attempts_for_run(row["id"])] for row in runs]
+        cold = s.get_run(runs[2]["id"])
+    assert all(c and c > 0 for c in cached[1]), cached  # the second run met the first's prompts
+    assert cached[2] == [0, 0], cached
+    assert cold.settings["prompt_cache"] == "cold"
+    assert cold.environment["prompt_cache"] == {
+        "asked": "cold",
+        "held": True,
+        "how": "cold: a fresh cache_salt on every request (vLLM)",
+    }
+    assert main(["report", runs[2]["id"], "--store", str(store), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "| prompt cache | cold: a fresh cache_salt on every request (vLLM); 0% of " in md
+    assert "| tool-call parser | not stated (vLLM does not report its --tool-call-parser) |" in md

@@ -101,3 +101,39 @@ def test_a_judge_and_a_grade_through_vllm(catalogue: Path, tmp_path: Path, capsy
     assert sum(r["figures"]["graded"] for r in graded["runs"]) >= len(labels)  # most answers get a grade
     assert graded["judge_usage"]["calls"] == 2 * len(labels) and graded["judge_usage"]["prompt_tokens"] > 0
     assert audit.execute(judge_rows).fetchone()[0] >= asked + 2 * len(labels)
+
+
+MCP_TOOLS = {
+    "tools": [
+        {
+            "name": "create_ticket",
+            "description": "Open a support ticket for a customer's problem.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"title": {"type": "string"}, "priority": {"type": "string", "enum": ["low", "high"]}},
+                "required": ["title"],
+            },
+        }
+    ]
+}
+
+
+def test_user_tools_on_hermes_are_tested_with_auto_too_and_the_run_names_its_stack(
+    catalogue: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """`toolcall --tools <an MCP tools/list file>` on vLLM+hermes: the forced call passes (and
+    ends `stop`, flagged), the auto call is the stack's weak spot, and the run says the tools
+    reached the prompt (vLLM /tokenize) and which parser was stated."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(MCP_TOOLS))
+    args = ["toolcall", "--model", "qwen-vllm", "--models", str(catalogue), "--store", str(tmp_path / "runs.sqlite")]
+    code = main([*args, "--tools", str(tools), "--scenario", "T*", "--max-tokens", "96"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    flat = " ".join(out.split())
+    assert "user.named:create_ticket" in out and "user.auto:create_ticket" in out
+    assert "tools reach the prompt: yes (vLLM POST /tokenize:" in flat
+    assert "parser not stated (the server does not report its tool-call parser)" in flat or "hermes" in flat
+    assert 'finish_reason "stop"' in flat  # the named call, parsed, ended stop
+    assert "tested with forced calls only" not in flat
+    print(out, file=sys.stderr)  # the table, for the record (pytest -s)
