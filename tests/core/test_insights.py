@@ -1,0 +1,181 @@
+"""`compare-tui insights`: failures grouped by cause from real stored runs (the fake OpenAI
+server answers through a real `run`), and the grouping's bookkeeping under Hypothesis."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compare_tui.cli import main
+from compare_tui.insights import FailedAttempt, InsightInputs, ModelAttempts, build_insights, classify, render_text
+from compare_tui.vocabulary import ErrorClass, FailureCause, Outcome, SuspectReason
+from tests.support.builders import write_set
+from tests.support.fake_openai import FakeServer, text
+
+CATALOGUE = """[[model]]
+name = "{name}"
+kind = "hosted"
+endpoint = "{url}"
+model = "{name}"
+revision = "2026-12-01"
+weights_digest = "sha256:{zeros}"
+[model.cost]
+basis = "token_price"
+usd_per_mtok_input = 1.0
+usd_per_mtok_output = 2.0
+captured = "2026-12-01"
+source = "test"
+"""
+
+# task id → (expected, fake-a's answer, fake-b's answer); fake-a is the baseline.
+TASKS = {
+    "cut": ("billing", text("billing"), text("billing and then some", finish_reason="length")),
+    "label": ("bug", text("bug"), text("billing")),
+    "refuse": ("billing", text("billing"), text("I'm sorry, but I can't help with that request.")),
+    "empty": ("billing", text("billing"), text("")),
+    "ok": ("billing", text("billing"), text("billing")),
+    "wrong-key": ("bug", text("billing"), text("billing")),
+    "de-1": ("bug", text("bug"), text("billing")),
+}
+TAGS = {"label": ["german"], "de-1": ["german"], "refuse": ["english"]}
+
+
+def _script(body: dict, count: int):
+    prompt = body["messages"][-1]["content"]
+    _, a, b = TASKS[prompt]
+    return a if body["model"] == "fake-a" else b
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> Path:
+    with FakeServer(_script) as server:
+        extra = {task: {"tags": tags} for task, tags in TAGS.items()}
+        goldset = write_set(tmp_path / "set", {t: spec[0] for t, spec in TASKS.items()}, extra=extra)
+        models = tmp_path / "models.toml"
+        models.write_text(
+            "\n".join(CATALOGUE.format(name=n, url=server.url, zeros="0" * 64) for n in ("fake-a", "fake-b"))
+        )
+        store = tmp_path / "runs.sqlite"
+        args = ["run", str(goldset), "--models", str(models), "--store", str(store), "--model", "fake-a"]
+        assert main([*args, "--model", "fake-b", "--baseline", "fake-a"]) == 0
+    return store
+
+
+def _insights_json(store: Path, capsys, *extra: str) -> dict:
+    capsys.readouterr()
+    assert main(["insights", "latest", "--store", str(store), "--format", "json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_each_failure_lands_in_its_cause(stored: Path, capsys) -> None:
+    doc = _insights_json(stored, capsys)
+    by_cause = {(g["cause"], g["label"]): g for g in doc["groups"]}
+    assert by_cause[("truncated", "")]["counts"] == {"fake-a": 0, "fake-b": 1}
+    assert by_cause[("truncated", "")]["examples"] == ["cut"]
+    assert by_cause[("refusal", "")]["examples"] == ["refuse"]
+    assert by_cause[("empty", "")]["examples"] == ["empty"]
+    wrong = by_cause[("wrong_label", 'expected "bug", got "billing"')]
+    assert wrong["counts"] == {"fake-a": 1, "fake-b": 3}
+    assert wrong["examples"] == ["de-1", "label", "wrong-key"]
+    assert wrong["shares"]["fake-a"] == 1.0 and wrong["shares"]["fake-b"] == 0.5
+    assert sum(g["total"] for g in doc["groups"]) == 7
+    assert {m["model"]: m["failed"] for m in doc["models"]} == {"fake-a": 1, "fake-b": 6}
+    # Every model fails wrong-key the same way: the golden set's expected answer is suspect.
+    assert {"task": "wrong-key", "reason": "same_failure", "detail": wrong["words"]} in doc["suspects"]
+    german = next(s for s in doc["against_baseline"] if s["tag"] == "german")
+    assert (german["candidate"], german["losses"], german["wins"], german["directional"]) == ("fake-b", 2, 0, True)
+    assert german["lost_examples"] == ["de-1", "label"]
+    assert wrong["open"] == f"compare-tui insights {doc['ref']} --group {wrong['number']}"
+
+
+def test_text_fits_80_columns_and_a_group_opens(stored: Path, capsys) -> None:
+    capsys.readouterr()
+    assert main(["insights", "latest", "--store", str(stored)]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "truncated at the token limit" in out and "refusal" in out and "fake-b, german: worse on 2 of 2" in out
+    number = _insights_json(stored, capsys)["groups"][0]["number"]
+    assert main(["insights", "latest", "--store", str(stored), "--group", str(number)]) == 0
+    opened = capsys.readouterr().out
+    assert "wrong-key · fake-a · attempt 1" in opened and "answer: billing" in opened
+    assert main(["insights", "latest", "--store", str(stored), "--group", "99"]) == 2
+    assert "no group 99" in capsys.readouterr().err
+
+
+def test_classify_reads_scorer_data() -> None:
+    def fail(kind: str, detail: str = "", **data: object) -> FailureCause:
+        return classify(FailedAttempt("t", 1, Outcome.FAIL, kind, "x", detail=detail, score_data=data)).kind
+
+    assert fail("json", "no JSON found in 'x'") is FailureCause.JSON_PARSE
+    assert fail("json", "schema: $.a: not a string", schema_errors=["$.a: not a string"]) is FailureCause.JSON_SCHEMA
+    assert fail("json", "field 'a' missing") is FailureCause.JSON_FIELD
+    assert fail("json", "field 'a': expected 1, got 2") is FailureCause.JSON_VALUE
+    assert fail("tool_call", calls=[], expected_name="f") is FailureCause.TOOL_NO_CALL
+    assert fail("tool_call", calls=["g()"], expected_name="f") is FailureCause.TOOL_WRONG_TOOL
+    assert fail("tool_call", calls=["f(1)"], expected_name="f", mismatches=["x"]) is FailureCause.TOOL_BAD_ARGUMENTS
+    assert fail("tool_call", calls=[], expected_name="f", written_as_text="f()") is FailureCause.TOOL_TEXT_CALL
+    command = classify(
+        FailedAttempt("t", 1, Outcome.FAIL, "command", "x", score_data={"stdout_tail": "\nFAIL: 3 != 4\nmore"})
+    )
+    assert command.words() == "command failed: FAIL: 3 != 4"
+    errored = FailedAttempt("t", 1, Outcome.ERROR, "exact", "", error_class=ErrorClass.TIMEOUT, finish_reason="length")
+    assert classify(errored).kind is FailureCause.REQUEST_ERROR
+
+
+_failed = st.builds(
+    FailedAttempt,
+    task_id=st.sampled_from(["t1", "t2", "t3", "t4"]),
+    attempt=st.integers(1, 3),
+    outcome=st.sampled_from([Outcome.FAIL, Outcome.ERROR]),
+    scorer_kind=st.sampled_from(["exact", "regex", "json", "tool_call", "command", "human", ""]),
+    answer_head=st.sampled_from(["", "  ", "billing", "I'm sorry, I can't help", '{"a": 1}']),
+    has_tool_calls=st.booleans(),
+    finish_reason=st.sampled_from([None, "stop", "length"]),
+    error_class=st.one_of(st.none(), st.sampled_from(list(ErrorClass))),
+    detail=st.text(max_size=30),
+    score_data=st.fixed_dictionaries(
+        {},
+        optional={
+            "expected": st.text(max_size=5),
+            "got": st.text(max_size=5),
+            "calls": st.lists(st.text(max_size=4), max_size=2),
+            "expected_name": st.text(max_size=4),
+            "mismatches": st.just(["x"]),
+            "stdout_tail": st.text(max_size=20),
+            "schema_errors": st.lists(st.text(max_size=8), max_size=2),
+        },
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(_failed, max_size=12), min_size=1, max_size=3))
+def test_every_failure_lands_in_exactly_one_group(per_model: list[list[FailedAttempt]]) -> None:
+    models = tuple(
+        ModelAttempts(
+            model=f"m{i}",
+            run_id=f"r{i}",
+            outcomes={f.task_id: (f.outcome,) for f in failed},
+            failed=tuple(failed),
+        )
+        for i, failed in enumerate(per_model)
+    )
+    insights = build_insights(InsightInputs(ref="c", models=models, baseline="m0"))
+    placed = [(m.model, id(m.failed)) for g in insights.groups for m in g.members]
+    expected = [(m.model, id(f)) for m in models for f in m.failed]
+    assert sorted(placed) == sorted(expected)
+    assert len({g.cause for g in insights.groups}) == len(insights.groups)
+    for m in models:
+        assert sum(g.counts[m.model] for g in insights.groups) == insights.failed[m.model] == len(m.failed)
+        shares = [g.shares[m.model] for g in insights.groups]
+        if m.failed:
+            assert sum(s or 0 for s in shares) == pytest.approx(1.0)
+        else:
+            assert all(s is None for s in shares)
+    assert [g.number for g in insights.groups] == list(range(1, len(insights.groups) + 1))
+    assert all(len(line) <= 80 for line in render_text(insights).splitlines())
+    assert all(s.reason in SuspectReason for s in insights.suspects)
