@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from compare_tui.commands.common import CommandError, add_store_option, open_store, say
 
 if TYPE_CHECKING:
+    from compare_tui.insights import Insights
     from compare_tui.judge.grade.report import GradeReport
     from compare_tui.report.inputs import ReportInputs
     from compare_tui.report.model import Report
@@ -174,12 +175,15 @@ def _report(args: argparse.Namespace) -> int:
     except BaselineError as exc:
         raise CommandError(str(exc)) from None
     grades = []
+    insights = None
+    if args.format == "md":
+        insights = _insights(args.store, args.ref, inputs.baseline)
     if args.format != "junit":
         from compare_tui.judge import load_report_grades
 
         with open_store(args.store) as store:
             grades = load_report_grades(store, inputs)  # read from the store: no judge is asked
-    _emit(report, args.format, args.out, grades)
+    _emit(report, args.format, args.out, grades, insights)
     gate = check_gate(
         report,
         fail_under=threshold,
@@ -191,6 +195,15 @@ def _report(args: argparse.Namespace) -> int:
     for reason in gate.reasons:
         say(f"compare-tui: gate failed: {reason}", file=sys.stderr)
     return gate.exit_code
+
+
+def _insights(store_path: str | None, ref: str, baseline: str | None) -> Insights:
+    """The comparison's insights (`compare-tui insights`), against the report's baseline."""
+    from compare_tui.insights import build_insights, load_insight_inputs
+
+    with open_store(store_path) as store:
+        inputs = load_insight_inputs(store, ref)
+    return build_insights(replace(inputs, baseline=baseline))
 
 
 def _with_step_grading(store: Store, inputs: ReportInputs, spec: str, pass_at: int | None) -> ReportInputs:
@@ -205,9 +218,11 @@ def _with_step_grading(store: Store, inputs: ReportInputs, spec: str, pass_at: i
     return replace(inputs, step_grading=grading)
 
 
-def _emit(report: Report, fmt: str, out: str | None, grades: list[GradeReport]) -> None:
+def _emit(
+    report: Report, fmt: str, out: str | None, grades: list[GradeReport], insights: Insights | None = None
+) -> None:
     """The report in `fmt`, then (text, Markdown) or within it (JSON, `grades`) the stored
-    grades' figures, rendered from the same `GradeReport`s."""
+    grades' figures, rendered from the same `GradeReport`s; Markdown ends with `insights`."""
     from compare_tui.judge import grade_summary_json, render_grade_md, render_grade_summary
 
     if fmt == "text":
@@ -237,6 +252,10 @@ def _emit(report: Report, fmt: str, out: str | None, grades: list[GradeReport]) 
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     elif fmt == "md":
         text = render_md(report) + "".join("\n" + render_grade_md(g) for g in grades)
+        if insights is not None:
+            from compare_tui.insights import render_md as render_insights_md
+
+            text += "\n" + render_insights_md(insights)
     else:
         text = render_junit(report)
     if out is None:

@@ -17,7 +17,7 @@ from compare_tui.insights.model import (
     TagSplit,
     build_insights,
 )
-from compare_tui.insights.render import SCHEMA, insights_document, render_group, render_text
+from compare_tui.insights.render import SCHEMA, insights_document, render_group, render_md, render_text
 
 __all__ = [
     "REFUSAL_PATTERNS",
@@ -36,5 +36,6 @@ __all__ = [
     "is_refusal",
     "load_insight_inputs",
     "render_group",
+    "render_md",
     "render_text",
 ]

@@ -177,5 +177,19 @@ def test_every_failure_lands_in_exactly_one_group(per_model: list[list[FailedAtt
         else:
             assert all(s is None for s in shares)
     assert [g.number for g in insights.groups] == list(range(1, len(insights.groups) + 1))
-    assert all(len(line) <= 80 for line in render_text(insights).splitlines())
+    shown = render_text(insights)
+    assert all(len(line) <= 80 for line in shown.splitlines())
+    assert (f"and {len(insights.groups) - 15} more groups" in shown) == (len(insights.groups) > 15)
     assert all(s.reason in SuspectReason for s in insights.suspects)
+
+
+def test_the_markdown_report_ends_with_the_insights(stored: Path, capsys) -> None:
+    capsys.readouterr()
+    assert main(["report", "latest", "--store", str(stored), "--format", "md"]) == 0
+    report = capsys.readouterr().out
+    section = report.split("## Insights: why answers failed", 1)[1]
+    assert '| wrong label: expected "bug", got "billing" | 1 (100%) | 3 (50%) | de-1, label, wrong-key |' in section
+    assert "| fake-b | german (directional) | 2 | 0 | de-1, label |" in section
+    assert "- `wrong-key`: every model fails it the same way" in section
+    assert main(["report", "latest", "--store", str(stored), "--format", "json"]) == 0
+    assert "Insights" not in capsys.readouterr().out  # JSON keeps its schema; `insights --format json` is its own
