@@ -62,7 +62,10 @@ class Cause:
 
     def words(self) -> str:
         """One line for people: `wrong label: expected "billing", got "bug"`."""
-        name = _WORDS.get(self.kind, self.kind.value.replace("_", " "))
+        named = _WORDS.get(self.kind)
+        if named is not None and "{label}" in named:
+            return named.format(label=self.label)
+        name = named or self.kind.value.replace("_", " ")
         return f"{name}: {self.label}" if self.label else name
 
 
@@ -70,9 +73,15 @@ _WORDS = {
     FailureCause.TRUNCATED: "truncated at the token limit",
     FailureCause.EMPTY: "empty answer",
     FailureCause.JSON_PARSE: "no JSON in the answer",
-    FailureCause.TOOL_TEXT_CALL: "tool call written as text",
+    FailureCause.JSON_FIELD: "JSON field",
+    FailureCause.JSON_VALUE: "other value in JSON field {label}",
+    FailureCause.TOOL_NO_CALL: "no tool call (expected {label})",
+    FailureCause.TOOL_TEXT_CALL: "tool call to {label} written as text",
+    FailureCause.TOOL_WRONG_TOOL: "other tools called, not {label}",
+    FailureCause.TOOL_BAD_ARGUMENTS: "wrong arguments to {label}",
     FailureCause.TOOL_UNWANTED_CALL: "tool call where none was expected",
 }
+"""How a cause reads (`{label}` where its label goes; else `words: label`)."""
 
 
 def clip(text: str, limit: int = LABEL_CHARS) -> str:
@@ -146,7 +155,7 @@ def _tool_call(failed: FailedAttempt) -> Cause | None:
         return Cause(FailureCause.TOOL_NO_CALL, clip(str(expected)))
     if "mismatches" in data:
         return Cause(FailureCause.TOOL_BAD_ARGUMENTS, clip(str(expected)))
-    return Cause(FailureCause.TOOL_WRONG_TOOL, clip(f"expected {expected}"))
+    return Cause(FailureCause.TOOL_WRONG_TOOL, clip(str(expected)))
 
 
 def _command(failed: FailedAttempt) -> Cause:

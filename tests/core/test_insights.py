@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 
 from compare_tui.cli import main
 from compare_tui.insights import FailedAttempt, InsightInputs, ModelAttempts, build_insights, classify, render_text
+from compare_tui.store import Store
 from compare_tui.vocabulary import ErrorClass, FailureCause, Outcome, SuspectReason
 from tests.support.builders import write_set
-from tests.support.fake_openai import FakeServer, text
+from tests.support.fake_openai import FakeServer, text, tool_calls
+from tests.support.fake_openai import ToolCall as WireCall
 
 CATALOGUE = """[[model]]
 name = "{name}"
@@ -31,6 +33,16 @@ captured = "2026-12-01"
 source = "test"
 """
 
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+PARIS = {"city": "Paris"}
+WEATHER_CALL = tool_calls(WireCall("get_weather", PARIS))
+
 # task id → (expected, fake-a's answer, fake-b's answer); fake-a is the baseline.
 TASKS = {
     "cut": ("billing", text("billing"), text("billing and then some", finish_reason="length")),
@@ -40,8 +52,32 @@ TASKS = {
     "ok": ("billing", text("billing"), text("billing")),
     "wrong-key": ("bug", text("billing"), text("billing")),
     "de-1": ("bug", text("bug"), text("billing")),
+    "json-cut": ("", text('{"label": "billing"}'), text('{"label": "bil', finish_reason="length")),
+    "json-none": ("", text('{"label": "billing"}'), text("billing")),
+    "tool-wrong": ("", WEATHER_CALL, tool_calls(WireCall("get_time", {}))),
+    "tool-args": ("", WEATHER_CALL, tool_calls(WireCall("get_weather", {"city": "Lyon"}))),
+    "tool-text": ("", WEATHER_CALL, text('```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```')),
+    "tool-none": ("", WEATHER_CALL, text("It is sunny.")),
 }
 TAGS = {"label": ["german"], "de-1": ["german"], "refuse": ["english"]}
+TOOL_TASK = {
+    "tools": [WEATHER],
+    "expected": {"tool_call": {"name": "get_weather", "arguments": PARIS}},
+    "scorer": {"kind": "tool_call", "match": "exact"},
+}
+
+
+def _extra(task: str) -> dict:
+    extra: dict = {"tags": TAGS[task]} if task in TAGS else {}
+    if task.startswith("json-"):
+        extra["scorer"] = {"kind": "json"}
+    if task.startswith("tool-"):
+        extra |= {
+            "input": {"prompt": task, "tools": TOOL_TASK["tools"], "tool_choice": "auto"},
+            "expected": TOOL_TASK["expected"],
+            "scorer": TOOL_TASK["scorer"],
+        }
+    return extra
 
 
 def _script(body: dict, count: int):
@@ -53,7 +89,7 @@ def _script(body: dict, count: int):
 @pytest.fixture
 def stored(tmp_path: Path) -> Path:
     with FakeServer(_script) as server:
-        extra = {task: {"tags": tags} for task, tags in TAGS.items()}
+        extra = {task: _extra(task) for task in TASKS}
         goldset = write_set(tmp_path / "set", {t: spec[0] for t, spec in TASKS.items()}, extra=extra)
         models = tmp_path / "models.toml"
         models.write_text(
@@ -74,16 +110,21 @@ def _insights_json(store: Path, capsys, *extra: str) -> dict:
 def test_each_failure_lands_in_its_cause(stored: Path, capsys) -> None:
     doc = _insights_json(stored, capsys)
     by_cause = {(g["cause"], g["label"]): g for g in doc["groups"]}
-    assert by_cause[("truncated", "")]["counts"] == {"fake-a": 0, "fake-b": 1}
-    assert by_cause[("truncated", "")]["examples"] == ["cut"]
+    assert by_cause[("truncated", "")]["counts"] == {"fake-a": 0, "fake-b": 2}
     assert by_cause[("refusal", "")]["examples"] == ["refuse"]
     assert by_cause[("empty", "")]["examples"] == ["empty"]
     wrong = by_cause[("wrong_label", 'expected "bug", got "billing"')]
     assert wrong["counts"] == {"fake-a": 1, "fake-b": 3}
     assert wrong["examples"] == ["de-1", "label", "wrong-key"]
-    assert wrong["shares"]["fake-a"] == 1.0 and wrong["shares"]["fake-b"] == 0.5
-    assert sum(g["total"] for g in doc["groups"]) == 7
-    assert {m["model"]: m["failed"] for m in doc["models"]} == {"fake-a": 1, "fake-b": 6}
+    assert wrong["shares"]["fake-a"] == 1.0 and wrong["shares"]["fake-b"] == 0.25
+    assert by_cause[("truncated", "")]["examples"] == ["cut", "json-cut"]  # a JSON cut at max tokens too
+    assert by_cause[("json_parse", "")]["examples"] == ["json-none"]
+    assert by_cause[("tool_wrong_tool", "get_weather")]["examples"] == ["tool-wrong"]
+    assert by_cause[("tool_bad_arguments", "get_weather")]["examples"] == ["tool-args"]
+    assert by_cause[("tool_text_call", "get_weather")]["examples"] == ["tool-text"]
+    assert by_cause[("tool_no_call", "get_weather")]["examples"] == ["tool-none"]
+    assert sum(g["total"] for g in doc["groups"]) == 13
+    assert {m["model"]: m["failed"] for m in doc["models"]} == {"fake-a": 1, "fake-b": 12}
     # Every model fails wrong-key the same way: the golden set's expected answer is suspect.
     assert {"task": "wrong-key", "reason": "same_failure", "detail": wrong["words"]} in doc["suspects"]
     german = next(s for s in doc["against_baseline"] if s["tag"] == "german")
@@ -188,8 +229,37 @@ def test_the_markdown_report_ends_with_the_insights(stored: Path, capsys) -> Non
     assert main(["report", "latest", "--store", str(stored), "--format", "md"]) == 0
     report = capsys.readouterr().out
     section = report.split("## Insights: why answers failed", 1)[1]
-    assert '| wrong label: expected "bug", got "billing" | 1 (100%) | 3 (50%) | de-1, label, wrong-key |' in section
+    assert '| wrong label: expected "bug", got "billing" | 1 (100%) | 3 (25%) | de-1, label, wrong-key |' in section
     assert "| fake-b | german (directional) | 2 | 0 | de-1, label |" in section
     assert "- `wrong-key`: every model fails it the same way" in section
     assert main(["report", "latest", "--store", str(stored), "--format", "json"]) == 0
     assert "Insights" not in capsys.readouterr().out  # JSON keeps its schema; `insights --format json` is its own
+
+
+def test_flaky_tasks_and_wins_by_tag() -> None:
+    def failed(task: str, attempt: int = 1) -> FailedAttempt:
+        return FailedAttempt(task, attempt, Outcome.FAIL, "exact", "x", score_data={"expected": "a", "got": "x"})
+
+    base = ModelAttempts(
+        "base", "r0", {"t1": (Outcome.PASS, Outcome.FAIL), "t2": (Outcome.FAIL,)}, (failed("t1", 2), failed("t2"))
+    )
+    cand = ModelAttempts("cand", "r1", {"t1": (Outcome.PASS,), "t2": (Outcome.PASS,)})
+    insights = build_insights(InsightInputs(ref="c", models=(base, cand), baseline="base", task_tags={"t2": ("fr",)}))
+    assert [(s.task_id, s.reason, s.detail) for s in insights.suspects] == [
+        ("t1", SuspectReason.FLAKY, "base passed 1 of 2 attempts")
+    ]
+    (split,) = insights.tag_splits
+    assert (split.candidate, split.tag, split.losses, split.wins, split.won_examples) == ("cand", "fr", 0, 1, ("t2",))
+    assert insights.groups[0].shares == {"base": 1.0, "cand": None}
+    assert "cand 0 (–)" in render_text(insights)
+
+
+def test_a_single_run_has_no_baseline_split(stored: Path, capsys) -> None:
+    with Store.open(stored) as store:
+        run = next(r for r in store.list_runs() if r.model_name == "fake-b")
+    capsys.readouterr()
+    assert main(["insights", run.id[:10], "--store", str(stored), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ref"] == run.id and doc["baseline"] is None and doc["against_baseline"] == []
+    assert [m["model"] for m in doc["models"]] == ["fake-b"] and doc["models"][0]["failed"] == 12
+    assert main(["insights", "nosuchref", "--store", str(stored)]) == 2
