@@ -8,7 +8,7 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compare_tui.commands.common import CommandError, add_store_option, open_store, say
 
@@ -156,9 +156,10 @@ def _report(args: argparse.Namespace) -> int:
             "--pass-at sets the grade that keeps a step decided by --steps-by-grade: "
             "give --steps-by-grade JUDGE[:RUBRIC] too"
         )
+    goldsets: dict[str, Any] = {}  # the golden sets read, for the Markdown report's insights
     with open_store(args.store) as store:
         try:
-            inputs = load_report_inputs(store, args.ref)
+            inputs = load_report_inputs(store, args.ref, goldsets=goldsets)
             if args.steps_by_grade is not None:
                 inputs = _with_step_grading(store, inputs, args.steps_by_grade, args.pass_at)
         except (ReportNotFoundError, StoreError, StepGradingError, RubricError) as exc:
@@ -177,7 +178,7 @@ def _report(args: argparse.Namespace) -> int:
     grades = []
     insights = None
     if args.format == "md":
-        insights = _insights(args.store, args.ref, inputs.baseline)
+        insights = _insights(args.store, inputs, goldsets)
     if args.format != "junit":
         from compare_tui.judge import load_report_grades
 
@@ -197,13 +198,12 @@ def _report(args: argparse.Namespace) -> int:
     return gate.exit_code
 
 
-def _insights(store_path: str | None, ref: str, baseline: str | None) -> Insights:
-    """The comparison's insights (`compare-tui insights`), against the report's baseline."""
-    from compare_tui.insights import build_insights, load_insight_inputs
+def _insights(store_path: str | None, inputs: ReportInputs, goldsets: dict[str, Any]) -> Insights:
+    """The insights (`compare-tui insights`) of the report's runs, against its baseline."""
+    from compare_tui.insights import build_insights, insight_inputs_for
 
     with open_store(store_path) as store:
-        inputs = load_insight_inputs(store, ref)
-    return build_insights(replace(inputs, baseline=baseline))
+        return build_insights(insight_inputs_for(store, inputs, goldsets))
 
 
 def _with_step_grading(store: Store, inputs: ReportInputs, spec: str, pass_at: int | None) -> ReportInputs:

@@ -7,7 +7,7 @@ Pure apart from `load_insight_inputs` (one read of the store through the report'
 """
 
 from compare_tui.insights.causes import REFUSAL_PATTERNS, Cause, FailedAttempt, classify, is_refusal
-from compare_tui.insights.load import load_insight_inputs
+from compare_tui.insights.load import insight_inputs_for, load_insight_inputs
 from compare_tui.insights.model import (
     FailureGroup,
     InsightInputs,
@@ -32,6 +32,7 @@ __all__ = [
     "TagSplit",
     "build_insights",
     "classify",
+    "insight_inputs_for",
     "insights_document",
     "is_refusal",
     "load_insight_inputs",

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 from compare_tui.insights.causes import REFUSAL_WINDOW, FailedAttempt
 from compare_tui.insights.model import InsightInputs, ModelAttempts
 from compare_tui.report import load_report_inputs
-from compare_tui.report.inputs import RunInput
+from compare_tui.report.inputs import ReportInputs, RunInput
 from compare_tui.store import Store
 from compare_tui.vocabulary import ErrorClass, Outcome
 
@@ -40,14 +41,20 @@ def load_insight_inputs(store: Store, ref: str) -> InsightInputs:
     """The inputs of the insights of `ref` (a comparison or run id, a prefix, or `latest`).
     Raises the report loader's `ReportNotFoundError` when there is nothing to read."""
     goldsets: dict[str, Any] = {}
-    report = load_report_inputs(store, ref, goldsets=goldsets)
+    return insight_inputs_for(store, load_report_inputs(store, ref, goldsets=goldsets), goldsets)
+
+
+def insight_inputs_for(store: Store, report: ReportInputs, goldsets: Mapping[str, Any]) -> InsightInputs:
+    """The insights' inputs for a report already loaded (`report --format md`: its runs and
+    baseline, `--baseline` included), with the golden sets its loader read (`goldsets`: path →
+    set, or the error that kept it unread), so nothing is read twice."""
     tags: dict[str, tuple[str, ...]] = {}
     for goldset in goldsets.values():
         if isinstance(goldset, Exception):
             continue
         for task in goldset.tasks:
             tags.setdefault(task.id, tuple(task.tags))
-    names = _names([r for r in report.runs])
+    names = _names(list(report.runs))
     models = tuple(
         _model_attempts(store, run, name, report.task_kinds) for run, name in zip(report.runs, names, strict=True)
     )

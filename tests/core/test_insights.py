@@ -232,6 +232,9 @@ def test_the_markdown_report_ends_with_the_insights(stored: Path, capsys) -> Non
     assert '| wrong label: expected "bug", got "billing" | 1 (100%) | 3 (25%) | de-1, label, wrong-key |' in section
     assert "| fake-b | german (directional) | 2 | 0 | de-1, label |" in section
     assert "- `wrong-key`: every model fails it the same way" in section
+    assert main(["report", "latest", "--store", str(stored), "--format", "md", "--baseline", "fake-b"]) == 0
+    rebased = capsys.readouterr().out.split("## Insights: why answers failed", 1)[1]
+    assert "Against the baseline fake-b" in rebased and "| fake-a | german (directional) | 0 | 2 |" in rebased
     assert main(["report", "latest", "--store", str(stored), "--format", "json"]) == 0
     assert "Insights" not in capsys.readouterr().out  # JSON keeps its schema; `insights --format json` is its own
 
