@@ -172,6 +172,58 @@ class AuditState(StrEnum):
     """Its sender stopped reading (Ctrl-C, SIGTERM, the run stopped) and said so."""
 
 
+class FailureCause(StrEnum):
+    """Why a failed attempt failed, as `compare-tui insights` groups it (docs/insights.md). Each
+    failed attempt has exactly one, decided in this order: the request's error, a truncated
+    answer, an empty one, a refusal, then what its scorer recorded."""
+
+    REQUEST_ERROR = "request_error"
+    """The request failed (its `ErrorClass` names how): nothing was measured."""
+    TRUNCATED = "truncated"
+    """The server stopped at the token limit (`finish_reason: length`)."""
+    EMPTY = "empty"
+    """No text and no tool call."""
+    REFUSAL = "refusal"
+    """The answer opens like a refusal (`insights.causes.REFUSAL_PATTERNS`)."""
+    WRONG_LABEL = "wrong_label"
+    """An `exact` scorer's expected text against the one answered."""
+    NO_MATCH = "no_match"
+    """A `regex` scorer's pattern did not match."""
+    JSON_PARSE = "json_parse"
+    """A `json` scorer found no JSON in the answer."""
+    JSON_SCHEMA = "json_schema"
+    """The JSON broke the task's schema."""
+    JSON_FIELD = "json_field"
+    """A field the task checks is missing or not a JSON object."""
+    JSON_VALUE = "json_value"
+    """A field the task checks holds another value."""
+    TOOL_NO_CALL = "tool_no_call"
+    """A tool call was expected and none was made."""
+    TOOL_TEXT_CALL = "tool_text_call"
+    """The call was written as text that the server did not parse."""
+    TOOL_WRONG_TOOL = "tool_wrong_tool"
+    """Calls were made, none to the expected tool."""
+    TOOL_BAD_ARGUMENTS = "tool_bad_arguments"
+    """The expected tool was called with other arguments."""
+    TOOL_UNWANTED_CALL = "tool_unwanted_call"
+    """A call was made where the task expects none."""
+    COMMAND_FAILED = "command_failed"
+    """A `command` scorer's program said no (grouped by its last line of output)."""
+    SCORER_ERROR = "scorer_error"
+    """The scorer could not score the answer (outcome `error` with no request error)."""
+    OTHER = "other"
+    """A failure none of the above describes (grouped by the scorer's detail)."""
+
+
+class SuspectReason(StrEnum):
+    """Why `compare-tui insights` asks to check a task of the golden set."""
+
+    SAME_FAILURE = "same_failure"
+    """Every model failed it, for the same cause: the expected outcome may be wrong."""
+    FLAKY = "flaky"
+    """A model both passed and failed it across its attempts."""
+
+
 JudgeErrorClass: TypeAlias = ErrorClass | JudgeFailure
 """Why a judge call gave no verdict: the transport's error class, or the judge's own failure."""
 

@@ -41,7 +41,7 @@ TOPICS: list[tuple[str, str, tuple[str, ...]]] = [
         ),
     ),
     ("storage.md", "Hashing, sandbox and store", ("Weights hashing", "Command sandbox", "Run store")),
-    ("surfaces.md", "Report, publish and TUI", ("Report", "Publish", "TUI")),
+    ("surfaces.md", "Report, publish and TUI", ("Report", "Publish", "TUI", "Insights")),
     ("sets.md", "Sampling and import", ("Sampling", "Import")),
     ("peers.md", "Side by side with inspect_ai and promptfoo", ("compare-tui side by side", "Peers")),
     ("soak.md", "Soak: faults and load", ("Soak",)),

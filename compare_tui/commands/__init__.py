@@ -12,6 +12,7 @@ _NAMES = (
     "runs",
     "audit",
     "report",
+    "insights",
     "publish",
     "promote",
     "local",

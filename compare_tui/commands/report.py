@@ -8,11 +8,12 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compare_tui.commands.common import CommandError, add_store_option, open_store, say
 
 if TYPE_CHECKING:
+    from compare_tui.insights import Insights
     from compare_tui.judge.grade.report import GradeReport
     from compare_tui.report.gate import GateResult
     from compare_tui.report.inputs import ReportInputs
@@ -176,9 +177,10 @@ def _report(args: argparse.Namespace) -> int:
             "--pass-at sets the grade that keeps a step decided by --steps-by-grade: "
             "give --steps-by-grade JUDGE[:RUBRIC] too"
         )
+    goldsets: dict[str, Any] = {}  # the golden sets read, for the Markdown report's insights
     with open_store(args.store) as store:
         try:
-            inputs = load_report_inputs(store, args.ref)
+            inputs = load_report_inputs(store, args.ref, goldsets=goldsets)
             if args.steps_by_grade is not None:
                 inputs = _with_step_grading(store, inputs, args.steps_by_grade, args.pass_at)
         except (ReportNotFoundError, StoreError, StepGradingError, RubricError) as exc:
@@ -195,6 +197,9 @@ def _report(args: argparse.Namespace) -> int:
     except BaselineError as exc:
         raise CommandError(str(exc)) from None
     grades = []
+    insights = None
+    if args.format == "md":
+        insights = _insights(args.store, inputs, goldsets)
     if args.format != "junit":
         from compare_tui.judge import load_report_grades
 
@@ -213,12 +218,20 @@ def _report(args: argparse.Namespace) -> int:
         candidate=args.candidate,
         strict=args.fail_on_disagreement,
     )
-    _emit(report, args.format, args.out, grades, gate if gate.checks else None)
+    _emit(report, args.format, args.out, grades, gate if gate.checks else None, insights)
     for warning in gate.warnings:
         say(f"compare-tui: gate warning: {warning}", file=sys.stderr)
     for reason in gate.reasons:
         say(f"compare-tui: gate failed: {reason}", file=sys.stderr)
     return gate.exit_code
+
+
+def _insights(store_path: str | None, inputs: ReportInputs, goldsets: dict[str, Any]) -> Insights:
+    """The insights (`compare-tui insights`) of the report's runs, against its baseline."""
+    from compare_tui.insights import build_insights, insight_inputs_for
+
+    with open_store(store_path) as store:
+        return build_insights(insight_inputs_for(store, inputs, goldsets))
 
 
 def _with_step_grading(store: Store, inputs: ReportInputs, spec: str, pass_at: int | None) -> ReportInputs:
@@ -233,10 +246,17 @@ def _with_step_grading(store: Store, inputs: ReportInputs, spec: str, pass_at: i
     return replace(inputs, step_grading=grading)
 
 
-def _emit(report: Report, fmt: str, out: str | None, grades: list[GradeReport], gate: GateResult | None) -> None:
+def _emit(
+    report: Report,
+    fmt: str,
+    out: str | None,
+    grades: list[GradeReport],
+    gate: GateResult | None,
+    insights: Insights | None = None,
+) -> None:
     """The report in `fmt`, then (text, Markdown) or within it (JSON, `grades`) the stored
     grades' figures, rendered from the same `GradeReport`s; JSON and JUnit carry the `gate`
-    when one was checked (its warnings and failures)."""
+    when one was checked (its warnings and failures); Markdown ends with `insights`."""
     from compare_tui.judge import grade_summary_json, render_grade_md, render_grade_summary
 
     if fmt == "text":
@@ -267,6 +287,10 @@ def _emit(report: Report, fmt: str, out: str | None, grades: list[GradeReport], 
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     elif fmt == "md":
         text = render_md(report) + "".join("\n" + render_grade_md(g) for g in grades)
+        if insights is not None:
+            from compare_tui.insights import render_md as render_insights_md
+
+            text += "\n" + render_insights_md(insights)
     else:
         text = render_junit(report, gate)
     if out is None:

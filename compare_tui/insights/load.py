@@ -1,0 +1,105 @@
+"""The insights' one reader: a comparison (or run) reference → `InsightInputs`.
+
+The comparison, its runs, baseline and golden set are found by the report's loader
+(`report.load_report_inputs`), so `insights` and `report` always read the same runs; then one
+narrow read per run takes what a cause is told from (answers' first characters, finish reason,
+scorer data), decoding scorer data only for failed attempts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from compare_tui.insights.causes import REFUSAL_WINDOW, FailedAttempt
+from compare_tui.insights.model import InsightInputs, ModelAttempts
+from compare_tui.report import load_report_inputs
+from compare_tui.report.inputs import ReportInputs, RunInput
+from compare_tui.store import Store
+from compare_tui.vocabulary import ErrorClass, Outcome
+
+_COLUMNS = (
+    "task_id",
+    "attempt",
+    "outcome",
+    "answer_text",
+    "tool_calls",
+    "finish_reason",
+    "error_class",
+    "score_detail",
+    "score_data",
+    "error",
+)
+_OUTCOMES = {o.value: o for o in Outcome}
+_ERROR_CLASSES = {c.value: c for c in ErrorClass}
+_FAILED = frozenset({Outcome.FAIL, Outcome.ERROR})
+
+
+def load_insight_inputs(store: Store, ref: str) -> InsightInputs:
+    """The inputs of the insights of `ref` (a comparison or run id, a prefix, or `latest`).
+    Raises the report loader's `ReportNotFoundError` when there is nothing to read."""
+    goldsets: dict[str, Any] = {}
+    return insight_inputs_for(store, load_report_inputs(store, ref, goldsets=goldsets), goldsets)
+
+
+def insight_inputs_for(store: Store, report: ReportInputs, goldsets: Mapping[str, Any]) -> InsightInputs:
+    """The insights' inputs for a report already loaded (`report --format md`: its runs and
+    baseline, `--baseline` included), with the golden sets its loader read (`goldsets`: path →
+    set, or the error that kept it unread), so nothing is read twice."""
+    tags: dict[str, tuple[str, ...]] = {}
+    for goldset in goldsets.values():
+        if isinstance(goldset, Exception):
+            continue
+        for task in goldset.tasks:
+            tags.setdefault(task.id, tuple(task.tags))
+    names = _names(list(report.runs))
+    models = tuple(
+        _model_attempts(store, run, name, report.task_kinds) for run, name in zip(report.runs, names, strict=True)
+    )
+    return InsightInputs(
+        ref=report.comparison_id or report.runs[0].run.id,
+        models=models,
+        baseline=report.baseline,
+        comparison_name=report.comparison_name,
+        task_tags=tags,
+        notes=report.notes,
+    )
+
+
+def _names(runs: list[RunInput]) -> list[str]:
+    seen = Counter(r.run.model_name for r in runs)
+    return [r.run.model_name if seen[r.run.model_name] == 1 else f"{r.run.model_name}@{r.run.id[:8]}" for r in runs]
+
+
+def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any) -> ModelAttempts:
+    outcomes: dict[str, list[Outcome]] = defaultdict(list)
+    failed = []
+    for row in store.attempt_columns(run.run.id, _COLUMNS):
+        outcome = _OUTCOMES.get(row["outcome"], Outcome.ERROR)
+        outcomes[row["task_id"]].append(outcome)
+        if outcome not in _FAILED:
+            continue
+        stored_class = row["error_class"]
+        failed.append(
+            FailedAttempt(
+                task_id=row["task_id"],
+                attempt=row["attempt"],
+                outcome=outcome,
+                scorer_kind=kinds.get(row["task_id"], ""),
+                answer_head=(row["answer_text"] or "")[:REFUSAL_WINDOW],
+                has_tool_calls=row["tool_calls"] not in (None, "", "[]"),
+                finish_reason=row["finish_reason"],
+                error_class=None if stored_class is None else _ERROR_CLASSES.get(stored_class, ErrorClass.TRANSPORT),
+                detail=row["score_detail"] or row["error"] or "",
+                score_data=json.loads(row["score_data"]) if row["score_data"] else {},
+            )
+        )
+    return ModelAttempts(
+        model=name,
+        run_id=run.run.id,
+        outcomes={task: tuple(outs) for task, outs in outcomes.items()},
+        failed=tuple(failed),
+        verdicts=run.verdicts,
+    )
