@@ -28,14 +28,13 @@ import math
 import re
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from compare_tui.report import power
 from compare_tui.report.decision import Verdict, family_level
-from compare_tui.report.sequential import BETS, log_capital, point_verdict, sequence, side_alpha
+from compare_tui.report.sequential import BETS, Crossings, crossings, point_verdict, sequence, side_alpha
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_coverage import PAIRED_SETTINGS  # noqa: E402  (bench/ is not a package)
@@ -58,50 +57,17 @@ METHODS = {
 }
 
 
-@dataclass(frozen=True)
-class Looks:
-    """Per simulated order (rows) and look (columns): which bound has crossed which edge."""
-
-    low_above_zero: np.ndarray  # L > 0
-    low_above_margin: np.ndarray  # L > −M
-    high_below_zero: np.ndarray  # U < 0
-    high_at_most_zero: np.ndarray  # U ≤ 0
-    high_at_most_margin: np.ndarray  # U ≤ −M
+def looks(orders: np.ndarray, total: int, alpha: float, bets: tuple[float, ...], finite: bool) -> Crossings:
+    return crossings(orders, total, MARGIN * 100, alpha, bets, finite)
 
 
-def looks(orders: np.ndarray, total: int, alpha: float, bets: tuple[float, ...], finite: bool) -> Looks:
-    """The bounds' crossings at each look, as `sequential.sequence` decides them: a lattice value
-    is out once the statistics rejected it at some look or the set's certain range excludes it."""
-    threshold = math.log(1 / alpha)
-    population = total if finite else 10**12  # a population this large is sampling with replacement
-    sums = np.cumsum(orders, axis=-1)
-    left = total - np.arange(1, total + 1)
-    floor, ceiling = (sums - left) / total, (sums + left) / total
-    below = math.floor(-MARGIN * total + 1e-9)  # the largest Δ (× N) at or below −M
-
-    def lower_out(d: float) -> np.ndarray:
-        stat = np.maximum.accumulate(log_capital(orders, population, d, bets), axis=-1) >= threshold
-        return stat | (floor > d + 1e-12)
-
-    def upper_out(d: float) -> np.ndarray:
-        stat = np.maximum.accumulate(log_capital(-orders, population, -d, bets), axis=-1) >= threshold
-        return stat | (ceiling < d - 1e-12)
-
-    return Looks(
-        lower_out(0.0), lower_out(below / total), upper_out(0.0), upper_out(1 / total), upper_out((below + 1) / total)
-    )
-
-
-def settle(seen: Looks) -> tuple[np.ndarray, np.ndarray]:
+def settle(seen: Crossings) -> tuple[np.ndarray, np.ndarray]:
     """(the look each order settles at, 1-based; the verdict there as 0 better, 1 no worse, 2 worse)."""
-    better = seen.low_above_zero
-    no_worse = seen.low_above_margin & seen.high_at_most_zero & ~better
-    worse = seen.high_at_most_margin & ~seen.low_above_margin
-    settled = better | no_worse | worse
+    settled = seen.settled()
     n = settled.shape[-1]
     first = np.where(settled.any(axis=-1), settled.argmax(axis=-1), n - 1)
     rows = np.arange(settled.shape[0])
-    verdict = np.where(better[rows, first], 0, np.where(no_worse[rows, first], 1, 2))
+    verdict = np.where(seen.low_above_zero[rows, first], 0, np.where(seen.low_above_margin[rows, first], 1, 2))
     return first + 1, verdict
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compare_tui.report.decision import Verdict, verdict_for
-from compare_tui.report.sequential import BETS, log_capital, point_verdict, sequence, side_alpha
+from compare_tui.report.sequential import BETS, first_settled, log_capital, point_verdict, sequence, side_alpha
 
 
 def reference_log_capital(x: list[int], total: int, d: float) -> list[float]:
@@ -151,3 +151,24 @@ def test_sequence_properties_over_random_streams(
     # a prefix is the same sequence: the looks do not depend on tasks not yet run
     prefix = sequence(population[:seen], total, margin_pp=margin_pp, candidates=candidates)
     assert prefix.looks == full.looks[:seen]
+
+
+@settings(max_examples=150, deadline=None)
+@given(streams, st.sampled_from([0.0, 5.0, 10.0]), st.integers(min_value=1, max_value=5))
+def test_the_fast_first_settled_look_is_the_sequences(
+    stream: tuple[int, list[int], int], margin_pp: float, candidates: int
+) -> None:
+    total, population, _ = stream
+    full = sequence(population, total, margin_pp=margin_pp, candidates=candidates)
+    fast = first_settled(population, total, margin_pp=margin_pp, candidates=candidates)
+    if any(look.missed for look in full.looks):
+        return  # after a miss (chance ≤ 2α) the fast path may report a later look
+    assert fast == (full.settled_at or full.looks[-1])
+
+
+def test_first_settled_on_a_long_set_is_quick_and_right() -> None:
+    rng = np.random.default_rng(3)
+    population = rng.permutation(np.array([1] * 2000 + [-1] * 1000 + [0] * 7000)).tolist()  # +10 points
+    look = first_settled(population, 10_000, margin_pp=5)
+    assert look.settled and look.verdict is Verdict.BETTER and look.tasks < 10_000
+    assert look.low <= 0.1 <= look.high
