@@ -172,3 +172,17 @@ def test_first_settled_on_a_long_set_is_quick_and_right() -> None:
     look = first_settled(population, 10_000, margin_pp=5)
     assert look.settled and look.verdict is Verdict.BETTER and look.tasks < 10_000
     assert look.low <= 0.1 <= look.high
+
+
+@settings(max_examples=200, deadline=None)
+@given(streams, st.floats(min_value=-1, max_value=1), st.floats(min_value=-1, max_value=1))
+def test_the_capital_falls_as_the_null_rises_so_the_sequence_is_an_interval(
+    stream: tuple[int, list[int], int], d1: float, d2: float
+) -> None:
+    """Every look's capital is non-increasing in d: the values the lower test rules out are
+    everything below a point, which is what lets the bounds be found by search."""
+    total, population, seen = stream
+    low, high = sorted((d1, d2))
+    x = np.array(population[:seen])
+    below, above = log_capital(x, total, low), log_capital(x, total, high)
+    assert np.all(below >= above - 1e-9)
