@@ -15,7 +15,7 @@ as `sequential.sequence` does (checked against it on the first draws of each cel
 - Tasks: the look at which the verdict settles (no later outcome can change it), against the N
   tasks a run uses today, and against the fixed-sample test's own n for 80 % power
   (`power.tasks_needed` at the same level), with the sequence's chance to settle right by then.
-- Method: the same cells through other bets (a coarser mixture, one constant bet, the
+- Method: the same cells through other bets (a finer mixture, one constant bet, the
   with-replacement form that ignores that the set is finite), beside the product's choice.
 
     PYTHONPATH=. .venv/bin/python bench/bench_sequential.py [--sims 1000]
