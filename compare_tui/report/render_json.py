@@ -16,6 +16,7 @@ from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
 from compare_tui.report.paired import PairedComparison
 from compare_tui.report.prompt_cache import CacheCondition
+from compare_tui.report.sequential_replay import ORDER_RULE, sequential_replays
 from compare_tui.report.server_latency import LatencyCrossCheck
 from compare_tui.report.serving import ServingSummary
 from compare_tui.report.stats import PAIRED_METHOD, Interval, Percentiles
@@ -70,6 +71,7 @@ def report_document(report: Report) -> dict[str, Any]:
         "paired": [_paired(p) for p in report.paired],
         "server_latency": [_cross_check(c) for c in report.server_latency],
         "decision": _decision(report),
+        "sequential": _sequential(report),
         "caveats": [{"code": c.code, "text": c.text} for c in report.caveats],
         "latency_distributions": [
             {
@@ -91,6 +93,32 @@ def report_document(report: Report) -> dict[str, Any]:
             "rubric": report.step_grading.rubric,
             "pass_at": report.step_grading.pass_at,
         },
+    }
+
+
+def _sequential(report: Report) -> dict[str, Any] | None:
+    """The look back of the anytime-valid test (`report.sequential_replay`); None without a decision."""
+    replays = sequential_replays(report)
+    if not replays:
+        return None
+    return {
+        "kind": "confidence sequence (anytime-valid), looked back on the finished comparison",
+        "order": ORDER_RULE,
+        "candidates": [
+            {
+                "candidate": r.candidate,
+                "tasks": r.tasks,
+                "settled_at": r.look.tasks if r.look.settled else None,
+                "settled_early": r.settled_early,
+                "verdict": str(r.look.verdict),
+                "curtailed": r.look.curtailed,
+                "missed": r.look.missed,
+                "level": r.level,
+                "cs_pp": {"low": r.look.low * 100, "high": r.look.high * 100},
+                "words": r.words,
+            }
+            for r in replays
+        ],
     }
 
 

@@ -20,6 +20,7 @@ from compare_tui.report import formatting as fmt
 from compare_tui.report.decision import DecisionAction
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
+from compare_tui.report.sequential_replay import sequential_replays
 from compare_tui.report.serving import SECTION_TITLE, serving_lines
 
 STATUS_STYLES = {"pass": "green", "fail": "red", "review": "grey50", "error": "magenta", "missing": "dim"}
@@ -75,6 +76,10 @@ def decision_banner(report: Report) -> Group:
         styles = {n: VERDICT_STYLES.get(str(v.verdict), "") for n, v in enumerate(decision.versus)}
         parts.append(FittedTable(columns.TITLES["versus"], columns.versus_columns(report), styles=styles))
     parts += [Text(line, style="dim" if n == 0 else "") for n, line in enumerate(columns.versus_notes(report))]
+    replays = sequential_replays(report)
+    if replays:
+        parts.append(Text("Anytime-valid look back (confidence sequence; the run used every task):", style="dim"))
+        parts += [Text(f"  {r.candidate} {r.words}", style="dim") for r in replays]
     return Group(*parts)
 
 
