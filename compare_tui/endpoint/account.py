@@ -17,17 +17,20 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
     "LlamaProps",
     "ListedModel",
     "ModelListing",
+    "ServingReading",
     "StoredIdentity",
     "engine_version",
     "latest_fingerprint",
+    "latest_reading",
     "positive_int",
+    "stored_readings",
     "text_value",
 ]
 
@@ -214,11 +217,93 @@ class StoredIdentity:
         return (self.props or {}).get(key)
 
 
+def _texts(value: Any) -> tuple[str, ...] | None:
+    return tuple(str(v) for v in value) if isinstance(value, list | tuple) else None
+
+
+@dataclass(frozen=True, slots=True)
+class ServingReading:
+    """One serving reading a run stored (`RunRecord.serving`: one per start of the run, written
+    by `engine.serving.read_server`, `loaded` added by its check), read back typed. Readers take
+    these, never the stored dicts: `from_stored` is the one place they are dug into."""
+
+    captured_at: str | None = None
+    fingerprint: Mapping[str, Any] = field(default_factory=dict)
+    """The serving fingerprint (`endpoint.fingerprint`: a flat dict of the fields the server
+    reported), `{}` when nothing was read."""
+    notes: tuple[str, ...] = ()
+    unread: str | None = None
+    """Why the server's account could not be read, else None."""
+    not_served: tuple[str, ...] | None = None
+    """The ids the server listed when it did not serve the entry's model, else None."""
+    stated: Mapping[str, str] = field(default_factory=dict)
+    """vLLM settings it does not expose, as the catalogue states them (`{label: text}`)."""
+    loaded: Mapping[str, Any] | None = None
+    """The loaded-weights check (`catalogue.serving_check.LoadedCheck.as_dict`), None when not
+    recorded."""
+
+    @classmethod
+    def from_stored(cls, value: Any) -> ServingReading | None:
+        """The reading a stored value holds, None when it is not a reading (not a mapping).
+        Tolerant of every shape older runs stored: a field of another type is read as absent.
+        Never raises."""
+        if not isinstance(value, Mapping):
+            return None
+        fingerprint, stated, loaded = value.get("fingerprint"), value.get("stated"), value.get("loaded")
+        captured, unread = value.get("captured_at"), value.get("unread")
+        return cls(
+            captured_at=None if captured is None else str(captured),
+            fingerprint=_string_keyed(fingerprint),
+            notes=_texts(value.get("notes")) or (),
+            unread=None if unread is None else str(unread),
+            not_served=_texts(value.get("not_served")),
+            stated={k: str(v) for k, v in _string_keyed(stated).items()},
+            loaded=_string_keyed(loaded) if isinstance(loaded, Mapping) else None,
+        )
+
+    def as_stored(self) -> dict[str, Any]:
+        """The JSON-ready dict the engine stores for this reading (`from_stored`'s inverse)."""
+        out: dict[str, Any] = {} if self.captured_at is None else {"captured_at": self.captured_at}
+        out |= {"fingerprint": dict(self.fingerprint), "notes": list(self.notes)}
+        if self.unread is not None:
+            out["unread"] = self.unread
+        if self.not_served is not None:
+            out["not_served"] = list(self.not_served)
+        if self.stated:
+            out["stated"] = dict(self.stated)
+        if self.loaded is not None:
+            out["loaded"] = dict(self.loaded)
+        return out
+
+    @property
+    def stack(self) -> str | None:
+        """The stack the server named (`llama.cpp llama-server`, `vLLM`), None when unread."""
+        stack = self.fingerprint.get("stack")
+        return str(stack) if stack else None
+
+
+def _string_keyed(value: Any) -> dict[str, Any]:
+    return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+def stored_readings(serving: Any) -> tuple[ServingReading, ...]:
+    """A run's stored readings (`RunRecord.serving`), oldest first; what is not a reading is
+    skipped, and a value that is not a list reads as none. Never raises."""
+    if not isinstance(serving, list | tuple):
+        return ()
+    return tuple(r for r in map(ServingReading.from_stored, serving) if r is not None)
+
+
+def latest_reading(serving: Any) -> ServingReading | None:
+    """The reading of a run's latest start (`RunRecord.serving`), None when it recorded none."""
+    readings = stored_readings(serving)
+    return readings[-1] if readings else None
+
+
 def latest_fingerprint(readings: Sequence[Any]) -> Mapping[str, Any]:
     """The serving fingerprint of a run's latest reading (`RunRecord.serving`), else {}."""
-    latest = next((r for r in reversed(readings) if isinstance(r, Mapping)), None)
-    fingerprint = latest.get("fingerprint") if latest is not None else None
-    return fingerprint if isinstance(fingerprint, Mapping) else {}
+    latest = latest_reading(readings)
+    return latest.fingerprint if latest is not None else {}
 
 
 CACHE_CONFIG_LABELS = (

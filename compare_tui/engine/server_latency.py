@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 
 from compare_tui.endpoint import Endpoint
+from compare_tui.endpoint.account import latest_reading
 from compare_tui.endpoint.client import probe_client
 from compare_tui.endpoint.prometheus import VLLM_METRICS, Histogram, histogram, parse_exposition
 
@@ -52,8 +53,8 @@ class HistogramReading:
 
 def serves_vllm(serving: Sequence[Mapping[str, Any]]) -> bool:
     """Whether the run's latest serving reading says the server is vLLM."""
-    latest = serving[-1] if serving else {}
-    return (latest.get("fingerprint") or {}).get("stack") == "vLLM"
+    latest = latest_reading(serving)
+    return latest is not None and latest.stack == "vLLM"
 
 
 def histograms_in(text: str, model_id: str) -> HistogramReading:
