@@ -26,6 +26,7 @@ __all__ = [
     "ModelListing",
     "ServingReading",
     "StoredIdentity",
+    "StoredToolsReach",
     "engine_version",
     "latest_fingerprint",
     "latest_reading",
@@ -196,6 +197,8 @@ class StoredIdentity:
     server had none or it could not be read."""
     props_error: str | None = None
     """Why `/props` could not be read, when it was asked and failed."""
+    recorded: Mapping[str, Any] = field(default_factory=dict)
+    """The whole record as stored (`{}` when none), for a surface that lists every field."""
 
     @classmethod
     def of(cls, environment: Mapping[str, Any] | None) -> StoredIdentity:
@@ -210,11 +213,31 @@ class StoredIdentity:
             model_ids=tuple(str(i) for i in ids) if isinstance(ids, list) else None,
             props=props if isinstance(props, Mapping) and error is None else None,
             props_error=str(error) if error is not None else None,
+            recorded=_string_keyed(server),
         )
 
     def prop(self, key: str) -> Any:
         """One recorded `/props` field, None when not recorded."""
         return (self.props or {}).get(key)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredToolsReach:
+    """Whether the offered tools reached the prompt as the server rendered it, as a run stored it
+    (`environment["tools_reach"]`, or a tool-call run's `serving["tools_reach"]`: written by
+    `engine.tools_reach.ToolsReach.as_dict`), read back typed."""
+
+    reached: bool
+    how: str | None = None
+    """Which request showed it and the two sizes."""
+
+    @classmethod
+    def from_stored(cls, value: Any) -> StoredToolsReach | None:
+        """The stored check, None when none is stored (or not in this shape). Never raises."""
+        if not isinstance(value, Mapping) or not isinstance(value.get("reached"), bool):
+            return None
+        how = value.get("how")
+        return cls(value["reached"], None if how is None else str(how))
 
 
 def _texts(value: Any) -> tuple[str, ...] | None:

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from compare_tui.catalogue.provenance import VERIFIED, WEIGHTS_NOT_CHECKED
 from compare_tui.catalogue.serving_check import catalogue_differences
-from compare_tui.endpoint.account import ServingReading, stored_readings
+from compare_tui.endpoint.account import ServingReading, StoredToolsReach, stored_readings
 from compare_tui.endpoint.fingerprint import (
     LABELS,
     Difference,
@@ -178,10 +178,10 @@ def serving_block(
         parser = f"llama.cpp's own, from the template ({fingerprint['template_mode']})"
     parser_missing = "not stated (vLLM does not report its --tool-call-parser)" if vllm else "not reported"
     add("tool-call parser", parser, stated.get("tool_parser"), parser_missing)
-    reach = environment.get("tools_reach")
-    if isinstance(reach, Mapping) and isinstance(reach.get("reached"), bool):
-        verdict = "yes" if reach["reached"] else "NO: its template drops them"
-        add("tools in the prompt", f"{verdict} ({reach.get('how')})")
+    reach = StoredToolsReach.from_stored(environment.get("tools_reach"))
+    if reach is not None:
+        verdict = "yes" if reach.reached else "NO: its template drops them"
+        add("tools in the prompt", f"{verdict} ({reach.how})")
     if prompt_cache is not None:
         add("prompt cache", prompt_cache)
     hardware = _hardware(entry, environment, gpu)
@@ -250,9 +250,10 @@ def serving_summary(run: RunRecord, label: str, prompt_cache: str | None = None)
     )
 
 
-def _dropped(reach: Any) -> str | None:
-    if isinstance(reach, Mapping) and reach.get("reached") is False:
-        return str(reach.get("how") or "the server rendered the same prompt with and without them")
+def _dropped(stored: Any) -> str | None:
+    reach = StoredToolsReach.from_stored(stored)
+    if reach is not None and not reach.reached:
+        return reach.how or "the server rendered the same prompt with and without them"
     return None
 
 

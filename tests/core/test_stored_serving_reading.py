@@ -7,11 +7,19 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compare_tui.endpoint.account import ServingReading, latest_fingerprint, latest_reading, stored_readings
+from compare_tui.endpoint.account import (
+    ServingReading,
+    StoredIdentity,
+    StoredToolsReach,
+    latest_fingerprint,
+    latest_reading,
+    stored_readings,
+)
 from compare_tui.endpoint.fingerprint import FIELDS
 from compare_tui.engine.request import stack_of
-from compare_tui.engine.serving import check_serving, read_server
 from compare_tui.engine.server_latency import serves_vllm
+from compare_tui.engine.serving import check_serving, read_server
+from compare_tui.engine.tools_reach import ToolsReach
 from compare_tui.report.serving import serving_summary
 from compare_tui.store import RunRecord
 from tests.core.test_server_account import _entry
@@ -93,3 +101,17 @@ def test_an_older_runs_odd_reading_reads_as_absent_fields_not_an_error():
     (reading,) = stored_readings(old)
     assert (reading.fingerprint, reading.notes, reading.loaded, reading.captured_at) == ({}, (), None, None)
     assert stack_of(old) is None and not serves_vllm(old) and latest_fingerprint(old) == {}
+
+
+@given(json_values)
+def test_a_stored_tools_check_and_identity_read_back_without_raising(value):
+    reach = StoredToolsReach.from_stored(value)
+    assert reach is None or isinstance(reach.reached, bool)
+    identity = StoredIdentity.of({"server": value})
+    assert identity.recorded == (value if isinstance(value, dict) else {})
+
+
+@given(st.booleans(), st.text(max_size=30))
+def test_the_tools_check_the_engine_writes_reads_back_as_written(reached, how):
+    assert StoredToolsReach.from_stored(ToolsReach(reached, how).as_dict()) == StoredToolsReach(reached, how)
+    assert StoredToolsReach.from_stored({"reached": "yes", "how": how}) is None  # not the engine's shape
