@@ -20,12 +20,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from compare_tui.endpoint.prometheus import Histogram
+
 __all__ = [
     "LlamaProps",
     "ListedModel",
     "ModelListing",
     "ServingReading",
     "StoredIdentity",
+    "StoredServerLatency",
     "StoredToolsReach",
     "engine_version",
     "latest_fingerprint",
@@ -238,6 +241,46 @@ class StoredToolsReach:
             return None
         how = value.get("how")
         return cls(value["reached"], None if how is None else str(how))
+
+
+@dataclass(frozen=True, slots=True)
+class StoredServerLatency:
+    """vLLM's own latency histograms over a run's requests, as the run stored them
+    (`environment["server_latency"]`, from its `/metrics` before and after each execution:
+    `engine.server_latency.merged`), read back typed."""
+
+    source: str | None = None
+    """Where the figures came from (`prometheus.VLLM_METRICS`)."""
+    ttft: Histogram | None = None
+    e2e: Histogram | None = None
+    requests_answered: int = 0
+    """The run's requests the server answered while it counted."""
+    executions: int = 1
+    """How many of the run's executions the histograms cover."""
+
+    @classmethod
+    def from_stored(cls, value: Any) -> StoredServerLatency | None:
+        """The stored figures, None when none are stored. A histogram of another shape reads as
+        absent. Never raises."""
+        if not isinstance(value, Mapping):
+            return None
+        answered = value.get("requests_answered")
+        return cls(
+            source=text_value(value.get("source")),
+            ttft=_histogram(value.get("ttft")),
+            e2e=_histogram(value.get("e2e")),
+            requests_answered=answered if isinstance(answered, int) and not isinstance(answered, bool) else 0,
+            executions=positive_int(value.get("executions")) or 1,
+        )
+
+
+def _histogram(value: Any) -> Histogram | None:
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return Histogram.from_dict(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _texts(value: Any) -> tuple[str, ...] | None:

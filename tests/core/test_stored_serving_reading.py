@@ -10,14 +10,16 @@ from hypothesis import strategies as st
 from compare_tui.endpoint.account import (
     ServingReading,
     StoredIdentity,
+    StoredServerLatency,
     StoredToolsReach,
     latest_fingerprint,
     latest_reading,
     stored_readings,
 )
 from compare_tui.endpoint.fingerprint import FIELDS
+from compare_tui.endpoint.prometheus import VLLM_METRICS, Histogram
 from compare_tui.engine.request import stack_of
-from compare_tui.engine.server_latency import serves_vllm
+from compare_tui.engine.server_latency import merged, serves_vllm
 from compare_tui.engine.serving import check_serving, read_server
 from compare_tui.engine.tools_reach import ToolsReach
 from compare_tui.report.serving import serving_summary
@@ -115,3 +117,25 @@ def test_a_stored_tools_check_and_identity_read_back_without_raising(value):
 def test_the_tools_check_the_engine_writes_reads_back_as_written(reached, how):
     assert StoredToolsReach.from_stored(ToolsReach(reached, how).as_dict()) == StoredToolsReach(reached, how)
     assert StoredToolsReach.from_stored({"reached": "yes", "how": how}) is None  # not the engine's shape
+
+
+@given(json_values | st.dictionaries(st.sampled_from(["source", "ttft", "e2e", "executions"]), json_values))
+def test_stored_server_latency_reads_back_without_raising(value):
+    recorded = StoredServerLatency.from_stored(value)
+    assert recorded is None or recorded.executions >= 1
+
+
+bucket_counts = st.lists(st.integers(0, 50), min_size=1, max_size=4)
+
+
+@given(bucket_counts, st.integers(0, 20), st.integers(0, 20))
+def test_the_server_latency_the_engine_merges_reads_back_as_written(counts, first, second):
+    cumulative = [sum(counts[: i + 1]) for i in range(len(counts))]
+    bounds = [0.1 * (i + 1) for i in range(len(counts) - 1)] + [float("inf")]
+    ttft = Histogram(tuple(zip(bounds, map(float, cumulative), strict=True)), 1.5)
+    delta = {"source": VLLM_METRICS, "ttft": ttft.as_dict(), "e2e": None}
+    stored = merged(merged(None, delta, first), delta, second)
+    recorded = StoredServerLatency.from_stored(stored)
+    assert recorded is not None and recorded.source == VLLM_METRICS and recorded.e2e is None
+    assert (recorded.requests_answered, recorded.executions) == (first + second, 2)
+    assert recorded.ttft is not None and recorded.ttft.as_dict() == stored["ttft"]
