@@ -5,9 +5,13 @@ adds `root`, `parent` and `max_model_len` to each entry), llama.cpp's `GET /prop
 `GET /version`. Each body is parsed by one constructor here (`ModelListing.parse`,
 `LlamaProps.parse`, `engine_version`), which returns a frozen value or None when the body is not
 that shape. Every reader (the serving fingerprint, `models add`'s serving notes, a run's server
-identity, `local up`, the tool-call run's notes) takes these values, never the raw dicts, and a
-run's stored server identity is read back through `StoredIdentity`, never dug out of the JSON by
-each reader.
+identity, `local up`, the tool-call run's notes) takes these values, never the raw dicts.
+
+What a run stored of it is read back here too, once, typed: its serving reading at each start
+(`ServingReading`, `stored_readings`), its server identity (`StoredIdentity`), whether the tools
+reached the prompt (`StoredToolsReach`) and vLLM's latency histograms (`StoredServerLatency`).
+Each `from_stored` accepts any shape an older run stored (a field of another type reads as
+absent) and never raises; no reader digs into the stored JSON itself.
 
 Pure: fetching is `endpoint.props.fetch_props` and the catalogue's probe.
 """
