@@ -5,9 +5,13 @@ adds `root`, `parent` and `max_model_len` to each entry), llama.cpp's `GET /prop
 `GET /version`. Each body is parsed by one constructor here (`ModelListing.parse`,
 `LlamaProps.parse`, `engine_version`), which returns a frozen value or None when the body is not
 that shape. Every reader (the serving fingerprint, `models add`'s serving notes, a run's server
-identity, `local up`, the tool-call run's notes) takes these values, never the raw dicts, and a
-run's stored server identity is read back through `StoredIdentity`, never dug out of the JSON by
-each reader.
+identity, `local up`, the tool-call run's notes) takes these values, never the raw dicts.
+
+What a run stored of it is read back here too, once, typed: its serving reading at each start
+(`ServingReading`, `stored_readings`), its server identity (`StoredIdentity`), whether the tools
+reached the prompt (`StoredToolsReach`) and vLLM's latency histograms (`StoredServerLatency`).
+Each `from_stored` accepts any shape an older run stored (a field of another type reads as
+absent) and never raises; no reader digs into the stored JSON itself.
 
 Pure: fetching is `endpoint.props.fetch_props` and the catalogue's probe.
 """
@@ -17,17 +21,24 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from compare_tui.endpoint.prometheus import Histogram
 
 __all__ = [
     "LlamaProps",
     "ListedModel",
     "ModelListing",
+    "ServingReading",
     "StoredIdentity",
+    "StoredServerLatency",
+    "StoredToolsReach",
     "engine_version",
     "latest_fingerprint",
+    "latest_reading",
     "positive_int",
+    "stored_readings",
     "text_value",
 ]
 
@@ -193,6 +204,8 @@ class StoredIdentity:
     server had none or it could not be read."""
     props_error: str | None = None
     """Why `/props` could not be read, when it was asked and failed."""
+    recorded: Mapping[str, Any] = field(default_factory=dict)
+    """The whole record as stored (`{}` when none), for a surface that lists every field."""
 
     @classmethod
     def of(cls, environment: Mapping[str, Any] | None) -> StoredIdentity:
@@ -207,6 +220,7 @@ class StoredIdentity:
             model_ids=tuple(str(i) for i in ids) if isinstance(ids, list) else None,
             props=props if isinstance(props, Mapping) and error is None else None,
             props_error=str(error) if error is not None else None,
+            recorded=_string_keyed(server),
         )
 
     def prop(self, key: str) -> Any:
@@ -214,11 +228,152 @@ class StoredIdentity:
         return (self.props or {}).get(key)
 
 
+@dataclass(frozen=True, slots=True)
+class StoredToolsReach:
+    """Whether the offered tools reached the prompt as the server rendered it, as a run stored it
+    (`environment["tools_reach"]`, or a tool-call run's `serving["tools_reach"]`: written by
+    `engine.tools_reach.ToolsReach.as_dict`), read back typed."""
+
+    reached: bool
+    how: str | None = None
+    """Which request showed it and the two sizes."""
+
+    @classmethod
+    def from_stored(cls, value: Any) -> StoredToolsReach | None:
+        """The stored check, None when none is stored (or not in this shape). Never raises."""
+        if not isinstance(value, Mapping) or not isinstance(value.get("reached"), bool):
+            return None
+        how = value.get("how")
+        return cls(value["reached"], None if how is None else str(how))
+
+
+@dataclass(frozen=True, slots=True)
+class StoredServerLatency:
+    """vLLM's own latency histograms over a run's requests, as the run stored them
+    (`environment["server_latency"]`, from its `/metrics` before and after each execution:
+    `engine.server_latency.merged`), read back typed."""
+
+    source: str | None = None
+    """Where the figures came from (`prometheus.VLLM_METRICS`)."""
+    ttft: Histogram | None = None
+    e2e: Histogram | None = None
+    requests_answered: int = 0
+    """The run's requests the server answered while it counted."""
+    executions: int = 1
+    """How many of the run's executions the histograms cover."""
+
+    @classmethod
+    def from_stored(cls, value: Any) -> StoredServerLatency | None:
+        """The stored figures, None when none are stored. A histogram of another shape reads as
+        absent. Never raises."""
+        if not isinstance(value, Mapping):
+            return None
+        answered = value.get("requests_answered")
+        return cls(
+            source=text_value(value.get("source")),
+            ttft=_histogram(value.get("ttft")),
+            e2e=_histogram(value.get("e2e")),
+            requests_answered=answered if isinstance(answered, int) and not isinstance(answered, bool) else 0,
+            executions=positive_int(value.get("executions")) or 1,
+        )
+
+
+def _histogram(value: Any) -> Histogram | None:
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return Histogram.from_dict(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _texts(value: Any) -> tuple[str, ...] | None:
+    return tuple(str(v) for v in value) if isinstance(value, list | tuple) else None
+
+
+@dataclass(frozen=True, slots=True)
+class ServingReading:
+    """One serving reading a run stored (`RunRecord.serving`: one per start of the run, written
+    by `engine.serving.read_server`, `loaded` added by its check), read back typed. Readers take
+    these, never the stored dicts: `from_stored` is the one place they are dug into."""
+
+    captured_at: str | None = None
+    fingerprint: Mapping[str, Any] = field(default_factory=dict)
+    """The serving fingerprint (`endpoint.fingerprint`: a flat dict of the fields the server
+    reported), `{}` when nothing was read."""
+    notes: tuple[str, ...] = ()
+    unread: str | None = None
+    """Why the server's account could not be read, else None."""
+    not_served: tuple[str, ...] | None = None
+    """The ids the server listed when it did not serve the entry's model, else None."""
+    stated: Mapping[str, str] = field(default_factory=dict)
+    """vLLM settings it does not expose, as the catalogue states them (`{label: text}`)."""
+    loaded: Mapping[str, Any] | None = None
+    """The loaded-weights check (`catalogue.serving_check.LoadedCheck.as_dict`), None when not
+    recorded."""
+
+    @classmethod
+    def from_stored(cls, value: Any) -> ServingReading | None:
+        """The reading a stored value holds, None when it is not a reading (not a mapping).
+        Tolerant of every shape older runs stored: a field of another type is read as absent.
+        Never raises."""
+        if not isinstance(value, Mapping):
+            return None
+        fingerprint, stated, loaded = value.get("fingerprint"), value.get("stated"), value.get("loaded")
+        captured, unread = value.get("captured_at"), value.get("unread")
+        return cls(
+            captured_at=None if captured is None else str(captured),
+            fingerprint=_string_keyed(fingerprint),
+            notes=_texts(value.get("notes")) or (),
+            unread=None if unread is None else str(unread),
+            not_served=_texts(value.get("not_served")),
+            stated={k: str(v) for k, v in _string_keyed(stated).items()},
+            loaded=_string_keyed(loaded) if isinstance(loaded, Mapping) else None,
+        )
+
+    def as_stored(self) -> dict[str, Any]:
+        """The JSON-ready dict the engine stores for this reading (`from_stored`'s inverse)."""
+        out: dict[str, Any] = {} if self.captured_at is None else {"captured_at": self.captured_at}
+        out |= {"fingerprint": dict(self.fingerprint), "notes": list(self.notes)}
+        if self.unread is not None:
+            out["unread"] = self.unread
+        if self.not_served is not None:
+            out["not_served"] = list(self.not_served)
+        if self.stated:
+            out["stated"] = dict(self.stated)
+        if self.loaded is not None:
+            out["loaded"] = dict(self.loaded)
+        return out
+
+    @property
+    def stack(self) -> str | None:
+        """The stack the server named (`llama.cpp llama-server`, `vLLM`), None when unread."""
+        stack = self.fingerprint.get("stack")
+        return str(stack) if stack else None
+
+
+def _string_keyed(value: Any) -> dict[str, Any]:
+    return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+def stored_readings(serving: Any) -> tuple[ServingReading, ...]:
+    """A run's stored readings (`RunRecord.serving`), oldest first; what is not a reading is
+    skipped, and a value that is not a list reads as none. Never raises."""
+    if not isinstance(serving, list | tuple):
+        return ()
+    return tuple(r for r in map(ServingReading.from_stored, serving) if r is not None)
+
+
+def latest_reading(serving: Any) -> ServingReading | None:
+    """The reading of a run's latest start (`RunRecord.serving`), None when it recorded none."""
+    readings = stored_readings(serving)
+    return readings[-1] if readings else None
+
+
 def latest_fingerprint(readings: Sequence[Any]) -> Mapping[str, Any]:
     """The serving fingerprint of a run's latest reading (`RunRecord.serving`), else {}."""
-    latest = next((r for r in reversed(readings) if isinstance(r, Mapping)), None)
-    fingerprint = latest.get("fingerprint") if latest is not None else None
-    return fingerprint if isinstance(fingerprint, Mapping) else {}
+    latest = latest_reading(readings)
+    return latest.fingerprint if latest is not None else {}
 
 
 CACHE_CONFIG_LABELS = (

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compare_tui.endpoint.account import latest_reading
 from compare_tui.engine.settings import RunSettings
 from compare_tui.goldset.models import Task
 from compare_tui.vocabulary import PromptCache
@@ -42,9 +43,8 @@ class PromptCacheHold:
 
 def stack_of(serving: Sequence[Mapping[str, Any]]) -> str | None:
     """The stack the run's latest serving reading names (`llama.cpp llama-server`, `vLLM`)."""
-    latest = serving[-1] if serving else {}
-    stack = (latest.get("fingerprint") or {}).get("stack") if isinstance(latest, Mapping) else None
-    return str(stack) if stack else None
+    latest = latest_reading(serving)
+    return latest.stack if latest is not None else None
 
 
 def hold_prompt_cache(asked: PromptCache, stack: str | None) -> PromptCacheHold:

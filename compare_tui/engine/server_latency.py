@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 
 from compare_tui.endpoint import Endpoint
+from compare_tui.endpoint.account import StoredServerLatency, latest_reading
 from compare_tui.endpoint.client import probe_client
 from compare_tui.endpoint.prometheus import VLLM_METRICS, Histogram, histogram, parse_exposition
 
@@ -52,8 +53,8 @@ class HistogramReading:
 
 def serves_vllm(serving: Sequence[Mapping[str, Any]]) -> bool:
     """Whether the run's latest serving reading says the server is vLLM."""
-    latest = serving[-1] if serving else {}
-    return (latest.get("fingerprint") or {}).get("stack") == "vLLM"
+    latest = latest_reading(serving)
+    return latest is not None and latest.stack == "vLLM"
 
 
 def histograms_in(text: str, model_id: str) -> HistogramReading:
@@ -84,15 +85,13 @@ def merged(previous: Mapping[str, Any] | None, delta: Mapping[str, Any], answere
     """`previous` (an earlier execution's `server_latency`) plus this execution's `delta`, with
     the requests of the run the server answered while it counted (`requests_answered`)."""
     out = {**delta, "requests_answered": answered, "executions": 1}
-    if not previous:
+    earlier = StoredServerLatency.from_stored(previous) if previous else None
+    now = StoredServerLatency.from_stored(delta)
+    if earlier is None or now is None:
         return out
-    for key in ("ttft", "e2e"):
-        a, b = previous.get(key), delta.get(key)
-        if not isinstance(a, Mapping) or not isinstance(b, Mapping):
-            out[key] = None
-            continue
-        total = Histogram.from_dict(b).plus(Histogram.from_dict(a))
+    for key, a, b in (("ttft", earlier.ttft, now.ttft), ("e2e", earlier.e2e, now.e2e)):
+        total = b.plus(a) if a is not None and b is not None else None
         out[key] = total.as_dict() if total is not None else None
-    out["requests_answered"] = answered + int(previous.get("requests_answered") or 0)
-    out["executions"] = 1 + int(previous.get("executions") or 1)
+    out["requests_answered"] = answered + earlier.requests_answered
+    out["executions"] = 1 + earlier.executions
     return out

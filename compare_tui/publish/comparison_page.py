@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from compare_tui.endpoint.account import StoredIdentity
 from compare_tui.judge import GRADE_HEADERS, GradeReport, grade_intro, grade_rows, usage_line
 from compare_tui.publish import svg
 from compare_tui.publish.details import Masker, TaskDetail
@@ -224,7 +225,7 @@ def _runs(report: Report, runs: Mapping[str, RunRecord], mask: Masker) -> str:
             continue
         entry = run.model_entry or {}
         env = run.environment or {}
-        server = env.get("server")
+        server = StoredIdentity.of(env).recorded
         items: list[tuple[str, object]] = [
             ("run", run.id),
             ("status", row.run_status),
@@ -244,7 +245,7 @@ def _runs(report: Report, runs: Mapping[str, RunRecord], mask: Masker) -> str:
         if summary is not None:
             items += [(f"serving fingerprint: {label}", mask(value)) for label, value in summary.rows]
         items += [(f"host: {k.replace('_', ' ')}", env.get(k)) for k in _ENVIRONMENT_KEYS]
-        if isinstance(server, Mapping) and server:
+        if server:
             items += [(f"server: {k}", mask(readable(v, k))) for k, v in sorted(server.items())]
         parts.append(f"<h3>{esc(row.label)}</h3>{key_values(items)}")
     # Last on the page and collapsed: a reviewer reads the decision, the figures and the tasks

@@ -28,7 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compare_tui.endpoint.prometheus import VLLM_METRICS, Histogram, quantile
+from compare_tui.endpoint.account import StoredServerLatency
+from compare_tui.endpoint.prometheus import VLLM_METRICS, quantile
 from compare_tui.report.caveats import Caveat
 from compare_tui.report.formatting import number
 from compare_tui.report.inputs import AttemptFacts
@@ -131,16 +132,16 @@ def cross_check(
     `concurrency` (the run's setting) and `slots` (the server's, from its reading) decide whether
     a llama.cpp gap can be a wait for a free slot."""
     client = [a.ttft_ms for a in attempts if a.ttft_ms is not None]
-    recorded = environment.get("server_latency")
+    recorded = StoredServerLatency.from_stored(environment.get("server_latency"))
     resumes = environment.get("resumes")
     total = 1 + (len(resumes) if isinstance(resumes, list) else 0)
-    if isinstance(recorded, Mapping) and recorded.get("source") == VLLM and client:
+    if recorded is not None and recorded.source == VLLM and client:
         check = _from_vllm(run_id, label, recorded, client)
         if check is None:
             return None
-        executions = recorded.get("executions")
-        covered = executions if isinstance(executions, int) and executions > 0 else 1
-        return replace(check, executions=min(covered, total), executions_total=total, concurrency=concurrency)
+        return replace(
+            check, executions=min(recorded.executions, total), executions_total=total, concurrency=concurrency
+        )
     pairs = [(a.ttft_ms, a.server_ttft_ms) for a in attempts if a.ttft_ms is not None and a.server_ttft_ms is not None]
     if not pairs:
         return None
@@ -162,15 +163,14 @@ def cross_check(
     )
 
 
-def _from_vllm(run_id: str, label: str, recorded: Mapping[str, Any], client: list[float]) -> LatencyCrossCheck | None:
-    raw = recorded.get("ttft")
-    if not isinstance(raw, Mapping):
+def _from_vllm(run_id: str, label: str, recorded: StoredServerLatency, client: list[float]) -> LatencyCrossCheck | None:
+    hist = recorded.ttft
+    if hist is None:
         return None
-    hist = Histogram.from_dict(raw)
     median = quantile(hist, 0.5)
     if median is None or hist.count <= 0:
         return None
-    answered = int(recorded.get("requests_answered") or 0)
+    answered = recorded.requests_answered
     return LatencyCrossCheck(
         run_id,
         label,

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from compare_tui.catalogue.provenance import VERIFIED, WEIGHTS_NOT_CHECKED
 from compare_tui.catalogue.serving_check import catalogue_differences
+from compare_tui.endpoint.account import ServingReading, StoredToolsReach, stored_readings
 from compare_tui.endpoint.fingerprint import (
     LABELS,
     Difference,
@@ -177,10 +178,10 @@ def serving_block(
         parser = f"llama.cpp's own, from the template ({fingerprint['template_mode']})"
     parser_missing = "not stated (vLLM does not report its --tool-call-parser)" if vllm else "not reported"
     add("tool-call parser", parser, stated.get("tool_parser"), parser_missing)
-    reach = environment.get("tools_reach")
-    if isinstance(reach, Mapping) and isinstance(reach.get("reached"), bool):
-        verdict = "yes" if reach["reached"] else "NO: its template drops them"
-        add("tools in the prompt", f"{verdict} ({reach.get('how')})")
+    reach = StoredToolsReach.from_stored(environment.get("tools_reach"))
+    if reach is not None:
+        verdict = "yes" if reach.reached else "NO: its template drops them"
+        add("tools in the prompt", f"{verdict} ({reach.how})")
     if prompt_cache is not None:
         add("prompt cache", prompt_cache)
     hardware = _hardware(entry, environment, gpu)
@@ -223,25 +224,24 @@ class ServingSummary:
 
 
 def serving_summary(run: RunRecord, label: str, prompt_cache: str | None = None) -> ServingSummary:
-    readings = [r for r in run.serving if isinstance(r, Mapping)]
-    latest = readings[-1] if readings else {}
-    fingerprint = latest.get("fingerprint") or {}
+    readings = stored_readings(run.serving)
+    latest = readings[-1] if readings else ServingReading()
+    fingerprint = latest.fingerprint
     changes = []
     for before, after in zip(readings, readings[1:], strict=False):
-        diffs = fingerprint_differences(before.get("fingerprint"), after.get("fingerprint"))
+        diffs = fingerprint_differences(before.fingerprint, after.fingerprint)
         diffs = [d for d in diffs if d.key != "stack" or d.before is not None]
-        if diffs and before.get("fingerprint") and after.get("fingerprint"):
-            changes.append(ServerChange(str(after.get("captured_at", "?")), tuple(diffs)))
-    loaded = latest.get("loaded")
+        if diffs and before.fingerprint and after.fingerprint:
+            changes.append(ServerChange(after.captured_at or "?", tuple(diffs)))
     return ServingSummary(
         run_id=run.id,
         label=label,
         fingerprint=fingerprint,
         rows=tuple(fingerprint_rows(fingerprint)),
-        loaded=loaded if isinstance(loaded, Mapping) else None,
+        loaded=latest.loaded,
         catalogue_differences=tuple(catalogue_differences(run.model_entry or {}, fingerprint)),
         changes=tuple(changes),
-        unread=latest.get("unread"),
+        unread=latest.unread,
         read=bool(readings),
         tools_dropped=_dropped((run.environment or {}).get("tools_reach")),
         block=serving_block(label, fingerprint, run.model_entry or {}, run.environment or {}, run.gpu, prompt_cache)
@@ -250,9 +250,10 @@ def serving_summary(run: RunRecord, label: str, prompt_cache: str | None = None)
     )
 
 
-def _dropped(reach: Any) -> str | None:
-    if isinstance(reach, Mapping) and reach.get("reached") is False:
-        return str(reach.get("how") or "the server rendered the same prompt with and without them")
+def _dropped(stored: Any) -> str | None:
+    reach = StoredToolsReach.from_stored(stored)
+    if reach is not None and not reach.reached:
+        return reach.how or "the server rendered the same prompt with and without them"
     return None
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from compare_tui.endpoint.account import StoredToolsReach
 from compare_tui.toolcall.checks.evaluate import FORCED_STOP
 from compare_tui.toolcall.checks.unsupported import UNSUPPORTED_MEANS
 from compare_tui.toolcall.results.model import (
@@ -72,11 +73,11 @@ class Column:
     @property
     def reach_line(self) -> str:
         """Whether the offered tools reached the prompt as the server rendered it, or ""."""
-        reach = self.serving.get("tools_reach") if self.serving else None
-        if not isinstance(reach, Mapping):
+        reach = StoredToolsReach.from_stored(self.serving.get("tools_reach") if self.serving else None)
+        if reach is None:
             return ""
-        verdict = "yes" if reach.get("reached") else "NO: the model never saw them"
-        return f"tools reach the prompt: {verdict} ({reach.get('how')})"
+        verdict = "yes" if reach.reached else "NO: the model never saw them"
+        return f"tools reach the prompt: {verdict} ({reach.how})"
 
     @property
     def label(self) -> str:
@@ -195,10 +196,10 @@ def _caveats(runs: Sequence[ToolcallRun]) -> list[str]:
                 f"{upstream}."
             )
     for run in runs:
-        reach = run.serving.get("tools_reach")
-        if isinstance(reach, Mapping) and reach.get("reached") is False:
+        reach = StoredToolsReach.from_stored(run.serving.get("tools_reach"))
+        if reach is not None and not reach.reached:
             out.append(
-                f"{run.model_name} {run.id[:6]}: the tools did not reach the prompt ({reach.get('how')}): its chat "
+                f"{run.model_name} {run.id[:6]}: the tools did not reach the prompt ({reach.how}): its chat "
                 "template drops them, so the model never saw them; a missing call there is the serving setup's, "
                 "not the model's."
             )
