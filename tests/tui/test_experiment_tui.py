@@ -1,18 +1,36 @@
 """The Experiments screen driven through Pilot over a store made by the real CLI against fake
-servers: the list, an arm's counts and interval, flaky tasks, the confound banner, keys."""
+servers: the list, an arm's counts and both intervals (this set under re-running, tasks like
+these), flaky tasks, the confound banner, keys; snapshots at 80×24 and 120×40 with real-length
+model names."""
 
 from __future__ import annotations
+
+import sqlite3
 
 import pytest
 from textual.widgets import DataTable, Static
 
 from compare_tui.experiment import experiment_figures, load_experiment
-from compare_tui.experiment.render import interval_cell, percent
+from compare_tui.experiment.render import (
+    TOO_FEW_TASKS,
+    arm_lines,
+    interval_cell,
+    ms,
+    percent,
+    tasks_interval_cell,
+    tasks_interval_text,
+)
 from compare_tui.store import Store
 from compare_tui.tui.screens.experiments import ExperimentsScreen
 from tests.core.test_experiment_helpers import catalogue, cli, entry, three_task_set
+from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
+from tests.support.long_texts import LONG_MODEL
 from tests.support.screen_host import ScreenHost
+
+OTHER_MODEL = "llama-3.2-3b-instruct-q4_k_m"
+"""A second real-length model name (an arm is labelled by its model)."""
+SIX_TASKS = ("refund-policy-01", "refund-policy-02", "order-status-01", "order-status-02", "sku-lookup-01", "tone-01")
 
 
 def Host(store: Store) -> ScreenHost:  # noqa: N802 - reads as the app it builds
@@ -79,16 +97,19 @@ async def test_the_screen_lists_experiments_with_counts_intervals_flaky_tasks_an
             assert banner.display and "CONFOUND" in str(banner.render()) and "b2-rebuilt" in str(banner.render())
             arms = screen.query_one("#arms-table", DataTable)
             alpha = expected.arms[0]
-            assert [cell_text(arms, 0, c) for c in range(6)] == [
+            assert [cell_text(arms, 0, c) for c in range(7)] == [
                 "alpha",
                 "3/3",
                 "0",
                 percent(alpha.pass_rate),
                 interval_cell(alpha),
-                str(len(alpha.flaky)),
+                "– (<5 tasks)",
+                ms(alpha.latency_p50_ms.median),
             ]
             tasks = str(screen.query_one("#experiment-tasks", Static).render())
             assert "alpha: flaky tasks: t2 (" in tasks and "beta: flaky tasks: none" in tasks
+            # Three tasks: no "tasks like these" interval, said in the CLI's words.
+            assert f"alpha: {TOO_FEW_TASKS}" in tasks and TOO_FEW_TASKS in "\n".join(arm_lines(alpha))
 
             await pilot.press("down")  # the older experiment: no confound, no banner
             await pilot.pause()
@@ -157,3 +178,65 @@ async def test_L_launches_the_missing_runs_in_a_worker_after_asking(tmp_path):  
                 assert screen.launching is None
                 assert cell_text(table, 0, 3) == "2/2" and cell_text(table, 0, 4) == "✓ complete"
                 assert len(store.list_runs()) == 2
+
+
+# ------------------------------------------------------------------ both intervals, real-length names
+
+
+@pytest.fixture(scope="module")
+def six_task_store(tmp_path_factory):
+    """`helpdesk`: two arms named as real models, three runs each over six tasks (one flaky in
+    the first arm), so each arm has both intervals; latencies fixed so snapshots repeat."""
+    tmp = tmp_path_factory.mktemp("experiments-six")
+    first = {t: text("ok") for t in SIX_TASKS} | {"order-status-02": [text("ok"), text("no")], "tone-01": text("no")}
+    second = {t: text("ok") for t in SIX_TASKS} | {"sku-lookup-01": text("no")}
+    with FakeServer(first) as a, FakeServer(second) as b:
+        models = str(catalogue(tmp / "models.toml", entry(a.url, LONG_MODEL), entry(b.url, OTHER_MODEL)))
+        goldset = str(write_set(tmp / "set", dict.fromkeys(SIX_TASKS, "ok")))
+        store = str(tmp / "runs.sqlite")
+        common = ("--models", models, "--store", store)
+        new = ("experiment", "new", "helpdesk", goldset, "--arm", LONG_MODEL, "--arm", OTHER_MODEL, "--repeats", "3")
+        assert cli(*new, *common).code == 0
+        assert cli("experiment", "run", "helpdesk", "--json", *common).code == 0
+    conn = sqlite3.connect(store)
+    with conn:
+        conn.execute("UPDATE attempts SET e2e_ms = 1234.0, ttft_ms = 210.0")
+    conn.close()
+    return store
+
+
+async def test_each_arm_shows_both_intervals_the_cli_prints_under_headers_naming_their_rate(six_task_store):
+    with Store.open(six_task_store) as store:
+        figures = experiment_figures(load_experiment(store, "helpdesk"))
+        async with Host(store).run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            screen = pilot.app.screen
+            arms = screen.query_one("#arms-table", DataTable)
+            headers = [" ".join(str(c.label).split()) for c in arms.columns.values()]
+            assert "95% CI this set" in headers and "95% CI tasks like these" in headers
+            this_set, like = headers.index("95% CI this set"), headers.index("95% CI tasks like these")
+            for row, arm in enumerate(figures.arms):
+                assert arm.tasks_interval is not None and arm.interval is not None
+                # The same figures as `experiment show`: one computation, spelled by render.
+                assert cell_text(arms, row, this_set) == interval_cell(arm)
+                assert cell_text(arms, row, like) == tasks_interval_cell(arm)
+                assert tasks_interval_cell(arm) in tasks_interval_text(arm)
+                shown = cli("experiment", "show", "helpdesk", "--store", six_task_store).out
+                assert tasks_interval_text(arm) in shown and interval_cell(arm) in shown
+            # Nothing left out, nothing wider than the screen.
+            assert len(headers) == 7
+            assert sum(c.get_render_width(arms) for c in arms.columns.values()) <= 80 - 2
+            notes = str(screen.query_one("#experiment-tasks", Static).render())
+            assert "95% CI this set: of this set's mean pass rate under re-running" in notes
+            assert "95% CI tasks like these: of the rate on tasks like these" in notes
+            assert TOO_FEW_TASKS not in notes
+
+
+async def snapshot_keys(pilot) -> None:
+    await settle(pilot)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_snapshot_experiment_with_both_intervals(six_task_store, snap_compare, size):
+    with Store.open(six_task_store) as store:
+        assert snap_compare(Host(store), terminal_size=size, run_before=snapshot_keys)

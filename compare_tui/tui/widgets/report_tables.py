@@ -30,14 +30,16 @@ WRAPPED_HEADERS = replace(fit.DATA_TABLE, header_wraps=True)
 """A DataTable whose headers may take more than one line (`DataTable.header_height`)."""
 
 
-def fill(table: DataTable[Any], table_columns: list[fit.Column], width: int) -> tuple[str, ...]:
+def fill(
+    table: DataTable[Any], table_columns: list[fit.Column], width: int, whole: str = "`compare-tui report --format md`"
+) -> tuple[str, ...]:
     """Fill `table` with `table_columns` fitted to `width` (`report.fit`) and return the notes
     to show under it (footnotes, columns left out). Every column gets an explicit width that
     holds its cells whole: a DataTable crops a cell wider than its column without a mark, so
     a label (the one column allowed to shrink) is ellipsised here instead. When one-line
     headers would leave a column out, the headers wrap (as the text report's do) if that
     keeps more columns and moves no more cells to footnotes: at 80 columns the pass rates then
-    keep `✓ pass` beside `✗ fail`."""
+    keep `✓ pass` beside `✗ fail`. `whole` names the command that shows every column."""
     table.clear(columns=True)
     if not table_columns:
         return ()
@@ -68,7 +70,7 @@ def fill(table: DataTable[Any], table_columns: list[fit.Column], width: int) -> 
     # auto height is measured when the table next lays out, and under load a screen could be
     # drawn with the rows added but the table still one line high (a flaky report snapshot).
     table.styles.height = lines + (table.header_height if table.show_header else 0)
-    return fitted.notes()
+    return fitted.notes(whole)
 
 
 def header_widths(fitted: fit.FittedTable, overhead: fit.Overhead) -> tuple[int, ...]:
