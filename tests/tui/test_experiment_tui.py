@@ -5,8 +5,6 @@ model names."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 from textual.widgets import DataTable, Static
 
@@ -22,15 +20,9 @@ from compare_tui.experiment.render import (
 )
 from compare_tui.store import Store
 from compare_tui.tui.screens.experiments import ExperimentsScreen
-from tests.core.test_experiment_helpers import catalogue, cli, entry, three_task_set
-from tests.support.builders import write_set
+from tests.core.test_experiment_helpers import catalogue, cli, entry, six_task_experiment, three_task_set
 from tests.support.fake_openai import FakeServer, text
-from tests.support.long_texts import LONG_MODEL
 from tests.support.screen_host import ScreenHost
-
-OTHER_MODEL = "llama-3.2-3b-instruct-q4_k_m"
-"""A second real-length model name (an arm is labelled by its model)."""
-SIX_TASKS = ("refund-policy-01", "refund-policy-02", "order-status-01", "order-status-02", "sku-lookup-01", "tone-01")
 
 
 def Host(store: Store) -> ScreenHost:  # noqa: N802 - reads as the app it builds
@@ -185,24 +177,7 @@ async def test_L_launches_the_missing_runs_in_a_worker_after_asking(tmp_path):  
 
 @pytest.fixture(scope="module")
 def six_task_store(tmp_path_factory):
-    """`helpdesk`: two arms named as real models, three runs each over six tasks (one flaky in
-    the first arm), so each arm has both intervals; latencies fixed so snapshots repeat."""
-    tmp = tmp_path_factory.mktemp("experiments-six")
-    first = {t: text("ok") for t in SIX_TASKS} | {"order-status-02": [text("ok"), text("no")], "tone-01": text("no")}
-    second = {t: text("ok") for t in SIX_TASKS} | {"sku-lookup-01": text("no")}
-    with FakeServer(first) as a, FakeServer(second) as b:
-        models = str(catalogue(tmp / "models.toml", entry(a.url, LONG_MODEL), entry(b.url, OTHER_MODEL)))
-        goldset = str(write_set(tmp / "set", dict.fromkeys(SIX_TASKS, "ok")))
-        store = str(tmp / "runs.sqlite")
-        common = ("--models", models, "--store", store)
-        new = ("experiment", "new", "helpdesk", goldset, "--arm", LONG_MODEL, "--arm", OTHER_MODEL, "--repeats", "3")
-        assert cli(*new, *common).code == 0
-        assert cli("experiment", "run", "helpdesk", "--json", *common).code == 0
-    conn = sqlite3.connect(store)
-    with conn:
-        conn.execute("UPDATE attempts SET e2e_ms = 1234.0, ttft_ms = 210.0")
-    conn.close()
-    return store
+    return six_task_experiment(tmp_path_factory.mktemp("experiments-six"))
 
 
 async def test_each_arm_shows_both_intervals_the_cli_prints_under_headers_naming_their_rate(six_task_store):
