@@ -20,8 +20,16 @@ from compare_tui.experiment.render import (
 )
 from compare_tui.store import Store
 from compare_tui.tui.screens.experiments import ExperimentsScreen
-from tests.core.test_experiment_helpers import catalogue, cli, entry, six_task_experiment, three_task_set
+from tests.core.test_experiment_helpers import (
+    OTHER_MODEL,
+    catalogue,
+    cli,
+    entry,
+    six_task_experiment,
+    three_task_set,
+)
 from tests.support.fake_openai import FakeServer, text
+from tests.support.long_texts import LONG_MODEL
 from tests.support.screen_host import ScreenHost
 
 
@@ -215,3 +223,38 @@ async def snapshot_keys(pilot) -> None:
 def test_snapshot_experiment_with_both_intervals(six_task_store, snap_compare, size):
     with Store.open(six_task_store) as store:
         assert snap_compare(Host(store), terminal_size=size, run_before=snapshot_keys)
+
+
+@pytest.fixture(scope="module")
+def two_run_store(tmp_path_factory):
+    """`tiny`: real-length model names, two runs over three tasks: the widest cells (`range
+    100.0–100.0 %`, `– (<5 tasks)`)."""
+    tmp = tmp_path_factory.mktemp("experiments-two")
+    with FakeServer({"t1": text("ok"), "t2": [text("ok"), text("no")], "t3": text("no")}) as a, FakeServer({}) as b:
+        models = str(catalogue(tmp / "models.toml", entry(a.url, LONG_MODEL), entry(b.url, OTHER_MODEL)))
+        common = ("--models", models, "--store", str(tmp / "runs.sqlite"))
+        new = ("experiment", "new", "tiny", str(three_task_set(tmp / "set")), "--arm", LONG_MODEL, "--arm", OTHER_MODEL)
+        assert cli(*new, "--repeats", "2", *common).code == 0
+        assert cli("experiment", "run", "tiny", "--json", *common).code == 0
+    return str(tmp / "runs.sqlite")
+
+
+async def test_at_80_columns_the_widest_cells_fit_and_a_column_left_out_names_experiment_show(two_run_store):
+    # One-line headers overflowed 80 columns even with latency left out (a cut `95% CI tas`).
+    with Store.open(two_run_store) as store:
+        async with Host(store).run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            screen = pilot.app.screen
+            arms = screen.query_one("#arms-table", DataTable)
+            headers = [" ".join(str(c.label).split()) for c in arms.columns.values()]
+            assert headers[-2:] == ["95% CI this set", "95% CI tasks like these"]
+            assert sum(c.get_render_width(arms) for c in arms.columns.values()) <= 80 - 2
+            assert cell_text(arms, 0, 5) == "– (<5 tasks)" and cell_text(arms, 0, 4).startswith("range ")
+            notes = str(screen.query_one("#experiment-tasks", Static).render())
+            assert "Not shown at 80 columns: latency p50" in notes and "`compare-tui experiment show tiny`" in notes
+            assert f"{LONG_MODEL}: {TOO_FEW_TASKS}" in notes
+
+
+def test_snapshot_experiment_with_two_runs_and_three_tasks_at_80x24(two_run_store, snap_compare):
+    with Store.open(two_run_store) as store:
+        assert snap_compare(Host(store), terminal_size=(80, 24), run_before=snapshot_keys)
