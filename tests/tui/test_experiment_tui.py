@@ -198,13 +198,13 @@ async def test_each_arm_shows_both_intervals_the_cli_prints_under_headers_naming
             headers = [" ".join(str(c.label).split()) for c in arms.columns.values()]
             assert "95% CI this set" in headers and "95% CI tasks like these" in headers
             this_set, like = headers.index("95% CI this set"), headers.index("95% CI tasks like these")
+            shown = cli("experiment", "show", "helpdesk", "--store", six_task_store).out
             for row, arm in enumerate(figures.arms):
                 assert arm.tasks_interval is not None and arm.interval is not None
                 # The same figures as `experiment show`: one computation, spelled by render.
                 assert cell_text(arms, row, this_set) == interval_cell(arm)
                 assert cell_text(arms, row, like) == tasks_interval_cell(arm)
                 assert tasks_interval_cell(arm) in tasks_interval_text(arm)
-                shown = cli("experiment", "show", "helpdesk", "--store", six_task_store).out
                 assert tasks_interval_text(arm) in shown and interval_cell(arm) in shown
             # Nothing left out, nothing wider than the screen.
             assert len(headers) == 7
