@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from compare_tui.experiment.figures import RERUN_ESTIMAND, TASKS_ESTIMAND, ArmFigures, ExperimentFigures, Spread
+from compare_tui.experiment.figures import (
+    MIN_TASKS_FOR_TASKS_INTERVAL,
+    RERUN_ESTIMAND,
+    TASKS_ESTIMAND,
+    ArmFigures,
+    ExperimentFigures,
+    Spread,
+)
 from compare_tui.report.stats import MEAN_METHOD
 from compare_tui.vocabulary import money
 
@@ -39,19 +46,43 @@ def interval_cell(arm: ArmFigures) -> str:
 
 
 INTERVAL_NOTE = (
-    "95% CI: of this set's mean pass rate under re-running (these tasks, not tasks like them) from three "
-    "runs (every task of every run pooled, exact, joined with a Student-t interval over runs); with two "
-    "runs, their range (not an interval); latency p50: the median over the arm's runs"
+    "95% CI this set: of this set's mean pass rate under re-running (these tasks, not tasks like them) "
+    "from three runs (every task of every run pooled, exact, joined with a Student-t interval over runs); "
+    "with two runs, their range (not an interval); latency p50: the median over the arm's runs"
 )
-"""What the arms table's interval and latency cells are (under the table)."""
+"""What the arms table's re-running interval and latency cells are (under the table)."""
+
+TOO_FEW_TASKS = "no 95% CI for tasks like these (fewer than five tasks scored)"
+"""Said where an arm has no "tasks like these" interval (`MIN_TASKS_FOR_TASKS_INTERVAL`)."""
+
+TASKS_INTERVAL_NOTE = (
+    f"95% CI tasks like these: of {TASKS_ESTIMAND}, a bounded-mean interval on [0, 1] from five "
+    f"tasks scored; – (<{MIN_TASKS_FOR_TASKS_INTERVAL} tasks): none (fewer than five tasks scored)"
+)
+"""What the arms table's "tasks like these" cells are (under the table)."""
+
+
+def tasks_interval_figure(arm: ArmFigures) -> str:
+    """`95% CI 48.0–90.1 %`, or `TOO_FEW_TASKS` where the arm has no "tasks like these" interval."""
+    interval = arm.tasks_interval
+    if interval is None:
+        return TOO_FEW_TASKS
+    return f"95% CI {interval.low * 100:.1f}–{interval.high * 100:.1f} %"
 
 
 def tasks_interval_text(arm: ArmFigures) -> str:
-    """The "tasks like these" interval, or why there is none."""
+    """The "tasks like these" interval with the rate it covers, or why there is none."""
+    figure = tasks_interval_figure(arm)
+    return figure if arm.tasks_interval is None else f"{figure} for {TASKS_ESTIMAND}"
+
+
+def tasks_interval_cell(arm: ArmFigures) -> str:
+    """`tasks_interval_text` for a table cell: `48.0–90.1 %` or `– (<5 tasks)` (the table's
+    note, `TASKS_INTERVAL_NOTE`, says what each is)."""
     interval = arm.tasks_interval
     if interval is None:
-        return "no 95% CI for tasks like these (fewer than five tasks scored)"
-    return f"95% CI {interval.low * 100:.1f}–{interval.high * 100:.1f} % for {TASKS_ESTIMAND}"
+        return f"– (<{MIN_TASKS_FOR_TASKS_INTERVAL} tasks)"
+    return f"{interval.low * 100:.1f}–{interval.high * 100:.1f} %"
 
 
 def ms(value: float | None) -> str:

@@ -1,5 +1,7 @@
-"""The page of an experiment: per-arm pass rates with their intervals (from three runs,
-else the runs' range, labelled so), confound banners, flaky tasks, spreads across runs, and
+"""The page of an experiment: per-arm pass rates with their two intervals, each named by the
+rate it covers (this set's rate under re-running: from three runs, else the runs' range,
+labelled so; the rate on tasks like these: from five tasks scored, else the CLI's sentence
+saying there is none), confound banners, flaky tasks, spreads across runs, and
 each task's consistency per arm. Drawn from `experiment_document(figures)` (the bundle's
 report.json, the same payload as `experiment show --json`) and the text renderer's spellings."""
 
@@ -13,6 +15,8 @@ from compare_tui.experiment.figures import (
     CONSISTENT_FAIL,
     CONSISTENT_PASS,
     FLAKY,
+    RERUN_ESTIMAND,
+    TASKS_ESTIMAND,
     ExperimentFigures,
 )
 from compare_tui.experiment.render import (
@@ -21,6 +25,7 @@ from compare_tui.experiment.render import (
     ms,
     percent,
     spread_text,
+    tasks_interval_figure,
 )
 from compare_tui.publish import svg
 from compare_tui.publish.html import (
@@ -46,7 +51,8 @@ def _arms_table(figures: ExperimentFigures) -> str:
         "model",
         "runs (have/want)",
         "pass rate (mean)",
-        "95% interval or range",
+        "95% interval or range: this set under re-running",
+        "95% interval: tasks like these",
         "latency p50 across runs",
         "cost per task across runs",
         "flaky tasks",
@@ -58,6 +64,7 @@ def _arms_table(figures: ExperimentFigures) -> str:
             f"{arm.observed}/{arm.desired}",
             percent(arm.pass_rate),
             interval_text(arm),
+            tasks_interval_figure(arm),
             spread_text(arm.latency_p50_ms, ms),
             spread_text(arm.cost_per_task, partial(money, currency=arm.currency)),
             str(len(arm.flaky)),
@@ -169,14 +176,18 @@ def experiment_page(figures: ExperimentFigures, document_: Mapping[str, Any]) ->
                 + svg.interval_plot(
                     rows,
                     "plot-arms",
-                    "Mean pass rate per arm with its 95% interval (or the runs' range below three runs)",
+                    f"Mean pass rate per arm with the 95% interval of {RERUN_ESTIMAND} "
+                    "(or the runs' range below three runs)",
                 )
                 + "</div>"
             )
             if rows
             else "",
-            '<p class="note">The interval, from three runs, pools every task of every run (exact) and joins '
-            "the Student-t interval over runs; with fewer runs it is the runs' range, and says so.</p>",
+            f'<p class="note" id="arms-intervals">Two intervals, two rates. The first covers {esc(RERUN_ESTIMAND)}: '
+            "from three runs it pools every task of every run (exact) and joins the Student-t interval over "
+            "runs; with fewer runs it is the runs' range, and says so. It narrows as runs are added, and says "
+            f"nothing of other tasks. The second covers {esc(TASKS_ESTIMAND)}: a bounded-mean interval on "
+            "[0, 1], from five tasks scored; with fewer, the table says there is none.</p>",
         ),
         section("flaky", "Flaky tasks", bullets(flaky, "flaky-list") or "<p>No task passed in some runs only.</p>"),
         _runs(figures),

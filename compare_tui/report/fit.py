@@ -75,13 +75,14 @@ class FittedTable:
     width: int = field(default=0)
     """The width the table was fitted to."""
 
-    def notes(self) -> tuple[str, ...]:
-        """The lines to print under the table: footnotes, then what was left out and why."""
+    def notes(self, whole: str = "`compare-tui report --format md`") -> tuple[str, ...]:
+        """The lines to print under the table: footnotes, then what was left out and why
+        (`whole`: the command that shows every column)."""
         lines = list(self.footnotes)
         if self.dropped:
             lines.append(
                 f"Not shown at {self.width} columns: {', '.join(self.dropped)} "
-                "(a wider terminal shows them, as does `compare-tui report --format md`)."
+                f"(a wider terminal shows them, as does {whole})."
             )
         return tuple(lines)
 

@@ -27,10 +27,22 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from compare_tui.experiment import ExperimentFigures
-from compare_tui.experiment.render import INTERVAL_NOTE, banner_lines, controls_text, interval_cell, ms, percent
+from compare_tui.experiment.render import (
+    INTERVAL_NOTE,
+    TASKS_INTERVAL_NOTE,
+    banner_lines,
+    controls_text,
+    interval_cell,
+    ms,
+    percent,
+    tasks_interval_cell,
+    tasks_interval_text,
+)
+from compare_tui.report import fit
 from compare_tui.store import Store
 from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.store_reader import StoreReaderScreen
+from compare_tui.tui.widgets.report_tables import fill
 
 Launcher = Callable[[list[str]], tuple[int, str]]
 """Runs a command line to its end: (exit code, its last lines of output)."""
@@ -167,19 +179,31 @@ class ExperimentsScreen(StoreReaderScreen[list[ExperimentFigures | Unreadable]])
             f"{item.name}: {g['name'] or g['workload_id']} {g['version']} ({g['digest'][:19]}…)"
         )
         self.query_one("#experiment-controls", Static).update(f"controls: {controls_text(item)}")
-        # Short headers and cells: every column fits at 80; INTERVAL_NOTE under the table says the rest.
-        arms.add_columns("arm", "runs", "running", "pass (mean)", "95% CI", "flaky", "latency p50")
-        for arm in item.arms:
-            arms.add_row(
-                Text(arm.label),
-                Text(f"{arm.observed}/{arm.desired}"),
-                Text(str(len(arm.in_flight))),
-                Text(percent(arm.pass_rate)),
-                Text(interval_cell(arm)),
-                Text(str(len(arm.flaky))),
-                Text(ms(arm.latency_p50_ms.median)),
-            )
-        self.query_one("#experiment-tasks", Static).update("\n".join(self._task_lines(item)))
+        # Short cells fitted to the width (`report_tables.fill`: headers wrap, a long arm name
+        # wraps, a column left out is named); the notes under the table say what each cell is,
+        # and the lines under them name each arm's flaky tasks (so no column counts them).
+        width = self.size.width or self.app.size.width
+        notes = fill(arms, self.arm_columns(item), width, f"`compare-tui experiment show {item.name}`")
+        self.query_one("#experiment-tasks", Static).update("\n".join([*notes, *self._task_lines(item)]))
+
+    @staticmethod
+    def arm_columns(item: ExperimentFigures) -> list[fit.Column]:
+        """The arms table: both intervals, each under a header naming its rate."""
+        arms = item.arms
+        return [
+            fit.Column("arm", tuple(a.label for a in arms), "label"),
+            fit.Column("runs", tuple(f"{a.observed}/{a.desired}" for a in arms)),
+            fit.Column("running", tuple(str(len(a.in_flight)) for a in arms)),
+            fit.Column("pass (mean)", tuple(percent(a.pass_rate) for a in arms)),
+            fit.Column("95% CI this set", tuple(interval_cell(a) for a in arms)),
+            fit.Column("95% CI tasks like these", tuple(tasks_interval_cell(a) for a in arms)),
+            fit.Column("latency p50", tuple(ms(a.latency_p50_ms.median) for a in arms), drop_rank=0),
+        ]
+
+    def on_resize(self) -> None:
+        item = self._selected()
+        if item is not None:
+            self._show(item)
 
     # ------------------------------------------------------------------ launching
 
@@ -259,5 +283,7 @@ class ExperimentsScreen(StoreReaderScreen[list[ExperimentFigures | Unreadable]])
                 f"{arm.label}: flaky tasks: {flaky or 'none'} · excluded: {arm.human_tasks} scored by a "
                 f"person, {arm.inconclusive} inconclusive"
             )
+            if arm.tasks_interval is None:
+                lines.append(f"{arm.label}: {tasks_interval_text(arm)}")
         lines += [f"note: {note}" for note in item.notes]
-        return [INTERVAL_NOTE, *lines]
+        return [INTERVAL_NOTE, TASKS_INTERVAL_NOTE, *lines]

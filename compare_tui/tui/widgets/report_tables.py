@@ -30,21 +30,26 @@ WRAPPED_HEADERS = replace(fit.DATA_TABLE, header_wraps=True)
 """A DataTable whose headers may take more than one line (`DataTable.header_height`)."""
 
 
-def fill(table: DataTable[Any], table_columns: list[fit.Column], width: int) -> tuple[str, ...]:
+def fill(
+    table: DataTable[Any], table_columns: list[fit.Column], width: int, whole: str = "`compare-tui report --format md`"
+) -> tuple[str, ...]:
     """Fill `table` with `table_columns` fitted to `width` (`report.fit`) and return the notes
     to show under it (footnotes, columns left out). Every column gets an explicit width that
     holds its cells whole: a DataTable crops a cell wider than its column without a mark, so
     a label (the one column allowed to shrink) is ellipsised here instead. When one-line
-    headers would leave a column out, the headers wrap (as the text report's do) if that
-    keeps more columns and moves no more cells to footnotes: at 80 columns the pass rates then
-    keep `✓ pass` beside `✗ fail`."""
+    headers would leave a column out, or not fit at all, the headers wrap (as the text
+    report's do) if that keeps more columns (or one-line headers overflow) and moves no more
+    cells to footnotes: at 80 columns the pass rates then keep `✓ pass` beside `✗ fail`.
+    `whole` names the command that shows every column."""
     table.clear(columns=True)
     if not table_columns:
         return ()
     fitted = fit.fit_table(table_columns, width, fit.DATA_TABLE)
-    if fitted.dropped:
+    overflows = fit.DATA_TABLE.fixed + sum(w + fit.DATA_TABLE.per_column for w in fitted.widths) > width
+    if fitted.dropped or overflows:
         wrapped = fit.fit_table(table_columns, width, WRAPPED_HEADERS)
-        if len(wrapped.dropped) < len(fitted.dropped) and len(wrapped.footnotes) <= len(fitted.footnotes):
+        keeps_more = len(wrapped.dropped) < len(fitted.dropped) or overflows
+        if keeps_more and len(wrapped.footnotes) <= len(fitted.footnotes):
             fitted = replace(wrapped, widths=header_widths(wrapped, WRAPPED_HEADERS))
     headers = [wrap_header(column.header, w) for column, w in zip(fitted.columns, fitted.widths, strict=True)]
     table.header_height = max(len(lines) for lines in headers)
@@ -68,7 +73,7 @@ def fill(table: DataTable[Any], table_columns: list[fit.Column], width: int) -> 
     # auto height is measured when the table next lays out, and under load a screen could be
     # drawn with the rows added but the table still one line high (a flaky report snapshot).
     table.styles.height = lines + (table.header_height if table.show_header else 0)
-    return fitted.notes()
+    return fitted.notes(whole)
 
 
 def header_widths(fitted: fit.FittedTable, overhead: fit.Overhead) -> tuple[int, ...]:
