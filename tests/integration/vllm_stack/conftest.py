@@ -70,10 +70,16 @@ def vllm_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServe
                 signal.signal(sig, handler)
 
 
+SMOLLM_ARGS = ("--enable-prompt-tokens-details",)
+"""SmolLM2's one server for the SmolLM2 tests: its answers say what came from the prefix cache
+(`usage.prompt_tokens_details`), which the prompt-cache test reads and the others ignore, so no
+test restarts vLLM (a start is one to three minutes on 2 cores) just to add it."""
+
+
 @pytest.fixture
 def smollm(vllm_servers: VllmServers) -> VllmServer:
-    """SmolLM2-135M-Instruct served by vLLM."""
-    return vllm_servers.get(SMOLLM)
+    """SmolLM2-135M-Instruct served by vLLM (with `SMOLLM_ARGS`)."""
+    return vllm_servers.get(SMOLLM, SMOLLM_ARGS)
 
 
 @pytest.fixture

@@ -243,13 +243,11 @@ def test_ctrl_c_mid_run_then_resume(catalogue, tmp_path):
 
 
 @pytest.fixture
-def smollm_cache_details(vllm_servers, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    """SmolLM2 on vLLM started with `--enable-prompt-tokens-details` (so answers say what came
-    from the prefix cache), added to a catalogue. The module's last test: it replaces the
-    plain server, and the Qwen module after it replaces this one."""
-    server = vllm_servers.get(SMOLLM, ("--enable-prompt-tokens-details",))
+def smollm_cache_details(smollm: VllmServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """SmolLM2 on vLLM, started with `--enable-prompt-tokens-details` (`conftest.SMOLLM_ARGS`:
+    answers say what came from the prefix cache), added to a catalogue."""
     path = tmp_path / "models.toml"
-    assert _add(server, path) == 0, capsys.readouterr().err
+    assert _add(smollm, path) == 0, capsys.readouterr().err
     capsys.readouterr()
     return path
 
