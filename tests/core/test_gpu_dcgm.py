@@ -189,7 +189,9 @@ def test_a_run_with_gpu_telemetry_reports_the_remote_peak_and_where_it_came_from
     goldset = write_set(tmp_path / "set", {f"t{i}": "ok" for i in range(4)})
     store = tmp_path / "runs.sqlite"
     pages = [recorded("idle"), recorded("serving"), recorded("peak"), recorded("serving")]
-    with FakeServer(default=text("ok")) as server, MetricsServer(pages) as exporter:
+    # Each answer waits half a second, so the run spans several of the sampler's 0.1 s reads
+    # whatever the machine's load: the peak page (the exporter's third) is read during the run.
+    with FakeServer(default=text("ok", headers_delay_s=0.5)) as server, MetricsServer(pages) as exporter:
         models = _local_catalogue(tmp_path, server.url, exporter.spec if where == "catalogue" else None)
         flag = ["--gpu-telemetry", exporter.spec] if where == "flag" else []
         done = _run(
