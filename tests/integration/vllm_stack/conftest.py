@@ -29,13 +29,25 @@ class VllmServers:
         self.workdir = workdir
         self.running: VllmServer | None = None
 
-    def get(self, model: str, extra_args: tuple[str, ...] = ()) -> VllmServer:
+    def get(
+        self,
+        model: str,
+        extra_args: tuple[str, ...] = (),
+        *,
+        name: str | None = None,
+        repo: str | None = None,
+        hf_home: Path | None = None,
+    ) -> VllmServer:
+        """A running server of `model` with `extra_args` (started under `workdir/name`, by
+        default the model's name); with `repo`, served as that repository id from the Hugging
+        Face cache under `hf_home`."""
         current = self.running
-        if current is not None and (current.model, current.extra_args) == (model, extra_args):
+        wanted = (model, extra_args, repo, hf_home)
+        if current is not None and (current.model, current.extra_args, current.repo, current.hf_home) == wanted:
             if current.process is not None and current.process.poll() is None:
                 return current
         self.stop()
-        server = VllmServer(self.workdir / model, model, extra_args)
+        server = VllmServer(self.workdir / (name or model), model, extra_args, repo=repo, hf_home=hf_home)
         try:
             self.running = server.start()
         except VllmUnavailable as exc:

@@ -33,7 +33,7 @@ from compare_tui.vocabulary import Provenance
 from tests.core.test_experiment_helpers import cli
 from tests.integration.vllm_stack.conftest import VllmServers
 from tests.support.builders import write_set
-from tests.support.vllm_server import QWEN, SMOLLM, TOOL_PARSER, VllmServer, VllmUnavailable, vllm_models
+from tests.support.vllm_server import QWEN, SMOLLM, TOOL_PARSER, VllmServer, vllm_models
 
 pytestmark = pytest.mark.integration
 
@@ -71,43 +71,25 @@ def lay_out_hf_cache(home: Path, folder: Path) -> Path:
     return snapshot
 
 
-class RepoServer:
-    """The module's one vLLM at a time, serving `REPO` from the test's cache."""
-
-    def __init__(self, workdir: Path, hf_home: Path) -> None:
-        self.workdir, self.hf_home = workdir, hf_home
-        self.running: VllmServer | None = None
-
-    def start(self, name: str, extra_args: tuple[str, ...]) -> VllmServer:
-        self.stop()
-        server = VllmServer(self.workdir / name, SMOLLM, extra_args, repo=REPO, hf_home=self.hf_home)
-        try:
-            self.running = server.start()
-        except VllmUnavailable as exc:
-            pytest.fail(f"could not provision or start vLLM:\n{exc}", pytrace=False)
-        return server
-
-    def stop(self) -> None:
-        if self.running is not None:
-            self.running.stop()
-            self.running = None
-
-
 @pytest.fixture(scope="module")
 def world(vllm_servers: VllmServers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     vllm_servers.stop()  # one vLLM at a time on this machine
     root = tmp_path_factory.mktemp("provenance")
     hf_home = root / "hf-home"
     snapshot = lay_out_hf_cache(hf_home, vllm_models() / SMOLLM)
-    servers = RepoServer(root / "servers", hf_home)
-    first = servers.start("with-tools", TOOL_PARSER)
+
+    def serve(name: str, extra_args: tuple[str, ...]) -> VllmServer:
+        """The module's vLLM (one at a time), serving `REPO` from the test's cache."""
+        return vllm_servers.get(SMOLLM, extra_args, name=name, repo=REPO, hf_home=hf_home)
+
+    first = serve("with-tools", TOOL_PARSER)
     goldset = write_set(root / "set", {"two-plus-two": "4"}, max_tokens=4)
     try:
         yield {
             "root": root,
             "hf_home": hf_home,
             "snapshot": snapshot,
-            "servers": servers,
+            "serve": serve,
             "server": first,
             "catalogue": root / "models.toml",
             "store": root / "runs.sqlite",
@@ -115,7 +97,7 @@ def world(vllm_servers: VllmServers, tmp_path_factory: pytest.TempPathFactory) -
             "runs": {},
         }
     finally:
-        servers.stop()
+        vllm_servers.stop()
 
 
 @pytest.fixture
@@ -231,7 +213,7 @@ def test_a_cache_that_cannot_be_resolved_runs_weights_not_checked(world, monkeyp
 def test_a_restart_with_another_template_and_without_auto_tool_choice_is_named_drift(world, hf_env):
     template = world["root"] / "other-template.jinja"
     template.write_text(OTHER_TEMPLATE)
-    restarted = world["servers"].start("other-template", ("--chat-template", str(template)))
+    restarted = world["serve"]("other-template", ("--chat-template", str(template)))
     _point_at(world, restarted)
     strict = _run(world, "smol-hf", "--strict-serving")
     said = " ".join(strict.err.split())
