@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         EngineSession,
         PreparedRun,
     )
+    from compare_tui.engine.budget import DailyBudget
     from compare_tui.store import Store
     from compare_tui.store.summary import RunSummary
 
@@ -172,6 +173,7 @@ def _handle(args: argparse.Namespace) -> int:
                 args.strict_serving,
                 margin_pp=args.margin,
                 gpu_telemetry=telemetry,
+                budget=_budget(),
             )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
         # Before anything is prepared or sent: a scorer cluster that cannot be used refuses the run
@@ -227,10 +229,14 @@ class _CommandObserver:
         self.progress.__exit__(*exc)
 
     def on_event(self, event: EngineEvent) -> None:
-        from compare_tui.engine import BaselineChosen, LeaseTakenOver
+        from compare_tui.engine import BaselineChosen, LeaseTakenOver, ModelsSkipped
 
         if isinstance(event, BaselineChosen):
             _say_baseline(event, quiet=self.quiet)
+        elif isinstance(event, ModelsSkipped):
+            say(f"warning: {event.warning}", file=sys.stderr)
+            for model, reason in event.skipped.items():
+                say(f"  {model}: {reason}", file=sys.stderr)
         elif isinstance(event, LeaseTakenOver):
             print(f"note: {event.sentence}", file=sys.stderr)
         else:
@@ -373,3 +379,14 @@ def _gpu_telemetry(given: str | None) -> str | None:
         return parse_gpu_telemetry(given).spec
     except ValueError as exc:
         raise CommandError(f"--gpu-telemetry: {exc}") from None
+
+
+def _budget() -> DailyBudget:
+    """Today's eval budget from the user's config (`[budget]`); a malformed table stops the run."""
+    from compare_tui.engine.budget import BudgetConfigError, read_budget
+    from compare_tui.paths import user_config_path
+
+    try:
+        return read_budget(user_config_path())
+    except BudgetConfigError as exc:
+        raise CommandError(str(exc)) from None
