@@ -10,8 +10,9 @@ Blended price, in USD per million tokens at the workload's mix:
   no price ("no throughput measured yet"), never a guess.
 
 The recommended set: the baseline itself, every measured candidate at or below the baseline's
-blended price ranked by pass rate per dollar (the best `RECOMMENDED_MEASURED`), and every
-unmeasured candidate at or below it, so that the next run measures it.
+blended price ranked by pass rate per dollar (the best `RECOMMENDED_MEASURED`; none whose whole
+95 % interval lies below the baseline's measured pass rate), and every unmeasured candidate at
+or below it, so that the next run measures it.
 """
 
 from __future__ import annotations
@@ -183,8 +184,14 @@ def build_shortlist(
         if name != baseline and price.usd_per_mtok is not None and base_price is not None
         if price.usd_per_mtok <= base_price
     }
+    base_quality = measures[baseline].quality if baseline in measures else None
     measured_cheap = sorted(
-        (name for name in at_or_below if (m := measures.get(name)) is not None and m.quality is not None),
+        (
+            name
+            for name in at_or_below
+            if (m := measures.get(name)) is not None and m.quality is not None
+            if not _clearly_worse(m.quality, base_quality)
+        ),
         key=lambda name: -_per_dollar(measures[name].quality, prices[name].usd_per_mtok),
     )
     chosen = set(measured_cheap[:RECOMMENDED_MEASURED])
@@ -212,7 +219,9 @@ def build_shortlist(
             )
         )
     order = list(PriceGroup)
-    rows.sort(key=lambda c: (order.index(c.group), c.price.usd_per_mtok if c.price.usd_per_mtok is not None else 0))
+    rows.sort(
+        key=lambda c: (order.index(c.group), c.price.usd_per_mtok if c.price.usd_per_mtok is not None else math.inf)
+    )
     today = None
     if baseline in prices:
         today = TodaysModel(
@@ -232,6 +241,11 @@ def build_shortlist(
     elif baseline not in prices:
         notes.append(f"the baseline {baseline} is not in the catalogue, so no price compares against it")
     return Shortlist(workload_id, today, mix, tuple(rows), band, tuple(notes))
+
+
+def _clearly_worse(quality: Quality, baseline: Quality | None) -> bool:
+    """Its whole 95 % interval lies below the baseline's measured pass rate."""
+    return baseline is not None and quality.interval.high < baseline.rate
 
 
 def _per_dollar(quality: Quality | None, price: float | None) -> float:

@@ -42,7 +42,8 @@ def rule_text(shortlist: Shortlist) -> str:
     return (
         f"about the same = within ±{shortlist.band:.0%} of today's blended price; * = recommended "
         f"(pre-selected): today's model, the best {RECOMMENDED_MEASURED} measured at or below its "
-        "price by pass rate per dollar, and every unmeasured one at or below it"
+        "price by pass rate per dollar (none whose 95% interval lies wholly below today's pass "
+        "rate), and every unmeasured one at or below it"
     )
 
 

@@ -45,3 +45,11 @@ class ChoiceAccessors(StoreBase):
         """The models last saved for the workload, or None when none was saved."""
         found = self._read("SELECT models FROM workload_selections WHERE workload_id = ?", [workload_id])
         return tuple(json.loads(found[0]["models"])) if found else None
+
+    def forget_selection(self, workload_id: str) -> None:
+        """Forget the workload's saved selection (the recommended set applies again)."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM workload_selections WHERE workload_id = ?", [workload_id])
+
+        self._write(work)

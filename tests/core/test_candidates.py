@@ -290,6 +290,21 @@ def test_only_the_best_measured_by_quality_per_dollar_are_pre_selected():
     assert set(shortlist.recommended) == {"m0", "m1", "m2", "m3"}
 
 
+def test_a_candidate_clearly_worse_than_today_is_not_pre_selected():
+    """Cheaper but its whole interval lies below today's measured pass rate: shown, not pre-selected."""
+    entries = load_catalogue_text(
+        _token_entry("base", 2.0) + _token_entry("weak", 1.0) + _token_entry("close", 1.0)
+    ).models
+    measures = {
+        "base": ModelMeasures("base", 1, 0, 0, 0, Quality(9, 10, proportion_interval(9, 10), "r", "d", True), None),
+        "weak": ModelMeasures("weak", 1, 0, 0, 0, Quality(1, 10, proportion_interval(1, 10), "r", "d", True), None),
+        "close": ModelMeasures("close", 1, 0, 0, 0, Quality(7, 10, proportion_interval(7, 10), "r", "d", True), None),
+    }
+    shortlist = build_shortlist("w", entries, measures, baseline="base")
+    assert set(shortlist.recommended) == {"base", "close"}
+    assert {c.name: c.group for c in shortlist.candidates}["weak"] is PriceGroup.CHEAPER
+
+
 def _quality(rate: float) -> Quality:
     return Quality(round(rate * 10), 10, Interval(0.0, 1.0), "r", "2026-12-01", True)
 
