@@ -182,7 +182,7 @@ def plan_within_budget(
     if skipped:
         parts.append(
             f"{len(skipped)} of {len(estimates)} models would not fit in today's eval budget and will be "
-            f"skipped ({', '.join(skipped)}); {reset}"
+            f"skipped ({', '.join(skipped)})"
         )
     if unestimated:
         parts.append(f"no spend estimate for {', '.join(unestimated)} (no cost basis): not held against the budget")

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from compare_tui.candidates import Candidate, Shortlist
-from compare_tui.candidates.render import per_mtok, quality_text, savings_text
+from compare_tui.candidates.render import per_mtok
 from compare_tui.catalogue import ModelEntry, check_entry
 from compare_tui.engine.budget import BudgetPlan, DailyBudget
 from compare_tui.vocabulary import PriceGroup, money
@@ -24,16 +24,22 @@ class ListRow:
 
 def today_panel(shortlist: Shortlist | None, workload_id: str) -> str:
     """Today's model, its blended price and recent spend; or why there is none."""
-    if shortlist is None or shortlist.today is None:
-        note = shortlist.notes[0] if shortlist and shortlist.notes else "no baseline"
-        return f"Today's model for {workload_id}: none ({note}). Prices are not compared."
+    if shortlist is None:
+        return f"Today's model for {workload_id}: no catalogue to price."
+    mix = (
+        f"Mix: {shortlist.mix.input_tokens:,.0f} in / {shortlist.mix.output_tokens:,.0f} out tokens a request"
+        f" ({'measured' if shortlist.mix.measured else 'default: none measured'})"
+    )
     today = shortlist.today
+    if today is None:
+        return (
+            f"Today's model for {workload_id}: none promoted yet (compare-tui promote), so prices "
+            f"are not compared and nothing is pre-selected.\n{mix}"
+        )
     spend = " · ".join(f"{days} d {money(value)}" for days, value in today.spend.items())
     return (
         f"Today's model: {today.name} ({today.source}) · {per_mtok(today.price.usd_per_mtok)} blended\n"
-        f"Spend on {workload_id} ({today.spend_source.value}): {spend}\n"
-        f"Mix: {shortlist.mix.input_tokens:,.0f} in / {shortlist.mix.output_tokens:,.0f} out tokens a request"
-        f" ({'measured' if shortlist.mix.measured else 'default: none measured'})"
+        f"Spend on it ({today.spend_source.value}): {spend}\n{mix}"
     )
 
 
@@ -66,24 +72,38 @@ def _entry_words(entry: ModelEntry, picked: set[str]) -> str:
 
 
 def _candidate_prompt(c: Candidate, entry: ModelEntry, picked: set[str]) -> str:
+    """One line (the list draws one line an option), short enough for 80 columns:
+    `✓ qwen2.5-coder-0.5b ★ · $0.4/Mtok · today · 56% (43–69%) 2026-12-07`."""
+    mark = "✓ " if c.name in picked else ""
     recommended = " ★" if c.recommended else ""
+    refused = " (refused)" if check_entry(entry) else ""
     price = per_mtok(c.price.usd_per_mtok)
     if c.price.usd_per_mtok is None:
         price = "no throughput yet" if c.price.basis == "hardware" else "no price"
-    return f"{_entry_words(entry, picked)}{recommended} · {price} · {savings_text(c)} · {quality_text(c.quality)}"
+    parts = [f"{mark}{c.name}{recommended}{refused}", price]
+    if c.is_baseline:
+        parts.append("today")
+    elif c.savings_share is not None:
+        share = c.savings_share
+        parts.append(f"saves {share:.0%}" if share >= 0 else f"costs +{-share:.0%}")
+    q = c.quality
+    parts.append(
+        "not measured yet" if q is None else f"{q.rate:.0%} ({q.interval.low * 100:.0f}–{q.interval.high:.0%}) {q.date}"
+    )
+    return " · ".join(parts)
 
 
 def selection_footer(shortlist: Shortlist | None, chosen: Sequence[str]) -> str:
-    """`3 selected · $0.1–$2.38/Mtok blended · today $2.38/Mtok · ctrl+r: recommended`."""
+    """`3 selected · $0.1–$2.38/Mtok blended vs today's $2.38/Mtok`."""
     text = f"{len(chosen)} selected"
-    if shortlist is not None:
-        span = shortlist.price_range(tuple(chosen))
-        if span is not None:
-            low, high = span
-            text += f" · {money(low)}–{per_mtok(high)} blended" if low != high else f" · {per_mtok(low)} blended"
-        if shortlist.today is not None:
-            text += f" · today {per_mtok(shortlist.today.price.usd_per_mtok)}"
-        text += " · ★ recommended (ctrl+r)"
+    if shortlist is None:
+        return text
+    span = shortlist.price_range(tuple(chosen))
+    if span is not None:
+        low, high = span
+        text += f" · {money(low)}–{per_mtok(high)} blended" if low != high else f" · {per_mtok(low)} blended"
+    if shortlist.today is not None and shortlist.today.price.usd_per_mtok is not None:
+        text += f" vs today's {per_mtok(shortlist.today.price.usd_per_mtok)}"
     return text
 
 
