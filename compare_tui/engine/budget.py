@@ -4,8 +4,9 @@ audit ledger; which models of a session would go over it.
 
 The day is the UTC day: the limit resets at 00:00 UTC. Spend is every request the ledger holds
 since then (runs, judges, canary replays): a request of a run at the run's recorded price (its
-tokens at the token price; its duration at the hourly rate), a request of no run at the price of
-the catalogue entry serving that model id. A session's models are taken in run order, the
+tokens at the token price; a run on an hourly basis, its wall-clock time today from its first
+request to its last answer), a request of no run at the price of the catalogue entry serving
+that model id. A session's models are taken in run order, the
 baseline first; each whose spend estimate (the `--max-cost` upper bound) would not fit in what is
 left is skipped before anything is sent, with the reason recorded on the comparison.
 """
@@ -101,17 +102,26 @@ def spent_today(store: Store, catalogue: Catalogue, now: datetime, workload_id: 
         if entry.cost is not None:
             by_model.setdefault(entry.model, entry.cost.model_dump())
             by_model[entry.name] = entry.cost.model_dump()
-    return sum(
-        request_cost(
-            row.cost_basis or by_model.get(row.model, {}), row.prompt_tokens, row.completion_tokens, row.duration_ms
-        )
-        for row in store.priced_requests(since, workload_id)
-    )
+    total = 0.0
+    # A run on an hourly basis is charged its wall-clock time today (its first request sent to
+    # its last answered), as the report charges a run, not each request's own duration: its
+    # requests overlap (concurrency), and summing them would charge the box several times over.
+    spans: dict[str, tuple[datetime, datetime, float]] = {}
+    for row in store.priced_requests(since, workload_id):
+        basis = row.cost_basis or by_model.get(row.model, {})
+        if row.run_id is not None and basis.get("basis") == "hardware":
+            sent = datetime.fromisoformat(row.at)
+            done = sent + timedelta(milliseconds=row.duration_ms or 0)
+            first, last, _ = spans.get(row.run_id, (sent, done, 0.0))
+            spans[row.run_id] = (min(first, sent), max(last, done), float(basis["usd_per_hour"]))
+            continue
+        total += request_cost(basis, row.prompt_tokens, row.completion_tokens, row.duration_ms)
+    return total + sum(rate * (last - first).total_seconds() / 3600 for first, last, rate in spans.values())
 
 
 def request_cost(basis: dict[str, Any], prompt: int | None, completion: int | None, duration_ms: float | None) -> float:
-    """One request's cost: its tokens at the token price, or its duration at the hourly rate
-    (a request sent alongside others is charged its own duration: an upper bound)."""
+    """One request's cost: its tokens at the token price, or (a request of no run, on an hourly
+    basis) its own duration at the hourly rate."""
     if basis.get("basis") == "token_price":
         return (
             float(basis["usd_per_mtok_input"]) * (prompt or 0) + float(basis["usd_per_mtok_output"]) * (completion or 0)

@@ -131,6 +131,9 @@ class AuditLedger:
 class PricedRequest:
     """One ledger row with what prices it (`priced_requests`)."""
 
+    at: str
+    """When it was sent (a store timestamp)."""
+    run_id: str | None
     model: str
     """The model id the request named."""
     prompt_tokens: int | None
@@ -241,8 +244,8 @@ class AuditLedgerAccessors(StoreBase):
         judge calls, gateway checks, canary replays); with `workload_id`, only that workload's
         runs' requests."""
         sql = (
-            "SELECT audit.model AS model, audit.prompt_tokens AS prompt, audit.completion_tokens AS completion, "
-            "audit.duration_ms AS duration_ms, runs.cost_basis AS basis FROM audit "
+            "SELECT audit.at AS at, audit.run_id AS run_id, audit.model AS model, audit.prompt_tokens AS prompt, "
+            "audit.completion_tokens AS completion, audit.duration_ms AS duration_ms, runs.cost_basis AS basis FROM audit "
             "LEFT JOIN runs ON runs.id = audit.run_id WHERE audit.at >= ?"
         )
         params: list[Any] = [since]
@@ -251,6 +254,8 @@ class AuditLedgerAccessors(StoreBase):
             params.append(workload_id)
         return [
             PricedRequest(
+                row["at"],
+                row["run_id"],
                 row["model"],
                 row["prompt"],
                 row["completion"],

@@ -4,7 +4,7 @@ recorded on the comparison and no run of it at all."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -110,3 +110,34 @@ def prompt_tokens(store: Store) -> int:
 
 def completion_tokens(store: Store) -> int:
     return sum(row.completion_tokens or 0 for run in store.list_runs() for row in store.audit_for_run(run.id))
+
+
+def test_an_hourly_run_is_charged_its_wall_clock_not_each_overlapping_request(tmp_path):
+    """Four requests at once, each 30 s, over one minute in all: $0.36/h charges one minute."""
+    from compare_tui.store import AuditRow, RunRecord
+
+    catalogue = load_catalogue(write_catalogue(tmp_path / "models.toml"))
+    now = datetime.now(UTC)
+    start = now.replace(microsecond=0) - (now - now.replace(hour=0, minute=0, second=0, microsecond=0)) / 2
+    with Store.open(tmp_path / "runs.sqlite") as store:
+        store.create_run(
+            RunRecord(
+                id="box", goldset_id="w", model_name="fake-b", cost_basis={"basis": "hardware", "usd_per_hour": 0.36}
+            )
+        )
+        for i in range(4):
+            for second in (0, 30):
+                store.record_audit(
+                    AuditRow(
+                        at=start + timedelta(seconds=second, milliseconds=i),
+                        run_id="box",
+                        endpoint="http://x/v1",
+                        model="fake-model",
+                        duration_ms=30_000 - i,
+                    )
+                )
+        # And a judge call (no run) priced from the catalogue entry serving its model id.
+        store.record_audit(
+            AuditRow(at=start, endpoint="http://x/v1", model="fake-model", prompt_tokens=1000, completion_tokens=500)
+        )
+        assert spent_today(store, catalogue, now) == pytest.approx(0.36 / 60 + (1000 * 1.0 + 500 * 2.0) / 1e6)
