@@ -102,6 +102,11 @@ def test_a_session_skips_the_candidate_over_the_budget_and_records_why(tmp_path)
         # Never half a run: fake-b has no run in this comparison, nor anywhere.
         assert [store.get_run(r).model_name for r in comparison.run_ids] == ["fake-a"]
         assert store.list_runs(model="fake-b") == []
+        # The report says so, with the reason.
+        from compare_tui.report import build_report, load_report_inputs
+
+        caveats = build_report(load_report_inputs(store, session.comparison_id)).caveats
+        assert any(c.code == "skipped" and c.text.startswith("fake-b was not run: skipped before") for c in caveats)
 
 
 def prompt_tokens(store: Store) -> int:
