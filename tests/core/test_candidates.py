@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compare_tui.candidates import build_shortlist, load_shortlist
 from compare_tui.candidates.measure import ModelMeasures, Quality
@@ -349,3 +351,35 @@ def test_models_list_for_a_set_prints_the_table_and_the_json(store, catalogue_fi
     assert max(len(line) for line in text.splitlines()) <= 80
     assert main(["models", "list", "--for", str(SET), *common, "--baseline", "nope"]) == 2
     assert "unknown model 'nope'" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    price_in=st.floats(0, 100),
+    price_out=st.floats(0, 100),
+    mix_in=st.floats(1, 1e5),
+    mix_out=st.floats(1, 1e5),
+    base=st.floats(0.01, 100),
+)
+def test_a_blended_price_lies_between_its_two_prices_and_its_group_follows_the_band(
+    price_in, price_out, mix_in, mix_out, base
+):
+    from compare_tui.candidates.model import TokenMix, blended_price, price_group
+
+    [entry] = load_catalogue_text(_token_entry("m", 1.0)).models
+    entry = entry.model_copy(
+        update={
+            "cost": entry.cost.model_copy(update={"usd_per_mtok_input": price_in, "usd_per_mtok_output": price_out})
+        }
+    )
+    value = blended_price(entry, TokenMix(mix_in, mix_out, 1, "b"), None).usd_per_mtok
+    assert value is not None
+    assert min(price_in, price_out) - 1e-9 <= value <= max(price_in, price_out) + 1e-9
+    group = price_group(value, base)
+    ratio = value / base  # the band is ±10 % of today's price
+    if ratio < 1 - 0.10:
+        assert group is PriceGroup.CHEAPER
+    elif ratio > 1 + 0.10:
+        assert group is PriceGroup.DEARER
+    else:
+        assert group is PriceGroup.ABOUT_THE_SAME
