@@ -14,6 +14,7 @@ from compare_tui.commands.common import (
     add_catalogue_option,
     add_prompt_cache_option,
     add_store_option,
+    daily_budget,
     load_catalogue_or_fail,
     load_set_or_fail,
     open_store,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
         EngineSession,
         PreparedRun,
     )
-    from compare_tui.engine.budget import DailyBudget
     from compare_tui.store import Store
     from compare_tui.store.summary import RunSummary
 
@@ -173,7 +173,7 @@ def _handle(args: argparse.Namespace) -> int:
                 args.strict_serving,
                 margin_pp=args.margin,
                 gpu_telemetry=telemetry,
-                budget=_budget(),
+                budget=daily_budget(),
             )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
         # Before anything is prepared or sent: a scorer cluster that cannot be used refuses the run
@@ -379,14 +379,3 @@ def _gpu_telemetry(given: str | None) -> str | None:
         return parse_gpu_telemetry(given).spec
     except ValueError as exc:
         raise CommandError(f"--gpu-telemetry: {exc}") from None
-
-
-def _budget() -> DailyBudget:
-    """Today's eval budget from the user's config (`[budget]`); a malformed table stops the run."""
-    from compare_tui.engine.budget import BudgetConfigError, read_budget
-    from compare_tui.paths import user_config_path
-
-    try:
-        return read_budget(user_config_path())
-    except BudgetConfigError as exc:
-        raise CommandError(str(exc)) from None

@@ -146,3 +146,31 @@ def test_an_hourly_run_is_charged_its_wall_clock_not_each_overlapping_request(tm
             AuditRow(at=start, endpoint="http://x/v1", model="fake-model", prompt_tokens=1000, completion_tokens=500)
         )
         assert spent_today(store, catalogue, now) == pytest.approx(0.36 / 60 + (1000 * 1.0 + 500 * 2.0) / 1e6)
+
+
+def test_an_experiment_launches_only_what_fits_and_says_which_arm_it_stopped(tmp_path, monkeypatch):
+    """A budget of 1.5 run estimates: each run spends far less than its estimate (an upper bound
+    at max_tokens), so three runs fit one after another; then beta's second would not, and beta
+    stops there with the reason: no cell is half counted."""
+    from tests.core.test_experiment_helpers import catalogue, cli, entry, three_task_set
+
+    goldset_path = three_task_set(tmp_path / "set")
+    with FakeServer(default=text("ok")) as alpha, FakeServer(default=text("ok")) as beta:
+        models = catalogue(tmp_path / "models.toml", entry(alpha.url, "alpha"), entry(beta.url, "beta"))
+        store_path = str(tmp_path / "runs.sqlite")
+        made = cli(
+            "experiment", "new", "e", str(goldset_path), "--arm", "alpha", "--arm", "beta", "--repeats", "2",
+            "--models", str(models), "--store", store_path,
+        )  # fmt: skip
+        assert made.code == 0, made.err
+        goldset = load_golden_set(goldset_path)
+        cost = load_catalogue(models).get("alpha").cost
+        one = estimate_spend(goldset, cost, resolve_settings(goldset, RunOverrides())).usd
+        (tmp_path / "config" / "compare-tui").mkdir(parents=True)
+        (tmp_path / "config" / "compare-tui" / "config.toml").write_text(f"[budget]\nusd_per_day = {one * 1.5}\n")
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+        result = cli("experiment", "run", "e", "--json", "--models", str(models), "--store", store_path)
+    assert "launched 3 run(s): alpha" in result.err, result.err
+    assert "arm 'beta': skipped before it started: its estimated spend" in result.err
+    with Store.open(tmp_path / "runs.sqlite") as store:
+        assert sorted(run.model_name for run in store.list_runs()) == ["alpha", "alpha", "beta"]
