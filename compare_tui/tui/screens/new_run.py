@@ -130,38 +130,38 @@ class NewRunScreen(CompareScreen):
                 pass
         read = self.workspace.read_catalogue()
         store = self.workspace.store
-        problem = read.problem
-        choices = _Choices(tuple(sets), read.catalogue, problem)
         now = datetime.now(UTC)
+        promoted: dict[str, str] = {}
+        shortlists: dict[str, Shortlist] = {}
+        saved: dict[str, tuple[str, ...]] = {}
         for goldset in sets:
             workload = goldset.manifest.workload_id
             current = store.current_baseline(workload)
             if current is not None:
-                choices.promoted[workload] = current.model
-            if read.catalogue is not None and workload not in choices.shortlists:
-                choices.shortlists[workload] = load_shortlist(
-                    store, read.catalogue, workload, digest=goldset.digest, now=now
-                )
-            saved = store.saved_selection(workload)
-            if saved is not None:
-                choices.saved[workload] = saved
+                promoted[workload] = current.model
+            if read.catalogue is not None and workload not in shortlists:
+                shortlists[workload] = load_shortlist(store, read.catalogue, workload, digest=goldset.digest, now=now)
+            selection = store.saved_selection(workload)
+            if selection is not None:
+                saved[workload] = selection
+        problems = [read.problem] if read.problem else []
         budget = DailyBudget()
         if self.workspace.config_path is not None:
             try:
                 budget = read_budget(self.workspace.config_path)
             except BudgetConfigError as exc:
-                problem = f"{problem}; {exc}" if problem else str(exc)
+                problems.append(str(exc))
         spent, by_workload = 0.0, {}
         if budget.set and read.catalogue is not None:
             spent = spent_today(store, read.catalogue, now)
             by_workload = {w: spent_today(store, read.catalogue, now, w) for w in budget.workloads}
         choices = _Choices(
-            choices.sets,
-            choices.catalogue,
-            problem,
-            choices.promoted,
-            choices.shortlists,
-            choices.saved,
+            tuple(sets),
+            read.catalogue,
+            "; ".join(problems) or None,
+            promoted,
+            shortlists,
+            saved,
             budget,
             spent,
             by_workload,
@@ -212,20 +212,24 @@ class NewRunScreen(CompareScreen):
         goldset = self._goldset()
         if goldset is not None and chosen != self.applied:
             self.applied = chosen
-            self._save_selection(goldset.manifest.workload_id, tuple(models.selected))
+            self._remember(goldset.manifest.workload_id, tuple(models.selected))
 
     @work(thread=True, exit_on_error=False, group="save-selection", description="saving the model selection")
     def _save_selection(self, workload_id: str, models: tuple[str, ...] | None) -> None:
-        """Remember the workload's selection (None: forget it, so the recommended set applies)."""
+        """Remember the workload's selection in the store (None: forget it, so the recommended
+        set applies); the screen's own copy was changed on the UI thread before."""
         if models is None:
             self.workspace.store.forget_selection(workload_id)
         else:
             self.workspace.store.save_selection(workload_id, models)
+
+    def _remember(self, workload_id: str, models: tuple[str, ...] | None) -> None:
         if self.choices is not None:
             if models is None:
                 self.choices.saved.pop(workload_id, None)
             else:
                 self.choices.saved[workload_id] = models
+        self._save_selection(workload_id, models)
 
     @on(Select.Changed, "#set-select")
     def _set_changed(self, event: Select.Changed) -> None:
@@ -296,7 +300,7 @@ class NewRunScreen(CompareScreen):
             self.notify("No recommendation: this workload has no baseline to price against.", severity="warning")
             return
         self._fill_models([name for name in shortlist.recommended if name in self._names()])
-        self._save_selection(goldset.manifest.workload_id, None)
+        self._remember(goldset.manifest.workload_id, None)
         self._offer_baselines(list(self.query_one("#model-list", SelectionList).selected))
         self._update()
 
