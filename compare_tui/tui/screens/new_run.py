@@ -10,9 +10,7 @@ run would skip."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from textual import on, work
@@ -22,22 +20,19 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Footer, Header, Input, Label, Select, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
-from compare_tui.candidates import Shortlist, load_shortlist
-from compare_tui.catalogue import Catalogue, ModelEntry
+from compare_tui.candidates import Shortlist
+from compare_tui.catalogue import ModelEntry
 from compare_tui.engine import RunOverrides
 from compare_tui.engine.budget import (
-    BudgetConfigError,
-    DailyBudget,
     plan_within_budget,
-    read_budget,
     reset_sentence,
-    spent_today,
 )
 from compare_tui.engine.estimate import SpendEstimate
 from compare_tui.engine.settings import DEFAULT_CONCURRENCY
-from compare_tui.goldset import GoldenSet, GoldenSetError, discover_golden_sets
+from compare_tui.goldset import GoldenSet
 from compare_tui.tui.candidate_rows import ListRow, budget_lines, list_rows, selection_footer, today_panel
 from compare_tui.tui.engine_bridge import NewRunPlan
+from compare_tui.tui.new_run_choices import NewRunChoices, read_choices, same_path
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.refusal import RefusalScreen
 from compare_tui.tui.spend_preview import SpendPreview, dollars, preview
@@ -45,23 +40,6 @@ from compare_tui.tui.widgets.model_choices import ModelChoices
 
 if TYPE_CHECKING:
     from textual.worker import Worker
-
-
-@dataclass(frozen=True, slots=True)
-class _Choices:
-    sets: tuple[GoldenSet, ...]
-    catalogue: Catalogue | None
-    problem: str | None
-    promoted: dict[str, str] = field(default_factory=dict)
-    """Workload id → its promoted baseline (`compare-tui promote`), for the sets listed."""
-    shortlists: dict[str, Shortlist] = field(default_factory=dict)
-    """Workload id → its candidates priced and measured (`candidates.load_shortlist`)."""
-    saved: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Workload id → the models chosen for it last time."""
-    budget: DailyBudget = field(default_factory=DailyBudget)
-    spent: float = 0.0
-    """Spent today by every request in the audit ledger (USD)."""
-    spent_by_workload: dict[str, float] = field(default_factory=dict)
 
 
 class NewRunScreen(CompareScreen):
@@ -75,7 +53,7 @@ class NewRunScreen(CompareScreen):
     def __init__(self, set_path: str | None = None) -> None:
         super().__init__()
         self.set_path = set_path
-        self.choices: _Choices | None = None
+        self.choices: NewRunChoices | None = None
         self.current: SpendPreview | None = None
         self.rows: list[ListRow] = []
         """The model list's lines: group headings (no name) and models."""
@@ -117,68 +95,20 @@ class NewRunScreen(CompareScreen):
 
     @work(thread=True, exit_on_error=False, description="reading golden sets and the catalogue")
     def load(self) -> None:
-        sets = []
-        for path in discover_golden_sets(self.workspace.sets_dir):
-            try:
-                sets.append(self.workspace.golden_set(path))
-            except (GoldenSetError, OSError):
-                continue  # invalid sets are listed, with their problems, on Home
-        if self.set_path and all(not _same(s.root, self.set_path) for s in sets):
-            try:
-                sets.insert(0, self.workspace.golden_set(self.set_path))
-            except (GoldenSetError, OSError):
-                pass
-        read = self.workspace.read_catalogue()
-        store = self.workspace.store
-        now = datetime.now(UTC)
-        promoted: dict[str, str] = {}
-        shortlists: dict[str, Shortlist] = {}
-        saved: dict[str, tuple[str, ...]] = {}
-        for goldset in sets:
-            workload = goldset.manifest.workload_id
-            current = store.current_baseline(workload)
-            if current is not None:
-                promoted[workload] = current.model
-            if read.catalogue is not None and workload not in shortlists:
-                shortlists[workload] = load_shortlist(store, read.catalogue, workload, digest=goldset.digest, now=now)
-            selection = store.saved_selection(workload)
-            if selection is not None:
-                saved[workload] = selection
-        problems = [read.problem] if read.problem else []
-        budget = DailyBudget()
-        if self.workspace.config_path is not None:
-            try:
-                budget = read_budget(self.workspace.config_path)
-            except BudgetConfigError as exc:
-                problems.append(str(exc))
-        spent, by_workload = 0.0, {}
-        if budget.set and read.catalogue is not None:
-            spent = spent_today(store, read.catalogue, now)
-            by_workload = {w: spent_today(store, read.catalogue, now, w) for w in budget.workloads}
-        choices = _Choices(
-            tuple(sets),
-            read.catalogue,
-            "; ".join(problems) or None,
-            promoted,
-            shortlists,
-            saved,
-            budget,
-            spent,
-            by_workload,
-        )
+        choices = read_choices(self.workspace, self.set_path)
         self.app.call_from_thread(self._loaded, choices)
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         self.query_one("#new-run-form").loading = False
 
-    def _loaded(self, choices: _Choices) -> None:
+    def _loaded(self, choices: NewRunChoices) -> None:
         self.choices = choices
         self.query_one("#new-run-form").loading = False
         select = self.query_one("#set-select", Select)
         select.set_options(
             [(f"{s.manifest.name} {s.manifest.version} ({len(s.tasks)} tasks)", str(s.root)) for s in choices.sets]
         )
-        wanted = next((str(s.root) for s in choices.sets if self.set_path and _same(s.root, self.set_path)), None)
+        wanted = next((str(s.root) for s in choices.sets if self.set_path and same_path(s.root, self.set_path)), None)
         if wanted is None and choices.sets:
             wanted = str(choices.sets[0].root)
         if wanted is not None:
@@ -441,10 +371,6 @@ class NewRunScreen(CompareScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
-
-
-def _same(a: str | Path, b: str | Path) -> bool:
-    return Path(a).resolve() == Path(b).resolve()
 
 
 def _preview_lines(current: SpendPreview, cap: float | None) -> list[str]:
