@@ -65,6 +65,25 @@ class ModelKind(StrEnum):
     HOSTED = "hosted"
 
 
+class PriceGroup(StrEnum):
+    """Where a candidate's blended price stands against the baseline's (`candidates`)."""
+
+    CHEAPER = "cheaper"
+    ABOUT_THE_SAME = "about the same"
+    DEARER = "dearer"
+    UNPRICED = "price not known"
+    """No cost basis, or an hourly basis with no throughput measured on the workload yet."""
+
+
+class SpendSource(StrEnum):
+    """Where a spend figure was counted from (`candidates`, the daily budget)."""
+
+    STORE_RUNS = "store runs"
+    """This store's own runs (their attempts' tokens, or their duration at the hourly rate)."""
+    AUDIT_LEDGER = "audit ledger"
+    """Every request the ledger recorded: runs, judges, canary replays."""
+
+
 class GpuSource(StrEnum):
     """Where a run's GPU memory figure was read (`GpuReport.source`): NVML on the machine that
     runs compare-tui, or an NVIDIA DCGM exporter on the serving host (`--gpu-telemetry`)."""

@@ -14,6 +14,7 @@ from compare_tui.commands.common import (
     add_catalogue_option,
     add_prompt_cache_option,
     add_store_option,
+    daily_budget,
     load_catalogue_or_fail,
     load_set_or_fail,
     open_store,
@@ -172,6 +173,7 @@ def _handle(args: argparse.Namespace) -> int:
                 args.strict_serving,
                 margin_pp=args.margin,
                 gpu_telemetry=telemetry,
+                budget=daily_budget(),
             )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
         # Before anything is prepared or sent: a scorer cluster that cannot be used refuses the run
@@ -227,10 +229,14 @@ class _CommandObserver:
         self.progress.__exit__(*exc)
 
     def on_event(self, event: EngineEvent) -> None:
-        from compare_tui.engine import BaselineChosen, LeaseTakenOver
+        from compare_tui.engine import BaselineChosen, LeaseTakenOver, ModelsSkipped
 
         if isinstance(event, BaselineChosen):
             _say_baseline(event, quiet=self.quiet)
+        elif isinstance(event, ModelsSkipped):
+            say(f"warning: {event.warning}", file=sys.stderr)
+            for model, reason in event.skipped.items():
+                say(f"  {model}: {reason}", file=sys.stderr)
         elif isinstance(event, LeaseTakenOver):
             print(f"note: {event.sentence}", file=sys.stderr)
         else:

@@ -91,6 +91,13 @@ class SessionRefused(Message):
 
 
 @dataclass
+class ModelsSkipped(Message):
+    """Models left out before anything was sent: today's eval budget (the reasons are on the comparison)."""
+
+    warning: str
+
+
+@dataclass
 class LeaseTakenOver(Message):
     """A run's lease was held by a process that is gone; the engine took it over."""
 
