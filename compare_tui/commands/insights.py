@@ -15,7 +15,8 @@ examples:
 
 Every failed attempt (outcome fail or error) lands in exactly one group, by the first cause
 that holds: the request failed (its error class); the answer was cut at the token limit
-(finish_reason length); it was empty; it opens like a refusal; then what its scorer recorded
+(finish_reason length); it was empty; it opens like a refusal; it is in another language than
+the request (a small detector of scripts and function words); then what its scorer recorded
 (exact: expected vs answered label; regex: the pattern; json: parse, schema, field or value;
 tool_call: no call, a call written as text, the wrong tool, bad arguments; command: the
 first line of its output). --group N lists group N's attempts with their answers.

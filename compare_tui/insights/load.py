@@ -13,7 +13,8 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from compare_tui.insights.causes import REFUSAL_WINDOW, FailedAttempt
+from compare_tui.insights.causes import HEAD_CHARS, FailedAttempt
+from compare_tui.insights.language import detect_language
 from compare_tui.insights.model import InsightInputs, ModelAttempts
 from compare_tui.report import load_report_inputs
 from compare_tui.report.inputs import ReportInputs, RunInput
@@ -49,14 +50,18 @@ def insight_inputs_for(store: Store, report: ReportInputs, goldsets: Mapping[str
     baseline, `--baseline` included), with the golden sets its loader read (`goldsets`: path →
     set, or the error that kept it unread), so nothing is read twice."""
     tags: dict[str, tuple[str, ...]] = {}
+    languages: dict[str, str | None] = {}
     for goldset in goldsets.values():
         if isinstance(goldset, Exception):
             continue
         for task in goldset.tasks:
             tags.setdefault(task.id, tuple(task.tags))
+            if task.id not in languages:
+                languages[task.id] = detect_language(request_text(task))
     names = _names(list(report.runs))
     models = tuple(
-        _model_attempts(store, run, name, report.task_kinds) for run, name in zip(report.runs, names, strict=True)
+        _model_attempts(store, run, name, report.task_kinds, languages)
+        for run, name in zip(report.runs, names, strict=True)
     )
     return InsightInputs(
         ref=report.comparison_id or report.runs[0].run.id,
@@ -73,7 +78,25 @@ def _names(runs: list[RunInput]) -> list[str]:
     return [r.run.model_name if seen[r.run.model_name] == 1 else f"{r.run.model_name}@{r.run.id[:8]}" for r in runs]
 
 
-def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any) -> ModelAttempts:
+def request_text(task: Any) -> str:
+    """What the person asked: the task's prompt, else its last user message's text (the system
+    prompt and earlier turns are left out: they are often in English whatever the user writes)."""
+    given = task.input
+    if given.prompt is not None:
+        return str(given.prompt)
+    for message in reversed(given.messages or []):
+        if message.role != "user":
+            continue
+        if isinstance(message.content, str):
+            return message.content
+        parts = message.content or []
+        return " ".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+    return ""
+
+
+def _model_attempts(
+    store: Store, run: RunInput, name: str, kinds: Any, languages: Mapping[str, str | None]
+) -> ModelAttempts:
     outcomes: dict[str, list[Outcome]] = defaultdict(list)
     failed = []
     for row in store.attempt_columns(run.run.id, _COLUMNS):
@@ -88,12 +111,13 @@ def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any) -> Model
                 attempt=row["attempt"],
                 outcome=outcome,
                 scorer_kind=kinds.get(row["task_id"], ""),
-                answer_head=(row["answer_text"] or "")[:REFUSAL_WINDOW],
+                answer_head=(row["answer_text"] or "")[:HEAD_CHARS],
                 has_tool_calls=row["tool_calls"] not in (None, "", "[]"),
                 finish_reason=row["finish_reason"],
                 error_class=None if stored_class is None else _ERROR_CLASSES.get(stored_class, ErrorClass.TRANSPORT),
                 detail=row["score_detail"] or row["error"] or "",
                 score_data=json.loads(row["score_data"]) if row["score_data"] else {},
+                request_language=languages.get(row["task_id"]),
             )
         )
     return ModelAttempts(
