@@ -225,6 +225,8 @@ class SuspectReason(StrEnum):
     """Every model failed it, for the same cause: the expected outcome may be wrong."""
     FLAKY = "flaky"
     """A model both passed and failed it across its attempts."""
+    UNLIKE_EXPECTED = "unlike_expected"
+    """Every model failed it and no answer resembles the expected text: it may be wrong."""
 
 
 JudgeErrorClass: TypeAlias = ErrorClass | JudgeFailure

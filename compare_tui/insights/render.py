@@ -33,7 +33,7 @@ def share_text(share: float | None) -> str:
 
 GROUPS_TITLE = "Failures by cause (failed attempts; share of the model's failed attempts)"
 SUSPECTS_TITLE = "Check your golden set (suspect tasks)"
-NO_SUSPECT = "none: no task failed the same way on every model, none was flaky"
+NO_SUSPECT = "none: no task failed the same way on every model, none unlike its expected text, none flaky"
 
 
 def tags_title(insights: Insights) -> str:
@@ -56,6 +56,8 @@ def suspect_line(suspect: Suspect) -> str:
     """A suspect task and why it is one."""
     if suspect.reason is SuspectReason.SAME_FAILURE:
         return f"{suspect.task_id}: every model fails it the same way: {suspect.detail}"
+    if suspect.reason is SuspectReason.UNLIKE_EXPECTED:
+        return f"{suspect.task_id}: every model fails it and {suspect.detail}"
     return f"{suspect.task_id}: flaky: {suspect.detail}"
 
 
@@ -88,7 +90,7 @@ def render_text(insights: Insights) -> str:
     lines.append("")
     lines.append(SUSPECTS_TITLE)
     if not insights.suspects:
-        lines.append(f"  {NO_SUSPECT}")
+        lines += _wrap(NO_SUSPECT, "  ")
     for suspect in insights.suspects[:SHOWN]:
         lines += _wrap(suspect_line(suspect), "  ")
     lines += _more(len(insights.suspects) - SHOWN, "suspect tasks")
@@ -201,8 +203,7 @@ def render_md(insights: Insights) -> str:
     if insights.suspects:
         lines += ["Check your golden set:", ""]
         for suspect in insights.suspects[:SHOWN]:
-            what = "every model fails it the same way" if suspect.reason is SuspectReason.SAME_FAILURE else "flaky"
-            lines.append(f"- `{suspect.task_id}`: {what}: {_cell(suspect.detail)}")
+            lines.append(f"- `{suspect.task_id}`: {_cell(suspect_line(suspect).removeprefix(suspect.task_id + ': '))}")
         if len(insights.suspects) > SHOWN:
             lines.append(f"- … and {len(insights.suspects) - SHOWN} more")
         lines.append("")

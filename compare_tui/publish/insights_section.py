@@ -11,6 +11,7 @@ from typing import Any
 from compare_tui.insights import Insights
 from compare_tui.insights.render import (
     GROUPS_TITLE,
+    NO_SUSPECT,
     SHOWN,
     SUSPECTS_TITLE,
     share_text,
@@ -60,7 +61,7 @@ def insights_section(insights: Insights | None, mask: Masker) -> str:
     parts.append(f"<h3>{esc(SUSPECTS_TITLE)}</h3>")
     parts.append(bullets((mask(suspect_line(s)) for s in insights.suspects[:SHOWN]), "insight-suspects"))
     if not insights.suspects:
-        parts.append("<p>None: no task failed the same way on every model, none was flaky.</p>")
+        parts.append(f"<p>{esc(NO_SUSPECT.capitalize())}.</p>")
     return section("insights", "Insights: why answers failed", *parts)
 
 

@@ -285,3 +285,35 @@ def test_a_single_run_has_no_baseline_split(stored: Path, capsys) -> None:
     assert doc["ref"] == run.id and doc["baseline"] is None and doc["against_baseline"] == []
     assert [m["model"] for m in doc["models"]] == ["fake-b"] and doc["models"][0]["failed"] == 12
     assert main(["insights", "nosuchref", "--store", str(stored)]) == 2
+
+
+def test_a_task_no_answer_resembles_is_suspect_and_a_near_answer_is_not() -> None:
+    def failed(task: str, got: str) -> FailedAttempt:
+        return FailedAttempt(task, 1, Outcome.FAIL, "exact", got, score_data={"expected": "5", "got": got})
+
+    fails = {"sum": (Outcome.FAIL,), "near": (Outcome.FAIL,)}
+    a = ModelAttempts(
+        "a",
+        "r0",
+        fails,
+        (
+            failed("sum", "4"),
+            FailedAttempt(
+                "near", 1, Outcome.FAIL, "exact", "x", score_data={"expected": "Paris", "got": "paris, France."}
+            ),
+        ),
+    )
+    b = ModelAttempts(
+        "b",
+        "r1",
+        fails,
+        (
+            failed("sum", "The answer is 4."),
+            FailedAttempt("near", 1, Outcome.FAIL, "exact", "x", score_data={"expected": "Paris", "got": "Lyon"}),
+        ),
+    )
+    insights = build_insights(InsightInputs(ref="c", models=(a, b), baseline="a"))
+    assert [(s.task_id, s.reason, s.detail) for s in insights.suspects] == [
+        ("sum", SuspectReason.UNLIKE_EXPECTED, 'no answer resembles the expected "5"')
+    ]
+    assert "sum: every model fails it and no answer resembles the expected" in render_text(insights)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from pathlib import Path
 
 from compare_tui.cli import main
 from compare_tui.insights import FailedAttempt, InsightInputs, ModelAttempts, build_insights
@@ -24,7 +23,7 @@ INSIGHT: The German tickets are all lost [T:de-9].
 INSIGHT: Keep the current model."""
 
 
-def test_a_false_citation_is_dropped_and_counted_and_the_request_audited(stored: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+def test_a_false_citation_is_dropped_and_counted_and_the_request_audited(stored, tmp_path, capsys):  # noqa: F811
     with FakeServer(lambda body, count: text(REPLY)) as server:
         models = tmp_path / "analyst.toml"
         models.write_text(CATALOGUE.format(name="analyst", url=server.url, zeros="0" * 64))
@@ -65,9 +64,7 @@ def test_a_false_citation_is_dropped_and_counted_and_the_request_audited(stored:
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
-def test_an_analyst_the_catalogue_lacks_is_refused_before_anything_is_sent(
-    stored: Path, tmp_path: Path, capsys
-) -> None:  # noqa: F811
+def test_an_analyst_the_catalogue_lacks_is_refused_before_anything_is_sent(stored, tmp_path, capsys):  # noqa: F811
     models = tmp_path / "analyst.toml"
     models.write_text(CATALOGUE.format(name="analyst", url="http://127.0.0.1:9/v1", zeros="0" * 64))
     assert main(["insights", "latest", "--store", str(stored), "--analyst", "nobody", "--models", str(models)]) == 2
