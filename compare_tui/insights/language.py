@@ -62,6 +62,10 @@ _STOP_WORDS = {
     "nl": "de het een en is niet van in dat ik je op te met voor zijn er u uw maar ook wordt kunt bij naar",
 }
 _WORDS = {language: frozenset(words.split()) for language, words in _STOP_WORDS.items()}
+_LANGUAGES_OF: dict[str, tuple[str, ...]] = {}
+for _language, _words in _WORDS.items():
+    for _word in _words:
+        _LANGUAGES_OF[_word] = (*_LANGUAGES_OF.get(_word, ()), _language)
 _LETTER_CUES = {"ß": "de", "ä": "de", "ö": "de", "ü": "de", "ñ": "es", "¿": "es", "¡": "es", "ã": "pt", "õ": "pt"}
 _TOKEN = re.compile(r"[^\W\d_]+", re.UNICODE)
 
@@ -92,30 +96,32 @@ def detect_language(text: str) -> str | None:
     """The language of `text`'s first `WINDOW` characters (a `LANGUAGE_NAMES` code), or None
     when it cannot be told (see the module docstring). Pure and deterministic."""
     head = text[:WINDOW]
-    letters = [c for c in head if c.isalpha()]
-    if not letters:
+    if not head:
         return None
-    scripts = Counter(s for s in map(_script, letters) if s is not None)
-    if scripts:
-        # Japanese writes Han beside kana: any kana with Han makes it Japanese.
-        if scripts["ja"] and scripts["zh"]:
-            scripts["ja"] += scripts.pop("zh")
-        name, count = scripts.most_common(1)[0]
-        if count >= SCRIPT_SHARE * len(letters):
-            return name
-    hits: Counter[str] = Counter()
+    if max(head) >= "\u0370":  # some character past Latin: count the scripts
+        letters = [c for c in head if c.isalpha()]
+        scripts = Counter(s for s in map(_script, letters) if s is not None)
+        if scripts:
+            # Japanese writes Han beside kana: any kana with Han makes it Japanese.
+            if scripts["ja"] and scripts["zh"]:
+                scripts["ja"] += scripts.pop("zh")
+            name, count = scripts.most_common(1)[0]
+            if count >= SCRIPT_SHARE * len(letters):
+                return name
+    hits: dict[str, int] = {}
     lowered = head.lower()
+    languages_of = _LANGUAGES_OF
     for word in _TOKEN.findall(lowered):
-        for language, words in _WORDS.items():
-            if word in words:
-                hits[language] += 1
+        for language in languages_of.get(word, ()):
+            hits[language] = hits.get(language, 0) + 1
     for char, language in _LETTER_CUES.items():
         if char in lowered:
-            hits[language] += 1
-    ranked = hits.most_common(2)
-    if not ranked or ranked[0][1] < MIN_HITS:
+            hits[language] = hits.get(language, 0) + 1
+    if not hits:
         return None
-    if len(ranked) == 2 and ranked[0][1] < LEAD * ranked[1][1]:
+    # Ties broken by the language's name, so the order words came in never matters.
+    ranked = sorted(hits.items(), key=lambda item: (-item[1], item[0]))
+    if ranked[0][1] < MIN_HITS or (len(ranked) > 1 and ranked[0][1] < LEAD * ranked[1][1]):
         return None
     return ranked[0][0]
 

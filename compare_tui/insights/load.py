@@ -50,14 +50,14 @@ def insight_inputs_for(store: Store, report: ReportInputs, goldsets: Mapping[str
     baseline, `--baseline` included), with the golden sets its loader read (`goldsets`: path →
     set, or the error that kept it unread), so nothing is read twice."""
     tags: dict[str, tuple[str, ...]] = {}
-    languages: dict[str, str | None] = {}
+    tasks: dict[str, Any] = {}
     for goldset in goldsets.values():
         if isinstance(goldset, Exception):
             continue
         for task in goldset.tasks:
             tags.setdefault(task.id, tuple(task.tags))
-            if task.id not in languages:
-                languages[task.id] = detect_language(request_text(task))
+            tasks.setdefault(task.id, task)
+    languages = _RequestLanguages(tasks)
     names = _names(list(report.runs))
     models = tuple(
         _model_attempts(store, run, name, report.task_kinds, languages)
@@ -78,6 +78,20 @@ def _names(runs: list[RunInput]) -> list[str]:
     return [r.run.model_name if seen[r.run.model_name] == 1 else f"{r.run.model_name}@{r.run.id[:8]}" for r in runs]
 
 
+class _RequestLanguages:
+    """task id → its request's language, told once per task and only for tasks that failed."""
+
+    def __init__(self, tasks: Mapping[str, Any]) -> None:
+        self._tasks = tasks
+        self._told: dict[str, str | None] = {}
+
+    def get(self, task_id: str) -> str | None:
+        if task_id not in self._told:
+            task = self._tasks.get(task_id)
+            self._told[task_id] = detect_language(request_text(task)) if task is not None else None
+        return self._told[task_id]
+
+
 def request_text(task: Any) -> str:
     """What the person asked: the task's prompt, else its last user message's text (the system
     prompt and earlier turns are left out: they are often in English whatever the user writes)."""
@@ -94,9 +108,7 @@ def request_text(task: Any) -> str:
     return ""
 
 
-def _model_attempts(
-    store: Store, run: RunInput, name: str, kinds: Any, languages: Mapping[str, str | None]
-) -> ModelAttempts:
+def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any, languages: _RequestLanguages) -> ModelAttempts:
     outcomes: dict[str, list[Outcome]] = defaultdict(list)
     failed = []
     for row in store.attempt_columns(run.run.id, _COLUMNS):
