@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from compare_tui.insights.causes import HEAD_CHARS, FailedAttempt
 from compare_tui.insights.language import detect_language
 from compare_tui.insights.model import InsightInputs, ModelAttempts
+from compare_tui.insights.traffic import LoggedReply
 from compare_tui.report import load_report_inputs
 from compare_tui.report.inputs import ReportInputs, RunInput
 from compare_tui.store import Store
@@ -51,12 +53,22 @@ def insight_inputs_for(store: Store, report: ReportInputs, goldsets: Mapping[str
     set, or the error that kept it unread), so nothing is read twice."""
     tags: dict[str, tuple[str, ...]] = {}
     tasks: dict[str, Any] = {}
-    for goldset in goldsets.values():
+    logged: list[LoggedReply] | None = None
+    skips: Counter[str] = Counter()
+    for path, goldset in goldsets.items():
         if isinstance(goldset, Exception):
             continue
         for task in goldset.tasks:
             tags.setdefault(task.id, tuple(task.tags))
             tasks.setdefault(task.id, task)
+        sampled = _sample_info(Path(path))
+        if sampled is not None:
+            logged = (logged or []) + [
+                LoggedReply(t.id, t.expected.text, request_text(t))
+                for t in goldset.tasks
+                if t.expected.text is not None
+            ]
+            skips.update({reason: int(entry.get("count", 0)) for reason, entry in sampled.get("skipped", {}).items()})
     languages = _RequestLanguages(tasks)
     names = _names(list(report.runs))
     models = tuple(
@@ -70,7 +82,18 @@ def insight_inputs_for(store: Store, report: ReportInputs, goldsets: Mapping[str
         comparison_name=report.comparison_name,
         task_tags=tags,
         notes=report.notes,
+        logged=tuple(logged) if logged is not None else None,
+        logged_skips=dict(skips),
     )
+
+
+def _sample_info(folder: Path) -> dict[str, Any] | None:
+    """A sampled set's `sample.json` (None: not a sampled set, or unreadable)."""
+    try:
+        info = json.loads((folder / "sample.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
 
 
 def _names(runs: list[RunInput]) -> list[str]:

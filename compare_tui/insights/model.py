@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from compare_tui.insights.causes import Cause, FailedAttempt, classify, clip
+from compare_tui.insights.traffic import LoggedReply, TrafficProblems, traffic_problems
 from compare_tui.vocabulary import Outcome, SuspectReason, task_outcome
 
 EXAMPLES = 3
@@ -55,6 +56,10 @@ class InsightInputs:
     task_tags: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """task id → its tags from the golden set (empty when it could not be read)."""
     notes: tuple[str, ...] = ()
+    logged: tuple[LoggedReply, ...] | None = None
+    """A set sampled from traffic: its tasks' logged replies (None: not a sampled set)."""
+    logged_skips: Mapping[str, int] = field(default_factory=dict)
+    """A sampled set: `sample.json`'s skip counts (reason → lines)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +127,8 @@ class Insights:
     tag_splits: tuple[TagSplit, ...]
     suspects: tuple[Suspect, ...]
     notes: tuple[str, ...] = ()
+    traffic: TrafficProblems | None = None
+    """A set sampled from traffic: the logged model's own problems (`insights.traffic`)."""
 
     def open_command(self, group: FailureGroup) -> str:
         """The command that lists a group's tasks with their answers."""
@@ -155,6 +162,7 @@ def build_insights(inputs: InsightInputs) -> Insights:
         tag_splits=_tag_splits(inputs),
         suspects=_sorted(_same_failures(inputs, causes) + _unlike_expected(inputs, causes)) + _flaky(inputs),
         notes=inputs.notes,
+        traffic=traffic_problems(inputs.logged, inputs.logged_skips) if inputs.logged is not None else None,
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from compare_tui.insights.causes import clip
 from compare_tui.insights.model import DIRECTIONAL_UNDER, FailureGroup, Insights, Suspect, TagSplit
+from compare_tui.insights.traffic import TrafficProblems
 from compare_tui.vocabulary import SuspectReason
 
 SCHEMA = "compare-tui.insights/1"
@@ -34,6 +35,23 @@ def share_text(share: float | None) -> str:
 GROUPS_TITLE = "Failures by cause (failed attempts; share of the model's failed attempts)"
 SUSPECTS_TITLE = "Check your golden set (suspect tasks)"
 NO_SUSPECT = "none: no task failed the same way on every model, none unlike its expected text, none flaky"
+
+
+TRAFFIC_TITLE = "Problems found in the traffic (the logged model's own replies, before any candidate)"
+
+
+def traffic_lines(traffic: TrafficProblems) -> list[str]:
+    """One line per problem of the logged replies (`insights.traffic`)."""
+    if not traffic.problems:
+        return [f"none among the {traffic.sampled} sampled replies or the sampler's skips"]
+    lines = []
+    for problem in traffic.problems:
+        if problem.examples:
+            share = f"{problem.count} of {traffic.sampled} sampled replies"
+            lines.append(f"{problem.words}: {share}, e.g. {', '.join(problem.examples)}")
+        else:
+            lines.append(f"{problem.words}: {problem.count} log lines")
+    return lines
 
 
 def tags_title(insights: Insights) -> str:
@@ -94,6 +112,10 @@ def render_text(insights: Insights) -> str:
     for suspect in insights.suspects[:SHOWN]:
         lines += _wrap(suspect_line(suspect), "  ")
     lines += _more(len(insights.suspects) - SHOWN, "suspect tasks")
+    if insights.traffic is not None:
+        lines += ["", *_wrap(TRAFFIC_TITLE, "")]
+        for line in traffic_lines(insights.traffic):
+            lines += _wrap(line, "  ")
     for note in insights.notes:
         lines += ["", *_wrap(f"Note: {note}", "")]
     return "\n".join(lines) + "\n"
@@ -156,6 +178,15 @@ def insights_document(insights: Insights) -> dict[str, Any]:
         ],
         "suspects": [{"task": s.task_id, "reason": s.reason.value, "detail": s.detail} for s in insights.suspects],
         "notes": list(insights.notes),
+        "traffic": None
+        if insights.traffic is None
+        else {
+            "sampled": insights.traffic.sampled,
+            "problems": [
+                {"kind": p.kind, "words": p.words, "count": p.count, "examples": list(p.examples)}
+                for p in insights.traffic.problems
+            ],
+        },
     }
 
 
@@ -207,4 +238,6 @@ def render_md(insights: Insights) -> str:
         if len(insights.suspects) > SHOWN:
             lines.append(f"- … and {len(insights.suspects) - SHOWN} more")
         lines.append("")
+    if insights.traffic is not None:
+        lines += [f"{TRAFFIC_TITLE}:", "", *(f"- {_cell(line)}" for line in traffic_lines(insights.traffic)), ""]
     return "\n".join(lines)

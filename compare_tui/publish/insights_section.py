@@ -14,10 +14,12 @@ from compare_tui.insights.render import (
     NO_SUSPECT,
     SHOWN,
     SUSPECTS_TITLE,
+    TRAFFIC_TITLE,
     share_text,
     split_line,
     suspect_line,
     tags_title,
+    traffic_lines,
 )
 from compare_tui.publish.details import Masker
 from compare_tui.publish.html import bullets, column_table, esc, section
@@ -62,6 +64,9 @@ def insights_section(insights: Insights | None, mask: Masker) -> str:
     parts.append(bullets((mask(suspect_line(s)) for s in insights.suspects[:SHOWN]), "insight-suspects"))
     if not insights.suspects:
         parts.append(f"<p>{esc(NO_SUSPECT.capitalize())}.</p>")
+    if insights.traffic is not None:
+        parts.append(f"<h3>{esc(TRAFFIC_TITLE)}</h3>")
+        parts.append(bullets((mask(line) for line in traffic_lines(insights.traffic)), "insight-traffic"))
     return section("insights", "Insights: why answers failed", *parts)
 
 

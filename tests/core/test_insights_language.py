@@ -139,3 +139,50 @@ def test_an_english_answer_to_a_german_request_is_grouped_through_a_real_run(tmp
     )
     # refund-en's prompt is its id (no language): its failures stay the scorer's.
     assert "wrong_language" not in {g["cause"] for g in groups.values() if "refund-en" in g["examples"]}
+
+
+def test_a_sampled_sets_logged_replies_show_the_problems_found_in_the_traffic(tmp_path: Path, capsys) -> None:
+    """The set's expected texts are the logged model's replies (as `compare-tui sample` writes
+    them); `sample.json` counts what the sampler skipped. A run of one model on it is enough."""
+    logged = {
+        "t-refused": ("Can you cancel my order 4411?", "I'm sorry, but I can't help with that."),
+        "t-german": (SENTENCES["en"], SENTENCES["de"]),
+        "t-fine": ("Where is my parcel? It was due on Monday, and it has not come.", SENTENCES["en"]),
+    }
+    goldset = write_set(
+        tmp_path / "set",
+        {task: reply for task, (_, reply) in logged.items()},
+        extra={task: {"input": {"prompt": asked}} for task, (asked, _) in logged.items()},
+    )
+    skipped = {"truncated_reply": {"count": 4, "meaning": "cut", "first": "a:1"}, "blank": {"count": 9}}
+    (goldset / "sample.json").write_text(json.dumps({"format": 1, "skipped": skipped}))
+    with FakeServer(lambda body, count: text("ok")) as server:
+        models = tmp_path / "models.toml"
+        models.write_text(CATALOGUE.format(name="fake-a", url=server.url, zeros="0" * 64))
+        store = tmp_path / "runs.sqlite"
+        assert main(["run", str(goldset), "--models", str(models), "--store", str(store), "--model", "fake-a"]) == 0
+    capsys.readouterr()
+    assert main(["insights", "latest", "--store", str(store), "--format", "json"]) == 0
+    traffic = json.loads(capsys.readouterr().out)["traffic"]
+    assert traffic == {
+        "sampled": 3,
+        "problems": [
+            {"kind": "refusal", "words": "refusals", "count": 1, "examples": ["t-refused"]},
+            {
+                "kind": "wrong_language",
+                "words": "replies in German to requests in English",
+                "count": 1,
+                "examples": ["t-german"],
+            },
+            {
+                "kind": "truncated_reply",
+                "words": "replies cut at the token limit (skipped by the sampler)",
+                "count": 4,
+                "examples": [],
+            },
+        ],
+    }
+    assert main(["insights", "latest", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "Problems found in the traffic (the logged model's own replies, before any" in out
+    assert "  refusals: 1 of 3 sampled replies, e.g. t-refused" in out

@@ -22,10 +22,12 @@ from compare_tui.insights.render import (
     GROUPS_TITLE,
     NO_SUSPECT,
     SUSPECTS_TITLE,
+    TRAFFIC_TITLE,
     share_text,
     split_line,
     suspect_line,
     tags_title,
+    traffic_lines,
 )
 from compare_tui.tui.widgets.report_tables import shorten
 
@@ -81,6 +83,8 @@ class InsightsPane(Vertical):
             yield Static("", id="insight-tags", markup=False)
             yield Static(SUSPECTS_TITLE, classes="section-title")
             yield Static("", id="insight-suspects", markup=False)
+            yield Static(TRAFFIC_TITLE, id="insight-traffic-title", classes="section-title", markup=False)
+            yield Static("", id="insight-traffic", markup=False)
             yield Static("", id="insight-notes", classes="muted notes", markup=False)
 
     def show(self, insights: Insights, width: int) -> None:
@@ -138,6 +142,10 @@ class InsightsPane(Vertical):
             self.query_one(name).display = has_tags
         suspects = "\n".join(suspect_line(s) for s in insights.suspects) or NO_SUSPECT
         self.query_one("#insight-suspects", Static).update(suspects)
+        traffic = insights.traffic
+        self.query_one("#insight-traffic", Static).update("\n".join(traffic_lines(traffic)) if traffic else "")
+        for name in ("#insight-traffic-title", "#insight-traffic"):
+            self.query_one(name).display = traffic is not None
         hidden = len(insights.groups) - ROWS
         notes = (
             [f"… and {hidden} more groups (`compare-tui insights --format json` lists every one)"] if hidden > 0 else []
