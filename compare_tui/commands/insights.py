@@ -83,6 +83,8 @@ def _insights(args: argparse.Namespace) -> int:
     from compare_tui.report import ReportNotFoundError
     from compare_tui.store import StoreError
 
+    if args.group is not None and args.analyst:
+        raise CommandError("--analyst reviews every group: leave out --group (or --analyst)")
     with open_store(args.store) as store:
         try:
             inputs = load_insight_inputs(store, args.ref)

@@ -69,6 +69,8 @@ def test_an_analyst_the_catalogue_lacks_is_refused_before_anything_is_sent(store
     models.write_text(CATALOGUE.format(name="analyst", url="http://127.0.0.1:9/v1", zeros="0" * 64))
     assert main(["insights", "latest", "--store", str(stored), "--analyst", "nobody", "--models", str(models)]) == 2
     assert "nobody" in capsys.readouterr().err
+    assert main(["insights", "latest", "--store", str(stored), "--analyst", "x", "--group", "1"]) == 2
+    assert "leave out --group" in capsys.readouterr().err
 
 
 def test_the_checker_reads_citations_in_their_forms() -> None:
