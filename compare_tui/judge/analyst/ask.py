@@ -22,7 +22,7 @@ from compare_tui.judge.run.usage import JudgeUsage, judge_usage
 from compare_tui.store import Store
 from compare_tui.store.judgements import JudgementRecord
 
-ANALYST_SETTINGS = JudgeSettings(max_tokens=400, concurrency=1)
+ANALYST_SETTINGS = JudgeSettings(max_tokens=300, concurrency=1)
 """Room for six short lines; temperature 0 as a judge's."""
 
 
