@@ -198,7 +198,7 @@ def _report(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     grades = []
     insights = None
-    if args.format == "md":
+    if args.format != "junit":
         insights = _insights(args.store, inputs, goldsets)
     if args.format != "junit":
         from compare_tui.judge import load_report_grades
@@ -256,7 +256,8 @@ def _emit(
 ) -> None:
     """The report in `fmt`, then (text, Markdown) or within it (JSON, `grades`) the stored
     grades' figures, rendered from the same `GradeReport`s; JSON and JUnit carry the `gate`
-    when one was checked (its warnings and failures); Markdown ends with `insights`."""
+    when one was checked (its warnings and failures); text and Markdown end with `insights`,
+    JSON carries them as `insights` (as a published bundle's report.json)."""
     from compare_tui.judge import grade_summary_json, render_grade_md, render_grade_summary
 
     if fmt == "text":
@@ -265,6 +266,10 @@ def _emit(
         from compare_tui.report.render_text import render_text
 
         tail = "".join("\n" + render_grade_summary(g) for g in grades)
+        if insights is not None:
+            from compare_tui.insights import render_text as render_insights_text
+
+            tail += "\n" + render_insights_text(insights)
         if out is None:
             Console().print(render_text(report))
             sys.stdout.write(tail)
@@ -283,6 +288,10 @@ def _emit(
         # Only when grades are stored; either way the document is byte for byte the one a
         # published bundle carries as report.json (`publish.bundle` adds the same `grades`).
         document = report_document(report) | ({"grades": [grade_summary_json(g) for g in grades]} if grades else {})
+        if insights is not None:
+            from compare_tui.insights import insights_document
+
+            document["insights"] = insights_document(insights)
         document |= {"gate": gate_document(gate)} if gate is not None else {}
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     elif fmt == "md":

@@ -89,7 +89,9 @@ def publish_report(
 
 
 def _publish_report(store: Store, ref: str, out: Path, answers: bool, environ: dict[str, str] | None) -> Published:
+    from compare_tui.insights import build_insights, insight_inputs_for, insights_document
     from compare_tui.judge import grade_summary_json, load_report_grades
+    from compare_tui.publish.insights_section import masked_document
     from compare_tui.report import (
         build_report,
         load_report_inputs,
@@ -103,9 +105,11 @@ def _publish_report(store: Store, ref: str, out: Path, answers: bool, environ: d
     mask = Masker(runs, environ)
     details = task_details(store, runs, report.task_ids, mask, goldsets) if answers else None
     grades = load_report_grades(store, inputs)  # read from the store: publishing asks no judge
-    # As `report --format json` writes it: `grades` only when some are stored.
+    insights = build_insights(insight_inputs_for(store, inputs, goldsets))
+    # As `report --format json` writes it: `grades` only when some are stored; `insights` always.
     document = report_document(report) | ({"grades": [grade_summary_json(g) for g in grades]} if grades else {})
-    page = comparison_page(report, document, runs, details, mask, grades)
+    document["insights"] = masked_document(insights_document(insights), mask)
+    page = comparison_page(report, document, runs, details, mask, grades, insights)
     # Exactly `report --format json`'s document, from the one the page used.
     index, report_path, page_bytes, json_bytes = _write(out, page, indented_json(document) + "\n")
     kind: BundleKind = "comparison" if report.comparison_id else "run"

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the payloads' types, named without importing their modules 
 
     from compare_tui.catalogue.readiness import CatalogueRow, VerifyOutcome
     from compare_tui.diff.ab import RunPairDiff
+    from compare_tui.insights import Insights
     from compare_tui.judge import GradeReport
     from compare_tui.report import Report
     from compare_tui.store import ReviewRecord
@@ -120,6 +121,13 @@ class ReportBuilt(Message):
     seconds: float
     grades: tuple[GradeReport, ...] = ()
     """The stored rubric grades of the report's runs (`compare-tui grade`), one per judge × rubric."""
+
+
+@dataclass
+class InsightsBuilt(Message):
+    """The insights of the report just built (`compare-tui insights`), read after it."""
+
+    insights: Insights
 
 
 @dataclass
