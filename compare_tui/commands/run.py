@@ -98,6 +98,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--name", help="the comparison's name (default: set and date)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (nothing repeated, nothing lost)")
     p.add_argument(
+        "--stop-when-settled",
+        action="store_true",
+        help="decide as soon as each verdict is settled: tasks in a seeded random order sent to every model "
+        "interleaved, anytime-valid verdicts (a confidence sequence), and no more requests for a candidate "
+        "once its verdict has settled (needs --baseline; the manifest's [decision] sequential = true makes it "
+        "the default)",
+    )
+    p.add_argument(
+        "--full-set",
+        action="store_true",
+        help="with --resume on a --stop-when-settled comparison: send its runs the tasks they were not sent, "
+        "so the fixed-N figures stand beside the sequential verdict",
+    )
+    p.add_argument(
         "--strict-serving",
         action="store_true",
         help="refuse a model whose server reports other settings (context, slots, template mode, build, "
@@ -139,6 +153,7 @@ def _handle(args: argparse.Namespace) -> int:
         ResumePlan,
         RunRefusedError,
     )
+    from compare_tui.report.sequential import look_at
     from compare_tui.scoring.placement import scorer_executor, where_scorers_run
 
     telemetry = _gpu_telemetry(args.gpu_telemetry)
@@ -149,7 +164,7 @@ def _handle(args: argparse.Namespace) -> int:
             run = store.get_run(args.resume)  # an unknown id is a StoreError: one line, exit 2
             goldset = load_set_or_fail(args.set or run.goldset_path)
             plan: NewRunPlan | ResumePlan = ResumePlan(
-                (run.id,), strict_serving=args.strict_serving, gpu_telemetry=telemetry
+                (run.id,), strict_serving=args.strict_serving, gpu_telemetry=telemetry, full_set=args.full_set
             )
         else:
             if not args.set or not args.model:
@@ -159,7 +174,16 @@ def _handle(args: argparse.Namespace) -> int:
                     f"--baseline {args.baseline} is also the only --model: there is no candidate to "
                     "compare with it; add one with --model NAME, or drop --baseline to run it alone"
                 )
+            if args.full_set:
+                raise CommandError("--full-set goes with --resume RUN_ID (a --stop-when-settled comparison's run)")
             goldset = load_set_or_fail(args.set)
+            sequential = args.stop_when_settled or bool(
+                goldset.manifest.decision and goldset.manifest.decision.sequential and args.baseline
+            )
+            if sequential and not args.baseline:
+                raise CommandError(
+                    "--stop-when-settled judges candidates against a baseline: name it with --baseline A"
+                )
             names = tuple(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
             overrides = run_overrides(args)
             plan = NewRunPlan(
@@ -172,6 +196,7 @@ def _handle(args: argparse.Namespace) -> int:
                 args.strict_serving,
                 margin_pp=args.margin,
                 gpu_telemetry=telemetry,
+                sequential=sequential,
             )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
         # Before anything is prepared or sent: a scorer cluster that cannot be used refuses the run
@@ -179,7 +204,9 @@ def _handle(args: argparse.Namespace) -> int:
         has_command = any(goldset.scorer_for(t).kind == "command" for t in goldset.tasks)
         scorers = scorer_executor(args.scorers, args.scorer_jobs, needed=has_command)
         try:
-            session = EngineSession(store, plan, catalogue, observer, goldset=goldset, scorers=scorers)
+            session = EngineSession(
+                store, plan, catalogue, observer, goldset=goldset, scorers=scorers, stop_rule=look_at
+            )
             try:
                 prepared = session.prepare()
             except RunRefusedError as exc:

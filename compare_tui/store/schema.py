@@ -31,6 +31,8 @@ History (never edit a shipped migration; append a new one):
       process start, token, heartbeat), `lease_takeovers` (each stale lease taken over), and
       `audit.state`: a request's row is written `sent` before it goes out and completed `done`
       after; `unknown` when its sender died first, `cancelled` when it stopped reading.
+  v14 `attempts.cached_tokens`.
+  then `comparisons.sequential`: a `--stop-when-settled` comparison's seed and task order.
 """
 
 from __future__ import annotations
@@ -343,6 +345,14 @@ ALTER TABLE attempts ADD COLUMN cached_tokens INTEGER
 on attempts stored before v14 and where the server did not say."""
 
 
+_V_SEQUENTIAL = """
+ALTER TABLE comparisons ADD COLUMN sequential TEXT
+"""
+"""A comparison run with `--stop-when-settled`: the seed and the task order its sequential
+verdicts follow, as JSON (`store.records.SequentialOrder`), recorded before the first request.
+Null for a fixed-N comparison."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
     # migration and its version bump land together or not at all.
@@ -369,6 +379,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V12),
     _script(_V13),
     _script(_V14),
+    _script(_V_SEQUENTIAL),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 
