@@ -45,7 +45,7 @@ examples:
   compare-tui run sets/code-tasks --model smollm2-135m --scorers ray=ray://ray-head:10001
   compare-tui run --resume 9835f652e14fb5b2
 
-exit codes: 0 every run completed; 1 a run did not complete (interrupted, failed, or incomplete:
+exit codes: 0 every run completed (or settled, with --stop-when-settled); 1 a run did not complete (interrupted, failed, or incomplete:
             some tasks measured nothing because the endpoint failed; `--resume` retries them);
             2 bad input or a refusal, e.g. an endpoint that does not answer (nothing was sent);
             130 interrupted by Ctrl-C (143 by SIGTERM); every finished attempt is stored
@@ -225,7 +225,7 @@ def _handle(args: argparse.Namespace) -> int:
             _print_outcome(store, comparison_id, prepared, statuses)
     if observer.interrupted is not None:
         return observer.interrupted
-    return 0 if all(s == RunStatus.COMPLETED for s in statuses) else 1
+    return 0 if all(s in (RunStatus.COMPLETED, RunStatus.SETTLED) for s in statuses) else 1
 
 
 def execute_prepared(store: Store, prepared: list[PreparedRun], *, quiet: bool, together: bool = False) -> list[str]:

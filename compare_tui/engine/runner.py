@@ -510,9 +510,7 @@ def ended_tasks(store: Store, run_id: str) -> dict[str, str]:
     for attempt in store.attempts_for_run(run_id):
         if measured(attempt.outcome, attempt.error_class):
             recorded.setdefault(attempt.task_id, {})[attempt.attempt] = attempt.outcome
-    return {
-        task_id: task_outcome(by.values()) for task_id, by in recorded.items() if _task_done(by, attempts)
-    }
+    return {task_id: task_outcome(by.values()) for task_id, by in recorded.items() if _task_done(by, attempts)}
 
 
 def _task_done(prior: dict[int, str], attempts: int) -> bool:

@@ -44,9 +44,7 @@ class SequenceLook(Protocol):
 class StopRule(Protocol):
     """The look after `outcomes` from a set of `total` paired tasks, for one of K `candidates`."""
 
-    def __call__(
-        self, outcomes: Sequence[int], total: int, *, margin_pp: float, candidates: int
-    ) -> SequenceLook: ...
+    def __call__(self, outcomes: Sequence[int], total: int, *, margin_pp: float, candidates: int) -> SequenceLook: ...
 
 
 PAIRED = frozenset({Outcome.PASS, Outcome.FAIL, Outcome.ERROR})
@@ -119,7 +117,13 @@ class SequentialSchedule:
             if self.observer is not None:
                 self.observer.on_event(
                     SequenceLooked(
-                        candidate.name, look.tasks, len(self.order), look.low, look.high, str(look.verdict), look.settled
+                        candidate.name,
+                        look.tasks,
+                        len(self.order),
+                        look.low,
+                        look.high,
+                        str(look.verdict),
+                        look.settled,
                     )
                 )
 

@@ -501,7 +501,11 @@ class EngineSession:
         return list(self.statuses)
 
     async def _execute_together(self, make: Callable[[PreparedRun], RunExecutor]) -> None:
-        ended = await asyncio.gather(*(make(p).execute() for p in self.prepared), return_exceptions=True)
+        try:
+            ended = await asyncio.gather(*(make(p).execute() for p in self.prepared), return_exceptions=True)
+        except asyncio.CancelledError:  # every run stopped where it was: each is interrupted
+            self.statuses[:] = [RunStatus.INTERRUPTED] * len(self.prepared)
+            raise
         for p, status in zip(self.prepared, ended, strict=True):
             self.statuses.append(status if isinstance(status, RunStatus) else RunStatus.INTERRUPTED)
             if isinstance(status, Exception) and self.stopped_run_id is None:

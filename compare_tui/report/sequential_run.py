@@ -111,7 +111,9 @@ def candidate_words(c: CandidateSequence, total: int, level: float) -> str:
     look = c.look
     if look is None:
         return "no paired outcome yet"
-    bounds = f"confidence sequence at {fmt.level(level)}: {fmt.bound(look.low * 100)} to {fmt.bound(look.high * 100)} pts"
+    bounds = (
+        f"confidence sequence at {fmt.level(level)}: {fmt.bound(look.low * 100)} to {fmt.bound(look.high * 100)} pts"
+    )
     if look.settled:
         how = ", curtailed: the remaining tasks could not change it" if look.curtailed else ""
         return f"{look.verdict}, settled at task {look.tasks} of {total} ({bounds}{how})"
