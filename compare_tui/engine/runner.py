@@ -45,8 +45,8 @@ from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body, hold_prompt_cache, stack_of
 from compare_tui.engine.retry import RetryPolicy, with_retries
-from compare_tui.engine.server_latency import HistogramReading, merged, read_histograms, serves_vllm
 from compare_tui.engine.sequential import PlainSource, SequentialSchedule, TaskSource
+from compare_tui.engine.server_latency import HistogramReading, merged, read_histograms, serves_vllm
 from compare_tui.engine.tools_reach import tools_reach
 from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task

@@ -19,6 +19,7 @@ from compare_tui.report.inputs import ReportInputs, StepGrading
 from compare_tui.report.paired import PairedComparison, paired_comparisons
 from compare_tui.report.prompt_cache import CacheCondition, cache_caveats, cache_condition
 from compare_tui.report.rule import Recommendation, Standing, recommend
+from compare_tui.report.sequential_run import SequentialRun, sequential_run
 from compare_tui.report.server_latency import LatencyCrossCheck, cross_check, cross_check_caveats
 from compare_tui.report.serving import (
     ServingSummary,
@@ -27,7 +28,6 @@ from compare_tui.report.serving import (
     serving_summary,
     stack_confound,
 )
-from compare_tui.report.sequential_run import SequentialRun, sequential_run
 from compare_tui.report.trajectories import Trajectories, replay_caveats, trajectories
 
 
