@@ -328,10 +328,12 @@ def _serving_notes(prepared: list[PreparedRun]) -> None:
 def _summary(
     store: Store, comparison_id: str | None, prepared: Sequence[PreparedRun], statuses: Sequence[str]
 ) -> dict[str, Any]:
+    decision, sequential = _decision_lines(store, comparison_id) if comparison_id else (None, None)
     out: dict[str, Any] = {
         "comparison": comparison_id,
         "runs": [],
-        "decision": _decision_summary(store, comparison_id) if comparison_id else None,
+        "decision": decision,
+        "sequential": sequential,
     }
     for p, status in zip(prepared, statuses):
         tally = store.pass_rate_summary(p.run.id)
@@ -343,7 +345,7 @@ def _summary(
                 "provenance": p.run.provenance,
                 "reason": store.get_run_exact(p.run.id).error,
             }
-            | _tally_dict(tally)
+            | _tally_dict(tally, status)
         )
     return out
 
@@ -352,39 +354,49 @@ def _print_outcome(
     store: Store, comparison_id: str | None, prepared: Sequence[PreparedRun], statuses: Sequence[str]
 ) -> None:
     for p, status in zip(prepared, statuses):
-        tally = _tally_text(store.pass_rate_summary(p.run.id))
+        tally = _tally_text(store.pass_rate_summary(p.run.id), status)
         say(f"{p.run.model_name}: run {p.run.id} {status}: {tally} ({p.run.provenance})")
         if status == RunStatus.INCOMPLETE:
             say(f"  {store.get_run_exact(p.run.id).error}")
-    summary = _decision_summary(store, comparison_id) if comparison_id else None
+    summary, sequential = _decision_lines(store, comparison_id) if comparison_id else (None, None)
     if summary:
         say(f"decision: {summary}")
+    if sequential:
+        say(f"sequential: {sequential}")
     say(f"comparison {comparison_id}: see `compare-tui report {comparison_id}`")
 
 
-def _decision_summary(store: Store, comparison_id: str) -> str | None:
-    """The report's one-line decision, when the comparison has a baseline."""
+def _decision_lines(store: Store, comparison_id: str) -> tuple[str | None, str | None]:
+    """The report's one-line decision, when the comparison has a baseline, and a sequential
+    comparison's `settled after … of … tasks; … requests not sent; … not spent`."""
     from compare_tui.report import build_report, load_report_inputs
 
     report = build_report(load_report_inputs(store, comparison_id))
+    sequential = None if report.sequential is None else report.sequential.words
     if report.decision is None:
-        return report.decision_note
-    return report.decision.summary
+        return report.decision_note, sequential
+    return report.decision.summary, sequential
 
 
-def _tally_dict(t: RunSummary) -> dict[str, Any]:
+def _tally_dict(t: RunSummary, status: str) -> dict[str, Any]:
+    # A settled run's tasks not sent are not sent, never failures nor "not done".
+    settled = status == RunStatus.SETTLED
     return {
         "pass": t.passed,
         "fail": t.failed,
         "review": t.review,
         "error": t.errored,
-        "not_done": t.not_done,
+        "not_done": 0 if settled else t.not_done,
+        "not_sent": t.not_done if settled else 0,
         "tasks": t.tasks_planned,
     }
 
 
-def _tally_text(t: RunSummary) -> str:
-    not_done = f", {t.not_done} not done" if t.not_done else ""
+def _tally_text(t: RunSummary, status: str) -> str:
+    if status == RunStatus.SETTLED and t.not_done:
+        not_done = f", {t.not_done} not sent (settled)"
+    else:
+        not_done = f", {t.not_done} not done" if t.not_done else ""
     return (
         f"{t.passed} pass, {t.failed} fail, {t.review} review, {t.errored} error{not_done} of {t.tasks_planned} tasks"
     )

@@ -209,3 +209,46 @@ def test_killed_by_sigkill_a_sequential_cli_run_resumes_without_repeating_a_task
         order = comparison.sequential.order
         settled = first_settled(_expected_outcomes(order), TASKS, margin_pp=5)
         assert f"sequential, settled at task {settled.tasks} of {TASKS}" in summary["decision"]
+
+
+def test_the_reports_say_the_verdict_is_sequential_where_it_settled_and_what_was_not_sent(tmp_path, capsys):
+    from compare_tui.cli import main
+
+    with FakeServer(_script(), models=("base-model", "cand-model")) as server:
+        set_path, catalogue = _setup(tmp_path, server.url)
+        store = str(tmp_path / "runs.sqlite")
+        common = ["--models", str(catalogue), "--store", store]
+        assert (
+            main(["run", str(set_path), "--baseline", "base", "--model", "cand", "--stop-when-settled", *common]) == 0
+        )
+        out = capsys.readouterr().out
+        with Store.open(tmp_path / "runs.sqlite") as opened:
+            [comparison] = opened.list_comparisons()
+        settled = first_settled(_expected_outcomes(comparison.sequential.order), TASKS, margin_pp=5)
+        sent = sum(_sent(server).values())
+        assert "settled: " in out and "not sent (settled) of 30 tasks" in out
+        assert (
+            f"sequential: settled after {settled.tasks} of {TASKS} tasks; {2 * TASKS - sent} requests not sent; $"
+            in out
+        )
+        assert "not done" not in out and "fail" not in out.split("decision:")[1]
+
+        assert main(["report", comparison.id, "--store", store, "--format", "json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        seq = doc["sequential"]
+        assert (seq["mode"], seq["order"], seq["settled_after"]) == (
+            "stopped_when_settled",
+            comparison.sequential.order,
+            settled.tasks,
+        )
+        [cand] = seq["candidates"]
+        # one look per paired outcome: the candidate's tasks the baseline also scored, in order
+        assert len(cand["looks"]) >= settled.tasks
+        assert cand["looks"][settled.tasks - 1]["settled"] and not cand["looks"][settled.tasks - 2]["settled"]
+        assert doc["decision"]["versus"][0]["sequential"]["tasks"] == settled.tasks
+
+        assert main(["report", comparison.id, "--store", store, "--format", "md"]) == 0
+        md = capsys.readouterr().out
+        assert "Sequential verdicts (--stop-when-settled)" in md
+        assert f"cand: better, settled at task {settled.tasks} of {TASKS} (confidence sequence at 95%" in md
+        assert "not sent (settled), never failures" in md
