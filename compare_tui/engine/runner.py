@@ -435,7 +435,8 @@ class RunExecutor:
         skipped = pending - self._tried - unsent
         if unsent and not not_done and not skipped:
             return RunStatus.SETTLED, (
-                f"verdict settled: {unsent} of {len(self.p.goldset.tasks)} tasks not sent (not failures); "
+                f"{unsent} of {len(self.p.goldset.tasks)} tasks not sent: every verdict it serves had settled "
+                "(not failures); "
                 f"`compare-tui run --resume {self.p.run.id} --full-set` sends them"
             )
         if not not_done and not skipped:

@@ -420,7 +420,7 @@ class EngineSession:
 
     def _resumed_ids(self, plan: ResumePlan) -> list[str]:
         """The plan's runs; for a run of a sequential comparison, every run of it (the schedule
-        pairs them), unless sent to the full set."""
+        pairs them; sent to the full set, the fixed-N figures need every one)."""
         ids: list[str] = []
         for run_id in plan.run_ids:
             try:
@@ -428,7 +428,7 @@ class EngineSession:
             except RunNotFoundError as exc:
                 raise RunRefusedError("resume", str(exc)) from None
             members = [run.id]
-            if run.comparison_id is not None and not plan.full_set:
+            if run.comparison_id is not None:
                 comparison = self.store.get_comparison(run.comparison_id)
                 if comparison.sequential is not None:
                     members = comparison.run_ids

@@ -252,3 +252,33 @@ def test_the_reports_say_the_verdict_is_sequential_where_it_settled_and_what_was
         assert "Sequential verdicts (--stop-when-settled)" in md
         assert f"cand: better, settled at task {settled.tasks} of {TASKS} (confidence sequence at 95%" in md
         assert "not sent (settled), never failures" in md
+
+
+def test_sent_to_the_full_set_later_the_fixed_n_figures_stand_beside_the_same_sequential_verdict(tmp_path):
+    from compare_tui.report.sequential import look_at
+
+    with (
+        FakeServer(_script(), models=("base-model", "cand-model")) as server,
+        Store.open(tmp_path / "runs.sqlite") as store,
+    ):
+        set_path, catalogue = _setup(tmp_path, server.url)
+        session = EngineSession(store, _plan(set_path), catalogue, CollectingObserver(), stop_rule=look_at)
+        session.run()
+        comparison = store.get_comparison(session.comparison_id)
+        before = build_report(load_report_inputs(store, comparison.id))
+        refused = EngineSession(store, ResumePlan((comparison.run_ids[1],)), catalogue, CollectingObserver())
+        assert refused.run() == ()  # every verdict settled: nothing to resume without --full-set
+        full = ResumePlan((comparison.run_ids[1],), full_set=True)  # one run names the comparison
+        assert EngineSession(store, full, catalogue, CollectingObserver(), stop_rule=look_at).run() == (
+            RunStatus.COMPLETED,
+            RunStatus.COMPLETED,
+        )
+        sent = _sent(server)
+        assert len(sent) == 2 * TASKS and max(sent.values()) == 1
+        after = build_report(load_report_inputs(store, comparison.id))
+        [v] = after.decision.versus
+        assert v.paired.tasks == TASKS  # the fixed-N figures over the whole set, beside
+        assert v.sequential == before.decision.versus[0].sequential  # the verdict the comparison stopped on
+        assert after.sequential.requests_not_sent == 0
+        settled_at = before.sequential.settled_after
+        assert f"(sequential, settled at task {settled_at} of {TASKS}: " in after.decision.summary
