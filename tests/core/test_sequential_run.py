@@ -282,3 +282,30 @@ def test_sent_to_the_full_set_later_the_fixed_n_figures_stand_beside_the_same_se
         assert after.sequential.requests_not_sent == 0
         settled_at = before.sequential.settled_after
         assert f"(sequential, settled at task {settled_at} of {TASKS}: " in after.decision.summary
+
+
+def test_the_gate_holds_the_sequential_verdict(tmp_path, capsys):
+    from compare_tui.cli import main
+    from compare_tui.report.sequential import look_at
+
+    with (
+        FakeServer(_script(), models=("base-model", "cand-model")) as server,
+        Store.open(tmp_path / "runs.sqlite") as store,
+    ):
+        set_path, catalogue = _setup(tmp_path, server.url)
+        session = EngineSession(store, _plan(set_path), catalogue, CollectingObserver(), stop_rule=look_at)
+        session.run()
+    store_arg = ["--store", str(tmp_path / "runs.sqlite")]
+    assert main(["report", session.comparison_id, *store_arg, "--require-verdict", "better"]) == 0
+    capsys.readouterr()
+    # Only the first looks: the verdict there (inconclusive, not settled) is what the gate holds.
+    with Store.open(tmp_path / "runs.sqlite") as store:
+        comparison = store.get_comparison(session.comparison_id)
+        cand = comparison.run_ids[1]
+        kept = set(comparison.sequential.order[:2])
+        store._write(
+            lambda conn: conn.execute("DELETE FROM attempts WHERE run_id = ? AND task_id NOT IN (?, ?)", [cand, *kept])
+        )
+    assert main(["report", session.comparison_id, *store_arg, "--require-verdict", "better"]) == 3
+    err = capsys.readouterr().err
+    assert "cand inconclusive (sequential, not settled after 2 of 30 tasks)" in err
