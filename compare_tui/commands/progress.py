@@ -15,13 +15,11 @@ if TYPE_CHECKING:
 
 
 def evidence_words(event: SequenceLooked) -> str:
-    """`qwen2.5-coder-0.5b after 14 of 64: CS +4.7 to +76.6 pts, better (settled)`."""
-    from compare_tui.report.formatting import bound
+    """`qwen2.5-coder-0.5b: CS +4.7…+76.6 pts after 14/64: better, settled`."""
+    from compare_tui.report.sequential_run import evidence_words as words
 
-    state = "settled" if event.settled else "not settled"
-    return (
-        f"{event.model_name} after {event.tasks} of {event.total}: CS {bound(event.low * 100)} to "
-        f"{bound(event.high * 100)} pts, {event.verdict} ({state})"
+    return f"{event.model_name}: " + words(
+        event.tasks, event.total, event.low, event.high, event.verdict, event.settled
     )
 
 

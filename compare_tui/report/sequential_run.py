@@ -106,6 +106,14 @@ class SequentialRun:
         }
 
 
+def evidence_words(tasks: int, total: int, low: float, high: float, verdict: str, settled: bool) -> str:
+    """A live look in one line: `confidence sequence +6.2…+93.8 pts after 11/64: better, settled`
+    (bounds of Δ as shares; the Live screen and the run's progress show it after each look)."""
+    state = "settled" if settled else "not settled"
+    bounds = f"{fmt.bound(low * 100)}…{fmt.bound(high * 100)} pts"
+    return f"confidence sequence {bounds} after {tasks}/{total}: {verdict}, {state}"
+
+
 def candidate_words(c: CandidateSequence, total: int, level: float) -> str:
     """`better, settled at task 7 of 20 (confidence sequence at 95 %: +10.0 to +100.0 pts)`."""
     look = c.look

@@ -126,7 +126,8 @@ class LiveScreen(CompareScreen):
         )
 
     def on_run_ended(self, message: messages.RunEnded) -> None:
-        severity: SeverityLevel = "information" if message.status == RunStatus.COMPLETED else "warning"
+        done = message.status in (RunStatus.COMPLETED, RunStatus.SETTLED)
+        severity: SeverityLevel = "information" if done else "warning"
         self.notify(f"{message.model_name}: run {message.run_id[:8]} {message.status}", severity=severity)
 
     def on_lease_taken_over(self, message: messages.LeaseTakenOver) -> None:
@@ -144,6 +145,8 @@ class LiveScreen(CompareScreen):
             self._line("Nothing was run. Esc goes back.")
         elif all(s == RunStatus.COMPLETED for s in message.statuses):
             self._line("Every run completed · o opens the report · Esc goes back")
+        elif all(s in (RunStatus.COMPLETED, RunStatus.SETTLED) for s in message.statuses):
+            self._line("Every verdict settled: the rest was not sent · o opens the report · Esc back")
         elif RunStatus.INCOMPLETE in message.statuses and not self._cancelled_session(message):
             self._line(
                 "Some tasks measured nothing (the endpoint failed): they are not done and not in any "
