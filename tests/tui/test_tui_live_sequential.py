@@ -4,13 +4,27 @@ settled, not failed. A scripted session stands in for the engine (no server, no 
 
 from __future__ import annotations
 
+import pytest
+
 from compare_tui.engine import RunOverrides
 from compare_tui.engine.events import AttemptFinished, RunFinished, RunStarted, SequenceLooked
 from compare_tui.tui import messages
 from compare_tui.tui.engine_bridge import NewRunPlan, gpu_before_run
 from compare_tui.tui.screens.live import LiveScreen
 from compare_tui.tui.widgets.model_progress import ModelProgress
-from tests.tui.test_tui_snapshots import SIZE, make_app, opened  # noqa: F401 - the fixture
+from tests.tui.test_tui_data import build_store, fixed_probe, write_catalogue
+from tests.tui.test_tui_snapshots import SIZE, opened
+
+
+@pytest.fixture
+def make_app(tmp_path):
+    from compare_tui.tui.app import create_app
+
+    store, sets = build_store(tmp_path)
+    catalogue = write_catalogue(tmp_path / "models.toml")
+    yield lambda: create_app(store=store, catalogue_path=catalogue, sets_dir=sets, reviewer="tester", probe=fixed_probe)
+    store.close()
+
 
 # (tasks looked at, low, high, verdict, settled): the candidate's sequence, look by look
 LOOKS = [
