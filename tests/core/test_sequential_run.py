@@ -309,3 +309,25 @@ def test_the_gate_holds_the_sequential_verdict(tmp_path, capsys):
     assert main(["report", session.comparison_id, *store_arg, "--require-verdict", "better"]) == 3
     err = capsys.readouterr().err
     assert "cand inconclusive (sequential, not settled after 2 of 30 tasks)" in err
+
+
+def test_the_manifest_sequential_switch_runs_sequentially_and_is_not_part_of_the_digest(tmp_path, capsys):
+    from compare_tui.cli import main
+    from compare_tui.goldset import load_golden_set
+
+    with FakeServer(_script(), models=("base-model", "cand-model")) as server:
+        set_path, catalogue = _setup(tmp_path, server.url)
+        manifest = set_path / "golden.toml"
+        manifest.write_text(manifest.read_text() + "[decision]\nmargin_pp = 5.0\n")
+        before = load_golden_set(set_path).digest
+        manifest.write_text(manifest.read_text() + "sequential = true\n")
+        loaded = load_golden_set(set_path)
+        assert loaded.manifest.decision.sequential and loaded.digest == before
+        store = tmp_path / "runs.sqlite"
+        args = [str(set_path), "--model", "cand", "--models", str(catalogue), "--store", str(store), "--json"]
+        assert main(["run", *args, "--baseline", "base"]) == 0
+        assert main(["run", *args]) == 0  # without a baseline there is nothing to settle: fixed-N
+    capsys.readouterr()
+    with Store.open(store) as opened:
+        fixed, sequential = opened.list_comparisons()
+    assert sequential.sequential is not None and fixed.sequential is None
