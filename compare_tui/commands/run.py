@@ -43,10 +43,12 @@ examples:
   compare-tui run sample_sets/support-triage --baseline gemma3-270m --model smollm2-135m
   compare-tui run sample_sets/order-extraction --model smollm2-135m --attempts 2 --max-cost 0.05 --json
   compare-tui run sets/code-tasks --model smollm2-135m --scorers ray=ray://ray-head:10001
+  compare-tui run sample_sets/ticket-labels --baseline smollm2-135m --model qwen2.5-coder-0.5b --stop-when-settled
   compare-tui run --resume 9835f652e14fb5b2
 
-exit codes: 0 every run completed (or settled, with --stop-when-settled); 1 a run did not complete (interrupted, failed, or incomplete:
-            some tasks measured nothing because the endpoint failed; `--resume` retries them);
+exit codes: 0 every run completed (or settled: --stop-when-settled); 1 a run did not complete
+            (interrupted, failed, or incomplete: some tasks measured nothing because the
+            endpoint failed; `--resume` retries them);
             2 bad input or a refusal, e.g. an endpoint that does not answer (nothing was sent);
             130 interrupted by Ctrl-C (143 by SIGTERM); every finished attempt is stored
 
@@ -55,6 +57,12 @@ it, the workload's promoted baseline (`compare-tui promote`) is the baseline whe
 of the models run. The verdict's margin (--margin, else the manifest's [decision] margin_pp,
 else 5) is recorded on the comparison before the first answer; `report --margin` may ask for
 another, labelled as chosen after the data.
+
+--stop-when-settled sends the tasks in a random order recorded on the comparison, to every
+model interleaved, and stops sending a candidate's tasks once its anytime-valid verdict has
+settled (the baseline's once every candidate's has): the runs end `settled`, the tasks not sent
+are counted, never failed. `--resume RUN` resumes the whole schedule; `--resume RUN --full-set`
+sends the tasks not sent, so the fixed-N figures stand beside the sequential verdict.
 """
 
 
