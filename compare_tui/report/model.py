@@ -258,7 +258,7 @@ def _sequential(inputs: ReportInputs, rows: list[ModelFigures]) -> SequentialRun
         return None
     margin = inputs.recorded_margin_pp if inputs.recorded_margin_pp is not None else DEFAULT_MARGIN_PP
     task_ids = [b.task_id for b in base.blocks]
-    return sequential_run(order.seed, order.order, rows, base, task_ids, margin)
+    return sequential_run(order.seed, order.order, rows, base, task_ids, margin, len(inputs.runs) - 1)
 
 
 def _positive(value: object) -> int | None:

@@ -150,15 +150,17 @@ def sequential_run(
     baseline: ModelFigures,
     task_ids: Sequence[str],
     margin_pp: float,
+    candidates: int,
 ) -> SequentialRun:
-    """The sequential figures of the comparison whose rows are `rows` (the baseline among them)."""
+    """The sequential figures of the comparison whose rows are `rows` (the baseline among them),
+    with α split over its `candidates` runs as the engine split it (a refused row still counts)."""
     others = [row for row in rows if row is not baseline]
-    k = max(1, len(others))
-    candidates = []
+    k = max(1, candidates)
+    sequences = []
     for row in others:
         outcomes = paired_in_order(row, baseline, task_ids, order)
         seq = sequence(outcomes, len(order), margin_pp=margin_pp, candidates=k) if outcomes else None
-        candidates.append(CandidateSequence(row.label, seq))
+        sequences.append(CandidateSequence(row.label, seq))
     not_sent = tuple(
         (row.label, sum(1 for b in row.blocks if b.status == MISSING))
         for row in rows
@@ -176,7 +178,7 @@ def sequential_run(
         tuple(order),
         len(order),
         1 - 2 * side_alpha(k),
-        tuple(candidates),
+        tuple(sequences),
         not_sent,
         sum(costs) if costs else None,
         currency,
