@@ -52,6 +52,8 @@ class RunsPrepared:
 
     comparison_id: str | None
     run_ids: tuple[str, ...]
+    interleaved: bool = False
+    """A `--stop-when-settled` session (`engine.sequential`): the runs go at once, interleaved."""
 
 
 @dataclass(frozen=True, slots=True)

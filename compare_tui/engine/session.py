@@ -245,7 +245,8 @@ class EngineSession:
             self.leases.close()
             raise
         self.schedule = self._schedule()
-        self.observer.on_event(RunsPrepared(self.comparison_id, tuple(p.run.id for p in self.prepared)))
+        ids = tuple(p.run.id for p in self.prepared)
+        self.observer.on_event(RunsPrepared(self.comparison_id, ids, self.schedule is not None))
         return self.prepared
 
     def _schedule(self) -> SequentialSchedule | None:

@@ -430,6 +430,15 @@ def decide(
     level = family_level(compared)
     items = tuple(versus(row, base, margin, level, (sequential or {}).get(row.label)) for row in others)
     summary, best = _summary(base.label, margin, items)
+    open_ = [v for v in items if v.sequential is not None and not v.sequential.settled]
+    if best is None and open_:
+        # A sequential comparison stopped before its verdicts settled: not a verdict of "not good
+        # enough", only one not reached yet.
+        where = "; ".join(f"{v.candidate} {v.verdict} ({v.sequential.words})" for v in open_ if v.sequential)
+        summary = (
+            f"Keep {base.label} for now: the sequential verdicts have not settled ({where}); "
+            f"`compare-tui run --resume {open_[0].run_id}` goes on where it stopped."
+        )
     if recorded_margin_pp is not None and recorded_margin_pp != margin:
         # The decision line itself says so: a margin picked after seeing the data is not the test.
         summary = (

@@ -59,7 +59,7 @@ class TallyObserver:
                 self.tally.set_gpu(name, gpu_before_run(kind, None if kind == ModelKind.HOSTED else nvml_unavailable()))
         elif isinstance(event, RunsPrepared):
             self.comparison_id, self.run_ids = event.comparison_id, event.run_ids
-            self.post(messages.RunsPrepared(event.comparison_id, event.run_ids))
+            self.post(messages.RunsPrepared(event.comparison_id, event.run_ids, event.interleaved))
         elif isinstance(event, SessionEnded):
             self.ended = True
             self.post(messages.SessionEnded(event.statuses, event.cancelled))

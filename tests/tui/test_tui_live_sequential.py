@@ -45,7 +45,7 @@ class SequentialSession:
         pass
 
     def run(self) -> None:
-        self.post(messages.RunsPrepared("cmp-seq", ("seq-run-a", "seq-run-b")))
+        self.post(messages.RunsPrepared("cmp-seq", ("seq-run-a", "seq-run-b"), interleaved=True))
         for name in ("fake-a", "fake-b"):
             self.tally.set_gpu(name, gpu_before_run("hosted"))
         self.tally.on_event(RunStarted("seq-run-a", "fake-a", "Support mini", 16, 0, "verified", "≤ $0.0008"))

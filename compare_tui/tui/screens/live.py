@@ -105,7 +105,11 @@ class LiveScreen(CompareScreen):
             key = _panel_id(view.model_name)
             found = panels.query(f"#{key}")
             if found:
-                found.first(ModelProgress).show(view)
+                panel = found.first(ModelProgress)
+                if panel.composed:
+                    panel.show(view)
+                else:  # mounted a moment ago (a model the session resumed beside): paint it next tick
+                    self._painted = -1
             else:
                 panel = ModelProgress(view.model_name, id=key)
                 panels.mount(panel)
@@ -121,9 +125,8 @@ class LiveScreen(CompareScreen):
         self.comparison_id = message.comparison_id
         self.run_ids = message.run_ids
         runs = len(message.run_ids)
-        self._line(
-            f"running {runs} run{'s' if runs != 1 else ''}, one model at a time · c cancels (resumable) · o report"
-        )
+        how = "interleaved, until settled" if message.interleaved else "one model at a time"
+        self._line(f"running {runs} run{'s' if runs != 1 else ''}, {how} · c cancels (resumable) · o report")
 
     def on_run_ended(self, message: messages.RunEnded) -> None:
         done = message.status in (RunStatus.COMPLETED, RunStatus.SETTLED)

@@ -81,7 +81,14 @@ class ModelProgress(Vertical):
         yield Static("", classes="mp-detail", markup=False)
         yield Static("", classes="mp-errors", markup=False)
 
+    @property
+    def composed(self) -> bool:
+        """Its parts exist (a panel mounted during a run composes a moment later)."""
+        return bool(self.query(ProgressBar))
+
     def show(self, view: ModelView) -> None:
+        if not self.composed:
+            return  # `call_after_refresh` may come first; the screen's next tick paints it
         bar = self.query_one(ProgressBar)
         if view.total:
             bar.update(total=view.total, progress=view.done)
