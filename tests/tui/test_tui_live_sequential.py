@@ -99,3 +99,33 @@ def test_the_tally_follows_each_look_toward_the_threshold():
     assert seen[-1].endswith("after 11/16: better, settled")
     tally.on_event(RunFinished("seq-run-b", "fake-b", "settled", {}, None))
     assert tally.snapshot()[1].state == "settled"
+
+
+class QuietSession:
+    def __init__(self, workspace, plan, tally, post) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass
+
+    def run(self) -> None:
+        pass
+
+
+async def test_a_model_the_session_adds_mid_run_is_painted_once_its_panel_is_composed(make_app):
+    """Resuming one run of a sequential comparison resumes its other runs too: their panels are
+    mounted mid-run, and a repaint before one has composed must wait for it, not crash."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        plan = NewRunPlan(app.workspace.sets_dir / "support-mini", ("fake-a",), RunOverrides())
+        app.push_screen(LiveScreen(plan, session_factory=QuietSession))
+        await pilot.pause()
+        screen = app.screen
+        screen.tally.on_event(RunStarted("seq-run-b", "fake-b", "Support mini", 12, 0, "verified", "≤ $0.01"))
+        screen._repaint()  # mounts fake-b's panel
+        screen.tally.on_event(AttemptFinished("seq-run-b", "fake-b", "ticket-00", 1, "pass", True, 40.0, 300.0))
+        screen._repaint()  # before it composed: no crash, painted on a later tick
+        for _ in range(5):
+            await pilot.pause(0.1)
+        panel = next(p for p in screen.query(ModelProgress) if p.model_name == "fake-b")
+        assert "1/12 tasks" in panel._texts["mp-title"]
