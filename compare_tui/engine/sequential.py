@@ -110,9 +110,12 @@ class SequentialSchedule:
         if candidate.look is not None and candidate.look.settled:
             return  # settled stays settled: the verdict is the one at that look
         outcomes = self.outcomes(candidate)
-        if outcomes and (candidate.look is None or len(outcomes) > candidate.look.tasks):
+        seen = 0 if candidate.look is None else candidate.look.tasks
+        # Every look in turn, even when several pairs complete at once: the run stops at the
+        # first settled look, the one the report's sequence settles at.
+        for n in range(seen + 1, len(outcomes) + 1):
             look = candidate.look = self.rule(
-                outcomes, len(self.order), margin_pp=self.margin_pp, candidates=len(self.candidates)
+                outcomes[:n], len(self.order), margin_pp=self.margin_pp, candidates=len(self.candidates)
             )
             if self.observer is not None:
                 self.observer.on_event(
@@ -126,6 +129,8 @@ class SequentialSchedule:
                         look.settled,
                     )
                 )
+            if look.settled:
+                return
 
     def settled(self, run_id: str) -> bool:
         """Whether the run is sent nothing more: a settled candidate, or the baseline once every

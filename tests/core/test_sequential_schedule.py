@@ -101,3 +101,25 @@ def test_a_resumed_schedule_rebuilds_the_looks_from_what_was_stored():
     assert schedule.outcomes(schedule.candidates[0]) == [1, 0]
     assert schedule.settled("c1") and not schedule.settled("c2") and not schedule.settled("b")
     assert schedule.frontier() == 1  # c2 has not ended t1: it paces the others
+
+
+def test_pairs_completing_at_once_are_looked_at_one_by_one_and_the_first_settled_look_stops_it():
+    from compare_tui.engine.events import CollectingObserver, SequenceLooked
+
+    seen = CollectingObserver()
+    schedule = SequentialSchedule(
+        ORDER, ("b", "base", 2), [("c1", "one", 2)], _one_candidate_rule(settle_at=2), margin_pp=5, observer=seen
+    )
+    for task in ("t1", "t0", "t2"):  # t1 ends first: nothing pairs until t0 does, then both at once
+        schedule.task_ended("c1", task, "pass")
+    for task in ("t1", "t2", "t0"):  # t0 last: three pairs complete at once, looked at 1, 2 (settled)
+        schedule.task_ended("b", task, "fail")
+    assert [e.tasks for e in seen.of(SequenceLooked)] == [1, 2]  # t0 then t1: two looks, in order
+    assert schedule.settled("c1") and schedule.settled("b")
+
+
+def _one_candidate_rule(settle_at: int):
+    def rule(outcomes, total, *, margin_pp, candidates):
+        return _Look(len(outcomes), settled=len(outcomes) >= settle_at)
+
+    return rule
