@@ -169,6 +169,11 @@ def _handle(args: argparse.Namespace) -> int:
     catalogue = load_catalogue_or_fail(args.models)
     with store:
         if args.resume:
+            if args.stop_when_settled:
+                raise CommandError(
+                    "--stop-when-settled starts a new comparison; a resume keeps its comparison's own "
+                    "schedule (a --stop-when-settled one resumes interleaved, stopping as before)"
+                )
             run = store.get_run(args.resume)  # an unknown id is a StoreError: one line, exit 2
             goldset = load_set_or_fail(args.set or run.goldset_path)
             plan: NewRunPlan | ResumePlan = ResumePlan(

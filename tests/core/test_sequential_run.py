@@ -331,3 +331,14 @@ def test_the_manifest_sequential_switch_runs_sequentially_and_is_not_part_of_the
     with Store.open(store) as opened:
         fixed, sequential = opened.list_comparisons()
     assert sequential.sequential is not None and fixed.sequential is None
+
+
+def test_stop_when_settled_is_refused_without_a_baseline_or_with_a_resume(tmp_path, capsys):
+    from compare_tui.cli import main
+
+    set_path, catalogue = _setup(tmp_path, "http://127.0.0.1:9/v1")
+    common = ["--models", str(catalogue), "--store", str(tmp_path / "s")]
+    assert main(["run", str(set_path), "--model", "cand", "--stop-when-settled", *common]) == 2
+    assert "name it with --baseline A" in capsys.readouterr().err
+    assert main(["run", "--resume", "abc", "--stop-when-settled", *common]) == 2
+    assert "a resume keeps its comparison's own schedule" in capsys.readouterr().err
