@@ -117,25 +117,6 @@ def test_a_bad_scorer_wait_is_refused_with_what_to_give(monkeypatch):
     assert RayScorers("auto").wait_s == 2.5
 
 
-def test_no_cluster_on_this_machine_is_said_in_our_words_not_rays(monkeypatch):
-    import ray
-
-    from compare_tui.scoring.ray_cluster import RayScorers, ScorerClusterError
-
-    def no_instance(**_: object) -> None:  # what Ray raises when `auto` finds no cluster
-        raise ConnectionError(
-            "Could not find any running Ray instance. Please specify the one to connect to by setting "
-            "the `--address` flag or `RAY_ADDRESS` environment variable."
-        )
-
-    monkeypatch.setattr(ray, "init", no_instance)
-    with pytest.raises(ScorerClusterError) as refused:
-        RayScorers("auto").connect()
-    said = str(refused.value)
-    assert "found none" in said and "--scorers local" in said and "ray start --head" in said
-    assert "--address" not in said and "RAY_ADDRESS" not in said
-
-
 @given(st.text(min_size=1).filter(lambda a: a.strip() != ""))
 def test_any_address_after_ray_is_taken_as_written_less_surrounding_space(address):
     assert parse_scorers(f"ray={address}") == ("ray", address.strip())
