@@ -1,6 +1,6 @@
 """Run a user's program as a scorer inside a process sandbox (the `command` scorer).
 
-Guarantees of `run_sandboxed`, each covered by tests/core/test_sandbox.py:
+Guarantees of `run_sandboxed`, each covered by tests/core/scoring/test_sandbox.py:
 - cwd is a fresh temporary directory holding `files`, removed afterwards;
 - the environment is an allow-list (PATH, LANG, LC_ALL, HOME, TMPDIR, COMPARE_TUI_*);
   nothing else from the parent, so no inherited secrets;

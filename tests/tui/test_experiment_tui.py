@@ -20,7 +20,7 @@ from compare_tui.experiment.render import (
 )
 from compare_tui.store import Store
 from compare_tui.tui.screens.experiments import ExperimentsScreen
-from tests.core.test_experiment_helpers import (
+from tests.core.experiment.test_experiment_helpers import (
     OTHER_MODEL,
     catalogue,
     cli,

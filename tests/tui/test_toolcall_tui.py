@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Static
 from compare_tui.store import Store
 from compare_tui.toolcall import ToolcallStore
 from compare_tui.tui.screens.toolcall import ToolcallScreen, default_selection
-from tests.core.test_toolcall_cli import PARIS, toolcall
+from tests.core.toolcall.test_toolcall_cli import PARIS, toolcall
 from tests.support.fake_openai import FakeServer, http_error
 from tests.support.screen_host import ScreenHost
 

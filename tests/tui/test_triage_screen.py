@@ -10,7 +10,7 @@ from compare_tui.store import Store
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 from compare_tui.tui.screens.triage import TriageScreen
-from tests.core.test_judge_support import add_run, golden, scored
+from tests.core.judge.test_judge_support import add_run, golden, scored
 from tests.support.screen_host import ScreenHost
 
 TASKS = {"t1": "billing", "t2": "billing", "t3": "billing", "t4": "billing"}
