@@ -15,6 +15,7 @@ from compare_tui.engine.gpu import nvml_devices
 from compare_tui.report import build_report
 from compare_tui.report import formatting as fmt
 from tests.core.report.test_report import HARDWARE, inputs, one
+from tests.support.builders import models_add_argv
 from tests.support.fake_nvml import REPO, FakeGpuBox, GiB
 from tests.support.metrics_server import MetricsServer, recorded
 from tests.support.scripted_stacks import ScriptedServer, llama_cpp_routes
@@ -41,28 +42,9 @@ def weights(tmp_path):
     return folder
 
 
-def add_argv(llama, weights, path, *extra: str) -> list[str]:
-    return [
-        "models",
-        "add",
-        "tiny",
-        "--endpoint",
-        llama.url,
-        "--weights-dir",
-        str(weights),
-        "--revision",
-        "v1",
-        "--usd-per-hour",
-        "0.5",
-        "--models",
-        str(path),
-        *extra,
-    ]
-
-
 def test_models_add_on_this_machine_reads_the_gpu_count_from_nvml(tmp_path, weights, llama, capsys):
     path = tmp_path / "models.toml"
-    assert main(add_argv(llama, weights, path)) == 0
+    assert main(models_add_argv(llama.url, weights, "--models", str(path))) == 0
     count, reason = nvml_devices()  # this project's machines: 0, "NVML library not found …"
     assert load_catalogue(path).get("tiny").cost.gpu_count == count
     out = capsys.readouterr().out
@@ -76,7 +58,7 @@ def test_on_a_gpu_box_models_add_writes_the_count_nvml_reads(tmp_path, weights, 
     )
     path = tmp_path / "models.toml"
     done = subprocess.run(
-        [sys.executable, "-m", "compare_tui", *add_argv(llama, weights, path)],
+        [sys.executable, "-m", "compare_tui", *models_add_argv(llama.url, weights, "--models", str(path))],
         env=box.environ(),
         capture_output=True,
         text=True,
@@ -90,12 +72,17 @@ def test_on_a_gpu_box_models_add_writes_the_count_nvml_reads(tmp_path, weights, 
 
 def test_a_given_count_and_one_read_from_the_metrics_server(tmp_path, weights, llama, capsys):
     given = tmp_path / "given.toml"
-    assert main(add_argv(llama, weights, given, "--gpu-count", "4")) == 0
+    assert main(models_add_argv(llama.url, weights, "--models", str(given), "--gpu-count", "4")) == 0
     assert load_catalogue(given).get("tiny").cost.gpu_count == 4
     assert "gpu_count = 4, as given" in capsys.readouterr().out
     remote = tmp_path / "remote.toml"
     with MetricsServer([recorded("idle")]) as exporter:
-        assert main(add_argv(llama, weights, remote, "--note", f"gpu_telemetry={exporter.spec}")) == 0
+        assert (
+            main(
+                models_add_argv(llama.url, weights, "--models", str(remote), "--note", f"gpu_telemetry={exporter.spec}")
+            )
+            == 0
+        )
     entry = load_catalogue(remote).get("tiny")
     assert entry.cost.gpu_count == 2 and entry.serving.gpu_telemetry == exporter.spec
     assert f"gpu_count = 2, read from the DCGM exporter at 127.0.0.1:{exporter.port}" in capsys.readouterr().out
@@ -105,10 +92,13 @@ def test_an_exporter_that_does_not_answer_refuses_the_add_and_a_negative_count_i
     tmp_path, weights, llama, capsys
 ):
     path = tmp_path / "models.toml"
-    assert main(add_argv(llama, weights, path, "--note", "gpu_telemetry=dcgm=127.0.0.1:9")) == 2
+    assert (
+        main(models_add_argv(llama.url, weights, "--models", str(path), "--note", "gpu_telemetry=dcgm=127.0.0.1:9"))
+        == 2
+    )
     err = capsys.readouterr().err
     assert "could not be read from dcgm=127.0.0.1:9" in err and "--gpu-count N" in err and not path.exists()
-    assert main(add_argv(llama, weights, path, "--gpu-count", "-1")) == 2
+    assert main(models_add_argv(llama.url, weights, "--models", str(path), "--gpu-count", "-1")) == 2
     assert "0 or more" in capsys.readouterr().err and not path.exists()
 
 

@@ -16,6 +16,7 @@ from compare_tui.catalogue import verify as verify_module
 from compare_tui.catalogue.adding import AddRequest, add_model
 from compare_tui.catalogue.server_facts import READ_FROM_SERVER
 from compare_tui.cli import main
+from tests.support.builders import models_add_argv
 from tests.support.scripted_stacks import ScriptedServer, llama_cpp_routes, openai_models
 
 EXISTING = """\
@@ -132,21 +133,7 @@ def test_weights_files_given_one_by_one(tmp_path, llama):
 def test_cli_add_then_duplicate_is_refused_and_replace_works(tmp_path, weights, llama, capsys):
     path = tmp_path / "models.toml"
     path.write_text(EXISTING)
-    argv = [
-        "models",
-        "add",
-        "tiny",
-        "--endpoint",
-        llama.url,
-        "--weights-dir",
-        str(weights),
-        "--revision",
-        "v1",
-        "--usd-per-hour",
-        "0.5",
-        "--models",
-        str(path),
-    ]
+    argv = models_add_argv(llama.url, weights, "--models", str(path))
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "added tiny" in out and "2 file(s) pinned" in out
@@ -178,33 +165,17 @@ def refused(capsys, path: Path, argv: list[str], *needles: str) -> str:
     return err
 
 
-def base(server_url: str, weights: Path) -> list[str]:
-    return [
-        "models",
-        "add",
-        "tiny",
-        "--endpoint",
-        server_url,
-        "--weights-dir",
-        str(weights),
-        "--revision",
-        "v1",
-        "--usd-per-hour",
-        "0.5",
-    ]
-
-
 def test_unreachable_endpoint(tmp_path, weights, capsys):
     with ScriptedServer({}) as server:
         url = server.url
-    refused(capsys, tmp_path / "models.toml", base(url, weights), "cannot reach", "is the server running")
+    refused(capsys, tmp_path / "models.toml", models_add_argv(url, weights), "cannot reach", "is the server running")
 
 
 def test_endpoint_that_is_not_openai_compatible(tmp_path, weights, capsys):
     with ScriptedServer({("GET", "/v1/models"): (200, {"hello": "world"})}) as server:
-        refused(capsys, tmp_path / "models.toml", base(server.url, weights), "not an OpenAI-compatible API")
+        refused(capsys, tmp_path / "models.toml", models_add_argv(server.url, weights), "not an OpenAI-compatible API")
     with ScriptedServer({}) as server:
-        refused(capsys, tmp_path / "models.toml", base(server.url, weights), "HTTP 404")
+        refused(capsys, tmp_path / "models.toml", models_add_argv(server.url, weights), "HTTP 404")
 
 
 def test_model_the_server_does_not_serve_offers_the_ids_it_lists(tmp_path, weights, capsys):
@@ -213,7 +184,7 @@ def test_model_the_server_does_not_serve_offers_the_ids_it_lists(tmp_path, weigh
         refused(
             capsys,
             tmp_path / "models.toml",
-            base(server.url, weights) + ["--model", "gamma"],
+            models_add_argv(server.url, weights) + ["--model", "gamma"],
             "does not serve model 'gamma'",
             "alpha, beta",
         )
@@ -223,36 +194,24 @@ def test_folder_with_no_weights_files(tmp_path, llama, capsys):
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "config.json").write_text("{}")
-    refused(capsys, tmp_path / "models.toml", base(llama.url, empty), "no weights files in")
+    refused(capsys, tmp_path / "models.toml", models_add_argv(llama.url, empty), "no weights files in")
 
 
 def test_missing_folder(tmp_path, llama, capsys):
-    refused(capsys, tmp_path / "models.toml", base(llama.url, tmp_path / "nope"), "vanished")
+    refused(capsys, tmp_path / "models.toml", models_add_argv(llama.url, tmp_path / "nope"), "vanished")
 
 
 def test_symlink_loop(tmp_path, weights, llama, capsys):
     os.symlink(weights / "loop-b.gguf", weights / "loop-a.gguf")
     os.symlink(weights / "loop-a.gguf", weights / "loop-b.gguf")
-    refused(capsys, tmp_path / "models.toml", base(llama.url, weights), "symlink loop", "loop-a.gguf")
+    refused(capsys, tmp_path / "models.toml", models_add_argv(llama.url, weights), "symlink loop", "loop-a.gguf")
 
 
 def test_a_weights_folder_or_file_that_is_itself_a_symlink_loop(tmp_path, llama, capsys):
     os.symlink(tmp_path / "loop-y", tmp_path / "loop-x")
     os.symlink(tmp_path / "loop-x", tmp_path / "loop-y")
-    refused(capsys, tmp_path / "models.toml", base(llama.url, tmp_path / "loop-x"), "symlink loop", "loop-x")
-    argv = [
-        "models",
-        "add",
-        "tiny",
-        "--endpoint",
-        llama.url,
-        "--weights",
-        str(tmp_path / "loop-y"),
-        "--revision",
-        "v1",
-        "--usd-per-hour",
-        "0.5",
-    ]
+    refused(capsys, tmp_path / "models.toml", models_add_argv(llama.url, tmp_path / "loop-x"), "symlink loop", "loop-x")
+    argv = models_add_argv(llama.url, tmp_path / "loop-y", weights_flag="--weights")
     refused(capsys, tmp_path / "models.toml", argv, "symlink loop", "loop-y")
     assert not llama.requests  # refused before the endpoint was asked anything
 
@@ -266,7 +225,7 @@ def test_a_file_that_vanishes_mid_hash(tmp_path, weights, llama, monkeypatch, ca
         return real(path, **kwargs)
 
     monkeypatch.setattr(verify_module, "hash_file", vanishing)
-    refused(capsys, tmp_path / "models.toml", base(llama.url, weights), "tiny.gguf", "vanished")
+    refused(capsys, tmp_path / "models.toml", models_add_argv(llama.url, weights), "tiny.gguf", "vanished")
 
 
 def test_an_unreadable_file(tmp_path, weights, llama, monkeypatch, capsys):
@@ -281,7 +240,7 @@ def test_an_unreadable_file(tmp_path, weights, llama, monkeypatch, capsys):
     refused(
         capsys,
         tmp_path / "models.toml",
-        base(llama.url, weights),
+        models_add_argv(llama.url, weights),
         "sub/part.safetensors",
         "cannot be read (Permission denied)",
     )
@@ -293,7 +252,7 @@ def test_duplicate_name(tmp_path, weights, llama, capsys):
     refused(
         capsys,
         path,
-        base(llama.url, weights)[:2] + ["hosted-one"] + base(llama.url, weights)[3:],
+        models_add_argv(llama.url, weights)[:2] + ["hosted-one"] + models_add_argv(llama.url, weights)[3:],
         "'hosted-one' is already in",
         "--replace",
     )
@@ -309,7 +268,7 @@ def test_duplicate_name_is_refused_before_probing_or_hashing(tmp_path, weights, 
         return "sha256:" + "0" * 64
 
     monkeypatch.setattr(verify_module, "hash_file", record_hash)
-    argv = base(llama.url, weights)
+    argv = models_add_argv(llama.url, weights)
     refused(capsys, path, argv[:2] + ["hosted-one"] + argv[3:], "'hosted-one' is already in", "--replace")
     assert hashed == [] and not llama.requests  # a duplicate costs neither a hash nor a request
 
@@ -338,7 +297,10 @@ def test_provider_key_in_the_key_env_variable(tmp_path, weights, llama, monkeypa
     key = "sk-proj-" + "a" * 40
     monkeypatch.setenv("MY_KEY", key)
     err = refused(
-        capsys, tmp_path / "models.toml", base(llama.url, weights) + ["--key-env", "MY_KEY"], "provider API key"
+        capsys,
+        tmp_path / "models.toml",
+        models_add_argv(llama.url, weights) + ["--key-env", "MY_KEY"],
+        "provider API key",
     )
     assert key not in err
     assert not llama.requests  # refused before anything was sent
@@ -346,45 +308,35 @@ def test_provider_key_in_the_key_env_variable(tmp_path, weights, llama, monkeypa
 
 def test_a_provider_key_typed_as_key_env_is_not_echoed(tmp_path, weights, llama, capsys):
     key = "sk-proj-" + "b" * 40
-    err = refused(capsys, tmp_path / "models.toml", base(llama.url, weights) + ["--key-env", key], "provider API key")
+    err = refused(
+        capsys, tmp_path / "models.toml", models_add_argv(llama.url, weights) + ["--key-env", key], "provider API key"
+    )
     assert key not in err
 
 
 def test_malformed_existing_catalogue_is_never_overwritten(tmp_path, weights, llama, capsys):
     path = tmp_path / "models.toml"
     path.write_text("# mine\n[[model]\nname = 'x'\n")
-    refused(capsys, path, base(llama.url, weights), "not valid TOML")
+    refused(capsys, path, models_add_argv(llama.url, weights), "not valid TOML")
     path.write_text(EXISTING.replace('kind = "hosted"', 'kind = "remote"'))
-    refused(capsys, path, base(llama.url, weights), "kind")
+    refused(capsys, path, models_add_argv(llama.url, weights), "kind")
 
 
 def test_no_cost_basis_and_mixed_bases(tmp_path, weights, llama, capsys):
-    argv = base(llama.url, weights)
+    argv = models_add_argv(llama.url, weights)
     without = argv[: argv.index("--usd-per-hour")]
     refused(capsys, tmp_path / "models.toml", without, "no cost basis")
     refused(capsys, tmp_path / "models.toml", argv + ["--price-in", "1"], "one cost basis")
 
 
 def test_revision_required_when_nothing_states_one(tmp_path, weights, llama, capsys):
-    argv = base(llama.url, weights)
+    argv = models_add_argv(llama.url, weights)
     i = argv.index("--revision")
     refused(capsys, tmp_path / "models.toml", argv[:i] + argv[i + 2 :], "--revision REV")
 
 
 def test_weights_that_leave_files_of_their_folder_unpinned(tmp_path, weights, llama, capsys):
-    argv = [
-        "models",
-        "add",
-        "tiny",
-        "--endpoint",
-        llama.url,
-        "--weights",
-        str(weights / "tiny.gguf"),
-        "--revision",
-        "v1",
-        "--usd-per-hour",
-        "0.5",
-    ]
+    argv = models_add_argv(llama.url, weights / "tiny.gguf", weights_flag="--weights")
     refused(capsys, tmp_path / "models.toml", argv, "sub/part.safetensors", "unpinned")
 
 

@@ -13,30 +13,10 @@ from pathlib import Path
 import pytest
 
 from compare_tui.store import Store
-from tests.support.builders import write_set
+from tests.support.builders import hosted_catalogue, write_set
 from tests.support.fake_openai import FakeServer, text
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _catalogue(path: Path, url: str) -> Path:
-    path.write_text(
-        f"""[[model]]
-name = "fake"
-kind = "hosted"
-endpoint = "{url}"
-model = "fake-model"
-revision = "2026-12-01"
-weights_digest = "sha256:{"0" * 64}"
-[model.cost]
-basis = "token_price"
-usd_per_mtok_input = 1.0
-usd_per_mtok_output = 2.0
-captured = "2026-12-01"
-source = "test"
-"""
-    )
-    return path
 
 
 def _cli(*args: str, env_extra: dict | None = None) -> list[str]:
@@ -59,7 +39,7 @@ def slow_server():
 
 def _start_run(tmp_path, server, n_tasks=30, *extra: str):
     goldset = write_set(tmp_path / "set", {f"t{i:02d}": "ok" for i in range(n_tasks)})
-    models = _catalogue(tmp_path / "models.toml", server.url)
+    models = hosted_catalogue(tmp_path / "models.toml", server.url)
     store = tmp_path / "runs.sqlite"
     argv = _cli(
         "run",
@@ -160,7 +140,7 @@ def test_a_set_without_command_scorers_runs_while_the_machines_scorer_cluster_is
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     goldset = write_set(tmp_path / "set", {"t0": "ok", "t1": "ok"})
-    models = _catalogue(tmp_path / "models.toml", slow_server.url)
+    models = hosted_catalogue(tmp_path / "models.toml", slow_server.url)
     argv = _cli("run", str(goldset), "--model", "fake", "--models", str(models), "--store", str(tmp_path / "r.sqlite"))
     env = _env(tmp_path) | {"COMPARE_TUI_SCORERS": f"ray=127.0.0.1:{port}"}
     done = subprocess.run([*argv, "--json"], env=env, capture_output=True, text=True, timeout=120)
@@ -180,7 +160,7 @@ def test_unknown_model_and_missing_catalogue_are_clear_errors(tmp_path):
         timeout=60,
     )
     assert missing.returncode == 2 and "no model catalogue" in missing.stderr and "local up" in missing.stderr
-    models = _catalogue(tmp_path / "models.toml", "http://127.0.0.1:9/v1")
+    models = hosted_catalogue(tmp_path / "models.toml", "http://127.0.0.1:9/v1")
     unknown = subprocess.run(
         _cli("run", str(goldset), "--model", "nope", "--models", str(models), "--store", str(tmp_path / "s.sqlite")),
         env=_env(tmp_path),

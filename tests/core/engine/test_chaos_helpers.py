@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.builders import hosted_catalogue
 from tests.support.fake_openai import (
     error_in_stream,
     http_error,
@@ -29,25 +30,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def write_catalogue(path: Path, url: str, *, key_env: str | None = None, gateway: str | None = None) -> Path:
-    key = f'key_env = "{key_env}"\n' if key_env else ""
-    key += f'gateway = "{gateway}"\n' if gateway else ""
-    path.write_text(
-        f"""[[model]]
-name = "fake"
-kind = "hosted"
-endpoint = "{url}"
-model = "fake-model"
-revision = "2026-12-01"
-weights_digest = "sha256:{"0" * 64}"
-{key}[model.cost]
-basis = "token_price"
-usd_per_mtok_input = 1.0
-usd_per_mtok_output = 2.0
-captured = "2026-12-01"
-source = "test"
-"""
-    )
-    return path
+    return hosted_catalogue(path, url, key_env=key_env, gateway=gateway)
 
 
 def cli(*args: str) -> list[str]:

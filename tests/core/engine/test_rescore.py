@@ -10,23 +10,8 @@ import pytest
 from compare_tui.cli import main
 from compare_tui.report import build_report, load_report_inputs
 from compare_tui.store import Store
-from tests.support.builders import write_set
+from tests.support.builders import hosted_catalogue, write_set
 from tests.support.fake_openai import FakeServer, text
-
-CATALOGUE = """[[model]]
-name = "{name}"
-kind = "hosted"
-endpoint = "{url}"
-model = "fake-model"
-revision = "2026-12-01"
-weights_digest = "sha256:{zeros}"
-[model.cost]
-basis = "token_price"
-usd_per_mtok_input = 1.0
-usd_per_mtok_output = 2.0
-captured = "2026-12-01"
-source = "test"
-"""
 
 
 @pytest.fixture
@@ -35,9 +20,7 @@ def world(tmp_path: Path):
     with FakeServer(default=text("billing")) as server:
         goldset = write_set(tmp_path / "set", {"t0": "billing", "t1": "billing", "t2": "bug"})
         models = tmp_path / "models.toml"
-        models.write_text(
-            "\n".join(CATALOGUE.format(name=n, url=server.url, zeros="0" * 64) for n in ("fake-a", "fake-b"))
-        )
+        hosted_catalogue(models, server.url, ("fake-a", "fake-b"))
         yield server, goldset, models, tmp_path / "runs.sqlite"
 
 

@@ -212,42 +212,15 @@ def test_bad_rows_are_listed_and_nothing_is_written(tmp_path: Path, capsys) -> N
     ]
     _write_csv(tmp_path / "t.csv", rows)
     out = tmp_path / "set"
-    code = main(
-        [
-            "sets",
-            "import",
-            str(tmp_path / "t.csv"),
-            "--out",
-            str(out),
-            "--id-column",
-            "uid",
-            "--input-column",
-            "question",
-            "--expected-column",
-            "label",
-        ]
-    )
+    argv = ["sets", "import", str(tmp_path / "t.csv"), "--out", str(out)]
+    argv += ["--id-column", "uid", "--input-column", "question", "--expected-column", "label"]
+    code = main(argv)
     err = capsys.readouterr().err
     assert code == 2 and not out.exists()
     # Rows as the spreadsheet numbers them: the header is row 1.
     assert "row 5, column 'uid': id 't-1' is also row 2's" in err
     assert "row 6, column 'uid'" in err and "row 7, column 'question': empty input" in err
-    code = main(
-        [
-            "sets",
-            "import",
-            str(tmp_path / "t.csv"),
-            "--out",
-            str(out),
-            "--id-column",
-            "uid",
-            "--input-column",
-            "question",
-            "--expected-column",
-            "label",
-            "--skip-bad-rows",
-        ]
-    )
+    code = main([*argv, "--skip-bad-rows"])
     assert code == 0
     info = json.loads((out / "import.json").read_text(encoding="utf-8"))
     assert [s["row"] for s in info["skipped"]] == [5, 6, 7]

@@ -14,24 +14,9 @@ from compare_tui.cli import main
 from compare_tui.insights import FailedAttempt, InsightInputs, ModelAttempts, build_insights, classify, render_text
 from compare_tui.store import Store
 from compare_tui.vocabulary import ErrorClass, FailureCause, Outcome, SuspectReason
-from tests.support.builders import write_set
+from tests.support.builders import hosted_catalogue, write_set
 from tests.support.fake_openai import FakeServer, text, tool_calls
 from tests.support.fake_openai import ToolCall as WireCall
-
-CATALOGUE = """[[model]]
-name = "{name}"
-kind = "hosted"
-endpoint = "{url}"
-model = "{name}"
-revision = "2026-12-01"
-weights_digest = "sha256:{zeros}"
-[model.cost]
-basis = "token_price"
-usd_per_mtok_input = 1.0
-usd_per_mtok_output = 2.0
-captured = "2026-12-01"
-source = "test"
-"""
 
 WEATHER = {
     "type": "function",
@@ -92,9 +77,7 @@ def stored(tmp_path: Path) -> Path:
         extra = {task: _extra(task) for task in TASKS}
         goldset = write_set(tmp_path / "set", {t: spec[0] for t, spec in TASKS.items()}, extra=extra)
         models = tmp_path / "models.toml"
-        models.write_text(
-            "\n".join(CATALOGUE.format(name=n, url=server.url, zeros="0" * 64) for n in ("fake-a", "fake-b"))
-        )
+        hosted_catalogue(models, server.url, ("fake-a", "fake-b"), model=None)
         store = tmp_path / "runs.sqlite"
         args = ["run", str(goldset), "--models", str(models), "--store", str(store), "--model", "fake-a"]
         assert main([*args, "--model", "fake-b", "--baseline", "fake-a"]) == 0
