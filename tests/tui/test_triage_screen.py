@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compare_tui.judge import load_triage, save_label
+from compare_tui.judge.evaluator.triage import load_triage, save_label
 from compare_tui.store import Store
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
 from compare_tui.tui.screens.note_entry import NoteEntryScreen

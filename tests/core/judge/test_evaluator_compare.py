@@ -9,8 +9,15 @@ import json
 import pytest
 
 from compare_tui.cli import main
-from compare_tui.judge import LOOKS_SAFE, NOT_ENOUGH_DATA, REVIEW_FIRST, Decision, EvaluatorRow, compare_evaluators
-from compare_tui.judge.evaluator.compare import FAILED_CALL
+from compare_tui.judge import LOOKS_SAFE
+from compare_tui.judge.evaluator.compare import (
+    FAILED_CALL,
+    NOT_ENOUGH_DATA,
+    REVIEW_FIRST,
+    Decision,
+    EvaluatorRow,
+    compare_evaluators,
+)
 from compare_tui.store import ReviewRecord, Store
 from tests.core.judge.test_judge_support import (
     TASKS,

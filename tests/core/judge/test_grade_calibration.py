@@ -9,7 +9,9 @@ import json
 import pytest
 
 from compare_tui.cli import main
-from compare_tui.judge import LOOKS_SAFE, REVIEW_FIRST, Decision, EvaluatorRow, compare_evaluators, grade_level
+from compare_tui.judge import LOOKS_SAFE
+from compare_tui.judge.evaluator.compare import REVIEW_FIRST, Decision, EvaluatorRow, compare_evaluators
+from compare_tui.judge.evaluator.load import grade_level
 from compare_tui.store import ReviewRecord, Store
 from tests.core.judge.test_judge_support import TASKS, add_run, entry, fenced, golden, scored, write_models
 from tests.support.fake_openai import FakeServer, text

@@ -9,22 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compare_tui.judge import (
-    Rubric,
-    RubricError,
-    combine,
-    family,
-    load_rubric,
-    pair_figures,
-    pair_results,
-    parse_grade_reply,
-    parse_pair_reply,
-    preferred_side,
-    render_answer,
-    same_family_caveat,
-    strip_reasoning,
-)
+from compare_tui.judge import RubricError, load_rubric
+from compare_tui.judge.pair.figures import combine, pair_figures, pair_results, preferred_side
+from compare_tui.judge.prompt.answers import render_answer
+from compare_tui.judge.prompt.parse import parse_grade_reply, parse_pair_reply
+from compare_tui.judge.prompt.rubric import Rubric
 from compare_tui.judge.prompt.templates import pair_messages
+from compare_tui.judge.prompt.traces import strip_reasoning
+from compare_tui.judge.run.family import family, same_family_caveat
 from compare_tui.report.stats import wilson_interval, win_rate_interval
 from compare_tui.scoring.result import Answer, ToolCall
 from compare_tui.store.judgements import JudgementRecord
