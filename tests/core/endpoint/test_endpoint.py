@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from compare_tui.endpoint import Endpoint, key_headers, server_root
 from compare_tui.endpoint.client import _DROPS_KEPT, TRANSPORT, causes, chat_client, connect_failure, probe_client
 from compare_tui.endpoint.props import MAX_PROPS_BYTES, PropsUnavailable, fetch_props
-from compare_tui.engine.client import stream_chat
+from compare_tui.engine.exchange import stream_chat
 from compare_tui.engine.reachability import probe_endpoint
 from tests.support.fake_openai import DEFAULT_PROPS, Answer, FakeServer, reset, text
 from tests.support.raw_server import HEAD, ClosingServer, LateClosingServer, RawServer, chunked

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from compare_tui.endpoint.client import chat_client
-from compare_tui.engine import client as endpoint
-from compare_tui.engine.client import chat_chunks
+from compare_tui.engine import exchange as chat_exchange
+from compare_tui.engine.exchange import chat_chunks
 from compare_tui.toolcall.checks.unsupported import classify
 from compare_tui.vocabulary import ErrorClass
 from tests.support.fake_openai import FakeServer, bad_request, text
@@ -48,7 +48,7 @@ async def test_raw_mode_classifies_an_error_status_in_the_engines_vocabulary() -
 
 @pytest.mark.parametrize("stream", [True, False])
 async def test_raw_mode_stops_reading_past_its_bound(stream, monkeypatch) -> None:
-    monkeypatch.setattr(endpoint, "MAX_RAW_BYTES", 64)
+    monkeypatch.setattr(chat_exchange, "MAX_RAW_BYTES", 64)
     with FakeServer(default=text("a long answer " * 40)) as server:
         ex = await _ask(server.url, stream=stream)
     assert ex.error_class == ErrorClass.TOO_LARGE and "64 bytes" in (ex.error or "")

@@ -136,7 +136,7 @@ def test_a_chunk_is_read_exactly_as_json_loads_reads_it(data):
     gives, or the same refusal, whatever whitespace or trailing data surrounds it."""
     import json
 
-    from compare_tui.engine.client import _chunk
+    from compare_tui.engine.exchange import _chunk
 
     def read(parse):
         try:
@@ -161,7 +161,7 @@ def test_a_chunk_given_as_bytes_is_read_as_its_replaced_text_would_be(data):
     (bad UTF-8 replaced, not refused)."""
     import json
 
-    from compare_tui.engine.client import _chunk
+    from compare_tui.engine.exchange import _chunk
 
     def read(parse, value):
         try:

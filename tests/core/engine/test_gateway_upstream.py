@@ -12,7 +12,7 @@ import pytest
 
 from compare_tui.endpoint.client import chat_client
 from compare_tui.engine import CollectingObserver, RetryPolicy, RunExecutor, RunOverrides, prepare_resume, prepare_run
-from compare_tui.engine.client import chat_chunks, upstream_failure
+from compare_tui.engine.exchange import chat_chunks, upstream_failure
 from compare_tui.engine.runner import OUTAGE_AFTER
 from compare_tui.store import Store
 from compare_tui.toolcall.checks.unsupported import classify

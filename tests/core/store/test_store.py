@@ -548,7 +548,7 @@ def test_an_unvalidated_row_refuses_a_column_the_table_lacks():
 
 def test_the_engines_audit_row_has_every_column_of_the_validated_one():
     from compare_tui.engine.audit import audit_row, audit_values_of
-    from compare_tui.engine.client import Exchange
+    from compare_tui.engine.exchange import Exchange
 
     ex = Exchange(status=200, bytes_in=10, bytes_out=5, sent_ns=0, ended_ns=2_000_000)
     fast = audit_values_of(ex, endpoint="http://e/v1", model="m", task_id="t", attempt=1, run_id="run-aaaa")

@@ -9,7 +9,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compare_tui.engine.client import RawExchange
+from compare_tui.engine.exchange import RawExchange
 from compare_tui.goldset.models import Task, ToolCallScorer
 from compare_tui.scoring import Answer, Outcome, score_tool_call
 from compare_tui.scoring.textual_call import ADVICE, written_as_text
