@@ -429,3 +429,20 @@ def test_a_pathological_dotted_toml_key_is_refused_quickly(tmp_path):
     with pytest.raises(GoldenSetError) as err:
         load_golden_set(root)
     assert "evil.toml" in str(err.value) and "dotted" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        ({"type": "object"}, None),  # no `$schema`: the latest draft
+        ({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}, None),
+        ({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "nonsense"}, "'nonsense' is not valid"),
+        ({"$schema": "https://example.com/my-dialect", "type": "object"}, "is not a JSON Schema version"),
+        ({"$schema": 5}, "its `$schema` ('5') is not a JSON Schema version"),
+    ],
+)
+def test_a_json_scorer_schema_is_checked_under_the_dialect_it_names(schema, problem):
+    from compare_tui.goldset.references import schema_problem
+
+    found = schema_problem(schema)
+    assert found is None if problem is None else (found is not None and problem in found), found
