@@ -18,9 +18,9 @@ from compare_tui.cli import main
 from compare_tui.store import AuditRow, ComparisonRecord, Store
 from compare_tui.store.audit_ledger import AuditScope, since_timestamp
 from compare_tui.vocabulary import AuditState
-from tests.core.commands.test_cli_run import _catalogue, _cli, _env
+from tests.core.commands.test_cli_run import _cli, _env
 from tests.core.report.test_report import make_run
-from tests.support.builders import write_set
+from tests.support.builders import hosted_catalogue, write_set
 from tests.support.fake_openai import Answer, FakeServer, text
 
 
@@ -111,7 +111,7 @@ def test_after_a_kill_9_the_requests_in_flight_are_sent_then_unknown_once_resume
     hang = {f"t{i:02d}": Answer(text="ok", headers_delay_s=60) for i in range(10, 20)}
     with FakeServer(hang, default=text("ok")) as server:
         goldset = write_set(tmp_path / "set", {f"t{i:02d}": "ok" for i in range(20)})
-        models = _catalogue(tmp_path / "models.toml", server.url)
+        models = hosted_catalogue(tmp_path / "models.toml", server.url)
         store_path = tmp_path / "runs.sqlite"
         argv = _cli("run", str(goldset), "--model", "fake", "--models", str(models), "--store", str(store_path))
         proc = subprocess.Popen([*argv, "--concurrency", "2"], env=_env(tmp_path), stdout=subprocess.PIPE, text=True)

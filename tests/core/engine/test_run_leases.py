@@ -228,11 +228,11 @@ def test_a_kill_9d_executors_lease_is_taken_over_by_the_next_resume(tmp_path):
 
 async def test_the_tui_shows_a_lease_refusal_as_a_dialog(tmp_path):
     from compare_tui.tui.screens.refusal import RefusalScreen
-    from tests.integration.test_tui_flows import home_at, settle
+    from tests.integration.test_tui_flows import home_at
+    from tests.support.home_app import settle
     from tests.tui.test_tui_data import INTERRUPTED_RUN
 
     async with home_at(tmp_path) as pilot:
-        await settle(pilot)
         store = pilot.app.screen.workspace.store
         holder = this_process()  # another session (another terminal's `run --resume`) holds it
         store.take_lease(INTERRUPTED_RUN, holder, is_stale=is_stale)

@@ -141,8 +141,8 @@ async def test_the_tui_report_names_them_too(text_call_runs):
 
     from compare_tui.store import Store
     from compare_tui.tui.app import create_app
+    from tests.support.home_app import settle
     from tests.tui.test_tui_data import fixed_probe
-    from tests.tui.test_tui_snapshots import settle
 
     tmp_path, models, reported = text_call_runs
     store = Store.open(Path(reported.store))

@@ -140,8 +140,8 @@ async def test_the_tui_table_repeats_the_notes_printed_before_sending(dict_tools
 
     from compare_tui.store import Store
     from compare_tui.tui.screens.toolcall import ToolcallScreen
+    from tests.support.home_app import settle
     from tests.support.screen_host import ScreenHost
-    from tests.tui.test_toolcall_tui import settle
 
     with Store.open(dict_tools_store) as store:
         async with ScreenHost(store, ToolcallScreen).run_test(size=(140, 45)) as pilot:
