@@ -36,7 +36,7 @@ from bench_engine_overhead import ServerProcess, raw_aiohttp  # noqa: E402
 from compare_tui.endpoint.client import chat_client, open_post  # noqa: E402
 from compare_tui.engine import RunExecutor, RunOverrides, prepare_run  # noqa: E402
 from compare_tui.engine.audit import audit_values_of  # noqa: E402
-from compare_tui.engine.client import Exchange, _chunk, _encode  # noqa: E402
+from compare_tui.engine.exchange import Exchange, _chunk, _encode  # noqa: E402
 from compare_tui.engine.request import chat_body  # noqa: E402
 from compare_tui.engine.sse import SseFramer  # noqa: E402
 from compare_tui.engine.stream import StreamAccumulator  # noqa: E402

@@ -4,7 +4,7 @@ and through a real LiteLLM proxy in front of it, side by side in one run.
 One llama-server (smollm2-135m, 1 thread, 1 slot, its own port and state dir) and one LiteLLM
 proxy (the version `scripts/test.sh` provisions, `.state/litellm-venv`) on loopback. Each
 task's request (the engine's own body and client: `engine.request.chat_body`,
-`engine.client.stream_chat`) is sent both ways back to back, the order alternating, so that
+`engine.exchange.stream_chat`) is sent both ways back to back, the order alternating, so that
 both see the same load on the shared machine; temperature 0, one request at a time, after a
 warm-up pass each way. Reported: TTFT and end-to-end p50 per path, the median of the paired
 differences (what the gateway adds per request), and the time per completion token after the
@@ -39,7 +39,7 @@ Sample = tuple[float, float, int]
 
 
 async def exchange(client, endpoint: str, body: dict, headers: dict[str, str]) -> Sample:
-    from compare_tui.engine.client import stream_chat
+    from compare_tui.engine.exchange import stream_chat
 
     ex = await stream_chat(client, endpoint, body, headers=headers)
     ttft, e2e = (ex.acc.ttft_ms(), ex.acc.e2e_ms()) if ex.acc else (None, None)

@@ -35,7 +35,7 @@ def worker(args: argparse.Namespace) -> None:
     """In a child process: this checkout's engine against the running server; JSON on stdout."""
     sys.path.insert(0, str(Path(args.checkout).resolve()))
     from compare_tui.engine import RunExecutor, RunOverrides, prepare_run
-    from compare_tui.engine.client import stream_chat
+    from compare_tui.engine.exchange import stream_chat
     from compare_tui.goldset import load_golden_set
     from compare_tui.store import Store
     from tests.support.builders import hosted_entry

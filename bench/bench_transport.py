@@ -39,7 +39,7 @@ from bench_engine_overhead import ServerProcess  # noqa: E402
 from compare_tui.catalogue import ModelEntry, load_catalogue  # noqa: E402
 from compare_tui.endpoint.client import TRANSPORT, chat_client  # noqa: E402
 from compare_tui.engine import RunExecutor, RunOverrides, prepare_run  # noqa: E402
-from compare_tui.engine.client import stream_chat  # noqa: E402
+from compare_tui.engine.exchange import stream_chat  # noqa: E402
 from compare_tui.goldset import GoldenSet, load_golden_set  # noqa: E402
 from compare_tui.store import Store  # noqa: E402
 from tests.support.builders import hosted_entry, load, write_set  # noqa: E402

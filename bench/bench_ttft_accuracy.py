@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from compare_tui.catalogue import load_catalogue  # noqa: E402
 from compare_tui.endpoint.client import TRANSPORT, chat_client  # noqa: E402
-from compare_tui.engine.client import stream_chat  # noqa: E402
+from compare_tui.engine.exchange import stream_chat  # noqa: E402
 from compare_tui.local import down, up  # noqa: E402
 
 WORDS = "ticket invoice refund shipping account password login billing order parcel".split()

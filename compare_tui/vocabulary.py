@@ -164,7 +164,7 @@ class ErrorClass(StrEnum):
     STREAM_ERROR = "stream_error"
     TRUNCATED = "truncated"
     TOO_LARGE = "too_large"
-    """The answer passed the raw reader's size bound (`engine.client.MAX_RAW_BYTES`): reading stopped."""
+    """The answer passed the raw reader's size bound (`engine.exchange.MAX_RAW_BYTES`): reading stopped."""
     SCORER_UNAVAILABLE = "scorer_unavailable"
     """The model answered, but no scorer could be run for the answer (every node of the scorer
     cluster that could take it was lost, or none could be placed in time): nothing measured."""

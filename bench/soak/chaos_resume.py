@@ -1,7 +1,7 @@
 """Crash-anywhere soak (issue 12): a 500-task run against the fault-injecting server, killed
 with SIGKILL at 20 random moments (a new `compare-tui run --resume` process each time), then
 checked against an uninterrupted run on the same per-task responses. Same code as the CI test
-(tests/core/test_chaos_resume.py: 100 tasks × 5 kills); here the checks are reported, not asserted.
+(tests/core/engine/test_chaos_resume.py: 100 tasks × 5 kills); here the checks are reported, not asserted.
 
     PYTHONPATH=. .venv/bin/python bench/soak/chaos_resume.py [--tasks 500] [--kills 20] [--seed 12] \
         [--out bench/results/soak_chaos.md]
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from compare_tui.engine.retry import RetryPolicy  # noqa: E402
-from tests.core.test_chaos_helpers import (  # noqa: E402
+from tests.core.engine.test_chaos_helpers import (  # noqa: E402
     chaos_run,
     comparable,
     fault_script,

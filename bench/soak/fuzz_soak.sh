@@ -8,13 +8,13 @@ cd "$(dirname "$0")/../.."
 EXAMPLES="${1:-10000}"
 OUT="${OUT:-bench/results/soak_fuzz.log}"
 TESTS=(
-  "tests/core/test_fuzz_stream.py::test_a_whole_non_streamed_body_is_accumulated_or_refused"
-  "tests/core/test_fuzz_parsers.py::test_one_log_record_is_a_turn_or_a_named_skip"
-  "tests/core/test_fuzz_parsers.py::test_tools_file_reader_returns_tools_or_a_clear_error"
-  "tests/core/test_fuzz_stream.py::test_stream_accumulator_takes_any_chunk_or_refuses_it_as_malformed"
-  "tests/core/test_fuzz_stream.py::test_sse_framing_does_not_depend_on_how_bytes_arrive"
-  "tests/core/test_fuzz_parsers.py::test_a_whole_log_file_samples_or_fails_clearly"
-  "tests/core/test_goldset_fuzz.py"
+  "tests/core/engine/test_fuzz_stream.py::test_a_whole_non_streamed_body_is_accumulated_or_refused"
+  "tests/core/sampling/test_fuzz_parsers.py::test_one_log_record_is_a_turn_or_a_named_skip"
+  "tests/core/sampling/test_fuzz_parsers.py::test_tools_file_reader_returns_tools_or_a_clear_error"
+  "tests/core/engine/test_fuzz_stream.py::test_stream_accumulator_takes_any_chunk_or_refuses_it_as_malformed"
+  "tests/core/engine/test_fuzz_stream.py::test_sse_framing_does_not_depend_on_how_bytes_arrive"
+  "tests/core/sampling/test_fuzz_parsers.py::test_a_whole_log_file_samples_or_fails_clearly"
+  "tests/core/goldset/test_goldset_fuzz.py"
 )
 shift || true
 if [ "$#" -gt 0 ]; then TESTS=("$@"); fi

@@ -44,7 +44,7 @@ from compare_tui.cli import main as cli_main  # noqa: E402  (imported before for
 from compare_tui.engine import RunOverrides, prepare_run  # noqa: E402
 from compare_tui.goldset import load_golden_set  # noqa: E402
 from compare_tui.store import Store  # noqa: E402
-from tests.core.test_chaos_helpers import comparable, report_json, write_catalogue  # noqa: E402
+from tests.core.engine.test_chaos_helpers import comparable, report_json, write_catalogue  # noqa: E402
 from tests.support.builders import write_set  # noqa: E402
 
 SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)

@@ -32,7 +32,7 @@ from compare_tui.store import Store  # noqa: E402
 from compare_tui.tui.app import create_app  # noqa: E402
 from compare_tui.tui.engine_bridge import NewRunPlan  # noqa: E402
 from compare_tui.tui.screens.live import LiveScreen  # noqa: E402
-from tests.core.test_chaos_helpers import ServerProcess, task_ids  # noqa: E402
+from tests.core.engine.test_chaos_helpers import ServerProcess, task_ids  # noqa: E402
 from tests.support.builders import write_set  # noqa: E402
 from tests.tui.test_tui_data import write_catalogue  # noqa: E402
 

@@ -33,7 +33,7 @@ from compare_tui.catalogue.models import ModelEntry, ServingNotes
 from compare_tui.catalogue.pinning import WeightPins, hf_snapshot, pin_weights, weight_files
 from compare_tui.catalogue.probe import ProbeResult, probe_endpoint
 from compare_tui.catalogue.provenance import HOST_ATTESTED
-from compare_tui.catalogue.server_facts import READ_FROM_SERVER
+from compare_tui.catalogue.server_facts import READ_FROM_SERVER, ServerFacts
 from compare_tui.catalogue.serving_check import check_loaded, served_elsewhere
 from compare_tui.catalogue.verify import Progress
 from compare_tui.endpoint import key_headers
@@ -104,123 +104,21 @@ def add_model(
             "it, or choose another NAME",
             catalogue_path,
         )
-    shell = _validated(
-        {
-            "name": request.name,
-            "kind": ModelKind.HOSTED,
-            "endpoint": request.endpoint,
-            "model": request.model or "-",
-            "key_env": request.key_env,
-            "gateway": request.gateway,
-        },
-        request.name,
-    )
-    try:
-        key = resolve_key(shell, os.environ if environ is None else environ)
-        check_key(shell, key)  # a gateway confirms an sk- key before the probe sends it anywhere
-    except ModelRefused as exc:
-        raise CatalogueEditError(mask_provider_keys(str(exc))) from None
-    if request.kind == ModelKind.LOCAL and request.weights_dir is None and not request.weights:
-        weights_needed = True
-    else:
-        weights_needed = False
-    if request.kind == ModelKind.HOSTED and (request.weights_dir is not None or request.weights):
-        raise CatalogueEditError(
-            "--weights-dir/--weights are for --kind local; a hosted model's weights "
-            "are not hashed here (its provenance is the host's attestation)"
-        )
-    located = None
-    if request.kind == ModelKind.LOCAL and not weights_needed:
-        located = weight_files(request.weights_dir, list(request.weights))
-
-    headers = key_headers(key)
-    probed = probe(shell.endpoint, request.model, name=request.name, headers=headers, gateway=request.gateway)
+    shell, key = _shell_and_key(request, os.environ if environ is None else environ)
+    weights_needed, located = _weights_given(request)
+    probed = probe(shell.endpoint, request.model, name=request.name, headers=key_headers(key), gateway=request.gateway)
     facts = probed.facts
     findings = list(facts.notes)
-
-    cached = resolve_repo(facts.weights_root, hf_hub_cache()) if facts.weights_root else None
     if weights_needed:
-        discovered = Path(facts.weights_file) if facts.weights_file else None
-        if discovered is not None and discovered.is_file():
-            located = weight_files(None, [discovered])
-            findings.append(f"weights file {discovered} named by the server ({', '.join(facts.sources)})")
-        elif facts.weights_root and Path(facts.weights_root).is_dir():
-            located = weight_files(Path(facts.weights_root), [])
-            findings.append(f"weights folder {facts.weights_root} named by the server (vLLM's root)")
-        elif isinstance(cached, CachedSnapshot):
-            located = weight_files(cached.folder, [])
-            findings.append(
-                f"weights of {cached.repo} named by the server (vLLM's root), found in the Hugging Face cache: "
-                f"refs/{cached.ref} → {cached.folder}"
-            )
-        else:
-            raise CatalogueEditError(
-                "a local model needs its weights pinned: pass --weights-dir DIR (or --weights FILE…) with "
-                "the files the server loads, or --kind hosted if the weights are not on this machine"
-                + (
-                    f" (the server loaded the repository {facts.weights_root}, which could not be resolved: "
-                    f"{cached.why})"
-                    if isinstance(cached, NotResolved)
-                    else ""
-                )
-            )
+        located = _weights_the_server_named(facts, findings)
     if located is not None:
         # Before hashing: a server that loads other files than these is refused without a read.
         differs = served_elsewhere(located[0], located[1], probed.fingerprint)
         if differs is not None:
             raise CatalogueEditError(f"{request.name!r} not added: {differs}; nothing was hashed", catalogue_path)
-
-    serving: dict[str, Any] = dict(facts.serving)
     extra = dict(facts.extra)
-    if facts.stack:
-        serving["stack"] = facts.stack
-    revision = request.revision
-    if request.kind == ModelKind.LOCAL:
-        assert located is not None
-        snapshot = hf_snapshot(located[0])
-        if revision is None and snapshot is not None:
-            revision = snapshot.commit
-            extra["hf_repo"] = snapshot.repo
-            if snapshot.refs:
-                extra["hf_refs"] = ", ".join(snapshot.refs)
-            findings.append(f"revision {snapshot.commit} from the Hugging Face cache snapshot of {snapshot.repo}")
-    if revision is None and facts.revision is not None:
-        revision = facts.revision
-        findings.append(f"revision {revision} from {facts.revision_source}")
-    if revision is None:  # checked before hashing: a missing flag should not cost a full read
-        where = "a Hugging Face cache snapshot or Ollama digest" if request.kind == ModelKind.LOCAL else "the host"
-        raise CatalogueEditError(
-            f"no revision could be discovered (not {where}); pass --revision REV (a tag, commit or date)"
-        )
-
-    pins: WeightPins | None = None
-    fields: dict[str, Any] = {}
-    if request.kind == ModelKind.LOCAL:
-        assert located is not None
-        pins = pin_weights(*located, progress=progress)
-        fields.update(weights_dir=str(pins.weights_dir), files=pins.files, weights_digest=pins.digest)
-    else:
-        digest = request.host_digest
-        if digest is None:
-            digest, how = _listing_digest(probed)
-            findings.append(how)
-        fields["weights_digest"] = digest
-        extra["provenance"] = HOST_ATTESTED
-
-    read = sorted(k for k in serving if k != "stack") + sorted(f"extra.{k}" for k in facts.extra)
-    if facts.sources:
-        serving["notes"] = (
-            f"{', '.join(read) or 'stack'} {READ_FROM_SERVER} ({', '.join(facts.sources)}) "
-            f"on {today.isoformat()}; not verified"
-        )
-    for key, value in notes.items():
-        if key in ServingNotes.model_fields and key not in ("extra", "notes"):
-            serving[key] = int(value) if key == "context_size" and value.isdigit() else value
-        else:
-            extra[key] = value
-    if extra:
-        serving["extra"] = extra
-
+    revision = _revision(request, located, facts, extra, findings)
+    pins, fields = _pinned(request, located, probed, progress, extra, findings)
     entry = _validated(
         {
             "name": request.name,
@@ -229,7 +127,7 @@ def add_model(
             "model": probed.model,
             "revision": revision,
             "key_env": request.key_env,
-            "serving": serving,
+            "serving": _serving(facts, notes, extra, today),
             "cost": cost,
             "gateway": request.gateway,
             **fields,
@@ -253,6 +151,146 @@ def add_model(
         findings=findings,
         bytes_hashed=pins.bytes_hashed if pins else 0,
     )
+
+
+def _shell_and_key(request: AddRequest, environ: Mapping[str, str]) -> tuple[ModelEntry, str | None]:
+    """The entry as far as the probe needs it, and its key, checked before the probe sends it
+    anywhere (a gateway confirms an sk- key first)."""
+    shell = _validated(
+        {
+            "name": request.name,
+            "kind": ModelKind.HOSTED,
+            "endpoint": request.endpoint,
+            "model": request.model or "-",
+            "key_env": request.key_env,
+            "gateway": request.gateway,
+        },
+        request.name,
+    )
+    try:
+        key = resolve_key(shell, environ)
+        check_key(shell, key)
+    except ModelRefused as exc:
+        raise CatalogueEditError(mask_provider_keys(str(exc))) from None
+    return shell, key
+
+
+def _weights_given(request: AddRequest) -> tuple[bool, tuple[Path, dict[str, Path]] | None]:
+    """Whether a local model's weights are still to be found (none given), and the weights
+    given, located; refuses weights given for a hosted model."""
+    weights_needed = request.kind == ModelKind.LOCAL and request.weights_dir is None and not request.weights
+    if request.kind == ModelKind.HOSTED and (request.weights_dir is not None or request.weights):
+        raise CatalogueEditError(
+            "--weights-dir/--weights are for --kind local; a hosted model's weights "
+            "are not hashed here (its provenance is the host's attestation)"
+        )
+    if request.kind == ModelKind.LOCAL and not weights_needed:
+        return weights_needed, weight_files(request.weights_dir, list(request.weights))
+    return weights_needed, None
+
+
+def _weights_the_server_named(facts: ServerFacts, findings: list[str]) -> tuple[Path, dict[str, Path]]:
+    """A local model's weights where the server said it loaded them: its file, its folder, or
+    its repository in this machine's Hugging Face cache; refused when none is found."""
+    cached = resolve_repo(facts.weights_root, hf_hub_cache()) if facts.weights_root else None
+    discovered = Path(facts.weights_file) if facts.weights_file else None
+    if discovered is not None and discovered.is_file():
+        findings.append(f"weights file {discovered} named by the server ({', '.join(facts.sources)})")
+        return weight_files(None, [discovered])
+    if facts.weights_root and Path(facts.weights_root).is_dir():
+        findings.append(f"weights folder {facts.weights_root} named by the server (vLLM's root)")
+        return weight_files(Path(facts.weights_root), [])
+    if isinstance(cached, CachedSnapshot):
+        located = weight_files(cached.folder, [])
+        findings.append(
+            f"weights of {cached.repo} named by the server (vLLM's root), found in the Hugging Face cache: "
+            f"refs/{cached.ref} → {cached.folder}"
+        )
+        return located
+    raise CatalogueEditError(
+        "a local model needs its weights pinned: pass --weights-dir DIR (or --weights FILE…) with "
+        "the files the server loads, or --kind hosted if the weights are not on this machine"
+        + (
+            f" (the server loaded the repository {facts.weights_root}, which could not be resolved: {cached.why})"
+            if isinstance(cached, NotResolved)
+            else ""
+        )
+    )
+
+
+def _revision(
+    request: AddRequest,
+    located: tuple[Path, dict[str, Path]] | None,
+    facts: ServerFacts,
+    extra: dict[str, Any],
+    findings: list[str],
+) -> str:
+    """The revision to pin: the one given, else a local model's Hugging Face cache snapshot
+    (its repository and refs go to `extra`), else what the server says; refused, before any
+    hashing, when none is found."""
+    revision = request.revision
+    if request.kind == ModelKind.LOCAL:
+        assert located is not None
+        snapshot = hf_snapshot(located[0])
+        if revision is None and snapshot is not None:
+            revision = snapshot.commit
+            extra["hf_repo"] = snapshot.repo
+            if snapshot.refs:
+                extra["hf_refs"] = ", ".join(snapshot.refs)
+            findings.append(f"revision {snapshot.commit} from the Hugging Face cache snapshot of {snapshot.repo}")
+    if revision is None and facts.revision is not None:
+        revision = facts.revision
+        findings.append(f"revision {revision} from {facts.revision_source}")
+    if revision is None:  # checked before hashing: a missing flag should not cost a full read
+        where = "a Hugging Face cache snapshot or Ollama digest" if request.kind == ModelKind.LOCAL else "the host"
+        raise CatalogueEditError(
+            f"no revision could be discovered (not {where}); pass --revision REV (a tag, commit or date)"
+        )
+    return revision
+
+
+def _pinned(
+    request: AddRequest,
+    located: tuple[Path, dict[str, Path]] | None,
+    probed: ProbeResult,
+    progress: Progress | None,
+    extra: dict[str, Any],
+    findings: list[str],
+) -> tuple[WeightPins | None, dict[str, Any]]:
+    """The weights' pins and the entry's fields for them: a local model's files hashed, or a
+    hosted model's digest (given, else from the host's listing) attested by the host."""
+    if request.kind == ModelKind.LOCAL:
+        assert located is not None
+        pins = pin_weights(*located, progress=progress)
+        return pins, {"weights_dir": str(pins.weights_dir), "files": pins.files, "weights_digest": pins.digest}
+    digest = request.host_digest
+    if digest is None:
+        digest, how = _listing_digest(probed)
+        findings.append(how)
+    extra["provenance"] = HOST_ATTESTED
+    return None, {"weights_digest": digest}
+
+
+def _serving(facts: ServerFacts, notes: dict[str, str], extra: dict[str, Any], today: dt.date) -> dict[str, Any]:
+    """`[model.serving]`: what the server said (marked as read, not verified), then the user's
+    `--note`s, each to its serving field or to `extra`."""
+    serving: dict[str, Any] = dict(facts.serving)
+    if facts.stack:
+        serving["stack"] = facts.stack
+    read = sorted(k for k in serving if k != "stack") + sorted(f"extra.{k}" for k in facts.extra)
+    if facts.sources:
+        serving["notes"] = (
+            f"{', '.join(read) or 'stack'} {READ_FROM_SERVER} ({', '.join(facts.sources)}) "
+            f"on {today.isoformat()}; not verified"
+        )
+    for key, value in notes.items():
+        if key in ServingNotes.model_fields and key not in ("extra", "notes"):
+            serving[key] = int(value) if key == "context_size" and value.isdigit() else value
+        else:
+            extra[key] = value
+    if extra:
+        serving["extra"] = extra
+    return serving
 
 
 def _validated(table: dict[str, Any], name: str) -> ModelEntry:

@@ -6,7 +6,7 @@ and `/props`.
 None of them reads `HTTP(S)_PROXY`/`ALL_PROXY` from the environment: a proxy there would
 receive prompts, answers and virtual keys (`tests/test_no_ambient_proxy.py` proves it). None
 follows a redirect (it could carry the key to another host). Each request's audit row is the
-caller's (`engine.audit.audit_row`, from the `Exchange` that `engine.client` returns), so
+caller's (`engine.audit.audit_row`, from the `Exchange` that `engine.exchange` returns), so
 every request, whoever sent it, is one row of the ledger.
 
 Chat requests go through aiohttp alone: httpx's own pool costs time proportional to its open
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import aiohttp
 
 ChatClient: TypeAlias = "aiohttp.ClientSession"
-"""What `engine.client` sends chat requests through: what `chat_client` yields."""
+"""What `engine.exchange` sends chat requests through: what `chat_client` yields."""
 
 TRANSPORT = "aiohttp"
 """What a run records as its `http_transport`."""
@@ -47,7 +47,7 @@ async def chat_client(*, timeout_s: float, concurrency: int = 1) -> AsyncIterato
     """The client that chat requests go through (a run, a judging, a tool-call run), closed
     when the block ends: no ambient proxy, no redirects followed (`open_post`), no cookies
     kept, at most `concurrency` connections, at most 10 s to connect. No per-read timer:
-    `engine.client` bounds the whole exchange by `timeout_s`, so each read is bounded too.
+    `engine.exchange` bounds the whole exchange by `timeout_s`, so each read is bounded too.
     Connections are kept between requests, except to a server learnt to drop them
     (`open_post`)."""
     import aiohttp
@@ -88,7 +88,7 @@ def tls_context() -> ssl.SSLContext:
 
 @dataclass(slots=True)
 class StreamedResponse:
-    """The little of a response `engine.client` reads."""
+    """The little of a response `engine.exchange` reads."""
 
     status: int
     headers: Mapping[str, str]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from compare_tui.engine.client import Exchange
+from compare_tui.engine.exchange import Exchange
 from compare_tui.store import AuditRow, Store, utc_now
 from compare_tui.store.rows import audit_values
 from compare_tui.vocabulary import AuditState

@@ -11,7 +11,7 @@ import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from compare_tui.engine.client import Exchange
+from compare_tui.engine.exchange import Exchange
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,9 +36,9 @@ from typing import Any
 from compare_tui.endpoint.account import stack_of
 from compare_tui.endpoint.client import TRANSPORT, ChatClient, chat_client
 from compare_tui.engine.audit import audit_values_of
-from compare_tui.engine.client import Exchange, stream_chat
 from compare_tui.engine.environment import capture_environment, fetch_server_identity
 from compare_tui.engine.events import AttemptFinished, RunFinished, RunObserver, RunStarted
+from compare_tui.engine.exchange import Exchange, stream_chat
 from compare_tui.engine.gpu import MemorySampler
 from compare_tui.engine.gpu_dcgm import memory_sampler
 from compare_tui.engine.kv_cache import KvCacheSampler

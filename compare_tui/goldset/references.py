@@ -45,13 +45,14 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
     """Why `schema` is not a valid JSON Schema, or None when it is."""
     # Imported here: jsonschema is slow to import, and only sets with json scorers need it.
     from jsonschema.validators import validator_for
+    from referencing.jsonschema import UnknownDialect, specification_with  # jsonschema's own registry
 
     try:
-        if "$schema" not in schema:
-            cls = validator_for(schema)  # no `$schema`: the latest draft
-        elif (cls := validator_for(schema, default=None)) is None:
-            return f"its `$schema` ({str(schema['$schema'])[:80]!r}) is not a JSON Schema version jsonschema knows"
-        cls.check_schema(schema)
+        if "$schema" in schema:
+            specification_with(str(schema["$schema"]))  # raises `UnknownDialect` for one it does not know
+        validator_for(schema).check_schema(schema)  # no `$schema`: the latest draft
+    except UnknownDialect:
+        return f"its `$schema` ({str(schema['$schema'])[:80]!r}) is not a JSON Schema version jsonschema knows"
     except Exception as exc:  # noqa: BLE001 - jsonschema on user data raises more than SchemaError
         message = getattr(exc, "message", None)
         if message is None:

@@ -145,8 +145,10 @@ def _alive(record: GatewayRecord) -> bool:
 def _healthy(port: int, timeout_s: float = 2.0) -> bool:
     import httpx
 
+    from compare_tui.endpoint.client import probe_client
+
     try:
-        with httpx.Client(timeout=timeout_s, trust_env=False) as client:
+        with probe_client(timeout_s=timeout_s) as client:
             return client.get(f"http://127.0.0.1:{port}/health/liveliness").status_code == 200
     except httpx.HTTPError:
         return False

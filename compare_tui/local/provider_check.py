@@ -24,7 +24,7 @@ from compare_tui.catalogue.keys import mask_provider_keys, redact
 from compare_tui.endpoint import key_headers
 from compare_tui.endpoint.client import chat_client
 from compare_tui.engine.audit import audit_row
-from compare_tui.engine.client import Exchange, stream_chat
+from compare_tui.engine.exchange import Exchange, stream_chat
 from compare_tui.store import Store, utc_now
 from compare_tui.store.rows import audit_values
 from compare_tui.vocabulary import ErrorClass

@@ -49,83 +49,19 @@ def plan_promotion(
         raise PromotionRefused('--force needs --reason "…": a forced promotion records why')
     if current_baseline is not None and current_baseline == model:
         raise PromotionRefused(f"{model} is already the workload's baseline: there is nothing to promote")
-    named = inputs.baseline
-    # Judged against the comparison's baseline, unless that is the model promoted: then against
-    # the workload's current baseline.
-    against = (
-        named
-        if named and named != model
-        else (current_baseline if current_baseline and current_baseline != model else None)
-    )
-    source = inputs.baseline_source if against == named else "workload"
-    report = build_report(
-        replace(inputs, baseline=against, baseline_source=source) if against else replace(inputs, baseline=None)
-    )
+    against, report = _judged(inputs, model, current_baseline)
     row = report.figures_for(model) or next((r for r in report.models if r.model_name == model), None)
     if row is None:
         shown = ", ".join(r.label for r in report.models) or "none"
         raise PromotionRefused(f"{model} is not a shown model of this comparison (its models: {shown})")
-    workload = report.goldset.workload_id
-    kind: DecisionKind
-    verdict: Verdict | None = None
-    if against is None:
-        if current_baseline == row.model_name:
-            raise PromotionRefused(f"{row.model_name} is already the baseline of workload {workload}")
-        if not initial:
-            why = (
-                f"{model} is this comparison's own baseline" if named == model else "this comparison names no baseline"
-            )
-            raise PromotionRefused(
-                f"workload {workload} has no baseline yet and {why}, so there is no verdict for {model}: give "
-                "--initial to make it the workload's first baseline, or re-frame the comparison with "
-                "`report --baseline`"
-            )
-        kind = "initial"
-        summary = f"{row.model_name} becomes workload {workload}'s first baseline (initial; no verdict)."
-    elif report.decision is None:
-        words = (
-            f"without a verdict: the workload's baseline {against} is not in this comparison (compare the two "
-            f"with `run SET --baseline {against} --model {row.model_name}`)"
-        )
-        if not force:
-            raise PromotionRefused(f'refused: {row.model_name} is {words}; promote it only with --force --reason "…"')
-        kind = "forced"
-        summary = f"{_takes_over(row.model_name, current_baseline, workload)} (forced): {row.model_name} is {words}."
-    else:
-        decision = report.decision
-        versus = decision.for_candidate(row.label)
-        verdict = versus.verdict if versus else None
-        words = _verdict_words(versus, decision.margin_pp, against)
-        if verdict in ALLOWED:
-            kind = "promoted"
-        elif force:
-            kind = "forced"
-        else:
-            raise PromotionRefused(
-                f'refused: {row.model_name} is {words}; promote it only with --force --reason "…" (recorded as forced)'
-            )
-        summary = f"{_takes_over(row.model_name, current_baseline, workload)} ({kind}): {row.model_name} is {words}."
+    kind, verdict, summary = _verdict_kind(
+        report, row.model_name, row.label, model, inputs.baseline, against, current_baseline, force, initial
+    )
     pins = _pins(inputs, {row.model_name, *(m for m in (against, current_baseline) if m)})
     if canary_percent is not None:
-        if not 0 < canary_percent < 100:
-            raise PromotionRefused(f"--canary is a share of traffic between 0 and 100 % (got {canary_percent:g})")
-        if current_baseline is None:
-            raise PromotionRefused(
-                f"--canary splits traffic between the workload's current baseline and the new model, but workload "
-                f"{workload} has no baseline yet: promote without --canary (--initial for a first baseline)"
-            )
-        if current_baseline not in pins:
-            raise PromotionRefused(
-                f"--canary splits traffic with the current baseline {current_baseline}, which is not one of this "
-                f"comparison's models: compare the two first (`run SET --baseline {current_baseline} --model "
-                f"{row.model_name}`)"
-            )
-        summary += (
-            f" Canary: {canary_percent:g}% of traffic to {row.model_name}, "
-            f"{100 - canary_percent:g}% stays on {current_baseline}."
-        )
+        summary += _canary_words(canary_percent, current_baseline, pins, report.goldset.workload_id, row.model_name)
     record = DecisionRecord(
-        workload_id=workload,
+        workload_id=report.goldset.workload_id,
         model=row.model_name,
         previous_model=current_baseline,
         comparison_id=report.comparison_id,
@@ -138,6 +74,95 @@ def plan_promotion(
         figures=_figures(report, row.label),
     )
     return Promotion(record, report, verdict, summary)
+
+
+def _judged(inputs: ReportInputs, model: str, current_baseline: str | None) -> tuple[str | None, Report]:
+    """The baseline `model` is judged against (None when there is none) and the report built
+    against it: the comparison's baseline, unless that is the model promoted; then the
+    workload's current baseline."""
+    named = inputs.baseline
+    against = (
+        named
+        if named and named != model
+        else (current_baseline if current_baseline and current_baseline != model else None)
+    )
+    source = inputs.baseline_source if against == named else "workload"
+    report = build_report(
+        replace(inputs, baseline=against, baseline_source=source) if against else replace(inputs, baseline=None)
+    )
+    return against, report
+
+
+def _verdict_kind(
+    report: Report,
+    name: str,
+    label: str,
+    model: str,
+    named: str | None,
+    against: str | None,
+    current_baseline: str | None,
+    force: bool,
+    initial: bool,
+) -> tuple[DecisionKind, Verdict | None, str]:
+    """The promotion's kind, the verdict it rests on and its sentence, or `PromotionRefused`:
+    initial (no baseline to judge against), forced (no verdict, or one that does not allow it)
+    or promoted."""
+    workload = report.goldset.workload_id
+    if against is None:
+        if current_baseline == name:
+            raise PromotionRefused(f"{name} is already the baseline of workload {workload}")
+        if not initial:
+            why = (
+                f"{model} is this comparison's own baseline" if named == model else "this comparison names no baseline"
+            )
+            raise PromotionRefused(
+                f"workload {workload} has no baseline yet and {why}, so there is no verdict for {model}: give "
+                "--initial to make it the workload's first baseline, or re-frame the comparison with "
+                "`report --baseline`"
+            )
+        return "initial", None, f"{name} becomes workload {workload}'s first baseline (initial; no verdict)."
+    if report.decision is None:
+        words = (
+            f"without a verdict: the workload's baseline {against} is not in this comparison (compare the two "
+            f"with `run SET --baseline {against} --model {name}`)"
+        )
+        if not force:
+            raise PromotionRefused(f'refused: {name} is {words}; promote it only with --force --reason "…"')
+        return "forced", None, f"{_takes_over(name, current_baseline, workload)} (forced): {name} is {words}."
+    decision = report.decision
+    versus = decision.for_candidate(label)
+    verdict = versus.verdict if versus else None
+    words = _verdict_words(versus, decision.margin_pp, against)
+    kind: DecisionKind
+    if verdict in ALLOWED:
+        kind = "promoted"
+    elif force:
+        kind = "forced"
+    else:
+        raise PromotionRefused(
+            f'refused: {name} is {words}; promote it only with --force --reason "…" (recorded as forced)'
+        )
+    return kind, verdict, f"{_takes_over(name, current_baseline, workload)} ({kind}): {name} is {words}."
+
+
+def _canary_words(
+    canary_percent: float, current_baseline: str | None, pins: dict[str, Any], workload: str, name: str
+) -> str:
+    """The summary's canary sentence, or `PromotionRefused` when no canary can split traffic."""
+    if not 0 < canary_percent < 100:
+        raise PromotionRefused(f"--canary is a share of traffic between 0 and 100 % (got {canary_percent:g})")
+    if current_baseline is None:
+        raise PromotionRefused(
+            f"--canary splits traffic between the workload's current baseline and the new model, but workload "
+            f"{workload} has no baseline yet: promote without --canary (--initial for a first baseline)"
+        )
+    if current_baseline not in pins:
+        raise PromotionRefused(
+            f"--canary splits traffic with the current baseline {current_baseline}, which is not one of this "
+            f"comparison's models: compare the two first (`run SET --baseline {current_baseline} --model "
+            f"{name}`)"
+        )
+    return f" Canary: {canary_percent:g}% of traffic to {name}, {100 - canary_percent:g}% stays on {current_baseline}."
 
 
 def _takes_over(model: str, current_baseline: str | None, workload: str) -> str:

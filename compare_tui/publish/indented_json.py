@@ -5,7 +5,7 @@ Why: with an indent, the standard library encodes in pure Python, one generator 
 and a report of 2 × 10,000 tasks (report.json, 4.6 MB) took 0.13–0.2 s of `publish`'s budget.
 Here each string is escaped by the same C function `json` uses and containers are joined
 directly. The output must be byte-identical to `json.dumps` (report.json is exactly `report
---format json`): tests/core/test_publish_write.py checks it on the real report and on generated values.
+--format json`): tests/core/publish/test_publish_write.py checks it on the real report and on generated values.
 """
 
 from __future__ import annotations

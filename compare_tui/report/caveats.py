@@ -124,6 +124,21 @@ def _and(names: Sequence[str]) -> str:
 
 
 def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
+    name = row.label
+    out = [*_incomplete(row, run_input), *_resumed(row, run_input), *_margin(row), *_people(row), *_errors(row)]
+    out += [Caveat(code, text) for code, text in caveat_texts(name, row.text_calls)]
+    out += _rescored(name, run_input)
+    out += _sandbox(name, run_input)
+    out += _serving(row, run_input)
+    if row.tokens.note:
+        out.append(Caveat("usage", f"{name}: {row.tokens.note}."))
+    if row.cost.note and row.completed:
+        out.append(Caveat("cost", f"Cost of {name}: {row.cost.note}."))
+    return out
+
+
+def _incomplete(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
+    """Tasks of the set not done: left out of every figure; how to finish them."""
     name, out = row.label, []
     counts = row.counts
     if counts.missing and row.run_status == RunStatus.SETTLED and not row.not_measured:
@@ -158,6 +173,12 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 f"task-by-task comparison.{resume}",
             )
         )
+    return out
+
+
+def _resumed(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
+    """A run interrupted and resumed: its tasks ran in more than one session."""
+    name, out = row.label, []
     resumes = (run_input.run.environment or {}).get("resumes") or []
     if resumes:
         times = f"{_plural(len(resumes), 'time')}, last {resumes[-1][:16].replace('T', ' ')} UTC"
@@ -173,6 +194,12 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 f"its tasks ran in more than one session, on a server that may have restarted between them.{paused}",
             )
         )
+    return out
+
+
+def _margin(row: ModelFigures) -> list[Caveat]:
+    """A pass rate whose 95% interval is wide: a small set's margin of error."""
+    name, out = row.label, []
     interval = row.pass_rate.interval
     if interval is not None and interval.half_width >= MARGIN_THRESHOLD:
         out.append(
@@ -183,6 +210,13 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 f"interval, about ±{interval.half_width * 100:.0f} points): a small set's margin of error.",
             )
         )
+    return out
+
+
+def _people(row: ModelFigures) -> list[Caveat]:
+    """What people decided: tasks scored by a person, verdicts that replaced the scorer's, reviews waiting."""
+    name, out = row.label, []
+    counts = row.counts
     if counts.human:
         out.append(
             Caveat(
@@ -213,6 +247,13 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 "confidence stays low until each has a pass or fail verdict.",
             )
         )
+    return out
+
+
+def _errors(row: ModelFigures) -> list[Caveat]:
+    """Tasks that ended in error, by error class."""
+    name, out = row.label, []
+    counts = row.counts
     if counts.errored:
         classes = ", ".join(f"{cls} ×{n}" for cls, n in row.error_classes)
         out.append(
@@ -223,14 +264,6 @@ def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
                 f"attempts by class: {classes}.",
             )
         )
-    out += [Caveat(code, text) for code, text in caveat_texts(name, row.text_calls)]
-    out += _rescored(name, run_input)
-    out += _sandbox(name, run_input)
-    out += _serving(row, run_input)
-    if row.tokens.note:
-        out.append(Caveat("usage", f"{name}: {row.tokens.note}."))
-    if row.cost.note and row.completed:
-        out.append(Caveat("cost", f"Cost of {name}: {row.cost.note}."))
     return out
 
 

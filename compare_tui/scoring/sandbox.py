@@ -1,6 +1,6 @@
 """Run a user's program as a scorer inside a process sandbox (the `command` scorer).
 
-Guarantees of `run_sandboxed`, each covered by tests/core/test_sandbox.py:
+Guarantees of `run_sandboxed`, each covered by tests/core/scoring/test_sandbox.py:
 - cwd is a fresh temporary directory holding `files`, removed afterwards;
 - the environment is an allow-list (PATH, LANG, LC_ALL, HOME, TMPDIR, COMPARE_TUI_*);
   nothing else from the parent, so no inherited secrets;
@@ -25,7 +25,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from compare_tui.scoring import isolation
@@ -233,6 +233,56 @@ def run_sandboxed(
     for name in files:
         if not name or os.sep in name or name in (".", ".."):
             raise ValueError(f"sandbox file name {name!r} must be a plain file name")
+    plan, enter, report = _isolation(limits, timeout_s)
+    workdir = tempfile.mkdtemp(prefix="compare-tui-score-")
+    start = time.monotonic()
+    try:
+        for name, content in files.items():
+            with open(os.path.join(workdir, name), "wb") as handle:
+                handle.write(content)
+        env = _environment(workdir, limits, env_files or {}, extra_env or {})
+        try:
+            proc = _spawn(argv, workdir, env, stdin, isolation.child_setup(plan, enter))
+        except (OSError, subprocess.SubprocessError) as exc:
+            return SandboxResult(
+                exit_code=None,
+                signal=None,
+                duration_s=time.monotonic() - start,
+                stdout=b"",
+                stderr=b"",
+                stdout_truncated=False,
+                stderr_truncated=False,
+                limit_hit=None,
+                start_error=str(exc),
+                isolation=report,
+                timeout_s=timeout_s,
+            )
+        with proc:
+            out, err, limit_hit = _collect(proc, start + timeout_s, limits)
+            returncode = proc.wait()
+        duration = time.monotonic() - start
+    finally:
+        _remove_tree(workdir)
+    return SandboxResult(
+        exit_code=returncode if returncode >= 0 else None,
+        signal=-returncode if returncode < 0 else None,
+        duration_s=duration,
+        stdout=bytes(out.kept),
+        stderr=bytes(err.kept),
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+        limit_hit=limit_hit,
+        start_error=None,
+        isolation=report,
+        timeout_s=timeout_s,
+    )
+
+
+def _isolation(
+    limits: Limits, timeout_s: float
+) -> tuple[list[tuple[str, int, int, int]], Callable[[], None] | None, dict[str, bool | str]]:
+    """What the child will be held to: the rlimit plan, the network namespace to enter (None
+    when not requested or not available here), and the isolation report stored with the result."""
     wanted = {
         "cpu": limits.cpu_s or math.ceil(timeout_s) + 1,
         "as": limits.address_space_bytes,
@@ -262,58 +312,25 @@ def run_sandboxed(
         "note": "process sandbox, not a kernel sandbox: runs as this user with this user's file "
         "access; a process that starts its own session escapes the group kill",
     }
-    workdir = tempfile.mkdtemp(prefix="compare-tui-score-")
-    start = time.monotonic()
-    try:
-        for name, content in files.items():
-            with open(os.path.join(workdir, name), "wb") as handle:
-                handle.write(content)
-        env = _environment(workdir, limits, env_files or {}, extra_env or {})
-        with tempfile.TemporaryFile() as stdin_file:
-            stdin_file.write(stdin)
-            stdin_file.seek(0)
-            try:
-                proc = subprocess.Popen(
-                    list(argv),
-                    cwd=workdir,
-                    env=env,
-                    stdin=stdin_file,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    start_new_session=True,
-                    close_fds=True,
-                    preexec_fn=isolation.child_setup(plan, enter),
-                )
-            except (OSError, subprocess.SubprocessError) as exc:
-                return SandboxResult(
-                    exit_code=None,
-                    signal=None,
-                    duration_s=time.monotonic() - start,
-                    stdout=b"",
-                    stderr=b"",
-                    stdout_truncated=False,
-                    stderr_truncated=False,
-                    limit_hit=None,
-                    start_error=str(exc),
-                    isolation=report,
-                    timeout_s=timeout_s,
-                )
-        with proc:
-            out, err, limit_hit = _collect(proc, start + timeout_s, limits)
-            returncode = proc.wait()
-        duration = time.monotonic() - start
-    finally:
-        _remove_tree(workdir)
-    return SandboxResult(
-        exit_code=returncode if returncode >= 0 else None,
-        signal=-returncode if returncode < 0 else None,
-        duration_s=duration,
-        stdout=bytes(out.kept),
-        stderr=bytes(err.kept),
-        stdout_truncated=out.truncated,
-        stderr_truncated=err.truncated,
-        limit_hit=limit_hit,
-        start_error=None,
-        isolation=report,
-        timeout_s=timeout_s,
-    )
+    return plan, enter, report
+
+
+def _spawn(
+    argv: Sequence[str], workdir: str, env: dict[str, str], stdin: bytes, setup: Callable[[], None]
+) -> subprocess.Popen[bytes]:
+    """The program started in its own session and process group, in `workdir`, its stdin fed
+    from an unlinked file (closed here once the child holds it)."""
+    with tempfile.TemporaryFile() as stdin_file:
+        stdin_file.write(stdin)
+        stdin_file.seek(0)
+        return subprocess.Popen(
+            list(argv),
+            cwd=workdir,
+            env=env,
+            stdin=stdin_file,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+            preexec_fn=setup,
+        )

@@ -139,33 +139,9 @@ class AttemptAccessors(StoreBase):
         found = self._read("SELECT * FROM attempts WHERE run_id = ? ORDER BY task_id, attempt", [run_id])
         return [rows.attempt_from(row) for row in found]
 
-    # Columns `attempt_columns` may read: the attempt table's plain fields.
-    _NARROW_COLUMNS = frozenset(
-        {
-            "task_id",
-            "attempt",
-            "outcome",
-            "ttft_ms",
-            "e2e_ms",
-            "prompt_tokens",
-            "completion_tokens",
-            "usage_missing",
-            "isolation",
-            "error_class",
-            "score_detail",
-            "score_data",
-            "error",
-            "retries",
-            "finish_reason",
-            "started_at",
-            "finished_at",
-            "answer_text",
-            "tool_calls",
-            "reasoning",
-            "server_timings",
-            "cached_tokens",
-        }
-    )
+    # Columns `attempt_columns` may read: every attempt field but the row's keys (one list, the
+    # record's: a field added to `AttemptRecord` is readable here at once).
+    _NARROW_COLUMNS = frozenset(rows.ATTEMPT_COLUMNS) - {"id", "run_id"}
 
     def attempt_columns(self, run_id: str, columns: Sequence[str]) -> list[dict[str, Any]]:
         """Only `columns` of a run's attempts, as raw row dicts ordered by task then attempt.

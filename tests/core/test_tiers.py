@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
+PACKAGES = TESTS.parent / "compare_tui"
 
 
 def test_every_test_file_is_in_a_tier_folder():
@@ -17,6 +18,23 @@ def test_every_test_file_is_in_a_tier_folder():
         "tui",
         "integration",
     }
+
+
+def test_the_core_tier_is_split_by_the_package_each_file_tests():
+    # tests/core/<package>/ mirrors compare_tui/<package>/; only the project-wide checks
+    # (docs, import order and hygiene, the tiers, the root error, the fake server) sit at the top.
+    folders = {p.name for p in (TESTS / "core").iterdir() if p.is_dir() and any(p.glob("test_*.py"))}
+    packages = {p.name for p in PACKAGES.iterdir() if (p / "__init__.py").is_file()}
+    assert folders and folders <= packages, f"not a package of compare_tui: {sorted(folders - packages)}"
+    top = sorted(p.stem for p in (TESTS / "core").glob("test_*.py"))
+    assert top == [
+        "test_dependency_order",
+        "test_docs",
+        "test_errors",
+        "test_fake_openai",
+        "test_import_hygiene",
+        "test_tiers",
+    ]
 
 
 def test_a_test_carries_its_tier_marker(request: pytest.FixtureRequest):

@@ -3,7 +3,7 @@
 answer is wrong, every failure in one group; and the analyst with a bundled model, its reply's
 sentences each kept or dropped against the data, its request audited with no run.
 
-The scripted-server tests (`tests/core/test_insights*.py`) pin every cause; here the causes that
+The scripted-server tests (`tests/core/insights/test_insights*.py`) pin every cause; here the causes that
 real small models produce reliably at temperature 0 are checked on their own answers.
 """
 

@@ -21,7 +21,7 @@ from compare_tui.local.server import get_json
 from compare_tui.store import Store
 from compare_tui.toolcall import RunRequest, RunSettings, execute, official_suite, select
 from compare_tui.tui.health import probe_endpoint
-from tests.core.test_judge_support import FAST_RETRY, TASKS, add_run, consistent_judge, entry, golden, scored
+from tests.core.judge.test_judge_support import FAST_RETRY, TASKS, add_run, consistent_judge, entry, golden, scored
 from tests.support.builders import load, write_set
 from tests.support.fake_openai import FakeServer, text
 

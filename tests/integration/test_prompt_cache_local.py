@@ -15,7 +15,7 @@ import pytest
 
 from compare_tui.engine.tools_reach import tools_reach_now
 from compare_tui.store import Store
-from tests.core.test_experiment_helpers import cli
+from tests.core.experiment.test_experiment_helpers import cli
 from tests.goldset_factory import make_set, manifest_data, task_data
 from tests.integration import test_serving_identity_local as identity
 from tests.integration.test_serving_identity_local import ALIAS, _add

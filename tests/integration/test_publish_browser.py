@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_experiment_cli import new, run, world  # noqa: F401  (world is a fixture)
-from tests.core.test_experiment_helpers import cli
-from tests.core.test_publish import VIRTUAL, fill_store
+from tests.core.experiment.test_experiment_cli import new, run, world  # noqa: F401  (world is a fixture)
+from tests.core.experiment.test_experiment_helpers import cli
+from tests.core.publish.test_publish import VIRTUAL, fill_store
 from tests.support.chromium import Browser, chromium_path, ink_share
 
 VIEWPORTS = {"desktop": (1280, 800, False), "phone": (390, 844, True)}

@@ -312,3 +312,22 @@ def test_an_unreachable_cluster_refuses_the_run_before_any_model_request(tmp_pat
         assert server.requests == []
     with sqlite3.connect(tmp_path / "runs.sqlite") as db:
         assert db.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+
+
+def test_no_cluster_on_this_machine_is_said_in_our_words_not_rays(monkeypatch):
+    import ray
+
+    from compare_tui.scoring.ray_cluster import RayScorers, ScorerClusterError
+
+    def no_instance(**_: object) -> None:  # what Ray raises when `auto` finds no cluster
+        raise ConnectionError(
+            "Could not find any running Ray instance. Please specify the one to connect to by setting "
+            "the `--address` flag or `RAY_ADDRESS` environment variable."
+        )
+
+    monkeypatch.setattr(ray, "init", no_instance)
+    with pytest.raises(ScorerClusterError) as refused:
+        RayScorers("auto").connect()
+    said = str(refused.value)
+    assert "found none" in said and "--scorers local" in said and "ray start --head" in said
+    assert "--address" not in said and "RAY_ADDRESS" not in said

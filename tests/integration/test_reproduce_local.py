@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_experiment_helpers import cli
+from tests.core.experiment.test_experiment_helpers import cli
 
 pytestmark = pytest.mark.integration
 

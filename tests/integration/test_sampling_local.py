@@ -17,7 +17,7 @@ import pytest
 from compare_tui.goldset import load_golden_set
 from compare_tui.sampling import SampleOptions, sample_logs, write_sampled_set
 from compare_tui.store import Store
-from tests.core.test_sampling_builders import DAY, END, conversation, write_jsonl
+from tests.core.sampling.test_sampling_builders import DAY, END, conversation, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 

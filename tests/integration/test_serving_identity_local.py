@@ -21,7 +21,7 @@ from compare_tui.catalogue.pinning import pin_weights, weight_files
 from compare_tui.local.bundled import bundled_model, ensure_model
 from compare_tui.local.server import free_port, server_cmdline, start, wait_healthy
 from compare_tui.store import Store
-from tests.core.test_experiment_helpers import cli
+from tests.core.experiment.test_experiment_helpers import cli
 from tests.support.builders import write_set
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ import pytest
 from compare_tui import local
 from compare_tui.catalogue import load_catalogue
 from compare_tui.endpoint.client import chat_client
-from compare_tui.engine.client import chat_chunks
+from compare_tui.engine.exchange import chat_chunks
 from compare_tui.toolcall import RunRequest, RunSettings, ToolcallOutcome, classify, execute, official_suite, select
 
 pytestmark = pytest.mark.integration

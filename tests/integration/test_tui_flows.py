@@ -25,16 +25,10 @@ from compare_tui.tui.screens.task_detail import TaskDetailScreen
 from compare_tui.tui.widgets.model_progress import ModelProgress
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
+from tests.support.home_app import settle
 from tests.tui.test_tui_data import COMPARISON_ID, RUN_IDS, build_store, fixed_probe, write_catalogue
 
 SIZE = (100, 30)
-
-
-async def settle(pilot, rounds: int = 3) -> None:
-    """Let every worker finish and every message land."""
-    for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 async def until(pilot, condition, timeout_s: float = 60.0, what: str = "the condition") -> None:
@@ -51,11 +45,23 @@ def _app(store, sets, catalogue, probe=fixed_probe):
 
 
 @contextlib.asynccontextmanager
-async def home_at(tmp_path, size=SIZE, probe=fixed_probe):
-    """The app on the test store's Home, driven by a Pilot at `size`."""
+async def driven(store, sets, catalogue, size=SIZE, probe=fixed_probe, *, settled=True):
+    """The app over `store`, driven by a Pilot at `size`; with `settled`, once every worker
+    started on Home has finished (leave it off when a probe is held back on purpose)."""
+    async with _app(store, sets, catalogue, probe).run_test(size=size) as pilot:
+        if settled:
+            await settle(pilot)
+        yield pilot
+
+
+@contextlib.asynccontextmanager
+async def home_at(tmp_path, size=SIZE, probe=fixed_probe, *, settled=True):
+    """The app on the test store's Home (`tests/tui/test_tui_data.py`), as `driven` gives it."""
     store, sets = build_store(tmp_path)
     with store:
-        async with _app(store, sets, write_catalogue(tmp_path / "models.toml"), probe).run_test(size=size) as pilot:
+        async with driven(
+            store, sets, write_catalogue(tmp_path / "models.toml"), size, probe, settled=settled
+        ) as pilot:
             yield pilot
 
 
@@ -81,9 +87,7 @@ async def test_new_run_against_the_real_local_server(local_cluster, tmp_path):
     sets = tmp_path / "sets"
     write_set(sets / "tiny", {"billing-1": "billing", "billing-2": "billing", "bug-1": "bug"}, max_tokens=8)
     with Store.open(tmp_path / "runs.sqlite") as store:
-        app = _app(store, sets, local_cluster.catalogue_path)
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
+        async with driven(store, sets, local_cluster.catalogue_path) as pilot:
             live = await _start_new_run(pilot, toggles=2)
             await until(pilot, lambda: live.statuses, timeout_s=600, what="both runs to finish")
             assert live.statuses == ("completed", "completed")
@@ -109,9 +113,7 @@ async def test_cancel_keeps_the_run_resumable_and_resume_finishes_it(tmp_path):
         FakeServer(default=text("billing", chunk_chars=1, chunk_delay_s=0.03)) as server,
         Store.open(tmp_path / "runs.sqlite") as store,
     ):
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml", server.url))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
+        async with driven(store, sets, write_catalogue(tmp_path / "models.toml", server.url)) as pilot:
             live = await _start_new_run(pilot, concurrency="2")
             await until(
                 pilot,
@@ -147,9 +149,7 @@ async def test_repaints_are_coalesced_at_a_high_attempt_rate(tmp_path, monkeypat
     original = ModelProgress.show
     monkeypatch.setattr(ModelProgress, "show", lambda self, view: (shows.append(view.done), original(self, view))[1])
     with FakeServer(mode="zero-delay", record=False) as server, Store.open(tmp_path / "runs.sqlite") as store:
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml", server.url))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
+        async with driven(store, sets, write_catalogue(tmp_path / "models.toml", server.url)) as pilot:
             started = time.monotonic()
             live = await _start_new_run(pilot, concurrency="8")
             await until(pilot, lambda: live.statuses, what="the run to finish")
@@ -163,83 +163,71 @@ async def test_repaints_are_coalesced_at_a_high_attempt_rate(tmp_path, monkeypat
 
 
 async def test_the_engine_refusal_is_shown_and_nothing_is_created(tmp_path):
-    store, sets = build_store(tmp_path)
-    with store:
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            await pilot.press("1")
-            await pilot.press("down")  # the valid set (the broken one is listed first)
-            await pilot.press("n")
-            await settle(pilot)
-            await pilot.press("down", "down", "space", "ctrl+s")  # the unpinned model
-            await pilot.pause()
-            assert isinstance(pilot.app.screen, RefusalScreen)
-            assert "revision" in pilot.app.screen.reason
-            await pilot.press("escape")
-            assert isinstance(pilot.app.screen, NewRunScreen)
+    async with home_at(tmp_path) as pilot:
+        store = pilot.app.workspace.store
+        await pilot.press("1")
+        await pilot.press("down")  # the valid set (the broken one is listed first)
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("down", "down", "space", "ctrl+s")  # the unpinned model
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, RefusalScreen)
+        assert "revision" in pilot.app.screen.reason
+        await pilot.press("escape")
+        assert isinstance(pilot.app.screen, NewRunScreen)
         assert len(store.list_runs()) == 3 and len(store.list_comparisons()) == 1
 
 
 async def test_open_a_report_and_a_task_from_its_grid(tmp_path):
-    store, sets = build_store(tmp_path)
-    with store:
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            await pilot.press("enter")  # the newest run, gemma: its comparison's report
-            await settle(pilot)
-            screen = pilot.app.screen
-            assert isinstance(screen, ReportScreen) and screen.ref == COMPARISON_ID
-            assert screen.report.recommendation.winner == "gemma3-270m"
-            assert screen.report.recommendation.confidence == "low"
-            await pilot.press("3", "right", "right", "down")
-            assert "ticket-01 · gemma3-270m · ✓ pass" in str(screen.query_one("#block-line").render())
-            await pilot.press("enter")
-            await settle(pilot)
-            detail = pilot.app.screen
-            assert isinstance(detail, TaskDetailScreen) and detail.facts.task_id == "ticket-01"
-            assert [r.run.model_name for r in detail.facts.runs] == ["smollm2-135m", "gemma3-270m"]
-            await pilot.press("n")
-            await settle(pilot)
-            assert detail.facts.task_id == "ticket-02"
-            await pilot.press("escape")
-            assert pilot.app.screen is screen
+    async with home_at(tmp_path) as pilot:
+        await pilot.press("enter")  # the newest run, gemma: its comparison's report
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, ReportScreen) and screen.ref == COMPARISON_ID
+        assert screen.report.recommendation.winner == "gemma3-270m"
+        assert screen.report.recommendation.confidence == "low"
+        await pilot.press("3", "right", "right", "down")
+        assert "ticket-01 · gemma3-270m · ✓ pass" in str(screen.query_one("#block-line").render())
+        await pilot.press("enter")
+        await settle(pilot)
+        detail = pilot.app.screen
+        assert isinstance(detail, TaskDetailScreen) and detail.facts.task_id == "ticket-01"
+        assert [r.run.model_name for r in detail.facts.runs] == ["smollm2-135m", "gemma3-270m"]
+        await pilot.press("n")
+        await settle(pilot)
+        assert detail.facts.task_id == "ticket-02"
+        await pilot.press("escape")
+        assert pilot.app.screen is screen
 
 
 async def test_diff_two_runs_and_open_a_changed_task_side_by_side(tmp_path):
-    store, sets = build_store(tmp_path)
-    with store:
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            await pilot.press("down", "d")  # A = smollm2 (the highlighted run)
-            await settle(pilot)
-            assert isinstance(pilot.app.screen, RunPickerScreen)
-            await pilot.press("enter")  # B = the first run listed on the same set: gemma
-            await settle(pilot)
-            diff_screen = pilot.app.screen
-            assert isinstance(diff_screen, DiffScreen)
-            diff = diff_screen.diff
-            assert (diff_screen.run_a, diff_screen.run_b) == (RUN_IDS["smollm2-135m"], RUN_IDS["gemma3-270m"])
-            assert (diff.paired.both, diff.paired.only_a, diff.paired.only_b, diff.paired.neither) == (6, 1, 2, 1)
-            assert diff.paired.mcnemar_p is not None and diff.paired.interval is not None
-            await pilot.press("2", "enter")
-            await settle(pilot)
-            detail = pilot.app.screen
-            assert isinstance(detail, TaskDetailScreen)
-            assert detail.facts.task_id == "ticket-03" and len(detail.facts.runs) == 2
-            assert [str(a.outcome) for r in detail.facts.runs for a in r.attempts] == ["fail", "pass"]
-            await pilot.press("escape", "x")
-            await settle(pilot)
-            assert diff_screen.diff.paired.only_a == 2  # swapped: gemma is A now
+    async with home_at(tmp_path) as pilot:
+        await pilot.press("down", "d")  # A = smollm2 (the highlighted run)
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, RunPickerScreen)
+        await pilot.press("enter")  # B = the first run listed on the same set: gemma
+        await settle(pilot)
+        diff_screen = pilot.app.screen
+        assert isinstance(diff_screen, DiffScreen)
+        diff = diff_screen.diff
+        assert (diff_screen.run_a, diff_screen.run_b) == (RUN_IDS["smollm2-135m"], RUN_IDS["gemma3-270m"])
+        assert (diff.paired.both, diff.paired.only_a, diff.paired.only_b, diff.paired.neither) == (6, 1, 2, 1)
+        assert diff.paired.mcnemar_p is not None and diff.paired.interval is not None
+        await pilot.press("2", "enter")
+        await settle(pilot)
+        detail = pilot.app.screen
+        assert isinstance(detail, TaskDetailScreen)
+        assert detail.facts.task_id == "ticket-03" and len(detail.facts.runs) == 2
+        assert [str(a.outcome) for r in detail.facts.runs for a in r.attempts] == ["fail", "pass"]
+        await pilot.press("escape", "x")
+        await settle(pilot)
+        assert diff_screen.diff.paired.only_a == 2  # swapped: gemma is A now
 
 
 async def test_the_runs_cursor_stays_on_its_run_when_home_reads_the_runs_again(tmp_path):
     # Back from a review (a verdict moves pass rates) Home reads every run again: Enter must
     # still open the run the cursor was on, not the first row.
     async with home_at(tmp_path, (80, 24)) as pilot:
-        await settle(pilot)
         await pilot.press("down", "down")
         await settle(pilot)
         home = pilot.app.screen
@@ -259,7 +247,7 @@ async def test_the_models_line_says_the_health_once_it_is_known(tmp_path):
         answered.wait(10)
         return fixed_probe(endpoint)
 
-    async with home_at(tmp_path, (80, 24), slow_probe) as pilot:
+    async with home_at(tmp_path, (80, 24), slow_probe, settled=False) as pilot:
         home = pilot.app.screen
         await until(
             pilot, lambda: home.data is not None and not home.query_one("#home-tabs").loading, what="Home's first read"
@@ -276,7 +264,6 @@ async def test_the_models_line_says_the_health_once_it_is_known(tmp_path):
 
 async def test_the_diff_pane_scrolls_from_the_keyboard_at_once_at_80x24(tmp_path):
     async with home_at(tmp_path, (80, 24)) as pilot:
-        await settle(pilot)
         await pilot.press("down", "d")
         await settle(pilot)
         await pilot.press("enter")
@@ -289,41 +276,38 @@ async def test_the_diff_pane_scrolls_from_the_keyboard_at_once_at_80x24(tmp_path
 
 
 async def test_review_saves_each_verdict_at_once_and_clears_the_caveat(tmp_path):
-    store, sets = build_store(tmp_path)
-    with store:
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            await pilot.press("enter")
-            await settle(pilot)
-            report_screen = pilot.app.screen
-            assert any(c.code == "review" for c in report_screen.report.caveats)
-            await pilot.press("v")
-            await settle(pilot)
-            review = pilot.app.screen
-            assert isinstance(review, ReviewScreen) and len(review.queue) == 4
-            await pilot.press("n", *"polite enough", "enter", "p")
-            await settle(pilot)
-            saved = store.reviews_for_run(RUN_IDS["smollm2-135m"])["reply-01"]
-            assert (saved.verdict, saved.note, saved.reviewer) == ("pass", "polite enough", "tester")
-            assert saved.at.startswith("20") and saved.id is not None
-            assert len(review.queue) == 3
-            await pilot.press("s")  # a skip is saved too, and the task keeps waiting
-            await settle(pilot)
-            assert store.reviews_for_run(RUN_IDS["gemma3-270m"])["reply-01"].verdict == "skip"
-            assert len(review.queue) == 3 and review.queue[review.position].task_id == "reply-02"
-            await pilot.press("f", "p")
-            await settle(pilot)
-            assert [i.task_id for i in review.queue] == ["reply-01"]
-            assert any(c.code == "review" for c in review.report.caveats)
-            await pilot.press("p")
-            await settle(pilot)
-            assert review.queue == [] and not any(c.code == "review" for c in review.report.caveats)
-            await pilot.press("escape")
-            await settle(pilot)
-            assert pilot.app.screen is report_screen  # and it rebuilt on return
-            assert not any(c.code == "review" for c in report_screen.report.caveats)
-            assert not any("human review" in r for r in report_screen.report.recommendation.reasons)
+    async with home_at(tmp_path) as pilot:
+        store = pilot.app.workspace.store
+        await pilot.press("enter")
+        await settle(pilot)
+        report_screen = pilot.app.screen
+        assert any(c.code == "review" for c in report_screen.report.caveats)
+        await pilot.press("v")
+        await settle(pilot)
+        review = pilot.app.screen
+        assert isinstance(review, ReviewScreen) and len(review.queue) == 4
+        await pilot.press("n", *"polite enough", "enter", "p")
+        await settle(pilot)
+        saved = store.reviews_for_run(RUN_IDS["smollm2-135m"])["reply-01"]
+        assert (saved.verdict, saved.note, saved.reviewer) == ("pass", "polite enough", "tester")
+        assert saved.at.startswith("20") and saved.id is not None
+        assert len(review.queue) == 3
+        await pilot.press("s")  # a skip is saved too, and the task keeps waiting
+        await settle(pilot)
+        assert store.reviews_for_run(RUN_IDS["gemma3-270m"])["reply-01"].verdict == "skip"
+        assert len(review.queue) == 3 and review.queue[review.position].task_id == "reply-02"
+        await pilot.press("f", "p")
+        await settle(pilot)
+        assert [i.task_id for i in review.queue] == ["reply-01"]
+        assert any(c.code == "review" for c in review.report.caveats)
+        await pilot.press("p")
+        await settle(pilot)
+        assert review.queue == [] and not any(c.code == "review" for c in review.report.caveats)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert pilot.app.screen is report_screen  # and it rebuilt on return
+        assert not any(c.code == "review" for c in report_screen.report.caveats)
+        assert not any("human review" in r for r in report_screen.report.recommendation.reasons)
 
 
 async def test_quitting_during_a_run_leaves_it_interrupted_and_resumable(tmp_path):
@@ -333,9 +317,7 @@ async def test_quitting_during_a_run_leaves_it_interrupted_and_resumable(tmp_pat
         FakeServer(default=text("billing", chunk_chars=1, chunk_delay_s=0.03)) as server,
         Store.open(tmp_path / "runs.sqlite") as store,
     ):
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml", server.url))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
+        async with driven(store, sets, write_catalogue(tmp_path / "models.toml", server.url)) as pilot:
             live = await _start_new_run(pilot, concurrency="2")
             await until(
                 pilot,
@@ -343,52 +325,44 @@ async def test_quitting_during_a_run_leaves_it_interrupted_and_resumable(tmp_pat
                 what="three recorded attempts",
             )
             await pilot.press("q", "y")  # quitting during a run asks first
-            await until(pilot, lambda: not app.is_running, what="the app to quit", timeout_s=60)
+            await until(pilot, lambda: not pilot.app.is_running, what="the app to quit", timeout_s=60)
         run = store.get_run(live.run_ids[0])
         assert run.status == "interrupted" and "resume" in (run.error or "")
 
 
 async def test_palette_lists_the_actions_and_a_missing_report_is_an_error_not_a_crash(tmp_path):
-    store, sets = build_store(tmp_path)
-    with store:
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            titles = {command.title for command in app.get_system_commands(app.screen)}
-            assert {
-                "Home",
-                "New run",
-                "A/B diff",
-                "Latest report",
-                "Review latest",
-                "Help",
-                "Experiments",
-                "Tool-call conformance",
-                "Triage latest judging",
-            } <= titles
-            app.open_report("no-such-run")
-            await settle(pilot)
-            screen = pilot.app.screen
-            assert isinstance(screen, ReportScreen) and screen.report is None
-            assert "no comparison or run" in str(screen.query_one("#recommendation").render())
-            await pilot.press("escape", "question_mark")
-            await settle(pilot)
-            assert pilot.app.screen.__class__.__name__ == "HelpScreen"
+    async with home_at(tmp_path) as pilot:
+        titles = {command.title for command in pilot.app.get_system_commands(pilot.app.screen)}
+        assert {
+            "Home",
+            "New run",
+            "A/B diff",
+            "Latest report",
+            "Review latest",
+            "Help",
+            "Experiments",
+            "Tool-call conformance",
+            "Triage latest judging",
+        } <= titles
+        pilot.app.open_report("no-such-run")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, ReportScreen) and screen.report is None
+        assert "no comparison or run" in str(screen.query_one("#recommendation").render())
+        await pilot.press("escape", "question_mark")
+        await settle(pilot)
+        assert pilot.app.screen.__class__.__name__ == "HelpScreen"
 
 
 async def test_a_flagged_task_joins_the_review_queue(tmp_path):
-    store, sets = build_store(tmp_path)
-    with store:
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            await pilot.press("enter")
-            await settle(pilot)
-            await pilot.press("3", "right", "right", "f", "v")  # ticket-01 of smollm2, a pass
-            await settle(pilot)
-            review = pilot.app.screen
-            assert isinstance(review, ReviewScreen)
-            assert [(i.task_id, i.reason) for i in review.queue][-1] == ("ticket-01", "flagged")
+    async with home_at(tmp_path) as pilot:
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("3", "right", "right", "f", "v")  # ticket-01 of smollm2, a pass
+        await settle(pilot)
+        review = pilot.app.screen
+        assert isinstance(review, ReviewScreen)
+        assert [(i.task_id, i.reason) for i in review.queue][-1] == ("ticket-01", "flagged")
 
 
 async def test_home_opens_experiments_tool_calls_and_triage_by_key(tmp_path):
@@ -397,18 +371,14 @@ async def test_home_opens_experiments_tool_calls_and_triage_by_key(tmp_path):
     from compare_tui.tui.screens.toolcall import ToolcallScreen
     from compare_tui.tui.screens.triage import TriageScreen
 
-    store, sets = build_store(tmp_path)
-    with store:
-        app = _app(store, sets, write_catalogue(tmp_path / "models.toml"))
-        async with app.run_test(size=SIZE) as pilot:
+    async with home_at(tmp_path) as pilot:
+        for key, screen_type in (("e", ExperimentsScreen), ("t", ToolcallScreen), ("j", TriageScreen)):
+            await pilot.press(key)
             await settle(pilot)
-            for key, screen_type in (("e", ExperimentsScreen), ("t", ToolcallScreen), ("j", TriageScreen)):
-                await pilot.press(key)
-                await settle(pilot)
-                assert isinstance(pilot.app.screen, screen_type), (key, pilot.app.screen)
-                await pilot.press("escape")
-                await settle(pilot)
-                assert isinstance(pilot.app.screen, HomeScreen), key
+            assert isinstance(pilot.app.screen, screen_type), (key, pilot.app.screen)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert isinstance(pilot.app.screen, HomeScreen), key
 
 
 async def test_a_long_refusal_scrolls_and_its_close_button_stays_on_screen_at_80x24():

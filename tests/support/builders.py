@@ -1,4 +1,5 @@
-"""Small builders for engine tests: a golden set folder and a catalogue entry for a fake server."""
+"""Small builders for tests: a golden set folder, catalogue entries and catalogues for a fake
+server, and the `models add` command line."""
 
 from __future__ import annotations
 
@@ -55,3 +56,44 @@ def hosted_entry(
     if gateway:
         data["gateway"] = gateway
     return ModelEntry.model_validate(data)
+
+
+def hosted_catalogue(
+    path: Path,
+    url: str,
+    names: tuple[str, ...] = ("fake",),
+    *,
+    model: str | None = "fake-model",
+    key_env: str | None = None,
+    gateway: str | None = None,
+) -> Path:
+    """A catalogue at `path` of token-priced hosted entries, one per name, all at `url` (the fake
+    server); each asks for `model` (for its own name when None), with `key_env` and `gateway`
+    when given."""
+    extra = (f'key_env = "{key_env}"\n' if key_env else "") + (f'gateway = "{gateway}"\n' if gateway else "")
+    entries = [
+        f"""[[model]]
+name = "{name}"
+kind = "hosted"
+endpoint = "{url}"
+model = "{model or name}"
+revision = "2026-12-01"
+weights_digest = "sha256:{"0" * 64}"
+{extra}[model.cost]
+basis = "token_price"
+usd_per_mtok_input = 1.0
+usd_per_mtok_output = 2.0
+captured = "2026-12-01"
+source = "test"
+"""
+        for name in names
+    ]
+    path.write_text("\n".join(entries))
+    return path
+
+
+def models_add_argv(endpoint: str, weights: Path, *extra: str, weights_flag: str = "--weights-dir") -> list[str]:
+    """`compare-tui models add tiny` at `endpoint` pinning `weights` (a folder, or the files given
+    with `weights_flag="--weights"`), revision v1 at 0.5 USD an hour, then `extra`."""
+    argv = ["models", "add", "tiny", "--endpoint", endpoint, weights_flag, str(weights)]
+    return [*argv, "--revision", "v1", "--usd-per-hour", "0.5", *extra]

@@ -20,7 +20,7 @@ from compare_tui.experiment.render import (
 )
 from compare_tui.store import Store
 from compare_tui.tui.screens.experiments import ExperimentsScreen
-from tests.core.test_experiment_helpers import (
+from tests.core.experiment.test_experiment_helpers import (
     OTHER_MODEL,
     catalogue,
     cli,
@@ -29,6 +29,7 @@ from tests.core.test_experiment_helpers import (
     three_task_set,
 )
 from tests.support.fake_openai import FakeServer, text
+from tests.support.home_app import settle
 from tests.support.long_texts import LONG_MODEL
 from tests.support.screen_host import ScreenHost
 
@@ -63,12 +64,6 @@ def store_path(tmp_path_factory):
         )
         assert cli("experiment", "run", "drifting", "--json", *common).code == 0
     return store
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def cell_text(table: DataTable, row: int, column: int) -> str:

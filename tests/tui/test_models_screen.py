@@ -18,6 +18,7 @@ from compare_tui.tui.app import create_app
 from compare_tui.tui.screens.help import _sections
 from compare_tui.tui.screens.home import HomeScreen
 from compare_tui.tui.screens.models import HashProgress, ModelsScreen, VerifyCancelled
+from tests.support.home_app import settle
 from tests.tui.test_tui_data import build_store, fixed_probe
 
 HOSTED_COST = """[model.cost]
@@ -96,12 +97,6 @@ def models_app(tmp_path, monkeypatch):
 
     yield make, catalogue
     store.close()
-
-
-async def settle(pilot, rounds: int = 3) -> None:
-    for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def column(table: DataTable, name: str) -> dict[str, str]:

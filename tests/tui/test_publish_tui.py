@@ -18,9 +18,9 @@ from compare_tui.tui.widgets.latency_histogram import (
     bars,
     histogram_text,
 )
+from tests.support.home_app import settle
 from tests.tui.test_tui_data import COMPARISON_ID, build_store
 from tests.tui.test_tui_decision import app_for, open_report
-from tests.tui.test_tui_snapshots import settle
 
 
 def test_the_ttft_cross_check_follows_the_histograms_in_the_reports_words(tmp_path):

@@ -10,8 +10,9 @@ from textual.widgets import DataTable, Static
 from compare_tui.store import Store
 from compare_tui.toolcall import ToolcallStore
 from compare_tui.tui.screens.toolcall import ToolcallScreen, default_selection
-from tests.core.test_toolcall_cli import PARIS, toolcall
+from tests.core.toolcall.test_toolcall_cli import PARIS, toolcall
 from tests.support.fake_openai import FakeServer, http_error
+from tests.support.home_app import settle
 from tests.support.screen_host import ScreenHost
 
 
@@ -38,12 +39,6 @@ def store_path(tmp_path_factory):
         toolcall(tmp, good.url, "--scenario", "S0[1-3]", capsys=Capture(), name="alpha")
         toolcall(tmp, bad.url, "--scenario", "S0[12]", capsys=Capture(), name="beta")
     return tmp / "runs.sqlite"
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def row_text(table: DataTable, row: int) -> list[str]:

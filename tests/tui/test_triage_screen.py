@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from compare_tui.judge import load_triage, save_label
+from compare_tui.judge.evaluator.triage import load_triage, save_label
 from compare_tui.store import Store
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 from compare_tui.tui.screens.triage import TriageScreen
-from tests.core.test_judge_support import add_run, golden, scored
+from tests.core.judge.test_judge_support import add_run, golden, scored
+from tests.support.home_app import settle
 from tests.support.screen_host import ScreenHost
 
 TASKS = {"t1": "billing", "t2": "billing", "t3": "billing", "t4": "billing"}
@@ -126,12 +127,6 @@ def _Host(store: Store, screen: TriageScreen) -> ScreenHost:  # noqa: N802 - rea
     return ScreenHost(store, lambda: screen, reviewer="tester")
 
 
-async def _settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-
 def _text(screen, selector: str) -> str:
     return str(screen.query_one(selector).render())
 
@@ -141,7 +136,7 @@ async def test_pilot_pair_triage_moves_labels_notes_and_filters(tmp_path):
     with store:
         screen = TriageScreen(judging[:6])
         async with _Host(store, screen).run_test(size=(120, 40)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             status = _text(screen, "#triage-status")
             assert "0 of 3 triaged" in status and "item 1 of 3" in status and "t1" in status
             assert "inconsistent" in _text(screen, "#triage-figures")
@@ -153,7 +148,7 @@ async def test_pilot_pair_triage_moves_labels_notes_and_filters(tmp_path):
             await pilot.press("k")
             assert "t1" in _text(screen, "#triage-status")
             await pilot.press("t")  # tie on t1, saved at once, then on to t2
-            await _settle(pilot)
+            await settle(pilot)
             label = store.pair_labels(base, cand)["t1"]
             assert (label.label, label.reviewer) == ("tie", "tester") and label.at
             status = _text(screen, "#triage-status")
@@ -165,7 +160,7 @@ async def test_pilot_pair_triage_moves_labels_notes_and_filters(tmp_path):
             await pilot.pause()
             assert "note for the next label: clearer" in _text(screen, "#triage-label")
             await pilot.press("p")
-            await _settle(pilot)
+            await settle(pilot)
             saved = store.pair_labels(base, cand)["t2"]
             assert (saved.label, saved.note, saved.reviewer) == ("candidate", "clearer", "tester")
             # Live figures: the tie on t1 agrees with the (inconsistent = tie) judge; t2 does not.
@@ -182,7 +177,7 @@ async def test_pilot_pair_triage_moves_labels_notes_and_filters(tmp_path):
             await pilot.press("0", "j")
             assert "item 3 of 3 (filter: all)" in _text(screen, "#triage-status")
             await pilot.press("s")  # a skip counts as triaged: the person looked and moved on
-            await _settle(pilot)
+            await settle(pilot)
             assert "3 of 3 triaged" in _text(screen, "#triage-status")
             assert store.pair_labels(base, cand)["t3"].label == "skip"
 
@@ -192,15 +187,15 @@ async def test_pilot_grade_triage_updates_the_badge_figures_live(tmp_path):
     with store:
         screen = TriageScreen("latest")
         async with _Host(store, screen).run_test(size=(120, 40)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             figures = _text(screen, "#triage-figures")
             assert "labelled 0" in figures and "badge: Not enough data" in figures
             assert "p pass · f fail · s skip" in _text(screen, "#triage-label")
             await pilot.press("t")
-            await _settle(pilot)
+            await settle(pilot)
             assert store.reviews_for_run(run) == {}  # a tie on a single answer saves nothing
             await pilot.press("f")  # a person agrees with the candidate judge on t1
-            await _settle(pilot)
+            await settle(pilot)
             review = store.reviews_for_run(run)["t1"]
             assert (review.verdict, review.reviewer) == ("fail", "tester")
             figures = _text(screen, "#triage-figures")
@@ -218,7 +213,7 @@ async def test_the_footer_names_p_and_f_as_the_body_does_and_r_shows_the_reasoni
     with store:
         screen = TriageScreen(judging[:6])
         async with _Host(store, screen).run_test(size=(80, 24)) as pilot:
-            await _settle(pilot)
+            await settle(pilot)
             shown = {b.binding.description for b in screen.active_bindings.values() if b.enabled and b.binding.show}
             assert {"Cand. better", "Base better"} <= shown and not {"Pass", "Fail"} & shown
             answers = screen.query_one("#triage-answers")
@@ -231,5 +226,5 @@ async def test_the_footer_names_p_and_f_as_the_body_does_and_r_shows_the_reasoni
             await pilot.pause()
             assert answers.display
             await pilot.press("p")  # still labels the candidate better
-            await _settle(pilot)
+            await settle(pilot)
             assert store.pair_labels(base, cand)["t1"].label == "candidate"

@@ -9,8 +9,8 @@ from compare_tui.tui.app import create_app
 from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.refusal import RefusalScreen
 from compare_tui.tui.screens.report import ReportScreen
+from tests.support.home_app import settle
 from tests.tui.test_tui_data import COMPARISON_ID, build_store, fixed_probe, write_catalogue
-from tests.tui.test_tui_snapshots import settle
 
 
 def app_for(tmp_path, baseline: str | None = None):

@@ -24,7 +24,7 @@ def app(tmp_path):
 def test_diff_deltas_never_print_plus_minus_and_keep_one_latency_unit():
     from compare_tui.diff import deltas
     from compare_tui.report import RunInput, build_report
-    from tests.core.test_report import attempts, inputs, make_run
+    from tests.core.report.test_report import attempts, inputs, make_run
 
     slow = RunInput(
         make_run("run-a", "slow"), attempts("ppff", e2e_ms=25_000.0, prompt_tokens=900, completion_tokens=400)

@@ -13,8 +13,9 @@ from compare_tui.goldset import load_golden_set
 from compare_tui.sampling import SampleOptions, sample_runs, write_sampled_set
 from compare_tui.store import AttemptRecord, ComparisonRecord, Store
 from compare_tui.tui.app import create_app
+from tests.support.home_app import settle
 from tests.tui.test_tui_data import _run, fixed_probe, write_catalogue
-from tests.tui.test_tui_snapshots import keys, settle
+from tests.tui.test_tui_snapshots import keys
 
 LOG = Path(__file__).resolve().parents[2] / "bench" / "agent_replay" / "agent-log.jsonl"
 RUN_IDS = {"smollm2-135m": "d4d4d4d4d4d4d4d4", "gemma3-270m": "e5e5e5e5e5e5e5e5"}

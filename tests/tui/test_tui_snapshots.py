@@ -16,6 +16,7 @@ from compare_tui.tui import messages
 from compare_tui.tui.app import create_app
 from compare_tui.tui.engine_bridge import NewRunPlan, gpu_before_run
 from compare_tui.tui.screens.live import LiveScreen
+from tests.support.home_app import settle
 from tests.tui.test_tui_data import COMPARISON_ID, RUN_IDS, build_store, fixed_probe, write_catalogue
 
 SIZE = (80, 24)
@@ -33,12 +34,6 @@ def make_app(tmp_path):
 
     yield make
     store.close()
-
-
-async def settle(pilot, rounds: int = 3) -> None:
-    for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def keys(*presses: str):

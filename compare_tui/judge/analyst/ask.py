@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from compare_tui.catalogue import ModelEntry
 from compare_tui.endpoint.client import chat_client
 from compare_tui.engine.audit import audit_row
-from compare_tui.engine.client import Exchange
+from compare_tui.engine.exchange import Exchange
 from compare_tui.engine.prepare import RunRefusedError, check_model
 from compare_tui.errors import CompareTuiError
 from compare_tui.insights import Insights

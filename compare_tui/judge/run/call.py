@@ -11,7 +11,7 @@ from typing import Any
 
 from compare_tui.catalogue import ModelEntry
 from compare_tui.endpoint.client import ChatClient
-from compare_tui.engine.client import Exchange, stream_chat
+from compare_tui.engine.exchange import Exchange, stream_chat
 from compare_tui.engine.retry import RetryPolicy, with_retries
 from compare_tui.vocabulary import JudgeErrorClass, JudgeFailure
 

@@ -25,7 +25,7 @@ from compare_tui.judge.prompt.templates import (
 from compare_tui.judge.run.call import JudgeSettings
 from compare_tui.judge.run.runner import JudgeJob, JudgingPlan
 from compare_tui.store import RunRecord, Store
-from compare_tui.store.judgements import JudgingRecord, RubricMode
+from compare_tui.store.judgements import JudgingKind, JudgingRecord, RubricMode
 
 
 class JudgingRefused(CompareTuiError):
@@ -58,6 +58,38 @@ def _check_judge(entry: ModelEntry, environ: Mapping[str, str] | None) -> tuple[
         raise JudgingRefused(f"judge {exc}") from None
 
 
+def _open_judging(
+    store: Store,
+    kind: JudgingKind,
+    run: RunRecord,
+    other: RunRecord | None,
+    entry: ModelEntry,
+    rubric: Rubric,
+    set_path: str | Path | None,
+    environ: Mapping[str, str] | None,
+) -> tuple[GoldenSet, JudgingRecord, dict[str, str]]:
+    """The prologue every judging shares: the run's golden set (digest-checked), the judge
+    checked as a candidate would be, and the judging's record saved. Returns the set, the
+    record and the judge's request headers; raises `JudgingRefused` before anything is saved."""
+    goldset = load_run_set(run, set_path)
+    provenance, headers = _check_judge(entry, environ)
+    judging = store.save_judging(
+        JudgingRecord(
+            kind=kind,
+            run_id=run.id,
+            other_run_id=other.id if other else None,
+            judge_model=entry.name,
+            rubric_digest=rubric.digest,
+            mode=rubric.mode,
+            reply_form=rubric.reply_form,
+            rubric=rubric.text,
+            judge_entry=entry.pins(),
+            provenance=provenance,
+        )
+    )
+    return goldset, judging, headers
+
+
 def prepare_pair_judging(
     store: Store,
     baseline: RunRecord,
@@ -77,22 +109,7 @@ def prepare_pair_judging(
             f"runs {baseline.id} and {candidate.id} ran different golden sets (or versions): "
             "a pairwise judge needs the same tasks on both sides"
         )
-    goldset = load_run_set(baseline, set_path)
-    provenance, headers = _check_judge(entry, environ)
-    judging = store.save_judging(
-        JudgingRecord(
-            kind="pair",
-            run_id=baseline.id,
-            other_run_id=candidate.id,
-            judge_model=entry.name,
-            rubric_digest=rubric.digest,
-            mode=rubric.mode,
-            reply_form=rubric.reply_form,
-            rubric=rubric.text,
-            judge_entry=entry.pins(),
-            provenance=provenance,
-        )
-    )
+    goldset, judging, headers = _open_judging(store, "pair", baseline, candidate, entry, rubric, set_path, environ)
     left = judged_answers(store.attempts_for_run(baseline.id))
     right = judged_answers(store.attempts_for_run(candidate.id))
     jobs, not_judged = [], {}
@@ -120,21 +137,7 @@ def prepare_grade_judging(
     environ: Mapping[str, str] | None = None,
 ) -> JudgingPlan:
     """A judging that grades each stored answer of `run` pass/fail, one call per task."""
-    goldset = load_run_set(run, set_path)
-    provenance, headers = _check_judge(entry, environ)
-    judging = store.save_judging(
-        JudgingRecord(
-            kind="grade",
-            run_id=run.id,
-            judge_model=entry.name,
-            rubric_digest=rubric.digest,
-            mode=rubric.mode,
-            reply_form=rubric.reply_form,
-            rubric=rubric.text,
-            judge_entry=entry.pins(),
-            provenance=provenance,
-        )
-    )
+    goldset, judging, headers = _open_judging(store, "grade", run, None, entry, rubric, set_path, environ)
     answers = judged_answers(store.attempts_for_run(run.id))
     jobs, not_judged = [], {}
     for task in goldset.tasks:
@@ -176,23 +179,8 @@ def prepare_scale_grading(
                 f"runs {run.id} and {reference.id} ran different golden sets (or versions): a "
                 "similarity grade needs the reference's answer to the same task"
             )
-    goldset = load_run_set(run, set_path)
-    provenance, headers = _check_judge(entry, environ)
     against = reference if similarity else None
-    judging = store.save_judging(
-        JudgingRecord(
-            kind="scale",
-            run_id=run.id,
-            other_run_id=against.id if against else None,
-            judge_model=entry.name,
-            rubric_digest=rubric.digest,
-            mode=rubric.mode,
-            reply_form=rubric.reply_form,
-            rubric=rubric.text,
-            judge_entry=entry.pins(),
-            provenance=provenance,
-        )
-    )
+    goldset, judging, headers = _open_judging(store, "scale", run, against, entry, rubric, set_path, environ)
     answers = judged_answers(store.attempts_for_run(run.id))
     references = judged_answers(store.attempts_for_run(against.id)) if against else {}
     jobs, not_judged = [], {}

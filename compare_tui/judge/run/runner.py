@@ -15,7 +15,7 @@ from typing import Any
 from compare_tui.catalogue import ModelEntry
 from compare_tui.endpoint.client import ChatClient, chat_client
 from compare_tui.engine.audit import audit_row
-from compare_tui.engine.client import Exchange
+from compare_tui.engine.exchange import Exchange
 from compare_tui.engine.retry import RetryPolicy
 from compare_tui.judge.pair.figures import preferred_side
 from compare_tui.judge.prompt.parse import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compare_tui.engine.client import RawExchange
+from compare_tui.engine.exchange import RawExchange
 from compare_tui.scoring.result import ToolCall
 from compare_tui.scoring.textual_call import ADVICE, written_as_text
 from compare_tui.toolcall.checks.expectations import expectation_checks, planned

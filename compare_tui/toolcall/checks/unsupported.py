@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from compare_tui.engine.client import RawExchange
+from compare_tui.engine.exchange import RawExchange
 from compare_tui.vocabulary import HTTP_STATUS_CLASSES, ErrorClass
 
 UNSUPPORTED_MEANS = (

@@ -20,7 +20,7 @@ from compare_tui.catalogue import ModelEntry, check_key, refuse_if_needed, resol
 from compare_tui.endpoint import key_headers
 from compare_tui.endpoint.client import ChatClient
 from compare_tui.engine.audit import RequestLedger, audit_row
-from compare_tui.engine.client import RawExchange
+from compare_tui.engine.exchange import RawExchange
 from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.settings import RunSettings
 from compare_tui.engine.tools_reach import ToolsReach, tools_reach

@@ -13,7 +13,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from compare_tui.endpoint.client import ChatClient, chat_client
-from compare_tui.engine.client import RawExchange, chat_chunks
+from compare_tui.engine.exchange import RawExchange, chat_chunks
 from compare_tui.engine.settings import RunSettings
 from compare_tui.toolcall.checks.evaluate import evaluate
 from compare_tui.toolcall.results.model import ScenarioResult

@@ -30,7 +30,7 @@ from compare_tui.catalogue.verify import hash_file
 from compare_tui.endpoint.fingerprint import AUTO_ACCEPTED, AUTO_REFUSED
 from compare_tui.store import Store
 from compare_tui.vocabulary import Provenance
-from tests.core.test_experiment_helpers import cli
+from tests.core.experiment.test_experiment_helpers import cli
 from tests.integration.vllm_stack.conftest import VllmServers
 from tests.support.builders import write_set
 from tests.support.vllm_server import QWEN, SMOLLM, TOOL_PARSER, VllmServer, vllm_models
