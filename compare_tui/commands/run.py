@@ -7,6 +7,7 @@ import asyncio
 import json
 import signal
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 from compare_tui.commands.common import (
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         EngineSession,
         PreparedRun,
     )
+    from compare_tui.report import DecisionAction
     from compare_tui.store import Store
     from compare_tui.store.summary import RunSummary
 
@@ -301,10 +303,14 @@ def _serving_notes(prepared: list[PreparedRun]) -> None:
 def _summary(
     store: Store, comparison_id: str | None, prepared: Sequence[PreparedRun], statuses: Sequence[str]
 ) -> dict[str, Any]:
+    decision = _decision(store, comparison_id) if comparison_id else None
     out: dict[str, Any] = {
         "comparison": comparison_id,
         "runs": [],
-        "decision": _decision_summary(store, comparison_id) if comparison_id else None,
+        "decision": decision.summary if decision else None,
+        # As the report's JSON has them (`decision.action`, `decision.chosen`): values, not prose.
+        "decision_action": decision.action if decision else None,
+        "decision_chosen": decision.chosen if decision else None,
     }
     for p, status in zip(prepared, statuses):
         tally = store.pass_rate_summary(p.run.id)
@@ -329,20 +335,30 @@ def _print_outcome(
         say(f"{p.run.model_name}: run {p.run.id} {status}: {tally} ({p.run.provenance})")
         if status == RunStatus.INCOMPLETE:
             say(f"  {store.get_run_exact(p.run.id).error}")
-    summary = _decision_summary(store, comparison_id) if comparison_id else None
-    if summary:
-        say(f"decision: {summary}")
+    decision = _decision(store, comparison_id) if comparison_id else None
+    if decision and decision.summary:
+        say(f"decision: {decision.summary}")
     say(f"comparison {comparison_id}: see `compare-tui report {comparison_id}`")
 
 
-def _decision_summary(store: Store, comparison_id: str) -> str | None:
-    """The report's one-line decision, when the comparison has a baseline."""
-    from compare_tui.report import build_report, load_report_inputs
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    """The end of a run's view of its comparison's report: its one-line decision (or the note
+    saying why there is none), and the decision's action and chosen model when it has one."""
 
-    report = build_report(load_report_inputs(store, comparison_id))
+    summary: str | None
+    action: DecisionAction | None = None
+    chosen: str | None = None
+
+
+def _decision(store: Store, comparison_id: str) -> _Decision:
+    """The comparison's report, assembled once (no grades: the summary shows none)."""
+    from compare_tui.assembly import assemble_report
+
+    report = assemble_report(store, comparison_id, grades=False).report
     if report.decision is None:
-        return report.decision_note
-    return report.decision.summary
+        return _Decision(report.decision_note)
+    return _Decision(report.decision.summary, report.decision.action, report.decision.chosen)
 
 
 def _tally_dict(t: RunSummary) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from compare_tui.errors import CompareTuiError
 from compare_tui.publish.comparison_page import comparison_page
@@ -89,22 +88,14 @@ def publish_report(
 
 
 def _publish_report(store: Store, ref: str, out: Path, answers: bool, environ: dict[str, str] | None) -> Published:
-    from compare_tui.judge import grade_summary_json, load_report_grades
-    from compare_tui.report import (
-        build_report,
-        load_report_inputs,
-        report_document,
-    )
+    from compare_tui.assembly import assemble_report
 
-    goldsets: dict[str, Any] = {}
-    inputs = load_report_inputs(store, ref, goldsets=goldsets)
-    report = build_report(inputs)
-    runs = [r.run for r in inputs.runs]
+    view = assemble_report(store, ref)  # the grades are read from the store: publishing asks no judge
+    report, grades = view.report, list(view.grades)
+    runs = [r.run for r in view.inputs.runs]
     mask = Masker(runs, environ)
-    details = task_details(store, runs, report.task_ids, mask, goldsets) if answers else None
-    grades = load_report_grades(store, inputs)  # read from the store: publishing asks no judge
-    # As `report --format json` writes it: `grades` only when some are stored.
-    document = report_document(report) | ({"grades": [grade_summary_json(g) for g in grades]} if grades else {})
+    details = task_details(store, runs, report.task_ids, mask, view.goldsets) if answers else None
+    document = view.document()  # `grades` only when some are stored
     page = comparison_page(report, document, runs, details, mask, grades)
     # Exactly `report --format json`'s document, from the one the page used.
     index, report_path, page_bytes, json_bytes = _write(out, page, indented_json(document) + "\n")

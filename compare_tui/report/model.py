@@ -111,8 +111,21 @@ def labels(inputs: ReportInputs) -> list[str]:
     ]
 
 
-def build_report(inputs: ReportInputs) -> Report:
-    """Compute every figure of a report from its inputs. Deterministic; no IO."""
+@dataclass(frozen=True, slots=True)
+class ReportRows:
+    """A report's grid alone, as `build_report` computes it: what a one-line view (a run's pass
+    rate, the review queue) reads, without the decision, paired statistics and caveats."""
+
+    task_ids: tuple[str, ...]
+    """The grid's columns, as `Report.task_ids`."""
+    models: tuple[ModelFigures, ...]
+    """The shown rows, as `Report.models`."""
+    refused: tuple[RefusedRow, ...]
+    """As `Report.refused`."""
+
+
+def build_rows(inputs: ReportInputs) -> ReportRows:
+    """The report's grid: the same rows `build_report(inputs)` shows. Deterministic; no IO."""
     task_ids = report_task_ids(inputs)
     rows, refused = [], []
     for run_input, label in zip(inputs.runs, labels(inputs), strict=True):
@@ -121,6 +134,13 @@ def build_report(inputs: ReportInputs) -> Report:
             refused.append(refused_row)
         else:
             rows.append(model_figures(run_input, label, task_ids, inputs.task_kinds))
+    return ReportRows(task_ids, tuple(rows), tuple(refused))
+
+
+def build_report(inputs: ReportInputs) -> Report:
+    """Compute every figure of a report from its inputs. Deterministic; no IO."""
+    grid = build_rows(inputs)
+    task_ids, rows, refused = grid.task_ids, list(grid.models), list(grid.refused)
     standings = [
         Standing(
             row.label, row.pass_rate.passed, row.pass_rate.scored, row.completed, row.missing, len(row.awaiting_review)

@@ -315,10 +315,10 @@ async def test_review_saves_each_verdict_at_once_and_clears_the_caveat(tmp_path)
             await pilot.press("f", "p")
             await settle(pilot)
             assert [i.task_id for i in review.queue] == ["reply-01"]
-            assert any(c.code == "review" for c in review.report.caveats)
+            assert any(row.awaiting_review for row in review.rows.models)  # the report's "review" caveat
             await pilot.press("p")
             await settle(pilot)
-            assert review.queue == [] and not any(c.code == "review" for c in review.report.caveats)
+            assert review.queue == [] and not any(row.awaiting_review for row in review.rows.models)
             await pilot.press("escape")
             await settle(pilot)
             assert pilot.app.screen is report_screen  # and it rebuilt on return

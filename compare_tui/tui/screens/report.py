@@ -17,12 +17,11 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from compare_tui.judge import load_report_grades
+from compare_tui.assembly import assemble_report
 from compare_tui.report import (
     DecisionAction,
     Report,
     ReportNotFoundError,
-    build_report,
     columns,
     load_report_inputs,
     serving,
@@ -179,13 +178,11 @@ class ReportScreen(CompareScreen):
     def build(self, ref: str) -> None:
         started = time.perf_counter()
         try:
-            inputs = load_report_inputs(self.workspace.store, ref)
-            report = build_report(inputs)
-            grades = tuple(load_report_grades(self.workspace.store, inputs))
+            view = assemble_report(self.workspace.store, ref)
         except (ReportNotFoundError, StoreError) as exc:
             self.post_message(messages.ReportFailed(str(exc)))
             return
-        self.post_message(messages.ReportBuilt(report, time.perf_counter() - started, grades))
+        self.post_message(messages.ReportBuilt(view.report, time.perf_counter() - started, view.grades))
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         if worker.group == "publish":

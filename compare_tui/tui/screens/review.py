@@ -16,8 +16,9 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, Static
 
+from compare_tui.assembly import report_rows
 from compare_tui.goldset.text import expected_text, input_text
-from compare_tui.report import Report, ReportNotFoundError, build_report, load_report_inputs
+from compare_tui.report import ReportNotFoundError, ReportRows
 from compare_tui.store import ReviewRecord, StoreError
 from compare_tui.tui import messages
 from compare_tui.tui.review_queue import ReviewItem, next_position, review_queue, waiting
@@ -47,7 +48,7 @@ class ReviewScreen(CompareScreen):
     def __init__(self, ref: str) -> None:
         super().__init__()
         self.ref = ref
-        self.report: Report | None = None
+        self.rows: ReportRows | None = None
         self.queue: list[ReviewItem] = []
         self.position = 0
         self.note = ""
@@ -92,11 +93,11 @@ class ReviewScreen(CompareScreen):
     )
     def build(self, ref: str) -> None:
         try:
-            report = build_report(load_report_inputs(self.workspace.store, ref))
+            rows = report_rows(self.workspace.store, ref)  # the grid alone: the queue reads no other figure
         except (ReportNotFoundError, StoreError) as exc:
             self.post_message(messages.ReportFailed(str(exc)))
             return
-        self.post_message(messages.ReportBuilt(report, 0.0))
+        self.post_message(messages.RowsBuilt(rows))
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         self.saving = False
@@ -106,9 +107,9 @@ class ReviewScreen(CompareScreen):
         self.query_one("#review-body").loading = False
         self.query_one("#review-status", Static).update(f"✗ {message.reason}")
 
-    def on_report_built(self, message: messages.ReportBuilt) -> None:
-        self.report = message.report
-        queue = review_queue(self.report, self.workspace.flagged)
+    def on_rows_built(self, message: messages.RowsBuilt) -> None:
+        self.rows = message.rows
+        queue = review_queue(self.rows, self.workspace.flagged)
         if self._decided is not None:
             old, index = self._decided
             self.position = next_position(old, index, queue)
