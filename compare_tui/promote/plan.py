@@ -13,12 +13,17 @@ from compare_tui.report.decision import Verdict
 from compare_tui.report.model import Report
 from compare_tui.store import DecisionRecord
 from compare_tui.store.decisions import DecisionKind
+from compare_tui.vocabulary import BaselineSource
 
 ALLOWED = (Verdict.BETTER, Verdict.NO_WORSE)
 
 
 class PromotionRefused(CompareTuiError):
-    """The verdict does not allow the promotion (the message says why and what would)."""
+    """The promotion cannot be planned as asked (the message says why and what would)."""
+
+
+class VerdictRefused(PromotionRefused):
+    """The candidate's verdict does not allow the promotion (`promote` exits 3, as a failed gate)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +62,7 @@ def plan_promotion(
         if named and named != model
         else (current_baseline if current_baseline and current_baseline != model else None)
     )
-    source = inputs.baseline_source if against == named else "workload"
+    source = inputs.baseline_source if against == named else BaselineSource.WORKLOAD
     report = build_report(
         replace(inputs, baseline=against, baseline_source=source) if against else replace(inputs, baseline=None)
     )
@@ -88,7 +93,7 @@ def plan_promotion(
             f"with `run SET --baseline {against} --model {row.model_name}`)"
         )
         if not force:
-            raise PromotionRefused(f'refused: {row.model_name} is {words}; promote it only with --force --reason "…"')
+            raise VerdictRefused(f'refused: {row.model_name} is {words}; promote it only with --force --reason "…"')
         kind = "forced"
         summary = f"{_takes_over(row.model_name, current_baseline, workload)} (forced): {row.model_name} is {words}."
     else:
@@ -101,7 +106,7 @@ def plan_promotion(
         elif force:
             kind = "forced"
         else:
-            raise PromotionRefused(
+            raise VerdictRefused(
                 f'refused: {row.model_name} is {words}; promote it only with --force --reason "…" (recorded as forced)'
             )
         summary = f"{_takes_over(row.model_name, current_baseline, workload)} ({kind}): {row.model_name} is {words}."

@@ -28,6 +28,7 @@ from compare_tui.report.serving import (
     stack_confound,
 )
 from compare_tui.report.trajectories import Trajectories, replay_caveats, trajectories
+from compare_tui.vocabulary import BaselineSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +255,7 @@ def _decision(
         return decision, None
     if any(name in (r.label, r.model_name) for r in refused):
         return None, f"No verdict against the baseline {name}: its row is not shown (see below)."
-    if inputs.baseline_source == "workload":
+    if inputs.baseline_source == BaselineSource.WORKLOAD:
         return None, None
     shown = ", ".join(r.label for r in rows) or "none"
     raise BaselineError(

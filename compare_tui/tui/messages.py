@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the payloads' types, named without importing their modules 
 
     from compare_tui.catalogue.readiness import CatalogueRow, VerifyOutcome
     from compare_tui.diff.ab import RunPairDiff
+    from compare_tui.engine.reachability import Health
     from compare_tui.judge import GradeReport
     from compare_tui.report import Report, ReportRows
     from compare_tui.store import ReviewRecord
@@ -37,7 +38,7 @@ class EndpointChecked(Message):
     """One model's endpoint answered (or did not) the health probe."""
 
     model_name: str
-    health: str
+    health: Health
 
 
 @dataclass
@@ -101,7 +102,7 @@ class LeaseTakenOver(Message):
 class SessionEnded(Message):
     """The engine worker is done with every run of the session."""
 
-    statuses: tuple[str, ...]
+    statuses: tuple[RunStatus, ...]
     cancelled: bool
 
 

@@ -255,7 +255,7 @@ async def test_the_models_line_says_the_health_once_it_is_known(tmp_path):
 
     answered = threading.Event()
 
-    def slow_probe(endpoint: str) -> str:  # the health arrives after the row is highlighted
+    def slow_probe(endpoint: str):  # the health arrives after the row is highlighted
         answered.wait(10)
         return fixed_probe(endpoint)
 

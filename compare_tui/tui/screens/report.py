@@ -283,35 +283,24 @@ class ReportScreen(CompareScreen):
     def action_promote(self) -> None:
         """Promote the decision's best candidate (or, without a baseline, set the recommended
         model as the workload's first): show the verdict and what will be recorded, then ask."""
-        from compare_tui.promote import PromotionRefused, plan_promotion
+        from compare_tui.promote import PromotionRefused, plan_promotion, promotion_offer
+        from compare_tui.promote.offer import NOT_A_COMPARISON
         from compare_tui.tui.screens.confirm import ConfirmScreen
         from compare_tui.tui.screens.refusal import RefusalScreen
 
         report = self.report
-        if report is None or report.comparison_id is None:
-            self.notify("Promote acts on a comparison of two or more models.", severity="warning")
+        if report is None:
+            self.notify(NOT_A_COMPARISON, severity="warning")
             return
         store = self.workspace.store
-        inputs = load_report_inputs(store, report.comparison_id)
         current = store.current_baseline(report.goldset.workload_id)
-        decision = report.decision
-        already = current.model if current else None
-        # The workload's baseline may be a candidate here (the comparison names another model as
-        # its own baseline): it is never offered to replace itself.
-        versus = [v for v in decision.versus if v.model_name != already] if decision else []
-        allowed = [v for v in versus if str(v.verdict) in ("better", "no worse")]
-        model = allowed[0].model_name if allowed else (versus[0].model_name if versus else None)
-        if model is None and decision is None:
-            model = report.recommendation.winner
-        if model is None or model == already:
-            self.notify(
-                f"{already} is already the baseline of {report.goldset.workload_id}; no other candidate to promote."
-                if already and (model == already or decision is not None)
-                else "There is no candidate to promote.",
-                severity="warning",
-            )
+        offer = promotion_offer(report, current.model if current else None)
+        model = offer.model
+        if model is None or report.comparison_id is None:
+            self.notify(offer.note, severity="warning")
             return
-        initial = decision is None and current is None
+        inputs = load_report_inputs(store, report.comparison_id)
+        initial = offer.initial
         try:
             plan = plan_promotion(
                 inputs,

@@ -8,7 +8,7 @@ how much is still below and asks for the same key again (or a scroll down to rea
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -26,11 +26,10 @@ from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 from compare_tui.tui.task_facts import read_task_facts
 from compare_tui.tui.widgets.task_text import run_text
+from compare_tui.vocabulary import ReviewVerdict
 
 if TYPE_CHECKING:
     from textual.worker import Worker
-
-    from compare_tui.store.records import Verdict
 
 
 class ReviewScreen(CompareScreen):
@@ -245,7 +244,7 @@ class ReviewScreen(CompareScreen):
             ReviewRecord(
                 run_id=item.run_id,
                 task_id=item.task_id,
-                verdict=cast("Verdict", verdict),
+                verdict=ReviewVerdict(verdict),
                 note=self.note,
                 reviewer=self.workspace.reviewer,
             )
