@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compare_tui.commands.common import CommandError, add_store_option, open_store, say
+from compare_tui.commands.common import CommandError, add_store_option, margin_points, open_store, say
 
 if TYPE_CHECKING:
     from compare_tui.assembly import AssembledReport
@@ -126,17 +126,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="with --steps-by-grade: a grade from N up keeps the step (default 4)",
     )
     parser.set_defaults(handler=_report)
-
-
-def margin_points(text: str) -> float:
-    """A margin in points (`5`, `5pp`, `5 pts`), 0–100; `run --margin` uses it too."""
-    try:
-        value = float(text.strip().removesuffix("pts").removesuffix("pp").strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects a number of points such as 5 (got {text!r})") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 100 points (got {text!r})")
-    return value
 
 
 def _pass_at(text: str) -> int:
