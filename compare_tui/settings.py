@@ -1,13 +1,21 @@
 """Every environment variable compare-tui reads, once: its name, what it sets, the flag that
-overrides it and the default (`ENVIRONMENT`). docs/settings.md shows this table as
-`settings_table()` writes it, and a test keeps the code's `COMPARE_TUI_*` names and this list
-the same. The variables compare-tui *sets* for a command scorer (`COMPARE_TUI_ANSWER`, …) are
-the scorer's contract (docs/scorers.md), not settings. Nothing here reads the environment.
+overrides it and the default (`ENVIRONMENT`), and the one object they are read into
+(`Settings`, validated as it is read: `current()`); the command line checks it before any
+command runs, and modules take their values from it rather than from `os.environ`.
+docs/settings.md shows the table as `settings_table()` writes it, and a test keeps the code's
+`COMPARE_TUI_*` names and this list the same. The variables compare-tui *sets* for a command
+scorer (`COMPARE_TUI_ANSWER`, …) are the scorer's inputs, not settings.
 """
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+
+from compare_tui.errors import CompareTuiError
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +89,72 @@ def settings_table() -> str:
     rows = ["| variable | sets | overridden by | when unset |", "|---|---|---|---|"]
     rows += [f"| `{v.name}` | {v.sets} | {v.flag or '–'} | {v.default} |" for v in ENVIRONMENT]
     return "\n".join(rows) + "\n"
+
+
+class SettingsError(CompareTuiError, ValueError):
+    """A variable holds a value that cannot be used (the message names it and says what would do)."""
+
+
+_SCORERS = re.compile(r"local|ray|ray=\S+")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The settings the environment gives (None: unset, so the module's default applies)."""
+
+    store: Path | None = None
+    models: Path | None = None
+    sets: Path | None = None
+    state_dir: Path | None = None
+    models_dir: Path | None = None
+    reviewer: str | None = None
+    scorers: str | None = None
+    scorer_wait_s: float | None = None
+    litellm_venv: Path | None = None
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> Settings:
+        """Read and check every variable of `ENVIRONMENT` (an empty one counts as unset).
+        Raises `SettingsError` naming the first that cannot be used."""
+
+        def text(name: str) -> str | None:
+            return environ.get(name, "").strip() or None
+
+        def path(name: str) -> Path | None:
+            value = text(name)
+            return None if value is None else Path(value).expanduser()
+
+        scorers = text("COMPARE_TUI_SCORERS")
+        if scorers is not None and not _SCORERS.fullmatch(scorers):
+            raise SettingsError(
+                f"COMPARE_TUI_SCORERS={scorers!r}: give `local`, `ray` (a cluster started on this machine) "
+                "or `ray=ADDRESS`"
+            )
+        return cls(
+            store=path("COMPARE_TUI_STORE"),
+            models=path("COMPARE_TUI_MODELS"),
+            sets=path("COMPARE_TUI_SETS"),
+            state_dir=path("COMPARE_TUI_STATE_DIR"),
+            models_dir=path("COMPARE_TUI_MODELS_DIR"),
+            reviewer=text("COMPARE_TUI_REVIEWER"),
+            scorers=scorers,
+            scorer_wait_s=_seconds("COMPARE_TUI_SCORER_WAIT_S", text("COMPARE_TUI_SCORER_WAIT_S")),
+            litellm_venv=path("COMPARE_TUI_LITELLM_VENV"),
+        )
+
+
+def _seconds(name: str, raw: str | None) -> float | None:
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # NaN and negatives too
+        raise SettingsError(f"{name}={raw!r}: give the seconds a scorer may wait to be placed (e.g. 300)")
+    return value
+
+
+def current(environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings `environ` (default: this process's environment, as it is now) gives."""
+    return Settings.from_environ(os.environ if environ is None else environ)

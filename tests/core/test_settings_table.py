@@ -35,3 +35,40 @@ def test_the_docs_show_the_table_as_written():
     page = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
     shown = page.split("<!-- settings table: compare_tui/settings.py -->\n", 1)[1].split("<!-- end of", 1)[0]
     assert shown == settings_table()
+
+
+def test_no_module_but_settings_reads_a_compare_tui_variable_itself():
+    read = re.compile(r"environ(?:\.get\(|\[)\s*[\"']COMPARE_TUI_")
+    found = [
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "compare_tui").rglob("*.py")
+        if read.search(path.read_text(encoding="utf-8")) and path.name != "settings.py"
+    ]
+    assert found == []
+
+
+def test_the_settings_are_read_and_checked_once():
+    from compare_tui.settings import Settings, SettingsError
+
+    read = Settings.from_environ({"COMPARE_TUI_STORE": "~/runs.sqlite", "COMPARE_TUI_SCORER_WAIT_S": "2.5"})
+    assert read.store == Path("~/runs.sqlite").expanduser() and read.scorer_wait_s == 2.5 and read.models is None
+    assert Settings.from_environ({"COMPARE_TUI_STORE": "  "}).store is None  # empty: unset
+    for name, value in (("COMPARE_TUI_SCORER_WAIT_S", "-1"), ("COMPARE_TUI_SCORERS", "cloud")):
+        try:
+            Settings.from_environ({name: value})
+        except SettingsError as exc:
+            assert str(exc).startswith(f"{name}={value!r}: give ")
+        else:
+            raise AssertionError(f"{name}={value} was accepted")
+
+
+def test_the_command_line_refuses_a_bad_variable_before_any_command(monkeypatch, capsys, tmp_path):
+    from compare_tui.cli import main
+
+    monkeypatch.setenv("COMPARE_TUI_SCORER_WAIT_S", "soon")
+    monkeypatch.setenv("COMPARE_TUI_STORE", str(tmp_path / "runs.sqlite"))
+    assert main(["runs", "list"]) == 2
+    assert capsys.readouterr().err == (
+        "compare-tui: COMPARE_TUI_SCORER_WAIT_S='soon': give the seconds a scorer may wait to be placed (e.g. 300)\n"
+    )
+    assert not (tmp_path / "runs.sqlite").exists()
