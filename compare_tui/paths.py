@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from compare_tui.settings import config_dir as settings_config_dir
 from compare_tui.settings import current
 
 
@@ -34,11 +35,12 @@ def state_dir() -> Path:
 
 def config_dir() -> Path:
     """`$XDG_CONFIG_HOME/compare-tui` (default `~/.config/compare-tui`): the user's preferences."""
-    return _xdg("XDG_CONFIG_HOME", ".config") / "compare-tui"
+    return settings_config_dir()
 
 
 def user_config_path() -> Path:
-    """The TUI's preferences file (`config.toml` in `config_dir()`): the theme chosen last."""
+    """The config file (`config.toml` in `config_dir()`): the TUI's theme chosen last, and the
+    `[settings]` table `settings.current` reads."""
     return config_dir() / "config.toml"
 
 

@@ -1,7 +1,9 @@
-"""Every environment variable compare-tui reads, once: its name, what it sets, the flag that
-overrides it and the default (`ENVIRONMENT`), and the one object they are read into
-(`Settings`, validated as it is read: `current()`); the command line checks it before any
-command runs, and modules take their values from it rather than from `os.environ`.
+"""Every setting compare-tui reads, once: its variable, its key in the config file, what it sets,
+the flag that overrides it and the default (`ENVIRONMENT`), and the one object they are read
+into (`Settings`, validated as it is read: `current()`). A flag wins over the variable, the
+variable over the config file's `[settings]` table (`config.toml` in the XDG config folder),
+and that over the default. The command line checks them before any command runs, and modules
+take their values from `current()` rather than from `os.environ`.
 docs/settings.md shows the table as `settings_table()` writes it, and a test keeps the code's
 `COMPARE_TUI_*` names and this list the same. The variables compare-tui *sets* for a command
 scorer (`COMPARE_TUI_ANSWER`, …) are the scorer's inputs, not settings.
@@ -11,9 +13,11 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compare_tui.errors import CompareTuiError
 
@@ -29,6 +33,11 @@ class Variable:
     """The command-line option that overrides it (empty: none)."""
     default: str
     """What is used when it is unset, in words."""
+
+    @property
+    def key(self) -> str:
+        """Its key in the config file's `[settings]` table: the name without `COMPARE_TUI_`, lower case."""
+        return self.name.removeprefix("COMPARE_TUI_").lower()
 
 
 ENVIRONMENT: tuple[Variable, ...] = (
@@ -84,10 +93,18 @@ ENVIRONMENT: tuple[Variable, ...] = (
 """Every `COMPARE_TUI_*` variable compare-tui reads (or names for the user to set)."""
 
 
+CONFIG_KEYS = frozenset(v.key for v in ENVIRONMENT if v.name not in ("COMPARE_TUI_GATEWAY_KEY", "COMPARE_TUI_KEY"))
+"""The keys the config file's `[settings]` table may hold (a key's name is never a setting there:
+the two key variables only name where a key is)."""
+
+
 def settings_table() -> str:
     """`ENVIRONMENT` as the Markdown table docs/settings.md shows."""
-    rows = ["| variable | sets | overridden by | when unset |", "|---|---|---|---|"]
-    rows += [f"| `{v.name}` | {v.sets} | {v.flag or '–'} | {v.default} |" for v in ENVIRONMENT]
+    rows = ["| variable | config key | sets | overridden by | when unset |", "|---|---|---|---|---|"]
+    rows += [
+        f"| `{v.name}` | {f'`{v.key}`' if v.key in CONFIG_KEYS else '–'} | {v.sets} | {v.flag or '–'} | {v.default} |"
+        for v in ENVIRONMENT
+    ]
     return "\n".join(rows) + "\n"
 
 
@@ -113,12 +130,28 @@ class Settings:
     litellm_venv: Path | None = None
 
     @classmethod
-    def from_environ(cls, environ: Mapping[str, str]) -> Settings:
-        """Read and check every variable of `ENVIRONMENT` (an empty one counts as unset).
-        Raises `SettingsError` naming the first that cannot be used."""
+    def from_environ(cls, environ: Mapping[str, str], config: Mapping[str, Any] | None = None) -> Settings:
+        """Read and check every variable of `ENVIRONMENT` (an empty one counts as unset), each
+        falling back on its key in `config` (the config file's `[settings]` table). Raises
+        `SettingsError` naming the first that cannot be used."""
+        table = dict(config or {})
+        unknown = sorted(set(table) - CONFIG_KEYS)
+        if unknown:
+            raise SettingsError(
+                f"the config file's [settings] has no key {unknown[0]!r}: its keys are {', '.join(sorted(CONFIG_KEYS))}"
+            )
 
         def text(name: str) -> str | None:
-            return environ.get(name, "").strip() or None
+            value = environ.get(name, "").strip()
+            if value:
+                return value
+            key = name.removeprefix("COMPARE_TUI_").lower()
+            given = table.get(key)
+            if given is None:
+                return None
+            if isinstance(given, bool) or not isinstance(given, (str, int, float)):
+                raise SettingsError(f"the config file's [settings] {key} = {given!r}: give a string or a number")
+            return str(given).strip() or None
 
         def path(name: str) -> Path | None:
             value = text(name)
@@ -155,6 +188,29 @@ def _seconds(name: str, raw: str | None) -> float | None:
     return value
 
 
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_CONFIG_HOME/compare-tui` (default `~/.config/compare-tui`): the user's config file's folder."""
+    value = (os.environ if environ is None else environ).get("XDG_CONFIG_HOME")
+    return (Path(value) if value and os.path.isabs(value) else Path.home() / ".config") / "compare-tui"
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The config file's `[settings]` table (empty when the file or the table is absent).
+    Raises `SettingsError` for a file that cannot be read or is not TOML."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"the config file {path} cannot be read ({exc}): mend it or move it away") from None
+    table = data.get("settings", {})
+    if not isinstance(table, dict):
+        raise SettingsError(f"{path}: `settings` must be a table ([settings])")
+    return table
+
+
 def current(environ: Mapping[str, str] | None = None) -> Settings:
-    """The settings `environ` (default: this process's environment, as it is now) gives."""
-    return Settings.from_environ(os.environ if environ is None else environ)
+    """The settings `environ` (default: this process's environment, as it is now) and the config
+    file in its XDG config folder give."""
+    env = os.environ if environ is None else environ
+    return Settings.from_environ(env, read_config(config_dir(env) / "config.toml"))

@@ -72,3 +72,32 @@ def test_the_command_line_refuses_a_bad_variable_before_any_command(monkeypatch,
         "compare-tui: COMPARE_TUI_SCORER_WAIT_S='soon': give the seconds a scorer may wait to be placed (e.g. 300)\n"
     )
     assert not (tmp_path / "runs.sqlite").exists()
+
+
+def test_a_flag_wins_over_the_variable_and_the_variable_over_the_config_file(tmp_path, monkeypatch):
+    from compare_tui.paths import store_path
+    from compare_tui.settings import current
+
+    config = tmp_path / "config" / "compare-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('theme = "compare-light"\n\n[settings]\nstore = "from-config.sqlite"\nscorer_wait_s = 600\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("COMPARE_TUI_STORE", raising=False)
+    monkeypatch.delenv("COMPARE_TUI_SCORER_WAIT_S", raising=False)
+    assert store_path() == Path("from-config.sqlite") and current().scorer_wait_s == 600
+    monkeypatch.setenv("COMPARE_TUI_STORE", "from-env.sqlite")
+    assert store_path() == Path("from-env.sqlite")
+    assert store_path("from-flag.sqlite") == Path("from-flag.sqlite")
+
+
+def test_a_config_file_key_it_does_not_know_is_refused_before_any_command(tmp_path, monkeypatch, capsys):
+    from compare_tui.cli import main
+
+    config = tmp_path / "compare-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[settings]\nstor = 'x.sqlite'\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert main(["runs", "list"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "compare-tui: the config file's [settings] has no key 'stor': its keys are"
+    )
