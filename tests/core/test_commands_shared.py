@@ -11,7 +11,7 @@ import pytest
 
 from compare_tui.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 COMMANDS = ROOT / "compare_tui" / "commands"
 SHARED = {"common", "execution", "progress"}
 """Modules of `commands/` that are pieces, not commands: any command may import them."""

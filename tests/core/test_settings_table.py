@@ -8,7 +8,7 @@ from pathlib import Path
 
 from compare_tui.settings import ENVIRONMENT, settings_table
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 SCORER_CONTRACT = ("scoring/command.py", "scoring/sandbox.py")
 """Where compare-tui *sets* variables for a command scorer: the scorer's inputs, not settings."""
 NAME = re.compile(r"COMPARE_TUI_[A-Z][A-Z_]*[A-Z]")

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 PACKAGE = ROOT / "compare_tui"
 
 FIELDS = frozenset(
