@@ -46,7 +46,7 @@ def readiness(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> Re
     try:
         resolve_key(entry, os.environ if environ is None else environ)
     except ModelRefused as exc:
-        reasons.append(str(exc).removeprefix(f"model {entry.name!r}: "))
+        reasons.append(exc.detail)
     if entry.kind == ModelKind.LOCAL and entry.weights_dir is not None:
         root = entry.weights_dir
         if not root.is_dir():

@@ -50,11 +50,9 @@ READS_TEXT = Counter(
     {
         # module: how many places read a text, each someone else's words (or not yet typed).
         "catalogue/adding.py": 1,  # the user's `--note KEY=VALUE`
-        "catalogue/readiness.py": 1,  # not yet: ModelRefused names the model inside its reason
         "commands/experiment.py": 1,  # pydantic's message
         "endpoint/account.py": 2,  # a server's JSON keys
         "endpoint/fingerprint.py": 3,  # a server's error text and version string
-        "engine/prepare.py": 1,  # not yet: ModelRefused names the model inside its reason
         "engine/reachability.py": 1,  # httpx's message ("[Errno …] why")
         "engine/sse.py": 3,  # the server's stream
         "goldset/documents.py": 1,  # Python's int() message
@@ -211,3 +209,11 @@ def test_the_checks_catch_a_planted_comparison_and_a_planted_read():
     assert not list(literal_comparisons('def f(x):\n    return x.name == "running"\n', "m.py", words))
     assert list(text_reads(PLANTED_READS)) == [4, 4]
     assert not list(text_reads("def f(text):\n    return text.split()\n"))
+
+
+def test_a_key_refusal_keeps_its_detail_apart_from_the_models_name():
+    from compare_tui.catalogue.errors import ModelRefused
+
+    refused = ModelRefused.about("gpt-mini", "$MY_KEY is not set; export it")
+    assert str(refused) == "model 'gpt-mini': $MY_KEY is not set; export it"
+    assert refused.detail == "$MY_KEY is not set; export it" and refused.model == "gpt-mini"
