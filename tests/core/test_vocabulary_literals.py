@@ -59,7 +59,6 @@ READS_TEXT = Counter(
         "goldset/field_problems.py": 4,  # pydantic's messages and labels
         "importing/importer.py": 1,  # a source row's keys
         "insights/causes.py": 6,  # not yet: a scorer's detail is classified from its words
-        "judge/run/runner.py": 1,  # not yet: the judge reply parser's problem
         "local/catalogue_writer.py": 1,  # llama-server's --version output
         "local/cluster.py": 1,  # not yet: a server start's failure
         "publish/svg.py": 1,  # a number's own spelling ("2.0" → "2")
@@ -217,3 +216,19 @@ def test_a_key_refusal_keeps_its_detail_apart_from_the_models_name():
     refused = ModelRefused.about("gpt-mini", "$MY_KEY is not set; export it")
     assert str(refused) == "model 'gpt-mini': $MY_KEY is not set; export it"
     assert refused.detail == "$MY_KEY is not set; export it" and refused.model == "gpt-mini"
+
+
+def test_a_structured_judge_reply_without_a_verdict_is_told_by_the_parsers_flag():
+    from types import SimpleNamespace
+
+    from compare_tui.judge.prompt.parse import parse_grade_reply
+    from compare_tui.judge.run.runner import unparseable_problem
+
+    judging = SimpleNamespace(kind="grade", reply_form="structured")
+    reply = SimpleNamespace(finish_reason="stop", completion_tokens=9)
+    none_found = parse_grade_reply("I think it is fine.")
+    assert none_found.no_verdict_found and none_found.verdict is None
+    said = unparseable_problem(judging, reply, none_found)
+    assert said == "the judge's reply is not the JSON object with a `verdict` it was asked for: …I think it is fine."
+    not_allowed = parse_grade_reply('{"verdict": "maybe"}')
+    assert not not_allowed.no_verdict_found and unparseable_problem(judging, reply, not_allowed) == not_allowed.problem
