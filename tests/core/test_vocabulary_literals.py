@@ -60,9 +60,7 @@ READS_TEXT = Counter(
         "importing/importer.py": 1,  # a source row's keys
         "insights/causes.py": 6,  # not yet: a scorer's detail is classified from its words
         "local/catalogue_writer.py": 1,  # llama-server's --version output
-        "local/cluster.py": 1,  # not yet: a server start's failure
         "publish/svg.py": 1,  # a number's own spelling ("2.0" → "2")
-        "report/fit.py": 1,  # not yet: a fit note
         "report/serving.py": 2,  # a server's stack string
         "sampling/redaction.py": 3,  # the user's sampled logs
         "sampling/tasks.py": 1,  # a log record's message
