@@ -118,6 +118,25 @@ class ModelKind(StrEnum):
     HOSTED = "hosted"
 
 
+class PriceGroup(StrEnum):
+    """Where a candidate's blended price stands against the baseline's (`candidates`)."""
+
+    CHEAPER = "cheaper"
+    ABOUT_THE_SAME = "about the same"
+    DEARER = "dearer"
+    UNPRICED = "price not known"
+    """No cost basis, or an hourly basis with no throughput measured on the workload yet."""
+
+
+class SpendSource(StrEnum):
+    """Where a spend figure was counted from (`candidates`, the daily budget)."""
+
+    STORE_RUNS = "store runs"
+    """This store's own runs (their attempts' tokens, or their duration at the hourly rate)."""
+    AUDIT_LEDGER = "audit ledger"
+    """Every request the ledger recorded: runs, judges, canary replays."""
+
+
 class GpuSource(StrEnum):
     """Where a run's GPU memory figure was read (`GpuReport.source`): NVML on the machine that
     runs compare-tui, or an NVIDIA DCGM exporter on the serving host (`--gpu-telemetry`)."""
@@ -228,7 +247,8 @@ class AuditState(StrEnum):
 class FailureCause(StrEnum):
     """Why a failed attempt failed, as `compare-tui insights` groups it (docs/insights.md). Each
     failed attempt has exactly one, decided in this order: the request's error, a truncated
-    answer, an empty one, a refusal, then what its scorer recorded."""
+    answer, an empty one, a refusal, an answer in another language than the request, then what
+    its scorer recorded."""
 
     REQUEST_ERROR = "request_error"
     """The request failed (its `ErrorClass` names how): nothing was measured."""
@@ -238,6 +258,8 @@ class FailureCause(StrEnum):
     """No text and no tool call."""
     REFUSAL = "refusal"
     """The answer opens like a refusal (`insights.causes.REFUSAL_PATTERNS`)."""
+    WRONG_LANGUAGE = "wrong_language"
+    """The answer is in another language than the request (`insights.language`)."""
     WRONG_LABEL = "wrong_label"
     """An `exact` scorer's expected text against the one answered."""
     NO_MATCH = "no_match"
@@ -275,6 +297,8 @@ class SuspectReason(StrEnum):
     """Every model failed it, for the same cause: the expected outcome may be wrong."""
     FLAKY = "flaky"
     """A model both passed and failed it across its attempts."""
+    UNLIKE_EXPECTED = "unlike_expected"
+    """Every model failed it and no answer resembles the expected text: it may be wrong."""
 
 
 JudgeErrorClass: TypeAlias = ErrorClass | JudgeFailure

@@ -58,6 +58,7 @@ TUI_SHOTS = [
     ("test_live_progress.svg", "Live: a run in progress"),
     ("test_report_summary.svg", "Report: recommendation, confidence and caveats"),
     ("test_report_task_grid.svg", "Report: the per-task grid"),
+    ("test_report_with_real_length_texts[insights-80x24].svg", "Report: Insights, failures grouped by cause"),
     ("test_diff_flips.svg", "A/B diff: flips"),
     ("test_review.svg", "Review: the human-review queue"),
     ("test_help.svg", "Help: every key"),

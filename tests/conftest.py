@@ -44,6 +44,13 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+@pytest.fixture(autouse=True)
+def _no_user_config(tmp_path_factory, monkeypatch):
+    """The user's own config (a `[budget]`, a theme) never reaches a test: each reads an empty
+    XDG config folder unless it sets its own."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "no-user-config"))
+
+
 @pytest.fixture(scope="session")
 def local_cluster(tmp_path_factory):
     """Both bundled models served by real llama-servers for the whole session (4 slots, ctx

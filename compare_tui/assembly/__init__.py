@@ -9,6 +9,7 @@ from compare_tui.assembly.report import (
     assemble_report,
     report_json_document,
     report_rows,
+    view_insights,
 )
 
 __all__ = [
@@ -17,4 +18,5 @@ __all__ = [
     "assemble_report",
     "report_json_document",
     "report_rows",
+    "view_insights",
 ]

@@ -11,11 +11,11 @@ json` and a bundle's report.json): the report's, with the stored grades when som
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from compare_tui.insights import Insights, build_insights, insight_inputs_for
+from compare_tui.insights import Insights, build_insights, insight_inputs_for, insights_document
 from compare_tui.judge.evaluator.load import DEFAULT_PASS_AT
 from compare_tui.judge.grade.render import grade_summary_json
 from compare_tui.judge.grade.report import GradeReport, load_report_grades
@@ -63,9 +63,9 @@ class AssembledReport:
     goldsets: Mapping[str, Any] = field(default_factory=dict)
     """The golden sets the loader read (recorded path → set, or the error that kept it unread)."""
 
-    def document(self, gate: GateResult | None = None) -> dict[str, Any]:
-        """`report_json_document` of this view."""
-        return report_json_document(self.report, self.grades, gate)
+    def document(self, gate: GateResult | None = None, shown: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+        """`report_json_document` of this view (its insights included when it has them)."""
+        return report_json_document(self.report, self.grades, gate, self.insights, shown)
 
 
 def assemble_report(
@@ -99,6 +99,12 @@ def assemble_report(
     return AssembledReport(inputs, report, graded, found, goldsets)
 
 
+def view_insights(store: Store, view: AssembledReport) -> Insights:
+    """The insights of a view assembled without them (the TUI shows the report first, then
+    reads these), from the same inputs and golden sets."""
+    return build_insights(insight_inputs_for(store, view.inputs, view.goldsets))
+
+
 def report_rows(store: Store, ref: str) -> ReportRows:
     """The grid of the report named by `ref` (`build_rows`): the same rows `assemble_report`
     shows, for a view of one line or of the tasks. Raises `ReportNotFoundError` or `StoreError`."""
@@ -106,12 +112,20 @@ def report_rows(store: Store, ref: str) -> ReportRows:
 
 
 def report_json_document(
-    report: Report, grades: Sequence[GradeReport] = (), gate: GateResult | None = None
+    report: Report,
+    grades: Sequence[GradeReport] = (),
+    gate: GateResult | None = None,
+    insights: Insights | None = None,
+    shown: Callable[[Any], Any] | None = None,
 ) -> dict[str, Any]:
-    """The report's JSON document (`report_document`), with `grades` only when some are stored
-    and `gate` only when one was checked: byte for byte what `report --format json` writes and
-    what a published bundle carries as report.json (which has no gate)."""
+    """The report's JSON document (`report_document`), with `grades` only when some are stored,
+    `insights` when given (passed through `shown` first: a bundle masks secrets in them) and
+    `gate` only when one was checked: what `report --format json` writes and what a published
+    bundle carries as report.json (which has no gate)."""
     document = report_document(report)
     document |= {"grades": [grade_summary_json(g) for g in grades]} if grades else {}
+    if insights is not None:
+        found = insights_document(insights)
+        document["insights"] = found if shown is None else shown(found)
     document |= {"gate": gate_document(gate)} if gate is not None else {}
     return document

@@ -14,6 +14,7 @@ from compare_tui.errors import CompareTuiError
 if TYPE_CHECKING:
     from compare_tui.catalogue import Catalogue
     from compare_tui.engine import RunOverrides
+    from compare_tui.engine.budget import DailyBudget
     from compare_tui.goldset.models import GoldenSet
     from compare_tui.store import Store
 
@@ -161,3 +162,14 @@ def margin_points(text: str) -> float:
     if not 0 <= value <= 100:
         raise argparse.ArgumentTypeError(f"must be between 0 and 100 points (got {text!r})")
     return value
+
+
+def daily_budget() -> DailyBudget:
+    """Today's eval budget from the user's config (`[budget]`); a malformed table stops the command."""
+    from compare_tui.engine.budget import BudgetConfigError, read_budget
+    from compare_tui.paths import user_config_path
+
+    try:
+        return read_budget(user_config_path())
+    except BudgetConfigError as exc:
+        raise CommandError(str(exc)) from None

@@ -43,10 +43,14 @@ class CommandObserver:
         self.progress.__exit__(*exc)
 
     def on_event(self, event: EngineEvent) -> None:
-        from compare_tui.engine import BaselineChosen, LeaseTakenOver
+        from compare_tui.engine import BaselineChosen, LeaseTakenOver, ModelsSkipped
 
         if isinstance(event, BaselineChosen):
             say_baseline(event, quiet=self.quiet)
+        elif isinstance(event, ModelsSkipped):
+            say(f"warning: {event.warning}", file=sys.stderr)
+            for model, reason in event.skipped.items():
+                say(f"  {model}: {reason}", file=sys.stderr)
         elif isinstance(event, LeaseTakenOver):
             print(f"note: {event.sentence}", file=sys.stderr)
         else:

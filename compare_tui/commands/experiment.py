@@ -12,6 +12,7 @@ from compare_tui.commands.common import (
     add_catalogue_option,
     add_prompt_cache_option,
     add_store_option,
+    daily_budget,
     load_catalogue_or_fail,
     load_set_or_fail,
     open_store,
@@ -260,6 +261,8 @@ def _run(args: argparse.Namespace) -> int:
                 entries,
                 lambda prepared: execute_prepared(store, prepared, quiet=args.json, together=True),
                 same_host_at_once=args.same_host_at_once,
+                budget=daily_budget(),
+                catalogue=catalogue,
             )
         except LaunchRefused as exc:
             raise CommandError(f"experiment {args.name}: {exc}") from None

@@ -109,9 +109,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_catalogue_option(add)
     add.set_defaults(handler=_add)
 
-    listing = sub.add_parser("list", help="every entry and whether a run would be refused")
-    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    listing = sub.add_parser(
+        "list",
+        help="every entry and whether a run would be refused; with --for SET, priced and measured for that workload",
+        description="Every catalogue entry and whether a run would be refused. With --for SET: today's "
+        "model for that workload (its price and recent spend), each model's blended price at the "
+        "workload's token mix, projected savings, pass rate from this store's past runs, price "
+        "groups and the recommended pre-selection.",
+    )
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table (same as --format json)")
+    listing.add_argument(
+        "--for",
+        dest="for_set",
+        metavar="SET",
+        help="a golden set folder: price and measure the models for its workload",
+    )
+    listing.add_argument(
+        "--baseline", metavar="NAME", help="with --for: today's model (default: the workload's promoted baseline)"
+    )
+    listing.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     add_catalogue_option(listing)
+    add_store_option(listing)
     listing.set_defaults(handler=_list)
 
     show = sub.add_parser(
@@ -289,8 +307,13 @@ def _list(args: argparse.Namespace) -> int:
     from compare_tui.catalogue.readiness import catalogue_rows
     from compare_tui.engine.serving import served_refusal
 
+    as_json = args.json or args.format == "json"
+    if args.for_set:
+        return _list_for(args, as_json)
+    if args.baseline:
+        raise CommandError("--baseline goes with --for SET (the workload it is today's model for)")
     rows = catalogue_rows(_catalogue(args), served=served_refusal)
-    if args.json:
+    if as_json:
         print(json.dumps([row.as_json() for row in rows], indent=2))
         return 0
     from rich.console import Console
@@ -315,6 +338,23 @@ def _list(args: argparse.Namespace) -> int:
             state,
         )
     Console(soft_wrap=False).print(table)
+    return 0
+
+
+def _list_for(args: argparse.Namespace, as_json: bool) -> int:
+    from compare_tui.candidates import load_shortlist, shortlist_json
+    from compare_tui.candidates.render import render_text
+    from compare_tui.commands.common import load_set_or_fail
+
+    golden = load_set_or_fail(args.for_set)
+    catalogue = _catalogue(args)
+    if args.baseline and args.baseline not in catalogue:
+        catalogue.get(args.baseline)  # raises UnknownModel, naming what the catalogue has
+    with open_store(args.store) as store:
+        shortlist = load_shortlist(
+            store, catalogue, golden.manifest.workload_id, digest=golden.digest, baseline=args.baseline
+        )
+    print(json.dumps(shortlist_json(shortlist), indent=2) if as_json else render_text(shortlist))
     return 0
 
 

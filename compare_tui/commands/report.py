@@ -164,9 +164,9 @@ def _report(args: argparse.Namespace) -> int:
     choices = ReportChoices(args.baseline, args.margin, args.steps_by_grade, args.pass_at)
     with open_store(args.store) as store:
         try:
-            # JUnit carries no grades; Markdown ends with the insights.
+            # JUnit carries neither grades nor insights.
             view = assemble_report(
-                store, args.ref, choices, grades=args.format != "junit", insights=args.format == "md"
+                store, args.ref, choices, grades=args.format != "junit", insights=args.format != "junit"
             )
         except (ReportNotFoundError, StoreError, StepGradingError, RubricError, BaselineError) as exc:
             raise CommandError(str(exc)) from None
@@ -190,7 +190,8 @@ def _report(args: argparse.Namespace) -> int:
 def _emit(view: AssembledReport, fmt: str, out: str | None, gate: GateResult | None) -> None:
     """The report in `fmt`, then (text, Markdown) or within it (JSON, `grades`) the stored
     grades' figures, rendered from the same `GradeReport`s; JSON and JUnit carry the `gate`
-    when one was checked (its warnings and failures); Markdown ends with the insights."""
+    when one was checked (its warnings and failures); text and Markdown end with `insights`,
+    JSON carries them as `insights` (as a published bundle's report.json)."""
     from compare_tui.judge.grade.render import render_grade_md, render_grade_summary
 
     report, grades, insights = view.report, view.grades, view.insights
@@ -201,6 +202,10 @@ def _emit(view: AssembledReport, fmt: str, out: str | None, gate: GateResult | N
         from compare_tui.report.render_text import render_text
 
         tail = "".join("\n" + render_grade_summary(g) for g in grades)
+        if insights is not None:
+            from compare_tui.insights import render_text as render_insights_text
+
+            tail += "\n" + render_insights_text(insights)
         if out is None:
             Console().print(render_text(report))
             sys.stdout.write(tail)

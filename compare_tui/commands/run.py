@@ -13,6 +13,7 @@ from compare_tui.commands.common import (
     add_catalogue_option,
     add_prompt_cache_option,
     add_store_option,
+    daily_budget,
     load_catalogue_or_fail,
     load_set_or_fail,
     margin_points,
@@ -170,6 +171,7 @@ def _handle(args: argparse.Namespace) -> int:
                 args.strict_serving,
                 margin_pp=args.margin,
                 gpu_telemetry=telemetry,
+                budget=daily_budget(),
             )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
         # Before anything is prepared or sent: a scorer cluster that cannot be used refuses the run

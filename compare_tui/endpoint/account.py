@@ -370,6 +370,12 @@ def latest_reading(serving: Any) -> ServingReading | None:
     return readings[-1] if readings else None
 
 
+def stack_of(serving: Any) -> str | None:
+    """The stack the run's latest serving reading names (`llama.cpp llama-server`, `vLLM`)."""
+    latest = latest_reading(serving)
+    return latest.stack if latest is not None else None
+
+
 def latest_fingerprint(readings: Sequence[Any]) -> Mapping[str, Any]:
     """The serving fingerprint of a run's latest reading (`RunRecord.serving`), else {}."""
     latest = latest_reading(readings)

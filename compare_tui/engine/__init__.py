@@ -8,6 +8,7 @@ from compare_tui.engine.events import (
     EngineEvent,
     LeaseTakenOver,
     ModelsResolved,
+    ModelsSkipped,
     RunFinished,
     RunObserver,
     RunRefused,
@@ -38,6 +39,7 @@ from compare_tui.engine.settings import RunOverrides, RunSettings
 __all__ = [
     "AttemptFinished",
     "BaselineChosen",
+    "ModelsSkipped",
     "CollectingObserver",
     "EngineEvent",
     "EngineSession",

@@ -47,6 +47,16 @@ class BaselineChosen:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelsSkipped:
+    """Before anything is prepared or sent: models of a new session left out because their spend
+    estimate would exceed today's eval budget (`engine/budget.py`), each with the reason the
+    comparison records, and the warning in one sentence."""
+
+    skipped: dict[str, str]
+    warning: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunsPrepared:
     """Every model of a session passed its checks and has a run record; requests start now."""
 
@@ -118,7 +128,7 @@ class LeaseTakenOver:
 
 ModelEvent = RunRefused | VerificationProgressed | RunStarted | AttemptFinished | RunFinished
 """The events about one model (each has `model_name`)."""
-SessionEvent = ModelsResolved | BaselineChosen | RunsPrepared | SessionEnded | LeaseTakenOver
+SessionEvent = ModelsResolved | BaselineChosen | ModelsSkipped | RunsPrepared | SessionEnded | LeaseTakenOver
 """The events about a whole session (`engine/session.py`)."""
 EngineEvent = ModelEvent | SessionEvent
 

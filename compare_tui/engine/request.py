@@ -4,11 +4,9 @@ its prompt-cache condition on the server's stack (`PromptCacheHold`)."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compare_tui.endpoint.account import latest_reading
 from compare_tui.engine.settings import RunSettings
 from compare_tui.goldset.models import Task
 from compare_tui.vocabulary import PromptCache
@@ -39,12 +37,6 @@ class PromptCacheHold:
             body["cache_prompt"] = False
         elif self.field == "cache_salt":
             body["cache_salt"] = secrets.token_hex(16)
-
-
-def stack_of(serving: Sequence[Mapping[str, Any]]) -> str | None:
-    """The stack the run's latest serving reading names (`llama.cpp llama-server`, `vLLM`)."""
-    latest = latest_reading(serving)
-    return latest.stack if latest is not None else None
 
 
 def hold_prompt_cache(asked: PromptCache, stack: str | None) -> PromptCacheHold:

@@ -33,6 +33,7 @@ from dataclasses import asdict
 from functools import partial
 from typing import Any
 
+from compare_tui.endpoint.account import stack_of
 from compare_tui.endpoint.client import TRANSPORT, ChatClient, chat_client
 from compare_tui.engine.audit import audit_values_of
 from compare_tui.engine.client import Exchange, stream_chat
@@ -43,7 +44,7 @@ from compare_tui.engine.gpu_dcgm import memory_sampler
 from compare_tui.engine.kv_cache import KvCacheSampler
 from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import PreparedRun
-from compare_tui.engine.request import chat_body, hold_prompt_cache, stack_of
+from compare_tui.engine.request import chat_body, hold_prompt_cache
 from compare_tui.engine.retry import RetryPolicy, with_retries
 from compare_tui.engine.server_latency import HistogramReading, merged, read_histograms, serves_vllm
 from compare_tui.engine.tools_reach import tools_reach

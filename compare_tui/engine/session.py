@@ -26,10 +26,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry, load_catalogue
+from compare_tui.engine.budget import DailyBudget, plan_within_budget, spent_today
+from compare_tui.engine.estimate import estimate_spend
 from compare_tui.engine.events import (
     BaselineChosen,
     LeaseTakenOver,
     ModelsResolved,
+    ModelsSkipped,
     RunObserver,
     RunRefused,
     RunsPrepared,
@@ -46,7 +49,7 @@ from compare_tui.engine.prepare import (
 )
 from compare_tui.engine.reachability import refuse_unreachable
 from compare_tui.engine.runner import RunExecutor
-from compare_tui.engine.settings import RunOverrides
+from compare_tui.engine.settings import RunOverrides, resolve_settings
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.goldset.models import DecisionSettings
 from compare_tui.scoring.executor import ScorerExecutor
@@ -82,6 +85,9 @@ class NewRunPlan:
     gpu_telemetry: str | None = None
     """`dcgm=HOST:PORT`: read every local model's GPU memory from this DCGM exporter instead of
     NVML on this machine (None: each entry's `[model.serving] gpu_telemetry`, else NVML)."""
+    budget: DailyBudget | None = None
+    """Today's eval budget (`[budget]` in the user's config): models that would exceed it are
+    skipped before anything is sent, with the reason recorded on the comparison."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,9 +285,12 @@ class EngineSession:
             if plan.margin_pp is not None
             else (goldset.manifest.decision or DecisionSettings()).margin_pp
         )
+        skipped = self._over_budget(goldset, catalogue, entries, baseline, plan)
+        entries = [entry for entry in entries if entry.name not in skipped]
         self.comparison_id = store.create_comparison(
             ComparisonRecord(name=name, baseline=baseline, margin_pp=margin)
         ).id
+        store.record_skips(self.comparison_id, skipped)
         prepared: list[PreparedRun] = []
         try:
             for entry in entries:
@@ -307,6 +316,38 @@ class EngineSession:
             raise
         store.set_comparison_runs(self.comparison_id, [p.run.id for p in prepared])
         return prepared
+
+    def _over_budget(
+        self,
+        goldset: GoldenSet,
+        catalogue: Catalogue,
+        entries: list[ModelEntry],
+        baseline: str | None,
+        plan: NewRunPlan,
+    ) -> dict[str, str]:
+        """The models whose spend estimate would exceed today's budget, with the reason (the
+        baseline is weighed first); `ModelsSkipped` tells the observer before anything starts."""
+        budget = plan.budget
+        if budget is None or not budget.set:
+            return {}
+        try:
+            settings = resolve_settings(goldset, plan.overrides)
+        except ValueError:
+            return {}  # prepare_run refuses it with the reason
+        ordered = sorted(entries, key=lambda entry: entry.name != baseline)
+        now = datetime.now(UTC)
+        workload = goldset.manifest.workload_id
+        verdict = plan_within_budget(
+            [(entry.name, estimate_spend(goldset, entry.cost, settings)) for entry in ordered],
+            budget=budget,
+            spent=spent_today(self.store, catalogue, now),
+            spent_workload=spent_today(self.store, catalogue, now, workload),
+            workload_id=workload,
+            now=now,
+        )
+        if verdict.warning:
+            self.observer.on_event(ModelsSkipped(verdict.skipped, verdict.warning))
+        return verdict.skipped
 
     def _telemetry(self, entries: list[ModelEntry]) -> dict[str, str]:
         """Each local model's DCGM exporter, as its run will read it (the plan's, else the entry's)."""

@@ -19,11 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry
 from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, RunSettings, prepare_run, refuse_unreachable
+from compare_tui.engine.budget import DailyBudget, plan_within_budget, spent_today
+from compare_tui.engine.estimate import estimate_spend
+from compare_tui.engine.settings import resolve_settings
 from compare_tui.errors import CompareTuiError
 from compare_tui.experiment.cells import run_cell_key
 from compare_tui.experiment.config import ArmConfig, ExperimentConfig
@@ -132,6 +136,39 @@ def _prepare(
     return prepared
 
 
+def _over_budget(
+    store: Store,
+    config: ExperimentConfig,
+    goldset: GoldenSet,
+    entries: Mapping[str, ModelEntry],
+    arms: list[ArmConfig],
+    budget: DailyBudget,
+    catalogue: Catalogue | None,
+) -> dict[str, str]:
+    """Arm label → why its next run would not fit in today's budget (`engine.budget`)."""
+    now = datetime.now(UTC)
+    workload = goldset.manifest.workload_id
+    estimates = [
+        (
+            arm.label,
+            estimate_spend(
+                goldset, entries[arm.label].cost, resolve_settings(goldset, _overrides(config.arm_settings(arm)))
+            ),
+        )
+        for arm in arms
+    ]
+    priced = catalogue or Catalogue()
+    plan = plan_within_budget(
+        estimates,
+        budget=budget,
+        spent=spent_today(store, priced, now),
+        spent_workload=spent_today(store, priced, now, workload),
+        workload_id=workload,
+        now=now,
+    )
+    return plan.skipped
+
+
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 
@@ -165,6 +202,8 @@ def launch_missing(
     *,
     environ: Mapping[str, str] | None = None,
     same_host_at_once: bool = False,
+    budget: DailyBudget | None = None,
+    catalogue: Catalogue | None = None,
 ) -> LaunchResult:
     """Launch each arm's missing runs and return what was launched.
 
@@ -175,7 +214,9 @@ def launch_missing(
     run at the same time, and one machine never serves two runs at once unless asked. Launching stops after a round where a run was interrupted or
     incomplete (its endpoint failed: such a run holds no place, and the next counted run takes
     it once the endpoint answers again). An endpoint that does not answer before the first
-    launch refuses the whole launch.
+    launch refuses the whole launch. With a daily eval `budget` (and the `catalogue` that prices
+    requests of no run), each round first weighs its runs' spend estimates against what is left
+    today: an arm whose run would not fit launches no more runs, and `skipped` says why.
     """
     check_goldset(config, goldset)
     result = LaunchResult(planned=_missing(store, config), skipped=being_executed(store, config))
@@ -195,6 +236,13 @@ def launch_missing(
             if arm is not None:
                 round_arms.append(arm)
                 left[arm.label] -= 1
+        if budget is not None and budget.set and round_arms:
+            over = _over_budget(store, config, goldset, entries, round_arms, budget, catalogue)
+            for arm in round_arms:
+                if arm.label in over:
+                    left[arm.label] = 0  # its run would not fit today: no half-counted cell
+                    result.skipped.append(f"arm {arm.label!r}: {over[arm.label]}")
+            round_arms = [arm for arm in round_arms if arm.label not in over]
         if not round_arms:
             return result  # all launched, or another process filled the cells meanwhile
         prepared = [_prepare(store, config, arm, goldset, entries[arm.label], environ) for arm in round_arms]

@@ -3,8 +3,9 @@
 Pure: `classify` reads a `FailedAttempt` (the stored columns a cause is told from) and never
 the golden set or the store. The order of the checks is the order of `FailureCause`'s members:
 a request that failed is an error whatever else is stored; an answer cut at the token limit is
-truncated before anything its scorer said about the cut text; then empty answers, refusals, and
-what the scorer recorded (its kind decides how its detail and data are read).
+truncated before anything its scorer said about the cut text; then empty answers, refusals,
+answers in another language than the request (`insights.language`), and what the scorer
+recorded (its kind decides how its detail and data are read).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compare_tui.insights.language import WINDOW as LANGUAGE_WINDOW
+from compare_tui.insights.language import detect_language, language_name
 from compare_tui.vocabulary import ErrorClass, FailureCause, Outcome
 
 REFUSAL_PATTERNS: tuple[str, ...] = (
@@ -27,6 +30,8 @@ REFUSAL_PATTERNS: tuple[str, ...] = (
 the answer text). Deliberately short: a refusal found here is named as one; a refusal in other
 words falls to its scorer's cause."""
 REFUSAL_WINDOW = 160
+HEAD_CHARS = max(REFUSAL_WINDOW, LANGUAGE_WINDOW)
+"""The answer's first characters a `FailedAttempt` keeps (the refusal and language checks')."""
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in REFUSAL_PATTERNS), re.IGNORECASE)
 LABEL_CHARS = 60
 """A label longer than this is clipped (with `…`), so a group's key stays one short line."""
@@ -43,13 +48,17 @@ class FailedAttempt:
     """The task's scorer kind from the golden set (`exact`, `regex`, `json`, `tool_call`,
     `command`, `human`); empty when the set could not be read."""
     answer_head: str = ""
-    """The first characters of the answer text (enough for the empty and refusal checks)."""
+    """The first characters of the answer text (`HEAD_CHARS`: the empty, refusal and language
+    checks')."""
     has_tool_calls: bool = False
     finish_reason: str | None = None
     error_class: ErrorClass | None = None
     detail: str = ""
     """The scorer's one-line reason, or the request's error."""
     score_data: Mapping[str, Any] = field(default_factory=dict)
+    request_language: str | None = None
+    """The request's language (`language.detect_language` of its last user message); None when
+    it could not be told, and then no answer is said to be in another language."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -105,6 +114,11 @@ def classify(failed: FailedAttempt) -> Cause:
         return Cause(FailureCause.EMPTY)
     if not failed.has_tool_calls and is_refusal(failed.answer_head):
         return Cause(FailureCause.REFUSAL)
+    if failed.request_language is not None and not failed.has_tool_calls:
+        answered = detect_language(failed.answer_head)
+        if answered is not None and answered != failed.request_language:
+            asked = f"asked in {language_name(failed.request_language)}, answered in {language_name(answered)}"
+            return Cause(FailureCause.WRONG_LANGUAGE, asked)
     if failed.outcome is Outcome.ERROR:
         return Cause(FailureCause.SCORER_ERROR, clip(failed.detail))
     by_kind = _BY_KIND.get(failed.scorer_kind)

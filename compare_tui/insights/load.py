@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from compare_tui.insights.causes import REFUSAL_WINDOW, FailedAttempt
+from compare_tui.insights.causes import HEAD_CHARS, FailedAttempt
+from compare_tui.insights.language import detect_language
 from compare_tui.insights.model import InsightInputs, ModelAttempts
+from compare_tui.insights.traffic import LoggedReply
 from compare_tui.report import load_report_inputs
 from compare_tui.report.inputs import ReportInputs, RunInput
 from compare_tui.store import Store
@@ -49,14 +52,28 @@ def insight_inputs_for(store: Store, report: ReportInputs, goldsets: Mapping[str
     baseline, `--baseline` included), with the golden sets its loader read (`goldsets`: path →
     set, or the error that kept it unread), so nothing is read twice."""
     tags: dict[str, tuple[str, ...]] = {}
-    for goldset in goldsets.values():
+    tasks: dict[str, Any] = {}
+    logged: list[LoggedReply] | None = None
+    skips: Counter[str] = Counter()
+    for path, goldset in goldsets.items():
         if isinstance(goldset, Exception):
             continue
         for task in goldset.tasks:
             tags.setdefault(task.id, tuple(task.tags))
+            tasks.setdefault(task.id, task)
+        sampled = _sample_info(Path(path))
+        if sampled is not None:
+            logged = (logged or []) + [
+                LoggedReply(t.id, t.expected.text, request_text(t))
+                for t in goldset.tasks
+                if t.expected.text is not None
+            ]
+            skips.update({reason: int(entry.get("count", 0)) for reason, entry in sampled.get("skipped", {}).items()})
+    languages = _RequestLanguages(tasks)
     names = _names(list(report.runs))
     models = tuple(
-        _model_attempts(store, run, name, report.task_kinds) for run, name in zip(report.runs, names, strict=True)
+        _model_attempts(store, run, name, report.task_kinds, languages)
+        for run, name in zip(report.runs, names, strict=True)
     )
     return InsightInputs(
         ref=report.comparison_id or report.runs[0].run.id,
@@ -65,7 +82,18 @@ def insight_inputs_for(store: Store, report: ReportInputs, goldsets: Mapping[str
         comparison_name=report.comparison_name,
         task_tags=tags,
         notes=report.notes,
+        logged=tuple(logged) if logged is not None else None,
+        logged_skips=dict(skips),
     )
+
+
+def _sample_info(folder: Path) -> dict[str, Any] | None:
+    """A sampled set's `sample.json` (None: not a sampled set, or unreadable)."""
+    try:
+        info = json.loads((folder / "sample.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
 
 
 def _names(runs: list[RunInput]) -> list[str]:
@@ -73,7 +101,37 @@ def _names(runs: list[RunInput]) -> list[str]:
     return [r.run.model_name if seen[r.run.model_name] == 1 else f"{r.run.model_name}@{r.run.id[:8]}" for r in runs]
 
 
-def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any) -> ModelAttempts:
+class _RequestLanguages:
+    """task id → its request's language, told once per task and only for tasks that failed."""
+
+    def __init__(self, tasks: Mapping[str, Any]) -> None:
+        self._tasks = tasks
+        self._told: dict[str, str | None] = {}
+
+    def get(self, task_id: str) -> str | None:
+        if task_id not in self._told:
+            task = self._tasks.get(task_id)
+            self._told[task_id] = detect_language(request_text(task)) if task is not None else None
+        return self._told[task_id]
+
+
+def request_text(task: Any) -> str:
+    """What the person asked: the task's prompt, else its last user message's text (the system
+    prompt and earlier turns are left out: they are often in English whatever the user writes)."""
+    given = task.input
+    if given.prompt is not None:
+        return str(given.prompt)
+    for message in reversed(given.messages or []):
+        if message.role != "user":
+            continue
+        if isinstance(message.content, str):
+            return message.content
+        parts = message.content or []
+        return " ".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+    return ""
+
+
+def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any, languages: _RequestLanguages) -> ModelAttempts:
     outcomes: dict[str, list[Outcome]] = defaultdict(list)
     failed = []
     for row in store.attempt_columns(run.run.id, _COLUMNS):
@@ -88,12 +146,13 @@ def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any) -> Model
                 attempt=row["attempt"],
                 outcome=outcome,
                 scorer_kind=kinds.get(row["task_id"], ""),
-                answer_head=(row["answer_text"] or "")[:REFUSAL_WINDOW],
+                answer_head=(row["answer_text"] or "")[:HEAD_CHARS],
                 has_tool_calls=row["tool_calls"] not in (None, "", "[]"),
                 finish_reason=row["finish_reason"],
                 error_class=None if stored_class is None else _ERROR_CLASSES.get(stored_class, ErrorClass.TRANSPORT),
                 detail=row["score_detail"] or row["error"] or "",
                 score_data=json.loads(row["score_data"]) if row["score_data"] else {},
+                request_language=languages.get(row["task_id"]),
             )
         )
     return ModelAttempts(

@@ -6,8 +6,9 @@ Three readings of the stored attempts:
   few example tasks;
 - **against the baseline, by tag**: each candidate's discordant tasks (one passes, the other
   fails, by `vocabulary.task_outcome`) counted per task tag;
-- **suspect tasks**: tasks every model failed for one same cause, and tasks a model both passed
-  and failed across attempts.
+- **suspect tasks**: tasks every model failed for one same cause, tasks every model failed with
+  answers none of which resembles the expected text, and tasks a model both passed and failed
+  across attempts.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from compare_tui.insights.causes import Cause, FailedAttempt, classify
+from compare_tui.insights.causes import Cause, FailedAttempt, classify, clip
+from compare_tui.insights.traffic import LoggedReply, TrafficProblems, traffic_problems
 from compare_tui.vocabulary import Outcome, SuspectReason, task_outcome
 
 EXAMPLES = 3
@@ -54,6 +56,10 @@ class InsightInputs:
     task_tags: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """task id → its tags from the golden set (empty when it could not be read)."""
     notes: tuple[str, ...] = ()
+    logged: tuple[LoggedReply, ...] | None = None
+    """A set sampled from traffic: its tasks' logged replies (None: not a sampled set)."""
+    logged_skips: Mapping[str, int] = field(default_factory=dict)
+    """A sampled set: `sample.json`'s skip counts (reason → lines)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +127,8 @@ class Insights:
     tag_splits: tuple[TagSplit, ...]
     suspects: tuple[Suspect, ...]
     notes: tuple[str, ...] = ()
+    traffic: TrafficProblems | None = None
+    """A set sampled from traffic: the logged model's own problems (`insights.traffic`)."""
 
     def open_command(self, group: FailureGroup) -> str:
         """The command that lists a group's tasks with their answers."""
@@ -152,8 +160,9 @@ def build_insights(inputs: InsightInputs) -> Insights:
         failed=failed_counts,
         groups=groups,
         tag_splits=_tag_splits(inputs),
-        suspects=_same_failures(inputs, causes) + _flaky(inputs),
+        suspects=_sorted(_same_failures(inputs, causes) + _unlike_expected(inputs, causes)) + _flaky(inputs),
         notes=inputs.notes,
+        traffic=traffic_problems(inputs.logged, inputs.logged_skips) if inputs.logged is not None else None,
     )
 
 
@@ -222,6 +231,48 @@ def _same_failures(inputs: InsightInputs, causes: Mapping[str, Mapping[str, list
             (cause,) = seen
             suspects.append(Suspect(task, SuspectReason.SAME_FAILURE, cause.words()))
     return tuple(suspects)
+
+
+def _sorted(suspects: tuple[Suspect, ...]) -> tuple[Suspect, ...]:
+    return tuple(sorted(suspects, key=lambda s: s.task_id))
+
+
+def _plain(text: str) -> str:
+    return " ".join("".join(c if c.isalnum() else " " for c in text.casefold()).split())
+
+
+def _resembles(expected: str, got: str) -> bool:
+    """Whether an answer is near the expected text: one holds the other once case, punctuation
+    and spacing are set aside."""
+    want, have = _plain(expected), _plain(got)
+    return bool(want) and bool(have) and (want in have or have in want)
+
+
+def _unlike_expected(inputs: InsightInputs, causes: Mapping[str, Mapping[str, list[Cause]]]) -> tuple[Suspect, ...]:
+    """Tasks every model failed, with an expected text (an `exact` scorer's) that no answer
+    resembles; a task already suspect for one same failure is not listed twice."""
+    if len(inputs.models) < 2:
+        return ()
+    outcomes = [_outcomes(m) for m in inputs.models]
+    expected: dict[str, str] = {}
+    answers: dict[str, list[str]] = defaultdict(list)
+    for model in inputs.models:
+        for failed in model.failed:
+            data = failed.score_data
+            if "expected" in data and "got" in data:
+                expected.setdefault(failed.task_id, str(data["expected"]))
+                answers[failed.task_id].append(str(data["got"]))
+    found = []
+    for task, want in sorted(expected.items()):
+        if any(out.get(task) is not Outcome.FAIL for out in outcomes):
+            continue
+        if len({c for per_task in causes.values() for c in per_task.get(task, ())}) == 1:
+            continue  # listed as one same failure
+        if not any(_resembles(want, got) for got in answers[task]):
+            found.append(
+                Suspect(task, SuspectReason.UNLIKE_EXPECTED, f'no answer resembles the expected "{clip(want, 40)}"')
+            )
+    return tuple(found)
 
 
 def _flaky(inputs: InsightInputs) -> tuple[Suspect, ...]:

@@ -9,7 +9,8 @@ import textwrap
 from typing import Any
 
 from compare_tui.insights.causes import clip
-from compare_tui.insights.model import DIRECTIONAL_UNDER, FailureGroup, Insights
+from compare_tui.insights.model import DIRECTIONAL_UNDER, FailureGroup, Insights, Suspect, TagSplit
+from compare_tui.insights.traffic import TrafficProblems
 from compare_tui.vocabulary import SuspectReason
 
 SCHEMA = "compare-tui.insights/1"
@@ -26,8 +27,56 @@ def _wrap(text: str, indent: str) -> list[str]:
     return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False)
 
 
-def _share(share: float | None) -> str:
+def share_text(share: float | None) -> str:
+    """A group's share of a model's failed attempts, as every surface spells it (`–`: none failed)."""
     return "–" if share is None else f"{share:.0%}"
+
+
+GROUPS_TITLE = "Failures by cause (failed attempts; share of the model's failed attempts)"
+SUSPECTS_TITLE = "Check your golden set (suspect tasks)"
+NO_SUSPECT = "none: no task failed the same way on every model, none unlike its expected text, none flaky"
+
+
+TRAFFIC_TITLE = "Problems found in the traffic (the logged model's own replies, before any candidate)"
+
+
+def traffic_lines(traffic: TrafficProblems) -> list[str]:
+    """One line per problem of the logged replies (`insights.traffic`)."""
+    if not traffic.problems:
+        return [f"none among the {traffic.sampled} sampled replies or the sampler's skips"]
+    lines = []
+    for problem in traffic.problems:
+        if problem.examples:
+            share = f"{problem.count} of {traffic.sampled} sampled replies"
+            lines.append(f"{problem.words}: {share}, e.g. {', '.join(problem.examples)}")
+        else:
+            lines.append(f"{problem.words}: {problem.count} log lines")
+    return lines
+
+
+def tags_title(insights: Insights) -> str:
+    """The heading of the discordant tasks by tag."""
+    return (
+        f"Against the baseline {insights.baseline}, discordant tasks by tag (a tag with fewer than "
+        f"{DIRECTIONAL_UNDER} is directional)"
+    )
+
+
+def split_line(split: TagSplit) -> str:
+    """One candidate's discordant tasks on one tag, in one sentence."""
+    mark = " (directional)" if split.directional else ""
+    total = split.losses + split.wins
+    lost = f"; lost e.g. {', '.join(split.lost_examples)}" if split.lost_examples else ""
+    return f"{split.candidate}, {split.tag}: worse on {split.losses} of {total}, better on {split.wins}{mark}{lost}"
+
+
+def suspect_line(suspect: Suspect) -> str:
+    """A suspect task and why it is one."""
+    if suspect.reason is SuspectReason.SAME_FAILURE:
+        return f"{suspect.task_id}: every model fails it the same way: {suspect.detail}"
+    if suspect.reason is SuspectReason.UNLIKE_EXPECTED:
+        return f"{suspect.task_id}: every model fails it and {suspect.detail}"
+    return f"{suspect.task_id}: flaky: {suspect.detail}"
 
 
 def render_text(insights: Insights) -> str:
@@ -38,47 +87,35 @@ def render_text(insights: Insights) -> str:
     totals = ", ".join(f"{m} {insights.failed[m]} of {insights.attempts[m]}" for m in insights.models)
     lines += _wrap(f"Failed attempts: {totals}.", "")
     lines.append("")
-    lines.append("Failures by cause (failed attempts; share of the model's failed attempts)")
+    lines.append(GROUPS_TITLE)
     if not insights.groups:
         lines.append("  no failed attempt")
     for group in insights.groups[:SHOWN]:
         lines += _wrap(f"{group.number}. {group.cause.words()}", "  ")
-        counts = " · ".join(f"{m} {group.counts[m]} ({_share(group.shares[m])})" for m in insights.models)
+        counts = " · ".join(f"{m} {group.counts[m]} ({share_text(group.shares[m])})" for m in insights.models)
         lines += _wrap(counts, "     ")
         lines += _wrap(f"e.g. {', '.join(group.examples)}", "     ")
         lines += _wrap(f"open: {insights.open_command(group)}", "     ")
     lines += _more(len(insights.groups) - SHOWN, "groups")
     if insights.baseline is not None and len(insights.models) > 1:
         lines.append("")
-        lines += _wrap(
-            f"Against the baseline {insights.baseline}, discordant tasks by tag (a tag with fewer than "
-            f"{DIRECTIONAL_UNDER} is directional)",
-            "",
-        )
+        lines += _wrap(tags_title(insights), "")
         if not insights.tag_splits:
             lines.append("  no discordant task")
         for split in insights.tag_splits[:SHOWN]:
-            mark = " (directional)" if split.directional else ""
-            total = split.losses + split.wins
-            lost = f"; lost e.g. {', '.join(split.lost_examples)}" if split.lost_examples else ""
-            lines += _wrap(
-                f"{split.candidate}, {split.tag}: worse on {split.losses} of {total}, better on "
-                f"{split.wins}{mark}{lost}",
-                "  ",
-            )
+            lines += _wrap(split_line(split), "  ")
         lines += _more(len(insights.tag_splits) - SHOWN, "tags")
     lines.append("")
-    lines.append("Check your golden set (suspect tasks)")
+    lines.append(SUSPECTS_TITLE)
     if not insights.suspects:
-        lines.append("  none: no task failed the same way on every model, none was flaky")
+        lines += _wrap(NO_SUSPECT, "  ")
     for suspect in insights.suspects[:SHOWN]:
-        what = (
-            f"every model fails it the same way: {suspect.detail}"
-            if suspect.reason is SuspectReason.SAME_FAILURE
-            else f"flaky: {suspect.detail}"
-        )
-        lines += _wrap(f"{suspect.task_id}: {what}", "  ")
+        lines += _wrap(suspect_line(suspect), "  ")
     lines += _more(len(insights.suspects) - SHOWN, "suspect tasks")
+    if insights.traffic is not None:
+        lines += ["", *_wrap(TRAFFIC_TITLE, "")]
+        for line in traffic_lines(insights.traffic):
+            lines += _wrap(line, "  ")
     for note in insights.notes:
         lines += ["", *_wrap(f"Note: {note}", "")]
     return "\n".join(lines) + "\n"
@@ -141,6 +178,15 @@ def insights_document(insights: Insights) -> dict[str, Any]:
         ],
         "suspects": [{"task": s.task_id, "reason": s.reason.value, "detail": s.detail} for s in insights.suspects],
         "notes": list(insights.notes),
+        "traffic": None
+        if insights.traffic is None
+        else {
+            "sampled": insights.traffic.sampled,
+            "problems": [
+                {"kind": p.kind, "words": p.words, "count": p.count, "examples": list(p.examples)}
+                for p in insights.traffic.problems
+            ],
+        },
     }
 
 
@@ -164,7 +210,7 @@ def render_md(insights: Insights) -> str:
             "|---:|---|" + "---:|" * len(insights.models) + "---|",
         ]
         for g in insights.groups[:SHOWN]:
-            counts = " | ".join(f"{g.counts[m]} ({_share(g.shares[m])})" for m in insights.models)
+            counts = " | ".join(f"{g.counts[m]} ({share_text(g.shares[m])})" for m in insights.models)
             lines.append(f"| {g.number} | {_cell(g.cause.words())} | {counts} | {_cell(', '.join(g.examples))} |")
         if len(insights.groups) > SHOWN:
             hidden = len(insights.groups) - SHOWN
@@ -188,9 +234,10 @@ def render_md(insights: Insights) -> str:
     if insights.suspects:
         lines += ["Check your golden set:", ""]
         for suspect in insights.suspects[:SHOWN]:
-            what = "every model fails it the same way" if suspect.reason is SuspectReason.SAME_FAILURE else "flaky"
-            lines.append(f"- `{suspect.task_id}`: {what}: {_cell(suspect.detail)}")
+            lines.append(f"- `{suspect.task_id}`: {_cell(suspect_line(suspect).removeprefix(suspect.task_id + ': '))}")
         if len(insights.suspects) > SHOWN:
             lines.append(f"- … and {len(insights.suspects) - SHOWN} more")
         lines.append("")
+    if insights.traffic is not None:
+        lines += [f"{TRAFFIC_TITLE}:", "", *(f"- {_cell(line)}" for line in traffic_lines(insights.traffic)), ""]
     return "\n".join(lines)

@@ -89,14 +89,17 @@ def publish_report(
 
 def _publish_report(store: Store, ref: str, out: Path, answers: bool, environ: dict[str, str] | None) -> Published:
     from compare_tui.assembly import assemble_report
+    from compare_tui.publish.insights_section import masked_document
 
-    view = assemble_report(store, ref)  # the grades are read from the store: publishing asks no judge
+    # The grades are read from the store: publishing asks no judge.
+    view = assemble_report(store, ref, insights=True)
     report, grades = view.report, list(view.grades)
     runs = [r.run for r in view.inputs.runs]
     mask = Masker(runs, environ)
     details = task_details(store, runs, report.task_ids, mask, view.goldsets) if answers else None
-    document = view.document()  # `grades` only when some are stored
-    page = comparison_page(report, document, runs, details, mask, grades)
+    # As `report --format json` writes it: `grades` only when some are stored; `insights` always, masked.
+    document = view.document(shown=lambda found: masked_document(found, mask))
+    page = comparison_page(report, document, runs, details, mask, grades, view.insights)
     # Exactly `report --format json`'s document, from the one the page used.
     index, report_path, page_bytes, json_bytes = _write(out, page, indented_json(document) + "\n")
     kind: BundleKind = "comparison" if report.comparison_id else "run"

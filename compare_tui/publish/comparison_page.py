@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compare_tui.endpoint.account import StoredIdentity
+from compare_tui.insights import Insights
 from compare_tui.judge import GRADE_HEADERS, GradeReport, grade_intro, grade_rows, usage_line
 from compare_tui.publish import svg
 from compare_tui.publish.details import Masker, TaskDetail
@@ -27,6 +28,7 @@ from compare_tui.publish.html import (
     task_table,
     toc,
 )
+from compare_tui.publish.insights_section import insights_section
 from compare_tui.report import columns
 from compare_tui.report import formatting as fmt
 from compare_tui.report.decision import DecisionAction
@@ -394,10 +396,12 @@ def comparison_page(
     details: Sequence[TaskDetail] | None,
     mask: Masker,
     grades: Sequence[GradeReport] = (),
+    insights: Insights | None = None,
 ) -> str:
     """The whole page. `report_document` is `report_document(report)` (the report.json payload),
     whose distributions the plots draw; `details` is None for `--no-answers`; `grades` are the
-    stored rubric grades of these runs (`judge.load_report_grades`)."""
+    stored rubric grades of these runs (`judge.load_report_grades`); `insights` are the failures
+    by cause (`compare-tui insights`), a section after the tasks."""
     by_run = {run.id: run for run in runs}
     sections = [
         _decision(report),
@@ -409,6 +413,7 @@ def comparison_page(
         _replay(report, mask),
         _grades(grades, mask),
         _tasks(report, details),
+        insights_section(insights, mask),
         _serving(report, mask),
         _caveats(report),
         _runs(report, by_run, mask),
@@ -425,6 +430,7 @@ def comparison_page(
             ("replay", "Agent runs"),
             ("grades", "Grades"),
             ("tasks", "Tasks"),
+            ("insights", "Insights"),
             ("serving", "Serving"),
             ("caveats", "Caveats"),
             ("runs", "Runs"),

@@ -47,6 +47,7 @@ def build_caveats(inputs: ReportInputs, rows: Sequence[ModelFigures]) -> tuple[C
     """Every caveat of a report over `rows` (the shown models), in a fixed order."""
     out = [Caveat("set", note) for note in inputs.notes]
     out += [Caveat("manifest", f"From the golden set: {text}") for text in inputs.manifest_caveats]
+    out += [Caveat("skipped", f"{model} was not run: {reason}.") for model, reason in inputs.skipped.items()]
     digests = {r.run.goldset_digest for r in inputs.runs if r.run.goldset_digest}
     if len(digests) > 1:
         out.append(

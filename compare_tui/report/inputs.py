@@ -159,3 +159,5 @@ class ReportInputs:
     """The margin recorded on the comparison when it ran, before the data (None: not recorded)."""
     step_grading: StepGrading | None = None
     """Stored grades deciding traced steps that await a person (None: only people decide them)."""
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    """Model → why the comparison left it out before it ran (the daily eval budget): no run."""

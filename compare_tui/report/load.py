@@ -55,7 +55,8 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
     read: dict[str, Any] = {} if goldsets is None else goldsets
     kinds, task_ids, caveats, notes, margin = _golden_sets([r.run for r in runs], read)
     baseline, source = _baseline(store, comparison_id, [r.run for r in runs])
-    recorded = store.get_comparison(comparison_id).margin_pp if comparison_id is not None else None
+    comparison = store.get_comparison(comparison_id) if comparison_id is not None else None
+    recorded = comparison.margin_pp if comparison is not None else None
     return ReportInputs(
         runs=runs,
         task_kinds=kinds,
@@ -71,6 +72,7 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
         # for comparisons made before margins were recorded.
         margin_pp=margin if recorded is None else None,
         recorded_margin_pp=recorded,
+        skipped=comparison.skipped if comparison is not None else {},
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compare_tui.endpoint.account import stack_of
 from compare_tui.errors import CompareTuiError
 from compare_tui.report.agreement import RuleCheck, rule_check
 from compare_tui.report.caveats import Caveat, build_caveats, grouped
@@ -175,6 +176,7 @@ def build_report(inputs: ReportInputs) -> Report:
             by_run[row.run_id].settings or {},
             by_run[row.run_id].environment or {},
             inputs_by_run[row.run_id].attempts,
+            stack_of(by_run[row.run_id].serving),
         )
         for row in rows
     )

@@ -38,6 +38,9 @@ class CacheCondition:
     prompt_tokens: int
     requests: int
     """Answers that said both how many prompt tokens they had and how many came from the cache."""
+    stack: str | None = None
+    """The stack the run's server is (`vLLM`, `llama.cpp llama-server`), where recorded: only a vLLM
+    run is told the flag that makes its server report cache hits."""
 
     @property
     def share(self) -> float | None:
@@ -51,10 +54,12 @@ class CacheCondition:
         if self.share is None and self.how is None:
             return f"{condition}; cache hits not recorded (the run predates compare-tui keeping them)"
         if self.share is None:
-            return (
-                f"{condition}; cache hits not reported by the server (vLLM reports them when started with "
-                "--enable-prompt-tokens-details)"
-            )
+            if self.stack == "vLLM":
+                return (
+                    f"{condition}; cache hits not reported by the server (vLLM reports them when started with "
+                    "--enable-prompt-tokens-details)"
+                )
+            return f"{condition}; cache hits not reported by the server"
         return (
             f"{condition}; {self.share:.0%} of {self.prompt_tokens:,} prompt tokens from the cache "
             f"({self.requests} answers)"
@@ -62,9 +67,14 @@ class CacheCondition:
 
 
 def cache_condition(
-    label: str, settings: Mapping[str, Any], environment: Mapping[str, Any], attempts: Sequence[AttemptFacts]
+    label: str,
+    settings: Mapping[str, Any],
+    environment: Mapping[str, Any],
+    attempts: Sequence[AttemptFacts],
+    stack: str | None = None,
 ) -> CacheCondition:
-    """The run's condition from its stored settings, environment and attempts."""
+    """The run's condition from its stored settings, environment and attempts (`stack`: the
+    server's, from its serving reading)."""
     recorded = environment.get("prompt_cache")
     recorded = recorded if isinstance(recorded, Mapping) else {}
     asked = str(settings.get("prompt_cache") or recorded.get("asked") or "server")
@@ -83,6 +93,7 @@ def cache_condition(
         cached_tokens=sum(a.cached_tokens or 0 for a in counted),
         prompt_tokens=sum(a.prompt_tokens or 0 for a in counted),
         requests=len(counted),
+        stack=stack,
     )
 
 

@@ -10,6 +10,7 @@ read in one pass without building a record per row.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -127,6 +128,22 @@ class AuditLedger:
 
 
 @dataclass(frozen=True, slots=True)
+class PricedRequest:
+    """One ledger row with what prices it (`priced_requests`)."""
+
+    at: str
+    """When it was sent (a store timestamp)."""
+    run_id: str | None
+    model: str
+    """The model id the request named."""
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    duration_ms: float | None
+    cost_basis: dict[str, Any] | None
+    """Its run's recorded cost basis; None for a request of no run."""
+
+
+@dataclass(frozen=True, slots=True)
 class AuditOwner:
     """What a reference given to `compare-tui audit` names: a comparison (its runs), a
     golden-set run or a tool-call run."""
@@ -220,3 +237,30 @@ class AuditLedgerAccessors(StoreBase):
             ),
             unsettled=tuple(AuditRow.model_validate(row) for row in unsettled),
         )
+
+    def priced_requests(self, since: str, workload_id: str | None = None) -> list[PricedRequest]:
+        """Every request recorded at or after `since` (a store timestamp) with what prices it: its
+        tokens, its duration and its run's recorded cost basis (None for a request of no run:
+        judge calls, gateway checks, canary replays); with `workload_id`, only that workload's
+        runs' requests."""
+        sql = (
+            "SELECT audit.at AS at, audit.run_id AS run_id, audit.model AS model, audit.prompt_tokens AS prompt, "
+            "audit.completion_tokens AS completion, audit.duration_ms AS duration_ms, runs.cost_basis AS basis FROM audit "
+            "LEFT JOIN runs ON runs.id = audit.run_id WHERE audit.at >= ?"
+        )
+        params: list[Any] = [since]
+        if workload_id is not None:
+            sql += " AND runs.goldset_id = ?"
+            params.append(workload_id)
+        return [
+            PricedRequest(
+                row["at"],
+                row["run_id"],
+                row["model"],
+                row["prompt"],
+                row["completion"],
+                row["duration_ms"],
+                json.loads(row["basis"]) if row["basis"] else None,
+            )
+            for row in self._read(sql, params)
+        ]

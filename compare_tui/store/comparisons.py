@@ -93,4 +93,10 @@ class ComparisonAccessors(StoreBase):
             run_ids=[member["run_id"] for member in members],
             baseline=row.get("baseline"),
             margin_pp=row.get("margin_pp"),
+            skipped={
+                skip["model"]: skip["reason"]
+                for skip in self._read(
+                    "SELECT model, reason FROM comparison_skips WHERE comparison_id = ? ORDER BY rowid", [row["id"]]
+                )
+            },
         )

@@ -275,3 +275,6 @@ class ComparisonRecord(_Record):
     margin_pp: float | None = None
     """The verdict's margin in points, recorded when the comparison was made (before the data);
     None when none was recorded."""
+    skipped: dict[str, str] = {}
+    """Model → why the comparison left it out before it ran (the daily eval budget): a skipped
+    model has no run here, never half a run counted as done."""

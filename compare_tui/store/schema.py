@@ -343,6 +343,25 @@ ALTER TABLE attempts ADD COLUMN cached_tokens INTEGER
 on attempts stored before v14 and where the server did not say."""
 
 
+_BUYER_CHOICES = """
+CREATE TABLE IF NOT EXISTS comparison_skips (
+    comparison_id TEXT NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (comparison_id, model)
+);
+CREATE TABLE IF NOT EXISTS workload_selections (
+    workload_id TEXT PRIMARY KEY,
+    models TEXT NOT NULL,
+    saved_at TEXT NOT NULL
+)
+"""
+"""The buyer's choices: `comparison_skips`, each model a comparison left out and why (the daily
+eval budget); `workload_selections`, the models last chosen
+for a workload on the New run screen (JSON list), restored on the next run."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
     # migration and its version bump land together or not at all.
@@ -369,6 +388,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V12),
     _script(_V13),
     _script(_V14),
+    _script(_BUYER_CHOICES),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

@@ -1,11 +1,12 @@
 """`Store`: the run store, one SQLite file holding runs, attempts, the audit ledger, reviews, comparisons,
-experiments, judge verdicts, baseline decisions, published bundles and run leases."""
+experiments, judge verdicts, baseline decisions, published bundles, run leases and the buyer's choices (models skipped, selections saved)."""
 
 from __future__ import annotations
 
 from compare_tui.store.attempts import AttemptAccessors
 from compare_tui.store.audit_ledger import AuditLedgerAccessors
 from compare_tui.store.bundles import BundleAccessors
+from compare_tui.store.choices import ChoiceAccessors
 from compare_tui.store.comparisons import ComparisonAccessors
 from compare_tui.store.decisions import DecisionAccessors
 from compare_tui.store.experiments import ExperimentAccessors
@@ -27,6 +28,7 @@ class Store(
     DecisionAccessors,
     BundleAccessors,
     LeaseAccessors,
+    ChoiceAccessors,
 ):
     """The run store. Open with `Store.open(path)`; use as a context manager or `close()` it.
 

@@ -266,6 +266,7 @@ def create_app(
         sets_dir=Path(sets_dir) if sets_dir else default_sets_dir(),
         reviewer=reviewer_name(reviewer),
         probe=probe or probe_endpoint,
+        config_path=config_path,
     )
     return CompareApp(workspace, theme=theme, themes_dir=themes_dir, owns_store=owns, config_path=config_path)
 

@@ -23,7 +23,7 @@ from compare_tui.engine import (
     SessionEnded,
     SessionPlan,
 )
-from compare_tui.engine.events import BaselineChosen, LeaseTakenOver
+from compare_tui.engine.events import BaselineChosen, LeaseTakenOver, ModelsSkipped
 from compare_tui.engine.gpu import nvml_unavailable
 from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import gpu_memory
@@ -66,6 +66,8 @@ class TallyObserver:
             pass  # the comparison records it; the report shows it
         elif isinstance(event, LeaseTakenOver):
             self.post(messages.LeaseTakenOver(event.sentence))
+        elif isinstance(event, ModelsSkipped):
+            self.post(messages.ModelsSkipped(event.warning))
         else:
             self.tally.on_event(event)
             if isinstance(event, RunRefused):

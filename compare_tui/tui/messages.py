@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the payloads' types, named without importing their modules 
     from compare_tui.catalogue.readiness import CatalogueRow, VerifyOutcome
     from compare_tui.diff.ab import RunPairDiff
     from compare_tui.engine.reachability import Health
+    from compare_tui.insights import Insights
     from compare_tui.judge import GradeReport
     from compare_tui.report import Report, ReportRows
     from compare_tui.store import ReviewRecord
@@ -92,6 +93,13 @@ class SessionRefused(Message):
 
 
 @dataclass
+class ModelsSkipped(Message):
+    """Models left out before anything was sent: today's eval budget (the reasons are on the comparison)."""
+
+    warning: str
+
+
+@dataclass
 class LeaseTakenOver(Message):
     """A run's lease was held by a process that is gone; the engine took it over."""
 
@@ -121,6 +129,13 @@ class RowsBuilt(Message):
     """A report's grid alone (`assembly.report_rows`) was built in a worker: the review queue's."""
 
     rows: ReportRows
+
+
+@dataclass
+class InsightsBuilt(Message):
+    """The insights of the report just built (`compare-tui insights`), read after it."""
+
+    insights: Insights
 
 
 @dataclass

@@ -38,6 +38,8 @@ class Workspace:
     reviewer: str
     """Who a review is recorded as."""
     probe: HealthProbe
+    config_path: Path | None = None
+    """The user's config (`[budget]`, the daily eval budget); None: no budget (tests)."""
     flagged: set[tuple[str, str]] = field(default_factory=set)
     """(run id, task id) the user flagged for review in this session."""
     edits: int = 0

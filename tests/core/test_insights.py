@@ -235,8 +235,27 @@ def test_the_markdown_report_ends_with_the_insights(stored: Path, capsys) -> Non
     assert main(["report", "latest", "--store", str(stored), "--format", "md", "--baseline", "fake-b"]) == 0
     rebased = capsys.readouterr().out.split("## Insights: why answers failed", 1)[1]
     assert "Against the baseline fake-b" in rebased and "| fake-a | german (directional) | 0 | 2 |" in rebased
+
+
+def test_the_text_and_json_reports_and_the_published_page_carry_the_insights(stored: Path, capsys, tmp_path) -> None:
+    own = _insights_json(stored, capsys)
+    assert main(["report", "latest", "--store", str(stored)]) == 0
+    text = capsys.readouterr().out
+    assert f"Insights of {own['ref']}" in text and "Check your golden set (suspect tasks)" in text
+    assert "fake-b, german: worse on 2 of 2, better on 0 (directional)" in text
     assert main(["report", "latest", "--store", str(stored), "--format", "json"]) == 0
-    assert "Insights" not in capsys.readouterr().out  # JSON keeps its schema; `insights --format json` is its own
+    report = json.loads(capsys.readouterr().out)
+    assert report["insights"] == own  # the same document as `insights --format json`
+    assert main(["publish", "latest", "--store", str(stored), "--out", str(tmp_path / "bundle")]) == 0
+    published = json.loads((tmp_path / "bundle" / "report.json").read_text())
+    assert published["insights"] == own  # report.json stays `report --format json`'s document
+    page = (tmp_path / "bundle" / "index.html").read_text()
+    section = page.split('<section id="insights">', 1)[1].split("</section>", 1)[0]
+    assert '<a href="#insights">Insights</a>' in page
+    assert '<th scope="row">1</th><td>wrong label: expected &quot;bug&quot;, got &quot;billing&quot;</td>' in section
+    assert '<td class="n">1 (100%)</td><td class="n">3 (25%)</td><td>de-1, label, wrong-key</td>' in section
+    assert "<li>fake-b, german: worse on 2 of 2, better on 0 (directional); lost e.g. de-1, label</li>" in section
+    assert "<li>wrong-key: every model fails it the same way: wrong label: expected" in section
 
 
 def test_flaky_tasks_and_wins_by_tag() -> None:
@@ -266,3 +285,35 @@ def test_a_single_run_has_no_baseline_split(stored: Path, capsys) -> None:
     assert doc["ref"] == run.id and doc["baseline"] is None and doc["against_baseline"] == []
     assert [m["model"] for m in doc["models"]] == ["fake-b"] and doc["models"][0]["failed"] == 12
     assert main(["insights", "nosuchref", "--store", str(stored)]) == 2
+
+
+def test_a_task_no_answer_resembles_is_suspect_and_a_near_answer_is_not() -> None:
+    def failed(task: str, got: str) -> FailedAttempt:
+        return FailedAttempt(task, 1, Outcome.FAIL, "exact", got, score_data={"expected": "5", "got": got})
+
+    fails = {"sum": (Outcome.FAIL,), "near": (Outcome.FAIL,)}
+    a = ModelAttempts(
+        "a",
+        "r0",
+        fails,
+        (
+            failed("sum", "4"),
+            FailedAttempt(
+                "near", 1, Outcome.FAIL, "exact", "x", score_data={"expected": "Paris", "got": "paris, France."}
+            ),
+        ),
+    )
+    b = ModelAttempts(
+        "b",
+        "r1",
+        fails,
+        (
+            failed("sum", "The answer is 4."),
+            FailedAttempt("near", 1, Outcome.FAIL, "exact", "x", score_data={"expected": "Paris", "got": "Lyon"}),
+        ),
+    )
+    insights = build_insights(InsightInputs(ref="c", models=(a, b), baseline="a"))
+    assert [(s.task_id, s.reason, s.detail) for s in insights.suspects] == [
+        ("sum", SuspectReason.UNLIKE_EXPECTED, 'no answer resembles the expected "5"')
+    ]
+    assert "sum: every model fails it and no answer resembles the expected" in render_text(insights)

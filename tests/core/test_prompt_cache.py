@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from compare_tui.engine.request import chat_body, hold_prompt_cache, stack_of
+from compare_tui.endpoint.account import stack_of
+from compare_tui.engine.request import chat_body, hold_prompt_cache
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
 from compare_tui.engine.stream import StreamAccumulator
 from compare_tui.experiment.cells import normalised_settings
@@ -78,7 +79,7 @@ def test_the_setting_is_stored_and_runs_and_experiments_from_before_it_read_as_t
 
 def test_a_v13_store_gains_the_cached_tokens_column_and_attempts_keep_theirs(tmp_path):
     store, _ = build_stack_store(tmp_path)
-    assert store.schema_version == CURRENT_VERSION == 14
+    assert store.schema_version == CURRENT_VERSION >= 14
     store.close()
     path = tmp_path / "runs.sqlite"
     with sqlite3.connect(path) as conn:  # back to v13 as it was: no column
@@ -86,7 +87,7 @@ def test_a_v13_store_gains_the_cached_tokens_column_and_attempts_keep_theirs(tmp
         conn.execute("UPDATE meta SET value = '13' WHERE key = 'schema_version'")
     conn.close()
     with Store.open(path) as again:
-        assert again.schema_version == 14
+        assert again.schema_version == CURRENT_VERSION
         assert {a.cached_tokens for a in again.attempts_for_run(RUNS["qwen-vllm"])} == {None}
 
 
@@ -123,8 +124,12 @@ def test_different_conditions_or_cache_shares_are_a_caveat_and_alike_ones_are_no
     unknown = cache_condition("c", {}, {}, _facts(None))
     assert unknown.share is None
     assert unknown.text() == "the server's own; cache hits not recorded (the run predates compare-tui keeping them)"
-    told = cache_condition("d", {}, {"prompt_cache": {"asked": "server", "held": True, "how": "the server's own"}}, [])
+    held = {"prompt_cache": {"asked": "server", "held": True, "how": "the server's own"}}
+    told = cache_condition("d", {}, held, [], "vLLM")
     assert told.text().startswith("the server's own; cache hits not reported by the server (vLLM reports them")
+    # Only a vLLM run is told vLLM's flag: a llama.cpp server has no such switch.
+    llama = cache_condition("e", {}, held, [], "llama.cpp llama-server")
+    assert llama.text() == "the server's own; cache hits not reported by the server"
     not_held = cache_condition(
         "h", {"prompt_cache": "cold"}, {"prompt_cache": {"asked": "cold", "held": False, "how": "not held: x"}}, []
     )

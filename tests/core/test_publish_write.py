@@ -81,10 +81,16 @@ def store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_report_json_is_exactly_render_json_of_the_report(store_path, tmp_path):
+    from compare_tui.insights import build_insights, insights_document, load_insight_inputs
+
     with Store.open(store_path) as store:
         published = publish_report(store, "cmp-1", tmp_path / "b")
         expected = render_json(build_report(load_report_inputs(store, "cmp-1")))
-    assert published.report.read_text(encoding="utf-8") == expected
+        insights = insights_document(build_insights(load_insight_inputs(store, "cmp-1")))
+    document = json.loads(published.report.read_text(encoding="utf-8"))
+    # The report's document, then the insights as `report --format json` adds them.
+    assert list(document)[-1] == "insights" and document.pop("insights") == insights
+    assert document == json.loads(expected)
 
 
 def test_the_collector_is_off_during_a_publish_and_back_on_after_it(store_path, tmp_path, monkeypatch):

@@ -65,8 +65,9 @@ def test_report_json_and_the_bundles_report_json_are_one_document(store, tmp_pat
     written = capsys.readouterr().out
     published = publish_report(store, "cmp-1", tmp_path / "bundle")
     assert published.report.read_text(encoding="utf-8") == written
-    view = assemble_report(store, "cmp-1")
-    assert json.loads(written) == view.document() == report_json_document(view.report, view.grades)
+    view = assemble_report(store, "cmp-1", insights=True)
+    document = report_json_document(view.report, view.grades, None, view.insights)
+    assert json.loads(written) == view.document() == document and "insights" in document
 
 
 def test_run_json_carries_the_decisions_action_and_chosen_model_as_the_report_does(store, capsys):

@@ -14,11 +14,11 @@ from compare_tui.endpoint.account import (
     StoredToolsReach,
     latest_fingerprint,
     latest_reading,
+    stack_of,
     stored_readings,
 )
 from compare_tui.endpoint.fingerprint import FIELDS
 from compare_tui.endpoint.prometheus import VLLM_METRICS, Histogram
-from compare_tui.engine.request import stack_of
 from compare_tui.engine.server_latency import merged, serves_vllm
 from compare_tui.engine.serving import check_serving, read_server
 from compare_tui.engine.tools_reach import ToolsReach

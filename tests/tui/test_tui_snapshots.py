@@ -393,6 +393,7 @@ REPORT_TABS = {
     "figures": ("enter", "2"),
     "figures-scrolled": ("enter", "2", "pagedown"),
     "tasks": ("enter", "3"),
+    "insights": ("enter", "4", "down"),
 }
 
 

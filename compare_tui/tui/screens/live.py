@@ -132,6 +132,9 @@ class LiveScreen(CompareScreen):
     def on_lease_taken_over(self, message: messages.LeaseTakenOver) -> None:
         self.notify(message.sentence[:1].upper() + message.sentence[1:], severity="warning")
 
+    def on_models_skipped(self, message: messages.ModelsSkipped) -> None:
+        self.notify(message.warning[:1].upper() + message.warning[1:], severity="warning", timeout=15)
+
     def on_session_refused(self, message: messages.SessionRefused) -> None:
         self.app.push_screen(RefusalScreen(f"Refused: {message.model_name} (nothing was sent)", message.reason))
 

@@ -1,10 +1,16 @@
 """New run: choose a golden set and one or more models, the attempts, concurrency, max tokens and
-a spend cap; the estimate and every refusal show before anything is sent."""
+a spend cap; the estimate and every refusal show before anything is sent.
+
+Chosen like a buyer (`candidates`): today's model for the set's workload with its blended price
+and recent spend; the catalogue grouped cheaper / about the same / dearer with each model's
+price, savings and measured pass rate; the recommended set pre-selected, or the selection saved
+for the workload last time (ctrl+r returns to the recommended); the footer counts the chosen
+models and spans their blended prices against today's; and the daily eval budget says what a
+run would skip."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from textual import on, work
@@ -14,11 +20,19 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Footer, Header, Input, Label, Select, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
-from compare_tui.catalogue import Catalogue, check_entry
+from compare_tui.candidates import Shortlist
+from compare_tui.catalogue import ModelEntry
 from compare_tui.engine import RunOverrides
+from compare_tui.engine.budget import (
+    plan_within_budget,
+    reset_sentence,
+)
+from compare_tui.engine.estimate import SpendEstimate
 from compare_tui.engine.settings import DEFAULT_CONCURRENCY
-from compare_tui.goldset import GoldenSet, GoldenSetError, discover_golden_sets
+from compare_tui.goldset import GoldenSet
+from compare_tui.tui.candidate_rows import ListRow, budget_lines, list_rows, selection_footer, today_panel
 from compare_tui.tui.engine_bridge import NewRunPlan
+from compare_tui.tui.new_run_choices import NewRunChoices, read_choices, same_path
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.refusal import RefusalScreen
 from compare_tui.tui.spend_preview import SpendPreview, dollars, preview
@@ -27,38 +41,34 @@ from compare_tui.tui.widgets.model_choices import ModelChoices
 if TYPE_CHECKING:
     from textual.worker import Worker
 
-    from compare_tui.catalogue import ModelEntry
-
-
-@dataclass(frozen=True, slots=True)
-class _Choices:
-    sets: tuple[GoldenSet, ...]
-    catalogue: Catalogue | None
-    problem: str | None
-    promoted: dict[str, str] = field(default_factory=dict)
-    """Workload id → its promoted baseline (`compare-tui promote`), for the sets listed."""
-
 
 class NewRunScreen(CompareScreen):
     CSS_PATH = "new_run.tcss"
     BINDINGS = [
         Binding("ctrl+s", "start", "Start run"),
+        Binding("ctrl+r", "recommended", "Reset to recommended"),
         Binding("escape", "back", "Back"),
     ]
 
     def __init__(self, set_path: str | None = None) -> None:
         super().__init__()
         self.set_path = set_path
-        self.choices: _Choices | None = None
+        self.choices: NewRunChoices | None = None
         self.current: SpendPreview | None = None
+        self.rows: list[ListRow] = []
+        """The model list's lines: group headings (no name) and models."""
+        self.applied: set[str] = set()
+        """The selection last put in the list or saved: a change from it is saved for the workload."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="new-run-form"):
             yield Label("Golden set", classes="section-title")
             yield Select([], prompt="choose a golden set", id="set-select", allow_blank=True)
-            yield Label("Models (space toggles)", classes="section-title")
+            yield Static("", id="today", markup=False)
+            yield Label("Models (space toggles; ★ recommended)", classes="section-title")
             yield ModelChoices(id="model-list")
+            yield Static("", id="selection-footer", markup=False)
             yield Label("Baseline: the model you run today (optional)", classes="section-title")
             yield Select([], prompt="none: no versus-baseline verdicts", id="baseline-select", allow_blank=True)
             with Horizontal(id="settings-row"):
@@ -85,46 +95,26 @@ class NewRunScreen(CompareScreen):
 
     @work(thread=True, exit_on_error=False, description="reading golden sets and the catalogue")
     def load(self) -> None:
-        sets = []
-        for path in discover_golden_sets(self.workspace.sets_dir):
-            try:
-                sets.append(self.workspace.golden_set(path))
-            except (GoldenSetError, OSError):
-                continue  # invalid sets are listed, with their problems, on Home
-        if self.set_path and all(not _same(s.root, self.set_path) for s in sets):
-            try:
-                sets.insert(0, self.workspace.golden_set(self.set_path))
-            except (GoldenSetError, OSError):
-                pass
-        read = self.workspace.read_catalogue()
-        promoted = {}
-        for workload in {s.manifest.workload_id for s in sets}:
-            current = self.workspace.store.current_baseline(workload)
-            if current is not None:
-                promoted[workload] = current.model
-        self.app.call_from_thread(self._loaded, _Choices(tuple(sets), read.catalogue, read.problem, promoted))
+        choices = read_choices(self.workspace, self.set_path)
+        self.app.call_from_thread(self._loaded, choices)
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         self.query_one("#new-run-form").loading = False
 
-    def _loaded(self, choices: _Choices) -> None:
+    def _loaded(self, choices: NewRunChoices) -> None:
         self.choices = choices
         self.query_one("#new-run-form").loading = False
         select = self.query_one("#set-select", Select)
         select.set_options(
             [(f"{s.manifest.name} {s.manifest.version} ({len(s.tasks)} tasks)", str(s.root)) for s in choices.sets]
         )
-        wanted = next((str(s.root) for s in choices.sets if self.set_path and _same(s.root, self.set_path)), None)
+        wanted = next((str(s.root) for s in choices.sets if self.set_path and same_path(s.root, self.set_path)), None)
         if wanted is None and choices.sets:
             wanted = str(choices.sets[0].root)
         if wanted is not None:
             select.value = wanted
         models = self.query_one("#model-list", SelectionList)
-        if choices.catalogue is not None:
-            for entry in choices.catalogue.models:
-                models.add_option(Selection(_model_prompt(entry, False), entry.name, False))
-        if models.option_count:
-            models.highlighted = 0
+        self._fill_models()
         self._update()
         # Focus without scrolling: the form stays at its top (the set first). Scrolling the focused
         # list into view centred it whenever the estimate had already grown the form, so the
@@ -143,15 +133,106 @@ class NewRunScreen(CompareScreen):
         # The checkbox differs only by colour; the prompt says "chosen" in words too.
         models = event.selection_list
         chosen = set(models.selected)
-        if self.choices is not None and self.choices.catalogue is not None:
-            for index, entry in enumerate(self.choices.catalogue.models):
-                models.replace_option_prompt_at_index(index, _model_prompt(entry, entry.name in chosen))
+        for index, row in enumerate(list_rows(self._shortlist(), self._entries(), chosen)):
+            if index < len(self.rows) and row.name is not None:
+                models.replace_option_prompt_at_index(index, row.prompt)
         self._offer_baselines(list(models.selected))
+        self._show_selection()
         self._update()
+        goldset = self._goldset()
+        if goldset is not None and chosen != self.applied:
+            self.applied = chosen
+            self._remember(goldset.manifest.workload_id, tuple(models.selected))
+
+    @work(thread=True, exit_on_error=False, group="save-selection", description="saving the model selection")
+    def _save_selection(self, workload_id: str, models: tuple[str, ...] | None) -> None:
+        """Remember the workload's selection in the store (None: forget it, so the recommended
+        set applies); the screen's own copy was changed on the UI thread before."""
+        if models is None:
+            self.workspace.store.forget_selection(workload_id)
+        else:
+            self.workspace.store.save_selection(workload_id, models)
+
+    def _remember(self, workload_id: str, models: tuple[str, ...] | None) -> None:
+        if self.choices is not None:
+            if models is None:
+                self.choices.saved.pop(workload_id, None)
+            else:
+                self.choices.saved[workload_id] = models
+        self._save_selection(workload_id, models)
 
     @on(Select.Changed, "#set-select")
     def _set_changed(self, event: Select.Changed) -> None:
+        self._fill_models()
         self._offer_baselines(list(self.query_one("#model-list", SelectionList).selected))
+
+    # ------------------------------------------------------------------ the grouped catalogue
+
+    def _entries(self) -> tuple[ModelEntry, ...]:
+        catalogue = self.choices.catalogue if self.choices else None
+        return catalogue.models if catalogue is not None else ()
+
+    def _names(self) -> list[str]:
+        return [entry.name for entry in self._entries()]
+
+    def _shortlist(self) -> Shortlist | None:
+        goldset = self._goldset()
+        if goldset is None or self.choices is None:
+            return None
+        return self.choices.shortlists.get(goldset.manifest.workload_id)
+
+    def _starting_selection(self) -> list[str]:
+        """The workload's saved selection (the models still in the catalogue), else the recommended."""
+        goldset, names = self._goldset(), self._names()
+        if goldset is None or self.choices is None:
+            return []
+        saved = self.choices.saved.get(goldset.manifest.workload_id)
+        if saved is not None:
+            return [name for name in saved if name in names]
+        shortlist = self._shortlist()
+        return [name for name in shortlist.recommended if name in names] if shortlist else []
+
+    def _fill_models(self, chosen: list[str] | None = None) -> None:
+        """The model list for the chosen set's workload, grouped by price, with `chosen` (else
+        the starting selection) picked."""
+        models = self.query_one("#model-list", SelectionList)
+        picked = self._starting_selection() if chosen is None else chosen
+        self.rows = list_rows(self._shortlist(), self._entries(), picked)
+        self.applied = set(picked)
+        models.clear_options()
+        models.add_options(
+            [
+                Selection(row.prompt, row.name, row.name in picked)
+                if row.name is not None
+                else Selection(row.prompt, f"heading:{index}", False, disabled=True)
+                for index, row in enumerate(self.rows)
+            ]
+        )
+        first = next((index for index, row in enumerate(self.rows) if row.name is not None), None)
+        if first is not None:
+            models.highlighted = first
+        shortlist = self._shortlist()
+        goldset = self._goldset()
+        today = self.query_one("#today", Static)
+        today.display = goldset is not None and self.choices is not None and self.choices.catalogue is not None
+        if goldset is not None:
+            today.update(today_panel(shortlist, goldset.manifest.workload_id))
+        self._show_selection()
+
+    def _show_selection(self) -> None:
+        chosen = list(self.query_one("#model-list", SelectionList).selected)
+        self.query_one("#selection-footer", Static).update(selection_footer(self._shortlist(), chosen))
+
+    def action_recommended(self) -> None:
+        """Back to the recommended set; the saved selection is forgotten."""
+        shortlist, goldset = self._shortlist(), self._goldset()
+        if shortlist is None or goldset is None:
+            self.notify("No recommendation: this workload has no baseline to price against.", severity="warning")
+            return
+        self._fill_models([name for name in shortlist.recommended if name in self._names()])
+        self._remember(goldset.manifest.workload_id, None)
+        self._offer_baselines(list(self.query_one("#model-list", SelectionList).selected))
+        self._update()
 
     def _promoted(self) -> str | None:
         """The chosen set's workload's promoted baseline, if it has one."""
@@ -229,8 +310,32 @@ class NewRunScreen(CompareScreen):
             entries = [self.choices.catalogue.get(name) for name in names]
             self.current = preview(goldset, entries, overrides, cap)
             lines += _preview_lines(self.current, cap)
+            lines += self._budget_lines(goldset, self.current)
         estimate.update("\n".join(lines))
         self.query_one("#start", Button).disabled = self.current is None or self.current.refused
+
+    def _budget_lines(self, goldset: GoldenSet, current: SpendPreview) -> list[str]:
+        """Today's eval budget, and the models this run would skip (the baseline weighed first)."""
+        choices = self.choices
+        if choices is None or not choices.budget.set or current.problem:
+            return []
+        now = datetime.now(UTC)
+        workload = goldset.manifest.workload_id
+        baseline = self._picked_baseline([m.name for m in current.models])
+        ordered = sorted(current.models, key=lambda m: m.name != baseline)
+        plan = plan_within_budget(
+            [(m.name, SpendEstimate(m.usd, "", "")) for m in ordered],
+            budget=choices.budget,
+            spent=choices.spent,
+            spent_workload=choices.spent_by_workload.get(workload, 0.0),
+            workload_id=workload,
+            now=now,
+        )
+        return budget_lines(choices.budget, choices.spent, plan, reset_sentence(now))
+
+    def _picked_baseline(self, names: list[str]) -> str | None:
+        picked = self.query_one("#baseline-select", Select).value
+        return picked if isinstance(picked, str) and picked in names else None
 
     # ------------------------------------------------------------------ starting
 
@@ -255,26 +360,17 @@ class NewRunScreen(CompareScreen):
         overrides, cap, _ = self._overrides()
         if overrides is None:  # never: `_update` just made `current` from these settings
             return
-        picked = self.query_one("#baseline-select", Select).value
         names = tuple(m.name for m in current.models)
-        baseline = picked if isinstance(picked, str) and picked in names else None
+        baseline = self._picked_baseline(list(names))
         if baseline is not None:  # the baseline runs first, as with `compare-tui run --baseline`
             names = (baseline, *(n for n in names if n != baseline))
-        plan = NewRunPlan(goldset.root, names, overrides, cap, baseline=baseline)
+        budget = self.choices.budget if self.choices is not None and self.choices.budget.set else None
+        plan = NewRunPlan(goldset.root, names, overrides, cap, baseline=baseline, budget=budget)
         self.app.pop_screen()
         self.nav.open_live(plan)
 
     def action_back(self) -> None:
         self.app.pop_screen()
-
-
-def _model_prompt(entry: ModelEntry, chosen: bool) -> str:
-    refused = ", refused: see below" if check_entry(entry) else ""
-    return f"{'✓ chosen: ' if chosen else ''}{entry.name} ({entry.kind}{refused})"
-
-
-def _same(a: str | Path, b: str | Path) -> bool:
-    return Path(a).resolve() == Path(b).resolve()
 
 
 def _preview_lines(current: SpendPreview, cap: float | None) -> list[str]:

@@ -1,6 +1,7 @@
 """Report: the decision against the baseline (when there is one) leading, then the
 recommendation, confidence and caveats; the per-model figures; the grid of task
-blocks with keyboard navigation; the hardware-cost utilisation view.
+blocks with keyboard navigation; the hardware-cost utilisation view; the insights (why answers
+failed, `compare_tui.insights`: Enter on a failure group opens its tasks).
 
 Built in a worker from `compare_tui.report` (the one place figures are computed); this screen
 only lays the `Report` out.
@@ -17,7 +18,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from compare_tui.assembly import assemble_report
+from compare_tui.assembly import assemble_report, view_insights
+from compare_tui.insights import Insights
 from compare_tui.report import (
     DecisionAction,
     Report,
@@ -31,6 +33,7 @@ from compare_tui.tui import messages
 from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.shown_path import fit_path, home_relative, toast_text_width
 from compare_tui.tui.widgets import report_tables as tables
+from compare_tui.tui.widgets.insights_pane import GroupChosen, InsightsPane
 from compare_tui.tui.widgets.latency_histogram import LatencyHistogram
 from compare_tui.tui.widgets.task_grid import GridRow, TaskGrid, describe
 
@@ -52,6 +55,7 @@ class ReportScreen(CompareScreen):
         Binding("1", "tab('summary')", "Summary", show=False),
         Binding("2", "tab('figures')", "Figures", show=False),
         Binding("3", "tab('tasks')", "Tasks", show=False),
+        Binding("4", "tab('insights')", "Insights", show=False),
         Binding("v", "review", "Review"),
         Binding("f", "flag", "Flag"),
         Binding("d", "diff", "A/B diff"),
@@ -65,6 +69,7 @@ class ReportScreen(CompareScreen):
         super().__init__()
         self.ref = ref
         self.report: Report | None = None
+        self.insights: Insights | None = None
         self.build_seconds: float | None = None
         self._built_at_edit = -1
 
@@ -111,6 +116,8 @@ class ReportScreen(CompareScreen):
                 yield TaskGrid(id="task-grid")
                 yield Static("", id="block-line", classes="status-line", markup=False)
                 yield Static(tables.legend(), id="legend", classes="muted")
+            with TabPane("Insights [4]", id="insights"):
+                yield InsightsPane(id="insights-pane")
         yield Footer(compact=True, show_command_palette=False)  # every key fits at 80 columns
 
     def on_mount(self) -> None:
@@ -122,12 +129,14 @@ class ReportScreen(CompareScreen):
         if self.report is not None and self.workspace.edits != self._built_at_edit:
             self.action_rebuild()  # a verdict was saved: the report moves with it
         elif self.report is not None:
-            self._lay_out_tables()  # the terminal may have changed size while another screen showed
+            self._lay_out_tables()
+            self._lay_out_insights()  # the terminal may have changed size while another screen showed
         self._focus_tab(self.query_one(TabbedContent).active)
 
     def on_resize(self) -> None:
         if self.report is not None:
             self._lay_out_tables()
+        self._lay_out_insights()
 
     def _lay_out_tables(self) -> None:
         """Fill the figure tables fitted to the screen's width now (`report.fit`): numbers whole
@@ -183,6 +192,8 @@ class ReportScreen(CompareScreen):
             self.post_message(messages.ReportFailed(str(exc)))
             return
         self.post_message(messages.ReportBuilt(view.report, time.perf_counter() - started, view.grades))
+        # After the report, so its figures show while the failures are read (a second on 2 × 10,000).
+        self.post_message(messages.InsightsBuilt(view_insights(self.workspace.store, view)))
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         if worker.group == "publish":
@@ -225,6 +236,23 @@ class ReportScreen(CompareScreen):
         grid = self.query_one(TaskGrid)
         grid.set_rows([GridRow(row.label, row.run_id, row.blocks) for row in report.models])
 
+    def on_insights_built(self, message: messages.InsightsBuilt) -> None:
+        self.insights = message.insights
+        self._lay_out_insights()
+        if self.query_one(TabbedContent).active == "insights":
+            self._focus_tab("insights")  # the table may have been hidden until now
+
+    def _lay_out_insights(self) -> None:
+        if self.insights is not None:
+            self.query_one(InsightsPane).show(self.insights, self.size.width or self.app.size.width)
+
+    @on(GroupChosen)
+    def _group_chosen(self, event: GroupChosen) -> None:
+        """Enter on a failure group: its tasks in the task detail, n / p moving between them."""
+        if self.report is not None:
+            tasks = tuple(dict.fromkeys(m.failed.task_id for m in event.group.members))
+            self.nav.open_task(tuple(row.run_id for row in self.report.models), tasks[0], tasks)
+
     # ------------------------------------------------------------------ the grid
 
     @on(TaskGrid.BlockHighlighted)
@@ -251,7 +279,14 @@ class ReportScreen(CompareScreen):
     def _focus_tab(self, tab: str) -> None:
         # The scrollable container (not a table) takes focus, so PageDown and the arrows
         # scroll from the first key.
-        target = {"summary": "#summary-scroll", "figures": "#figures-scroll", "tasks": "#task-grid"}.get(tab)
+        target = {
+            "summary": "#summary-scroll",
+            "figures": "#figures-scroll",
+            "tasks": "#task-grid",
+            "insights": "#insight-groups",
+        }.get(tab)
+        if tab == "insights" and not self.query_one("#insight-groups").display:
+            target = "#insight-more"  # no failure group: the tags and suspect tasks take the keys
         if target:
             self.query_one(target).focus()
 

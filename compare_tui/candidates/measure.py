@@ -1,0 +1,149 @@
+"""What this store has measured of one model on one workload: its token mix, its throughput, its
+pass rate with an interval, and what its runs cost in the last 1, 7 and 30 days.
+
+Read from the store's own runs (`runs` and `attempts`); nothing is estimated here. A figure the
+store does not hold is None, and the caller says "not measured yet" rather than guessing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from compare_tui.report.cost import run_duration_s
+from compare_tui.report.stats import Interval, proportion_interval
+from compare_tui.store import RunRecord, Store
+from compare_tui.vocabulary import FINISHED_STATUSES, Outcome, measured, task_outcome
+
+SPEND_WINDOWS_DAYS = (1, 7, 30)
+"""The windows of recent spend, in days back from now."""
+
+
+@dataclass(frozen=True, slots=True)
+class Quality:
+    """A model's pass rate on the workload's golden set, from its latest finished run."""
+
+    passed: int
+    measured: int
+    """Tasks with a measured outcome (pass or fail; errors and tasks awaiting review are not)."""
+    interval: Interval
+    """Exact (Clopper–Pearson) 95 % interval of `passed / measured`."""
+    run_id: str
+    date: str
+    """When that run finished (YYYY-MM-DD)."""
+    same_version: bool
+    """The run was on the golden set's current digest (else an earlier version of it)."""
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.measured
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """Tokens (prompt + completion) a second on this workload, from one finished run."""
+
+    tokens_per_s: float
+    run_id: str
+    concurrency: int | None
+    """The run's concurrency: throughput is at that load."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelMeasures:
+    """Everything the store measured of one model on one workload."""
+
+    model: str
+    runs: int
+    requests_with_usage: int
+    prompt_tokens: int
+    completion_tokens: int
+    quality: Quality | None
+    throughput: Throughput | None
+
+
+def _finished(runs: list[RunRecord]) -> list[RunRecord]:
+    return [run for run in runs if run.status in FINISHED_STATUSES]
+
+
+def measures_of(store: Store, workload_id: str, model: str, digest: str | None = None) -> ModelMeasures:
+    """`model`'s measures on `workload_id` (every finished run; quality from the latest run on
+    `digest` when there is one, else the latest run at all)."""
+    runs = _finished(store.list_runs(goldset_id=workload_id, model=model))
+    prompt = completion = with_usage = 0
+    throughput: Throughput | None = None
+    for run in runs:  # newest first
+        run_tokens = 0
+        for row in store.attempt_columns(run.id, ["prompt_tokens", "completion_tokens"]):
+            if row["prompt_tokens"] is None and row["completion_tokens"] is None:
+                continue  # the server reported no usage: not counted as zero
+            with_usage += 1
+            prompt += row["prompt_tokens"] or 0
+            completion += row["completion_tokens"] or 0
+            run_tokens += (row["prompt_tokens"] or 0) + (row["completion_tokens"] or 0)
+        duration = run_duration_s(run.started_at, run.finished_at)
+        if throughput is None and duration and run_tokens:
+            throughput = Throughput(run_tokens / duration, run.id, run.settings.get("concurrency"))
+    # Quality from the newest run on the set's current version, else the newest at all.
+    ordered = sorted(runs, key=lambda run: (run.goldset_digest != digest, -_stamp(run.finished_at)))
+    quality = _quality(store, ordered[0], digest) if ordered else None
+    return ModelMeasures(model, len(runs), with_usage, prompt, completion, quality, throughput)
+
+
+def _stamp(value: str | None) -> float:
+    return datetime.fromisoformat(value).timestamp() if value else 0.0
+
+
+def _quality(store: Store, run: RunRecord, digest: str | None) -> Quality | None:
+    outcomes: dict[str, list[str]] = defaultdict(list)
+    for row in store.attempt_columns(run.id, ["task_id", "outcome", "error_class"]):
+        if measured(row["outcome"], row["error_class"]):
+            outcomes[row["task_id"]].append(row["outcome"])
+    verdicts = {task: review.verdict for task, review in store.reviews_for_run(run.id).items()}
+    tasks = [task_outcome(found, verdicts.get(task)) for task, found in outcomes.items()]
+    decided = [outcome for outcome in tasks if outcome in (Outcome.PASS, Outcome.FAIL)]
+    interval = proportion_interval(sum(o is Outcome.PASS for o in decided), len(decided))
+    if interval is None:
+        return None
+    return Quality(
+        passed=sum(o is Outcome.PASS for o in decided),
+        measured=len(decided),
+        interval=interval,
+        run_id=run.id,
+        date=(run.finished_at or run.created_at)[:10],
+        same_version=digest is None or run.goldset_digest == digest,
+    )
+
+
+def run_spend(store: Store, run: RunRecord) -> list[tuple[str, float]]:
+    """What one run cost, as (when, amount) pieces: each attempt's tokens at the run's recorded
+    token price, or the run's duration at its hourly rate (stamped when it finished)."""
+    basis = run.cost_basis or {}
+    if basis.get("basis") == "hardware":
+        duration = run_duration_s(run.started_at, run.finished_at)
+        if duration is None or run.finished_at is None:
+            return []
+        return [(run.finished_at, float(basis["usd_per_hour"]) * duration / 3600)]
+    if basis.get("basis") != "token_price":
+        return []
+    price_in, price_out = float(basis["usd_per_mtok_input"]), float(basis["usd_per_mtok_output"])
+    pieces = []
+    for row in store.attempt_columns(run.id, ["prompt_tokens", "completion_tokens", "finished_at"]):
+        amount = (price_in * (row["prompt_tokens"] or 0) + price_out * (row["completion_tokens"] or 0)) / 1e6
+        pieces.append((row["finished_at"] or run.created_at, amount))
+    return pieces
+
+
+def recent_spend(store: Store, workload_id: str, model: str, now: datetime | None = None) -> dict[int, float]:
+    """What `model`'s runs on `workload_id` cost in each of `SPEND_WINDOWS_DAYS` back from `now`."""
+    now = now or datetime.now(UTC)
+    starts = {days: now - timedelta(days=days) for days in SPEND_WINDOWS_DAYS}
+    totals = dict.fromkeys(SPEND_WINDOWS_DAYS, 0.0)
+    for run in store.list_runs(goldset_id=workload_id, model=model):
+        for when, amount in run_spend(store, run):
+            moment = datetime.fromisoformat(when)
+            for days, start in starts.items():
+                if start <= moment <= now:
+                    totals[days] += amount
+    return totals
