@@ -51,9 +51,13 @@ class RunStatus(StrEnum):
     """Every task was tried, but some measured nothing (the endpoint failed): they are not done,
     and a resume retries exactly those."""
     COMPLETED = "completed"
+    SETTLED = "settled"
+    """A `--stop-when-settled` run that stopped sending once every verdict it serves had
+    settled: the tasks it did not send are *not sent*, never failures, and `run --resume RUN
+    --full-set` sends them."""
 
 
-FINISHED_STATUSES = frozenset({RunStatus.INTERRUPTED, RunStatus.INCOMPLETE, RunStatus.COMPLETED})
+FINISHED_STATUSES = frozenset({RunStatus.INTERRUPTED, RunStatus.INCOMPLETE, RunStatus.COMPLETED, RunStatus.SETTLED})
 """Statuses a run stops in (its `finished_at` is set). Only `completed` gains no more attempts."""
 
 

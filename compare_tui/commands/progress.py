@@ -7,11 +7,28 @@ from collections import Counter
 from typing import TYPE_CHECKING, Self, TextIO
 
 from compare_tui.commands.common import say
-from compare_tui.engine.events import AttemptFinished, EngineEvent, RunFinished, RunStarted
+from compare_tui.engine.events import AttemptFinished, EngineEvent, RunFinished, RunStarted, SequenceLooked
 from compare_tui.vocabulary import NOT_DONE, Outcome
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
+
+
+def evidence_words(event: SequenceLooked) -> str:
+    """`qwen2.5-coder-0.5b: CS +4.7…+76.6 pts after 14/64: better, settled`."""
+    from compare_tui.report.sequential_run import evidence_words as words
+
+    return f"{event.model_name}: " + words(
+        event.tasks, event.total, event.low, event.high, event.verdict, event.settled
+    )
+
+
+def evidence_cell(event: SequenceLooked) -> str:
+    """`CS +4.7…+76.6 better ✓` (✓: settled), short enough for an 80-column progress row."""
+    from compare_tui.report.formatting import bound
+
+    settled = " ✓" if event.settled else ""
+    return f"CS {bound(event.low * 100)}…{bound(event.high * 100)} {event.verdict}{settled}"
 
 
 class PlainProgress:
@@ -46,6 +63,8 @@ class PlainProgress:
                 f"  [{self.done[event.run_id]}] {event.model_name} {event.task_id} #{event.attempt}: {event.outcome}{extra}",
                 file=self.stream,
             )
+        elif isinstance(event, SequenceLooked):
+            say(f"  {evidence_words(event)}", file=self.stream)
         elif isinstance(event, RunFinished):
             # The counts are of this session's attempts: after a resume, said so.
             counts = ", ".join(f"{k} {v}" for k, v in sorted(event.counts.items())) or "no task finished"
@@ -71,6 +90,7 @@ class RichProgress:
         )
         self.bars: dict[str, TaskID] = {}
         self.counts: dict[str, Counter[str]] = {}
+        self.evidence: dict[str, TaskID] = {}
 
     def __enter__(self) -> RichProgress:
         self.progress.start()
@@ -90,6 +110,13 @@ class RichProgress:
             counts[event.outcome] += 1
             text = " ".join(f"{k.replace('_', ' ')} {counts[k]}" for k in (*Outcome, NOT_DONE) if counts[k])
             self.progress.update(self.bars[event.run_id], advance=1, counts=text)
+        elif isinstance(event, SequenceLooked):
+            # One line per candidate: its confidence sequence after each look, until it settles.
+            if event.model_name not in self.evidence:
+                self.evidence[event.model_name] = self.progress.add_task(
+                    f"  Δ {event.model_name}"[:20], total=event.total, counts=""
+                )
+            self.progress.update(self.evidence[event.model_name], completed=event.tasks, counts=evidence_cell(event))
         elif isinstance(event, RunFinished) and event.error:
             self.progress.console.print(f"[yellow]{event.model_name}: {event.status}: {event.error}[/]")
 

@@ -42,10 +42,12 @@ examples:
   compare-tui run sample_sets/support-triage --baseline gemma3-270m --model smollm2-135m
   compare-tui run sample_sets/order-extraction --model smollm2-135m --attempts 2 --max-cost 0.05 --json
   compare-tui run sets/code-tasks --model smollm2-135m --scorers ray=ray://ray-head:10001
+  compare-tui run sample_sets/ticket-labels --baseline smollm2-135m --model qwen2.5-coder-0.5b --stop-when-settled
   compare-tui run --resume 9835f652e14fb5b2
 
-exit codes: 0 every run completed; 1 a run did not complete (interrupted, failed, or incomplete:
-            some tasks measured nothing because the endpoint failed; `--resume` retries them);
+exit codes: 0 every run completed (or settled: --stop-when-settled); 1 a run did not complete
+            (interrupted, failed, or incomplete: some tasks measured nothing because the
+            endpoint failed; `--resume` retries them);
             2 bad input or a refusal, e.g. an endpoint that does not answer (nothing was sent);
             130 interrupted by Ctrl-C (143 by SIGTERM); every finished attempt is stored
 
@@ -54,6 +56,12 @@ it, the workload's promoted baseline (`compare-tui promote`) is the baseline whe
 of the models run. The verdict's margin (--margin, else the manifest's [decision] margin_pp,
 else 5) is recorded on the comparison before the first answer; `report --margin` may ask for
 another, labelled as chosen after the data.
+
+--stop-when-settled sends the tasks in a random order recorded on the comparison, to every
+model interleaved, and stops sending a candidate's tasks once its anytime-valid verdict has
+settled (the baseline's once every candidate's has): the runs end `settled`, the tasks not sent
+are counted, never failed. `--resume RUN` resumes the whole schedule; `--resume RUN --full-set`
+sends the tasks not sent, so the fixed-N figures stand beside the sequential verdict.
 """
 
 
@@ -97,6 +105,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--name", help="the comparison's name (default: set and date)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (nothing repeated, nothing lost)")
     p.add_argument(
+        "--stop-when-settled",
+        action="store_true",
+        help="decide as soon as each verdict is settled: tasks in a seeded random order sent to every model "
+        "interleaved, anytime-valid verdicts (a confidence sequence), and no more requests for a candidate "
+        "once its verdict has settled (needs --baseline; the manifest's [decision] sequential = true makes it "
+        "the default)",
+    )
+    p.add_argument(
+        "--full-set",
+        action="store_true",
+        help="with --resume on a --stop-when-settled comparison: send its runs the tasks they were not sent, "
+        "so the fixed-N figures stand beside the sequential verdict",
+    )
+    p.add_argument(
         "--strict-serving",
         action="store_true",
         help="refuse a model whose server reports other settings (context, slots, template mode, build, "
@@ -138,6 +160,7 @@ def _handle(args: argparse.Namespace) -> int:
         ResumePlan,
         RunRefusedError,
     )
+    from compare_tui.report.sequential import look_at
     from compare_tui.scoring.placement import scorer_executor, where_scorers_run
 
     telemetry = _gpu_telemetry(args.gpu_telemetry)
@@ -145,10 +168,15 @@ def _handle(args: argparse.Namespace) -> int:
     catalogue = load_catalogue_or_fail(args.models)
     with store:
         if args.resume:
+            if args.stop_when_settled:
+                raise CommandError(
+                    "--stop-when-settled starts a new comparison; a resume keeps its comparison's own "
+                    "schedule (a --stop-when-settled one resumes interleaved, stopping as before)"
+                )
             run = store.get_run(args.resume)  # an unknown id is a StoreError: one line, exit 2
             goldset = load_set_or_fail(args.set or run.goldset_path)
             plan: NewRunPlan | ResumePlan = ResumePlan(
-                (run.id,), strict_serving=args.strict_serving, gpu_telemetry=telemetry
+                (run.id,), strict_serving=args.strict_serving, gpu_telemetry=telemetry, full_set=args.full_set
             )
         else:
             if not args.set or not args.model:
@@ -158,7 +186,16 @@ def _handle(args: argparse.Namespace) -> int:
                     f"--baseline {args.baseline} is also the only --model: there is no candidate to "
                     "compare with it; add one with --model NAME, or drop --baseline to run it alone"
                 )
+            if args.full_set:
+                raise CommandError("--full-set goes with --resume RUN_ID (a --stop-when-settled comparison's run)")
             goldset = load_set_or_fail(args.set)
+            sequential = args.stop_when_settled or bool(
+                goldset.manifest.decision and goldset.manifest.decision.sequential and args.baseline
+            )
+            if sequential and not args.baseline:
+                raise CommandError(
+                    "--stop-when-settled judges candidates against a baseline: name it with --baseline A"
+                )
             names = tuple(dict.fromkeys(([args.baseline] if args.baseline else []) + args.model))
             overrides = run_overrides(args)
             plan = NewRunPlan(
@@ -172,6 +209,7 @@ def _handle(args: argparse.Namespace) -> int:
                 margin_pp=args.margin,
                 gpu_telemetry=telemetry,
                 budget=daily_budget(),
+                sequential=sequential,
             )
         observer = _CommandObserver(make_observer(quiet=args.json), quiet=args.json)
         # Before anything is prepared or sent: a scorer cluster that cannot be used refuses the run
@@ -179,7 +217,9 @@ def _handle(args: argparse.Namespace) -> int:
         has_command = any(goldset.scorer_for(t).kind == "command" for t in goldset.tasks)
         scorers = scorer_executor(args.scorers, args.scorer_jobs, needed=has_command)
         try:
-            session = EngineSession(store, plan, catalogue, observer, goldset=goldset, scorers=scorers)
+            session = EngineSession(
+                store, plan, catalogue, observer, goldset=goldset, scorers=scorers, stop_rule=look_at
+            )
             try:
                 prepared = session.prepare()
             except RunRefusedError as exc:
@@ -198,7 +238,7 @@ def _handle(args: argparse.Namespace) -> int:
             _print_outcome(store, comparison_id, prepared, statuses)
     if observer.interrupted is not None:
         return observer.interrupted
-    return 0 if all(s == RunStatus.COMPLETED for s in statuses) else 1
+    return 0 if all(s in (RunStatus.COMPLETED, RunStatus.SETTLED) for s in statuses) else 1
 
 
 def _serving_notes(prepared: list[PreparedRun]) -> None:
@@ -222,6 +262,7 @@ def _summary(
         # As the report's JSON has them (`decision.action`, `decision.chosen`): values, not prose.
         "decision_action": decision.action if decision else None,
         "decision_chosen": decision.chosen if decision else None,
+        "sequential": decision.sequential if decision else None,
     }
     for p, status in zip(prepared, statuses):
         tally = store.pass_rate_summary(p.run.id)
@@ -233,7 +274,7 @@ def _summary(
                 "provenance": p.run.provenance,
                 "reason": store.get_run_exact(p.run.id).error,
             }
-            | _tally_dict(tally)
+            | _tally_dict(tally, status)
         )
     return out
 
@@ -242,24 +283,28 @@ def _print_outcome(
     store: Store, comparison_id: str | None, prepared: Sequence[PreparedRun], statuses: Sequence[str]
 ) -> None:
     for p, status in zip(prepared, statuses):
-        tally = _tally_text(store.pass_rate_summary(p.run.id))
+        tally = _tally_text(store.pass_rate_summary(p.run.id), status)
         say(f"{p.run.model_name}: run {p.run.id} {status}: {tally} ({p.run.provenance})")
         if status == RunStatus.INCOMPLETE:
             say(f"  {store.get_run_exact(p.run.id).error}")
     decision = _decision(store, comparison_id) if comparison_id else None
     if decision and decision.summary:
         say(f"decision: {decision.summary}")
+    if decision and decision.sequential:
+        say(f"sequential: {decision.sequential}")
     say(f"comparison {comparison_id}: see `compare-tui report {comparison_id}`")
 
 
 @dataclass(frozen=True, slots=True)
 class _Decision:
     """The end of a run's view of its comparison's report: its one-line decision (or the note
-    saying why there is none), and the decision's action and chosen model when it has one."""
+    saying why there is none), the decision's action and chosen model when it has one, and a
+    sequential comparison's `settled after … of … tasks; … requests not sent; … not spent`."""
 
     summary: str | None
     action: DecisionAction | None = None
     chosen: str | None = None
+    sequential: str | None = None
 
 
 def _decision(store: Store, comparison_id: str) -> _Decision:
@@ -267,24 +312,31 @@ def _decision(store: Store, comparison_id: str) -> _Decision:
     from compare_tui.assembly import assemble_report
 
     report = assemble_report(store, comparison_id, grades=False).report
+    sequential = None if report.sequential is None else report.sequential.words
     if report.decision is None:
-        return _Decision(report.decision_note)
-    return _Decision(report.decision.summary, report.decision.action, report.decision.chosen)
+        return _Decision(report.decision_note, sequential=sequential)
+    return _Decision(report.decision.summary, report.decision.action, report.decision.chosen, sequential)
 
 
-def _tally_dict(t: RunSummary) -> dict[str, Any]:
+def _tally_dict(t: RunSummary, status: str) -> dict[str, Any]:
+    # A settled run's tasks not sent are not sent, never failures nor "not done".
+    settled = status == RunStatus.SETTLED
     return {
         "pass": t.passed,
         "fail": t.failed,
         "review": t.review,
         "error": t.errored,
-        "not_done": t.not_done,
+        "not_done": 0 if settled else t.not_done,
+        "not_sent": t.not_done if settled else 0,
         "tasks": t.tasks_planned,
     }
 
 
-def _tally_text(t: RunSummary) -> str:
-    not_done = f", {t.not_done} not done" if t.not_done else ""
+def _tally_text(t: RunSummary, status: str) -> str:
+    if status == RunStatus.SETTLED and t.not_done:
+        not_done = f", {t.not_done} not sent (settled)"
+    else:
+        not_done = f", {t.not_done} not done" if t.not_done else ""
     return (
         f"{t.passed} pass, {t.failed} fail, {t.review} review, {t.errored} error{not_done} of {t.tasks_planned} tasks"
     )

@@ -63,7 +63,7 @@ def _list(args: argparse.Namespace) -> int:
                         "provenance": r.provenance,
                         "rescore_of": _source_of(r),
                     }
-                    | _tally_dict(t)
+                    | _tally_dict(t, r.status)
                     for r, t in rows
                 ],
                 indent=2,

@@ -62,6 +62,8 @@ class RunsPrepared:
 
     comparison_id: str | None
     run_ids: tuple[str, ...]
+    interleaved: bool = False
+    """A `--stop-when-settled` session (`engine.sequential`): the runs go at once, interleaved."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +128,24 @@ class LeaseTakenOver:
     """What happened, in words (who held it, why it was stale, requests left unknown)."""
 
 
-ModelEvent = RunRefused | VerificationProgressed | RunStarted | AttemptFinished | RunFinished
+@dataclass(frozen=True, slots=True)
+class SequenceLooked:
+    """A candidate's confidence sequence after a look of a `--stop-when-settled` comparison:
+    the bounds of Δ (candidate − baseline, a share), the verdict they give, and whether it has
+    settled (its requests stop)."""
+
+    model_name: str
+    tasks: int
+    """Paired outcomes looked at (tasks in the recorded order)."""
+    total: int
+    """Tasks in the set: the sequence closes on the exact Δ there."""
+    low: float
+    high: float
+    verdict: str
+    settled: bool
+
+
+ModelEvent = RunRefused | VerificationProgressed | RunStarted | AttemptFinished | RunFinished | SequenceLooked
 """The events about one model (each has `model_name`)."""
 SessionEvent = ModelsResolved | BaselineChosen | ModelsSkipped | RunsPrepared | SessionEnded | LeaseTakenOver
 """The events about a whole session (`engine/session.py`)."""

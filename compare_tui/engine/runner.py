@@ -46,6 +46,7 @@ from compare_tui.engine.lease import HeldLeases
 from compare_tui.engine.prepare import PreparedRun
 from compare_tui.engine.request import chat_body, hold_prompt_cache
 from compare_tui.engine.retry import RetryPolicy, with_retries
+from compare_tui.engine.sequential import PlainSource, SequentialSchedule, TaskSource
 from compare_tui.engine.server_latency import HistogramReading, merged, read_histograms, serves_vllm
 from compare_tui.engine.tools_reach import tools_reach
 from compare_tui.engine.writer import AttemptWriter
@@ -55,7 +56,15 @@ from compare_tui.scoring.result import Answer, Outcome, ScoreResult
 from compare_tui.store import RunStatus, Store, measured
 from compare_tui.store import utc_now as now_iso
 from compare_tui.store.rows import attempt_values
-from compare_tui.vocabulary import CONNECTION_CLASSES, NOT_DONE, TASK_ENDING_OUTCOMES, ErrorClass, ModelKind, NotDone
+from compare_tui.vocabulary import (
+    CONNECTION_CLASSES,
+    NOT_DONE,
+    TASK_ENDING_OUTCOMES,
+    ErrorClass,
+    ModelKind,
+    NotDone,
+    task_outcome,
+)
 
 OUTAGE_AFTER = 5
 """Attempts in a row that could not connect after which a run stops sending (the server is gone)."""
@@ -85,8 +94,11 @@ class RunExecutor:
         gpu_telemetry: str | None = None,
         leases: HeldLeases | None = None,
         scorers: ScorerExecutor | None = None,
+        schedule: SequentialSchedule | None = None,
     ) -> None:
-        """`leases`: the session's leases (this run's is taken if not held yet, and released
+        """`schedule`: the interleaved schedule of a `--stop-when-settled` comparison, which
+        orders, paces and stops this run's tasks (None: every pending task, in the set's order).
+        `leases`: the session's leases (this run's is taken if not held yet, and released
         when the run stops); None: the executor takes and releases the run's lease itself.
         `scorers`: where command scorers run (None: this machine, one per core, closed when the
         run ends; one given is the caller's to close). `gpu_telemetry`: `dcgm=HOST:PORT`, the
@@ -115,6 +127,9 @@ class RunExecutor:
         """Requests of this execution the server answered 200 (for the server-side cross-check:
         it counts no latency for a request it refused)."""
         self._writer: AttemptWriter
+        self.schedule = schedule
+        self._task_outcomes: dict[str, list[str]] = {}
+        """task id → its measured attempts' outcomes (kept only for a schedule)."""
 
     async def execute(self) -> RunStatus:
         """Run to the end; return the final status: `completed`, or `incomplete` when some task
@@ -199,11 +214,16 @@ class RunExecutor:
                         self._prior_counts() if done_before else {},
                     )
                 )
-                tasks = iter(pending)
+                source = PlainSource(pending) if self.schedule is None else self.schedule.source(run.id, pending)
+                self._task_outcomes = {task_id: list(by.values()) for task_id, by in recorded.items()}
                 workers = [
-                    self._worker(chat, tasks, recorded) for _ in range(min(settings.concurrency, len(pending) or 1))
+                    self._worker(chat, source, recorded) for _ in range(min(settings.concurrency, len(pending) or 1))
                 ]
-                await asyncio.gather(*workers)
+                try:
+                    await asyncio.gather(*workers)
+                finally:
+                    if self.schedule is not None:
+                        self.schedule.run_stopped(run.id)
                 await self._writer.drain()  # every attempt handed over is committed (or failed)
                 if self._writer.failed is not None:
                     raise self._writer.failed
@@ -260,10 +280,13 @@ class RunExecutor:
         environment["server_latency"] = merged(environment.get("server_latency"), delta, self._answered)
         self.store.update_run(self.p.run.id, lease_token=token, environment=environment)
 
-    async def _worker(self, client: ChatClient, tasks: Any, recorded: dict[str, dict[int, str]]) -> None:
-        for task in tasks:  # a shared iterator: each task goes to exactly one worker
-            if self._outage:
-                return  # the endpoint is down: the remaining tasks stay not done
+    async def _worker(
+        self, client: ChatClient, tasks: PlainSource | TaskSource, recorded: dict[str, dict[int, str]]
+    ) -> None:
+        while not self._outage:  # once the endpoint is down, the remaining tasks stay not done
+            task = await tasks.next()  # a shared source: each task goes to exactly one worker
+            if task is None:
+                return
             await self._run_task(client, task, recorded.get(task.id, {}))
 
     async def _run_task(self, client: ChatClient, task: Task, prior: dict[int, str]) -> None:
@@ -367,11 +390,22 @@ class RunExecutor:
         def committed() -> None:
             self._counts[shown] += 1
             self.observer.on_event(finished)
+            if self.schedule is not None:
+                self._tell_schedule(task.id, shown, done)
 
         # With its requests' audit rows, in one transaction; told to observers once committed.
         # The worker goes on meanwhile: its next request's `sent` row joins that transaction.
         self._writer.submit(requests, row, then=committed)
         return outcome, error_class, error
+
+    def _tell_schedule(self, task_id: str, shown: Outcome | NotDone, done: bool) -> None:
+        """Hand the schedule the task's outcome once the task has ended and is stored."""
+        assert self.schedule is not None
+        if shown != NOT_DONE:
+            self._task_outcomes.setdefault(task_id, []).append(shown)
+        if done:
+            ended = NOT_DONE if shown == NOT_DONE else task_outcome(self._task_outcomes[task_id])
+            self.schedule.task_ended(self.p.run.id, task_id, ended)
 
     async def _score(self, task: Task, number: int, exchange: Exchange) -> tuple[ScoreResult, Answer, str | None]:
         """The scorer's result, the answer, and why no scorer could be run (None when one was)."""
@@ -398,7 +432,14 @@ class RunExecutor:
     def _outcome(self, pending: int) -> tuple[RunStatus, str | None]:
         """The status a run ends in once its workers finish, and why when not `completed`."""
         not_done = self._not_measured.total()
-        skipped = pending - self._tried
+        unsent = 0 if self.schedule is None else self.schedule.unsent(self.p.run.id, pending, self._tried)
+        skipped = pending - self._tried - unsent
+        if unsent and not not_done and not skipped:
+            return RunStatus.SETTLED, (
+                f"{unsent} of {len(self.p.goldset.tasks)} tasks not sent: every verdict it serves had settled "
+                "(not failures); "
+                f"`compare-tui run --resume {self.p.run.id} --full-set` sends them"
+            )
         if not not_done and not skipped:
             return RunStatus.COMPLETED, None
         reasons = "; ".join(
@@ -461,6 +502,17 @@ class RunExecutor:
         """Task outcomes an earlier execution of this run recorded, as the store tallies them."""
         s = self.store.pass_rate_summary(self.p.run.id)
         return {"pass": s.passed, "fail": s.failed, "review": s.review, "error": s.errored}
+
+
+def ended_tasks(store: Store, run_id: str) -> dict[str, str]:
+    """task id → outcome of the run's tasks that have ended (as a resume would not send them again)."""
+    run = store.get_run_exact(run_id)
+    attempts = int(run.settings.get("attempts", 1))
+    recorded: dict[str, dict[int, str]] = {}
+    for attempt in store.attempts_for_run(run_id):
+        if measured(attempt.outcome, attempt.error_class):
+            recorded.setdefault(attempt.task_id, {})[attempt.attempt] = attempt.outcome
+    return {task_id: task_outcome(by.values()) for task_id, by in recorded.items() if _task_done(by, attempts)}
 
 
 def _task_done(prior: dict[int, str], attempts: int) -> bool:

@@ -19,6 +19,8 @@ lease is taken over (`LeaseTakenOver`).
 from __future__ import annotations
 
 import asyncio
+import random
+import secrets
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -48,7 +50,8 @@ from compare_tui.engine.prepare import (
     prepare_run,
 )
 from compare_tui.engine.reachability import refuse_unreachable
-from compare_tui.engine.runner import RunExecutor
+from compare_tui.engine.runner import RunExecutor, ended_tasks
+from compare_tui.engine.sequential import SequentialSchedule, StopRule
 from compare_tui.engine.settings import RunOverrides, resolve_settings
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.goldset.models import DecisionSettings
@@ -59,6 +62,7 @@ from compare_tui.store import (
     RunNotFoundError,
     RunRecord,
     RunStatus,
+    SequentialOrder,
     Store,
     Takeover,
 )
@@ -88,6 +92,10 @@ class NewRunPlan:
     budget: DailyBudget | None = None
     """Today's eval budget (`[budget]` in the user's config): models that would exceed it are
     skipped before anything is sent, with the reason recorded on the comparison."""
+    sequential: bool = False
+    """`--stop-when-settled`: tasks in a seeded random order recorded on the comparison, every
+    model sent them interleaved, and each candidate stopped once its verdict has settled
+    (`engine.sequential`; needs a baseline and the session's `stop_rule`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +109,10 @@ class ResumePlan:
     """Refuse a model whose server's settings differ from its catalogue entry's."""
     gpu_telemetry: str | None = None
     """As `NewRunPlan.gpu_telemetry`."""
+    full_set: bool = False
+    """Send a `--stop-when-settled` comparison's runs the tasks they were not sent (settled runs
+    included), one model at a time, to the full set. Without it a run of such a comparison resumes
+    the whole comparison's interleaved schedule."""
 
 
 SessionPlan = NewRunPlan | ResumePlan
@@ -125,8 +137,11 @@ class EngineSession:
         goldset: GoldenSet | None = None,
         environ: Mapping[str, str] | None = None,
         scorers: ScorerExecutor | None = None,
+        stop_rule: StopRule | None = None,
     ) -> None:
-        """`catalogue`: the catalogue, or its file (read when the session prepares: a missing or
+        """`stop_rule`: the look of a candidate's confidence sequence (`report.sequential.look_at`),
+        needed by a sequential session (the engine does not import the report).
+        `catalogue`: the catalogue, or its file (read when the session prepares: a missing or
         malformed file is a refusal). `goldset`: the plan's set when the caller has already read
         it (else it is read from disk when the session prepares). `environ`: where virtual keys
         are read (default os.environ). `scorers`: where command scorers run, shared by every run
@@ -147,6 +162,9 @@ class EngineSession:
         self._guard = threading.Lock()
         self.leases: HeldLeases | None = None
         """The leases of the runs this session prepared (None until it takes them)."""
+        self.stop_rule = stop_rule
+        self.schedule: SequentialSchedule | None = None
+        """A sequential comparison's interleaved schedule (None: one model at a time)."""
 
     @classmethod
     def of_prepared(
@@ -232,8 +250,37 @@ class EngineSession:
         except BaseException:
             self.leases.close()
             raise
-        self.observer.on_event(RunsPrepared(self.comparison_id, tuple(p.run.id for p in self.prepared)))
+        self.schedule = self._schedule()
+        ids = tuple(p.run.id for p in self.prepared)
+        self.observer.on_event(RunsPrepared(self.comparison_id, ids, self.schedule is not None))
         return self.prepared
+
+    def _schedule(self) -> SequentialSchedule | None:
+        """The interleaved schedule when the comparison is sequential (and not sent to the full set)."""
+        if self.comparison_id is None or (isinstance(self.plan, ResumePlan) and self.plan.full_set):
+            return None
+        comparison = self.store.get_comparison(self.comparison_id)
+        if comparison.sequential is None:
+            return None
+        if self.stop_rule is None:
+            raise RunRefusedError("sequential", "a --stop-when-settled comparison needs the stop rule of its verdicts")
+        runs = [self.store.get_run_exact(run_id) for run_id in comparison.run_ids]
+        window = {p.run.id: p.settings.concurrency for p in self.prepared}
+        members = [(r.id, r.model_name, window.get(r.id, 1)) for r in runs]
+        baseline = next(m for m in members if m[1] == comparison.baseline)
+        schedule = SequentialSchedule(
+            comparison.sequential.order,
+            baseline,
+            [m for m in members if m is not baseline],
+            self.stop_rule,
+            margin_pp=comparison.margin_pp if comparison.margin_pp is not None else DecisionSettings().margin_pp,
+            prior={r.id: ended_tasks(self.store, r.id) for r in runs},
+            observer=self.observer,
+        )
+        for run in runs:  # a run this session does not execute holds nobody back
+            if run.id not in window:
+                schedule.run_stopped(run.id)
+        return schedule
 
     def _catalogue(self) -> Catalogue:
         source = self._catalogue_source
@@ -287,8 +334,9 @@ class EngineSession:
         )
         skipped = self._over_budget(goldset, catalogue, entries, baseline, plan)
         entries = [entry for entry in entries if entry.name not in skipped]
+        order = _sequential_order(goldset, plan, baseline) if plan.sequential else None
         self.comparison_id = store.create_comparison(
-            ComparisonRecord(name=name, baseline=baseline, margin_pp=margin)
+            ComparisonRecord(name=name, baseline=baseline, margin_pp=margin, sequential=order)
         ).id
         store.record_skips(self.comparison_id, skipped)
         prepared: list[PreparedRun] = []
@@ -373,12 +421,12 @@ class EngineSession:
         catalogue = self._catalogue()
         prepared: list[PreparedRun] = []
         finished: list[RunRecord] = []
-        for run_id in plan.run_ids:
+        for run_id in self._resumed_ids(plan):
             try:
                 run = store.get_run(run_id)
             except RunNotFoundError as exc:
                 raise RunRefusedError("resume", str(exc)) from None
-            if run.status == RunStatus.COMPLETED:
+            if run.status == RunStatus.COMPLETED or (run.status == RunStatus.SETTLED and not plan.full_set):
                 finished.append(run)
                 continue
             self._take_lease(run)  # before hashing weights: a live executor's run is refused now
@@ -403,8 +451,31 @@ class EngineSession:
                 raise RunRefusedError(
                     finished[0].model_name, f"run {finished[0].id} is already completed; nothing to resume"
                 )
+            if any(run.status == RunStatus.SETTLED for run in finished):
+                raise RunRefusedError(
+                    "resume",
+                    "every verdict of this comparison has settled; nothing to resume "
+                    "(`--full-set` sends the tasks that were not sent)",
+                )
             raise RunRefusedError("resume", "every run of this session is already completed; nothing to resume")
         return prepared
+
+    def _resumed_ids(self, plan: ResumePlan) -> list[str]:
+        """The plan's runs; for a run of a sequential comparison, every run of it (the schedule
+        pairs them; sent to the full set, the fixed-N figures need every one)."""
+        ids: list[str] = []
+        for run_id in plan.run_ids:
+            try:
+                run = self.store.get_run(run_id)
+            except RunNotFoundError as exc:
+                raise RunRefusedError("resume", str(exc)) from None
+            members = [run.id]
+            if run.comparison_id is not None:
+                comparison = self.store.get_comparison(run.comparison_id)
+                if comparison.sequential is not None:
+                    members = comparison.run_ids
+            ids += [m for m in members if m not in ids]
+        return ids
 
     def _take_lease(self, run: RunRecord) -> None:
         assert self.leases is not None
@@ -443,8 +514,10 @@ class EngineSession:
                 leases=leases,
                 scorers=self.scorers,
                 gpu_telemetry=self.plan.gpu_telemetry,
+                schedule=self.schedule,
             )
         )
+        together = together or self.schedule is not None  # interleaved: every model at once
         with self._guard:
             if self._loop is None:
                 self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
@@ -470,7 +543,11 @@ class EngineSession:
         return list(self.statuses)
 
     async def _execute_together(self, make: Callable[[PreparedRun], RunExecutor]) -> None:
-        ended = await asyncio.gather(*(make(p).execute() for p in self.prepared), return_exceptions=True)
+        try:
+            ended = await asyncio.gather(*(make(p).execute() for p in self.prepared), return_exceptions=True)
+        except asyncio.CancelledError:  # every run stopped where it was: each is interrupted
+            self.statuses[:] = [RunStatus.INTERRUPTED] * len(self.prepared)
+            raise
         for p, status in zip(self.prepared, ended, strict=True):
             self.statuses.append(status if isinstance(status, RunStatus) else RunStatus.INTERRUPTED)
             if isinstance(status, Exception) and self.stopped_run_id is None:
@@ -481,6 +558,27 @@ class EngineSession:
         for status in ended:
             if isinstance(status, BaseException):
                 raise status
+
+
+def _sequential_order(goldset: GoldenSet, plan: NewRunPlan, baseline: str | None) -> SequentialOrder:
+    """A new sequential comparison's task order, drawn from a fresh seed before any request;
+    refused without a baseline and a candidate, or with tasks a person scores (they pair no
+    outcome the sequence could take)."""
+    if baseline is None or not any(name != baseline for name in plan.model_names):
+        raise RunRefusedError(
+            "sequential", "--stop-when-settled needs a baseline and at least one candidate (--baseline A --model B)"
+        )
+    human = [t.id for t in goldset.tasks if goldset.scorer_for(t).kind == "human"]
+    if human:
+        raise RunRefusedError(
+            "sequential",
+            f"--stop-when-settled pairs automatically scored outcomes, and {len(human)} task(s) are scored "
+            f"by a person (first: {human[0]}); run without it",
+        )
+    seed = secrets.randbits(63)
+    order = [t.id for t in goldset.tasks]
+    random.Random(seed).shuffle(order)
+    return SequentialOrder(seed=seed, order=order)
 
 
 def _taken_over(takeover: Takeover) -> LeaseTakenOver:

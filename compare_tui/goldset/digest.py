@@ -25,10 +25,13 @@ def canonical_json(value: Any) -> str:
 def _manifest_form(manifest: Manifest) -> dict[str, Any]:
     """The manifest as digested. An absent optional `[decision]` table is left out, so a set
     that never had one keeps the digest it had before the table existed; so is `[run]
-    strict_serving`, a policy about servers rather than part of what the set measures."""
+    strict_serving`, a policy about servers rather than part of what the set measures, and
+    `[decision] sequential`, a policy about when to stop sending (the verdict's margin is digested)."""
     form = manifest.model_dump(mode="json", by_alias=True)
     if form.get("decision") is None:
         form.pop("decision", None)
+    else:
+        form["decision"].pop("sequential", None)
     _drop_unset_text_calls(form.get("default_scorer"))
     form.get("run", {}).pop("strict_serving", None)
     return form

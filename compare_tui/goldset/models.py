@@ -208,6 +208,9 @@ class RunSettings(_Strict):
 class DecisionSettings(_Strict):
     margin_pp: float = Field(default=5.0, ge=0.0, le=100.0)
     """The non-inferiority margin of the versus-baseline verdict, in percentage points."""
+    sequential: bool = False
+    """Run every comparison with a baseline as `run --stop-when-settled` does: anytime-valid
+    verdicts, and each candidate's requests stop once its verdict has settled."""
 
 
 class Manifest(_Strict):

@@ -126,7 +126,17 @@ def _and(names: Sequence[str]) -> str:
 def _row_caveats(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
     name, out = row.label, []
     counts = row.counts
-    if counts.missing:
+    if counts.missing and row.run_status == RunStatus.SETTLED and not row.not_measured:
+        out.append(
+            Caveat(
+                "not_sent",
+                f"{name} was not sent {_plural(counts.missing, 'task')} of the set: not sent (settled), "
+                "never failures. Every verdict it served had settled (--stop-when-settled); they are left "
+                "out of every figure. `compare-tui run --resume "
+                f"{row.run_id} --full-set` sends them, and the fixed-N figures then stand beside the verdict.",
+            )
+        )
+    elif counts.missing:
         why = ""
         if row.not_measured:
             classes = ", ".join(f"{cls} ×{n}" for cls, n in row.not_measured)

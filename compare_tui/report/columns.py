@@ -12,6 +12,7 @@ from compare_tui.report.figures import Counts
 from compare_tui.report.fit import Column
 from compare_tui.report.model import Report
 from compare_tui.report.power import need_words, plan_basis
+from compare_tui.report.sequential_run import candidate_words
 from compare_tui.vocabulary import BaselineSource
 
 UTILISATION_DROP_RANKS = {0.10: 0, 0.75: 1, 0.25: 2, 0.50: 3}
@@ -194,6 +195,25 @@ def basis_note(v: Versus) -> str:
     )
 
 
+def sequential_notes(report: Report) -> list[str]:
+    """A `--stop-when-settled` comparison's lines: the verdicts are the confidence sequences',
+    where each settled, what was not sent, and that the table's interval is fixed-N, beside."""
+    seq = report.sequential
+    if seq is None:
+        return []
+    lines = [
+        f"Sequential verdicts (--stop-when-settled): each verdict is its anytime-valid confidence sequence's, "
+        f"at {fmt.level(seq.level)}, over the tasks in the order recorded before the first request "
+        f"(seed {seq.seed}); {seq.words}."
+    ]
+    lines += [f"{c.candidate}: {candidate_words(c, seq.total, seq.level)}." for c in seq.candidates]
+    lines.append(
+        "The table's Δ and CI are the fixed-N figures over the tasks sent, shown beside the sequential "
+        "verdict; they are not the test the comparison stopped on."
+    )
+    return lines
+
+
 def verdict_cell(v: Versus) -> str:
     """The verdict in a table cell: `no worse (lower)` where the interval lies below zero."""
     if v.verdict is None:
@@ -233,6 +253,7 @@ def versus_notes(report: Report) -> list[str]:
     lines = [f"Baseline: {decision.baseline} ({source}); {decision.margin_words}. Verdict: {decision.rule}."]
     if decision.multiplicity:
         lines.append(f"Several candidates: {decision.multiplicity}.")
+    lines += sequential_notes(report)
     for v in decision.versus:
         if v.verdict is not None:
             lines.append(basis_note(v))

@@ -33,7 +33,7 @@ Pure and deterministic, like the rest of the report.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -114,6 +114,27 @@ class CostVersus:
 
 
 @dataclass(frozen=True, slots=True)
+class SequentialStanding:
+    """A candidate's verdict from its confidence sequence (`report.sequential_run`): in a
+    `--stop-when-settled` comparison it is the verdict, and its bounds the interval shown."""
+
+    verdict: Verdict
+    low_pp: float
+    high_pp: float
+    tasks: int
+    """The look it stands at: the settled one, else the last."""
+    total: int
+    settled: bool
+
+    @property
+    def words(self) -> str:
+        """`sequential, settled at task 7 of 20`."""
+        if self.settled:
+            return f"sequential, settled at task {self.tasks} of {self.total}"
+        return f"sequential, not settled after {self.tasks} of {self.total} tasks"
+
+
+@dataclass(frozen=True, slots=True)
 class Versus:
     """One candidate against the baseline."""
 
@@ -144,6 +165,9 @@ class Versus:
     another basis (a model that passes fewer tasks spreads its tokens over fewer)."""
     tokens_tasks: int = 0
     """Tasks both scored with token usage on both sides: what `tokens_paired_pct` is over."""
+    sequential: SequentialStanding | None = None
+    """In a `--stop-when-settled` comparison, the verdict from the confidence sequence (then
+    `verdict` is its verdict; `paired` keeps the fixed-N figures, shown beside)."""
 
     @property
     def delta_pp(self) -> float | None:
@@ -165,6 +189,8 @@ class Versus:
         """No worse within the margin, though the interval lies wholly below zero: the test
         finds the candidate lower."""
         interval = self.interval_pp
+        if self.sequential is not None:  # its interval is the confidence sequence
+            return self.verdict is Verdict.NO_WORSE and self.sequential.high_pp < 0
         return self.verdict is Verdict.NO_WORSE and interval is not None and interval[1] < 0
 
     def verdict_words(self, margin_pp: float) -> str:
@@ -172,6 +198,8 @@ class Versus:
         smollm2` where the interval excludes zero on the candidate's losing side."""
         if self.verdict is None:
             return fmt.DASH
+        if self.sequential is not None:
+            return f"{self.verdict} ({self.sequential.words})"
         if self.lower_though_no_worse:
             return (
                 f"no worse (within {margin_pp:g} points), though lower: p = {self.paired.mcnemar_p:.2g} "
@@ -285,11 +313,19 @@ def paired_latency(
     )
 
 
-def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float, level: float = 0.95) -> Versus:
+def versus(
+    candidate: ModelFigures,
+    baseline: ModelFigures,
+    margin_pp: float,
+    level: float = 0.95,
+    sequential: SequentialStanding | None = None,
+) -> Versus:
     p = paired(candidate, baseline, level=level, plan=False)
     verdict = None if p.interval is None else verdict_for(p.interval.low * 100, p.interval.high * 100, margin_pp)
+    if sequential is not None:
+        verdict = sequential.verdict
     needed: tuple[TasksNeeded, ...] = ()
-    if verdict is Verdict.INCONCLUSIVE and p.tasks:
+    if verdict is Verdict.INCONCLUSIVE and p.tasks and sequential is None:
         needed = (
             plan_tasks(p.only_a, p.only_b, p.tasks, margin=margin_pp / 100, level=level),
             plan_tasks(p.only_a, p.only_b, p.tasks, margin=None, level=level),
@@ -313,6 +349,7 @@ def versus(candidate: ModelFigures, baseline: ModelFigures, margin_pp: float, le
         latency_tasks=e2e_c.n,
         tokens_paired_pct=tokens_pct,
         tokens_tasks=tokens_tasks,
+        sequential=sequential,
     )
 
 
@@ -351,7 +388,13 @@ def _summary(baseline: str, margin_pp: float, items: Sequence[Versus]) -> tuple[
     stats_words = (
         f"{fmt.signed(best.delta_pp, ' pts')}, {fmt.level(best.level)} CI {fmt.bound(low)} to {fmt.bound(high)}"
     )
-    if best.lower_though_no_worse:
+    seq = best.sequential
+    if seq is not None:  # the interval of a sequential verdict is its confidence sequence
+        stats_words = (
+            f"{seq.words}: {fmt.level(best.level)} confidence sequence {fmt.bound(seq.low_pp)} to "
+            f"{fmt.bound(seq.high_pp)} pts"
+        )
+    if best.lower_though_no_worse and seq is None:
         stats_words += f"; McNemar p = {best.paired.mcnemar_p:.2g} against {best.candidate}"
     parts = [f"Switch to candidate {best.candidate}: {words} ({stats_words})"]
     if best.cost.savings is not None:
@@ -371,6 +414,7 @@ def decide(
     source: BaselineSource = BaselineSource.NAMED,
     margin_pp: float | None = None,
     recorded_margin_pp: float | None = None,
+    sequential: Mapping[str, SequentialStanding] | None = None,
 ) -> Decision:
     """Every shown candidate against the row labelled (or named) `baseline`, each at the
     Bonferroni level for the candidates compared. `margin_pp` None: the recorded margin, else 5."""
@@ -384,8 +428,17 @@ def decide(
     others = [row for row in rows if row is not base]
     compared = sum(1 for row in others if any(both_scored(c, b) for c, b in zip(row.blocks, base.blocks, strict=True)))
     level = family_level(compared)
-    items = tuple(versus(row, base, margin, level) for row in others)
+    items = tuple(versus(row, base, margin, level, (sequential or {}).get(row.label)) for row in others)
     summary, best = _summary(base.label, margin, items)
+    open_ = [v for v in items if v.sequential is not None and not v.sequential.settled]
+    if best is None and open_:
+        # A sequential comparison stopped before its verdicts settled: not a verdict of "not good
+        # enough", only one not reached yet.
+        where = "; ".join(f"{v.candidate} {v.verdict} ({v.sequential.words})" for v in open_ if v.sequential)
+        summary = (
+            f"Keep {base.label} for now: the sequential verdicts have not settled ({where}); "
+            f"`compare-tui run --resume {open_[0].run_id}` goes on where it stopped."
+        )
     if recorded_margin_pp is not None and recorded_margin_pp != margin:
         # The decision line itself says so: a margin picked after seeing the data is not the test.
         summary = (

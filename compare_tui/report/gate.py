@@ -2,7 +2,9 @@
 
 - `--require-verdict better|no-worse [--candidate B]`: against the baseline, B's verdict (or,
   without `--candidate`, some candidate's) must be at least that (`better` meets `no-worse`).
-  This is the gate that acts on the paired test, the one to use for "may we switch".
+  This is the gate that acts on the paired test, the one to use for "may we switch". In a
+  `--stop-when-settled` comparison the verdict is the confidence sequence's (anytime-valid,
+  so holding it at any look keeps its guarantee).
 - `--fail-under X`: the best pass rate in the report (the recommended model's; the only
   model's for a single run) must be at least X. X is a share (0–1) or a percentage (1–100,
   with or without `%`): `0.8`, `80` and `80%` mean the same; `1` means 100 %.
@@ -22,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from compare_tui.report.decision import Versus
 from compare_tui.report.model import Report
 from compare_tui.report.rule import CONFIDENCE_ORDER, meets
 
@@ -198,13 +201,20 @@ def _verdict_reasons(report: Report, required: str, candidate: str | None) -> li
         if str(found.verdict) in wanted:
             return []
         return [
-            f"{found.candidate}'s verdict against {decision.baseline} is {found.verdict or 'none'}, "
+            f"{found.candidate}'s verdict against {decision.baseline} is {_verdict(found)}, "
             f"not {required.replace('-', ' ')}"
         ]
     if any(str(v.verdict) in wanted for v in decision.versus):
         return []
-    verdicts = ", ".join(f"{v.candidate} {v.verdict or 'none'}" for v in decision.versus) or "no candidate"
+    verdicts = ", ".join(f"{v.candidate} {_verdict(v)}" for v in decision.versus) or "no candidate"
     return [f"no candidate is {required.replace('-', ' ')} against {decision.baseline} ({verdicts})"]
+
+
+def _verdict(v: Versus) -> str:
+    """The verdict the gate holds, and, for a sequential one, where its sequence stands."""
+    if v.verdict is None:
+        return "none"
+    return str(v.verdict) if v.sequential is None else f"{v.verdict} ({v.sequential.words})"
 
 
 def _pass_rate_reasons(report: Report, threshold: Fraction) -> list[str]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compare_tui.scoring.tool_call import stored_text_call_right
-from compare_tui.store.records import AttemptRecord, RunRecord
+from compare_tui.store.records import AttemptRecord, RunRecord, SequentialOrder
 from compare_tui.vocabulary import BaselineSource, ErrorClass, Outcome, ReviewVerdict, TextCall
 
 REFUSED_CLASSES = frozenset({ErrorClass.HTTP_4XX, ErrorClass.AUTH, ErrorClass.HTTP_429})
@@ -157,6 +157,8 @@ class ReportInputs:
     manifest's `[decision]`, or `report --margin`."""
     recorded_margin_pp: float | None = None
     """The margin recorded on the comparison when it ran, before the data (None: not recorded)."""
+    sequential: SequentialOrder | None = None
+    """A `--stop-when-settled` comparison's recorded seed and task order (None: fixed-N)."""
     step_grading: StepGrading | None = None
     """Stored grades deciding traced steps that await a person (None: only people decide them)."""
     skipped: Mapping[str, str] = field(default_factory=dict)

@@ -73,6 +73,7 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
         margin_pp=margin if recorded is None else None,
         recorded_margin_pp=recorded,
         skipped=comparison.skipped if comparison is not None else {},
+        sequential=comparison.sequential if comparison is not None else None,
     )
 
 

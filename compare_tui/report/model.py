@@ -13,13 +13,14 @@ from compare_tui.endpoint.account import stack_of
 from compare_tui.errors import CompareTuiError
 from compare_tui.report.agreement import RuleCheck, rule_check
 from compare_tui.report.caveats import Caveat, build_caveats, grouped
-from compare_tui.report.decision import Decision, decide
+from compare_tui.report.decision import DEFAULT_MARGIN_PP, Decision, decide
 from compare_tui.report.distribution import LatencyDistribution, latency_distributions
 from compare_tui.report.figures import ModelFigures, RefusedRow, model_figures, refusal
 from compare_tui.report.inputs import ReportInputs, StepGrading
 from compare_tui.report.paired import PairedComparison, paired_comparisons
 from compare_tui.report.prompt_cache import CacheCondition, cache_caveats, cache_condition
 from compare_tui.report.rule import Recommendation, Standing, recommend
+from compare_tui.report.sequential_run import SequentialRun, sequential_run
 from compare_tui.report.server_latency import LatencyCrossCheck, cross_check, cross_check_caveats
 from compare_tui.report.serving import (
     ServingSummary,
@@ -79,6 +80,9 @@ class Report:
     server_latency: tuple[LatencyCrossCheck, ...] = ()
     """The server's own TTFT beside the client's, for each shown row whose server reported it
     (`report.server_latency`)."""
+    sequential: SequentialRun | None = None
+    """A `--stop-when-settled` comparison's sequences, look by look, and what was not sent
+    (`report.sequential_run`); None for a fixed-N comparison."""
     rating_note: str | None = None
     """One sentence that every surface prints right under the rule's recommendation (and first
     among the caveats) when the rule's line could be read against the paired test or the
@@ -157,7 +161,8 @@ def build_report(inputs: ReportInputs) -> Report:
         first.goldset_version if first else "",
         first.goldset_digest if first else "",
     )
-    decision, note = _decision(inputs, rows, refused)
+    seq = _sequential(inputs, rows)
+    decision, note = _decision(inputs, rows, refused, seq)
     # One interval per pair on the page: with a decision, its own pairs (candidate − baseline,
     # at its level) are the ones the paired section explains.
     paired = (
@@ -237,11 +242,12 @@ def build_report(inputs: ReportInputs) -> Report:
         server_latency=tuple(checks.values()),
         rating_note=rating,
         rule_check=against_test,
+        sequential=seq,
     )
 
 
 def _decision(
-    inputs: ReportInputs, rows: list[ModelFigures], refused: list[RefusedRow]
+    inputs: ReportInputs, rows: list[ModelFigures], refused: list[RefusedRow], seq: SequentialRun | None
 ) -> tuple[Decision | None, str | None]:
     if inputs.baseline is None:
         return None, None
@@ -253,6 +259,7 @@ def _decision(
             source=inputs.baseline_source,
             margin_pp=inputs.margin_pp,
             recorded_margin_pp=inputs.recorded_margin_pp,
+            sequential=None if seq is None else seq.standings(),
         )
         return decision, None
     if any(name in (r.label, r.model_name) for r in refused):
@@ -263,6 +270,18 @@ def _decision(
     raise BaselineError(
         f"the baseline {name!r} is not a model of this report (its models: {shown}); name one of them with --baseline"
     )
+
+
+def _sequential(inputs: ReportInputs, rows: list[ModelFigures]) -> SequentialRun | None:
+    """The sequences of a `--stop-when-settled` comparison, at its recorded margin (a margin asked
+    for after the data does not change where a sequence stopped), with the baseline among `rows`."""
+    order, name = inputs.sequential, inputs.baseline
+    base = next((r for r in rows if name is not None and name in (r.label, r.model_name)), None)
+    if order is None or base is None:
+        return None
+    margin = inputs.recorded_margin_pp if inputs.recorded_margin_pp is not None else DEFAULT_MARGIN_PP
+    task_ids = [b.task_id for b in base.blocks]
+    return sequential_run(order.seed, order.order, rows, base, task_ids, margin, len(inputs.runs) - 1)
 
 
 def _positive(value: object) -> int | None:

@@ -16,7 +16,9 @@ from compare_tui.report.figures import ModelFigures
 from compare_tui.report.model import Report
 from compare_tui.report.paired import PairedComparison
 from compare_tui.report.prompt_cache import CacheCondition
+from compare_tui.report.sequential import Look
 from compare_tui.report.sequential_replay import ORDER_RULE, sequential_replays
+from compare_tui.report.sequential_run import METHOD, SequentialRun, candidate_words
 from compare_tui.report.server_latency import LatencyCrossCheck
 from compare_tui.report.serving import ServingSummary
 from compare_tui.report.stats import PAIRED_METHOD, Interval, Percentiles
@@ -97,11 +99,15 @@ def report_document(report: Report) -> dict[str, Any]:
 
 
 def _sequential(report: Report) -> dict[str, Any] | None:
-    """The look back of the anytime-valid test (`report.sequential_replay`); None without a decision."""
+    """A `--stop-when-settled` comparison's sequences look by look (`report.sequential_run`), else
+    the look back of the anytime-valid test (`report.sequential_replay`); None without a decision."""
+    if report.sequential is not None:
+        return _sequential_run(report.sequential)
     replays = sequential_replays(report)
     if not replays:
         return None
     return {
+        "mode": "look_back",
         "kind": "confidence sequence (anytime-valid), looked back on the finished comparison",
         "order": ORDER_RULE,
         "candidates": [
@@ -118,6 +124,48 @@ def _sequential(report: Report) -> dict[str, Any] | None:
                 "words": r.words,
             }
             for r in replays
+        ],
+    }
+
+
+def _look(look: Look) -> dict[str, Any]:
+    return {
+        "tasks": look.tasks,
+        "cs_pp": {"low": look.low * 100, "high": look.high * 100},
+        "verdict": str(look.verdict),
+        "settled": look.settled,
+        "curtailed": look.curtailed,
+        "missed": look.missed,
+    }
+
+
+def _sequential_run(seq: SequentialRun) -> dict[str, Any]:
+    return {
+        "mode": "stopped_when_settled",
+        "kind": "confidence sequence (anytime-valid); each candidate's requests stopped once its verdict settled",
+        "method": METHOD,
+        "seed": seq.seed,
+        "order": list(seq.order),
+        "total": seq.total,
+        "level": seq.level,
+        "settled": seq.settled,
+        "settled_after": seq.settled_after,
+        "requests_not_sent": seq.requests_not_sent,
+        "not_sent": dict(seq.not_sent),
+        "not_spent": seq.not_spent,
+        "currency": seq.currency,
+        "words": seq.words,
+        "candidates": [
+            {
+                "candidate": c.candidate,
+                "settled_at": c.look.tasks if c.look is not None and c.look.settled else None,
+                "verdict": None if c.look is None else str(c.look.verdict),
+                "cs_pp": None if c.look is None else {"low": c.look.low * 100, "high": c.look.high * 100},
+                "curtailed": c.look is not None and c.look.curtailed,
+                "words": candidate_words(c, seq.total, seq.level),
+                "looks": [] if c.sequence is None else [_look(look) for look in c.sequence.looks],
+            }
+            for c in seq.candidates
         ],
     }
 
@@ -374,6 +422,14 @@ def _decision(report: Report) -> dict[str, Any] | None:
                 "level": v.level,
                 "ci_pp": None if v.interval_pp is None else {"low": v.interval_pp[0], "high": v.interval_pp[1]},
                 "verdict_words": None if v.verdict is None else v.verdict_words(decision.margin_pp),
+                "sequential": None
+                if v.sequential is None
+                else {
+                    "settled": v.sequential.settled,
+                    "tasks": v.sequential.tasks,
+                    "total": v.sequential.total,
+                    "cs_pp": {"low": v.sequential.low_pp, "high": v.sequential.high_pp},
+                },
                 "mcnemar_p": v.paired.mcnemar_p,
                 "tasks": v.paired.tasks,
                 "tasks_needed": v.tasks_needed,

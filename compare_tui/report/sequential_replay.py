@@ -74,10 +74,11 @@ def _outcomes(candidate: ModelFigures, baseline: ModelFigures, order: Sequence[i
 
 
 def sequential_replays(report: Report) -> tuple[SequentialReplay, ...]:
-    """Each compared candidate's look back (none without a decision), at the decision's margin
+    """Each compared candidate's look back (none without a decision, nor for a comparison run
+    with `--stop-when-settled`: `report.sequential_run` has its real sequence), at the decision's margin
     and with α split over the candidates compared, as the decision's level is."""
     decision = report.decision
-    if decision is None:
+    if decision is None or report.sequential is not None:  # a sequential run shows its own sequence
         return ()
     rows = {row.label: row for row in report.models}
     baseline = rows.get(decision.baseline)

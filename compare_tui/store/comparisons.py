@@ -7,7 +7,7 @@ from typing import Any
 
 from compare_tui.store.base import StoreBase
 from compare_tui.store.errors import RunNotFoundError, StoreError
-from compare_tui.store.records import ComparisonRecord
+from compare_tui.store.records import ComparisonRecord, SequentialOrder
 
 
 class ComparisonAccessors(StoreBase):
@@ -21,8 +21,16 @@ class ComparisonAccessors(StoreBase):
         def work(conn: sqlite3.Connection) -> None:
             try:
                 conn.execute(
-                    "INSERT INTO comparisons (id, name, created_at, baseline, margin_pp) VALUES (?, ?, ?, ?, ?)",
-                    [comparison.id, comparison.name, comparison.created_at, comparison.baseline, comparison.margin_pp],
+                    "INSERT INTO comparisons (id, name, created_at, baseline, margin_pp, sequential)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        comparison.id,
+                        comparison.name,
+                        comparison.created_at,
+                        comparison.baseline,
+                        comparison.margin_pp,
+                        None if comparison.sequential is None else comparison.sequential.model_dump_json(),
+                    ],
                 )
             except sqlite3.IntegrityError:
                 raise StoreError(f"a comparison with id {comparison.id} already exists") from None
@@ -99,4 +107,5 @@ class ComparisonAccessors(StoreBase):
                     "SELECT model, reason FROM comparison_skips WHERE comparison_id = ? ORDER BY rowid", [row["id"]]
                 )
             },
+            sequential=SequentialOrder.model_validate_json(row["sequential"]) if row.get("sequential") else None,
         )

@@ -262,6 +262,16 @@ class ReviewRecord(_Record):
     at: Timestamp = Field(default_factory=utc_now)
 
 
+class SequentialOrder(_Record):
+    """The task order of a sequential comparison, drawn from `seed` and recorded before the
+    first request: every model is sent the tasks in this order, and each candidate's confidence
+    sequence takes its paired outcomes in it (a resume keeps it)."""
+
+    seed: int
+    order: list[str]
+    """Task ids, in the order they are sent and looked at."""
+
+
 class ComparisonRecord(_Record):
     """Two or more runs on the same golden set version, reported together."""
 
@@ -278,3 +288,6 @@ class ComparisonRecord(_Record):
     skipped: dict[str, str] = {}
     """Model → why the comparison left it out before it ran (the daily eval budget): a skipped
     model has no run here, never half a run counted as done."""
+    sequential: SequentialOrder | None = None
+    """A comparison run with `--stop-when-settled`: the order its sequential verdicts follow
+    (None: a fixed-N comparison)."""

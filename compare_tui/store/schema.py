@@ -31,6 +31,8 @@ History (never edit a shipped migration; append a new one):
       process start, token, heartbeat), `lease_takeovers` (each stale lease taken over), and
       `audit.state`: a request's row is written `sent` before it goes out and completed `done`
       after; `unknown` when its sender died first, `cancelled` when it stopped reading.
+  v14 `attempts.cached_tokens`.
+  then `comparisons.sequential`: a `--stop-when-settled` comparison's seed and task order.
 """
 
 from __future__ import annotations
@@ -361,6 +363,13 @@ CREATE TABLE IF NOT EXISTS workload_selections (
 eval budget); `workload_selections`, the models last chosen
 for a workload on the New run screen (JSON list), restored on the next run."""
 
+_V_SEQUENTIAL = """
+ALTER TABLE comparisons ADD COLUMN sequential TEXT
+"""
+"""A comparison run with `--stop-when-settled`: the seed and the task order its sequential
+verdicts follow, as JSON (`store.records.SequentialOrder`), recorded before the first request.
+Null for a fixed-N comparison."""
+
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
@@ -389,6 +398,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V13),
     _script(_V14),
     _script(_BUYER_CHOICES),
+    _script(_V_SEQUENTIAL),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

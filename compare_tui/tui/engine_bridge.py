@@ -27,6 +27,7 @@ from compare_tui.engine.events import BaselineChosen, LeaseTakenOver, ModelsSkip
 from compare_tui.engine.gpu import nvml_unavailable
 from compare_tui.report import formatting as fmt
 from compare_tui.report.figures import gpu_memory
+from compare_tui.report.sequential import look_at
 from compare_tui.tui import messages
 from compare_tui.tui.live_tally import LiveTally
 from compare_tui.tui.workspace import Workspace
@@ -58,7 +59,7 @@ class TallyObserver:
                 self.tally.set_gpu(name, gpu_before_run(kind, None if kind == ModelKind.HOSTED else nvml_unavailable()))
         elif isinstance(event, RunsPrepared):
             self.comparison_id, self.run_ids = event.comparison_id, event.run_ids
-            self.post(messages.RunsPrepared(event.comparison_id, event.run_ids))
+            self.post(messages.RunsPrepared(event.comparison_id, event.run_ids, event.interleaved))
         elif isinstance(event, SessionEnded):
             self.ended = True
             self.post(messages.SessionEnded(event.statuses, event.cancelled))
@@ -85,7 +86,7 @@ class ThreadEngineSession:
         self, workspace: Workspace, plan: SessionPlan, tally: LiveTally, post: Callable[[Message], object]
     ) -> None:
         self.observer = TallyObserver(tally, post)
-        self.session = EngineSession(workspace.store, plan, workspace.catalogue_path, self.observer)
+        self.session = EngineSession(workspace.store, plan, workspace.catalogue_path, self.observer, stop_rule=look_at)
 
     @property
     def comparison_id(self) -> str | None:

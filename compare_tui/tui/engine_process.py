@@ -163,6 +163,7 @@ def _child_main(conn: Connection) -> None:
     """The child process: the core `EngineSession`, each of its events sent over `conn` (whose
     first message is the `_Spec`)."""
     from compare_tui.engine import EngineSession
+    from compare_tui.report.sequential import look_at
     from compare_tui.store import Store
 
     spec: _Spec = conn.recv()
@@ -181,7 +182,7 @@ def _child_main(conn: Connection) -> None:
             send(("event", event))
 
     with Store.open(spec.store_path) as store:
-        session = EngineSession(store, spec.plan, Path(spec.catalogue_path), Forward())
+        session = EngineSession(store, spec.plan, Path(spec.catalogue_path), Forward(), stop_rule=look_at)
 
         def watch() -> None:
             try:

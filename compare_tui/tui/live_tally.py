@@ -24,8 +24,10 @@ from compare_tui.engine.events import (
     RunFinished,
     RunRefused,
     RunStarted,
+    SequenceLooked,
     VerificationProgressed,
 )
+from compare_tui.report.sequential_run import evidence_words
 from compare_tui.vocabulary import FINISHED_STATUSES, RunStatus
 
 
@@ -40,6 +42,7 @@ class ModelState(StrEnum):
     COMPLETED = RunStatus.COMPLETED.value
     INCOMPLETE = RunStatus.INCOMPLETE.value
     INTERRUPTED = RunStatus.INTERRUPTED.value
+    SETTLED = RunStatus.SETTLED.value
 
 
 ROLLING_ATTEMPTS = 100
@@ -74,6 +77,8 @@ class ModelView:
     gpu: str
     resumed_after: int = 0
     """Tasks an earlier process had finished when this session resumed the run (0: not resumed)."""
+    evidence: str = ""
+    """A candidate's confidence sequence after its latest look (`--stop-when-settled`), else ""."""
 
 
 @dataclass
@@ -100,6 +105,7 @@ class _Model:
     """Completion tokens of this session's run."""
     hashing: dict[str, bool] = field(default_factory=dict)
     """file → whether it is hashed, while the weights are verified."""
+    evidence: str = ""
 
 
 def eta_after(to_do: int) -> int:
@@ -164,6 +170,10 @@ class LiveTally:
                 model.detail = event.error
         elif isinstance(event, RunRefused):
             model.state, model.detail = ModelState.REFUSED, event.reason
+        elif isinstance(event, SequenceLooked):
+            model.evidence = evidence_words(
+                event.tasks, event.total, event.low, event.high, event.verdict, event.settled
+            )
 
     def _attempt(self, model: _Model, event: AttemptFinished) -> None:
         now = self._clock()
@@ -220,6 +230,7 @@ class LiveTally:
             m.detail,
             m.gpu,
             m.done_at_start,
+            m.evidence,
         )
 
     def run_ids(self) -> list[str]:

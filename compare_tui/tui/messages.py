@@ -72,6 +72,8 @@ class RunsPrepared(Message):
 
     comparison_id: str | None
     run_ids: tuple[str, ...]
+    interleaved: bool = False
+    """A `--stop-when-settled` session: every run at once, each stopped once its verdicts settle."""
 
 
 @dataclass

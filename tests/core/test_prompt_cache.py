@@ -18,7 +18,7 @@ from compare_tui.report import build_report, load_report_inputs, render_json, re
 from compare_tui.report.inputs import AttemptFacts
 from compare_tui.report.prompt_cache import cache_caveats, cache_condition
 from compare_tui.store import Store
-from compare_tui.store.schema import CURRENT_VERSION
+from compare_tui.store.schema import CURRENT_VERSION, MIGRATIONS
 from compare_tui.vocabulary import Outcome, PromptCache
 from tests.support.stack_comparison import COMPARISON, RUNS, build_stack_store
 from tests.tui.test_tui_data import SET_NAME, write_mini_set
@@ -82,9 +82,9 @@ def test_a_v13_store_gains_the_cached_tokens_column_and_attempts_keep_theirs(tmp
     assert store.schema_version == CURRENT_VERSION >= 14
     store.close()
     path = tmp_path / "runs.sqlite"
-    with sqlite3.connect(path) as conn:  # back to v13 as it was: no column
+    with sqlite3.connect(path) as conn:  # the attempts table back to v13 as it was: no column
         conn.execute("ALTER TABLE attempts DROP COLUMN cached_tokens")
-        conn.execute("UPDATE meta SET value = '13' WHERE key = 'schema_version'")
+        MIGRATIONS[13](conn)  # v13 -> v14 alone (the later ones ran already)
     conn.close()
     with Store.open(path) as again:
         assert again.schema_version == CURRENT_VERSION

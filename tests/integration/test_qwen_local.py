@@ -9,6 +9,7 @@ the rest of the suite keeps its share of the cores.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,52 @@ def test_with_the_tool_aware_template_real_llama_cpp_parses_the_call(qwen, tmp_p
     assert [call["name"] for call in result["calls"]] == ["get_weather"]
     assert result["calls"][0]["arguments"]["city"].lower() == "paris"
     assert "qwen2.5-coder-tools.jinja" in qwen.catalogue_path.read_text(encoding="utf-8")
+
+
+def _completions_served(cluster, name: str) -> int:
+    """Chat completions the real llama-server started (one `launch_slot_` line each in its log)."""
+    server = next(s for s in cluster.servers if s.name == name)
+    return server.log_path.read_text(encoding="utf-8", errors="replace").count("launch_slot_")
+
+
+def test_the_demo_stopped_when_settled_decides_before_the_end_and_counts_what_was_not_sent(qwen, tmp_path, capsys):
+    """Issue 50 on the real servers: Qwen's verdict settles before the 64th task, the runs stop
+    there, and every request the audit ledger holds is one the servers served."""
+    from compare_tui.store import Store
+
+    store_path = tmp_path / "runs.sqlite"
+    served_before = {name: _completions_served(qwen, name) for name in ("smollm2-135m", QWEN)}
+    code = main(
+        [
+            "run",
+            str(DEMO_SET),
+            "--baseline",
+            "smollm2-135m",
+            "--model",
+            QWEN,
+            "--stop-when-settled",
+            "--json",
+            "--models",
+            str(qwen.catalogue_path),
+            "--store",
+            str(store_path),
+        ]
+    )
+    captured = capsys.readouterr()
+    assert captured.out, captured.err
+    summary = json.loads(captured.out)
+    assert code == 0, summary
+    assert [r["status"] for r in summary["runs"]] == ["settled", "settled"], summary
+    assert summary["decision"].startswith(
+        f"Switch to candidate {QWEN}: better than smollm2-135m (sequential, settled at task "
+    )
+    settled_after = int(summary["sequential"].split("settled after ")[1].split(" of 64")[0])
+    assert settled_after < 64
+    served = sum(_completions_served(qwen, name) - served_before[name] for name in served_before)
+    with Store.open(store_path) as store:
+        audit = [row for run in summary["runs"] for row in store.audit_for_run(run["id"])]
+    assert len(audit) == served  # every audited request reached a server, and no other did
+    not_sent = sum(r["not_sent"] for r in summary["runs"])
+    assert not_sent > 0 and all(r["pass"] + r["fail"] + r["error"] + r["not_sent"] == 64 for r in summary["runs"])
+    assert f"{not_sent} requests not sent" in summary["sequential"]
+    print(f"sequential demo: {summary['sequential']}; {served} requests served; {summary['decision']}", file=sys.stderr)

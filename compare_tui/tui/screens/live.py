@@ -105,7 +105,11 @@ class LiveScreen(CompareScreen):
             key = _panel_id(view.model_name)
             found = panels.query(f"#{key}")
             if found:
-                found.first(ModelProgress).show(view)
+                panel = found.first(ModelProgress)
+                if panel.composed:
+                    panel.show(view)
+                else:  # mounted a moment ago (a model the session resumed beside): paint it next tick
+                    self._painted = -1
             else:
                 panel = ModelProgress(view.model_name, id=key)
                 panels.mount(panel)
@@ -121,12 +125,12 @@ class LiveScreen(CompareScreen):
         self.comparison_id = message.comparison_id
         self.run_ids = message.run_ids
         runs = len(message.run_ids)
-        self._line(
-            f"running {runs} run{'s' if runs != 1 else ''}, one model at a time · c cancels (resumable) · o report"
-        )
+        how = "interleaved, until settled" if message.interleaved else "one model at a time"
+        self._line(f"running {runs} run{'s' if runs != 1 else ''}, {how} · c cancels (resumable) · o report")
 
     def on_run_ended(self, message: messages.RunEnded) -> None:
-        severity: SeverityLevel = "information" if message.status == RunStatus.COMPLETED else "warning"
+        done = message.status in (RunStatus.COMPLETED, RunStatus.SETTLED)
+        severity: SeverityLevel = "information" if done else "warning"
         self.notify(f"{message.model_name}: run {message.run_id[:8]} {message.status}", severity=severity)
 
     def on_lease_taken_over(self, message: messages.LeaseTakenOver) -> None:
@@ -147,6 +151,8 @@ class LiveScreen(CompareScreen):
             self._line("Nothing was run. Esc goes back.")
         elif all(s == RunStatus.COMPLETED for s in message.statuses):
             self._line("Every run completed · o opens the report · Esc goes back")
+        elif all(s in (RunStatus.COMPLETED, RunStatus.SETTLED) for s in message.statuses):
+            self._line("Every verdict settled: the rest was not sent · o opens the report · Esc back")
         elif RunStatus.INCOMPLETE in message.statuses and not self._cancelled_session(message):
             self._line(
                 "Some tasks measured nothing (the endpoint failed): they are not done and not in any "

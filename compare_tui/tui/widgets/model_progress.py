@@ -1,4 +1,5 @@
-"""`ModelProgress`: one model's live run: a bar, pass/fail/review/error counters, rolling TTFT and
+"""`ModelProgress`: one model's live run: a bar, pass/fail/review/error counters, a candidate's
+confidence sequence in a `--stop-when-settled` session, rolling TTFT and
 end-to-end latency, tokens/s (now and over the whole run), the time left, GPU memory (or why
 not) and the latest errors."""
 
@@ -18,6 +19,7 @@ STATE_WORDS = {
     ModelState.COMPLETED: "completed",
     ModelState.INCOMPLETE: "incomplete: some tasks not done (resumable: r)",
     ModelState.INTERRUPTED: "interrupted (resumable: r)",
+    ModelState.SETTLED: "settled: the rest not sent",
     ModelState.REFUSED: "refused (nothing sent)",
 }
 
@@ -74,11 +76,19 @@ class ModelProgress(Vertical):
         yield Static(self.model_name, classes="mp-title", markup=False)
         yield ProgressBar(total=None, show_eta=False, classes="mp-bar")
         yield Static("", classes="mp-counts", markup=False)
+        yield Static("", classes="mp-evidence", markup=False)
         yield Static("", classes="mp-figures", markup=False)
         yield Static("", classes="mp-detail", markup=False)
         yield Static("", classes="mp-errors", markup=False)
 
+    @property
+    def composed(self) -> bool:
+        """Its parts exist (a panel mounted during a run composes a moment later)."""
+        return bool(self.query(ProgressBar))
+
     def show(self, view: ModelView) -> None:
+        if not self.composed:
+            return  # `call_after_refresh` may come first; the screen's next tick paints it
         bar = self.query_one(ProgressBar)
         if view.total:
             bar.update(total=view.total, progress=view.done)
@@ -86,11 +96,12 @@ class ModelProgress(Vertical):
         run = f" · run {view.run_id[:8]}" if view.run_id else ""
         self._set("mp-title", f"{view.model_name} · {state} · {view.done}/{view.total or DASH} tasks{run}")
         self._set("mp-counts", counters(view))
+        self._set("mp-evidence", view.evidence)
         self._set("mp-figures", figures(view))
         self._set("mp-detail", view.detail)
         self._set("mp-errors", "\n".join(f"! {e}" for e in view.recent_errors))
         self.set_class(view.state == ModelState.REFUSED, "-bad")
-        self.set_class(view.state == ModelState.COMPLETED, "-done")
+        self.set_class(view.state in (ModelState.COMPLETED, ModelState.SETTLED), "-done")
 
     def _set(self, part: str, text: str) -> None:
         old = self._texts.get(part)
