@@ -18,6 +18,7 @@ from compare_tui import __version__
 from compare_tui.commands import COMMAND_MODULES
 from compare_tui.commands.common import INTERRUPTED_EXIT, say
 from compare_tui.errors import CompareTuiError
+from compare_tui.settings import current
 
 CLOSED_PIPE_EXIT = 141
 """128 + SIGPIPE: what a shell reports for `cat` or `git` when the reader of their output left
@@ -113,6 +114,11 @@ def _silence_closed_output() -> None:
 
 def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        current()  # every COMPARE_TUI_* variable checked once, before anything runs
+    except CompareTuiError as exc:
+        say(f"compare-tui: {exc}", file=sys.stderr)
+        return exc.exit_code
     parser = build_parser()
     if not argv:
         return _open_tui_or_help(parser)

@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from compare_tui.settings import config_dir as settings_config_dir
+from compare_tui.settings import current
+
 
 def _xdg(var: str, fallback: str) -> Path:
     value = os.environ.get(var)
@@ -24,19 +27,20 @@ def bundles_dir() -> Path:
 
 def state_dir() -> Path:
     """`$COMPARE_TUI_STATE_DIR`, else `$XDG_STATE_HOME/compare-tui`: pids, logs, local servers."""
-    override = os.environ.get("COMPARE_TUI_STATE_DIR")
+    override = current().state_dir
     if override:
-        return Path(override)
+        return override
     return _xdg("XDG_STATE_HOME", ".local/state") / "compare-tui"
 
 
 def config_dir() -> Path:
     """`$XDG_CONFIG_HOME/compare-tui` (default `~/.config/compare-tui`): the user's preferences."""
-    return _xdg("XDG_CONFIG_HOME", ".config") / "compare-tui"
+    return settings_config_dir()
 
 
 def user_config_path() -> Path:
-    """The TUI's preferences file (`config.toml` in `config_dir()`): the theme chosen last."""
+    """The config file (`config.toml` in `config_dir()`): the TUI's theme chosen last, and the
+    `[settings]` table `settings.current` reads."""
     return config_dir() / "config.toml"
 
 
@@ -49,9 +53,9 @@ def store_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The run store: `--store`, else `$COMPARE_TUI_STORE`, else `<data dir>/runs.sqlite`."""
     if explicit:
         return Path(explicit)
-    env = os.environ.get("COMPARE_TUI_STORE")
+    env = current().store
     if env:
-        return Path(env)
+        return env
     return data_dir() / "runs.sqlite"
 
 
@@ -60,16 +64,16 @@ def catalogue_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     (`<state dir>/local/models.toml`)."""
     if explicit:
         return Path(explicit)
-    env = os.environ.get("COMPARE_TUI_MODELS")
+    env = current().models
     if env:
-        return Path(env)
+        return env
     return state_dir() / "local" / "models.toml"
 
 
 def local_models_dir() -> Path:
     """Where the embedded default assembles its GGUF files (`$COMPARE_TUI_MODELS_DIR` overrides)."""
-    override = os.environ.get("COMPARE_TUI_MODELS_DIR")
-    return Path(override) if override else data_dir() / "models"
+    override = current().models_dir
+    return override if override else data_dir() / "models"
 
 
 def hf_hub_cache() -> Path:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import getpass
-import os
+
+from compare_tui.settings import current
 
 
 def reviewer_name(explicit: str | None = None) -> str:
@@ -11,7 +12,7 @@ def reviewer_name(explicit: str | None = None) -> str:
     no passwd entry, as in some containers)."""
     if explicit:
         return explicit
-    env = os.environ.get("COMPARE_TUI_REVIEWER")
+    env = current().reviewer
     if env:
         return env
     try:

@@ -61,6 +61,59 @@ FINISHED_STATUSES = frozenset({RunStatus.INTERRUPTED, RunStatus.INCOMPLETE, RunS
 """Statuses a run stops in (its `finished_at` is set). Only `completed` gains no more attempts."""
 
 
+class ReviewVerdict(StrEnum):
+    """A person's verdict on one task (`ReviewRecord.verdict`): a skip leaves the task waiting."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+class TextCall(StrEnum):
+    """A `tool_call` answer written as text instead of a call (`AttemptFacts.text_call`)."""
+
+    PASSED = "passed"
+    """Accepted as the call (the scorer's opt-in `accept_text_calls`)."""
+    RIGHT = "right"
+    """Not accepted, but the name and arguments were the expected ones."""
+    WRONG = "wrong"
+    UNKNOWN = "unknown"
+    """Stored before the scorer said whether the text call was right."""
+
+
+class WeightsCheck(StrEnum):
+    """What the loaded-weights check found (`catalogue.serving_check.LoadedCheck.status`)."""
+
+    MATCHED = "matched"
+    MISMATCH = "mismatch"
+    UNCHECKED = "unchecked"
+    """The server does not say which weights it loaded (or they could not be read)."""
+    NOT_PINNED = "not_pinned"
+
+
+class Consistency(StrEnum):
+    """One task across an experiment arm's runs (`experiment.figures.TaskConsistency.state`)."""
+
+    CONSISTENT_PASS = "consistent pass"
+    CONSISTENT_FAIL = "consistent fail"
+    FLAKY = "flaky"
+    """Passed in some runs only."""
+    INCONCLUSIVE = "inconclusive"
+
+
+class Reach(StrEnum):
+    """What a keyless probe of an endpoint's `/models` found (`engine.reachability.Reachability`)."""
+
+    HEALTHY = "healthy"
+    """HTTP 200."""
+    WANTS_KEY = "wants_key"
+    """HTTP 401 or 403: the server is up and wants a key."""
+    HTTP = "http"
+    """Another HTTP status: a 5xx is down (or a keyless gateway), any other the server is up."""
+    UNREACHABLE = "unreachable"
+    """No answer: nothing listens, a timeout, a transport failure."""
+
+
 class ModelKind(StrEnum):
     """Where a catalogue model runs (`ModelEntry.kind`): on this machine's hardware, whose GPU a
     run samples, or at a host reached over the network (its latency includes the network)."""

@@ -38,7 +38,7 @@ from compare_tui.catalogue.serving_check import check_loaded, served_elsewhere
 from compare_tui.catalogue.verify import Progress
 from compare_tui.endpoint import key_headers
 from compare_tui.paths import hf_hub_cache
-from compare_tui.vocabulary import ModelKind
+from compare_tui.vocabulary import ModelKind, WeightsCheck
 
 
 @dataclass(frozen=True)
@@ -135,9 +135,9 @@ def add_model(
         request.name,
     )
     loaded = check_loaded(entry, probed.fingerprint)
-    if loaded.status == "mismatch":  # the pins would belong to another model than the one served
+    if loaded.status == WeightsCheck.MISMATCH:  # the pins would belong to another model than the one served
         raise CatalogueEditError(f"{request.name!r} not added: {loaded.text}", catalogue_path)
-    if loaded.status == "unchecked":
+    if loaded.status == WeightsCheck.UNCHECKED:
         findings.append(f"the loaded weights could not be checked against the pins: {loaded.text}")
     if cost["basis"] == "hardware":
         findings.append(_gpu_count_finding(request))

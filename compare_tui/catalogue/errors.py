@@ -44,14 +44,27 @@ class ModelRefused(CompareTuiError):
     that looks like a provider API key. `problems` lists each reason separately."""
 
     def __init__(
-        self, reason: str, *, model: str | None = None, problems: Sequence[str] = (), fix: str | None = None
+        self,
+        reason: str,
+        *,
+        model: str | None = None,
+        problems: Sequence[str] = (),
+        fix: str | None = None,
+        detail: str | None = None,
     ) -> None:
         self.reason = reason
         self.model = model
+        self.detail = reason if detail is None else detail
+        """The reason without the model's name, for a caller that names the model itself."""
         self.problems: tuple[str, ...] = tuple(problems) or (reason,)
         self.fix = fix
         """The command that mends it, when known (also part of `reason`)."""
         super().__init__(reason)
+
+    @classmethod
+    def about(cls, model: str, detail: str) -> ModelRefused:
+        """`model 'NAME': detail`, keeping `detail` apart (`RunRefusedError` names the model itself)."""
+        return cls(f"model {model!r}: {detail}", model=model, detail=detail)
 
     @classmethod
     def listing(cls, model: str, summary: str, problems: Sequence[str], *, fix: str | None = None) -> ModelRefused:

@@ -84,28 +84,28 @@ def check_key(
                 listing = client.get(models_url, headers=headers)
                 if listing.status_code == 200:
                     return BY_MODELS
-                raise ModelRefused(
-                    f"model {entry.name!r}: the {entry.gateway} gateway at {entry.endpoint} did not "
+                raise ModelRefused.about(
+                    entry.name,
+                    f"the {entry.gateway} gateway at {entry.endpoint} did not "
                     f"confirm the sk-… key in ${entry.key_env} (/key/info answered "
                     f"{_answer(info, key)}; /models answered {_answer(listing, key)}); nothing "
                     "was sent. Use a virtual key this gateway issued",
-                    model=entry.name,
                 )
             listing = client.get(models_url, headers=headers)
     except httpx.HTTPError as exc:
         reason = mask_provider_keys(redact(str(exc), [key])) or type(exc).__name__
-        raise ModelRefused(
-            f"model {entry.name!r}: could not ask {entry.endpoint} whether it accepts "
+        raise ModelRefused.about(
+            entry.name,
+            f"could not ask {entry.endpoint} whether it accepts "
             f"the key in ${entry.key_env} ({reason}); nothing was sent",
-            model=entry.name,
         ) from None
     if listing.status_code < 400 or listing.status_code in (404, 405):
         return BY_LISTING
-    raise ModelRefused(
-        f"model {entry.name!r}: {entry.endpoint} refused the key in ${entry.key_env} "
+    raise ModelRefused.about(
+        entry.name,
+        f"{entry.endpoint} refused the key in ${entry.key_env} "
         f"(GET /models answered {_answer(listing, key)}); nothing was sent. Check the key "
         "(and that the gateway can check it), then try again",
-        model=entry.name,
     )
 
 

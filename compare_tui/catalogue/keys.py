@@ -142,22 +142,19 @@ def resolve_key(entry: KeyedEntry, environ: Mapping[str, str] | None = None) -> 
     raw = env.get(var)
     if raw is None or not raw.strip():
         state = "is not set" if raw is None else "is empty"
-        raise ModelRefused(
-            f"model {entry.name!r}: key_env = {var!r} but ${var} {state}; "
+        raise ModelRefused.about(
+            entry.name,
+            f"key_env = {var!r} but ${var} {state}; "
             f"export {var}=<your virtual key>, or remove key_env if the endpoint needs no key",
-            model=entry.name,
         )
     key = raw.strip()
     provider = provider_key_kind(key)
     if provider is not None and not gateway_key_allowed(entry, provider):
-        raise ModelRefused(f"model {entry.name!r}: {_provider_key_refusal(entry, var, provider)}", model=entry.name)
+        raise ModelRefused.about(entry.name, _provider_key_refusal(entry, var, provider))
     if any(ord(c) < 0x20 or c == "\x7f" or c.isspace() for c in key):
         # A header value with control characters or spaces is either a paste error or an
         # attempt to inject a second header; neither should reach the wire.
-        raise ModelRefused(
-            f"model {entry.name!r}: ${var} contains spaces or control characters; set it to the key alone",
-            model=entry.name,
-        )
+        raise ModelRefused.about(entry.name, f"${var} contains spaces or control characters; set it to the key alone")
     return key
 
 

@@ -22,7 +22,7 @@ from compare_tui.catalogue.provenance import ProvenanceLabel
 from compare_tui.catalogue.refusals import check_entry
 from compare_tui.catalogue.serving_check import LoadedCheck
 from compare_tui.catalogue.verify import Progress, find_weight_files, verify_weights
-from compare_tui.vocabulary import ModelKind
+from compare_tui.vocabulary import ModelKind, WeightsCheck
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def readiness(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> Re
     try:
         resolve_key(entry, os.environ if environ is None else environ)
     except ModelRefused as exc:
-        reasons.append(str(exc).removeprefix(f"model {entry.name!r}: "))
+        reasons.append(exc.detail)
     if entry.kind == ModelKind.LOCAL and entry.weights_dir is not None:
         root = entry.weights_dir
         if not root.is_dir():
@@ -144,7 +144,7 @@ class VerifyOutcome:
         if self.label is None:
             return "DRIFT"
         hashed = f", {self.files} file(s), {self.bytes_hashed / 2**20:.1f} MiB" if self.files else ""
-        if loaded is not None and loaded.status == "mismatch":
+        if loaded is not None and loaded.status == WeightsCheck.MISMATCH:
             return f"SERVER LOADS OTHER WEIGHTS (the pinned files are intact{hashed})"
         label = self.label if loaded is None else loaded.label(self.label)
         return f"{label}{hashed}"

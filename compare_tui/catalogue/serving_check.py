@@ -23,16 +23,17 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from compare_tui.catalogue.hf_cache import NotResolved, resolve_repo
 from compare_tui.catalogue.models import ModelEntry, ServingNotes
 from compare_tui.catalogue.verify import find_weight_files, hash_file
 from compare_tui.endpoint.fingerprint import JINJA, LEGACY, Difference, fingerprint_differences
 from compare_tui.paths import hf_hub_cache
-from compare_tui.vocabulary import Provenance
+from compare_tui.vocabulary import ModelKind, Provenance, WeightsCheck
 
-LoadedStatus = Literal["matched", "mismatch", "unchecked", "not_pinned"]
+LoadedStatus = WeightsCheck
+"""What the check found (`vocabulary.WeightsCheck`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,22 +46,22 @@ class LoadedCheck:
     """For `unchecked`: the label a run gets instead of `verified` (why it was not checked)."""
 
     def as_dict(self) -> dict[str, str]:
-        out = {"status": self.status, "text": self.text}
+        out = {"status": str(self.status), "text": self.text}
         return out | ({"provenance": str(self.provenance)} if self.provenance else {})
 
     @classmethod
     def of(cls, stored: Mapping[str, Any] | None) -> LoadedCheck | None:
         """A check as a reading stores it (`as_dict`), None when none is stored."""
-        if not stored or stored.get("status") not in ("matched", "mismatch", "unchecked", "not_pinned"):
+        if not stored or stored.get("status") not in {w.value for w in WeightsCheck}:
             return None
         label = str(stored.get("provenance"))
         known = label in {p.value for p in Provenance}
-        return cls(stored["status"], str(stored.get("text", "")), Provenance(label) if known else None)
+        return cls(WeightsCheck(stored["status"]), str(stored.get("text", "")), Provenance(label) if known else None)
 
     def label(self, hashed: Provenance) -> Provenance:
         """The run's provenance label given what hashing the pins gave (`hashed`): `verified`
         only when the server's weights were checked too."""
-        if hashed == Provenance.VERIFIED and self.status == "unchecked":
+        if hashed == Provenance.VERIFIED and self.status == WeightsCheck.UNCHECKED:
             return self.provenance or Provenance.NOT_SAID
         return hashed
 
@@ -97,8 +98,8 @@ def check_loaded(
     machine's: `paths.hf_hub_cache`)."""
     stack = fingerprint.get("stack") or "the server (an OpenAI-compatible API with no /props)"
     named_file, named_folder = fingerprint.get("loaded_file"), fingerprint.get("loaded_folder")
-    if entry.kind != "local" or entry.weights_dir is None or not entry.files:
-        return LoadedCheck("not_pinned", "the entry pins no weights files on this machine")
+    if entry.kind != ModelKind.LOCAL or entry.weights_dir is None or not entry.files:
+        return LoadedCheck(WeightsCheck.NOT_PINNED, "the entry pins no weights files on this machine")
     where = f"{stack} at {entry.endpoint}"
     if named_file:
         return _check_file(entry, Path(str(named_file)), where, digest_of)
@@ -109,7 +110,7 @@ def check_loaded(
             resolved = resolve_repo(str(named_folder), hf_hub_cache() if hf_cache is None else hf_cache)
             if isinstance(resolved, NotResolved):
                 return LoadedCheck(
-                    "unchecked",
+                    WeightsCheck.UNCHECKED,
                     f"{where} loaded the repository {named_folder!r}, which could not be found on this machine "
                     f"({resolved.why}); point HF_HOME or HF_HUB_CACHE at the server's cache",
                     Provenance.NOT_IN_HF_CACHE,
@@ -117,16 +118,20 @@ def check_loaded(
             folder = resolved.folder
             how = f"{named_folder}, refs/{resolved.ref} → {resolved.commit[:12]} in the Hugging Face cache"
         if _same_path(folder, entry.weights_dir):
-            return LoadedCheck("matched", f"{where} loaded the pinned folder {entry.weights_dir} ({how})")
+            return LoadedCheck(WeightsCheck.MATCHED, f"{where} loaded the pinned folder {entry.weights_dir} ({how})")
         copy = _same_files(entry, folder, digest_of)
         if copy is None:
-            return LoadedCheck("matched", f"{where} loaded {folder} ({how}), a copy of the pinned files (same sha256)")
+            return LoadedCheck(
+                WeightsCheck.MATCHED, f"{where} loaded {folder} ({how}), a copy of the pinned files (same sha256)"
+            )
         return LoadedCheck(
-            "mismatch",
+            WeightsCheck.MISMATCH,
             f"{where} loaded the folder {folder} ({how}), but {_pinned_side(entry)} ({copy}); "
             f"fix: {_fix(entry, str(folder))}".replace("--weights ", "--weights-dir "),
         )
-    return LoadedCheck("unchecked", f"{where} does not say which weights file it loaded", Provenance.NOT_SAID)
+    return LoadedCheck(
+        WeightsCheck.UNCHECKED, f"{where} does not say which weights file it loaded", Provenance.NOT_SAID
+    )
 
 
 def served_elsewhere(root: Path, files: Mapping[str, Path], fingerprint: Mapping[str, Any]) -> str | None:
@@ -191,14 +196,14 @@ def _check_file(entry: ModelEntry, named: Path, where: str, digest_of: Callable[
     if named.is_absolute():
         for name, path in pinned.items():
             if _same_path(named, path):
-                return LoadedCheck("matched", f"{where} loaded the pinned file {name}")
+                return LoadedCheck(WeightsCheck.MATCHED, f"{where} loaded the pinned file {name}")
     try:
         size = named.stat().st_size if named.is_absolute() else None
     except OSError:
         size = None
     if size is None:
         return LoadedCheck(
-            "unchecked",
+            WeightsCheck.UNCHECKED,
             f"{where} names {named}, which is not a file on this machine, so it could not be compared",
             Provenance.NOT_ON_THIS_MACHINE,
         )
@@ -207,12 +212,16 @@ def _check_file(entry: ModelEntry, named: Path, where: str, digest_of: Callable[
         try:
             digest = digest_of(named)
         except OSError as exc:
-            return LoadedCheck("unchecked", f"{where} names {named}, which could not be read ({exc.strerror or exc})")
+            return LoadedCheck(
+                WeightsCheck.UNCHECKED, f"{where} names {named}, which could not be read ({exc.strerror or exc})"
+            )
         for name in same_size:
             if entry.files[name] == digest:
-                return LoadedCheck("matched", f"{where} loaded {named}, a copy of the pinned file {name} (same sha256)")
+                return LoadedCheck(
+                    WeightsCheck.MATCHED, f"{where} loaded {named}, a copy of the pinned file {name} (same sha256)"
+                )
     return LoadedCheck(
-        "mismatch",
+        WeightsCheck.MISMATCH,
         f"{where} loaded {named} (its /props model_path), which is not one of the pinned weights: "
         f"{_pinned_side(entry)}; fix: {_fix(entry, str(named))}",
     )

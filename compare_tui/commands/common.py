@@ -108,8 +108,8 @@ def catalogue_path(explicit: str | None) -> Path:
 
 def open_store(explicit: str | None, create: bool = False) -> Store:
     """The store at `--store` (or the default). Only a command that makes runs (`create`) starts a
-    new store at a `--store` path that does not exist; any other refuses it (a mistyped path
-    would otherwise leave an empty store behind and report "no runs")."""
+    new store where none exists; any other refuses it (a mistyped path, or a machine with no run
+    yet, would otherwise leave an empty store behind and report "no runs")."""
     from compare_tui.paths import store_path
     from compare_tui.store import Store, StoreError
 
@@ -118,8 +118,13 @@ def open_store(explicit: str | None, create: bool = False) -> Store:
             f"no store at {explicit}: check the path given to --store (a store is made by "
             "`compare-tui run`, `toolcall run` or `experiment run`)"
         )
+    path = store_path(explicit)
+    if not create and not path.exists():
+        # The default store (or $COMPARE_TUI_STORE) is made by the first run; a reader must not
+        # leave an empty one behind and then say there is nothing in it.
+        raise CommandError(f"no store yet at {path} (run `compare-tui run SET --model NAME` first)")
     try:
-        return Store.open(store_path(explicit))
+        return Store.open(path)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
 
@@ -146,6 +151,17 @@ def load_set_or_fail(path: str) -> GoldenSet:
         return load_golden_set(Path(path))
     except GoldenSetError as exc:
         raise CommandError(str(exc)) from None
+
+
+def margin_points(text: str) -> float:
+    """A margin in points (`5`, `5pp`, `5 pts`), 0–100; `run --margin` uses it too."""
+    try:
+        value = float(text.strip().removesuffix("pts").removesuffix("pp").strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a number of points such as 5 (got {text!r})") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 100 points (got {text!r})")
+    return value
 
 
 def daily_budget() -> DailyBudget:

@@ -215,7 +215,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from compare_tui.commands.run import execute_prepared
+    from compare_tui.commands.execution import execute_prepared
     from compare_tui.experiment import (
         ExperimentConfigError,
         LaunchRefused,

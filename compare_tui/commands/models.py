@@ -393,6 +393,7 @@ def _verify(args: argparse.Namespace) -> int:
     from compare_tui.catalogue.readiness import verify_entry
     from compare_tui.catalogue.serving_check import LoadedCheck
     from compare_tui.engine.serving import live_reading, serving_lines
+    from compare_tui.vocabulary import WeightsCheck
 
     catalogue = _catalogue(args)
     try:
@@ -411,7 +412,7 @@ def _verify(args: argparse.Namespace) -> int:
             drift += 1
             for problem in outcome.problems:
                 print(f"  - {problem}")
-        elif loaded is not None and loaded.status == "mismatch":
+        elif loaded is not None and loaded.status == WeightsCheck.MISMATCH:
             served_other += 1
         for line in serving_lines(entry, reading):
             print(f"  {line}")

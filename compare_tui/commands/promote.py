@@ -81,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _promote(args: argparse.Namespace) -> int:
-    from compare_tui.promote import PromotionRefused, plan_promotion
+    from compare_tui.promote import PromotionRefused, VerdictRefused, plan_promotion
     from compare_tui.promote.export import export
     from compare_tui.report import ReportNotFoundError, load_report_inputs
     from compare_tui.store import StoreError
@@ -114,9 +114,8 @@ def _promote(args: argparse.Namespace) -> int:
                 decided_by=reviewer_name(),
             )
         except PromotionRefused as exc:
-            message = str(exc)
-            code = 3 if message.startswith("refused:") else 2
-            raise CommandError(message, exit_code=code) from None
+            # A verdict that does not allow it is a failed gate (3); anything else, bad input (2).
+            raise CommandError(str(exc), exit_code=3 if isinstance(exc, VerdictRefused) else 2) from None
         try:
             record = store.record_decision(plan.record)
         except StoreError as exc:

@@ -6,19 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from compare_tui.commands.common import CommandError, add_store_option, open_store, say
+from compare_tui.commands.common import CommandError, add_store_option, margin_points, open_store, say
 
 if TYPE_CHECKING:
-    from compare_tui.insights import Insights
-    from compare_tui.judge.grade.report import GradeReport
+    from compare_tui.assembly import AssembledReport
     from compare_tui.report.gate import GateResult
-    from compare_tui.report.inputs import ReportInputs
-    from compare_tui.report.model import Report
-    from compare_tui.store import Store
 
 FORMATS = ("text", "json", "md", "junit")
 EPILOG = """\
@@ -133,17 +128,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=_report)
 
 
-def margin_points(text: str) -> float:
-    """A margin in points (`5`, `5pp`, `5 pts`), 0–100; `run --margin` uses it too."""
-    try:
-        value = float(text.strip().removesuffix("pts").removesuffix("pp").strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects a number of points such as 5 (got {text!r})") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 100 points (got {text!r})")
-    return value
-
-
 def _pass_at(text: str) -> int:
     try:
         value = int(text)
@@ -155,18 +139,12 @@ def _pass_at(text: str) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from compare_tui.judge import RubricError
+    from compare_tui.assembly import ReportChoices, assemble_report
     from compare_tui.judge.grade.steps import StepGradingError
-    from compare_tui.report import (
-        ReportNotFoundError,
-        build_report,
-        check_gate,
-        load_report_inputs,
-        parse_pass_rate,
-    )
+    from compare_tui.judge.prompt.rubric import RubricError
+    from compare_tui.report import ReportNotFoundError, check_gate, parse_pass_rate
     from compare_tui.report.model import BaselineError
     from compare_tui.store import StoreError
-    from compare_tui.vocabulary import BaselineSource
 
     try:
         threshold = parse_pass_rate(args.fail_under) if args.fail_under is not None else None
@@ -177,40 +155,23 @@ def _report(args: argparse.Namespace) -> int:
             "--pass-at sets the grade that keeps a step decided by --steps-by-grade: "
             "give --steps-by-grade JUDGE[:RUBRIC] too"
         )
-    goldsets: dict[str, Any] = {}  # the golden sets read, for the Markdown report's insights
-    with open_store(args.store) as store:
-        try:
-            inputs = load_report_inputs(store, args.ref, goldsets=goldsets)
-            if args.steps_by_grade is not None:
-                inputs = _with_step_grading(store, inputs, args.steps_by_grade, args.pass_at)
-        except (ReportNotFoundError, StoreError, StepGradingError, RubricError) as exc:
-            raise CommandError(str(exc)) from None
     if args.candidate is not None and args.require_verdict is None:
         raise CommandError("--candidate names the model --require-verdict checks: give --require-verdict too")
-    if args.baseline is not None and args.baseline != inputs.baseline:
-        # Another baseline than the one recorded before the data: labelled as chosen after it.
-        inputs = replace(inputs, baseline=args.baseline, baseline_source=BaselineSource.AFTER_DATA)
-    if args.margin is not None:
-        inputs = replace(inputs, margin_pp=args.margin)
-    try:
-        report = build_report(inputs)
-    except BaselineError as exc:
-        raise CommandError(str(exc)) from None
-    grades = []
-    insights = None
-    if args.format != "junit":
-        insights = _insights(args.store, inputs, goldsets)
-    if args.format != "junit":
-        from compare_tui.judge import load_report_grades
-
-        with open_store(args.store) as store:
-            grades = load_report_grades(store, inputs)  # read from the store: no judge is asked
     if args.fail_on_disagreement and args.require_confidence is None and args.require_winner is None:
         raise CommandError(
             "--fail-on-disagreement applies to --require-confidence and --require-winner: give one of them too"
         )
+    choices = ReportChoices(args.baseline, args.margin, args.steps_by_grade, args.pass_at)
+    with open_store(args.store) as store:
+        try:
+            # JUnit carries neither grades nor insights.
+            view = assemble_report(
+                store, args.ref, choices, grades=args.format != "junit", insights=args.format != "junit"
+            )
+        except (ReportNotFoundError, StoreError, StepGradingError, RubricError, BaselineError) as exc:
+            raise CommandError(str(exc)) from None
     gate = check_gate(
-        report,
+        view.report,
         fail_under=threshold,
         require_confidence=args.require_confidence,
         require_winner=args.require_winner,
@@ -218,7 +179,7 @@ def _report(args: argparse.Namespace) -> int:
         candidate=args.candidate,
         strict=args.fail_on_disagreement,
     )
-    _emit(report, args.format, args.out, grades, gate if gate.checks else None, insights)
+    _emit(view, args.format, args.out, gate if gate.checks else None)
     for warning in gate.warnings:
         say(f"compare-tui: gate warning: {warning}", file=sys.stderr)
     for reason in gate.reasons:
@@ -226,39 +187,14 @@ def _report(args: argparse.Namespace) -> int:
     return gate.exit_code
 
 
-def _insights(store_path: str | None, inputs: ReportInputs, goldsets: dict[str, Any]) -> Insights:
-    """The insights (`compare-tui insights`) of the report's runs, against its baseline."""
-    from compare_tui.insights import build_insights, insight_inputs_for
-
-    with open_store(store_path) as store:
-        return build_insights(insight_inputs_for(store, inputs, goldsets))
-
-
-def _with_step_grading(store: Store, inputs: ReportInputs, spec: str, pass_at: int | None) -> ReportInputs:
-    """`inputs` with the stored grades that decide whole-run steps waiting for a person."""
-    from compare_tui.judge import DEFAULT_PASS_AT
-    from compare_tui.judge.grade.steps import load_step_grading, parse_step_grading
-
-    judge, rubric = parse_step_grading(spec)
-    grading = load_step_grading(
-        store, [r.run for r in inputs.runs], judge, rubric, DEFAULT_PASS_AT if pass_at is None else pass_at
-    )
-    return replace(inputs, step_grading=grading)
-
-
-def _emit(
-    report: Report,
-    fmt: str,
-    out: str | None,
-    grades: list[GradeReport],
-    gate: GateResult | None,
-    insights: Insights | None = None,
-) -> None:
+def _emit(view: AssembledReport, fmt: str, out: str | None, gate: GateResult | None) -> None:
     """The report in `fmt`, then (text, Markdown) or within it (JSON, `grades`) the stored
     grades' figures, rendered from the same `GradeReport`s; JSON and JUnit carry the `gate`
     when one was checked (its warnings and failures); text and Markdown end with `insights`,
     JSON carries them as `insights` (as a published bundle's report.json)."""
-    from compare_tui.judge import grade_summary_json, render_grade_md, render_grade_summary
+    from compare_tui.judge.grade.render import render_grade_md, render_grade_summary
+
+    report, grades, insights = view.report, view.grades, view.insights
 
     if fmt == "text":
         from rich.console import Console
@@ -282,18 +218,11 @@ def _emit(
         except OSError as exc:
             raise CommandError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
         return
-    from compare_tui.report import gate_document, render_junit, render_md, report_document
+    from compare_tui.report import render_junit, render_md
 
     if fmt == "json":
-        # Only when grades are stored; either way the document is byte for byte the one a
-        # published bundle carries as report.json (`publish.bundle` adds the same `grades`).
-        document = report_document(report) | ({"grades": [grade_summary_json(g) for g in grades]} if grades else {})
-        if insights is not None:
-            from compare_tui.insights import insights_document
-
-            document["insights"] = insights_document(insights)
-        document |= {"gate": gate_document(gate)} if gate is not None else {}
-        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        # Without a gate, byte for byte the document a published bundle carries as report.json.
+        text = json.dumps(view.document(gate), indent=2, ensure_ascii=False) + "\n"
     elif fmt == "md":
         text = render_md(report) + "".join("\n" + render_grade_md(g) for g in grades)
         if insights is not None:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import signal
 import sys
-from typing import TYPE_CHECKING, Any, Self
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from compare_tui.commands.common import (
     CommandError,
@@ -17,24 +16,23 @@ from compare_tui.commands.common import (
     daily_budget,
     load_catalogue_or_fail,
     load_set_or_fail,
+    margin_points,
     open_store,
     run_overrides,
     say,
 )
-from compare_tui.commands.report import margin_points
+from compare_tui.commands.execution import CommandObserver as _CommandObserver
+from compare_tui.commands.execution import execute as _execute
 from compare_tui.scoring.placement import SCORERS_HELP
 from compare_tui.vocabulary import RunStatus
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from compare_tui.commands.progress import ProgressObserver
     from compare_tui.engine import (
-        BaselineChosen,
-        EngineEvent,
-        EngineSession,
         PreparedRun,
     )
+    from compare_tui.report import DecisionAction
     from compare_tui.store import Store
     from compare_tui.store.summary import RunSummary
 
@@ -243,97 +241,6 @@ def _handle(args: argparse.Namespace) -> int:
     return 0 if all(s in (RunStatus.COMPLETED, RunStatus.SETTLED) for s in statuses) else 1
 
 
-def execute_prepared(store: Store, prepared: list[PreparedRun], *, quiet: bool, together: bool = False) -> list[str]:
-    """Execute runs prepared elsewhere (an experiment's) with this command's progress display;
-    return their final statuses. `together`: all at the same time (they ask different endpoints)."""
-    from compare_tui.commands.progress import make_observer
-    from compare_tui.engine import EngineSession
-
-    observer = _CommandObserver(make_observer(quiet=quiet), quiet=quiet)
-    return _execute(EngineSession.of_prepared(store, prepared, observer), observer, together=together)
-
-
-class _CommandObserver:
-    """The progress display, plus the baseline lines this command prints on stderr."""
-
-    def __init__(self, progress: ProgressObserver, *, quiet: bool) -> None:
-        self.progress, self.quiet = progress, quiet
-        self.interrupted: int | None = None
-        """The exit code of an interruption: 130 for Ctrl-C, 143 for SIGTERM (None: not interrupted)."""
-
-    def __enter__(self) -> Self:
-        self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(*exc)
-
-    def on_event(self, event: EngineEvent) -> None:
-        from compare_tui.engine import BaselineChosen, LeaseTakenOver, ModelsSkipped
-
-        if isinstance(event, BaselineChosen):
-            _say_baseline(event, quiet=self.quiet)
-        elif isinstance(event, ModelsSkipped):
-            say(f"warning: {event.warning}", file=sys.stderr)
-            for model, reason in event.skipped.items():
-                say(f"  {model}: {reason}", file=sys.stderr)
-        elif isinstance(event, LeaseTakenOver):
-            print(f"note: {event.sentence}", file=sys.stderr)
-        else:
-            self.progress.on_event(event)
-
-
-def _say_baseline(event: BaselineChosen, *, quiet: bool) -> None:
-    """Where a baseline not named on the command line came from (or why there is none)."""
-    if event.named or event.promoted is None:
-        return
-    if event.baseline is not None:
-        if not quiet:
-            say(f"baseline: {event.baseline} (the promoted baseline of workload {event.workload_id})", file=sys.stderr)
-        return
-    say(
-        f"note: workload {event.workload_id}'s promoted baseline {event.promoted} is not in this run, so no "
-        f"candidate is judged against it (add --baseline {event.promoted})",
-        file=sys.stderr,
-    )
-
-
-def _execute(session: EngineSession, observer: _CommandObserver, *, together: bool = False) -> list[str]:
-    """Execute a prepared session with the display open; SIGTERM and Ctrl-C interrupt the
-    current run (resumable), and the runs not started count as interrupted too."""
-    from compare_tui.store import StoreError
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        current = asyncio.current_task()
-        assert current is not None
-        loop.add_signal_handler(signal.SIGTERM, current.cancel)
-        with observer:
-            await session.execute(together=together)
-
-    prepared = session.prepared
-    try:
-        asyncio.run(main())
-    except (KeyboardInterrupt, asyncio.CancelledError) as exc:
-        observer.interrupted = 130 if isinstance(exc, KeyboardInterrupt) else 143
-        ended = [s for s in session.statuses if s != RunStatus.INTERRUPTED]  # the interrupted one is resumable
-        ids = ", ".join(p.run.id for p in prepared[len(ended) :])
-        say(
-            f"interrupted; every finished attempt is stored. Resume with: compare-tui run --resume <id> ({ids})",
-            file=sys.stderr,
-        )
-    except StoreError as exc:
-        # The store failed mid-run (disk full, read-only): one clear line, not a traceback.
-        stopped = session.stopped_run_id
-        raise CommandError(
-            f"run {stopped} stopped: {exc}; every attempt finished before this is stored "
-            f"(resume with `compare-tui run --resume {stopped}`)",
-            exit_code=1,
-        ) from None
-    statuses = list(session.statuses)
-    return statuses + [RunStatus.INTERRUPTED.value] * (len(prepared) - len(statuses))
-
-
 def _serving_notes(prepared: list[PreparedRun]) -> None:
     """Say, before the first request, which servers run with other settings than the catalogue's."""
     from compare_tui.engine.serving import differences_note
@@ -347,12 +254,15 @@ def _serving_notes(prepared: list[PreparedRun]) -> None:
 def _summary(
     store: Store, comparison_id: str | None, prepared: Sequence[PreparedRun], statuses: Sequence[str]
 ) -> dict[str, Any]:
-    decision, sequential = _decision_lines(store, comparison_id) if comparison_id else (None, None)
+    decision = _decision(store, comparison_id) if comparison_id else None
     out: dict[str, Any] = {
         "comparison": comparison_id,
         "runs": [],
-        "decision": decision,
-        "sequential": sequential,
+        "decision": decision.summary if decision else None,
+        # As the report's JSON has them (`decision.action`, `decision.chosen`): values, not prose.
+        "decision_action": decision.action if decision else None,
+        "decision_chosen": decision.chosen if decision else None,
+        "sequential": decision.sequential if decision else None,
     }
     for p, status in zip(prepared, statuses):
         tally = store.pass_rate_summary(p.run.id)
@@ -377,24 +287,35 @@ def _print_outcome(
         say(f"{p.run.model_name}: run {p.run.id} {status}: {tally} ({p.run.provenance})")
         if status == RunStatus.INCOMPLETE:
             say(f"  {store.get_run_exact(p.run.id).error}")
-    summary, sequential = _decision_lines(store, comparison_id) if comparison_id else (None, None)
-    if summary:
-        say(f"decision: {summary}")
-    if sequential:
-        say(f"sequential: {sequential}")
+    decision = _decision(store, comparison_id) if comparison_id else None
+    if decision and decision.summary:
+        say(f"decision: {decision.summary}")
+    if decision and decision.sequential:
+        say(f"sequential: {decision.sequential}")
     say(f"comparison {comparison_id}: see `compare-tui report {comparison_id}`")
 
 
-def _decision_lines(store: Store, comparison_id: str) -> tuple[str | None, str | None]:
-    """The report's one-line decision, when the comparison has a baseline, and a sequential
-    comparison's `settled after … of … tasks; … requests not sent; … not spent`."""
-    from compare_tui.report import build_report, load_report_inputs
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    """The end of a run's view of its comparison's report: its one-line decision (or the note
+    saying why there is none), the decision's action and chosen model when it has one, and a
+    sequential comparison's `settled after … of … tasks; … requests not sent; … not spent`."""
 
-    report = build_report(load_report_inputs(store, comparison_id))
+    summary: str | None
+    action: DecisionAction | None = None
+    chosen: str | None = None
+    sequential: str | None = None
+
+
+def _decision(store: Store, comparison_id: str) -> _Decision:
+    """The comparison's report, assembled once (no grades: the summary shows none)."""
+    from compare_tui.assembly import assemble_report
+
+    report = assemble_report(store, comparison_id, grades=False).report
     sequential = None if report.sequential is None else report.sequential.words
     if report.decision is None:
-        return report.decision_note, sequential
-    return report.decision.summary, sequential
+        return _Decision(report.decision_note, sequential=sequential)
+    return _Decision(report.decision.summary, report.decision.action, report.decision.chosen, sequential)
 
 
 def _tally_dict(t: RunSummary, status: str) -> dict[str, Any]:

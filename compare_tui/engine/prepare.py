@@ -78,8 +78,8 @@ def checked_model(
         key_check = check_key(entry, key)
         verification = verify_weights(entry, progress=progress)
     except ModelRefused as exc:
-        # RunRefusedError names the model; the catalogue's "model 'x': " prefix would say it twice.
-        raise RunRefusedError(entry.name, str(exc).removeprefix(f"model {entry.name!r}: ")) from None
+        # RunRefusedError names the model; the refusal's detail leaves it out, not to say it twice.
+        raise RunRefusedError(entry.name, exc.detail) from None
     headers = key_headers(key)
     return verification.label, headers, key_check
 

@@ -28,7 +28,7 @@ from compare_tui.endpoint import key_headers
 from compare_tui.endpoint.fingerprint import FIELDS, differences_text, shown
 from compare_tui.engine.environment import identity_from
 from compare_tui.store import utc_now
-from compare_tui.vocabulary import Provenance
+from compare_tui.vocabulary import ModelKind, Provenance, WeightsCheck
 
 READ_TIMEOUT_S = 10.0
 
@@ -126,7 +126,7 @@ def update_command(entry: ModelEntry) -> str:
         )
     else:
         price = "--usd-per-hour X"
-    kind = " --kind hosted" if entry.kind == "hosted" else ""
+    kind = " --kind hosted" if entry.kind == ModelKind.HOSTED else ""
     return (
         f"compare-tui models add {entry.name} --endpoint {entry.endpoint} --model {entry.model}{kind}{weights} "
         f"--revision {entry.revision or 'REV'} {price} --replace"
@@ -151,7 +151,7 @@ def check_serving(entry: ModelEntry, reading: dict[str, Any], *, strict: bool) -
     fingerprint = reading.get("fingerprint") or {}
     loaded = check_loaded(entry, fingerprint)
     reading = reading | {"loaded": loaded.as_dict()}
-    if loaded.status == "mismatch":
+    if loaded.status == WeightsCheck.MISMATCH:
         return f"{loaded.text}; nothing was sent or stored", reading
     differences = catalogue_differences(entry, fingerprint)
     if strict and differences:

@@ -33,8 +33,14 @@ from compare_tui.experiment.load import ArmInput, ExperimentInputs
 from compare_tui.experiment.run_figures import RunFigures, run_figures
 from compare_tui.report.prompt_cache import cache_caveats
 from compare_tui.report.stats import Interval, bounded_mean_interval, repeated_rate_interval
+from compare_tui.vocabulary import Consistency
 
-CONSISTENT_PASS, CONSISTENT_FAIL, FLAKY, INCONCLUSIVE = "consistent pass", "consistent fail", "flaky", "inconclusive"
+CONSISTENT_PASS, CONSISTENT_FAIL, FLAKY, INCONCLUSIVE = (
+    Consistency.CONSISTENT_PASS,
+    Consistency.CONSISTENT_FAIL,
+    Consistency.FLAKY,
+    Consistency.INCONCLUSIVE,
+)
 RERUN_ESTIMAND = "this set's rate under re-running (these tasks, run again)"
 """What `ArmFigures.interval` covers."""
 TASKS_ESTIMAND = "the rate on tasks like these (each task one value: its pass share over the runs)"
@@ -51,7 +57,7 @@ class TaskConsistency:
     passed: int
     conclusive: int
     """Runs in which the task was automatically scored pass or fail."""
-    state: str
+    state: Consistency
     """`consistent pass`, `consistent fail`, `flaky` (passed in some runs only) or `inconclusive`."""
 
 

@@ -15,7 +15,7 @@ from compare_tui.experiment.figures import (
     Spread,
 )
 from compare_tui.report.stats import MEAN_METHOD
-from compare_tui.vocabulary import money
+from compare_tui.vocabulary import Consistency, money
 
 JSON_SCHEMA_VERSION = 2
 
@@ -149,7 +149,7 @@ def arm_lines(arm: ArmFigures) -> list[str]:
         if arm.tasks
         else "  tasks: none scored yet"
     )
-    flaky = [t for t in arm.tasks if t.state == "flaky"]
+    flaky = [t for t in arm.tasks if t.state == Consistency.FLAKY]
     if flaky:
         lines.append("  flaky: " + ", ".join(f"{t.task_id} ({t.passed}/{t.conclusive} runs passed)" for t in flaky))
     lines.append(

@@ -93,11 +93,11 @@ def check_options(path: Path, options: ImportOptions) -> None:
 
 
 def _refusal(problems: list[RowProblem], path: Path, columns: list[str]) -> ImportingError:
-    missing = {p.column for p in problems if p.reason.startswith("no such column")}
-    if len(missing) == 1 and all(p.reason.startswith("no such column") for p in problems):
+    missing = {p.column for p in problems if p.missing_column is not None}
+    if len(missing) == 1 and all(p.missing_column is not None for p in problems):
         (column,) = missing
         return ImportingError(
-            f"{path}: no row has a column {column!r} ({problems[0].reason.split('(', 1)[-1].rstrip(')')}); "
+            f"{path}: no row has a column {column!r} ({problems[0].missing_column}); "
             f"the first row's columns are: {', '.join(columns) or 'none'}"
         )
     lines = [str(p) for p in problems[:SHOWN_PROBLEMS]]

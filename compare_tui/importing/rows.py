@@ -41,6 +41,9 @@ class RowProblem:
     row: int
     column: str
     reason: str
+    missing_column: str | None = None
+    """When the row has no such column: which column it was meant to be and what to do (the
+    reason's words in parentheses), so the import's refusal needs no reading of `reason`."""
 
     def __str__(self) -> str:
         where = f"row {self.row}" + (f", column {self.column!r}" if self.column else "")

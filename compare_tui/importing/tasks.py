@@ -23,10 +23,16 @@ _TASK_ID = re.compile(TASK_ID)
 
 
 class _Bad(Exception):
-    def __init__(self, column: str, reason: str) -> None:
+    def __init__(self, column: str, reason: str, missing_column: str | None = None) -> None:
         super().__init__(reason)
         self.column = column
         self.reason = reason
+        self.missing_column = missing_column
+
+
+def _no_such_column(column: str, which: str) -> _Bad:
+    """The row has no `column`; `which` says which column it was meant to be and what to do."""
+    return _Bad(column, f"no such column ({which})", which)
 
 
 def row_id(number: int) -> str:
@@ -36,7 +42,7 @@ def row_id(number: int) -> str:
 def _text(row: Row, column: str, *, what: str) -> str:
     value = lookup(row.values, column)
     if value is MISSING:
-        raise _Bad(column, f"no such column (the {what} column; choose another with --{what}-column)")
+        raise _no_such_column(column, f"the {what} column; choose another with --{what}-column")
     if value is None:
         raise _Bad(column, f"empty {what}")
     if isinstance(value, (dict, list)):
@@ -66,7 +72,7 @@ def _checked_text(row: Row, column: str) -> str:
 def _json_value(row: Row, column: str) -> Any:
     value = lookup(row.values, column)
     if value is MISSING:
-        raise _Bad(column, "no such column (the expected column; choose another with --expected-column)")
+        raise _no_such_column(column, "the expected column; choose another with --expected-column")
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -80,7 +86,7 @@ def _json_value(row: Row, column: str) -> Any:
 def _messages(row: Row, column: str) -> list[dict[str, Any]]:
     value = _json_value(row, column) if isinstance(lookup(row.values, column), str) else lookup(row.values, column)
     if value is MISSING:
-        raise _Bad(column, "no such column (the messages column)")
+        raise _no_such_column(column, "the messages column")
     if not isinstance(value, list) or not value or not all(isinstance(m, dict) for m in value):
         raise _Bad(column, "not a non-empty list of chat messages ({role, content})")
     return [{k: v for k, v in m.items() if v is not None} for m in value]
@@ -160,7 +166,7 @@ def _task_id(row: Row, id_column: str | None) -> str:
         return row_id(row.number)
     value = lookup(row.values, id_column)
     if value is MISSING:
-        raise _Bad(id_column, "no such column (the id column; leave out --id-column to number rows)")
+        raise _no_such_column(id_column, "the id column; leave out --id-column to number rows")
     if value is None or isinstance(value, (dict, list, bool)):
         raise _Bad(id_column, "no usable id")
     text = str(value)
@@ -191,7 +197,7 @@ def build_task(row: Row, options: ImportOptions, redactor: Redactor | None) -> d
         else:
             expected, scorer = _expected_and_scorer(row, options, expected_column)
     except _Bad as bad:
-        return RowProblem(row.number, bad.column, bad.reason)
+        return RowProblem(row.number, bad.column, bad.reason, bad.missing_column)
     task: dict[str, Any] = {"id": task_id, "tags": list(options.tags), "input": task_input, "expected": expected}
     if redactor is not None:
         task = _scrubbed(task, redactor)

@@ -18,7 +18,7 @@ from typing import Any
 from compare_tui.local import server, state
 from compare_tui.local.bundled import BUNDLED, ModelFile, bundled_model, ensure_models
 from compare_tui.local.catalogue_writer import DEFAULT_USD_PER_HOUR, write_catalogue
-from compare_tui.local.errors import LocalError
+from compare_tui.local.errors import BindFailed, LocalError
 from compare_tui.local.state import ServerRecord
 from compare_tui.local.stop import StopOutcome, stop_server
 
@@ -250,7 +250,7 @@ def _await(
             )
             return record
         except LocalError as exc:
-            if not auto_port or "could not bind" not in exc.message or attempt == 2:
+            if not auto_port or not isinstance(exc, BindFailed) or attempt == 2:
                 raise
         server.CHILDREN.pop(record.pid, None)
         fresh, proc = _relaunch(record, _pick_ports(1, None, {r.port for r in records})[0])

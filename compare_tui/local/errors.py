@@ -21,6 +21,11 @@ class LocalError(CompareTuiError):
         return f"{self.message}\nFix: {self.fix}"
 
 
+class BindFailed(LocalError):
+    """A llama-server exited while starting because its port was taken (another process got it
+    after the port was checked): a start on a port picked for it may try another."""
+
+
 # The exact CMAKE_ARGS that produce a working llama-server on generic x86-64 CPUs: the default
 # native build can die with "Illegal instruction" at model load on machines whose CPU flags the
 # build mis-detects, so the extra's install instruction spells these out.

@@ -31,6 +31,7 @@ from typing import Any
 
 from compare_tui.errors import CompareTuiError
 from compare_tui.paths import state_dir
+from compare_tui.settings import current
 
 PROVIDERS = ("openai", "anthropic", "azure", "gemini", "mistral", "groq", "together_ai", "openrouter", "cohere")
 DEFAULT_KEY_ENV = {
@@ -92,8 +93,8 @@ def litellm_executable(explicit: str | None = None) -> Path:
     if explicit:
         candidates = [Path(explicit)]
     else:
-        venv = os.environ.get("COMPARE_TUI_LITELLM_VENV")
-        candidates = [Path(venv) / "bin" / "litellm"] if venv else []
+        venv = current().litellm_venv
+        candidates = [venv / "bin" / "litellm"] if venv else []
         found = shutil.which("litellm")
         candidates += [Path(found)] if found else []
     for candidate in candidates:

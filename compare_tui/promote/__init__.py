@@ -8,6 +8,15 @@ comparison without one (`initial`). Pure planning (`plan_promotion`) apart from 
 (`Store.record_decision`), so the CLI and the TUI confirm exactly what will be recorded.
 """
 
-from compare_tui.promote.plan import ALLOWED, Promotion, PromotionRefused, plan_promotion
+from compare_tui.promote.offer import Offer, promotion_offer
+from compare_tui.promote.plan import ALLOWED, Promotion, PromotionRefused, VerdictRefused, plan_promotion
 
-__all__ = ["ALLOWED", "Promotion", "PromotionRefused", "plan_promotion"]
+__all__ = [
+    "ALLOWED",
+    "Offer",
+    "Promotion",
+    "PromotionRefused",
+    "VerdictRefused",
+    "plan_promotion",
+    "promotion_offer",
+]

@@ -13,12 +13,17 @@ from compare_tui.report.decision import Verdict
 from compare_tui.report.model import Report
 from compare_tui.store import DecisionRecord
 from compare_tui.store.decisions import DecisionKind
+from compare_tui.vocabulary import BaselineSource
 
 ALLOWED = (Verdict.BETTER, Verdict.NO_WORSE)
 
 
 class PromotionRefused(CompareTuiError):
-    """The verdict does not allow the promotion (the message says why and what would)."""
+    """The promotion cannot be planned as asked (the message says why and what would)."""
+
+
+class VerdictRefused(PromotionRefused):
+    """The candidate's verdict does not allow the promotion (`promote` exits 3, as a failed gate)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +91,7 @@ def _judged(inputs: ReportInputs, model: str, current_baseline: str | None) -> t
         if named and named != model
         else (current_baseline if current_baseline and current_baseline != model else None)
     )
-    source = inputs.baseline_source if against == named else "workload"
+    source = inputs.baseline_source if against == named else BaselineSource.WORKLOAD
     report = build_report(
         replace(inputs, baseline=against, baseline_source=source) if against else replace(inputs, baseline=None)
     )
@@ -104,7 +109,8 @@ def _verdict_kind(
     force: bool,
     initial: bool,
 ) -> tuple[DecisionKind, Verdict | None, str]:
-    """The promotion's kind, the verdict it rests on and its sentence, or `PromotionRefused`:
+    """The promotion's kind, the verdict it rests on and its sentence, or `PromotionRefused`
+    (`VerdictRefused` where the verdict is what refuses):
     initial (no baseline to judge against), forced (no verdict, or one that does not allow it)
     or promoted."""
     workload = report.goldset.workload_id
@@ -127,7 +133,7 @@ def _verdict_kind(
             f"with `run SET --baseline {against} --model {name}`)"
         )
         if not force:
-            raise PromotionRefused(f'refused: {name} is {words}; promote it only with --force --reason "…"')
+            raise VerdictRefused(f'refused: {name} is {words}; promote it only with --force --reason "…"')
         return "forced", None, f"{_takes_over(name, current_baseline, workload)} (forced): {name} is {words}."
     decision = report.decision
     versus = decision.for_candidate(label)
@@ -139,7 +145,7 @@ def _verdict_kind(
     elif force:
         kind = "forced"
     else:
-        raise PromotionRefused(
+        raise VerdictRefused(
             f'refused: {name} is {words}; promote it only with --force --reason "…" (recorded as forced)'
         )
     return kind, verdict, f"{_takes_over(name, current_baseline, workload)} ({kind}): {name} is {words}."

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from compare_tui.errors import CompareTuiError
 from compare_tui.publish.comparison_page import comparison_page
@@ -89,27 +88,18 @@ def publish_report(
 
 
 def _publish_report(store: Store, ref: str, out: Path, answers: bool, environ: dict[str, str] | None) -> Published:
-    from compare_tui.insights import build_insights, insight_inputs_for, insights_document
-    from compare_tui.judge import grade_summary_json, load_report_grades
+    from compare_tui.assembly import assemble_report
     from compare_tui.publish.insights_section import masked_document
-    from compare_tui.report import (
-        build_report,
-        load_report_inputs,
-        report_document,
-    )
 
-    goldsets: dict[str, Any] = {}
-    inputs = load_report_inputs(store, ref, goldsets=goldsets)
-    report = build_report(inputs)
-    runs = [r.run for r in inputs.runs]
+    # The grades are read from the store: publishing asks no judge.
+    view = assemble_report(store, ref, insights=True)
+    report, grades = view.report, list(view.grades)
+    runs = [r.run for r in view.inputs.runs]
     mask = Masker(runs, environ)
-    details = task_details(store, runs, report.task_ids, mask, goldsets) if answers else None
-    grades = load_report_grades(store, inputs)  # read from the store: publishing asks no judge
-    insights = build_insights(insight_inputs_for(store, inputs, goldsets))
-    # As `report --format json` writes it: `grades` only when some are stored; `insights` always.
-    document = report_document(report) | ({"grades": [grade_summary_json(g) for g in grades]} if grades else {})
-    document["insights"] = masked_document(insights_document(insights), mask)
-    page = comparison_page(report, document, runs, details, mask, grades, insights)
+    details = task_details(store, runs, report.task_ids, mask, view.goldsets) if answers else None
+    # As `report --format json` writes it: `grades` only when some are stored; `insights` always, masked.
+    document = view.document(shown=lambda found: masked_document(found, mask))
+    page = comparison_page(report, document, runs, details, mask, grades, view.insights)
     # Exactly `report --format json`'s document, from the one the page used.
     index, report_path, page_bytes, json_bytes = _write(out, page, indented_json(document) + "\n")
     kind: BundleKind = "comparison" if report.comparison_id else "run"

@@ -313,7 +313,7 @@ def _flags(statuses: Sequence[str]) -> str:
         flags.append("c")
     if any(s in (Outcome.FAIL, Outcome.ERROR) for s in statuses):
         flags.append("f")
-    if "review" in statuses:
+    if Outcome.REVIEW in statuses:
         flags.append("r")
     return " ".join(flags)
 

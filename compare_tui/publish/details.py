@@ -21,6 +21,7 @@ from compare_tui.goldset.text import expected_text, input_text
 from compare_tui.scoring.result import Answer, ToolCall
 from compare_tui.store import Store
 from compare_tui.store.records import RunRecord
+from compare_tui.vocabulary import Outcome, ReviewVerdict
 
 _KEY_PREFIX = re.compile(r"sk-|sk_|AIza|gsk_|xai-|hf_|r8_|pplx-|fw_|AKIA|ASIA|ghp_|github_pat_|gh[ousr]_")
 _COLUMNS = (
@@ -41,7 +42,7 @@ _COLUMNS = (
 @dataclass(frozen=True, slots=True)
 class AttemptDetail:
     attempt: int
-    outcome: str
+    outcome: Outcome
     answer: str
     detail: str
     error: str
@@ -51,7 +52,7 @@ class AttemptDetail:
 
 @dataclass(frozen=True, slots=True)
 class ReviewDetail:
-    verdict: str
+    verdict: ReviewVerdict
     note: str
     reviewer: str
     at: str
@@ -137,7 +138,7 @@ def task_details(
             per_task[row["task_id"]].append(
                 AttemptDetail(
                     row["attempt"],
-                    row["outcome"],
+                    Outcome(row["outcome"]),
                     mask(_answer(row)),
                     mask(row["score_detail"] or ""),
                     mask(error),
@@ -147,7 +148,7 @@ def task_details(
             )
         attempts[run.id] = per_task
         for task_id, review in store.reviews_for_run(run.id).items():
-            reviews[task_id][run.id] = ReviewDetail(str(review.verdict), mask(review.note), review.reviewer, review.at)
+            reviews[task_id][run.id] = ReviewDetail(review.verdict, mask(review.note), review.reviewer, review.at)
     out = []
     for task_id in task_ids:
         task = tasks.get(task_id)

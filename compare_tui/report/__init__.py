@@ -23,7 +23,7 @@ from compare_tui.report.figures import (
 from compare_tui.report.gate import GateCheck, GateResult, check_gate, gate_document, parse_pass_rate
 from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput, StepGrading
 from compare_tui.report.load import ReportNotFoundError, load_report_inputs
-from compare_tui.report.model import GoldenSetInfo, Report, build_report
+from compare_tui.report.model import GoldenSetInfo, Report, ReportRows, build_report, build_rows
 from compare_tui.report.paired import PairedComparison
 from compare_tui.report.render_json import SCHEMA, SCHEMA_VERSION, render_json, report_document
 from compare_tui.report.render_junit import render_junit
@@ -56,11 +56,13 @@ __all__ = [
     "Report",
     "ReportInputs",
     "ReportNotFoundError",
+    "ReportRows",
     "RunInput",
     "StepGrading",
     "Tokens",
     "UtilisationPoint",
     "build_report",
+    "build_rows",
     "check_gate",
     "gate_document",
     "load_report_inputs",

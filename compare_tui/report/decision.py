@@ -214,7 +214,7 @@ class Decision:
 
     baseline: str
     """The baseline row's label."""
-    baseline_source: str
+    baseline_source: BaselineSource
     """How it was chosen (`vocabulary.BaselineSource`): `named` (for this comparison), `workload`
     (the promoted baseline) or `after_data` (`report --baseline`, after seeing the data)."""
     margin_pp: float
@@ -411,7 +411,7 @@ def decide(
     rows: Sequence[ModelFigures],
     baseline: str,
     *,
-    source: str = "named",
+    source: BaselineSource = BaselineSource.NAMED,
     margin_pp: float | None = None,
     recorded_margin_pp: float | None = None,
     sequential: Mapping[str, SequentialStanding] | None = None,

@@ -32,7 +32,18 @@ from compare_tui.report.cost import Cost, cost_figure, refusal_reason, run_durat
 from compare_tui.report.inputs import AttemptFacts, RunInput
 from compare_tui.report.stats import Interval, Percentiles, percentiles, proportion_interval
 from compare_tui.report.text_calls import TextCalls, text_calls
-from compare_tui.vocabulary import MISSING, GpuSource, ModelKind, Outcome, RunStatus, TaskStatus, measured, task_outcome
+from compare_tui.vocabulary import (
+    MISSING,
+    GpuSource,
+    ModelKind,
+    Outcome,
+    ReviewVerdict,
+    RunStatus,
+    TaskStatus,
+    TextCall,
+    measured,
+    task_outcome,
+)
 
 STATUSES: tuple[TaskStatus, ...] = (*Outcome, MISSING)
 
@@ -45,7 +56,7 @@ class Block:
     status: TaskStatus
     """`pass`, `fail`, `review` (needs a person), `error` or `missing` (not done)."""
     human: bool
-    verdict: str | None = None
+    verdict: ReviewVerdict | None = None
     """The latest verdict a person gave (`pass`, `fail`, `skip`), if any."""
     detail: str = ""
     """Why, in the scorer's words, from the attempt that decided the status."""
@@ -55,7 +66,7 @@ class Block:
     scorer_status: TaskStatus | None = None
     """The status the attempts alone give, when a person's verdict replaced it (an override of
     a scored task's `pass`, `fail` or `error`); None otherwise."""
-    text_call: str | None = None
+    text_call: TextCall | None = None
     """The deciding attempt's tool call written as text (`AttemptFacts.text_call`), if any."""
     tokens: int | None = None
     """Prompt + completion tokens over every attempt of the task (for the decision's paired Δ

@@ -187,7 +187,7 @@ def _footnoted(column: Column, cap: int, footnotes: list[str]) -> Column:
             cells.append(cell)
             continue
         note = f"{column.header}: {cell}"
-        marker = next((f"[{n}]" for n, text in enumerate(footnotes, 1) if text.endswith(f"] {note}")), None)
+        marker = next((f"[{n}]" for n, text in enumerate(footnotes, 1) if text == f"[{n}] {note}"), None)
         if marker is None:
             marker = f"[{len(footnotes) + 1}]"
             footnotes.append(f"{marker} {note}")

@@ -12,7 +12,7 @@ from typing import Any
 
 from compare_tui.scoring.tool_call import stored_text_call_right
 from compare_tui.store.records import AttemptRecord, RunRecord, SequentialOrder
-from compare_tui.vocabulary import ErrorClass, Outcome
+from compare_tui.vocabulary import BaselineSource, ErrorClass, Outcome, ReviewVerdict, TextCall
 
 REFUSED_CLASSES = frozenset({ErrorClass.HTTP_4XX, ErrorClass.AUTH, ErrorClass.HTTP_429})
 """Error statuses a server answers before generating anything (vLLM's 400 for a prompt past its
@@ -42,7 +42,7 @@ class AttemptFacts:
     """The scorer's one-line reason (or the error), for people reading a failure."""
     cached_tokens: int | None = None
     """Prompt tokens the server took from its prompt cache (store v14), None when not said."""
-    text_call: str | None = None
+    text_call: TextCall | None = None
     """A tool call written as text that the server did not parse (`tool_call` scorer):
     `passed` (accepted by `accept_text_calls`), `right` (name and arguments as expected),
     `wrong`, `unknown` (not told by what was stored); None when the answer held no such call."""
@@ -87,14 +87,14 @@ def prompt_ms(timings: Mapping[str, Any] | None) -> float | None:
     return None
 
 
-def text_call_kind(score_data: Mapping[str, Any] | None) -> str | None:
+def text_call_kind(score_data: Mapping[str, Any] | None) -> TextCall | None:
     """`AttemptFacts.text_call` from a `tool_call` scorer's stored data."""
     if not score_data or not score_data.get("written_as_text"):
         return None
     if score_data.get("passed_as_text"):
-        return "passed"
+        return TextCall.PASSED
     right = stored_text_call_right(score_data)
-    return "unknown" if right is None else "right" if right else "wrong"
+    return TextCall.UNKNOWN if right is None else TextCall.RIGHT if right else TextCall.WRONG
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +103,7 @@ class RunInput:
 
     run: RunRecord
     attempts: tuple[AttemptFacts, ...] = ()
-    verdicts: Mapping[str, str] = field(default_factory=dict)
+    verdicts: Mapping[str, ReviewVerdict] = field(default_factory=dict)
     """task id → the latest verdict (`pass`, `fail` or `skip`)."""
     running: str | None = None
     """"running since T, pid P on HOST" while a live process holds the run's lease (it is being
@@ -150,7 +150,7 @@ class ReportInputs:
     comparison_name: str = ""
     baseline: str | None = None
     """The model the candidates are judged against (None: no versus-baseline figures)."""
-    baseline_source: str = "named"
+    baseline_source: BaselineSource = BaselineSource.NAMED
     """`named` (the comparison's or the command's) or `workload` (the promoted baseline)."""
     margin_pp: float | None = None
     """The verdict's margin in points (None: the recorded one, else the default); from the

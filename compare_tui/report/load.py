@@ -16,7 +16,7 @@ from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput, prom
 from compare_tui.store import AmbiguousIdError, RunNotFoundError, Store
 from compare_tui.store.holders import live_lease
 from compare_tui.store.records import RunRecord
-from compare_tui.vocabulary import ErrorClass, Outcome
+from compare_tui.vocabulary import BaselineSource, ErrorClass, Outcome, TextCall
 
 # Only what the figures use: validating whole attempt records (answers, tool calls, score
 # data, timestamps) costs more than the figures' own work, row by row, on a large report
@@ -77,19 +77,19 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
     )
 
 
-def _baseline(store: Store, comparison_id: str | None, runs: list[RunRecord]) -> tuple[str | None, str]:
+def _baseline(store: Store, comparison_id: str | None, runs: list[RunRecord]) -> tuple[str | None, BaselineSource]:
     """The comparison's named baseline; else the workload's promoted one when it is among the
     runs (a report of one run has no baseline to be judged against)."""
     if comparison_id is not None:
         named = store.get_comparison(comparison_id).baseline
         if named:
-            return named, "named"
+            return named, BaselineSource.NAMED
     if len(runs) < 2 or not runs[0].goldset_id:
-        return None, "named"
+        return None, BaselineSource.NAMED
     current = store.current_baseline(runs[0].goldset_id)
     if current is not None and any(run.model_name == current.model for run in runs):
-        return current.model, "workload"
-    return None, "named"
+        return current.model, BaselineSource.WORKLOAD
+    return None, BaselineSource.NAMED
 
 
 _OUTCOMES = {o.value: o for o in Outcome}
@@ -128,7 +128,7 @@ def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
     )
 
 
-def _text_call(score_data: str | None) -> str | None:
+def _text_call(score_data: str | None) -> TextCall | None:
     # Parsed only where a call written as text was recorded: most rows have none, and a
     # 10,000-row report must not decode every attempt's scorer data.
     if not score_data or '"written_as_text"' not in score_data:

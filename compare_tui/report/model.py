@@ -30,6 +30,7 @@ from compare_tui.report.serving import (
     stack_confound,
 )
 from compare_tui.report.trajectories import Trajectories, replay_caveats, trajectories
+from compare_tui.vocabulary import BaselineSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +117,21 @@ def labels(inputs: ReportInputs) -> list[str]:
     ]
 
 
-def build_report(inputs: ReportInputs) -> Report:
-    """Compute every figure of a report from its inputs. Deterministic; no IO."""
+@dataclass(frozen=True, slots=True)
+class ReportRows:
+    """A report's grid alone, as `build_report` computes it: what a one-line view (a run's pass
+    rate, the review queue) reads, without the decision, paired statistics and caveats."""
+
+    task_ids: tuple[str, ...]
+    """The grid's columns, as `Report.task_ids`."""
+    models: tuple[ModelFigures, ...]
+    """The shown rows, as `Report.models`."""
+    refused: tuple[RefusedRow, ...]
+    """As `Report.refused`."""
+
+
+def build_rows(inputs: ReportInputs) -> ReportRows:
+    """The report's grid: the same rows `build_report(inputs)` shows. Deterministic; no IO."""
     task_ids = report_task_ids(inputs)
     rows, refused = [], []
     for run_input, label in zip(inputs.runs, labels(inputs), strict=True):
@@ -126,6 +140,13 @@ def build_report(inputs: ReportInputs) -> Report:
             refused.append(refused_row)
         else:
             rows.append(model_figures(run_input, label, task_ids, inputs.task_kinds))
+    return ReportRows(task_ids, tuple(rows), tuple(refused))
+
+
+def build_report(inputs: ReportInputs) -> Report:
+    """Compute every figure of a report from its inputs. Deterministic; no IO."""
+    grid = build_rows(inputs)
+    task_ids, rows, refused = grid.task_ids, list(grid.models), list(grid.refused)
     standings = [
         Standing(
             row.label, row.pass_rate.passed, row.pass_rate.scored, row.completed, row.missing, len(row.awaiting_review)
@@ -243,7 +264,7 @@ def _decision(
         return decision, None
     if any(name in (r.label, r.model_name) for r in refused):
         return None, f"No verdict against the baseline {name}: its row is not shown (see below)."
-    if inputs.baseline_source == "workload":
+    if inputs.baseline_source == BaselineSource.WORKLOAD:
         return None, None
     shown = ", ".join(r.label for r in rows) or "none"
     raise BaselineError(

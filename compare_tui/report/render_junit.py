@@ -16,6 +16,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from compare_tui.report import formatting as fmt
+from compare_tui.report.decision import Verdict
 from compare_tui.report.figures import Block, ModelFigures
 from compare_tui.report.gate import GateResult
 from compare_tui.report.model import Report
@@ -100,10 +101,10 @@ def _decision_suite(report: Report) -> ET.Element:
             f"{fmt.signed(v.delta_pp, ' pts')}, {fmt.level(v.level)} CI {fmt.points_interval(v.interval_pp)}, "
             f"{decision.margin_words}"
         )
-        if v.verdict == "worse":
+        if v.verdict == Verdict.WORSE:
             ET.SubElement(case, "failure", message=message, type="worse")
             counts["failures"] += 1
-        elif v.verdict in ("inconclusive", None):
+        elif v.verdict in (Verdict.INCONCLUSIVE, None):
             ET.SubElement(case, "skipped", message=message)
             counts["skipped"] += 1
         else:

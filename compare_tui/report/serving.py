@@ -29,6 +29,7 @@ from compare_tui.endpoint.fingerprint import (
 )
 from compare_tui.report.caveats import Caveat
 from compare_tui.store import RunRecord
+from compare_tui.vocabulary import ModelKind, WeightsCheck
 
 SHARED_SETTINGS = (
     "context_per_slot",
@@ -102,7 +103,7 @@ def _endpoint_host(entry: Mapping[str, Any]) -> str | None:
 def _hardware(entry: Mapping[str, Any], environment: Mapping[str, Any], gpu: Mapping[str, Any] | None) -> str | None:
     """Where the model ran: this machine (its GPUs, else its CPU) for a server on loopback, the
     endpoint's host otherwise, the provider's for a hosted model."""
-    if entry.get("kind") == "hosted":
+    if entry.get("kind") == ModelKind.HOSTED:
         return "the provider's"
     host = _endpoint_host(entry)
     if host is None:
@@ -271,7 +272,7 @@ def serving_caveats(summary: ServingSummary, provenance: str) -> list[Caveat]:
         )
     if summary.read and (provenance == VERIFIED or provenance in WEIGHTS_NOT_CHECKED):
         loaded = summary.loaded or {}
-        if summary.unread or loaded.get("status") == "unchecked":
+        if summary.unread or loaded.get("status") == WeightsCheck.UNCHECKED:
             why = loaded.get("text") or f"its account could not be read ({summary.unread})"
             # Runs before the label existed were labelled verified with this caveat alone.
             label = "is labelled verified because" if provenance == VERIFIED else f"is labelled “{provenance}”:"

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from compare_tui.vocabulary import Outcome
+from compare_tui.vocabulary import Outcome, TextCall
 
 SERVING_STACK = "a serving-stack result — chat template / tool parser — not the model's ability"
 
@@ -24,7 +24,7 @@ class _Block(Protocol):
     @property
     def human(self) -> bool: ...
     @property
-    def text_call(self) -> str | None: ...
+    def text_call(self) -> TextCall | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +51,11 @@ def text_calls(blocks: Iterable[_Block]) -> TextCalls:
             continue
         if block.status == Outcome.FAIL:
             failed += 1
-            if block.text_call in ("right", "wrong", "unknown"):
+            if block.text_call in (TextCall.RIGHT, TextCall.WRONG, TextCall.UNKNOWN):
                 as_text += 1
-                right += block.text_call == "right"
-                unknown += block.text_call == "unknown"
-        elif block.status == Outcome.PASS and block.text_call == "passed":
+                right += block.text_call == TextCall.RIGHT
+                unknown += block.text_call == TextCall.UNKNOWN
+        elif block.status == Outcome.PASS and block.text_call == TextCall.PASSED:
             passed += 1
     return TextCalls(failed, as_text, right, unknown, passed)
 

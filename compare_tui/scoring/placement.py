@@ -7,12 +7,12 @@ variable, never a manifest field.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from compare_tui.errors import CompareTuiError
 from compare_tui.scoring.executor import LocalScorers, ScorerExecutor
+from compare_tui.settings import current
 
 SCORERS_ENV = "COMPARE_TUI_SCORERS"
 SCORERS_HELP = (
@@ -52,8 +52,7 @@ def scorer_executor(
     `needed=False` (the golden set has no command scorer): the choice is still checked, but no
     cluster is connected to, and a local executor returned: a set with nothing to send a cluster
     is not refused because the cluster `$COMPARE_TUI_SCORERS` names is down."""
-    env = os.environ if environ is None else environ
-    picked = choice or env.get(SCORERS_ENV) or "local"
+    picked = choice or current(environ).scorers or "local"
     if jobs is not None and jobs < 1:
         raise ScorerChoiceError(f"--scorer-jobs {jobs}: give at least 1")
     kind, address = parse_scorers(picked)

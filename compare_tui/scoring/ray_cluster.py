@@ -34,6 +34,7 @@ from compare_tui.goldset.models import GoldenSet
 from compare_tui.scoring.dispatch import score
 from compare_tui.scoring.executor import Scored, ScoreItem, is_command
 from compare_tui.scoring.result import ScoreResult
+from compare_tui.settings import current
 
 RETRIES = 2
 """Times Ray runs a scorer again on another node after the node running it was lost."""
@@ -69,18 +70,9 @@ def _probe(address: str) -> None:
 
 
 def _wait_from_env() -> float:
-    raw = os.environ.get("COMPARE_TUI_SCORER_WAIT_S", "").strip()
-    if not raw:
-        return DEFAULT_WAIT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
-        raise ScorerClusterError(
-            f"COMPARE_TUI_SCORER_WAIT_S={raw!r}: give the seconds a scorer may wait to be placed (e.g. 300)"
-        )
-    return value
+    """`$COMPARE_TUI_SCORER_WAIT_S` (checked by `settings.current`), else the default."""
+    wait = current().scorer_wait_s
+    return DEFAULT_WAIT_S if wait is None else wait
 
 
 def _set_payload(goldset: GoldenSet) -> dict[str, tuple[bytes, int]]:

@@ -11,7 +11,7 @@ import re
 import secrets
 import time
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -23,11 +23,12 @@ from pydantic import (
 )
 
 from compare_tui.scoring.result import Answer, Outcome, ToolCall
-from compare_tui.vocabulary import AuditState, ErrorClass, Provenance, RunStatus
+from compare_tui.vocabulary import AuditState, ErrorClass, Provenance, ReviewVerdict, RunStatus
 
 PROVENANCE_VERIFIED = Provenance.VERIFIED
 PROVENANCE_ATTESTED = Provenance.HOST_ATTESTED
-Verdict = Literal["pass", "fail", "skip"]
+Verdict = ReviewVerdict
+"""A person's verdict on one task (`vocabulary.ReviewVerdict`)."""
 
 
 _SECOND: tuple[int, str] = (-1, "")

@@ -19,6 +19,7 @@ from textual.theme import Theme
 
 from compare_tui.paths import user_config_path
 from compare_tui.reviewer import reviewer_name
+from compare_tui.settings import current
 from compare_tui.store import Store, StoreError
 from compare_tui.tui.engine_bridge import NewRunPlan, ResumePlan
 from compare_tui.tui.health import probe_endpoint
@@ -272,9 +273,9 @@ def create_app(
 
 def default_sets_dir() -> Path:
     """`$COMPARE_TUI_SETS`, else `./sample_sets` when it exists, else the current folder."""
-    env = os.environ.get("COMPARE_TUI_SETS")
+    env = current().sets
     if env:
-        return Path(env)
+        return env
     return Path("sample_sets") if Path("sample_sets").is_dir() else Path(".")
 
 

@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from compare_tui.engine.reachability import TIMEOUT_S, health_for, probe_endpoint
+from compare_tui.engine.reachability import CHECKING, TIMEOUT_S, Health, Reachability, health_for, probe_endpoint
 
-__all__ = ["TIMEOUT_S", "health_for", "probe_endpoint"]
+__all__ = ["CHECKING", "TIMEOUT_S", "Health", "Reachability", "health_for", "probe_endpoint"]

@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from compare_tui.assembly import report_rows
 from compare_tui.catalogue import HOST_ATTESTED, ModelEntry, check_entry
 from compare_tui.catalogue.readiness import cost_summary
 from compare_tui.goldset import GoldenSetError, discover_golden_sets
-from compare_tui.report import ReportNotFoundError, build_report, load_report_inputs
+from compare_tui.report import ReportNotFoundError
 from compare_tui.report import formatting as fmt
 from compare_tui.store import DecisionRecord, RunRecord, RunStatus, RunSummary, Store, StoreError
 from compare_tui.store.holders import live_lease
@@ -171,9 +172,10 @@ class RunRate:
 
 
 def report_pass_rate(store: Store, run_id: str) -> RunRate:
-    """Builds the run's report (blocking): its cost grows with the run's tasks, so call it off the UI thread."""
+    """Builds the run's report rows (blocking, `assembly.report_rows`: the grid without the
+    decision or caveats): its cost grows with the run's tasks, so call it off the UI thread."""
     try:
-        report = build_report(load_report_inputs(store, run_id))
+        report = report_rows(store, run_id)
     except (ReportNotFoundError, StoreError) as exc:
         return RunRate(run_id, f"✗ {exc}", None)
     if not report.models:

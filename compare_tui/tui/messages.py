@@ -17,9 +17,10 @@ if TYPE_CHECKING:  # the payloads' types, named without importing their modules 
 
     from compare_tui.catalogue.readiness import CatalogueRow, VerifyOutcome
     from compare_tui.diff.ab import RunPairDiff
+    from compare_tui.engine.reachability import Health
     from compare_tui.insights import Insights
     from compare_tui.judge import GradeReport
-    from compare_tui.report import Report
+    from compare_tui.report import Report, ReportRows
     from compare_tui.store import ReviewRecord
     from compare_tui.tui.home_data import HomeData, RunRate
     from compare_tui.tui.task_facts import TaskFacts
@@ -38,7 +39,7 @@ class EndpointChecked(Message):
     """One model's endpoint answered (or did not) the health probe."""
 
     model_name: str
-    health: str
+    health: Health
 
 
 @dataclass
@@ -111,7 +112,7 @@ class LeaseTakenOver(Message):
 class SessionEnded(Message):
     """The engine worker is done with every run of the session."""
 
-    statuses: tuple[str, ...]
+    statuses: tuple[RunStatus, ...]
     cancelled: bool
 
 
@@ -123,6 +124,13 @@ class ReportBuilt(Message):
     seconds: float
     grades: tuple[GradeReport, ...] = ()
     """The stored rubric grades of the report's runs (`compare-tui grade`), one per judge × rubric."""
+
+
+@dataclass
+class RowsBuilt(Message):
+    """A report's grid alone (`assembly.report_rows`) was built in a worker: the review queue's."""
+
+    rows: ReportRows
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from compare_tui.report import Report
+from compare_tui.report import Report, ReportRows
 from compare_tui.vocabulary import Outcome
 
 NEEDS_A_PERSON = "needs a person"
@@ -34,8 +34,9 @@ class ReviewItem:
         return (self.run_id, self.task_id)
 
 
-def review_queue(report: Report, flagged: Collection[tuple[str, str]] = ()) -> list[ReviewItem]:
-    """Every item, task by task in the report's order, then model by model."""
+def review_queue(report: Report | ReportRows, flagged: Collection[tuple[str, str]] = ()) -> list[ReviewItem]:
+    """Every item, task by task in the report's order, then model by model (a report's grid
+    alone is enough: `assembly.report_rows`)."""
     items = []
     for index, task_id in enumerate(report.task_ids):
         for row in report.models:

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compare_tui.catalogue import Catalogue, CatalogueError, load_catalogue
+from compare_tui.engine.reachability import Reachability
 from compare_tui.engine.session import no_catalogue_reason
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.store import Store
 
-HealthProbe = Callable[[str], str]
-"""endpoint → a short health word (`healthy`, `unreachable: …`). Blocking; runs in a worker."""
+HealthProbe = Callable[[str], Reachability]
+"""endpoint → what its keyless probe found (`engine.reachability`). Blocking; runs in a worker."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -136,7 +136,7 @@ def test_a_judge_run_ignores_the_proxy(tmp_path, store, proxy):
 
 def test_the_probes_ignore_the_proxy(proxy):
     with FakeServer(default=text("ok")) as server:
-        assert probe_endpoint(server.url) == "healthy"  # the TUI's health check
+        assert str(probe_endpoint(server.url)) == "healthy"  # the TUI's health check
         port = int(server.url.split(":")[2].split("/")[0])
         assert get_json(port, "/health")[0] == 200  # the local servers' health check
     assert proxy.connections == 0

@@ -9,12 +9,14 @@ from pathlib import Path
 from textual.app import App
 from textual.screen import Screen
 
+from compare_tui.engine.reachability import Reachability
 from compare_tui.store import Store
 from compare_tui.tui.workspace import Workspace
+from compare_tui.vocabulary import Reach
 
 
-def _no_probe(endpoint: str) -> str:
-    return "not checked"
+def _no_probe(endpoint: str) -> Reachability:
+    return Reachability(Reach.UNREACHABLE, reason="not checked")
 
 
 class ScreenHost(App[None]):

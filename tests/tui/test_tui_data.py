@@ -11,8 +11,10 @@ import json
 from pathlib import Path
 
 from compare_tui.engine.events import AttemptFinished, RunFinished, RunStarted
+from compare_tui.engine.reachability import Reachability
 from compare_tui.goldset import load_golden_set
 from compare_tui.store import AttemptRecord, ComparisonRecord, ReviewRecord, RunRecord, Store
+from compare_tui.vocabulary import Reach
 
 SET_NAME = "support-mini"
 TASK_IDS = [f"ticket-{n:02d}" for n in range(1, 11)] + ["reply-01", "reply-02"]
@@ -192,8 +194,10 @@ def build_store(tmp_path: Path) -> tuple[Store, Path]:
     return store, sets
 
 
-def fixed_probe(endpoint: str) -> str:
-    return "healthy" if "127.0.0.1:9/" not in endpoint + "/" else "unreachable: connection refused"
+def fixed_probe(endpoint: str) -> Reachability:
+    if "127.0.0.1:9/" not in endpoint + "/":
+        return Reachability(Reach.HEALTHY, 200)
+    return Reachability(Reach.UNREACHABLE, reason="connection refused")
 
 
 # ---------------------------------------------------------------- tests of the pure modules

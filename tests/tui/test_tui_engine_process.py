@@ -10,12 +10,14 @@ import threading
 import time
 
 from compare_tui.engine import RunOverrides
+from compare_tui.engine.reachability import Reachability
 from compare_tui.store import Store
 from compare_tui.tui import messages
 from compare_tui.tui.engine_bridge import NewRunPlan
 from compare_tui.tui.engine_process import ProcessEngineSession
 from compare_tui.tui.live_tally import LiveTally
 from compare_tui.tui.workspace import Workspace
+from compare_tui.vocabulary import Reach
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
 from tests.tui.test_tui_data import write_catalogue
@@ -28,7 +30,7 @@ def session(tmp_path, store, url, tasks: int, concurrency: int = 4):
         catalogue_path=write_catalogue(tmp_path / "models.toml", url),
         sets_dir=tmp_path / "sets",
         reviewer="tester",
-        probe=lambda endpoint: "healthy",
+        probe=lambda endpoint: Reachability(Reach.HEALTHY, 200),
     )
     posted: list = []
     tally = LiveTally([("fake-a", 0, "")])

@@ -29,7 +29,10 @@ def test_home_cells_are_short_and_the_detail_line_says_it_whole():
     many = "command×2, exact×10, human×2, json×3, tool_call×4"
     assert fit_list("exact×10, human×2", 22) == "exact×10, human×2"
     assert fit_list(many, 22) == "command×2 +4 more" and len(fit_list(many, 22)) <= 22
-    assert short_health("unreachable: Connection refused") == "✗ unreachable" and short_health("healthy") == "✓ healthy"
+    from compare_tui.tui.health import Health
+
+    assert short_health(Health(False, "unreachable", "unreachable: Connection refused")) == "✗ unreachable"
+    assert short_health(Health(True, "healthy", "healthy")) == "✓ healthy"
     assert short_provenance("provenance by host attestation, not verified", "x") == "host attested"
     assert short_cost("token $1/$2 per Mtok (2026-12-01)") == "token $1/$2 per Mtok"
     assert short_cost("none (runs will be refused in reports)") == "✗ none"

@@ -19,7 +19,7 @@ from compare_tui.judge.evaluator.compare import (
 from compare_tui.judge.prompt.answers import StoredAnswer, judged_answers
 from compare_tui.store import RunRecord, Store
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord
-from compare_tui.vocabulary import Outcome
+from compare_tui.vocabulary import Outcome, ReviewVerdict
 
 SCORER = "scorer"
 DEFAULT_PASS_AT = 4
@@ -118,7 +118,11 @@ def load_comparison(
     rows = []
     for task in sorted(set(answers) | set(cand) | set(cur)):
         review = labels.get(task)
-        verdict = review.verdict if review is not None and review.verdict in ("pass", "fail") else None
+        verdict = (
+            review.verdict
+            if review is not None and review.verdict in (ReviewVerdict.PASS, ReviewVerdict.FAIL)
+            else None
+        )
         rows.append(
             EvaluatorRow(
                 task,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import cast
 
 from compare_tui.judge.evaluator.compare import FAILED_CALL, BadgeName
 from compare_tui.judge.evaluator.load import load_comparison
@@ -24,8 +23,7 @@ from compare_tui.judge.prompt.answers import StoredAnswer, expected_text, judged
 from compare_tui.judge.run.prepare import JudgingRefused, load_run_set
 from compare_tui.store import ReviewRecord, RunRecord, Store
 from compare_tui.store.judgements import JudgementRecord, JudgingKind, PairLabel, PairLabelRecord
-from compare_tui.store.records import Verdict
-from compare_tui.vocabulary import Outcome
+from compare_tui.vocabulary import Outcome, ReviewVerdict
 
 
 class Disagreement(StrEnum):
@@ -219,7 +217,7 @@ def save_label(store: Store, view: TriageView, task_id: str, key: str, *, review
     if key == "tie":
         raise ValueError("tie applies to a pair of answers; label a single answer pass, fail or skip")
     review = store.add_review(
-        ReviewRecord(run_id=view.run_id, task_id=task_id, verdict=cast("Verdict", key), note=note, reviewer=reviewer)
+        ReviewRecord(run_id=view.run_id, task_id=task_id, verdict=ReviewVerdict(key), note=note, reviewer=reviewer)
     )
     return f"{review.verdict} on {task_id} by {review.reviewer} at {review.at}"
 

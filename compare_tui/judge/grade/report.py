@@ -15,7 +15,7 @@ from compare_tui.judge.run.usage import JudgeUsage, judge_usage
 from compare_tui.report.inputs import ReportInputs
 from compare_tui.store import RunRecord, Store, StoreError
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord, RubricMode
-from compare_tui.vocabulary import RunStatus
+from compare_tui.vocabulary import Provenance, RunStatus
 
 ISOLATION_CAVEAT = (
     "Each answer was graded alone (never beside another answer), so the judge's position and "
@@ -176,7 +176,7 @@ def build_grade_report(
         )
     if baseline is not None and base is None:
         caveats.append(f"The baseline {baseline.model_name} (run {baseline.id}) has no grades here: no Δ is shown.")
-    if first.provenance and first.provenance != "verified":
+    if first.provenance and first.provenance != Provenance.VERIFIED:
         caveats.append(f"Judge provenance: {first.provenance}.")
     for g in done:
         caveats.extend(g.caveats)

@@ -23,7 +23,7 @@ from compare_tui.judge.run.family import same_family_caveat
 from compare_tui.judge.run.usage import JudgeUsage, judge_usage
 from compare_tui.store import RunRecord, Store
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord, PairLabelRecord
-from compare_tui.vocabulary import Outcome, RunStatus
+from compare_tui.vocabulary import Outcome, Provenance, RunStatus
 
 JUDGE_IS_NOT_TRUTH = (
     "A judge's verdict is one model's opinion under your rubric, not ground truth: check it "
@@ -180,7 +180,7 @@ def _caveats(
         )
     if figures.not_judged:
         out.append(f"{figures.not_judged} task(s) were not judged because a side had no answer.")
-    if judging.provenance and judging.provenance != "verified":
+    if judging.provenance and judging.provenance != Provenance.VERIFIED:
         out.append(f"Judge provenance: {judging.provenance}.")
     for role, run in (("baseline", baseline), ("candidate", candidate)):
         if run.status != RunStatus.COMPLETED:

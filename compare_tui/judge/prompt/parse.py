@@ -42,6 +42,9 @@ class ParsedReply:
     rationale: str
     text: str
     problem: str | None = None
+    no_verdict_found: bool = False
+    """The reply held no verdict in any form (neither JSON nor a `VERDICT:`/`GRADE:` line), as
+    opposed to a verdict that is not one of the allowed ones."""
 
 
 def _from_json(text: str, allowed: tuple[str, ...], upper: bool, key: str = "verdict") -> ParsedReply | None:
@@ -74,7 +77,7 @@ def _parse(
     matches = list(pattern.finditer(text))
     if not matches:
         shown = text[-160:].replace("\n", " ") if text else "(empty reply)"
-        return ParsedReply(None, text, text, f"no {key} line ({expected}) in the judge's reply: …{shown}")
+        return ParsedReply(None, text, text, f"no {key} line ({expected}) in the judge's reply: …{shown}", True)
     last = matches[-1]
     verdict = last.group(1).upper() if upper else last.group(1).lower()
     # The rationale is the reply without the line that carries the final verdict.

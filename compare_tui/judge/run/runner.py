@@ -114,7 +114,7 @@ def unparseable_problem(judging: JudgingRecord, reply: JudgeReply, parsed: Parse
             f"the judge's reply stopped at the max_tokens limit before its {key} ({reply.completion_tokens or '?'} "
             "tokens): raise --max-tokens and judge again"
         )
-    if judging.reply_form == "structured" and parsed.problem and parsed.problem.startswith("no "):
+    if judging.reply_form == "structured" and parsed.no_verdict_found:
         shown = parsed.text[-160:].replace("\n", " ") if parsed.text else "(empty reply)"
         return f"the judge's reply is not the JSON object with a `{key}` it was asked for: …{shown}"
     return parsed.problem

@@ -83,6 +83,8 @@ class NotChecked:
     schema_pointer: str
     keyword: str
     reason: str
+    odd_type: str | None = None
+    """For `type`: the first type name JSON Schema does not have (as the reason names it)."""
 
     def __str__(self) -> str:
         return f"{self.keyword} at {self.schema_pointer or '/'} ({self.reason})"
@@ -144,14 +146,23 @@ def nested_quantifier(pattern: str) -> bool:
     return False
 
 
+def odd_type_names(value: Any) -> list[Any]:
+    """The names of a `type` keyword's `value` that JSON Schema does not have."""
+    names = value if isinstance(value, list) else [value]
+    return [n for n in names if not isinstance(n, str) or n not in STANDARD_TYPES]
+
+
+def _odd_type(key: str, value: Any) -> str | None:
+    """`NotChecked.odd_type`: the first odd name of a `type` keyword, spelled as a string."""
+    odd = odd_type_names(value) if key == "type" else []
+    return None if not odd else odd[0] if isinstance(odd[0], str) else repr(odd[0])
+
+
 def keyword_problem(key: str, value: Any, schema: dict[str, Any]) -> str | None:
     """Why a *checked* keyword cannot be evaluated in this form, or None when it can."""
     if key == "type":
-        names = value if isinstance(value, list) else [value]
-        odd = [n for n in names if not isinstance(n, str) or n not in STANDARD_TYPES]
-        if odd:
-            return f"non-standard type name {odd[0]!r}"
-        return None
+        odd = odd_type_names(value)
+        return f"non-standard type name {odd[0]!r}" if odd else None
     if key in ("exclusiveMinimum", "exclusiveMaximum"):
         return None if is_number(value) else "draft-04 boolean form" if isinstance(value, bool) else "not a number"
     if key in _NUMBERS:
@@ -235,7 +246,7 @@ def survey(schema: Any) -> Survey:
                 continue
             problem = keyword_problem(key, value, node)
             if problem is not None:
-                found.append(NotChecked(where, key, problem))
+                found.append(NotChecked(where, key, problem, _odd_type(key, value)))
                 continue
             if key == "pattern":
                 approximate.append(here)

@@ -18,7 +18,6 @@ from typing import Any, Protocol
 
 from compare_tui.toolcall.schema.survey import survey
 
-_ODD_TYPE = "non-standard type name "
 _BFCL_TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": "string"}
 
 
@@ -56,8 +55,8 @@ def shape_notes(tool: _Tool) -> list[ShapeNote]:
             )
         )
     for item in survey(tool.parameters).not_checked:
-        if item.keyword == "type" and item.reason.startswith(_ODD_TYPE):
-            odd = item.reason[len(_ODD_TYPE) :].strip("'\"")
+        if item.odd_type is not None:
+            odd = item.odd_type
             fix = f" (BFCL's {odd!r} is JSON Schema's {_BFCL_TYPES[odd]!r})" if odd in _BFCL_TYPES else ""
             out.append(
                 ShapeNote(

@@ -43,6 +43,7 @@ from compare_tui.store import Store
 from compare_tui.tui.screens.confirm import ConfirmScreen
 from compare_tui.tui.screens.store_reader import StoreReaderScreen
 from compare_tui.tui.widgets.report_tables import fill
+from compare_tui.vocabulary import Consistency
 
 Launcher = Callable[[list[str]], tuple[int, str]]
 """Runs a command line to its end: (exit code, its last lines of output)."""
@@ -278,7 +279,9 @@ class ExperimentsScreen(StoreReaderScreen[list[ExperimentFigures | Unreadable]])
     def _task_lines(item: ExperimentFigures) -> list[str]:
         lines = []
         for arm in item.arms:
-            flaky = ", ".join(f"{t.task_id} ({t.passed}/{t.conclusive})" for t in arm.tasks if t.state == "flaky")
+            flaky = ", ".join(
+                f"{t.task_id} ({t.passed}/{t.conclusive})" for t in arm.tasks if t.state == Consistency.FLAKY
+            )
             lines.append(
                 f"{arm.label}: flaky tasks: {flaky or 'none'} · excluded: {arm.human_tasks} scored by a "
                 f"person, {arm.inconclusive} inconclusive"

@@ -17,7 +17,7 @@ from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotEx
 
 from compare_tui.report import formatting as fmt
 from compare_tui.tui import messages
-from compare_tui.tui.health import health_for
+from compare_tui.tui.health import CHECKING, Health, health_for
 from compare_tui.tui.home_data import (
     RUN_SORTS,
     HomeData,
@@ -71,7 +71,7 @@ class HomeScreen(CompareScreen):
         self.run_sort: str = RUN_SORTS[0]
         """How the runs table is sorted (never `sort_order`: Textual orders widgets by that)."""
         self.shown_runs: list[RunRow] = []
-        self.health: dict[str, str] = {}
+        self.health: dict[str, Health] = {}
         self.rates: dict[str, RunRate] = {}
         self._loaded_at_edit = -1
 
@@ -194,7 +194,7 @@ class HomeScreen(CompareScreen):
         table.clear()
         for row in self.data.models:
             provenance = f"✗ {row.provenance}" if row.refusals else row.provenance
-            health = self.health.get(row.name, "checking…")
+            health = self.health.get(row.name, CHECKING)
             table.add_row(
                 *plain_row(
                     row.name,
@@ -264,7 +264,7 @@ class HomeScreen(CompareScreen):
         row = next((m for m in self.data.models if m.name == name), None) if self.data else None
         if row is None:
             return
-        health = self.health.get(row.name, "checking…")
+        health = self.health.get(row.name, CHECKING)
         lines = [f"✗ refused: {r}" for r in row.refusals] + (
             [f"{row.endpoint} · cost basis {row.cost_basis}"] if row.refusals else []
         ) or [
@@ -423,16 +423,12 @@ class HomeScreen(CompareScreen):
 # Each table cell is short; the line under the table (the highlighted row's detail) says it whole.
 
 
-def short_health(health: str) -> str:
+def short_health(health: Health) -> str:
     """`✓ healthy`, `✓ up`, `✗ unreachable`, `✗ wants a key`, `checking…`: the reason is in the
     detail line."""
-    if health == "checking…":
-        return health
-    if health == "healthy":
-        return "✓ healthy"
-    if health.startswith("up ("):
-        return "✓ up"
-    return "✗ " + health.split(":", 1)[0].split(" (", 1)[0]
+    if health.ok is None:
+        return health.word
+    return ("✓ " if health.ok else "✗ ") + health.word
 
 
 def short_provenance(provenance: str, shown: str) -> str:

@@ -62,7 +62,7 @@ class LiveScreen(CompareScreen):
         self.running = False
         self.comparison_id: str | None = None
         self.run_ids: tuple[str, ...] = ()
-        self.statuses: tuple[str, ...] = ()
+        self.statuses: tuple[RunStatus, ...] = ()
         self._painted = -1
 
     def compose(self) -> ComposeResult:

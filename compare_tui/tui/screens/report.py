@@ -18,13 +18,12 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from compare_tui.insights import Insights, build_insights, insight_inputs_for
-from compare_tui.judge import load_report_grades
+from compare_tui.assembly import assemble_report, view_insights
+from compare_tui.insights import Insights
 from compare_tui.report import (
     DecisionAction,
     Report,
     ReportNotFoundError,
-    build_report,
     columns,
     load_report_inputs,
     serving,
@@ -187,18 +186,14 @@ class ReportScreen(CompareScreen):
     @work(thread=True, exit_on_error=False, group="report", exclusive=True, description="building the report")
     def build(self, ref: str) -> None:
         started = time.perf_counter()
-        goldsets: dict[str, Any] = {}  # the golden sets read, for the insights after the report
         try:
-            inputs = load_report_inputs(self.workspace.store, ref, goldsets=goldsets)
-            report = build_report(inputs)
-            grades = tuple(load_report_grades(self.workspace.store, inputs))
+            view = assemble_report(self.workspace.store, ref)
         except (ReportNotFoundError, StoreError) as exc:
             self.post_message(messages.ReportFailed(str(exc)))
             return
-        self.post_message(messages.ReportBuilt(report, time.perf_counter() - started, grades))
+        self.post_message(messages.ReportBuilt(view.report, time.perf_counter() - started, view.grades))
         # After the report, so its figures show while the failures are read (a second on 2 × 10,000).
-        insights = build_insights(insight_inputs_for(self.workspace.store, inputs, goldsets))
-        self.post_message(messages.InsightsBuilt(insights))
+        self.post_message(messages.InsightsBuilt(view_insights(self.workspace.store, view)))
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         if worker.group == "publish":
@@ -323,35 +318,24 @@ class ReportScreen(CompareScreen):
     def action_promote(self) -> None:
         """Promote the decision's best candidate (or, without a baseline, set the recommended
         model as the workload's first): show the verdict and what will be recorded, then ask."""
-        from compare_tui.promote import PromotionRefused, plan_promotion
+        from compare_tui.promote import PromotionRefused, plan_promotion, promotion_offer
+        from compare_tui.promote.offer import NOT_A_COMPARISON
         from compare_tui.tui.screens.confirm import ConfirmScreen
         from compare_tui.tui.screens.refusal import RefusalScreen
 
         report = self.report
-        if report is None or report.comparison_id is None:
-            self.notify("Promote acts on a comparison of two or more models.", severity="warning")
+        if report is None:
+            self.notify(NOT_A_COMPARISON, severity="warning")
             return
         store = self.workspace.store
-        inputs = load_report_inputs(store, report.comparison_id)
         current = store.current_baseline(report.goldset.workload_id)
-        decision = report.decision
-        already = current.model if current else None
-        # The workload's baseline may be a candidate here (the comparison names another model as
-        # its own baseline): it is never offered to replace itself.
-        versus = [v for v in decision.versus if v.model_name != already] if decision else []
-        allowed = [v for v in versus if str(v.verdict) in ("better", "no worse")]
-        model = allowed[0].model_name if allowed else (versus[0].model_name if versus else None)
-        if model is None and decision is None:
-            model = report.recommendation.winner
-        if model is None or model == already:
-            self.notify(
-                f"{already} is already the baseline of {report.goldset.workload_id}; no other candidate to promote."
-                if already and (model == already or decision is not None)
-                else "There is no candidate to promote.",
-                severity="warning",
-            )
+        offer = promotion_offer(report, current.model if current else None)
+        model = offer.model
+        if model is None or report.comparison_id is None:
+            self.notify(offer.note, severity="warning")
             return
-        initial = decision is None and current is None
+        inputs = load_report_inputs(store, report.comparison_id)
+        initial = offer.initial
         try:
             plan = plan_promotion(
                 inputs,

@@ -8,7 +8,7 @@ how much is still below and asks for the same key again (or a scroll down to rea
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -16,8 +16,9 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, Static
 
+from compare_tui.assembly import report_rows
 from compare_tui.goldset.text import expected_text, input_text
-from compare_tui.report import Report, ReportNotFoundError, build_report, load_report_inputs
+from compare_tui.report import ReportNotFoundError, ReportRows
 from compare_tui.store import ReviewRecord, StoreError
 from compare_tui.tui import messages
 from compare_tui.tui.review_queue import ReviewItem, next_position, review_queue, waiting
@@ -25,11 +26,10 @@ from compare_tui.tui.screen_base import CompareScreen
 from compare_tui.tui.screens.note_entry import NoteEntryScreen
 from compare_tui.tui.task_facts import read_task_facts
 from compare_tui.tui.widgets.task_text import run_text
+from compare_tui.vocabulary import ReviewVerdict
 
 if TYPE_CHECKING:
     from textual.worker import Worker
-
-    from compare_tui.store.records import Verdict
 
 
 class ReviewScreen(CompareScreen):
@@ -47,7 +47,7 @@ class ReviewScreen(CompareScreen):
     def __init__(self, ref: str) -> None:
         super().__init__()
         self.ref = ref
-        self.report: Report | None = None
+        self.rows: ReportRows | None = None
         self.queue: list[ReviewItem] = []
         self.position = 0
         self.note = ""
@@ -92,11 +92,11 @@ class ReviewScreen(CompareScreen):
     )
     def build(self, ref: str) -> None:
         try:
-            report = build_report(load_report_inputs(self.workspace.store, ref))
+            rows = report_rows(self.workspace.store, ref)  # the grid alone: the queue reads no other figure
         except (ReportNotFoundError, StoreError) as exc:
             self.post_message(messages.ReportFailed(str(exc)))
             return
-        self.post_message(messages.ReportBuilt(report, 0.0))
+        self.post_message(messages.RowsBuilt(rows))
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         self.saving = False
@@ -106,9 +106,9 @@ class ReviewScreen(CompareScreen):
         self.query_one("#review-body").loading = False
         self.query_one("#review-status", Static).update(f"✗ {message.reason}")
 
-    def on_report_built(self, message: messages.ReportBuilt) -> None:
-        self.report = message.report
-        queue = review_queue(self.report, self.workspace.flagged)
+    def on_rows_built(self, message: messages.RowsBuilt) -> None:
+        self.rows = message.rows
+        queue = review_queue(self.rows, self.workspace.flagged)
         if self._decided is not None:
             old, index = self._decided
             self.position = next_position(old, index, queue)
@@ -244,7 +244,7 @@ class ReviewScreen(CompareScreen):
             ReviewRecord(
                 run_id=item.run_id,
                 task_id=item.task_id,
-                verdict=cast("Verdict", verdict),
+                verdict=ReviewVerdict(verdict),
                 note=self.note,
                 reviewer=self.workspace.reviewer,
             )

@@ -148,6 +148,7 @@ PRINTING = [
 def test_output_into_a_closed_pipe_ends_quietly(tmp_path: Path, argv: list[str]) -> None:
     """`compare-tui … | head`: the reader is gone before the command writes (the read end is
     closed first), so every write meets a closed pipe, deterministically."""
+    Store.open(tmp_path / "runs.sqlite").close()  # `runs list` reads a store; it never makes one
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:

@@ -9,11 +9,12 @@ import pytest
 
 from compare_tui.cli import main
 from compare_tui.engine.prepare import RunRefusedError, checked_model
-from compare_tui.engine.reachability import refuse_unreachable
+from compare_tui.engine.reachability import Reachability, refuse_unreachable
 from compare_tui.judge.run.call import JudgeReply
 from compare_tui.judge.run.runner import JudgeJob, to_judgement
 from compare_tui.store import Store
 from compare_tui.store.judgements import JudgingRecord
+from compare_tui.vocabulary import Reach
 from tests.core.report.test_report_load import compare, record
 from tests.support.builders import hosted_entry
 
@@ -23,7 +24,7 @@ DEAD = "http://127.0.0.1:9/v1"
 def test_a_users_own_local_server_that_is_down_is_not_sent_to_the_bundled_servers():
     own = hosted_entry(DEAD, name="my-llama").model_copy(update={"kind": "local"})
     with pytest.raises(RunRefusedError) as refused:
-        refuse_unreachable([own], prober=lambda url: "unreachable: Connection refused")
+        refuse_unreachable([own], prober=lambda url: Reachability(Reach.UNREACHABLE, reason="Connection refused"))
     reason = refused.value.reason
     assert "start the model's server" in reason and "start the bundled servers" not in reason
 

@@ -118,7 +118,7 @@ async def test_the_chat_client_reads_an_answer_and_classifies_a_reset_a_timeout_
 
 
 def test_a_refused_probe_and_an_unknown_host_say_what_happened_in_compare_tuis_words():
-    assert probe_endpoint("http://127.0.0.1:9/v1") == "unreachable: nothing listens on 127.0.0.1:9"
+    assert str(probe_endpoint("http://127.0.0.1:9/v1")) == "unreachable: nothing listens on 127.0.0.1:9"
     refused = httpx.ConnectError("[Errno 111] Connection refused")
     refused.__cause__ = ConnectionRefusedError(111, "Connection refused")
     assert connect_failure(causes(refused), "http://[::1]:8080/v1/models") == "nothing listens on [::1]:8080"

@@ -15,16 +15,19 @@ import pytest
 from compare_tui.cli import main
 from compare_tui.engine import CollectingObserver, RetryPolicy, RunExecutor, RunOverrides, prepare_resume, prepare_run
 from compare_tui.engine.prepare import RunRefusedError
-from compare_tui.engine.reachability import is_reachable, probe_endpoint, refuse_unreachable
+from compare_tui.engine.reachability import Reachability, is_reachable, probe_endpoint, refuse_unreachable
 from compare_tui.engine.runner import OUTAGE_AFTER
 from compare_tui.report import build_report, load_report_inputs
 from compare_tui.store import Store
+from compare_tui.vocabulary import Reach
 from tests.core.engine.test_chaos_helpers import write_catalogue
 from tests.support.builders import hosted_entry, load, write_set
 from tests.support.fake_openai import FakeServer, fail_then, http_error, text
 
 FAST_RETRY = RetryPolicy(max_retries=3, base_s=0.01, cap_s=0.05)
 DEAD = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
+REFUSED = Reachability(Reach.UNREACHABLE, reason="Connection refused")
+HTTP_500 = Reachability(Reach.HTTP, 500)
 
 
 @pytest.fixture
@@ -98,18 +101,24 @@ async def test_a_server_that_went_away_stops_the_run_and_leaves_the_rest_not_don
 
 
 def test_the_probe_tells_a_server_from_no_server():
-    assert probe_endpoint(DEAD).startswith("unreachable")
+    assert probe_endpoint(DEAD).reach == Reach.UNREACHABLE
     with FakeServer(default=text("ok")) as server:
-        assert probe_endpoint(server.url) == "healthy"
-    assert not is_reachable("unreachable: connection refused") and not is_reachable("HTTP 503")
-    assert is_reachable("healthy") and is_reachable("up (HTTP 401: wants a key)") and is_reachable("HTTP 404")
+        assert probe_endpoint(server.url) == Reachability(Reach.HEALTHY, 200)
+    assert not is_reachable(REFUSED) and not is_reachable(Reachability(Reach.HTTP, 503))
+    assert is_reachable(Reachability(Reach.HEALTHY, 200)) and is_reachable(Reachability(Reach.WANTS_KEY, 401))
+    assert is_reachable(Reachability(Reach.HTTP, 404))
+    assert [str(REFUSED), str(Reachability(Reach.WANTS_KEY, 401)), str(Reachability(Reach.HTTP, 503))] == [
+        "unreachable: Connection refused",
+        "up (HTTP 401: wants a key)",
+        "HTTP 503",
+    ]
 
 
 def test_an_unreachable_endpoint_is_refused_naming_the_model_and_what_to_do():
     probed = []
     entries = [hosted_entry(DEAD, name="a"), hosted_entry(DEAD, name="b")]
     with pytest.raises(RunRefusedError) as refused:
-        refuse_unreachable(entries, prober=lambda url: probed.append(url) or "unreachable: Connection refused")
+        refuse_unreachable(entries, prober=lambda url: probed.append(url) or REFUSED)
     assert refused.value.model_name == "a" and probed == [DEAD]  # one probe per endpoint
     assert "is unreachable: Connection refused; nothing was sent" in refused.value.reason
 
@@ -119,11 +128,11 @@ def test_a_keyless_5xx_is_left_to_the_key_check_for_an_entry_with_a_key():
     # importing its database client): the check with the key (`check_key`) decides, and
     # refuses a 5xx then. An entry without a key is still refused.
     keyed = hosted_entry(DEAD, name="gw", key_env="GW_KEY", gateway="litellm")
-    refuse_unreachable([keyed], prober=lambda url: "HTTP 500")
+    refuse_unreachable([keyed], prober=lambda url: HTTP_500)
     with pytest.raises(RunRefusedError, match="is HTTP 500; nothing was sent"):
-        refuse_unreachable([hosted_entry(DEAD, name="plain")], prober=lambda url: "HTTP 500")
+        refuse_unreachable([hosted_entry(DEAD, name="plain")], prober=lambda url: HTTP_500)
     with pytest.raises(RunRefusedError, match="is unreachable"):
-        refuse_unreachable([keyed], prober=lambda url: "unreachable: Connection refused")
+        refuse_unreachable([keyed], prober=lambda url: REFUSED)
 
 
 def test_cli_refuses_a_run_on_a_dead_endpoint_before_writing_anything(tmp_path, capsys):
@@ -160,18 +169,17 @@ def test_home_health_reads_a_keyless_probe_for_what_a_run_of_the_entry_would_mee
     from compare_tui.engine.reachability import health_for
     from compare_tui.tui.screens.home import short_health
 
-    assert health_for("HTTP 500", has_key=True) == "up (HTTP 500 without a key; a run asks again with its key)"
-    assert (
-        health_for("up (HTTP 401: wants a key)", has_key=True)
-        == "up (HTTP 401 without a key; a run asks again with its key)"
-    )
-    assert health_for("up (HTTP 401: wants a key)", has_key=False) == "wants a key (HTTP 401; the entry has no key_env)"
-    assert health_for("HTTP 500", has_key=False) == "HTTP 500"
-    assert health_for("healthy", has_key=True) == "healthy"
-    assert health_for("unreachable: Connection refused", has_key=True) == "unreachable: Connection refused"
+    wants_401, wants_403 = Reachability(Reach.WANTS_KEY, 401), Reachability(Reach.WANTS_KEY, 403)
+    healthy, http_503 = Reachability(Reach.HEALTHY, 200), Reachability(Reach.HTTP, 503)
+    assert str(health_for(HTTP_500, has_key=True)) == "up (HTTP 500 without a key; a run asks again with its key)"
+    assert str(health_for(wants_401, has_key=True)) == "up (HTTP 401 without a key; a run asks again with its key)"
+    assert str(health_for(wants_401, has_key=False)) == "wants a key (HTTP 401; the entry has no key_env)"
+    assert str(health_for(HTTP_500, has_key=False)) == "HTTP 500"
+    assert str(health_for(healthy, has_key=True)) == "healthy"
+    assert str(health_for(REFUSED, has_key=True)) == "unreachable: Connection refused"
     shown = [
         short_health(health_for(v, k))
-        for v, k in [("HTTP 500", True), ("up (HTTP 403: wants a key)", False), ("HTTP 503", False), ("healthy", False)]
+        for v, k in [(HTTP_500, True), (wants_403, False), (http_503, False), (healthy, False)]
     ]
     assert shown == ["✓ up", "✗ wants a key", "✗ HTTP 503", "✓ healthy"]
 

@@ -182,3 +182,34 @@ def test_the_summary_names_the_workload_baseline_replaced_not_the_comparison_bas
         "model-a" in printed
     )
     assert comparisons.current_baseline(WORKLOAD).previous_model == "model-c"
+
+
+def test_the_promote_keys_offer_follows_the_verdicts_and_never_offers_the_current_baseline(comparisons):
+    from compare_tui.promote import promotion_offer
+    from compare_tui.promote.offer import NOT_A_COMPARISON
+    from compare_tui.report import build_report, load_report_inputs
+
+    def offer(ref: str, current: str | None):
+        return promotion_offer(build_report(load_report_inputs(comparisons, ref)), current)
+
+    # No baseline anywhere: the recommended model, as the workload's first.
+    assert offer("cmp-1", None).model == "model-a" and offer("cmp-1", None).initial
+    assert (
+        offer("cmp-1", "model-a").note
+        == "model-a is already the baseline of support-triage; no other candidate to promote."
+    )
+    # cmp-2 names model-a: c (inconclusive) is still offered; plan_promotion then refuses it.
+    assert offer("cmp-2", None).model == "model-c" and not offer("cmp-2", None).initial
+    assert promotion_offer(build_report(load_report_inputs(comparisons, "run-a")), None).note == NOT_A_COMPARISON
+
+
+def test_a_verdict_refusal_is_its_own_error_type(comparisons):
+    from compare_tui.promote import PromotionRefused, VerdictRefused, plan_promotion
+    from compare_tui.report import load_report_inputs
+
+    inputs = load_report_inputs(comparisons, "cmp-2")
+    with pytest.raises(VerdictRefused):
+        plan_promotion(inputs, "model-c", current_baseline=None)
+    with pytest.raises(PromotionRefused) as refused:
+        plan_promotion(inputs, "model-c", current_baseline=None, force=True)
+    assert not isinstance(refused.value, VerdictRefused)  # --force without --reason: bad input (2)
