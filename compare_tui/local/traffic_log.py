@@ -31,6 +31,17 @@ CALLBACK = f"{MODULE}.handler"
 """What `litellm_settings.callbacks` names."""
 LOG_ENV = "COMPARE_TUI_TRAFFIC_LOG"
 REDACTION_ENV = "COMPARE_TUI_REDACTION"
+REPLAYED_PARAMS = (
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop",
+    "tool_choice",
+    "response_format",
+)
+"""The request's sampling parameters kept on the line, so a replay asks for the same thing."""
 
 
 def load_redactor_class() -> Any:
@@ -84,9 +95,12 @@ def traffic_record(payload: dict[str, Any], redactor: Any) -> dict[str, Any]:
         "messages": redactor.value(payload.get("messages")),
         "response": redactor.value(payload.get("response")),
     }
-    tools = params.get("tools") if isinstance(params, dict) else None
-    if tools:
-        record["tools"] = redactor.value(tools)
+    if isinstance(params, dict):
+        if params.get("tools"):
+            record["tools"] = redactor.value(params["tools"])
+        kept = {k: params[k] for k in REPLAYED_PARAMS if params.get(k) is not None}
+        if kept:
+            record["model_parameters"] = redactor.value(kept)
     return record
 
 
