@@ -10,13 +10,15 @@ commits the canary's new state with the change in one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from compare_tui.canary.policy import Assessment, Move, assess
 from compare_tui.canary.routes import (
     alias_entries,
+    baseline_params,
     canary_entries,
+    deployment_params,
     load_config,
     routes_digest,
     split_of,
@@ -76,16 +78,26 @@ def start(
     if baseline == candidate:
         raise CanaryError(f"--model {candidate} is already the baseline of {workload_id}")
     base_entry, cand_entry = catalogue.get(baseline), catalogue.get(candidate)
+    active = store.latest_canary(workload_id)
+    if active is not None and active.active:
+        raise CanaryError(
+            f"workload {workload_id} already has an active canary ({active.candidate} at {active.weight:g}%): "
+            f"see `compare-tui canary status {workload_id}`, or end it with `compare-tui canary stop {workload_id}`"
+        )
     document = load_config(config_path)
     before = alias_entries(document, alias)
     split = split_of(before, alias)
-    if before and (split.shadow or set(split.weights) - {baseline}):
+    if split.shadow or len(split.weights) > 1:
         raise CanaryError(
-            f"the gateway's alias {alias!r} is not routed to the baseline {baseline} alone ({split.describe()}, "
-            f"in {config_path}): route it to {baseline} first, or end the other canary"
+            f"the gateway's alias {alias!r} is not routed to one deployment ({split.describe()}, in {config_path}): "
+            f"route it to {baseline} alone first, or end the other canary"
         )
+    # The alias keeps A's deployment exactly as it was routed; a new alias reaches A's endpoint.
+    base_params = baseline_params(before, alias, baseline) or deployment_params(base_entry, document)
     weight = 0.0 if shadow else float(steps[0])
-    entries = canary_entries(alias, document, base_entry, cand_entry, weight, shadow=shadow)
+    entries = canary_entries(
+        alias, base_params, baseline, deployment_params(cand_entry, document), candidate, weight, shadow=shadow
+    )
     canary = CanaryRecord(
         workload_id=workload_id,
         alias=alias,
@@ -115,12 +127,6 @@ def start(
         decided_by=decided_by,
         reason="shadow: B gets mirrored copies" if shadow else f"B enters at {weight:g}%",
     )
-    active = store.latest_canary(workload_id)
-    if active is not None and active.active:
-        raise CanaryError(
-            f"workload {workload_id} already has an active canary ({active.candidate} at {active.weight:g}%): "
-            f"see `compare-tui canary status {workload_id}`, or end it with `compare-tui canary stop {workload_id}`"
-        )
     write_config(config_path, with_entries(document, alias, entries))
     restart()
     return store.start_canary(canary, change)
@@ -190,13 +196,13 @@ def _apply(
     if entries_override is not None:
         entries = entries_override
     else:
+        current = alias_entries(document, canary.alias)
+        base_params = baseline_params(current, canary.alias, canary.baseline)
+        if base_params is None:
+            raise CanaryError(f"{config_path} has no deployment of {canary.baseline} under {canary.alias!r}")
+        cand_params = _candidate_params(current, canary) or deployment_params(catalogue.get(canary.candidate), document)
         entries = canary_entries(
-            canary.alias,
-            document,
-            catalogue.get(canary.baseline),
-            catalogue.get(canary.candidate),
-            weight,
-            shadow=shadow,
+            canary.alias, base_params, canary.baseline, cand_params, canary.candidate, weight, shadow=shadow
         )
     write_config(config_path, with_entries(document, canary.alias, entries))
     restart()
@@ -215,6 +221,17 @@ def _apply(
             reason=reason,
         ),
     )
+
+
+def _candidate_params(entries: Sequence[Mapping[str, object]], canary: CanaryRecord) -> dict[str, object] | None:
+    for entry in entries:
+        info = entry.get("model_info")
+        if isinstance(info, dict) and info.get("id") == canary.candidate:
+            raw = entry.get("litellm_params")
+            params: dict[str, object] = dict(raw) if isinstance(raw, dict) else {}
+            params.pop("weight", None)
+            return params
+    return None
 
 
 def roll_back(

@@ -19,7 +19,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,26 +70,32 @@ class Split:
 
     weights: dict[str, float]
     shadow: str | None = None
+    written: dict[str, float | None] = field(default_factory=dict)
+    """Each deployment's `weight` as the file writes it (None: no weight)."""
 
     def describe(self) -> str:
-        parts = [f"{name} {weight:g}%" for name, weight in self.weights.items()] or ["no deployment"]
+        parts = [
+            f"{name} {share:g}%" + (f" (weight {self.written[name]:g})" if self.written.get(name) is not None else "")
+            for name, share in self.weights.items()
+        ] or ["no deployment"]
         return ", ".join(parts) + (f"; shadow {self.shadow}" if self.shadow else "")
 
 
 def split_of(entries: Sequence[Mapping[str, Any]], alias: str) -> Split:
     """The split the entries route, weights as shares of 100 (LiteLLM's `simple-shuffle`)."""
     serving = [e for e in entries if e.get("model_name") == alias]
-    raw = {}
+    raw, written = {}, {}
     for index, entry in enumerate(serving):
         params = entry.get("litellm_params") or {}
         name = str((entry.get("model_info") or {}).get("id") or params.get("model") or f"deployment {index + 1}")
         weight = params.get("weight")
-        raw[name] = float(weight) if isinstance(weight, (int, float)) else 1.0
+        written[name] = float(weight) if isinstance(weight, (int, float)) else None
+        raw[name] = written[name] or (0.0 if weight is not None else 1.0)
     total = sum(raw.values())
     weights = {k: (v / total * 100 if total else 0.0) for k, v in raw.items()}
     shadowed = [e for e in entries if e.get("model_name") == shadow_route(alias)]
     shadow = str((shadowed[0].get("model_info") or {}).get("id")) if shadowed else None
-    return Split({k: round(v, 6) for k, v in weights.items()}, shadow)
+    return Split({k: round(v, 6) for k, v in weights.items()}, shadow, written)
 
 
 def deployment_params(entry: ModelEntry, document: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,43 +113,42 @@ def deployment_params(entry: ModelEntry, document: Mapping[str, Any]) -> dict[st
     return {"model": f"openai/{entry.model}", "api_base": entry.endpoint, "api_key": "none"}
 
 
+def baseline_params(entries: Sequence[Mapping[str, Any]], alias: str, baseline: str) -> dict[str, Any] | None:
+    """The params of the alias's deployment of A as the config has it: the canary's own entry
+    (`model_info.id` A), else the alias's one deployment before any canary. None: neither."""
+    serving = [e for e in entries if e.get("model_name") == alias]
+    own = [e for e in serving if (e.get("model_info") or {}).get("id") == baseline]
+    chosen = own[0] if own else (serving[0] if len(serving) == 1 else None)
+    if chosen is None:
+        return None
+    params = copy.deepcopy(dict(chosen.get("litellm_params") or {}))
+    params.pop("weight", None)
+    params.pop("silent_model", None)
+    return params
+
+
 def canary_entries(
     alias: str,
-    document: Mapping[str, Any],
-    baseline: ModelEntry,
-    candidate: ModelEntry | None,
+    base_params: Mapping[str, Any],
+    baseline: str,
+    cand_params: Mapping[str, Any],
+    candidate: str,
     weight: float,
     *,
     shadow: bool = False,
 ) -> list[dict[str, Any]]:
-    """The alias's entries for B at `weight` % (0 or None: the baseline alone), or in shadow."""
-    base_params = deployment_params(baseline, document)
-    if candidate is None or (weight <= 0 and not shadow):
-        return [{"model_name": alias, "litellm_params": base_params, "model_info": {"id": baseline.name}}]
-    cand_params = deployment_params(candidate, document)
+    """The alias's entries with B at `weight` % (100: B alone), or B in shadow behind A."""
+    a_params, b_params = dict(base_params), dict(cand_params)
+    a: dict[str, Any] = {"model_name": alias, "litellm_params": a_params, "model_info": {"id": baseline}}
+    b: dict[str, Any] = {"model_name": alias, "litellm_params": b_params, "model_info": {"id": candidate}}
     if shadow:
-        return [
-            {
-                "model_name": alias,
-                "litellm_params": {**base_params, "silent_model": shadow_route(alias)},
-                "model_info": {"id": baseline.name},
-            },
-            {"model_name": shadow_route(alias), "litellm_params": cand_params, "model_info": {"id": candidate.name}},
-        ]
+        a_params["silent_model"] = shadow_route(alias)
+        return [a, {**b, "model_name": shadow_route(alias)}]
     if weight >= 100:
-        return [{"model_name": alias, "litellm_params": cand_params, "model_info": {"id": candidate.name}}]
-    return [
-        {
-            "model_name": alias,
-            "litellm_params": {**base_params, "weight": 100 - weight},
-            "model_info": {"id": baseline.name},
-        },
-        {
-            "model_name": alias,
-            "litellm_params": {**cand_params, "weight": weight},
-            "model_info": {"id": candidate.name},
-        },
-    ]
+        return [b]
+    a_params["weight"] = 100 - weight
+    b_params["weight"] = weight
+    return [a, b]
 
 
 def with_entries(document: Mapping[str, Any], alias: str, entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
