@@ -214,3 +214,24 @@ def test_steps_must_rise_and_end_at_100(text: str) -> None:
     with pytest.raises(canary.CanaryError):
         canary.parse_steps(text)
     assert canary.parse_steps("1,5,25,50,100") == canary.DEFAULT_STEPS
+
+
+def test_status_and_history_show_the_roll_back_with_its_evidence(
+    world: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from compare_tui.cli import main
+
+    _start(world, Restarts())
+    store = str(world["store"].path)
+    assert main(["canary", "status", ALIAS, "--store", store]) == 3  # hold: no evidence yet
+    _log(world, [(f"t{i}", "wrong") for i in range(25)])
+    _watch(world)
+    capsys.readouterr()
+    assert main(["canary", "status", ALIAS, "--json", "--store", store]) == 4
+    document = json.loads(capsys.readouterr().out)
+    assert (document["state"], document["weight"], document["verdict"]) == ("rolled back", 0.0, "worse")
+    assert document["last_change"]["change"] == "rolled back" and document["exit_code"] == 4
+    assert main(["baseline", "history", ALIAS, "--store", store]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "rolled back 50% → 0% by test; verdict worse on 9 pairs, B − A in [-100.0, -7.4] points" in lines[0]
+    assert "started 0% → 50% by ana" in lines[2]
