@@ -167,6 +167,10 @@ def _refuse(store: Store, canary: CanaryRecord, what: str, assessment: Assessmen
             reason=what,
         ),
     )
+    return _refusal(canary, what)
+
+
+def _refusal(canary: CanaryRecord, what: str) -> HandEditRefused:
     return HandEditRefused(
         f"refused: {what}. Nothing was changed. Put the routes back (or stop the canary with "
         f"`compare-tui canary stop {canary.workload_id}`) — a person's edit is never overwritten"
@@ -188,9 +192,7 @@ def _apply(
     reason: str,
     **updates: object,
 ) -> CanaryRecord:
-    what = check_routes(canary)
-    if what is not None:
-        raise _refuse(store, canary, what, assessment, by)
+    refuse_hand_edit(store, canary, by)
     config_path = Path(canary.gateway_config)
     document = load_config(config_path)
     if entries_override is not None:
@@ -281,11 +283,33 @@ def _end(
 ) -> CanaryRecord:
     if not canary.active:
         raise CanaryError(f"the canary of {canary.workload_id} has already ended ({canary.state.value})")
-    before = _routes_before(store, canary)
+    # The alias as it was before the canary; one the canary made routes the baseline alone.
+    before = _routes_before(store, canary) or _baseline_alone(canary)
     return _apply(
         store, catalogue, canary, weight=0.0, shadow=False, entries_override=before, restart=restart,
         assessment=assessment, change=change, by=by, reason=reason, state=state,
     )  # fmt: skip
+
+
+def _baseline_alone(canary: CanaryRecord) -> list[dict[str, object]]:
+    entries = alias_entries(load_config(Path(canary.gateway_config)), canary.alias)
+    params = baseline_params(entries, canary.alias, canary.baseline)
+    if params is None:
+        raise CanaryError(f"{canary.gateway_config} has no deployment of {canary.baseline} under {canary.alias!r}")
+    return [{"model_name": canary.alias, "litellm_params": params, "model_info": {"id": canary.baseline}}]
+
+
+def refuse_hand_edit(store: Store, canary: CanaryRecord, by: str) -> None:
+    """Raise `HandEditRefused` (recording the refusal once per edit) when the alias's routes are
+    not what the canary last wrote."""
+    what = check_routes(canary)
+    if what is None:
+        return
+    assessment = assess(canary, store.canary_pairs(canary.id))
+    latest = [c for c in store.canary_changes(canary.workload_id) if c.canary_id == canary.id][:1]
+    if latest and latest[0].change is CanaryChange.REFUSED and latest[0].reason == what:
+        raise _refusal(canary, what)
+    raise _refuse(store, canary, what, assessment, by)
 
 
 def _routes_before(store: Store, canary: CanaryRecord) -> list[dict[str, object]] | None:

@@ -20,8 +20,6 @@ from typing import Any
 
 from compare_tui.catalogue import ModelEntry
 from compare_tui.goldset import GoldenSet, Task
-from compare_tui.sampling import LoggedTurn, read_record
-from compare_tui.sampling.chat import Skipped
 from compare_tui.scoring.dispatch import score
 from compare_tui.scoring.result import Answer, ToolCall
 from compare_tui.vocabulary import Outcome
@@ -81,20 +79,31 @@ def task_index(goldset: GoldenSet) -> dict[str, Task]:
     return {messages_key(task.input.chat_messages()): task for task in goldset.tasks}
 
 
-def logged_turn(record: Mapping[str, Any]) -> LoggedTurn | None:
-    try:
-        turn = read_record(json.dumps(record).encode())
-    except Skipped:
+def logged_answer(record: Mapping[str, Any]) -> Answer | None:
+    """B's answer as the log holds it (a chat completion, already scrubbed), cut short or not:
+    a truncated answer is what the user got, so it is graded as it is. None: no answer."""
+    response = record.get("response")
+    if isinstance(response, str):
+        return Answer(text=response)
+    choices = response.get("choices") if isinstance(response, dict) else None
+    message = (
+        choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+    )
+    if not isinstance(message, dict):
         return None
-    return turn if isinstance(turn, LoggedTurn) else None
-
-
-def logged_answer(turn: LoggedTurn) -> Answer:
-    reply = turn.reply
-    calls: tuple[ToolCall, ...] = ()
-    if reply.tool_name:
-        calls = (ToolCall(name=reply.tool_name, arguments=json.dumps(reply.tool_arguments or {})),)
-    return Answer(text=reply.text or "", tool_calls=calls)
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    calls = tuple(
+        ToolCall(
+            name=str((call.get("function") or {}).get("name") or ""),
+            arguments=str((call.get("function") or {}).get("arguments") or ""),
+            id=call.get("id"),
+        )
+        for call in message.get("tool_calls") or []
+        if isinstance(call, dict)
+    )
+    return Answer(text=content if isinstance(content, str) else "", tool_calls=calls)
 
 
 def replay_body(record: Mapping[str, Any], baseline: ModelEntry) -> dict[str, Any]:

@@ -15,12 +15,11 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from compare_tui.canary.control import Restart, advance, roll_back
+from compare_tui.canary.control import Restart, advance, refuse_hand_edit, roll_back
 from compare_tui.canary.evidence import (
     LoggedCall,
     graded,
     logged_answer,
-    logged_turn,
     messages_key,
     paired_outcome,
     read_calls,
@@ -88,9 +87,9 @@ def _pair(
     call: LoggedCall, seq: int, key: str | None, spent_today: float,
 ) -> CanaryPair:  # fmt: skip
     pair = CanaryPair(canary_id=canary.id, call_id=call.call_id, seq=seq)
-    turn = logged_turn(call.record)
+    answer = logged_answer(call.record)
     task = index.get(messages_key(call.record.get("messages")))
-    if turn is None or task is None:
+    if answer is None or task is None:
         return pair.model_copy(update={"skipped": PairSkip.NO_CHECK})
     pair = pair.model_copy(update={"task_id": task.id})
     if canary.max_usd_per_day is not None and spent_today >= canary.max_usd_per_day:
@@ -102,7 +101,7 @@ def _pair(
     )
     if ex.error_class is not None or ex.acc is None:
         return pair.model_copy(update={"skipped": PairSkip.REPLAY_FAILED})
-    b_outcome = graded(goldset, task, logged_answer(turn))
+    b_outcome = graded(goldset, task, answer)
     a_outcome = graded(goldset, task, ex.acc.answer())
     paired = paired_outcome(b_outcome, a_outcome)
     return pair.model_copy(
@@ -130,6 +129,8 @@ def watch_once(
     result = WatchPass(canary, assess(canary, store.canary_pairs(canary.id)))
     if not canary.active:
         return result
+    # A person changed the routes: the watch takes no step of its own until they are put back.
+    refuse_hand_edit(store, canary, by or "canary watch")
     goldset = load_golden_set(canary.set_path)
     index = task_index(goldset)
     entry = catalogue.get(canary.baseline)

@@ -235,3 +235,27 @@ def test_status_and_history_show_the_roll_back_with_its_evidence(
     lines = capsys.readouterr().out.splitlines()
     assert "rolled back 50% → 0% by test; verdict worse on 9 pairs, B − A in [-100.0, -7.4] points" in lines[0]
     assert "started 0% → 50% by ana" in lines[2]
+
+
+def test_b_s_answer_is_graded_as_the_user_got_it_cut_short_or_a_tool_call() -> None:
+    from compare_tui.canary.evidence import logged_answer
+
+    cut = {"choices": [{"finish_reason": "length", "message": {"role": "assistant", "content": "Say good morning.<|"}}]}
+    assert logged_answer({"response": cut}).text == "Say good morning.<|"  # type: ignore[union-attr]
+    call = {"id": "c1", "type": "function", "function": {"name": "send", "arguments": '{"to": 1}'}}
+    called = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+    answer = logged_answer({"response": called})
+    assert answer is not None and answer.tool_calls[0].name == "send" and answer.text == ""
+    assert logged_answer({"response": {"error": "x"}}) is None
+
+
+def test_a_rollback_of_an_alias_the_canary_made_routes_the_baseline_alone(world: dict) -> None:
+    document = routes.load_config(world["config"])
+    document["model_list"] = [e for e in document["model_list"] if e["model_name"] != ALIAS]
+    world["config"].write_text(json.dumps(document))
+    restarts = Restarts()
+    _start(world, restarts)
+    _log(world, [(f"t{i}", "wrong") for i in range(25)])
+    assert _watch(world, restarts).change is CanaryChange.ROLLED_BACK
+    alias = routes.alias_entries(routes.load_config(world["config"]), ALIAS)
+    assert [(e["model_info"]["id"], "weight" in e["litellm_params"]) for e in alias] == [("model-a", False)]
