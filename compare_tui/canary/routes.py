@@ -75,7 +75,7 @@ class Split:
 
     def describe(self) -> str:
         parts = [
-            f"{name} {share:g}%" + (f" (weight {self.written[name]:g})" if self.written.get(name) is not None else "")
+            f"{name} {share:.3g}%" + (f" (weight {self.written[name]:g})" if self.written.get(name) is not None else "")
             for name, share in self.weights.items()
         ] or ["no deployment"]
         return ", ".join(parts) + (f"; shadow {self.shadow}" if self.shadow else "")

@@ -47,8 +47,7 @@ once. Better or no worse, with enough new pairs: the next step is allowed, and t
 
 EPILOG = """\
 examples:
-  compare-tui canary start tickets --set sets/tickets --model qwen2.5-coder-0.5b --steps 5,25,50,100 \
-      --max-usd-per-day 2
+  compare-tui canary start tickets --set sets/tickets --model qwen2.5-coder-0.5b --max-usd-per-day 2
   compare-tui canary watch tickets --interval 30
   compare-tui canary advance tickets
   compare-tui canary status tickets --json

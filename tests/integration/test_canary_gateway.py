@@ -166,7 +166,7 @@ def test_the_canary_loop_through_the_real_gateway(local_cluster, tmp_path: Path)
             _wait_for_lines(log, lines + 60)
             watch = _cli(env, "canary", "watch", WORKLOAD, "--once", *common)
             assert watch.returncode == 0, watch.stdout + watch.stderr
-            status = _cli(env, "canary", "status", WORKLOAD, "--json", *common)
+            status = _cli(env, "canary", "status", WORKLOAD, "--json", "--store", str(store_path))
             document = json.loads(status.stdout)
             assert (document["verdict"], document["move"], document["weight"]) == ("no worse", "ready", 50.0)
             advance = _cli(env, "canary", "advance", WORKLOAD, *common)
@@ -190,7 +190,7 @@ def test_the_canary_loop_through_the_real_gateway(local_cluster, tmp_path: Path)
             refused = _cli(env, "canary", "advance", WORKLOAD, *common)
             assert refused.returncode == 5 and "changed by hand" in refused.stderr
             assert config.read_text() == edited
-            history = _cli(env, "baseline", "history", WORKLOAD, *common)
+            history = _cli(env, "baseline", "history", WORKLOAD, "--store", str(store_path))
             changes = [line.split(": ", 1)[1].split()[0] for line in history.stdout.splitlines() if "  canary " in line]
             assert changes == ["refused", "advanced", "started", "rolled", "started"]
         finally:
