@@ -331,7 +331,9 @@ def advance(
     by: str,
     automatic: bool = False,
 ) -> CanaryRecord:
-    """The next step (100 %: the promotion), only when the assessment is `ready`."""
+    """The next step (100 %: the promotion), only when the assessment is `ready`; a hand edit
+    of the routes is named first, whatever the evidence."""
+    refuse_hand_edit(store, canary, by)
     assessment = assess(canary, store.canary_pairs(canary.id))
     if assessment.move is Move.ROLL_BACK:
         raise CanaryError(f"not advancing: {assessment.reason}; `compare-tui canary watch` rolls it back")

@@ -259,3 +259,17 @@ def test_a_rollback_of_an_alias_the_canary_made_routes_the_baseline_alone(world:
     assert _watch(world, restarts).change is CanaryChange.ROLLED_BACK
     alias = routes.alias_entries(routes.load_config(world["config"]), ALIAS)
     assert [(e["model_info"]["id"], "weight" in e["litellm_params"]) for e in alias] == [("model-a", False)]
+
+
+def test_a_person_s_advance_names_a_hand_edit_before_anything_else(world: dict) -> None:
+    restarts = Restarts()
+    _start(world, restarts, min_pairs=50)
+    document = routes.load_config(world["config"])
+    document["model_list"][1]["litellm_params"]["weight"] = 90
+    world["config"].write_text(json.dumps(document))
+    current = world["store"].latest_canary(ALIAS)
+    for _ in range(2):
+        with pytest.raises(canary.HandEditRefused, match="changed by hand"):
+            canary.advance(world["store"], world["catalogue"], current, restart=restarts, by="ana")
+    refusals = [c for c in world["store"].canary_changes(ALIAS) if c.change is CanaryChange.REFUSED]
+    assert len(refusals) == 1 and restarts.count == 1  # recorded once per edit; nothing restarted
