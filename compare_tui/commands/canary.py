@@ -265,7 +265,7 @@ def _status(args: argparse.Namespace) -> int:
 def _status_lines(d: dict[str, Any]) -> list[str]:
     e = d["evidence"]
     where = (
-        "shadow"
+        f"{d['candidate']} gets mirrored copies"
         if d["step"] < 0
         else f"step {d['step'] + 1} of {len(d['steps'])}, {d['candidate']} at {d['weight']:g}%"
     )

@@ -230,7 +230,8 @@ def _change_line(c: CanaryChangeRecord) -> str:
     figures = ""
     if "pairs" in evidence:
         figures = (
-            f"; verdict {evidence.get('verdict')} on {evidence['pairs']} pairs, "
+            f"; verdict {'not yet' if evidence.get('verdict') == 'inconclusive' else evidence.get('verdict')} "
+            f"on {evidence['pairs']} pairs, "
             f"B − A in [{evidence.get('low_pp'):+}, {evidence.get('high_pp'):+}] points"
         )
     who = f" by {c.decided_by}" if c.decided_by else ""

@@ -267,7 +267,7 @@ def restart(environ: Mapping[str, str] | None = None) -> GatewayRecord:
             "start); export them as for `compare-tui gateway up`"
         )
     folder = Path(record.config).parent
-    traffic = Path(record.traffic_log) if record.traffic_log else install_traffic_log(folder)
+    traffic = install_traffic_log(folder)  # this compare-tui's callback, also after an upgrade
     down()
     env = _child_env(env_in, folder, record.key_env, env_in[record.gateway_key_env], traffic)
     process = _spawn(record.cmdline, folder, Path(record.log), env)

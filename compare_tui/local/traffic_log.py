@@ -72,7 +72,20 @@ def redactor_class_at(path: str) -> Any:
     return module.Redactor
 
 
-def traffic_record(payload: dict[str, Any], redactor: Any) -> dict[str, Any]:
+def silent_copy(kwargs: Any) -> bool:
+    """Whether LiteLLM sent this call as a mirrored copy (`silent_model`): it tags the call's
+    own metadata `is_silent_experiment`, which the standard logging object does not carry."""
+    if not isinstance(kwargs, dict):
+        return False
+    found = kwargs.get("litellm_params")
+    params: dict[str, Any] = found if isinstance(found, dict) else {}
+    for metadata in (kwargs.get("metadata"), params.get("metadata"), params.get("litellm_metadata")):
+        if isinstance(metadata, dict) and metadata.get("is_silent_experiment"):
+            return True
+    return False
+
+
+def traffic_record(payload: dict[str, Any], redactor: Any, *, silent: bool = False) -> dict[str, Any]:
     """One log line from LiteLLM's `standard_logging_object`: what the canary and `sample` read,
     every prompt and answer scrubbed. Pure apart from the redactor's counts."""
     metadata = payload.get("metadata") or {}
@@ -85,9 +98,7 @@ def traffic_record(payload: dict[str, Any], redactor: Any) -> dict[str, Any]:
         "model": payload.get("model_group") or payload.get("model"),
         "model_group": payload.get("model_group"),
         "model_id": payload.get("model_id") or (hidden.get("model_id") if isinstance(hidden, dict) else None),
-        "is_silent_experiment": bool(
-            isinstance(metadata, dict) and (metadata.get("is_silent_experiment") or metadata.get("silent_experiment"))
-        ),
+        "is_silent_experiment": silent or bool(isinstance(metadata, dict) and metadata.get("is_silent_experiment")),
         "status": payload.get("status"),
         "prompt_tokens": payload.get("prompt_tokens"),
         "completion_tokens": payload.get("completion_tokens"),
@@ -120,8 +131,9 @@ class TrafficLog(_Base):  # type: ignore[misc,valid-type,unused-ignore]
         self._redactor_class = load_redactor_class()
         self._warned = False
 
-    def write(self, payload: dict[str, Any]) -> None:
-        line = json.dumps(traffic_record(payload, self._redactor_class()), ensure_ascii=False, default=str)
+    def write(self, payload: dict[str, Any], *, silent: bool = False) -> None:
+        record = traffic_record(payload, self._redactor_class(), silent=silent)
+        line = json.dumps(record, ensure_ascii=False, default=str)
         try:
             with self._lock, open(self.path, "a", encoding="utf-8") as sink:
                 sink.write(line + "\n")
@@ -133,13 +145,13 @@ class TrafficLog(_Base):  # type: ignore[misc,valid-type,unused-ignore]
     async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
         payload = kwargs.get("standard_logging_object") if isinstance(kwargs, dict) else None
         if isinstance(payload, dict):
-            self.write(payload)
+            self.write(payload, silent=silent_copy(kwargs))
 
     def log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
         # The silent (mirrored) copy runs in a thread through the synchronous path.
         payload = kwargs.get("standard_logging_object") if isinstance(kwargs, dict) else None
         if isinstance(payload, dict):
-            self.write(payload)
+            self.write(payload, silent=silent_copy(kwargs))
 
 
 handler = TrafficLog() if os.environ.get(LOG_ENV) else None

@@ -63,3 +63,11 @@ def test_the_managed_gateway_config_names_the_callback_and_its_copy_is_the_packa
     assert copied.read_text() == Path(traffic_log.__file__).read_text()
     env = gateway.traffic_env(log)
     assert env[traffic_log.LOG_ENV] == str(log) and Path(env[traffic_log.REDACTION_ENV]).is_file()
+
+
+def test_a_mirrored_copy_is_told_by_the_calls_own_metadata() -> None:
+    # LiteLLM 1.108.7 tags the silent call's kwargs, not its standard logging object.
+    assert traffic_log.silent_copy({"litellm_params": {"metadata": {"is_silent_experiment": True}}})
+    assert not traffic_log.silent_copy({"litellm_params": {"metadata": {}}, "metadata": None})
+    record = traffic_log.traffic_record({**_payload(), "metadata": {}}, Redactor(), silent=True)
+    assert record["is_silent_experiment"] is True
