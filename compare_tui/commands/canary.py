@@ -23,15 +23,9 @@ from compare_tui.commands.common import (
 from compare_tui.reviewer import reviewer_name
 
 if TYPE_CHECKING:
-    from compare_tui.canary import Assessment
     from compare_tui.goldset import GoldenSet
     from compare_tui.store import CanaryRecord, Store
 
-EXIT_READY = 0
-EXIT_HOLD = 3
-EXIT_WORSE = 4
-EXIT_HAND_EDIT = 5
-EXIT_STOPPED = 6
 
 DESCRIPTION = """\
 Move a workload's traffic from its baseline A to a candidate B at the managed gateway (`compare-tui
@@ -197,61 +191,9 @@ def _set_margin(goldset: GoldenSet) -> float:
     return decision.margin_pp if decision is not None else 5.0
 
 
-def _code(canary: CanaryRecord, assessment: Assessment, hand_edit: str | None) -> int:
-    from compare_tui.canary import Move
-    from compare_tui.vocabulary import CanaryState
-
-    if canary.state is CanaryState.PROMOTED:
-        return EXIT_READY
-    if canary.state is CanaryState.ROLLED_BACK:
-        return EXIT_WORSE
-    if canary.state is CanaryState.STOPPED:
-        return EXIT_STOPPED
-    if hand_edit:
-        return EXIT_HAND_EDIT
-    return {Move.READY: EXIT_READY, Move.ROLL_BACK: EXIT_WORSE}.get(assessment.move, EXIT_HOLD)
-
-
-def _hand_edit(canary: CanaryRecord) -> str | None:
-    from compare_tui.canary import RoutesError, check_routes
-
-    if not canary.active:
-        return None
-    try:
-        return check_routes(canary)
-    except RoutesError as exc:
-        return str(exc)
-
-
-def status_document(store: Store, canary: CanaryRecord) -> dict[str, Any]:
-    """What `status --json` prints: one document, the same figures the text shows."""
-    from compare_tui.canary import assess
-
-    assessment = assess(canary, store.canary_pairs(canary.id))
-    hand_edit = _hand_edit(canary)
-    changes = [c for c in store.canary_changes(canary.workload_id) if c.canary_id == canary.id]
-    last = changes[0] if changes else None
-    return {
-        "canary_id": canary.id,
-        "workload_id": canary.workload_id,
-        "alias": canary.alias,
-        "baseline": canary.baseline,
-        "candidate": canary.candidate,
-        "state": canary.state.value,
-        "steps": list(canary.steps),
-        "step": canary.step,
-        "weight": canary.weight,
-        "verdict": assessment.look.verdict.value,
-        "move": assessment.move.value,
-        "reason": assessment.reason,
-        "evidence": assessment.evidence(),
-        "hand_edit": hand_edit,
-        "last_change": None if last is None else last.model_dump(mode="json"),
-        "exit_code": _code(canary, assessment, hand_edit),
-    }
-
-
 def _status(args: argparse.Namespace) -> int:
+    from compare_tui.canary.status import status_document
+
     with open_store(args.store) as store:
         document = status_document(store, _canary(store, args.workload))
     if args.json:
@@ -263,15 +205,13 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _status_lines(d: dict[str, Any]) -> list[str]:
+    from compare_tui.canary.status import verdict_words, where_words
+
     e = d["evidence"]
-    where = (
-        f"{d['candidate']} gets mirrored copies"
-        if d["step"] < 0
-        else f"step {d['step'] + 1} of {len(d['steps'])}, {d['candidate']} at {d['weight']:g}%"
-    )
+    where = where_words(d)
     lines = [
         f"canary {d['canary_id']} of {d['workload_id']}: {d['state']} ({where}); alias {d['alias']!r}, baseline {d['baseline']}",
-        f"verdict {'not yet' if d['verdict'] == 'inconclusive' else d['verdict']}: B − A in [{e['low_pp']:+.1f}, "
+        f"verdict {verdict_words(d['verdict'])}: B − A in [{e['low_pp']:+.1f}, "
         f"{e['high_pp']:+.1f}] points on {e['pairs']} pairs ({e['new_pairs_at_step']} at this step)"
         + (f"; skipped {', '.join(f'{k} {v}' for k, v in e['skipped'].items())}" if e["skipped"] else ""),
         f"{d['move']}: {d['reason']}",
@@ -288,6 +228,7 @@ def _status_lines(d: dict[str, Any]) -> list[str]:
 
 def _watch(args: argparse.Namespace) -> int:
     from compare_tui.canary import HandEditRefused, watch_once
+    from compare_tui.canary.status import EXIT_HAND_EDIT, status_document
 
     catalogue = load_catalogue_or_fail(args.models)
     with open_store(args.store) as store:
@@ -335,6 +276,7 @@ def _say_pass(done: Any) -> None:
 
 def _advance(args: argparse.Namespace) -> int:
     from compare_tui import canary as canary_pkg
+    from compare_tui.canary.status import EXIT_HAND_EDIT, EXIT_HOLD
 
     catalogue = load_catalogue_or_fail(args.models)
     with open_store(args.store) as store:
@@ -358,6 +300,7 @@ def _advance(args: argparse.Namespace) -> int:
 
 def _stop(args: argparse.Namespace) -> int:
     from compare_tui import canary as canary_pkg
+    from compare_tui.canary.status import EXIT_HAND_EDIT
 
     catalogue = load_catalogue_or_fail(args.models)
     with open_store(args.store) as store:
