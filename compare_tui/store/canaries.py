@@ -138,6 +138,14 @@ class CanaryAccessors(StoreBase):
         )
         return _canary_from(rows[0]) if rows else None
 
+    def latest_canaries(self) -> list[CanaryRecord]:
+        """Each workload's latest canary, by workload id."""
+        rows = self._read("SELECT * FROM canaries ORDER BY started_at DESC, rowid DESC")
+        latest: dict[str, CanaryRecord] = {}
+        for row in rows:
+            latest.setdefault(row["workload_id"], _canary_from(row))
+        return [latest[w] for w in sorted(latest)]
+
     def update_canary(self, canary: CanaryRecord, change: CanaryChangeRecord | None = None) -> CanaryRecord:
         """Write the canary's new state (and the change that led to it) in one transaction."""
         updated = canary.model_copy(update={"updated_at": utc_now()})
