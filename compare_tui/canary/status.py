@@ -70,7 +70,9 @@ def status_document(store: Store, canary: CanaryRecord) -> dict[str, Any]:
 
 
 def where_words(document: dict[str, Any]) -> str:
-    """Where the canary stands, in words: shadow, or its step and weight."""
+    """Where the canary stands, in words: shadow, its step and weight, or where it ended."""
+    if document["state"] not in (CanaryState.SHADOW.value, CanaryState.STEPPING.value):
+        return f"{document['candidate']} at {document['weight']:g}% since it ended"
     if document["step"] < 0:
         return f"{document['candidate']} gets mirrored copies"
     return (
