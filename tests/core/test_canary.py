@@ -273,3 +273,17 @@ def test_a_person_s_advance_names_a_hand_edit_before_anything_else(world: dict) 
             canary.advance(world["store"], world["catalogue"], current, restart=restarts, by="ana")
     refusals = [c for c in world["store"].canary_changes(ALIAS) if c.change is CanaryChange.REFUSED]
     assert len(refusals) == 1 and restarts.count == 1  # recorded once per edit; nothing restarted
+
+
+def test_auto_advance_takes_the_step_the_evidence_allows_and_stop_restores_the_alias(world: dict) -> None:
+    restarts = Restarts()
+    _start(world, restarts, steps=(25.0, 50.0, 100.0), auto_advance=True)
+    _log(world, [(f"r{i}", "refund") for i in range(12)])
+    done = _watch(world, restarts)
+    assert done.change is CanaryChange.ADVANCED and done.canary.weight == 50 and restarts.count == 2
+    assert "advanced automatically (--auto-advance)" in world["store"].canary_changes(ALIAS)[0].reason
+    again = _watch(world, restarts)  # no new pairs at the new step: it holds
+    assert again.change is None and again.assessment.move is canary.Move.HOLD
+    stopped = canary.stop(world["store"], world["catalogue"], again.canary, restart=restarts, by="ana", reason="")
+    assert stopped.state is CanaryState.STOPPED and restarts.count == 3
+    assert routes.alias_entries(routes.load_config(world["config"]), ALIAS) == world["before"]
