@@ -248,6 +248,52 @@ class AuditState(StrEnum):
     """Its sender stopped reading (Ctrl-C, SIGTERM, the run stopped) and said so."""
 
 
+class CanaryState(StrEnum):
+    """Where a canary stands (`compare-tui canary status`)."""
+
+    SHADOW = "shadow"
+    """B gets mirrored copies of the alias's requests; no user sees its answers."""
+    STEPPING = "stepping"
+    """B serves its step's share of the alias's traffic."""
+    ROLLED_BACK = "rolled back"
+    """B was found worse: its weight went back to 0 and the alias to the baseline alone."""
+    PROMOTED = "promoted"
+    """B reached 100 %: it is the workload's baseline (a decision in `baseline history`)."""
+    STOPPED = "stopped"
+    """Ended by a person (`canary stop`): the alias went back to the baseline alone."""
+
+
+LIVE_CANARY_STATES = frozenset({CanaryState.SHADOW, CanaryState.STEPPING})
+"""The states of a canary still running (B mirrored or serving a share); the others have ended."""
+
+
+class CanaryChange(StrEnum):
+    """One entry of a canary's history (`baseline history`): a change of the split, or a refusal
+    to make one."""
+
+    STARTED = "started"
+    ADVANCED = "advanced"
+    ROLLED_BACK = "rolled back"
+    PROMOTED = "promoted"
+    STOPPED = "stopped"
+    REFUSED = "refused"
+    """A change was due but the gateway's routes were not what the canary last wrote (a hand
+    edit): nothing was written."""
+
+
+class PairSkip(StrEnum):
+    """Why a logged request of B gave no paired outcome (`canary status` counts them)."""
+
+    NO_CHECK = "no check"
+    """Its messages match no task of the workload's golden set: nothing to grade it with."""
+    REPLAY_FAILED = "replay failed"
+    """The off-path replay to the baseline got no answer (the audit row says why)."""
+    NOT_GRADED = "not graded"
+    """A scorer gave neither pass nor fail (an error, or a check waiting for a person)."""
+    OVER_BUDGET = "over budget"
+    """The day's replay spend (`--max-usd-per-day`) was reached: not replayed."""
+
+
 class FailureCause(StrEnum):
     """Why a failed attempt failed, as `compare-tui insights` groups it (docs/insights.md). Each
     failed attempt has exactly one, decided in this order: the request's error, a truncated

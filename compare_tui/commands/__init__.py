@@ -25,6 +25,7 @@ _NAMES = (
     "grade",
     "rescore",
     "gateway",
+    "canary",
 )
 
 

@@ -13,6 +13,7 @@ from compare_tui.commands.common import CommandError, add_store_option, open_sto
 from compare_tui.reviewer import reviewer_name
 
 if TYPE_CHECKING:
+    from compare_tui.store.canaries import CanaryChangeRecord
     from compare_tui.store.decisions import DecisionRecord
 
 EPILOG = """\
@@ -138,6 +139,7 @@ def _promote(args: argparse.Namespace) -> int:
 
 def _decision_dict(d: DecisionRecord) -> dict[str, Any]:
     return {
+        "entry": "decision",
         "id": d.id,
         "workload_id": d.workload_id,
         "model": d.model,
@@ -192,16 +194,46 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _history(args: argparse.Namespace) -> int:
+    from compare_tui.store import DecisionRecord
+
     if not args.workload:
         raise CommandError("baseline history needs a WORKLOAD (a golden set's workload_id)")
     with open_store(args.store) as store:
-        history = store.baseline_history(args.workload)
+        decisions = store.baseline_history(args.workload)
+        changes = store.canary_changes(args.workload)
+    # Decisions and the canary's changes of the split (each with its evidence), newest first.
+    entries: list[DecisionRecord | CanaryChangeRecord] = [*decisions, *changes]
+    entries.sort(key=lambda e: e.decided_at if isinstance(e, DecisionRecord) else e.at, reverse=True)
     if args.json:
-        print(json.dumps([_decision_dict(d) for d in history], indent=2))
+        print(
+            json.dumps(
+                [_decision_dict(e) if isinstance(e, DecisionRecord) else _change_dict(e) for e in entries], indent=2
+            )
+        )
         return 0
-    if not history:
+    if not entries:
         say(f"workload {args.workload} has no decisions yet", file=sys.stderr)
         return 1
-    for d in history:
-        print(_line(d))
+    for entry in entries:
+        print(_line(entry) if isinstance(entry, DecisionRecord) else _change_line(entry))
     return 0
+
+
+def _change_dict(c: CanaryChangeRecord) -> dict[str, Any]:
+    return {"entry": "canary", **c.model_dump(mode="json")}
+
+
+def _change_line(c: CanaryChangeRecord) -> str:
+    from compare_tui.canary.status import verdict_words
+
+    weights = f"{c.from_weight:g}% → {c.to_weight:g}%" if c.from_weight is not None and c.to_weight is not None else ""
+    evidence = c.evidence
+    figures = ""
+    if "pairs" in evidence:
+        figures = (
+            f"; verdict {verdict_words(str(evidence.get('verdict')))} "
+            f"on {evidence['pairs']} pairs, "
+            f"B − A in [{evidence.get('low_pp'):+}, {evidence.get('high_pp'):+}] points"
+        )
+    who = f" by {c.decided_by}" if c.decided_by else ""
+    return f"{c.at}  canary {c.canary_id}: {c.change.value} {weights}{who}{figures}\n    reason: {c.reason}"

@@ -25,11 +25,13 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from compare_tui.errors import CompareTuiError
+from compare_tui.local import traffic_log
 from compare_tui.paths import state_dir
 from compare_tui.settings import current
 
@@ -67,6 +69,9 @@ class GatewayRecord:
     config: str
     log: str
     started_at: float
+    traffic_log: str = ""
+    """The JSONL file the proxy's callback appends each answered request to (empty: a gateway
+    started before the traffic log existed)."""
 
     @property
     def url(self) -> str:
@@ -114,9 +119,25 @@ def config_text(provider: str, model: str, route: str, key_env: str, api_base: s
     config = {
         "model_list": [{"model_name": route, "litellm_params": params}],
         "general_settings": {"master_key": "os.environ/LITELLM_MASTER_KEY"},
-        "litellm_settings": {"telemetry": False, "drop_params": True},
+        "litellm_settings": {"telemetry": False, "drop_params": True, "callbacks": [traffic_log.CALLBACK]},
     }
     return json.dumps(config, indent=1)
+
+
+def install_traffic_log(folder: Path) -> Path:
+    """Copy the callback (package data) beside the config, where LiteLLM loads it by path."""
+    source = Path(traffic_log.__file__)
+    target = folder / f"{traffic_log.MODULE}.py"
+    target.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    return folder / "traffic.jsonl"
+
+
+def traffic_env(log: Path) -> dict[str, str]:
+    """What the callback reads in the proxy's process: where to append, and the sampler's
+    redaction module to scrub with (by path: the proxy's interpreter is LiteLLM's own)."""
+    from compare_tui.sampling import redaction
+
+    return {traffic_log.LOG_ENV: str(log), traffic_log.REDACTION_ENV: str(Path(redaction.__file__))}
 
 
 def stated_digest(provider: str, model: str) -> str:
@@ -187,23 +208,10 @@ def up(
     config = folder / "litellm.yaml"
     config.write_text(config_text(provider, model, route, key_env, api_base), encoding="utf-8")
     log = folder / "litellm.log"
+    traffic = install_traffic_log(folder)
     port = port or _free_port()
     cmdline = [str(executable), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
-    # A clean environment: the provider key and the gateway key, and nothing else of the caller's.
-    child_env = {
-        "PATH": env_in.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(folder),
-        "LANG": "C.UTF-8",
-        "PYTHONUNBUFFERED": "1",
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "NO_PROXY": "*",
-        key_env: env_in[key_env],
-        "LITELLM_MASTER_KEY": gateway_key,
-    }
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            cmdline, cwd=folder, env=child_env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
-        )
+    process = _spawn(cmdline, folder, log, _child_env(env_in, folder, key_env, gateway_key, traffic))
     record = GatewayRecord(
         pid=process.pid,
         port=port,
@@ -216,8 +224,63 @@ def up(
         config=str(config),
         log=str(log),
         started_at=time.time(),
+        traffic_log=str(traffic),
     )
     _record_path().write_text(json.dumps(asdict(record), indent=1), encoding="utf-8")
+    return _wait_healthy(record, process)
+
+
+def _child_env(
+    env_in: Mapping[str, str], folder: Path, key_env: str, gateway_key: str, traffic: Path
+) -> dict[str, str]:
+    # A clean environment: the provider key, the gateway key and the traffic log's two paths,
+    # and nothing else of the caller's.
+    return {
+        "PATH": env_in.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(folder),
+        "LANG": "C.UTF-8",
+        "PYTHONUNBUFFERED": "1",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "NO_PROXY": "*",
+        key_env: env_in[key_env],
+        "LITELLM_MASTER_KEY": gateway_key,
+        **traffic_env(traffic),
+    }
+
+
+def _spawn(cmdline: list[str], folder: Path, log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    with log.open("ab") as sink:
+        return subprocess.Popen(
+            cmdline, cwd=folder, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def restart(environ: Mapping[str, str] | None = None) -> GatewayRecord:
+    """Stop the recorded proxy and start it again on the same port with the config as it is now
+    (without a database, LiteLLM reads its routes and their weights only at start). The keys come
+    from the caller's environment again, by the variables the record names."""
+    env_in = os.environ if environ is None else environ
+    record = read_record()
+    if record is None or not _alive(record):
+        raise GatewayError("no gateway is running: start one with `compare-tui gateway up`")
+    missing = [name for name in (record.key_env, record.gateway_key_env) if not env_in.get(name, "").strip()]
+    if missing:
+        raise GatewayError(
+            f"restarting the gateway needs ${' and $'.join(missing)} in this shell (the proxy reads its keys at "
+            "start); export them as for `compare-tui gateway up`"
+        )
+    folder = Path(record.config).parent
+    traffic = install_traffic_log(folder)  # this compare-tui's callback, also after an upgrade
+    down()
+    env = _child_env(env_in, folder, record.key_env, env_in[record.gateway_key_env], traffic)
+    process = _spawn(record.cmdline, folder, Path(record.log), env)
+    restarted = GatewayRecord(**{**asdict(record), "pid": process.pid, "started_at": time.time()})
+    _record_path().write_text(json.dumps(asdict(restarted), indent=1), encoding="utf-8")
+    return _wait_healthy(restarted, process)
+
+
+def _wait_healthy(record: GatewayRecord, process: subprocess.Popen[bytes]) -> GatewayRecord:
+    log, port = Path(record.log), record.port
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:

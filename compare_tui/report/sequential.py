@@ -23,6 +23,13 @@ never contradicts them. A verdict is *settled* when every Δ still inside the bo
 the same verdict at N: no outcome of the remaining tasks can change it. It is *curtailed* when
 the deterministic range alone settles it (the statistics had not).
 
+For an unbounded stream (live traffic graded by `compare-tui canary watch`) there is no N:
+`stream_look` is the same pair of tests in the with-replacement form (N → ∞, so ν = d, each
+outcome an independent draw with mean Δ): valid at every look over an endless stream, with no
+certain range to intersect with and no "settled at N". Its bounds are on a grid of
+1/`STREAM_RESOLUTION`; a bound that crosses an edge stays crossed (running intersection), so a
+"better" once reached is final, and so is the sign of a "worse".
+
 Pure and deterministic (numpy only). Run-time early stopping in the engine is not built yet.
 """
 
@@ -48,18 +55,30 @@ def side_alpha(candidates: int, alpha: float = FAMILY_ALPHA) -> float:
     return alpha / (2 * max(1, candidates))
 
 
-def log_capital(outcomes: np.ndarray, total: int, null: np.ndarray | float, bets: Sequence[float] = BETS) -> np.ndarray:
+STREAM_RESOLUTION = 1000
+"""`stream_look`'s bounds are multiples of 1/1000 (a tenth of a point)."""
+
+
+def log_capital(
+    outcomes: np.ndarray, total: int | None, null: np.ndarray | float, bets: Sequence[float] = BETS
+) -> np.ndarray:
     """log of the mixture e-process against H0: Δ ≤ null, after each look.
 
     `outcomes` has shape (..., n) with values in {−1, 0, 1}, taken without replacement from a set
-    of `total`; `null` broadcasts against the leading axes (a share, −1..1). Returns shape (..., n)."""
+    of `total`, or (`total` None) drawn from an unbounded stream of mean Δ; `null` broadcasts
+    against the leading axes (a share, −1..1). Returns shape (..., n)."""
     x = np.asarray(outcomes, dtype=float)
     n = x.shape[-1]
-    if n > total:
-        raise ValueError(f"{n} outcomes from a set of {total} tasks")
-    before = np.cumsum(x, axis=-1) - x  # S_{i−1}
-    left = total - np.arange(n)  # tasks not yet seen before look i
-    nu = (total * np.asarray(null, dtype=float)[..., None] - before) / left
+    d = np.asarray(null, dtype=float)[..., None]
+    if total is None:
+        # With replacement: the mean of the next outcome under H0 is d itself.
+        nu = np.broadcast_to(d, np.broadcast_shapes(d.shape, x.shape))
+    else:
+        if n > total:
+            raise ValueError(f"{n} outcomes from a set of {total} tasks")
+        before = np.cumsum(x, axis=-1) - x  # S_{i−1}
+        left = total - np.arange(n)  # tasks not yet seen before look i
+        nu = (total * d - before) / left
     # ν = −1: every unseen task must be −1 under d, so a −1 says nothing (ratio 1) and anything
     # else rules d out (ratio ∞); ν < −1: d is already impossible. The tolerance absorbs rounding.
     edge = nu + 1 <= 1e-9
@@ -184,7 +203,7 @@ def crossings(
     infinite (the with-replacement form, for comparison)."""
     x = np.asarray(outcomes, dtype=float)
     threshold = math.log(1 / alpha)
-    population = total if finite else 10**12
+    population = total if finite else None
     sums = np.cumsum(x, axis=-1)
     left = total - np.arange(1, x.shape[-1] + 1)
     floor, ceiling = (sums - left) / total, (sums + left) / total
@@ -209,16 +228,18 @@ def crossings(
     )
 
 
-def _statistics_bounds(x: np.ndarray, total: int, alpha: float) -> tuple[int, int]:
-    """The first and last multiples of 1/N (× N) that neither test has ruled out after all of
-    `x`, by a binary search (the values each test rules out are a ray); low > high: none left."""
+def _statistics_bounds(x: np.ndarray, total: int | None, alpha: float, steps: int | None = None) -> tuple[int, int]:
+    """The first and last multiples of 1/`steps` (× `steps`; default N) that neither test has
+    ruled out after all of `x`, by a binary search (the values each test rules out are a ray);
+    low > high: none left. `total` None: the stream form."""
     threshold = math.log(1 / alpha)
+    grid = steps or total or STREAM_RESOLUTION
 
     def first_kept(sign: int) -> int:
-        start, end = -total, total + 1  # the first j in [−N, N] not ruled out (N + 1 if none)
+        start, end = -grid, grid + 1  # the first j in [−G, G] not ruled out (G + 1 if none)
         while start < end:
             mid = (start + end) // 2
-            out = log_capital(sign * x, total, mid / total).max() >= threshold  # the upper test on −x at −d
+            out = log_capital(sign * x, total, mid / grid).max() >= threshold  # the upper test on −x at −d
             start, end = (mid + 1, end) if out else (start, mid)
         return start
 
@@ -254,3 +275,45 @@ def first_settled(outcomes: Sequence[int], total: int, *, margin_pp: float, cand
     if look.settled and not look.missed:
         return look
     return look_at(outcomes, total, margin_pp=margin_pp, candidates=candidates)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamLook:
+    """The with-replacement sequence after `pairs` outcomes of an unbounded stream."""
+
+    pairs: int
+    low: float
+    high: float
+    verdict: Verdict
+    """`decision.verdict_for` on the bounds; `inconclusive` is "not yet"."""
+    alpha_side: float
+
+    @property
+    def sign_decided(self) -> bool:
+        """Δ > 0 or Δ < 0 for good: the bound that crossed 0 stays crossed, whatever comes next
+        (a "worse" can still turn "no worse" as the lower bound rises past −M)."""
+        return self.low > 0 or self.high < 0
+
+
+def stream_look(outcomes: Sequence[int], *, margin_pp: float, candidates: int = 1) -> StreamLook:
+    """The anytime-valid bounds on the stream's mean Δ (candidate − baseline) after all of
+    `outcomes`, in the order they came; valid however often it is looked at. No outcome yet:
+    the whole range [−1, 1], inconclusive."""
+    if any(o not in (-1, 0, 1) for o in outcomes):
+        raise ValueError("paired outcomes are −1, 0 or +1")
+    alpha = side_alpha(candidates)
+    if not outcomes:
+        return StreamLook(0, -1.0, 1.0, Verdict.INCONCLUSIVE, alpha)
+    low, high = _statistics_bounds(np.asarray(outcomes, dtype=float), None, alpha, STREAM_RESOLUTION)
+    if low > high:  # both tests ruled out every value: a miss (chance ≤ 2α); the point between
+        low = high = (low + high) // 2
+    low_share, high_share = low / STREAM_RESOLUTION, high / STREAM_RESOLUTION
+    return StreamLook(
+        len(outcomes), low_share, high_share, verdict_for(low_share * 100, high_share * 100, margin_pp), alpha
+    )
+
+
+def stream_rejections(outcomes: np.ndarray, null: float, alpha: float, bets: Sequence[float] = BETS) -> np.ndarray:
+    """Per stream (leading axes): whether the lower test rejected H0: Δ ≤ `null` at any look, in
+    O(n): what a simulation of the stream form's type-I error counts."""
+    return np.asarray(log_capital(outcomes, None, null, bets).max(axis=-1) >= math.log(1 / alpha))

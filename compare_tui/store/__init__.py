@@ -4,6 +4,7 @@ Nothing is opened at import time: call `Store.open(path)`.
 """
 
 from compare_tui.store.bundles import BundleKind, BundleRecord
+from compare_tui.store.canaries import CanaryChangeRecord, CanaryPair, CanaryRecord
 from compare_tui.store.decisions import DecisionKind, DecisionRecord
 from compare_tui.store.errors import AmbiguousIdError, RunNotFoundError, StoreError
 from compare_tui.store.experiments import ExperimentNotFoundError, ExperimentRecord
@@ -28,6 +29,9 @@ from compare_tui.store.summary import NOT_MEASURED_CLASSES, RunSummary, measured
 from compare_tui.vocabulary import RunStatus
 
 __all__ = [
+    "CanaryChangeRecord",
+    "CanaryPair",
+    "CanaryRecord",
     "CURRENT_VERSION",
     "NOT_MEASURED_CLASSES",
     "PROVENANCE_ATTESTED",

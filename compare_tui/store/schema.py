@@ -370,6 +370,68 @@ ALTER TABLE comparisons ADD COLUMN sequential TEXT
 verdicts follow, as JSON (`store.records.SequentialOrder`), recorded before the first request.
 Null for a fixed-N comparison."""
 
+_CANARY = """
+CREATE TABLE canaries (
+    id TEXT PRIMARY KEY,
+    workload_id TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    baseline TEXT NOT NULL,
+    candidate TEXT NOT NULL,
+    set_path TEXT NOT NULL,
+    steps TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    routes_digest TEXT NOT NULL,
+    state TEXT NOT NULL,
+    margin_pp REAL NOT NULL,
+    min_pairs INTEGER NOT NULL,
+    auto_advance INTEGER NOT NULL DEFAULT 0,
+    max_usd_per_day REAL,
+    gateway_config TEXT NOT NULL,
+    traffic_log TEXT NOT NULL,
+    log_offset INTEGER NOT NULL DEFAULT 0,
+    pairs_at_step INTEGER NOT NULL DEFAULT 0,
+    started_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX canaries_by_workload ON canaries(workload_id, started_at);
+CREATE TABLE canary_pairs (
+    canary_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    task_id TEXT,
+    candidate_outcome TEXT,
+    baseline_outcome TEXT,
+    paired INTEGER,
+    skipped TEXT,
+    replay_audit_id INTEGER,
+    replay_usd REAL NOT NULL DEFAULT 0,
+    at TEXT NOT NULL,
+    PRIMARY KEY (canary_id, call_id)
+);
+CREATE TABLE canary_changes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    canary_id TEXT NOT NULL,
+    workload_id TEXT NOT NULL,
+    at TEXT NOT NULL,
+    change TEXT NOT NULL,
+    from_weight REAL,
+    to_weight REAL,
+    verdict TEXT,
+    evidence TEXT NOT NULL,
+    decided_by TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX canary_changes_by_workload ON canary_changes(workload_id, at)
+"""
+"""The quality-gated canary (`compare-tui canary`): one row per canary (`step` indexes `steps`,
+a JSON list of B's weights in %, −1 in shadow; `weight` and `routes_digest` are what it last
+wrote to the gateway's config, the compare-and-set's expectation; `log_offset` is how far into
+the traffic log it has read, committed with each pair so a killed watch resumes exactly), each
+logged request of B it paired (`paired` −1/0/+1, else `skipped` says why; `replay_audit_id`
+the off-path replay's audit row), and each change of the split or refusal to make one, with
+the evidence behind it (JSON)."""
+
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
@@ -399,6 +461,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V14),
     _script(_BUYER_CHOICES),
     _script(_V_SEQUENTIAL),
+    _script(_CANARY),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from compare_tui.store.attempts import AttemptAccessors
 from compare_tui.store.audit_ledger import AuditLedgerAccessors
 from compare_tui.store.bundles import BundleAccessors
+from compare_tui.store.canaries import CanaryAccessors
 from compare_tui.store.choices import ChoiceAccessors
 from compare_tui.store.comparisons import ComparisonAccessors
 from compare_tui.store.decisions import DecisionAccessors
@@ -29,6 +30,7 @@ class Store(
     BundleAccessors,
     LeaseAccessors,
     ChoiceAccessors,
+    CanaryAccessors,
 ):
     """The run store. Open with `Store.open(path)`; use as a context manager or `close()` it.
 

@@ -30,6 +30,7 @@ from compare_tui.tui.screens.experiments import ExperimentsScreen
 from compare_tui.tui.screens.help import HelpScreen
 from compare_tui.tui.screens.home import HomeScreen
 from compare_tui.tui.screens.live import RUN_STOP_TEXT, LiveScreen
+from compare_tui.tui.screens.live_switches import LiveSwitchesScreen
 from compare_tui.tui.screens.models import ModelsScreen
 from compare_tui.tui.screens.new_run import NewRunScreen
 from compare_tui.tui.screens.report import ReportScreen
@@ -171,6 +172,9 @@ class CompareApp(App[None]):
     def open_experiments(self) -> None:
         self.push_screen(ExperimentsScreen())
 
+    def open_live_switches(self) -> None:
+        self.push_screen(LiveSwitchesScreen())
+
     def open_toolcall(self) -> None:
         self.push_screen(ToolcallScreen())
 
@@ -226,6 +230,9 @@ class CompareApp(App[None]):
             lambda: self.open_triage("latest"),
         )
         yield SystemCommand("Experiments", "Arms × N runs: intervals, flaky tasks, confounds", self.open_experiments)
+        yield SystemCommand(
+            "Live switches", "Canaries at the gateway: B's share, the verdict, what is next", self.open_live_switches
+        )
         yield SystemCommand("Models", "The catalogue: would a run be refused, and verify the weights", self.open_models)
         yield SystemCommand("Tool-call conformance", "Scenario table: tool-call runs side by side", self.open_toolcall)
         yield SystemCommand("Help", "Every key binding", self.open_help)

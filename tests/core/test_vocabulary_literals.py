@@ -49,6 +49,7 @@ TEXT_METHODS = frozenset({"startswith", "endswith", "removeprefix", "removesuffi
 READS_TEXT = Counter(
     {
         # module: how many places read a text, each someone else's words (or not yet typed).
+        "canary/control.py": 1,  # the user's `--steps 1,5,25,50,100`
         "catalogue/adding.py": 1,  # the user's `--note KEY=VALUE`
         "commands/experiment.py": 1,  # pydantic's message
         "endpoint/account.py": 2,  # a server's JSON keys

@@ -25,6 +25,7 @@ def _sections(app_bindings: Sequence[BindingType]) -> list[tuple[str, list[Bindi
     from compare_tui.tui.screens.experiments import ExperimentsScreen
     from compare_tui.tui.screens.home import HomeScreen
     from compare_tui.tui.screens.live import LiveScreen
+    from compare_tui.tui.screens.live_switches import LiveSwitchesScreen
     from compare_tui.tui.screens.models import ModelsScreen
     from compare_tui.tui.screens.new_run import NewRunScreen
     from compare_tui.tui.screens.report import ReportScreen
@@ -55,6 +56,7 @@ def _sections(app_bindings: Sequence[BindingType]) -> list[tuple[str, list[Bindi
         ("Judge triage", _declared(TriageScreen)),
         ("Experiments", _declared(ExperimentsScreen)),
         ("Tool-call table", _declared(ToolcallScreen)),
+        ("Live switches", _declared(LiveSwitchesScreen)),
         ("Models", _declared(ModelsScreen)),
     ]
     return [(title, [b if isinstance(b, Binding) else Binding(*b) for b in bindings]) for title, bindings in sections]

@@ -52,6 +52,7 @@ class HomeScreen(CompareScreen):
         Binding("R", "resume", "Resume", show=False),
         Binding("e", "experiments", "Exp", tooltip="Experiments"),
         Binding("t", "toolcall", "Tools", tooltip="Tool-call table"),
+        Binding("w", "live_switches", "Switches", show=False, tooltip="Live switches: canaries at the gateway"),
         Binding("j", "triage", "Triage", tooltip="Judge triage"),
         Binding("m", "models", "Models", show=False, tooltip="Models: readiness, verify weights"),
         Binding("slash", "filter", "Filter", tooltip="Filter runs"),
@@ -370,6 +371,9 @@ class HomeScreen(CompareScreen):
 
     def action_experiments(self) -> None:
         self.nav.open_experiments()
+
+    def action_live_switches(self) -> None:
+        self.nav.open_live_switches()
 
     def action_toolcall(self) -> None:
         self.nav.open_toolcall()

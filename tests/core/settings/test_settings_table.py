@@ -9,8 +9,10 @@ from pathlib import Path
 from compare_tui.settings import ENVIRONMENT, settings_table
 
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
-SCORER_CONTRACT = ("scoring/command.py", "scoring/sandbox.py")
-"""Where compare-tui *sets* variables for a command scorer: the scorer's inputs, not settings."""
+CHILD_CONTRACT = ("scoring/command.py", "scoring/sandbox.py", "local/traffic_log.py")
+"""Where compare-tui *sets* variables for a process of its own making (a command scorer; the
+gateway's traffic-log callback, which runs in LiteLLM's interpreter): that child's inputs, not
+settings."""
 NAME = re.compile(r"COMPARE_TUI_[A-Z][A-Z_]*[A-Z]")
 
 
@@ -18,7 +20,7 @@ def named_in_code() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for path in (ROOT / "compare_tui").rglob("*.py"):
         module = path.relative_to(ROOT / "compare_tui").as_posix()
-        if module in SCORER_CONTRACT or module == "settings.py":
+        if module in CHILD_CONTRACT or module == "settings.py":
             continue
         for name in NAME.findall(path.read_text(encoding="utf-8")):
             found.setdefault(name, set()).add(module)

@@ -1,0 +1,89 @@
+"""What the canary may do now, from its paired evidence: pure, so every surface (watch, status,
+advance, the TUI) reads the same assessment.
+
+The rule: the automatic step may only hold or roll back. `worse` (the anytime-valid sequence's
+upper bound below 0 with its lower bound at or below −M) rolls back at once, whatever the step.
+Advancing needs `better` or `no worse` on all the canary's pairs *and* at least `min_pairs`
+new pairs since the current step began (thin data never advances), and then a person (`canary
+advance`) unless the canary was started with `--auto-advance`. Everything else holds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from compare_tui.report.decision import Verdict
+from compare_tui.report.sequential import StreamLook, stream_look
+from compare_tui.store import CanaryPair, CanaryRecord
+from compare_tui.vocabulary import CanaryState, PairSkip
+
+
+class Move(StrEnum):
+    """What the assessment allows."""
+
+    HOLD = "hold"
+    ROLL_BACK = "roll back"
+    READY = "ready"
+    """The evidence allows the next step; it waits for a person unless auto-advance."""
+    DONE = "done"
+    """The canary has ended (rolled back, promoted or stopped)."""
+
+
+@dataclass(frozen=True)
+class Assessment:
+    look: StreamLook
+    pairs: int
+    """Paired outcomes (all steps)."""
+    new_pairs: int
+    """Paired outcomes since the current step began."""
+    skipped: dict[str, int]
+    move: Move
+    reason: str
+
+    def evidence(self) -> dict[str, object]:
+        """The figures behind a change, as stored with it and shown by `status --json`."""
+        return {
+            "pairs": self.pairs,
+            "new_pairs_at_step": self.new_pairs,
+            "skipped": self.skipped,
+            "low_pp": round(self.look.low * 100, 1),
+            "high_pp": round(self.look.high * 100, 1),
+            "verdict": self.look.verdict.value,
+            "alpha_side": self.look.alpha_side,
+        }
+
+
+def verdict_words(verdict: Verdict) -> str:
+    return "not yet" if verdict is Verdict.INCONCLUSIVE else verdict.value
+
+
+def assess(canary: CanaryRecord, pairs: Sequence[CanaryPair]) -> Assessment:
+    outcomes = [p.paired for p in pairs if p.paired is not None]
+    skipped = dict(sorted(Counter(PairSkip(p.skipped).value for p in pairs if p.skipped).items()))
+    look = stream_look(outcomes, margin_pp=canary.margin_pp)
+    new = max(0, len(outcomes) - canary.pairs_at_step)
+    bounds = f"B − A in [{look.low * 100:+.1f}, {look.high * 100:+.1f}] points on {len(outcomes)} pairs"
+
+    def made(move: Move, reason: str) -> Assessment:
+        return Assessment(look, len(outcomes), new, skipped, move, reason)
+
+    if not canary.active:
+        return made(Move.DONE, f"the canary has ended ({canary.state.value})")
+    if not outcomes:
+        return made(Move.HOLD, "no paired evidence yet: holding")
+    if look.verdict is Verdict.WORSE:
+        return made(Move.ROLL_BACK, f"B is worse than A beyond the {canary.margin_pp:g}-point margin ({bounds})")
+    if look.verdict is Verdict.INCONCLUSIVE:
+        return made(Move.HOLD, f"verdict not yet ({bounds}): holding")
+    if new < canary.min_pairs:
+        return made(
+            Move.HOLD,
+            f"verdict {look.verdict.value} ({bounds}), but only {new} new pairs at this step "
+            f"(at least {canary.min_pairs} before a step): holding",
+        )
+    if canary.state is CanaryState.SHADOW or canary.step + 1 < len(canary.steps):
+        return made(Move.READY, f"verdict {look.verdict.value} ({bounds}): the next step is allowed")
+    return made(Move.READY, f"verdict {look.verdict.value} ({bounds}): B may take all the traffic")
