@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from compare_tui.report.decision import Verdict
+from compare_tui.report.formatting import number
 from compare_tui.report.sequential import StreamLook, stream_look
 from compare_tui.store import CanaryPair, CanaryRecord
 from compare_tui.vocabulary import CanaryState, PairSkip
@@ -60,12 +61,17 @@ def verdict_words(verdict: Verdict) -> str:
     return "not yet" if verdict is Verdict.INCONCLUSIVE else verdict.value
 
 
+def bounds_words(low_pp: float, high_pp: float, digits: int = 1) -> str:
+    """`[−16.8, +16.8]`: the confidence sequence's bounds in points, each with its sign (a real minus)."""
+    return f"[{number(low_pp, f'+.{digits}f')}, {number(high_pp, f'+.{digits}f')}]"
+
+
 def assess(canary: CanaryRecord, pairs: Sequence[CanaryPair]) -> Assessment:
     outcomes = [p.paired for p in pairs if p.paired is not None]
     skipped = dict(sorted(Counter(PairSkip(p.skipped).value for p in pairs if p.skipped).items()))
     look = stream_look(outcomes, margin_pp=canary.margin_pp)
     new = max(0, len(outcomes) - canary.pairs_at_step)
-    bounds = f"B − A in [{look.low * 100:+.1f}, {look.high * 100:+.1f}] points on {len(outcomes)} pairs"
+    bounds = f"B − A in {bounds_words(look.low * 100, look.high * 100)} points on {len(outcomes)} pairs"
 
     def made(move: Move, reason: str) -> Assessment:
         return Assessment(look, len(outcomes), new, skipped, move, reason)

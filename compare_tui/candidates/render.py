@@ -27,12 +27,17 @@ def quality_text(quality: Quality | None) -> str:
     )
 
 
+def savings_words(share: float) -> str:
+    """`saves 67%` for a cheaper candidate, `costs 25% more` for a dearer one."""
+    return f"saves {share:.0%}" if share >= 0 else f"costs {-share:.0%} more"
+
+
 def savings_text(candidate: Candidate) -> str:
     if candidate.is_baseline:
         return "today"
     if candidate.savings_share is None:
         return "–"
-    text = f"{candidate.savings_share:+.0%}".replace("+", "saves ").replace("-", "costs +")
+    text = savings_words(candidate.savings_share)
     if candidate.savings_30d and candidate.savings_share > 0:
         text += f" ({money(candidate.savings_30d)}/30d)"
     return text

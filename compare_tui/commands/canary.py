@@ -205,14 +205,15 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _status_lines(d: dict[str, Any]) -> list[str]:
+    from compare_tui.canary.policy import bounds_words
     from compare_tui.canary.status import verdict_words, where_words
 
     e = d["evidence"]
     where = where_words(d)
     lines = [
         f"canary {d['canary_id']} of {d['workload_id']}: {d['state']} ({where}); alias {d['alias']!r}, baseline {d['baseline']}",
-        f"verdict {verdict_words(d['verdict'])}: B − A in [{e['low_pp']:+.1f}, "
-        f"{e['high_pp']:+.1f}] points on {e['pairs']} pairs ({e['new_pairs_at_step']} at this step)"
+        f"verdict {verdict_words(d['verdict'])}: B − A in {bounds_words(e['low_pp'], e['high_pp'])} "
+        f"points on {e['pairs']} pairs ({e['new_pairs_at_step']} at this step)"
         + (f"; skipped {', '.join(f'{k} {v}' for k, v in e['skipped'].items())}" if e["skipped"] else ""),
         f"{d['move']}: {d['reason']}",
     ]

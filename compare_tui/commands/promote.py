@@ -224,6 +224,7 @@ def _change_dict(c: CanaryChangeRecord) -> dict[str, Any]:
 
 
 def _change_line(c: CanaryChangeRecord) -> str:
+    from compare_tui.canary.policy import bounds_words
     from compare_tui.canary.status import verdict_words
 
     weights = f"{c.from_weight:g}% → {c.to_weight:g}%" if c.from_weight is not None and c.to_weight is not None else ""
@@ -233,7 +234,7 @@ def _change_line(c: CanaryChangeRecord) -> str:
         figures = (
             f"; verdict {verdict_words(str(evidence.get('verdict')))} "
             f"on {evidence['pairs']} pairs, "
-            f"B − A in [{evidence.get('low_pp'):+}, {evidence.get('high_pp'):+}] points"
+            f"B − A in {bounds_words(float(evidence['low_pp']), float(evidence['high_pp']))} points"
         )
     who = f" by {c.decided_by}" if c.decided_by else ""
     return f"{c.at}  canary {c.canary_id}: {c.change.value} {weights}{who}{figures}\n    reason: {c.reason}"

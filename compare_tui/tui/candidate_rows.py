@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from compare_tui.candidates import Candidate, Shortlist
-from compare_tui.candidates.render import per_mtok
+from compare_tui.candidates.render import per_mtok, savings_words
 from compare_tui.catalogue import ModelEntry, check_entry
 from compare_tui.engine.budget import BudgetPlan, DailyBudget
 from compare_tui.vocabulary import PriceGroup, money
@@ -84,8 +84,7 @@ def _candidate_prompt(c: Candidate, entry: ModelEntry, picked: set[str]) -> str:
     if c.is_baseline:
         parts.append("today")
     elif c.savings_share is not None:
-        share = c.savings_share
-        parts.append(f"saves {share:.0%}" if share >= 0 else f"costs +{-share:.0%}")
+        parts.append(savings_words(c.savings_share))
     q = c.quality
     parts.append(
         "not measured yet" if q is None else f"{q.rate:.0%} ({q.interval.low * 100:.0f}–{q.interval.high:.0%}) {q.date}"

@@ -67,8 +67,8 @@ async def test_each_canary_is_a_row_with_its_verdict_and_what_is_next(store: Sto
     async with ScreenHost(store, LiveSwitchesScreen).run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         rows = _rows(pilot.app.screen.query_one("#switches-table", DataTable))
-        assert rows[0] == ["greetings", "gemma3-270m", "25%", "not yet", "[-76, +95]", "3", "hold"]
-        assert rows[1] == ["tickets", "gemma3-270m", "25%", "no worse", "[-8, +8]", "70", "ready"]
+        assert rows[0] == ["greetings", "gemma3-270m", "25%", "not yet", "[−76, +95]", "3", "hold"]
+        assert rows[1] == ["tickets", "gemma3-270m", "25%", "no worse", "[−8, +8]", "70", "ready"]
         detail = str(pilot.app.screen.query_one("#switch-detail", Static).render())
         assert "stepping, step 1 of 3, gemma3-270m at 25% vs smollm2-135m" in detail
         assert "verdict not yet" in detail and "last change 2026-12-07T15:00:00: started 0% → 25%" in detail

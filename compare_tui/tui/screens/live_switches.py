@@ -80,6 +80,7 @@ class LiveSwitchesScreen(StoreReaderScreen[list[dict[str, Any]]]):
         return read_switches(self.store)
 
     def show_read(self, data: list[dict[str, Any]]) -> None:
+        from compare_tui.canary.policy import bounds_words
         from compare_tui.canary.status import verdict_words
 
         self.documents = data
@@ -93,7 +94,7 @@ class LiveSwitchesScreen(StoreReaderScreen[list[dict[str, Any]]]):
                 Text(d["candidate"]),
                 Text(share if d["state"] in LIVE_CANARY_STATES else d["state"], justify="right"),
                 Text(verdict_words(d["verdict"])),
-                Text(f"[{e['low_pp']:+.0f}, {e['high_pp']:+.0f}]", justify="right"),
+                Text(bounds_words(e["low_pp"], e["high_pp"], 0), justify="right"),
                 Text(str(e["pairs"]), justify="right"),
                 Text("refused" if d["hand_edit"] else d["move"]),
             )

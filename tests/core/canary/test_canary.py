@@ -233,7 +233,7 @@ def test_status_and_history_show_the_roll_back_with_its_evidence(
     assert document["last_change"]["change"] == "rolled back" and document["exit_code"] == 4
     assert main(["baseline", "history", ALIAS, "--store", store]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert "rolled back 50% → 0% by test; verdict worse on 9 pairs, B − A in [-100.0, -7.4] points" in lines[0]
+    assert "rolled back 50% → 0% by test; verdict worse on 9 pairs, B − A in [−100.0, −7.4] points" in lines[0]
     assert "started 0% → 50% by ana" in lines[2]
 
 
