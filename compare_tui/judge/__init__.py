@@ -46,6 +46,7 @@ from compare_tui.judge.evaluator.triage import (
 from compare_tui.judge.grade.figures import GradeConclusion, GradeDelta, GradeFigures, grade_delta, grade_figures
 from compare_tui.judge.grade.render import (
     GRADE_HEADERS,
+    calibration_notes,
     delta_text,
     grade_intro,
     grade_json,
@@ -65,6 +66,7 @@ from compare_tui.judge.grade.report import (
     load_report_grades,
     load_run_grades,
     load_stored_grade_reports,
+    with_calibration,
 )
 from compare_tui.judge.grade.scale import SCALE_MODES, load_scale_rubric, scale_messages
 from compare_tui.judge.pair.figures import (
@@ -201,4 +203,6 @@ __all__ = [
     "PairResult",
     "PairConclusion",
     "GradeConclusion",
+    "with_calibration",
+    "calibration_notes",
 ]
