@@ -15,9 +15,10 @@ judge-decided pass rate corrected for the errors they measure.
   than a linear approximation), bounded to [0, 1]. Where one of the three dominates, it is that
   one's exact interval carried through the correction; where they mix, they add as variances.
   Chosen by simulated coverage (`bench/bench_coverage.py`, bench/RESULTS.md "Human-calibrated
-  pass rate"): at least 0.93 on every cell of the grid, about a third narrower than the
-  correction's range over the box of the three intervals (which covers 0.98 and more), where a
-  delta-method Wald interval is about as narrow but sits closer to 0.93.
+  pass rate"): at least 0.937 on every cell of the grid, a third narrower than the correction's
+  range over the box of the three intervals (0.985 at the least); a delta-method Wald interval
+  covers as much (0.935) and is a little narrower, but its components collapse to zero width
+  at 0 or all of a count, where these exact ones do not.
 - **Below the threshold** (`MIN_LABELS_EACH` labelled right answers and as many wrong ones) no
   corrected figure is given: the raw judge rate is shown, not verified. Nor where the lower ends
   of the sensitivity's and specificity's intervals add up to 1 or less: the judge does not tell

@@ -16,6 +16,7 @@ from compare_tui.judge.calibration.figures import (
     correct_rate,
     tally,
 )
+from compare_tui.judge.calibration.next_labels import Candidate, LabelsNeeded, Proposal, labels_needed, propose
 from compare_tui.judge.calibration.paired import CorrectedDifference, corrected_difference
 from compare_tui.judge.evaluator.load import DEFAULT_PASS_AT, JUDGE_KINDS, judge_decisions
 from compare_tui.judge.prompt.answers import judged_answers
@@ -41,18 +42,6 @@ class Label:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
-    """The judge's decision on one answer (the pool `label next` draws from)."""
-
-    run_id: str
-    model: str
-    task_id: str
-    passed: bool
-    label: bool | None
-    """The person's label (True: right), None when unlabelled."""
-
-
-@dataclass(frozen=True, slots=True)
 class JudgeCalibration:
     """A judge × rubric × pass-at on a workload, measured against people's labels."""
 
@@ -62,11 +51,22 @@ class JudgeCalibration:
     workload: str
     calibration: Calibration
     labels: tuple[Label, ...]
-    verdicts: tuple[Verdict, ...]
+    verdicts: tuple[Candidate, ...]
+    """The judge's decision on every answer it decided (the pool `label next` draws from)."""
     rates: Mapping[str, CorrectedRate] = field(default_factory=dict)
     """Run id → the judge's pass rate on it, raw and corrected."""
     drift: str | None = None
     """The caveat when agreement on the newer labels is outside the earlier labels' interval."""
+
+    def next_labels(self, count: int = 10) -> list[Proposal]:
+        """The answers to label next (`next_labels.propose`)."""
+        return propose(self.verdicts, count)
+
+    def labels_needed(self) -> LabelsNeeded:
+        """More labels for every run's corrected rate to reach ±5 points."""
+        models = {v.run_id: v.model for v in self.verdicts}
+        rates = [(models[r], rate.passed, rate.judged) for r, rate in self.rates.items() if rate.judged]
+        return labels_needed(self.calibration.counts, rates)
 
     def rate(self, run_id: str) -> CorrectedRate | None:
         return self.rates.get(run_id)
@@ -116,6 +116,20 @@ def judgings_of(store: Store, judge: str, rubric_digest: str, workload: str) -> 
     return out
 
 
+def workload_judges(store: Store, workload: str) -> list[tuple[str, str]]:
+    """(judge, rubric digest) of every single-answer judging of a run on `workload`, newest first."""
+    found: list[tuple[str, str]] = []
+    for judging in store.list_judgings():
+        key = (judging.judge_model, judging.rubric_digest)
+        if (
+            judging.kind in JUDGE_KINDS
+            and key not in found
+            and store.get_run_exact(judging.run_id).goldset_id == workload
+        ):
+            found.append(key)
+    return found
+
+
 def load_calibration(
     store: Store,
     judge: str,
@@ -128,7 +142,7 @@ def load_calibration(
     """The judge's calibration on `workload` from every stored label, and each judged run's
     raw and corrected pass rate."""
     labels: list[Label] = []
-    verdicts: list[Verdict] = []
+    verdicts: list[Candidate] = []
     per_run: dict[str, tuple[int, int]] = {}
     for judging, run in judgings_of(store, judge, rubric_digest, workload):
         answers = judged_answers(store.attempts_for_run(run.id))
@@ -140,7 +154,7 @@ def load_calibration(
             passed = decision.level == Outcome.PASS
             review = reviews.get(task)
             right = None if review is None or review.verdict not in ("pass", "fail") else review.verdict == "pass"
-            verdicts.append(Verdict(run.id, run.model_name, task, passed, right))
+            verdicts.append(Candidate(run.id, run.model_name, task, passed, right))
             if right is not None and review is not None:
                 labels.append(Label(run.id, task, right, passed, review.at))
         judged = [v for v in verdicts if v.run_id == run.id]
