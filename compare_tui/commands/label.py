@@ -200,7 +200,11 @@ def _import(args: argparse.Namespace) -> int:
             reviewer = (row.get("reviewer") or "").strip() or reviewer_name(args.reviewer)
             reviews.append(
                 ReviewRecord(
-                    run_id=run.id, task_id=row["task"], verdict=cast("Verdict", verdict), note=row.get("note") or "", reviewer=reviewer
+                    run_id=run.id,
+                    task_id=row["task"],
+                    verdict=cast("Verdict", verdict),
+                    note=row.get("note") or "",
+                    reviewer=reviewer,
                 )
             )
         for review in reviews:

@@ -221,9 +221,26 @@ def _report(args: argparse.Namespace) -> int:
     _emit(report, args.format, args.out, grades, gate if gate.checks else None, insights)
     for warning in gate.warnings:
         say(f"compare-tui: gate warning: {warning}", file=sys.stderr)
+    if gate.checks:
+        for line in _judged_rates(grades):
+            say(f"compare-tui: gate note: {line}", file=sys.stderr)
     for reason in gate.reasons:
         say(f"compare-tui: gate failed: {reason}", file=sys.stderr)
     return gate.exit_code
+
+
+def _judged_rates(grades: list[GradeReport]) -> list[str]:
+    """Each judge's pass rates raw and corrected beside a gate's result (the gate checks the
+    scorers' figures; a judge's are shown so a CI log never carries a raw judge rate alone)."""
+    from compare_tui.judge.calibration.render import rate_sentence
+
+    lines = []
+    for g in grades:
+        if g.calibration is None:
+            continue
+        rates = "; ".join(rate_sentence(r.run.model_name, g.calibration.rate(r.run.id)) for r in g.runs)
+        lines.append(f"judge {g.judge} (not gated): {g.calibration.calibration.sentence()}; {rates}")
+    return lines
 
 
 def _insights(store_path: str | None, inputs: ReportInputs, goldsets: dict[str, Any]) -> Insights:

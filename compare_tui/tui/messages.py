@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the payloads' types, named without importing their modules 
     from compare_tui.catalogue.readiness import CatalogueRow, VerifyOutcome
     from compare_tui.diff.ab import RunPairDiff
     from compare_tui.judge import GradeReport
+    from compare_tui.judge.calibration.load import LabelPlan
     from compare_tui.report import Report
     from compare_tui.store import ReviewRecord
     from compare_tui.tui.home_data import HomeData, RunRate
@@ -113,6 +114,13 @@ class ReportBuilt(Message):
     seconds: float
     grades: tuple[GradeReport, ...] = ()
     """The stored rubric grades of the report's runs (`compare-tui grade`), one per judge × rubric."""
+
+
+@dataclass
+class LabelPlanRead(Message):
+    """The answers proposed for labelling to calibrate the judges of the reviewed runs."""
+
+    plan: LabelPlan
 
 
 @dataclass

@@ -16,6 +16,7 @@ from compare_tui.vocabulary import Outcome
 
 NEEDS_A_PERSON = "needs a person"
 FLAGGED = "flagged"
+TO_CALIBRATE = "label to calibrate the judge"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +26,7 @@ class ReviewItem:
     """The model's label in the report."""
     task_id: str
     reason: str
-    """`needs a person` or `flagged`."""
+    """`needs a person`, `flagged` or `label to calibrate the judge`."""
     verdict: str | None
     """The latest verdict given so far (a skip, or a flagged task's earlier decision)."""
 
@@ -34,8 +35,12 @@ class ReviewItem:
         return (self.run_id, self.task_id)
 
 
-def review_queue(report: Report, flagged: Collection[tuple[str, str]] = ()) -> list[ReviewItem]:
-    """Every item, task by task in the report's order, then model by model."""
+def review_queue(
+    report: Report, flagged: Collection[tuple[str, str]] = (), proposed: Sequence[tuple[str, str]] = ()
+) -> list[ReviewItem]:
+    """Every item, task by task in the report's order, then model by model; then the answers
+    proposed to calibrate a judge (`judge.calibration.label_plan`), in their order, except those
+    already queued or already labelled pass or fail."""
     items = []
     for index, task_id in enumerate(report.task_ids):
         for row in report.models:
@@ -44,6 +49,16 @@ def review_queue(report: Report, flagged: Collection[tuple[str, str]] = ()) -> l
                 items.append(ReviewItem(row.run_id, row.label, task_id, NEEDS_A_PERSON, block.verdict))
             elif (row.run_id, task_id) in flagged:
                 items.append(ReviewItem(row.run_id, row.label, task_id, FLAGGED, block.verdict))
+    queued = {item.key for item in items}
+    positions = {task_id: index for index, task_id in enumerate(report.task_ids)}
+    rows = {row.run_id: row for row in report.models}
+    for run_id, task_id in proposed:
+        row = rows.get(run_id)
+        if row is None or task_id not in positions or (run_id, task_id) in queued:
+            continue
+        verdict = row.blocks[positions[task_id]].verdict
+        if verdict not in ("pass", "fail"):
+            items.append(ReviewItem(run_id, row.label, task_id, TO_CALIBRATE, verdict))
     return items
 
 

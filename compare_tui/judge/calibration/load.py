@@ -172,3 +172,39 @@ def load_calibration(
         rates,
         drift_caveat(labels),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LabelPlan:
+    """What the review queue proposes to label for the judges of some runs."""
+
+    proposals: tuple[Proposal, ...]
+    """Answers of those runs to label next, every judge's in turn, each answer once."""
+    lines: tuple[str, ...]
+    """Per judge: its agreement with your labels and the labels needed for ±5 points."""
+
+
+def label_plan(store: Store, runs: Sequence[RunRecord], count: int = 10, pass_at: int = DEFAULT_PASS_AT) -> LabelPlan:
+    """The labels to ask for next among `runs`' answers, for every judge that decided any of
+    them on their workload (empty when no judge did)."""
+    ids = {run.id for run in runs}
+    per_judge: list[list[Proposal]] = []
+    lines = []
+    for workload in sorted({run.goldset_id for run in runs}):
+        for judge, digest in workload_judges(store, workload):
+            jc = load_calibration(store, judge, digest, workload, pass_at=pass_at)
+            mine = [v for v in jc.verdicts if v.run_id in ids]
+            if not mine:
+                continue
+            per_judge.append(propose(mine, count))
+            needed = jc.labels_needed().sentence
+            lines.append(f"judge {judge}: {jc.calibration.sentence()} · {needed}")
+    chosen: list[Proposal] = []
+    seen: set[tuple[str, str]] = set()
+    for turn in range(count):
+        for group in per_judge:
+            proposal = group[turn] if turn < len(group) else None
+            if proposal is not None and (proposal.run_id, proposal.task_id) not in seen and len(chosen) < count:
+                seen.add((proposal.run_id, proposal.task_id))
+                chosen.append(proposal)
+    return LabelPlan(tuple(chosen), tuple(lines))

@@ -17,6 +17,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, Static
 
 from compare_tui.goldset.text import expected_text, input_text
+from compare_tui.judge.calibration.load import LabelPlan, label_plan
 from compare_tui.report import Report, ReportNotFoundError, build_report, load_report_inputs
 from compare_tui.store import ReviewRecord, StoreError
 from compare_tui.tui import messages
@@ -57,6 +58,8 @@ class ReviewScreen(CompareScreen):
         """The user scrolled the end of the current answer into view (it stays read)."""
         self._loaded = False
         """The current item's texts are on screen (not the previous item's)."""
+        self.plan: LabelPlan | None = None
+        """The answers proposed to calibrate the judges of these runs (read with the report)."""
         self._asked: tuple[tuple[str, str], str] | None = None
         """(item, verdict) of a verdict key pressed before the answer was seen: the same key
         again saves it."""
@@ -64,6 +67,7 @@ class ReviewScreen(CompareScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="review-status", classes="status-line", markup=False)
+        yield Static("", id="review-calibration", classes="status-line", markup=False)
         with VerticalScroll(id="review-body"):
             yield Static("Answer", classes="section-title")
             yield Static("", id="review-answer", classes="block", markup=False)
@@ -92,11 +96,20 @@ class ReviewScreen(CompareScreen):
     )
     def build(self, ref: str) -> None:
         try:
-            report = build_report(load_report_inputs(self.workspace.store, ref))
+            inputs = load_report_inputs(self.workspace.store, ref)
+            report = build_report(inputs)
+            plan = label_plan(self.workspace.store, [r.run for r in inputs.runs])
         except (ReportNotFoundError, StoreError) as exc:
             self.post_message(messages.ReportFailed(str(exc)))
             return
+        self.post_message(messages.LabelPlanRead(plan))  # first: the queue is made when the report arrives
         self.post_message(messages.ReportBuilt(report, 0.0))
+
+    def on_label_plan_read(self, message: messages.LabelPlanRead) -> None:
+        self.plan = message.plan
+        line = self.query_one("#review-calibration", Static)
+        line.update("\n".join(message.plan.lines))
+        line.display = bool(message.plan.lines)
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         self.saving = False
@@ -108,7 +121,8 @@ class ReviewScreen(CompareScreen):
 
     def on_report_built(self, message: messages.ReportBuilt) -> None:
         self.report = message.report
-        queue = review_queue(self.report, self.workspace.flagged)
+        proposed = [(p.run_id, p.task_id) for p in self.plan.proposals] if self.plan is not None else []
+        queue = review_queue(self.report, self.workspace.flagged, proposed)
         if self._decided is not None:
             old, index = self._decided
             self.position = next_position(old, index, queue)
@@ -131,7 +145,9 @@ class ReviewScreen(CompareScreen):
         status = self.query_one("#review-status", Static)
         if item is None:
             self.query_one("#review-body").loading = False
-            status.update("Nothing to review: no task needs a person and none is flagged. Esc goes back.")
+            status.update(
+                "Nothing to review: no task needs a person, none is flagged, no judge asks for labels. Esc goes back."
+            )
             for part in ("scorer", "input", "expected", "answer"):
                 self.query_one(f"#review-{part}", Static).update("")
             self._show_note()
