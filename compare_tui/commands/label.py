@@ -22,7 +22,7 @@ examples:
 
 A label is a person's verdict on one answer: the same review the TUI's review queue and
 triage store (the latest per run and task counts). A judge that decided answers of the
-workload (`grade`, `judge --mode` grade, `evaluator-compare`) is calibrated on them:
+workload (`grade`, `evaluator-compare`) is calibrated on them:
 sensitivity (right answers it passes) and specificity (wrong answers it fails), and every
 pass rate it decides is shown raw and corrected ("human-calibrated") once 10 right and 10
 wrong answers are labelled. `label next` proposes which answers to label so the labels stay

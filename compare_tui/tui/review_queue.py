@@ -53,12 +53,12 @@ def review_queue(
     positions = {task_id: index for index, task_id in enumerate(report.task_ids)}
     rows = {row.run_id: row for row in report.models}
     for run_id, task_id in proposed:
-        row = rows.get(run_id)
-        if row is None or task_id not in positions or (run_id, task_id) in queued:
+        model = rows.get(run_id)
+        if model is None or task_id not in positions or (run_id, task_id) in queued:
             continue
-        verdict = row.blocks[positions[task_id]].verdict
+        verdict = model.blocks[positions[task_id]].verdict
         if verdict not in ("pass", "fail"):
-            items.append(ReviewItem(run_id, row.label, task_id, TO_CALIBRATE, verdict))
+            items.append(ReviewItem(run_id, model.label, task_id, TO_CALIBRATE, verdict))
     return items
 
 

@@ -241,3 +241,35 @@ def test_report_with_few_labels_shows_the_raw_rate_not_verified(tmp_path, capsys
         out.split()
     )
     assert "human-calibrated," not in out and "no wrong answer labelled yet" in " ".join(out.split())
+
+
+def test_label_set_import_and_next_from_the_command_line(tmp_path, capsys):
+    from compare_tui.cli import main
+    from compare_tui.store import Store
+
+    store_path, runs, _ = _stored(tmp_path, labelled=0)
+    base = runs["base-model"]
+    assert main(["label", "next", base[:6], "--store", str(store_path), "--count", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "no answer judged here is labelled by a person yet" in out and "Label next (a fair sample" in out
+    assert out.count("compare-tui label set ") == 3
+    assert main(["label", "set", base[:6], "t00", "pass", "--store", str(store_path), "--reviewer", "ann"]) == 0
+    assert main(["label", "set", base[:6], "nope", "pass", "--store", str(store_path)]) == 2
+    assert "has no answer to task 'nope'" in capsys.readouterr().err
+    good = tmp_path / "labels.csv"
+    good.write_text(
+        "run,task,verdict,note\n" + "".join(f"{base},t{i:02d},fail,\n" for i in range(12, 24)), encoding="utf-8"
+    )
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"run,task,verdict\n{base},t01,pass\n{base},t02,maybe\n", encoding="utf-8")
+    assert main(["label", "import", str(bad), "--store", str(store_path)]) == 2
+    assert "bad.csv:3: verdict 'maybe' is not pass, fail or skip" in capsys.readouterr().err
+    assert main(["label", "import", str(good), "--store", str(store_path), "--reviewer", "bo"]) == 0
+    assert "imported 12 label(s)" in capsys.readouterr().out
+    with Store.open(store_path) as s:
+        reviews = s.reviews_for_run(base)
+    assert set(reviews) == {"t00", *(f"t{i:02d}" for i in range(12, 24))}  # nothing of the bad file
+    assert main(["label", "next", base, "--store", str(store_path), "--format", "json"]) == 0
+    (doc,) = json.loads(capsys.readouterr().out)
+    assert (doc["right"], doc["wrong"]) == (1, 12) and len(doc["next"]) == 10
+    assert all((p["run"], p["task"]) not in {(base, "t00"), (base, "t12")} for p in doc["next"])
