@@ -88,53 +88,83 @@ def test_a_bundled_judge_grades_two_runs_and_a_second_grade_asks_nothing(graded,
 
 def test_the_bundled_judge_calibrated_on_peoples_labels(graded, tmp_path, capsys):
     """People's labels (here: a person who agrees with the exact scorer on order extraction)
-    calibrate Qwen as a judge: below 10 right and 10 wrong labels no corrected rate is given;
-    with every answer labelled, the judge's sensitivity and specificity are counted from its
-    stored grades and the report shows the raw and the corrected rate side by side."""
-    store_path, _, _, _, out, comparison = graded
+    calibrate Qwen as a judge. On the quality rubric the two small models give one right answer
+    in 24, so no rate is corrected ("not enough labels"). A third run answering every task with
+    its expected outcome is then graded with Qwen on the similarity rubric with the other two:
+    with its twelve right answers labelled, the judge's sensitivity and specificity are counted
+    from its stored grades, and each run's rate is shown raw beside the corrected one (or the
+    reason there is none: a judge that passes every answer tells nothing apart)."""
+    store_path, models, _, _, out, comparison = graded
+    from compare_tui.goldset import load_golden_set
     from compare_tui.judge.calibration.figures import NOT_ENOUGH
+    from compare_tui.judge.prompt.answers import expected_text
     from compare_tui.store import Store
+    from tests.core.test_judge_support import add_run
 
+    goldset = load_golden_set(SET)
     with Store.open(store_path) as store:
-        answers = {g["run"]: {a.task_id: a.outcome for a in store.attempts_for_run(g["run"])} for g in out["runs"]}
-        grades = {
-            g["run"]: {j.task_id: j.grade for j in store.judgements_for(g["grading"]) if j.grade is not None}
-            for g in out["runs"]
+        perfect = add_run(
+            store, goldset, "expected-outcomes", {t.id: ("pass", expected_text(t)) for t in goldset.tasks}
+        )
+        answers = {
+            run: {a.task_id: a.outcome for a in store.attempts_for_run(run)}
+            for run in [g["run"] for g in out["runs"]] + [perfect]
         }
-    rows = [(run, task, outcome) for run, tasks in answers.items() for task, outcome in sorted(tasks.items())]
-    labelled = [(run, task, outcome) for run, task, outcome in rows if outcome in ("pass", "fail")]
+    labelled = [(r, t, o) for r, tasks in answers.items() for t, o in sorted(tasks.items()) if o in ("pass", "fail")]
     few = tmp_path / "few.csv"
     few.write_text("run,task,verdict\n" + "".join(f"{r},{t},{o}\n" for r, t, o in labelled[:5]), encoding="utf-8")
     assert main(["label", "import", str(few), "--store", str(store_path), "--reviewer", "ann"]) == 0
     assert "imported 5 label(s)" in capsys.readouterr().out
     assert main(["report", comparison, "--store", str(store_path), "--format", "json"]) in (0, 1)
-    (doc,) = json.loads(capsys.readouterr().out)["grades"]
-    for run in doc["runs"]:
+    (quality,) = json.loads(capsys.readouterr().out)["grades"]
+    for run in quality["runs"]:
         rate = run["judge_pass_rate"]
         assert rate["status"] == "not enough labels" and rate["corrected"] is None
         assert rate["reason"].startswith(NOT_ENOUGH) and rate["raw"] is not None
-    assert main(["label", "next", next(iter(answers)), "--store", str(store_path), "--count", "4"]) == 0
-    assert "Label next (a fair sample" in capsys.readouterr().out
 
+    runs = [g["run"] for g in out["runs"]] + [perfect]
+    code = main(
+        ["grade", *runs, "--judge", QWEN, "--rubric", "similarity", "--max-tokens", "64", "--models", models]
+        + ["--store", str(store_path), "--format", "json"]
+    )
+    similarity = json.loads(capsys.readouterr().out)
+    assert code in (0, 1) and similarity["reference"] is None  # against each task's expected outcome
+    assert main(["label", "next", perfect, "--store", str(store_path), "--count", "4"]) == 0
+    assert "Label next (a fair sample" in capsys.readouterr().out
     every = tmp_path / "every.csv"
     every.write_text("run,task,verdict\n" + "".join(f"{r},{t},{o}\n" for r, t, o in labelled), encoding="utf-8")
     assert main(["label", "import", str(every), "--store", str(store_path), "--reviewer", "ann"]) == 0
     capsys.readouterr()
-    assert main(["report", comparison, "--store", str(store_path), "--format", "json"]) in (0, 1)
-    (doc,) = json.loads(capsys.readouterr().out)["grades"]
+    code = main(
+        ["grade", *runs, "--judge", QWEN, "--rubric", "similarity", "--max-tokens", "64", "--models", models]
+        + ["--store", str(store_path), "--format", "json"]
+    )  # asks nothing: every grade is stored
+    doc = json.loads(capsys.readouterr().out)
+    with Store.open(store_path) as store:
+        grades = {
+            g["run"]: {j.task_id: j.grade for j in store.judgements_for(g["grading"]) if j.grade is not None}
+            for g in doc["runs"]
+        }
     pairs = [(o == "pass", grades[r][t] >= 4) for r, t, o in labelled if t in grades[r]]
     right = [passed for is_right, passed in pairs if is_right]
     wrong = [passed for is_right, passed in pairs if not is_right]
     c = doc["calibration"]
-    assert (c["right"], c["right_passed"]) == (len(right), sum(right))
+    assert (c["right"], c["right_passed"]) == (len(right), sum(right)) and len(right) >= 10
     assert (c["wrong"], c["wrong_failed"]) == (len(wrong), len(wrong) - sum(wrong))
-    assert c["sentence"].startswith("judge agrees with your labels: passes")
+    assert (
+        c["sentence"]
+        == f"judge agrees with your labels: passes {sum(right)}/{len(right)} right answers, fails {len(wrong) - sum(wrong)}/{len(wrong)} wrong ones"
+    )
     for run in doc["runs"]:
         rate = run["judge_pass_rate"]
         judged = grades[run["run"]]
         assert rate["judged"] == len(judged) and rate["passed"] == sum(1 for g in judged.values() if g >= 4)
         if rate["status"] == "human-calibrated":
             assert 0 <= rate["corrected_ci95"][0] <= rate["corrected"] <= rate["corrected_ci95"][1] <= 1
-        else:  # too few right or wrong answers among these runs, or a judge no better than a coin
+        else:  # fewer than 10 wrong answers graded, or a judge no better than a coin on these labels
             assert rate["corrected"] is None and "not verified" in rate["reason"]
     print(json.dumps({"calibration": c, "rates": [r["judge_pass_rate"] for r in doc["runs"]]}), file=sys.stderr)
+    assert main(
+        ["grade", *runs, "--judge", QWEN, "--rubric", "similarity", "--models", models, "--store", str(store_path)]
+    ) in (0, 1)
+    print(capsys.readouterr().out, file=sys.stderr)  # the text, for the record (pytest -s)
