@@ -273,3 +273,16 @@ def test_label_set_import_and_next_from_the_command_line(tmp_path, capsys):
     (doc,) = json.loads(capsys.readouterr().out)
     assert (doc["right"], doc["wrong"]) == (1, 12) and len(doc["next"]) == 10
     assert all((p["run"], p["task"]) not in {(base, "t00"), (base, "t12")} for p in doc["next"])
+
+
+def test_the_published_page_carries_raw_and_corrected_rates(tmp_path, capsys):
+    from compare_tui.cli import main
+
+    store_path, _, comparison = _stored(tmp_path, labelled=24)
+    site = tmp_path / "site"
+    assert main(["publish", comparison, "--store", str(store_path), "--out", str(site)]) == 0
+    page = (site / "index.html").read_text(encoding="utf-8")
+    assert "judge agrees with your labels: passes 18/26 right answers, fails 22/22 wrong ones" in page
+    assert "judge pass rate (raw, 95% CI)" in page and "human-calibrated, 48 labels" in page
+    report = json.loads((site / "report.json").read_text(encoding="utf-8"))
+    assert report["grades"][0]["runs"][0]["judge_pass_rate"]["status"] == "human-calibrated"

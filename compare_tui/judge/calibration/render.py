@@ -57,11 +57,16 @@ def rate_sentence(model: str, rate: CorrectedRate | None) -> str:
 def difference_sentence(model: str, baseline: str, d: CorrectedDifference) -> str:
     if d.interval is None or d.corrected is None:
         return f"{model} vs {baseline}: {d.reason}"
-    low, high = (number(v * 100, "+.0f") for v in (d.interval.low, d.interval.high))
+    low, high = (_points(v) for v in (d.interval.low, d.interval.high))
     return (
-        f"{model} vs {baseline}, paired over {d.tasks} tasks: corrected Δ {number(d.corrected * 100, '+.0f')} pts "
+        f"{model} vs {baseline}, paired over {d.tasks} tasks: corrected Δ {_points(d.corrected)} pts "
         f"(95% CI {low} to {high}) → {d.conclusion}"
     )
+
+
+def _points(share: float) -> str:
+    """A share as signed whole points; `0` where it rounds to nothing (an interval reaching zero)."""
+    return "0" if round(share * 100) == 0 else number(share * 100, "+.0f")
 
 
 def calibration_lines(jc: JudgeCalibration, runs: list[tuple[str, str]], baseline: tuple[str, str] | None) -> list[str]:
