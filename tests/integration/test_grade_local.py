@@ -90,8 +90,8 @@ def test_the_bundled_judge_calibrated_on_peoples_labels(graded, tmp_path, capsys
     """People's labels (here: a person who agrees with the exact scorer on order extraction)
     calibrate Qwen as a judge. On the quality rubric the two small models give one right answer
     in 24, so no rate is corrected ("not enough labels"). A third run answering every task with
-    its expected outcome is then graded with Qwen on the similarity rubric with the other two:
-    with its twelve right answers labelled, the judge's sensitivity and specificity are counted
+    its expected outcome is then graded with Qwen on the similarity rubric with the baseline's:
+    with its twelve right answers labelled beside the baseline's, the judge's sensitivity and specificity are counted
     from its stored grades, and each run's rate is shown raw beside the corrected one (or the
     reason there is none: a judge that passes every answer tells nothing apart)."""
     store_path, models, _, _, out, comparison = graded
@@ -122,7 +122,9 @@ def test_the_bundled_judge_calibrated_on_peoples_labels(graded, tmp_path, capsys
         assert rate["status"] == "not enough labels" and rate["corrected"] is None
         assert rate["reason"].startswith(NOT_ENOUGH) and rate["raw"] is not None
 
-    runs = [g["run"] for g in out["runs"]] + [perfect]
+    # The baseline's run (mostly wrong answers) and the expected outcomes (all right): enough of
+    # each for a calibration, in 24 judge calls.
+    runs = [out["runs"][0]["run"], perfect]
     code = main(
         ["grade", *runs, "--judge", QWEN, "--rubric", "similarity", "--max-tokens", "64", "--models", models]
         + ["--store", str(store_path), "--format", "json"]
