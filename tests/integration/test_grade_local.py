@@ -147,7 +147,7 @@ def test_the_bundled_judge_calibrated_on_peoples_labels(graded, tmp_path, capsys
             g["run"]: {j.task_id: j.grade for j in store.judgements_for(g["grading"]) if j.grade is not None}
             for g in doc["runs"]
         }
-    pairs = [(o == "pass", grades[r][t] >= 4) for r, t, o in labelled if t in grades[r]]
+    pairs = [(o == "pass", grades[r][t] >= 4) for r, t, o in labelled if t in grades.get(r, {})]
     right = [passed for is_right, passed in pairs if is_right]
     wrong = [passed for is_right, passed in pairs if not is_right]
     c = doc["calibration"]
