@@ -140,7 +140,28 @@ GRADE_T = "Student t over grades (old, for comparison)"
 WILSON_PLAIN = "wilson_interval (plain, for comparison)"
 POLAR_OLD = "bounded mean, one pseudo-value a side, normal quantile (old, for comparison)"
 RERUN_AS_TASKS = "repeated_rate_interval read as tasks like these (for comparison)"
-COMPARISONS = {PAIRED_BOOT, WILSON_HALF, MEAN_BOOT, WILSON_PLAIN, MEAN_T, GRADE_T, POLAR_OLD, RERUN_AS_TASKS}
+CALIBRATED = "corrected pass rate (human-calibrated)"
+CALIBRATED_WALD = "delta-method Wald on the corrected rate"
+CALIBRATED_BOX = "corrected rate's range over the box of exact intervals"
+CAL_RATES = (0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 0.98)
+CAL_ACCURACY = (0.6, 0.8, 0.95, 0.99)
+CAL_LABELS = (20, 50, 100, 500)
+CAL_JUDGED = 200
+CAL_MIN_SHOWN = 0.2
+"""A cell's coverage counts only where the corrected figure was given in at least this share
+of draws (else a handful of draws would decide it); the share is printed beside it."""
+COMPARISONS = {
+    CALIBRATED_WALD,
+    CALIBRATED_BOX,
+    PAIRED_BOOT,
+    WILSON_HALF,
+    MEAN_BOOT,
+    WILSON_PLAIN,
+    MEAN_T,
+    GRADE_T,
+    POLAR_OLD,
+    RERUN_AS_TASKS,
+}
 
 
 @dataclass
@@ -491,6 +512,110 @@ def grade_family(rng: np.random.Generator, sims: int, cells: list[Cell]) -> list
             lines.append(f"| {n} | " + " | ".join(row) + " |")
         lines.append("")
     lines += [f"Zero-width intervals of ours over every draw: {zero_total}.", ""]
+    return lines
+
+
+def _wald_corrected(x: np.ndarray, tp: np.ndarray, n1: np.ndarray, tn: np.ndarray, n0: np.ndarray) -> tuple:
+    """The comparison: Rogan–Gladen ± 1.96 · delta-method standard error (plus-two adjusted
+    proportions in the variance), clipped to [0, 1]; shown under the product's label rule and
+    where Youden's index is 1.96 standard errors above 0."""
+    z = 1.959963984540054
+    with np.errstate(all="ignore"):
+        q, se, sp = x / CAL_JUDGED, tp / n1, tn / n0
+        youden = se + sp - 1
+        p = np.clip((q + sp - 1) / youden, 0, 1)
+        qt, set_, spt = (x + 1) / (CAL_JUDGED + 2), (tp + 1) / (n1 + 2), (tn + 1) / (n0 + 2)
+        var = qt * (1 - qt) / CAL_JUDGED + p**2 * set_ * (1 - set_) / n1 + (1 - p) ** 2 * spt * (1 - spt) / n0
+        var /= youden**2
+        shown = (n1 >= 10) & (n0 >= 10) & (youden - z * np.sqrt(set_ * (1 - set_) / n1 + spt * (1 - spt) / n0) > 0)
+        return shown, np.clip(p - z * np.sqrt(var), 0, 1), np.clip(p + z * np.sqrt(var), 0, 1)
+
+
+@functools.cache
+def corrected(x: int, tp: int, n1: int, tn: int, n0: int) -> tuple[float, ...]:
+    """The product's figure: (shown, corrected, low, high), then the box comparison's (low,
+    high); shown 0 where it gives none."""
+    from compare_tui.judge.calibration.figures import LabelCounts, box_interval, calibrate, correct_rate
+
+    counts = LabelCounts(tp, n1 - tp, tn, n0 - tn)
+    rate = correct_rate(x, CAL_JUDGED, calibrate(counts))
+    if rate.interval is None or rate.corrected is None:
+        return 0.0, math.nan, math.nan, math.nan, math.nan, math.nan
+    box = box_interval(x, CAL_JUDGED, counts)
+    assert box is not None  # shown under the same rule
+    return 1.0, rate.corrected, rate.interval.low, rate.interval.high, box.low, box.high
+
+
+def calibrated_family(rng: np.random.Generator, sims: int, cells: list[Cell]) -> list[str]:
+    """The judge-decided pass rate corrected for the judge's errors measured on people's labels."""
+    lines = [
+        "## Human-calibrated pass rate: `correct_rate` (exact intervals combined, MOVER) vs the box vs Wald",
+        "",
+        (
+            f"Each draw: a run of {CAL_JUDGED} answers whose true pass rate is p, judged by a judge with "
+            "sensitivity se and specificity sp (its pass count binomial at p·se + (1 − p)(1 − sp)); L of the "
+            "answers labelled by a person at random (right ~ Binomial(L, p)), the judge's verdicts on them "
+            f"drawn from se and sp. The product's `correct_rate` ({CAL_MIN_SHOWN:.0%} of draws at least for a "
+            "coverage to count; below 10 labelled right or 10 wrong answers, or where its box reaches "
+            "se + sp ≤ 1, it gives no corrected figure). Comparisons: the correction's range over the box of "
+            "the three exact intervals (`box_interval`), and a delta-method Wald interval. Per (se, sp, L) "
+            "row: the share of draws with a corrected figure (mean over p), the minimum coverage over p of "
+            "ours / the box's / Wald's, their mean widths, and the mean absolute bias of the raw judge rate and of the "
+            f"corrected one (over p, where shown). p ∈ {', '.join(map(str, CAL_RATES))}; {sims} simulations "
+            "per cell."
+        ),
+        "",
+        "| se | sp | labels | shown | min coverage ours / box / Wald | width ours / box / Wald | abs. bias raw / corrected |",
+        "|---:|---:|---:|---:|---|---|---|",
+    ]
+    for se in CAL_ACCURACY:
+        for sp in CAL_ACCURACY:
+            for labels in CAL_LABELS:
+                shown_share, ours_cov, wald_cov, widths, wald_widths, raw_bias, cor_bias = [], [], [], [], [], [], []
+                box_cov: list[float] = []
+                box_widths: list[float] = []
+                for p in CAL_RATES:
+                    x = rng.binomial(CAL_JUDGED, p * se + (1 - p) * (1 - sp), sims)
+                    n1 = rng.binomial(labels, p, sims)
+                    n0 = labels - n1
+                    tp, tn = rng.binomial(n1, se), rng.binomial(n0, sp)
+                    rows = np.stack([x, tp, n1, tn, n0], axis=1)
+                    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+                    found = np.array([corrected(*(int(v) for v in row)) for row in unique])[inverse.reshape(-1)]
+                    shown = found[:, 0] == 1.0
+                    shown_share.append(float(shown.mean()))
+                    raw_bias.append(float(np.mean(np.abs(x / CAL_JUDGED - p))))
+                    params = f"p={p}, se={se}, sp={sp}, L={labels}"
+                    if shown.mean() >= CAL_MIN_SHOWN:
+                        low, high = found[shown, 2], found[shown, 3]
+                        cov = covered(low, high, p)
+                        ours_cov.append(cov)
+                        widths.append(float(np.mean(high - low)))
+                        cor_bias.append(float(np.mean(np.abs(found[shown, 1] - p))))
+                        cells.append(Cell(CALIBRATED, params, cov, int(shown.sum())))
+                        box_low, box_high = found[shown, 4], found[shown, 5]
+                        box_cov.append(covered(box_low, box_high, p))
+                        box_widths.append(float(np.mean(box_high - box_low)))
+                        cells.append(Cell(CALIBRATED_BOX, params, box_cov[-1], int(shown.sum())))
+                    w_shown, w_low, w_high = _wald_corrected(x, tp, np.maximum(n1, 1), tn, np.maximum(n0, 1))
+                    if w_shown.mean() >= CAL_MIN_SHOWN:
+                        cov = covered(w_low[w_shown], w_high[w_shown], p)
+                        wald_cov.append(cov)
+                        wald_widths.append(float(np.mean(w_high[w_shown] - w_low[w_shown])))
+                        cells.append(Cell(CALIBRATED_WALD, params, cov, int(w_shown.sum())))
+
+                def least(values: list[float]) -> str:
+                    return fmt(min(values)) if values else "—"
+
+                def mean(values: list[float]) -> str:
+                    return f"{np.mean(values):.3f}" if values else "—"
+
+                lines.append(
+                    f"| {se} | {sp} | {labels} | {np.mean(shown_share):.2f} "
+                    f"| {least(ours_cov)} / {least(box_cov)} / {least(wald_cov)} "
+                    f"| {mean(widths)} / {mean(box_widths)} / {mean(wald_widths)} | {mean(raw_bias)} / {mean(cor_bias)} |"
+                )
+    lines.append("")
     return lines
 
 
@@ -998,6 +1123,7 @@ def main() -> int:
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, default=20261203)
     parser.add_argument("--no-results-md", action="store_true", help="do not touch bench/RESULTS.md")
+    parser.add_argument("--only", help="run only this family (e.g. `calibrated`) and print it; writes no results file")
     args = parser.parse_args()
 
     rng = np.random.default_rng(args.seed)
@@ -1018,7 +1144,10 @@ def main() -> int:
         ("power", lambda: power_family(rng, cells)),
         ("pilots", lambda: pilot_power_family(rng, cells)),
         ("gates", lambda: gate_family(rng, cells)),
+        ("calibrated", lambda: calibrated_family(rng, args.sims, cells)),
     ):
+        if args.only and name != args.only:
+            continue
         began = time.perf_counter()
         sections += run()
         timings.append(f"{name} {time.perf_counter() - began:.0f} s")
@@ -1064,6 +1193,8 @@ def main() -> int:
     ]
     text = "\n".join(lines).rstrip("\n") + "\n"
     print(text)
+    if args.only:  # a part of the benchmark: neither results file is replaced by it
+        return 0
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(text, encoding="utf-8")
     if not args.no_results_md:

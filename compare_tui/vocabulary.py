@@ -232,6 +232,16 @@ class JudgeFailure(StrEnum):
     """The reply held no verdict in the asked-for form (a verdict is never guessed at)."""
 
 
+class Correction(StrEnum):
+    """Whether a judge-decided pass rate could be corrected for the judge's errors measured on
+    people's labels (`judge/calibration`): `human-calibrated`, or why only the raw rate is shown."""
+
+    CALIBRATED = "human-calibrated"
+    TOO_FEW_LABELS = "not enough labels"
+    NOT_INFORMATIVE = "judge does not tell right from wrong"
+    NOTHING_JUDGED = "nothing judged"
+
+
 class AuditState(StrEnum):
     """Where a request's row of the audit ledger stands (`AuditRow.state`, `compare-tui audit`).
     Every request that left the process is a row; only `done` rows carry its measure."""

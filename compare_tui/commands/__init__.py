@@ -23,6 +23,7 @@ _NAMES = (
     "judge",
     "evaluator_compare",
     "grade",
+    "label",
     "rescore",
     "gateway",
     "canary",

@@ -93,6 +93,7 @@ def handle(args: argparse.Namespace) -> int:
         load_scale_rubric,
         prepare_scale_grading,
         render_grade_text,
+        with_calibration,
     )
 
     try:
@@ -127,8 +128,11 @@ def handle(args: argparse.Namespace) -> int:
             execute(store, plan, quiet=quiet)
             results.append(load_run_grades(store, plan.judging, plan.not_judged))
         reference = baseline if rubric.mode == RubricMode.SIMILARITY else None
-        report = build_grade_report(
-            results, baseline=baseline if rubric.mode == RubricMode.QUALITY else None, reference=reference
+        report = with_calibration(
+            store,
+            build_grade_report(
+                results, baseline=baseline if rubric.mode == RubricMode.QUALITY else None, reference=reference
+            ),
         )
     if quiet:
         print(json.dumps(grade_json(report), indent=2, ensure_ascii=False))

@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING
 from compare_tui.commands.common import CommandError, add_store_option, margin_points, open_store, say
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from compare_tui.assembly import AssembledReport
+    from compare_tui.judge import GradeReport
     from compare_tui.report.gate import GateResult
 
 FORMATS = ("text", "json", "md", "junit")
@@ -182,9 +185,26 @@ def _report(args: argparse.Namespace) -> int:
     _emit(view, args.format, args.out, gate if gate.checks else None)
     for warning in gate.warnings:
         say(f"compare-tui: gate warning: {warning}", file=sys.stderr)
+    if gate.checks:
+        for line in _judged_rates(view.grades):
+            say(f"compare-tui: gate note: {line}", file=sys.stderr)
     for reason in gate.reasons:
         say(f"compare-tui: gate failed: {reason}", file=sys.stderr)
     return gate.exit_code
+
+
+def _judged_rates(grades: Sequence[GradeReport]) -> list[str]:
+    """Each judge's pass rates raw and corrected beside a gate's result (the gate checks the
+    scorers' figures; a judge's are shown so a CI log never carries a raw judge rate alone)."""
+    from compare_tui.judge.calibration.render import rate_sentence
+
+    lines = []
+    for g in grades:
+        if g.calibration is None:
+            continue
+        rates = "; ".join(rate_sentence(r.run.model_name, g.calibration.rate(r.run.id)) for r in g.runs)
+        lines.append(f"judge {g.judge} (not gated): {g.calibration.calibration.sentence()}; {rates}")
+    return lines
 
 
 def _emit(view: AssembledReport, fmt: str, out: str | None, gate: GateResult | None) -> None:

@@ -25,6 +25,7 @@ from compare_tui.judge.evaluator.render import evaluator_json, render_evaluator_
 from compare_tui.judge.grade.figures import GradeFigures
 from compare_tui.judge.grade.render import (
     GRADE_HEADERS,
+    calibration_notes,
     delta_text,
     grade_intro,
     grade_json,
@@ -41,6 +42,8 @@ from compare_tui.judge.grade.report import (
     comparison_baseline,
     load_report_grades,
     load_run_grades,
+    load_stored_grade_reports,
+    with_calibration,
 )
 from compare_tui.judge.grade.scale import load_scale_rubric
 from compare_tui.judge.pair.render import pair_json, render_pair_text
@@ -95,4 +98,7 @@ __all__ = [
     "render_pair_text",
     "resolve_current",
     "usage_line",
+    "with_calibration",
+    "calibration_notes",
+    "load_stored_grade_reports",
 ]

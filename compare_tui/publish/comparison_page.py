@@ -13,7 +13,7 @@ from typing import Any
 
 from compare_tui.endpoint.account import StoredIdentity
 from compare_tui.insights import Insights
-from compare_tui.judge import GRADE_HEADERS, GradeReport, grade_intro, grade_rows, usage_line
+from compare_tui.judge import GRADE_HEADERS, GradeReport, calibration_notes, grade_intro, grade_rows, usage_line
 from compare_tui.publish import svg
 from compare_tui.publish.details import Masker, TaskDetail
 from compare_tui.publish.html import (
@@ -206,13 +206,14 @@ def _grades(grades: Sequence[GradeReport], mask: Masker) -> str:
     for number, grade in enumerate(grades, 1):
         rows = grade_rows(grade)
         cols = [
-            Column(header, tuple(mask(row[i]) for row in rows), "text" if i in (0, 4, 10) else "number")
+            Column(header, tuple(mask(row[i]) for row in rows), "text" if i in (0, 4, 10, 11, 12) else "number")
             for i, header in enumerate(GRADE_HEADERS)
         ]
         parts += [
             f"<h3>Rubric grades by {esc(mask(grade.judge))}</h3>",
             f"<p>{esc(mask(grade_intro(grade)))}</p>",
             column_table(cols, f"grades-{number}"),
+            bullets(mask(line) for line in calibration_notes(grade)),
             f'<p class="note">{esc(mask(usage_line(grade.usage)))}</p>',
             bullets(mask(caveat) for caveat in grade.caveats),
         ]

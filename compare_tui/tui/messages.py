@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the payloads' types, named without importing their modules 
     from compare_tui.engine.reachability import Health
     from compare_tui.insights import Insights
     from compare_tui.judge import GradeReport
+    from compare_tui.judge.calibration.load import LabelPlan
     from compare_tui.report import Report, ReportRows
     from compare_tui.store import ReviewRecord
     from compare_tui.tui.home_data import HomeData, RunRate
@@ -138,6 +139,13 @@ class InsightsBuilt(Message):
     """The insights of the report just built (`compare-tui insights`), read after it."""
 
     insights: Insights
+
+
+@dataclass
+class LabelPlanRead(Message):
+    """The answers proposed for labelling to calibrate the judges of the reviewed runs."""
+
+    plan: LabelPlan
 
 
 @dataclass

@@ -12,10 +12,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from compare_tui.report import Report, ReportRows
-from compare_tui.vocabulary import Outcome
+from compare_tui.vocabulary import Outcome, ReviewVerdict
 
 NEEDS_A_PERSON = "needs a person"
 FLAGGED = "flagged"
+TO_CALIBRATE = "label to calibrate the judge"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +26,7 @@ class ReviewItem:
     """The model's label in the report."""
     task_id: str
     reason: str
-    """`needs a person` or `flagged`."""
+    """`needs a person`, `flagged` or `label to calibrate the judge`."""
     verdict: str | None
     """The latest verdict given so far (a skip, or a flagged task's earlier decision)."""
 
@@ -34,9 +35,13 @@ class ReviewItem:
         return (self.run_id, self.task_id)
 
 
-def review_queue(report: Report | ReportRows, flagged: Collection[tuple[str, str]] = ()) -> list[ReviewItem]:
+def review_queue(
+    report: Report | ReportRows, flagged: Collection[tuple[str, str]] = (), proposed: Sequence[tuple[str, str]] = ()
+) -> list[ReviewItem]:
     """Every item, task by task in the report's order, then model by model (a report's grid
-    alone is enough: `assembly.report_rows`)."""
+    alone is enough: `assembly.report_rows`); then the answers proposed to calibrate a judge
+    (`judge.calibration.label_plan`), in their order, except those already queued or already
+    labelled pass or fail."""
     items = []
     for index, task_id in enumerate(report.task_ids):
         for row in report.models:
@@ -45,6 +50,16 @@ def review_queue(report: Report | ReportRows, flagged: Collection[tuple[str, str
                 items.append(ReviewItem(row.run_id, row.label, task_id, NEEDS_A_PERSON, block.verdict))
             elif (row.run_id, task_id) in flagged:
                 items.append(ReviewItem(row.run_id, row.label, task_id, FLAGGED, block.verdict))
+    queued = {item.key for item in items}
+    positions = {task_id: index for index, task_id in enumerate(report.task_ids)}
+    rows = {row.run_id: row for row in report.models}
+    for run_id, task_id in proposed:
+        model = rows.get(run_id)
+        if model is None or task_id not in positions or (run_id, task_id) in queued:
+            continue
+        verdict = model.blocks[positions[task_id]].verdict
+        if verdict not in (ReviewVerdict.PASS, ReviewVerdict.FAIL):
+            items.append(ReviewItem(run_id, model.label, task_id, TO_CALIBRATE, verdict))
     return items
 
 

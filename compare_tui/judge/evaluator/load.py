@@ -76,7 +76,7 @@ def grade_level(grade: int, pass_at: int = DEFAULT_PASS_AT) -> Outcome:
     return Outcome.PASS if grade >= pass_at else Outcome.FAIL
 
 
-def _judge_decisions(
+def judge_decisions(
     judgements: list[JudgementRecord], answers: Mapping[str, StoredAnswer], pass_at: int
 ) -> dict[str, Decision]:
     out = {}
@@ -109,11 +109,11 @@ def load_comparison(
         raise EvaluatorNotFound(f"judging {candidate.id} is pairwise; evaluator comparison needs a grade judging")
     run = store.get_run_exact(candidate.run_id)
     answers = judged_answers(store.attempts_for_run(run.id))
-    cand = _judge_decisions(store.judgements_for(candidate.id), answers, pass_at)
+    cand = judge_decisions(store.judgements_for(candidate.id), answers, pass_at)
     if current is None:
         cur = {t: Decision(a.outcome, rationale=a.detail) for t, a in answers.items()}
     else:
-        cur = _judge_decisions(store.judgements_for(current.id), answers, pass_at)
+        cur = judge_decisions(store.judgements_for(current.id), answers, pass_at)
     labels = store.reviews_for_run(run.id)
     rows = []
     for task in sorted(set(answers) | set(cand) | set(cur)):

@@ -6,6 +6,13 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from compare_tui.judge.calibration.render import (
+    calibration_lines,
+    difference_json,
+    judge_calibration_json,
+    rate_cells,
+    rate_json,
+)
 from compare_tui.judge.grade.figures import GRADE_TEST, GradeDelta, GradeFigures
 from compare_tui.judge.grade.report import GENERAL_CAVEATS, GradeReport, GradeRow, RunGrades
 from compare_tui.judge.pair.render import usage_text
@@ -120,6 +127,28 @@ def _summary(report: GradeReport) -> list[str]:
             f"{'model':18} {'Δ mean':>5} {'▲ ▼ =':12} {'net (95% CI)':>16} {'p':>6}  conclusion",
         ]
         lines += [_delta_line(name, delta) for name, delta in deltas]
+    lines += _calibration(report)
+    return lines
+
+
+def calibration_notes(report: GradeReport) -> list[str]:
+    """The calibration block's lines after its heading (the published page's bullets)."""
+    if report.calibration is None:
+        return []
+    runs = [(g.run.model_name, g.run.id) for g in report.runs]
+    base = (report.baseline.model_name, report.baseline.id) if report.baseline is not None else None
+    return calibration_lines(report.calibration, runs, base)[1:]
+
+
+def _calibration(report: GradeReport) -> list[str]:
+    """The judge pass rates, raw and corrected, wrapped to 80 columns (none when not read)."""
+    if report.calibration is None:
+        return []
+    runs = [(g.run.model_name, g.run.id) for g in report.runs]
+    base = (report.baseline.model_name, report.baseline.id) if report.baseline is not None else None
+    lines = [""]
+    for line in calibration_lines(report.calibration, runs, base):
+        lines += _wrap(line, "" if line.endswith(":") else "  ")
     return lines
 
 
@@ -183,9 +212,15 @@ def _usage(u: JudgeUsage) -> dict[str, Any]:
     }
 
 
-def _run_figures_json(g: RunGrades) -> dict[str, Any]:
+def _run_figures_json(g: RunGrades, report: GradeReport | None = None) -> dict[str, Any]:
     f, d = g.figures, g.delta
-    return {
+    jc = report.calibration if report is not None else None
+    calibrated: dict[str, Any] = {}
+    if jc is not None:
+        calibrated["judge_pass_rate"] = rate_json(jc.rate(g.run.id))
+        if report is not None and report.baseline is not None and g.run.id != report.baseline.id:
+            calibrated["corrected_delta_vs_baseline"] = difference_json(jc.difference(g.run.id, report.baseline.id))
+    return calibrated | {
         "run": g.run.id,
         "model": g.run.model_name,
         "grading": g.judging.id,
@@ -216,8 +251,8 @@ def _run_figures_json(g: RunGrades) -> dict[str, Any]:
     }
 
 
-def _run_json(g: RunGrades) -> dict[str, Any]:
-    return _run_figures_json(g) | {
+def _run_json(g: RunGrades, report: GradeReport) -> dict[str, Any]:
+    return _run_figures_json(g, report) | {
         "rows": [
             {
                 "task": r.task_id,
@@ -239,7 +274,7 @@ def grade_json(report: GradeReport) -> dict[str, Any]:
         {"schema": "compare-tui/grades", "schema_version": 2}
         | _header_json(report)
         | {
-            "runs": [_run_json(g) for g in report.runs],
+            "runs": [_run_json(g, report) for g in report.runs],
             "judge_usage": _usage(report.usage),
             "caveats": list(report.caveats),
         }
@@ -249,7 +284,7 @@ def grade_json(report: GradeReport) -> dict[str, Any]:
 def grade_summary_json(report: GradeReport) -> dict[str, Any]:
     """The figures without the per-task rows: one entry of the report document's `grades`."""
     return _header_json(report) | {
-        "runs": [_run_figures_json(g) for g in report.runs],
+        "runs": [_run_figures_json(g, report) for g in report.runs],
         "judge_usage": _usage(report.usage),
         "caveats": list(report.caveats),
     }
@@ -257,7 +292,8 @@ def grade_summary_json(report: GradeReport) -> dict[str, Any]:
 
 def _header_json(report: GradeReport) -> dict[str, Any]:
     first = report.runs[0].judging
-    return {
+    calibration = {} if report.calibration is None else {"calibration": judge_calibration_json(report.calibration)}
+    return calibration | {
         "judge": {"model": report.judge, "provenance": first.provenance, "entry": first.judge_entry},
         "rubric": {
             "mode": report.mode,
@@ -291,6 +327,8 @@ GRADE_HEADERS = (
     "4",
     "5",
     "Δ vs baseline (paired; sign test)",
+    "judge pass rate (raw, 95% CI)",
+    "corrected (95% CI)",
 )
 """The columns of the grades table in Markdown and on a published page (`grade_rows`)."""
 
@@ -303,6 +341,7 @@ def grade_rows(report: GradeReport) -> list[tuple[str, ...]]:
         f, d = g.figures, g.delta
         mean = "–" if f.mean is None else f"{f.mean:.2f}"
         delta = "–" if d is None else ("no task graded on both sides" if d.delta is None else delta_text(d))
+        raw, corrected = rate_cells(report.calibration.rate(g.run.id) if report.calibration is not None else None)
         rows.append(
             (
                 g.run.model_name,
@@ -312,6 +351,8 @@ def grade_rows(report: GradeReport) -> list[tuple[str, ...]]:
                 _md_ci(f.interval, f),
                 *(str(n) for n in f.distribution),
                 delta,
+                raw,
+                corrected,
             )
         )
     return rows
@@ -343,8 +384,17 @@ def render_grade_md(report: GradeReport) -> str:
     """The figures as a Markdown section (for `report --format md`): the same numbers as the
     text summary and `grade_summary_json`."""
     lines = [f"## Rubric grades by {report.judge}", "", grade_intro(report, markdown=True)]
-    lines += ["", "| " + " | ".join(GRADE_HEADERS) + " |", "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]
+    lines += [
+        "",
+        "| " + " | ".join(GRADE_HEADERS) + " |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in grade_rows(report)]
+    if report.calibration is not None:
+        runs = [(g.run.model_name, g.run.id) for g in report.runs]
+        base = (report.baseline.model_name, report.baseline.id) if report.baseline is not None else None
+        head, *rest = calibration_lines(report.calibration, runs, base)
+        lines += ["", f"**{head}**", "", *(f"- {line}" for line in rest)]
     lines += ["", usage_line(report.usage), ""]
     lines += [f"- {caveat}" for caveat in report.caveats]
     return "\n".join(lines) + "\n"

@@ -4,9 +4,11 @@ the text, the JSON and any later surface show the same numbers."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from compare_tui.judge.calibration.load import JudgeCalibration, load_calibration
 from compare_tui.judge.grade.figures import GradeDelta, GradeFigures, grade_delta, grade_figures
 from compare_tui.judge.pair.report import JUDGE_IS_NOT_TRUTH
 from compare_tui.judge.prompt.answers import StoredAnswer, judged_answers
@@ -66,6 +68,17 @@ class GradeReport:
     usage: JudgeUsage
     """The judge's calls over every run graded here, apart from any candidate's figures."""
     caveats: tuple[str, ...]
+    calibration: JudgeCalibration | None = None
+    """The judge's calibration against people's labels on the runs' workload, with each run's
+    judge pass rate raw and corrected (`with_calibration`); None when not read."""
+
+
+def with_calibration(store: Store, report: GradeReport) -> GradeReport:
+    """`report` with its judge's calibration on the graded runs' workload read from the store."""
+    workload = report.runs[0].run.goldset_id
+    calibration = load_calibration(store, report.judge, report.rubric_digest, workload)
+    caveats = report.caveats + ((calibration.drift,) if calibration.drift else ())
+    return dataclasses.replace(report, calibration=calibration, caveats=caveats)
 
 
 def build_run_grades(
@@ -227,7 +240,8 @@ def load_stored_grade_reports(store: Store, runs: Sequence[RunRecord], baseline:
         order = {run.id: i for i, run in enumerate(runs)}
         graded = [load_run_grades(store, j) for j in sorted(judgings, key=lambda j: order[j.run_id])]
         reference = store.get_run_exact(reference_id) if reference_id else None
-        reports.append(build_grade_report(graded, baseline=None if reference_id else baseline, reference=reference))
+        report = build_grade_report(graded, baseline=None if reference_id else baseline, reference=reference)
+        reports.append(with_calibration(store, report))
     return reports
 
 

@@ -16,9 +16,9 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, Static
 
-from compare_tui.assembly import report_rows
 from compare_tui.goldset.text import expected_text, input_text
-from compare_tui.report import ReportNotFoundError, ReportRows
+from compare_tui.judge.calibration.load import LabelPlan, label_plan
+from compare_tui.report import ReportNotFoundError, ReportRows, build_rows, load_report_inputs
 from compare_tui.store import ReviewRecord, StoreError
 from compare_tui.tui import messages
 from compare_tui.tui.review_queue import ReviewItem, next_position, review_queue, waiting
@@ -57,6 +57,8 @@ class ReviewScreen(CompareScreen):
         """The user scrolled the end of the current answer into view (it stays read)."""
         self._loaded = False
         """The current item's texts are on screen (not the previous item's)."""
+        self.plan: LabelPlan | None = None
+        """The answers proposed to calibrate the judges of these runs (read with the report)."""
         self._asked: tuple[tuple[str, str], str] | None = None
         """(item, verdict) of a verdict key pressed before the answer was seen: the same key
         again saves it."""
@@ -64,6 +66,7 @@ class ReviewScreen(CompareScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="review-status", classes="status-line", markup=False)
+        yield Static("", id="review-calibration", classes="status-line", markup=False)
         with VerticalScroll(id="review-body"):
             yield Static("Answer", classes="section-title")
             yield Static("", id="review-answer", classes="block", markup=False)
@@ -92,11 +95,20 @@ class ReviewScreen(CompareScreen):
     )
     def build(self, ref: str) -> None:
         try:
-            rows = report_rows(self.workspace.store, ref)  # the grid alone: the queue reads no other figure
+            inputs = load_report_inputs(self.workspace.store, ref)
+            rows = build_rows(inputs)  # the grid alone: the queue reads no other figure
+            plan = label_plan(self.workspace.store, [r.run for r in inputs.runs])
         except (ReportNotFoundError, StoreError) as exc:
             self.post_message(messages.ReportFailed(str(exc)))
             return
+        self.post_message(messages.LabelPlanRead(plan))  # first: the queue is made when the rows arrive
         self.post_message(messages.RowsBuilt(rows))
+
+    def on_label_plan_read(self, message: messages.LabelPlanRead) -> None:
+        self.plan = message.plan
+        line = self.query_one("#review-calibration", Static)
+        line.update("\n".join(message.plan.lines))
+        line.display = bool(message.plan.lines)
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         self.saving = False
@@ -108,7 +120,8 @@ class ReviewScreen(CompareScreen):
 
     def on_rows_built(self, message: messages.RowsBuilt) -> None:
         self.rows = message.rows
-        queue = review_queue(self.rows, self.workspace.flagged)
+        proposed = [(p.run_id, p.task_id) for p in self.plan.proposals] if self.plan is not None else []
+        queue = review_queue(self.rows, self.workspace.flagged, proposed)
         if self._decided is not None:
             old, index = self._decided
             self.position = next_position(old, index, queue)
@@ -131,7 +144,9 @@ class ReviewScreen(CompareScreen):
         status = self.query_one("#review-status", Static)
         if item is None:
             self.query_one("#review-body").loading = False
-            status.update("Nothing to review: no task needs a person and none is flagged. Esc goes back.")
+            status.update(
+                "Nothing to review: no task needs a person, none is flagged, no judge asks for labels. Esc goes back."
+            )
             for part in ("scorer", "input", "expected", "answer"):
                 self.query_one(f"#review-{part}", Static).update("")
             self._show_note()

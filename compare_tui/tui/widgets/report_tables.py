@@ -12,6 +12,8 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from compare_tui.judge import GradeFigures, GradeReport, delta_text
+from compare_tui.judge.calibration.figures import CorrectedRate
+from compare_tui.judge.calibration.render import rate_cells
 from compare_tui.report import Report, columns, fit
 from compare_tui.report import formatting as fmt
 from compare_tui.vocabulary import money
@@ -209,6 +211,8 @@ def grades_text(grades: Sequence[GradeReport]) -> str:
         latency = "" if usage.latency_ms.p50 is None else f", p50 {usage.latency_ms.p50 / 1000:.2f} s"
         cost = "" if usage.cost is None else f", {money(usage.cost, usage.currency)}"
         lines.append(f"judge {g.judge} · rubric {g.mode} · {usage.calls} calls, {usage.failed} failed{latency}{cost}")
+        if g.calibration is not None:
+            lines.append(f"  pass at grade ≥ {g.calibration.pass_at} · {g.calibration.calibration.sentence()}")
         for run in g.runs:
             f, d = run.figures, run.delta
             mean = "no grade" if f.mean is None else f"mean {f.mean:.2f} ({_grade_range(f)})"
@@ -217,8 +221,20 @@ def grades_text(grades: Sequence[GradeReport]) -> str:
             lines.append(f"  {run.run.model_name}  {mean}  {dist}{failed}")
             if d is not None and d.delta is not None:
                 lines.append(f"    vs baseline: {delta_text(d)}")
+            if g.calibration is not None:
+                lines.append(f"    {judge_rate_text(g.calibration.rate(run.run.id))}")
     lines.append("`compare-tui grade RUN --judge J` shows every grade and the judge's caveats.")
     return "\n".join(lines)
+
+
+def judge_rate_text(rate: CorrectedRate | None) -> str:
+    """The judge's pass rate raw beside the corrected one, or why not (fits 80 columns)."""
+    raw, corrected = rate_cells(rate)
+    if rate is None or rate.raw is None:
+        return "judge pass: nothing judged"
+    if rate.calibrated:
+        return f"judge pass {raw} raw · {corrected}, {rate.labels} labels"
+    return f"judge pass {raw} raw · not verified: {rate.status}"
 
 
 def _grade_range(f: GradeFigures) -> str:
