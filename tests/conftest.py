@@ -16,8 +16,15 @@ import os
 import signal
 
 import pytest
+from hypothesis import settings
 
 from tests.support.fake_nvml import fake_nvml_library  # noqa: F401 - the session fixture, for every tier
+
+# No Hypothesis deadline: speed is measured in bench/, never asserted in a test. A deadline is a
+# timed assertion, and on a shared 2-core machine an example that imports Textual first, or runs
+# while another suite starts its servers, passed it or not by the machine's load.
+settings.register_profile("compare-tui", deadline=None)
+settings.load_profile("compare-tui")
 
 TIERS = ("core", "tui", "integration")
 """The tiers: the folders under tests/, and the marker each test in one gets."""
