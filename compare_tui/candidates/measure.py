@@ -85,9 +85,11 @@ def measures_of(store: Store, workload_id: str, model: str, digest: str | None =
         duration = run_duration_s(run.started_at, run.finished_at)
         if throughput is None and duration and run_tokens:
             throughput = Throughput(run_tokens / duration, run.id, run.settings.get("concurrency"))
-    # Quality from the newest run on the set's current version, else the newest at all.
+    # Quality from the newest run on the set's current version, else the newest at all; a run
+    # that decided no task (stopped before its first, or every task left to a person) measured
+    # nothing, so the one before it counts.
     ordered = sorted(runs, key=lambda run: (run.goldset_digest != digest, -_stamp(run.finished_at)))
-    quality = _quality(store, ordered[0], digest) if ordered else None
+    quality = next((q for run in ordered if (q := _quality(store, run, digest)) is not None), None)
     return ModelMeasures(model, len(runs), with_usage, prompt, completion, quality, throughput)
 
 

@@ -334,6 +334,7 @@ class EngineSession:
         )
         skipped = self._over_budget(goldset, catalogue, entries, baseline, plan)
         entries = [entry for entry in entries if entry.name not in skipped]
+        _refuse_what_the_budget_leaves(skipped, [entry.name for entry in entries], baseline, plan.sequential)
         order = _sequential_order(goldset, plan, baseline) if plan.sequential else None
         self.comparison_id = store.create_comparison(
             ComparisonRecord(name=name, baseline=baseline, margin_pp=margin, sequential=order)
@@ -558,6 +559,27 @@ class EngineSession:
         for status in ended:
             if isinstance(status, BaseException):
                 raise status
+
+
+def _refuse_what_the_budget_leaves(
+    skipped: dict[str, str], left: list[str], baseline: str | None, sequential: bool
+) -> None:
+    """Refuse, before anything is stored or sent, a session the daily budget leaves nothing to
+    do: every model skipped, or (`--stop-when-settled`) no baseline and candidate to pair."""
+    if not skipped:
+        return
+    reasons = "; ".join(f"{name}: {reason}" for name, reason in skipped.items())
+    if not left:
+        raise RunRefusedError(
+            "budget", f"every model would exceed today's eval budget, so nothing was sent ({reasons})"
+        )
+    if sequential and (baseline not in left or len(left) < 2):
+        raise RunRefusedError(
+            "budget",
+            "--stop-when-settled pairs each candidate with the baseline, and today's eval budget leaves "
+            f"only {', '.join(left)}, so nothing was sent ({reasons}); run without --stop-when-settled to "
+            "run what fits, or raise [budget] usd_per_day",
+        )
 
 
 def _sequential_order(goldset: GoldenSet, plan: NewRunPlan, baseline: str | None) -> SequentialOrder:

@@ -6,7 +6,7 @@ its look (`report.sequential.look_at`) had settled; this rebuilds the same looks
 outcomes in that order (candidate − baseline, up to the first task not paired), so every surface
 shows the sequence the run stopped on. The verdict is the one at the settled look (else at the
 last look: anytime-valid either way). Tasks never sent are counted per run, never failed; the
-cost not spent is the run's measured cost per task times the tasks it was not sent.
+cost not spent is the run's measured cost per task sent times the tasks it was not sent.
 
 Pure and deterministic.
 """
@@ -60,7 +60,7 @@ class SequentialRun:
     not_sent: tuple[tuple[str, int], ...]
     """Per row (label): tasks it was not sent because the verdicts it served had settled."""
     not_spent: float | None
-    """The runs' measured cost per task × the tasks each was not sent (None: no cost known)."""
+    """The runs' measured cost per task sent × the tasks each was not sent (None: no cost known)."""
     currency: str = "USD"
 
     @property
@@ -166,11 +166,14 @@ def sequential_run(
         for row in rows
         if row.run_status == RunStatus.SETTLED
     )
+    # Priced per task sent, not per task completed: a run that passed 1 of the 16 tasks it was
+    # sent would otherwise price each unsent task at its whole spend.
+    sent = {row.label: sum(1 for b in row.blocks if b.status != MISSING) for row in rows}
     costs = [
-        row.cost.per_task * n
+        row.cost.total / sent[row.label] * n
         for row in rows
         for label, n in not_sent
-        if label == row.label and n and row.cost.per_task is not None
+        if label == row.label and n and row.cost.total is not None and sent[row.label]
     ]
     currency = next((row.cost.currency for row in rows), "USD")
     return SequentialRun(

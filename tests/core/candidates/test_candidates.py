@@ -258,6 +258,25 @@ def test_measured_quality_with_interval_date_and_version(store, catalogue_file):
         assert rows[name].quality is None
 
 
+def test_a_newer_run_that_decided_no_task_does_not_hide_the_measured_one(store, catalogue_file):
+    # cheap-hosted's newest run ended with every request failed (nothing decided, as a run
+    # stopped before its first task): its quality is still the run that measured 18 of 19.
+    stored_run(
+        store,
+        "cheap-2",
+        "cheap-hosted",
+        "ee",
+        cost=TOKEN,
+        finished=NOW - timedelta(hours=1),
+        digest=load_golden_set(SET).digest,
+    )
+    shortlist = load_shortlist(
+        store, load_catalogue(catalogue_file), WORKLOAD, digest=load_golden_set(SET).digest, now=NOW
+    )
+    cheap = by_name(shortlist)["cheap-hosted"].quality
+    assert cheap is not None and (cheap.run_id, cheap.passed, cheap.measured) == ("cheap-1", 18, 19)
+
+
 def test_grouping_and_the_recommended_pre_selection(store, catalogue_file):
     shortlist = load_shortlist(
         store, load_catalogue(catalogue_file), WORKLOAD, digest=load_golden_set(SET).digest, now=NOW

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from compare_tui.catalogue import load_catalogue
-from compare_tui.engine import CollectingObserver, EngineSession, ModelsSkipped, NewRunPlan, RunOverrides
+from compare_tui.engine import CollectingObserver, EngineSession, ModelsSkipped, NewRunPlan, RunOverrides, RunRefused
 from compare_tui.engine.budget import (
     BudgetConfigError,
     DailyBudget,
@@ -107,6 +107,39 @@ def test_a_session_skips_the_candidate_over_the_budget_and_records_why(tmp_path)
 
         caveats = build_report(load_report_inputs(store, session.comparison_id)).caveats
         assert any(c.code == "skipped" and c.text.startswith("fake-b was not run: skipped before") for c in caveats)
+
+        # A budget that leaves nothing to do refuses the session before anything is stored or
+        # sent (never a comparison left "starting" that `report latest` would then wait on).
+        from compare_tui.report.sequential import look_at
+
+        comparisons, requests = len(store.list_comparisons()), chats(server)
+        spent = spent_today(store, catalogue, datetime.now(UTC))
+        nothing = NewRunPlan(
+            set_path, ("fake-a", "fake-b"), RunOverrides(), baseline="fake-a", budget=DailyBudget(spent)
+        )
+        seen = CollectingObserver()
+        assert EngineSession(store, nothing, catalogue_path, seen).run() == ()  # refused
+        [refused] = seen.of(RunRefused)
+        assert refused.reason.startswith("every model would exceed today's eval budget, so nothing was sent")
+        # --stop-when-settled with room for the baseline alone has nothing to pair it with.
+        alone = NewRunPlan(
+            set_path,
+            ("fake-a", "fake-b"),
+            RunOverrides(),
+            baseline="fake-a",
+            budget=DailyBudget(spent + est_a + est_b / 2),
+            sequential=True,
+        )
+        seen = CollectingObserver()
+        assert EngineSession(store, alone, catalogue_path, seen, stop_rule=look_at).run() == ()
+        [refused] = seen.of(RunRefused)
+        assert refused.reason.startswith("--stop-when-settled pairs each candidate with the baseline")
+        assert (len(store.list_comparisons()), chats(server)) == (comparisons, requests)  # probes only
+
+
+def chats(server: FakeServer) -> int:
+    """The chat requests the fake server was sent (the pre-flight probes are not model requests)."""
+    return sum(1 for r in server.requests if r.path.endswith("/chat/completions"))
 
 
 def prompt_tokens(store: Store) -> int:

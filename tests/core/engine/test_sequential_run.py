@@ -11,13 +11,15 @@ import subprocess
 import time
 from collections import Counter
 
+import pytest
+
 from compare_tui.engine import CollectingObserver, EngineSession, NewRunPlan, ResumePlan, RunOverrides
 from compare_tui.engine.events import AttemptFinished, SequenceLooked
 from compare_tui.report import build_report, load_report_inputs
 from compare_tui.report.sequential import first_settled, sequence
 from compare_tui.report.sequential_run import paired_in_order
 from compare_tui.store import Store
-from compare_tui.vocabulary import RunStatus
+from compare_tui.vocabulary import MISSING, RunStatus
 from tests.core.engine.test_chaos_helpers import cli, cli_env
 from tests.support.builders import write_set
 from tests.support.fake_openai import FakeServer, text
@@ -85,6 +87,11 @@ def _plan(set_path) -> NewRunPlan:
     )
 
 
+def sent_to(row) -> int:
+    """The tasks a report row's run was sent (every block but the missing ones)."""
+    return sum(1 for block in row.blocks if block.status != MISSING)
+
+
 def test_a_sequential_session_sends_in_the_recorded_order_and_stops_once_settled(tmp_path):
     with (
         FakeServer(_script(), models=("base-model", "cand-model")) as server,
@@ -119,6 +126,13 @@ def test_a_sequential_session_sends_in_the_recorded_order_and_stops_once_settled
         assert report.sequential is not None
         assert report.sequential.requests_not_sent == 2 * TASKS - sum(sent.values())
         assert report.sequential.settled_after == settled.tasks
+        # What was not spent is priced per task sent (each run's total ÷ its tasks sent), never
+        # per task passed: a run that passed few of them would price each unsent task far higher.
+        priced = [(m.cost.total, sent_to(m), TASKS - sent_to(m)) for m in report.models]
+        assert all(total for total, _, _ in priced)
+        assert report.sequential.not_spent == pytest.approx(
+            sum(total / n_sent * unsent for total, n_sent, unsent in priced)
+        )
         [versus] = report.decision.versus
         assert versus.sequential is not None and versus.sequential.settled
         assert (versus.sequential.low_pp, versus.sequential.high_pp) == (settled.low * 100, settled.high * 100)
