@@ -195,6 +195,18 @@ def _status(args: argparse.Namespace) -> int:
     from compare_tui.canary.status import status_document
 
     with open_store(args.store) as store:
+        if args.json and store.latest_canary(args.workload) is None:
+            # A rollout controller reads stdout as JSON whatever the answer: say "none" in JSON.
+            reason = (
+                f"workload {args.workload} has no canary: start one with `compare-tui canary start {args.workload} …`"
+            )
+            print(
+                json.dumps(
+                    {"workload_id": args.workload, "canary_id": None, "reason": reason, "exit_code": 2}, indent=2
+                )
+            )
+            say(f"compare-tui: {reason}", file=sys.stderr)
+            return 2
         document = status_document(store, _canary(store, args.workload))
     if args.json:
         print(json.dumps(document, indent=2))

@@ -110,7 +110,8 @@ def _figures(report: Report) -> list[str]:
         "",
         f"{columns.PASS_RATE_CAPTION}.",
         "",
-        "✓ pass · ✗ fail · ? needs a person · ! error (scorer or request failed) · · not done",
+        "✓ pass · ✗ fail · ? needs a person · ! error (scorer or request failed) · · not done"
+        + (" (or not sent: the verdicts it served had settled)" if report.sequential is not None else ""),
         "",
     ]
 

@@ -287,3 +287,15 @@ def test_auto_advance_takes_the_step_the_evidence_allows_and_stop_restores_the_a
     stopped = canary.stop(world["store"], world["catalogue"], again.canary, restart=restarts, by="ana", reason="")
     assert stopped.state is CanaryState.STOPPED and restarts.count == 3
     assert routes.alias_entries(routes.load_config(world["config"]), ALIAS) == world["before"]
+
+
+def test_status_json_of_a_workload_with_no_canary_is_json_too(tmp_path, capsys):
+    from compare_tui.cli import main
+
+    store = str(tmp_path / "runs.sqlite")
+    Store.open(store).close()
+    assert main(["canary", "status", "greetings", "--json", "--store", store]) == 2
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)  # a rollout controller parses stdout whatever the answer
+    assert (document["canary_id"], document["exit_code"]) == (None, 2)
+    assert "has no canary" in document["reason"] and "has no canary" in captured.err

@@ -266,6 +266,7 @@ def test_the_reports_say_the_verdict_is_sequential_where_it_settled_and_what_was
         assert "Sequential verdicts (--stop-when-settled)" in md
         assert f"cand: better, settled at task {settled.tasks} of {TASKS} (confidence sequence at 95%" in md
         assert "not sent (settled), never failures" in md
+        assert "· · not done (or not sent: the verdicts it served had settled)" in md  # the legend
 
 
 def test_sent_to_the_full_set_later_the_fixed_n_figures_stand_beside_the_same_sequential_verdict(tmp_path):
