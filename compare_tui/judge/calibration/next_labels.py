@@ -53,6 +53,7 @@ def propose(pool: Sequence[Candidate], count: int = 10) -> list[Proposal]:
         groups.setdefault((item.model, item.passed), []).append(item)
     total = len(pool)
     labelled = Counter((i.model, i.passed) for i in pool if i.label is not None)
+    already = Counter(labelled)  # the labels people gave; `labelled` also counts those proposed above
     waiting = {key: sorted((i for i in items if i.label is None), key=_order) for key, items in groups.items()}
     done = sum(labelled.values())
     out: list[Proposal] = []
@@ -70,7 +71,7 @@ def propose(pool: Sequence[Candidate], count: int = 10) -> list[Proposal]:
                 item.model,
                 item.task_id,
                 item.passed,
-                f"judge {'passed' if item.passed else 'failed'} · {item.model}: {labelled[key]} of "
+                f"judge {'passed' if item.passed else 'failed'} · {item.model}: {already[key]} of "
                 f"{len(groups[key])} labelled; this group is {share:.0%} of the judged answers",
             )
         )

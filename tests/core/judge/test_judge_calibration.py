@@ -124,6 +124,8 @@ def test_label_next_keeps_the_labels_proportional_to_what_the_judge_decided():
     # The pool is 30/80, 10/80, 10/80 and 30/80: half of each group once 40 are proposed.
     assert groups == {("a", True): 15, ("a", False): 5, ("b", True): 5, ("b", False): 15}
     assert proposals == propose(_pool(), 40)  # a fixed order, never a random draw
+    # Each line counts the labels people gave, not the proposals listed above it.
+    assert all(": 0 of " in p.why for p in proposals), [p.why for p in proposals[:3]]
     assert all(p.task_id != "t0" or p.model != "a" for p in propose(_pool(labelled=1), 79))
 
 
