@@ -130,6 +130,9 @@ class PriceGroup(StrEnum):
     DEARER = "dearer"
     UNPRICED = "price not known"
     """No cost basis, or an hourly basis with no throughput measured on the workload yet."""
+    NOT_COMPARED = "not compared: no baseline price"
+    """Priced, but no baseline price to compare it with (no baseline promoted or named, or the
+    baseline itself has no price yet)."""
 
 
 class SpendSource(StrEnum):

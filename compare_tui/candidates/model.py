@@ -52,7 +52,8 @@ class TokenMix:
     def sentence(self) -> str:
         head = f"{self.input_tokens:,.0f} in / {self.output_tokens:,.0f} out tokens a request"
         if self.measured:
-            return f"{head}, measured over {self.requests} requests of {self.model}'s runs on this workload"
+            whose = "every model's runs" if self.model == "every model" else f"{self.model}'s runs"
+            return f"{head}, measured over {self.requests} requests of {whose} on this workload"
         return f"{head}: the default mix (no usage measured on this workload yet)"
 
 
@@ -129,6 +130,23 @@ def token_mix(measures: ModelMeasures | None) -> TokenMix:
     return TokenMix(measures.prompt_tokens / n, measures.completion_tokens / n, n, measures.model)
 
 
+def _pooled(measures: dict[str, ModelMeasures]) -> ModelMeasures | None:
+    """With no baseline, the mix of every model's runs on the workload (the tasks' own prompts,
+    as each model answered them): better than the default mix when runs are stored."""
+    measured = [m for m in measures.values() if m.requests_with_usage]
+    if not measured:
+        return None
+    return ModelMeasures(
+        "every model",
+        sum(m.runs for m in measured),
+        sum(m.requests_with_usage for m in measured),
+        sum(m.prompt_tokens for m in measured),
+        sum(m.completion_tokens for m in measured),
+        None,
+        None,
+    )
+
+
 def blended_price(entry: ModelEntry, mix: TokenMix, measures: ModelMeasures | None) -> BlendedPrice:
     """`entry`'s blended price at `mix` (module docstring)."""
     cost = entry.cost
@@ -151,8 +169,10 @@ def blended_price(entry: ModelEntry, mix: TokenMix, measures: ModelMeasures | No
 
 
 def price_group(price: float | None, baseline: float | None, band: float = SAME_BAND) -> PriceGroup:
-    if price is None or baseline is None:
+    if price is None:
         return PriceGroup.UNPRICED
+    if baseline is None:
+        return PriceGroup.NOT_COMPARED
     if baseline == 0:
         return PriceGroup.ABOUT_THE_SAME if price == 0 else PriceGroup.DEARER
     ratio = price / baseline
@@ -174,7 +194,7 @@ def build_shortlist(
     band: float = SAME_BAND,
 ) -> Shortlist:
     """Price, group and pre-select `entries` against `baseline` (module docstring)."""
-    mix = token_mix(measures.get(baseline) if baseline else None)
+    mix = token_mix(measures.get(baseline) if baseline else _pooled(measures))
     prices = {entry.name: blended_price(entry, mix, measures.get(entry.name)) for entry in entries}
     base_price = prices[baseline].usd_per_mtok if baseline in prices else None
     spend_30 = (spend or {}).get(SPEND_WINDOWS_DAYS[-1])

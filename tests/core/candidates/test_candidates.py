@@ -354,6 +354,19 @@ def test_without_measured_usage_the_default_mix_is_stated(tmp_path, catalogue_fi
     assert shortlist.today.spend == {1: 0.0, 7: 0.0, 30: 0.0}
 
 
+def test_without_a_baseline_the_mix_is_every_models_and_no_price_is_grouped_against_one(tmp_path, catalogue_file):
+    with Store.open(tmp_path / "no-baseline.sqlite") as store:
+        digest = load_golden_set(SET).digest
+        stored_run(store, "c1", "cheap-hosted", "pf", cost=TOKEN, finished=NOW, tokens=(100, 10), digest=digest)
+        stored_run(store, "c2", "dear-hosted", "pp", cost=TOKEN, finished=NOW, tokens=(300, 30), digest=digest)
+        shortlist = load_shortlist(store, load_catalogue(catalogue_file), WORKLOAD, now=NOW)
+    assert shortlist.today is None
+    assert (shortlist.mix.input_tokens, shortlist.mix.output_tokens, shortlist.mix.requests) == (200, 20, 4)
+    assert "measured over 4 requests of every model's runs" in shortlist.mix.sentence()
+    rows = by_name(shortlist)
+    assert rows["cheap-hosted"].group is PriceGroup.NOT_COMPARED and rows["cheap-hosted"].savings_share is None
+
+
 def test_models_list_for_a_set_prints_the_table_and_the_json(store, catalogue_file, capsys):
     common = ["--models", str(catalogue_file), "--store", str(store.path)]
     assert main(["models", "list", "--for", str(SET), *common, "--format", "json"]) == 0
