@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 from compare_tui.commands.common import CommandError, add_store_option, open_store, say
 
 if TYPE_CHECKING:
+    from compare_tui.store import Store
     from compare_tui.store.records import Verdict
 
 EPILOG = """\
@@ -163,7 +164,10 @@ def _set(args: argparse.Namespace) -> int:
                 reviewer=reviewer_name(args.reviewer),
             )
         )
+        overriding = _overriding(store, [(run.id, review.task_id, review.verdict)])
     say(f"labelled {review.task_id} of run {run.id} ({run.model_name}) {review.verdict} by {review.reviewer}")
+    if overriding:
+        say(_override_note(overriding))
     return 0
 
 
@@ -210,5 +214,34 @@ def _import(args: argparse.Namespace) -> int:
             )
         for review in reviews:
             store.add_review(review)
+        overriding = _overriding(store, [(r.run_id, r.task_id, r.verdict) for r in reviews])
     say(f"imported {len(reviews)} label(s) from {path}")
+    if overriding:
+        say(_override_note(overriding))
     return 0
+
+
+def _overriding(store: Store, labels: list[tuple[str, str, str]]) -> int:
+    """How many of `labels` (run, task, verdict) are a pass or fail other than the outcome the
+    scorer gave that task: a person's verdict replaces it in every report (`task_outcome`)."""
+    from compare_tui.vocabulary import Outcome, ReviewVerdict, task_outcome
+
+    scored: dict[str, dict[str, list[str]]] = {}
+    count = 0
+    for run_id, task_id, verdict in labels:
+        if verdict not in (ReviewVerdict.PASS, ReviewVerdict.FAIL):
+            continue
+        if run_id not in scored:
+            scored[run_id] = {}
+            for a in store.attempts_for_run(run_id):
+                scored[run_id].setdefault(a.task_id, []).append(a.outcome)
+        scorer = task_outcome(scored[run_id].get(task_id, []))
+        count += scorer in (Outcome.PASS, Outcome.FAIL) and scorer != verdict
+    return count
+
+
+def _override_note(count: int) -> str:
+    return (
+        f"note: {count} of these label(s) disagree with the scorer's outcome of a task it scored: a person's "
+        "verdict replaces the scorer's in every report (its caveat lists them), as a review does"
+    )

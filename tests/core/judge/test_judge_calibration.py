@@ -266,8 +266,14 @@ def test_label_set_import_and_next_from_the_command_line(tmp_path, capsys):
     bad.write_text(f"run,task,verdict\n{base},t01,pass\n{base},t02,maybe\n", encoding="utf-8")
     assert main(["label", "import", str(bad), "--store", str(store_path)]) == 2
     assert "bad.csv:3: verdict 'maybe' is not pass, fail or skip" in capsys.readouterr().err
+    with Store.open(store_path) as s:
+        scored = {a.task_id: a.outcome for a in s.attempts_for_run(base)}
+    overridden = sum(scored.get(f"t{i:02d}") == "pass" for i in range(12, 24))  # scorer pass, labelled fail
     assert main(["label", "import", str(good), "--store", str(store_path), "--reviewer", "bo"]) == 0
-    assert "imported 12 label(s)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "imported 12 label(s)" in out
+    note = "of these label(s) disagree with the scorer's outcome of a task it scored"
+    assert (f"note: {overridden} {note}" in out) if overridden else (note not in out)
     with Store.open(store_path) as s:
         reviews = s.reviews_for_run(base)
     assert set(reviews) == {"t00", *(f"t{i:02d}" for i in range(12, 24))}  # nothing of the bad file
@@ -275,6 +281,13 @@ def test_label_set_import_and_next_from_the_command_line(tmp_path, capsys):
     (doc,) = json.loads(capsys.readouterr().out)
     assert (doc["right"], doc["wrong"]) == (1, 12) and len(doc["next"]) == 10
     assert all((p["run"], p["task"]) not in {(base, "t00"), (base, "t12")} for p in doc["next"])
+    # A label against the scorer's outcome says it will replace it in every report.
+    task, outcome = next(
+        (t, o) for t, o in sorted(scored.items()) if t not in reviews if o in ("pass", "fail") and t != "t00"
+    )
+    other = "fail" if outcome == "pass" else "pass"
+    assert main(["label", "set", base, task, other, "--store", str(store_path), "--reviewer", "ann"]) == 0
+    assert f"note: 1 {note}" in capsys.readouterr().out
 
 
 def test_the_published_page_carries_raw_and_corrected_rates(tmp_path, capsys):
