@@ -87,6 +87,7 @@ def handle(args: argparse.Namespace) -> int:
         render_evaluator_text,
         resolve_current,
     )
+    from compare_tui.judge.calibration.load import load_calibration
 
     min_labelled = DEFAULT_MIN_LABELLED if args.min_labelled is None else args.min_labelled
     if min_labelled < 1:
@@ -125,10 +126,13 @@ def handle(args: argparse.Namespace) -> int:
         execute(store, plan, quiet=args.json)
         store.set_judging_current(plan.judging.id, SCORER if current is None else current.id)
         loaded = load_comparison(store, plan.judging.id, current, min_labelled=min_labelled, pass_at=pass_at)
+        calibration = load_calibration(
+            store, loaded.candidate.judge_model, loaded.candidate.rubric_digest, run.goldset_id, pass_at=pass_at
+        )
     if args.json:
-        print(json.dumps(evaluator_json(loaded), indent=2, ensure_ascii=False))
+        print(json.dumps(evaluator_json(loaded, calibration), indent=2, ensure_ascii=False))
     else:
-        sys.stdout.write(render_evaluator_text(loaded))
+        sys.stdout.write(render_evaluator_text(loaded, calibration))
     if args.require_safe and loaded.comparison.badge.name != LOOKS_SAFE:
         say(f"compare-tui: gate failed: the badge is {loaded.comparison.badge.name}, not {LOOKS_SAFE}", file=sys.stderr)
         return 3

@@ -123,6 +123,13 @@ class StepGrading:
     """A grade from this up keeps the step; below it the step is lost."""
     grades: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     """run id → task id → the stored grade of that task's judged answer."""
+    calibration: str = ""
+    """The judge's agreement with people's labels on the runs' workload (`judge.calibration`)
+    and whether that verifies it, or `not enough labels … not verified`; empty when not read."""
+    calibration_labels: int = 0
+    """Labelled answers (pass or fail) the judge decided with this rubric on the workload."""
+    verified: bool = False
+    """Enough labels, and a judge they show tells right from wrong answers."""
 
 
 @dataclass(frozen=True, slots=True)

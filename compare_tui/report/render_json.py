@@ -94,6 +94,9 @@ def report_document(report: Report) -> dict[str, Any]:
             "judge": report.step_grading.judge,
             "rubric": report.step_grading.rubric,
             "pass_at": report.step_grading.pass_at,
+            "calibration": report.step_grading.calibration or None,
+            "labels": report.step_grading.calibration_labels,
+            "verified": report.step_grading.verified,
         },
     }
 

@@ -186,6 +186,8 @@ def run_strips(report: Report) -> Group:
     parts: list[RenderableType] = [
         Text("Agent runs (whole-run replay: a run is driven when no step is lost)", style="italic")
     ]
+    if report.step_grading is not None and report.step_grading.calibration:
+        parts.append(Text(f"{report.step_grading.judge}'s grades: {report.step_grading.calibration}"))
     for fig in report.trajectories:
         parts.append(Text(fig.label, style="bold"))
         parts.append(Text(f"  runs driven without losing a step: {fmt.runs_driven(fig)}"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from compare_tui.judge.calibration.load import JudgeCalibration
+from compare_tui.judge.calibration.render import calibration_lines, judge_calibration_json, rate_json
 from compare_tui.judge.evaluator.compare import FAILED_CALL, Decision, DecisionStatus, EvaluatorComparison
 from compare_tui.judge.evaluator.load import LoadedComparison
 from compare_tui.judge.pair.render import percent
@@ -43,7 +45,22 @@ def move_matrix(c: EvaluatorComparison) -> list[str]:
     return lines
 
 
-def render_evaluator_text(loaded: LoadedComparison) -> str:
+def _calibration(loaded: LoadedComparison, jc: JudgeCalibration | None) -> list[str]:
+    """The candidate judge against people's labels on the whole workload (every run it judged
+    with this rubric), and the run's judge pass rate raw and, with enough labels, corrected."""
+    if jc is None:
+        return []
+    run = loaded.run
+    return [
+        "",
+        f"Candidate judge against your labels on workload {jc.workload} (every run it judged with this rubric):",
+        *(f"  {line}" for line in calibration_lines(jc, [(run.model_name, run.id)], None)[1:]),
+    ]
+
+
+def render_evaluator_text(loaded: LoadedComparison, calibration: JudgeCalibration | None = None) -> str:
+    """The comparison; with `calibration` (the candidate's, `calibration.load_calibration`), the
+    candidate's agreement with people's labels and the run's corrected judge pass rate."""
     c, run = loaded.comparison, loaded.run
     lines = [
         f"Evaluator comparison on run {run.id} ({run.model_name}, {run.goldset_name or run.goldset_id})",
@@ -71,13 +88,19 @@ def render_evaluator_text(loaded: LoadedComparison) -> str:
     else:
         lines.append("Most common moves: none (no decision changed)")
     lines += _correctness(c)
+    lines += _calibration(loaded, calibration)
     lines += ["", f"Badge: {c.badge.name}"] + [f"  - {reason}" for reason in c.badge.reasons]
     lines.append(f"  thresholds: {c.badge.thresholds}")
     return "\n".join(lines) + "\n"
 
 
-def evaluator_json(loaded: LoadedComparison) -> dict[str, Any]:
+def evaluator_json(loaded: LoadedComparison, calibration: JudgeCalibration | None = None) -> dict[str, Any]:
     c = loaded.comparison
+    calibrated = (
+        None
+        if calibration is None
+        else judge_calibration_json(calibration) | {"judge_pass_rate": rate_json(calibration.rate(loaded.run.id))}
+    )
     return {
         "schema": "compare-tui/evaluator-compare",
         "schema_version": 1,
@@ -95,6 +118,7 @@ def evaluator_json(loaded: LoadedComparison) -> dict[str, Any]:
         "failed_candidate_calls": c.failed_calls,
         "unlabelled_changes": c.unlabelled_changes,
         "constant_candidate": c.constant,
+        "calibration": calibrated,
         "badge": {"name": c.badge.name, "reasons": list(c.badge.reasons), "thresholds": c.badge.thresholds},
         "rows": [
             {

@@ -10,6 +10,7 @@ import pytest
 
 from compare_tui.cli import main
 from compare_tui.judge import LOOKS_SAFE
+from compare_tui.judge.calibration.figures import NOT_ENOUGH
 from compare_tui.judge.evaluator.compare import (
     FAILED_CALL,
     NOT_ENOUGH_DATA,
@@ -222,3 +223,40 @@ def test_the_move_matrix_counts_agreements_and_changes():
     assert lines[0] == "Moves (rows: current, columns: candidate):"
     assert lines[1].split() == ["pass", "fail", "failed", "call"]
     assert lines[2].split() == ["pass", "3", "2", "1"] and lines[3].split() == ["fail", "1", "0", "0"]
+
+
+def test_without_enough_labels_the_candidates_rate_is_raw_and_not_verified(setup, capsys):
+    tmp_path, store, run = setup
+    _label_all(store, run, {t: "fail" if t in ("t1", "t2") else "pass" for t in TASKS})
+    with FakeServer(consistent_judge) as judge:
+        assert _cli(tmp_path, store, run, "scorer", "judge-a", servers={"judge-a": judge.url}) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert "judge agrees with your labels: passes 4/4 right answers, fails 2/2 wrong ones (sensitivity" in out
+        assert "cand-model: judge pass rate 67% (" in out and NOT_ENOUGH in out
+        assert "(4 right and 2 wrong answers labelled; 10 of each needed)" in out and "human-calibrated" not in out
+        assert _cli(tmp_path, store, run, "scorer", "judge-a", "--json", servers={"judge-a": judge.url}) == 0
+    calibration = json.loads(capsys.readouterr().out)["calibration"]
+    assert (calibration["right"], calibration["wrong"], calibration["labels"]) == (4, 2, 6)
+    rate = calibration["judge_pass_rate"]
+    assert rate["raw"] == 4 / 6 and rate["status"] == "not enough labels" and rate["corrected"] is None
+
+
+def test_with_enough_labels_the_candidates_pass_rate_is_corrected(tmp_path, capsys):
+    # 24 answers: 14 right (four written `Billing`, which the judge fails) and 10 wrong; all labelled.
+    tasks = {f"t{i:02d}": "billing" for i in range(24)}
+    answers = {t: scored("Billing" if i < 4 else "billing" if i < 14 else "bug") for i, t in enumerate(tasks)}
+    with Store.open(tmp_path / "runs.sqlite") as store:
+        run = add_run(store, golden(tmp_path, tasks), "cand-model", answers)
+    _label_all(tmp_path / "runs.sqlite", run, {t: "pass" if i < 14 else "fail" for i, t in enumerate(tasks)})
+    with FakeServer(consistent_judge) as judge:
+        servers = {"judge-a": judge.url}
+        assert _cli(tmp_path, tmp_path / "runs.sqlite", run, "scorer", "judge-a", servers=servers) in (0, 3)
+        out = " ".join(capsys.readouterr().out.split())
+        assert "passes 10/14 right answers, fails 10/10 wrong ones" in out
+        assert "cand-model: judge pass rate 42% (" in out and "raw · 58% (" in out
+        assert "human-calibrated, 24 labels" in out and "Method: Rogan–Gladen correction" in out
+        _cli(tmp_path, tmp_path / "runs.sqlite", run, "scorer", "judge-a", "--json", servers=servers)
+    rate = json.loads(capsys.readouterr().out)["calibration"]["judge_pass_rate"]
+    assert rate["status"] == "human-calibrated" and rate["raw"] == 10 / 24 and rate["labels"] == 24
+    assert abs(rate["corrected"] - 14 / 24) < 1e-9
+    assert rate["corrected_ci95"][0] <= rate["corrected"] <= rate["corrected_ci95"][1]

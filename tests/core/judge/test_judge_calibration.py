@@ -152,7 +152,7 @@ def test_a_judge_that_drifts_gets_a_caveat():
 TWENTY_FOUR = {f"t{i:02d}": "billing" for i in range(24)}
 
 
-def _stored(tmp_path, labelled: int):
+def _stored(tmp_path, labelled: int, rubric: str = ""):
     """Two runs of a 24-task set graded by `judge` (grade 5 for `billing`, else 2, except four
     right answers of each run graded 2: a judge that misses some right answers), and a person's
     labels on the first `labelled` tasks of each run."""
@@ -170,7 +170,12 @@ def _stored(tmp_path, labelled: int):
             runs[model] = run
             judging = s.save_judging(
                 JudgingRecord(
-                    kind="scale", run_id=run, judge_model="judge", rubric_digest="sha256:" + "a" * 64, mode="quality"
+                    kind="scale",
+                    run_id=run,
+                    judge_model="judge",
+                    rubric_digest="sha256:" + "a" * 64,
+                    mode="quality",
+                    rubric=rubric,
                 )
             )
             for i, task in enumerate(TWENTY_FOUR):
@@ -301,3 +306,23 @@ def test_the_published_page_carries_raw_and_corrected_rates(tmp_path, capsys):
     assert "judge pass rate (raw, 95% CI)" in page and "human-calibrated, 48 labels" in page
     report = json.loads((site / "report.json").read_text(encoding="utf-8"))
     assert report["grades"][0]["runs"][0]["judge_pass_rate"]["status"] == "human-calibrated"
+
+
+def test_steps_decided_by_grades_carry_the_judges_calibration(tmp_path):
+    from compare_tui.judge.grade.scale import load_scale_rubric
+    from compare_tui.judge.grade.steps import load_step_grading
+    from compare_tui.store import Store
+
+    quality = load_scale_rubric("quality")
+    for labelled, verified in ((24, True), (8, False)):
+        store_path, runs, _ = _stored(tmp_path / str(labelled), labelled=labelled, rubric=quality.text)
+        with Store.open(store_path) as s:
+            grading = load_step_grading(s, [s.get_run_exact(r) for r in runs.values()], "judge", "quality", 4)
+        assert grading.verified is verified and grading.calibration_labels == 2 * labelled
+        text = grading.calibration
+        if verified:
+            assert "passes 18/26 right answers, fails 22/22 wrong ones" in text
+            assert text.endswith("; verified on 48 labels")
+        else:
+            assert "not enough labels to verify the judge: the steps it decided are not verified" in text
+            assert "(16 right and 0 wrong answers labelled; 10 of each needed)" in text

@@ -107,7 +107,17 @@ def test_text_steps_decided_by_a_judges_grades_drive_or_lose_their_runs(tmp_path
     assert report.returncode == 0, report.stderr
     doc = json.loads(report.stdout)
     (fig,) = doc["trajectories"]
-    assert doc["step_grading"] == {"judge": "grader", "rubric": "similarity", "pass_at": 4}
+    grading = doc["step_grading"]
+    assert {k: grading[k] for k in ("judge", "rubric", "pass_at", "labels", "verified")} == {
+        "judge": "grader",
+        "rubric": "similarity",
+        "pass_at": 4,
+        "labels": 0,
+        "verified": False,
+    }
+    # No person labelled any answer: the judge's steps are said to be not verified.
+    assert grading["calibration"].startswith("no answer judged here is labelled by a person yet; not enough labels")
+    assert "the steps it decided are not verified (0 right and 0 wrong answers labelled" in grading["calibration"]
     assert (fig["runs_driven"]["driven"], fig["runs_lost"], fig["runs_undecided"]) == (2, 1, 0)
     lost = next(r for r in fig["runs"] if r["verdict"] == "lost")
     assert lost["first_lost_step"] == RUNS[WRONG_ENDING] and lost["by_grade_steps"] == [RUNS[WRONG_ENDING]]
@@ -134,6 +144,9 @@ def test_text_steps_decided_by_a_judges_grades_drive_or_lose_their_runs(tmp_path
     assert every["trajectories"][0]["runs_driven"]["driven"] == 3
     text_report = _cli(env, "report", "latest", "--store", store, "--steps-by-grade", "grader")
     assert "runs driven without losing a step: 2 of 3 runs" in text_report.stdout
+    assert "grader's grades: no answer judged here is labelled by a person yet; not enough labels" in " ".join(
+        text_report.stdout.split()
+    )
     assert f"lost at step {RUNS[WRONG_ENDING]}, step {RUNS[WRONG_ENDING]} by a judge's grade" in text_report.stdout
     # The published page shows the strips and the stored grades, and its report.json is what
     # `report --format json` writes (grades included), read from the store: no judge is asked.

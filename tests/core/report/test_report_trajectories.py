@@ -155,7 +155,14 @@ def test_an_ungraded_step_stays_waiting_and_a_grade_never_touches_a_scored_step(
 def test_every_surface_names_the_judge_and_the_steps_it_decided():
     report = _graded("pprpprppr", {"t02": 5, "t05": 2, "t08": 4})
     doc = json.loads(render_json(report))
-    assert doc["step_grading"] == {"judge": "judge-model", "rubric": "similarity", "pass_at": 4}
+    assert doc["step_grading"] == {
+        "judge": "judge-model",
+        "rubric": "similarity",
+        "pass_at": 4,
+        "calibration": None,
+        "labels": 0,
+        "verified": False,
+    }
     first = doc["trajectories"][0]
     assert first["steps"]["by_grade"] == 3 and first["runs"][1]["by_grade_steps"] == [3]
     assert json.loads(render_json(_report("pprpprppr")))["step_grading"] is None
