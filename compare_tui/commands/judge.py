@@ -47,7 +47,8 @@ exit codes:
   1  some judge calls failed (recorded, shown in the table, left out of the win rate);
      run the same command again to retry only those
   2  bad input or a refusal: unknown run or model, different golden sets, a moved or
-     changed golden set, an unpinned judge or a provider API key (nothing was sent)
+     changed golden set, an unpinned judge, a provider API key, or a judging over
+     today's eval budget ([budget] in the user's config) (nothing was sent)
   130 interrupted (every finished judge call is stored)
 """
 

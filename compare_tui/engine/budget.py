@@ -1,6 +1,7 @@
 """The daily eval budget (docs/catalogue.md, "The daily eval budget"): `[budget] usd_per_day` in
 the user's config, and per workload under `[budget.workloads]`; today's spend counted from the
-audit ledger; which models of a session would go over it.
+audit ledger; which models of a session would go over it, and which limit other spend about to
+be made (a judging: `limit_exceeded`) would go over.
 
 The day is the UTC day: the limit resets at 00:00 UTC. Spend is every request the ledger holds
 since then (runs, judges, canary replays): a request of a run at the run's recorded price (its
