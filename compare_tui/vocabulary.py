@@ -305,6 +305,8 @@ class PairSkip(StrEnum):
     """A scorer gave neither pass nor fail (an error, or a check waiting for a person)."""
     OVER_BUDGET = "over budget"
     """The day's replay spend (`--max-usd-per-day`) was reached: not replayed."""
+    OVER_DAILY_BUDGET = "over the daily eval budget"
+    """The next replay would take today's eval spend past `[budget]` in the user's config: not replayed."""
 
 
 class FailureCause(StrEnum):

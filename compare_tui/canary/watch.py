@@ -5,15 +5,19 @@ after its line, so a watch killed mid-pass starts again at the next line with th
 
 Replays are rate-limited (`replays_per_s`) and capped in spend per UTC day (`max_usd_per_day`,
 at the baseline's cost basis); over the cap, B's requests are counted as `over budget`, not
-replayed.
+replayed. Replays also count against the user's daily eval budget (`[budget]`, engine/budget.py):
+from the first whose estimate (its prompt, and its `max_tokens` where the request set one, at the
+baseline's cost basis) would exceed what today leaves, the pass replays no more, each request
+counted `over the daily eval budget`, and the pass says why (`WatchPass.budget_stop`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from compare_tui.canary.control import Restart, advance, refuse_hand_edit, roll_back
 from compare_tui.canary.evidence import (
@@ -33,11 +37,14 @@ from compare_tui.catalogue import Catalogue, ModelEntry
 from compare_tui.endpoint import key_headers
 from compare_tui.endpoint.client import chat_client
 from compare_tui.engine.audit import audit_row
+from compare_tui.engine.budget import DailyBudget, limit_exceeded
+from compare_tui.engine.estimate import estimate_requests
 from compare_tui.engine.exchange import Exchange, stream_chat
+from compare_tui.engine.request import estimated_message_tokens
 from compare_tui.goldset import GoldenSet, Task, load_golden_set
 from compare_tui.store import CanaryPair, CanaryRecord, Store, utc_now
 from compare_tui.store.rows import audit_values
-from compare_tui.vocabulary import CanaryChange, PairSkip
+from compare_tui.vocabulary import CanaryChange, PairSkip, money
 
 REPLAY_TIMEOUT_S = 120.0
 
@@ -57,6 +64,8 @@ class WatchPass:
     candidate_requests: int = 0
     new_pairs: list[CanaryPair] = field(default_factory=list)
     change: CanaryChange | None = None
+    budget_stop: str | None = None
+    """Why replays stopped before the daily eval budget, when they did (one sentence)."""
 
 
 async def _replay(
@@ -85,6 +94,7 @@ async def _replay(
 def _pair(
     store: Store, canary: CanaryRecord, goldset: GoldenSet, index: Mapping[str, Task], entry: ModelEntry,
     call: LoggedCall, seq: int, key: str | None, spent_today: float,
+    over_daily: Callable[[LoggedCall], str | None] = lambda call: None,
 ) -> CanaryPair:  # fmt: skip
     pair = CanaryPair(canary_id=canary.id, call_id=call.call_id, seq=seq)
     answer = logged_answer(call.record)
@@ -94,6 +104,8 @@ def _pair(
     pair = pair.model_copy(update={"task_id": task.id})
     if canary.max_usd_per_day is not None and spent_today >= canary.max_usd_per_day:
         return pair.model_copy(update={"skipped": PairSkip.OVER_BUDGET})
+    if over_daily(call):
+        return pair.model_copy(update={"skipped": PairSkip.OVER_DAILY_BUDGET})
     ex, audit_id = asyncio.run(_replay(store, canary, entry, call, key))
     prompt, completion = ex.tokens()
     pair = pair.model_copy(
@@ -124,8 +136,10 @@ def watch_once(
     environ: Mapping[str, str],
     replays_per_s: float = 5.0,
     max_pairs: int | None = None,
+    budget: DailyBudget | None = None,
 ) -> WatchPass:
-    """Pair B's requests logged since the canary's offset, then act; returns what it did."""
+    """Pair B's requests logged since the canary's offset, then act; returns what it did.
+    With `budget`, a replay that would exceed today's eval budget stops the replays (module docstring)."""
     result = WatchPass(canary, assess(canary, store.canary_pairs(canary.id)))
     if not canary.active:
         return result
@@ -139,6 +153,25 @@ def watch_once(
     day = utc_now()[:10]
     spent = store.replay_usd_since(canary.id, day)
     offset, last_replay = canary.log_offset, 0.0
+
+    def over_daily(call: LoggedCall) -> str | None:
+        if budget is None or not budget.set or result.budget_stop:
+            return result.budget_stop
+        params = call.record.get("model_parameters")
+        params = params if isinstance(params, dict) else {}
+        cap = params.get("max_tokens") or params.get("max_completion_tokens") or 0
+        prompt = estimated_message_tokens(call.record.get("messages") or [], call.record.get("tools"))
+        usd = estimate_requests(entry.cost, 1, prompt, int(cap), 1).usd
+        if not usd:
+            return None
+        now = datetime.now(UTC)
+        over = limit_exceeded({canary.workload_id: usd}, budget=budget, store=store, catalogue=catalogue, now=now)
+        if over:
+            result.budget_stop = (
+                f"replays stopped: the next replay's estimated spend ≤ {money(usd)} would exceed {over}"
+            )
+        return result.budget_stop
+
     for call in read_calls(canary.traffic_log, canary.log_offset):
         result.lines += 1
         offset = call.end_offset
@@ -149,7 +182,7 @@ def watch_once(
         if wait > 0:
             time.sleep(wait)
         last_replay = time.monotonic()
-        pair = _pair(store, canary, goldset, index, entry, call, seq, key, spent)
+        pair = _pair(store, canary, goldset, index, entry, call, seq, key, spent, over_daily)
         store.add_canary_pair(pair, offset)
         seq += 1
         spent += pair.replay_usd

@@ -15,6 +15,7 @@ from compare_tui.commands.common import (
     CommandError,
     add_catalogue_option,
     add_store_option,
+    daily_budget,
     load_catalogue_or_fail,
     load_set_or_fail,
     open_store,
@@ -253,7 +254,7 @@ def _watch(args: argparse.Namespace) -> int:
             try:
                 done = watch_once(
                     store, catalogue, canary, restart=_restart, by="canary watch", environ=os.environ,
-                    replays_per_s=args.replays_per_s,
+                    replays_per_s=args.replays_per_s, budget=daily_budget(),
                 )  # fmt: skip
             except HandEditRefused as exc:
                 say(str(exc), file=sys.stderr)
@@ -278,6 +279,8 @@ def _say_pass(done: Any) -> None:
         say(
             f"{done.candidate_requests} requests of {done.canary.candidate} replayed to {done.canary.baseline}: {len(pairs)} paired"
         )
+    if done.budget_stop:
+        say(done.budget_stop)
     say(f"{done.assessment.move.value}: {done.assessment.reason}")
     if done.change is CanaryChange.ROLLED_BACK:
         say(

@@ -8,7 +8,7 @@ import json
 import sys
 
 from compare_tui.commands.common import CommandError, add_catalogue_option, add_store_option, open_store, say
-from compare_tui.commands.judge import execute, get_run, judge_entry, settings_from
+from compare_tui.commands.judge import execute, get_run, judge_entry, refuse_over_budget, settings_from
 
 EPILOG = """\
 examples:
@@ -115,14 +115,19 @@ def handle(args: argparse.Namespace) -> int:
             graded.insert(0, baseline)  # graded too, so Δ vs the baseline has both sides
         if not quiet and baseline is not None:
             say(f"baseline: {baseline.model_name} (run {baseline.id})", file=sys.stderr)
-        results = []
+        plans = []
         for run in graded:
             try:
-                plan = prepare_scale_grading(
-                    store, run, entry, rubric, reference=baseline, set_path=args.set, settings=settings
+                plans.append(
+                    prepare_scale_grading(
+                        store, run, entry, rubric, reference=baseline, set_path=args.set, settings=settings
+                    )
                 )
             except JudgingRefused as exc:
                 raise CommandError(f"refused: {exc}") from None
+        refuse_over_budget(args, store, plans)  # every run's grading weighed before any is sent
+        results = []
+        for run, plan in zip(graded, plans, strict=True):
             if not quiet:
                 say(f"grading {run.model_name} (run {run.id}) with {entry.name}, rubric {rubric.mode}", file=sys.stderr)
             execute(store, plan, quiet=quiet)

@@ -16,6 +16,7 @@ from compare_tui.commands.common import (
     CommandError,
     add_catalogue_option,
     add_store_option,
+    daily_budget,
     load_catalogue_or_fail,
     open_store,
     say,
@@ -46,7 +47,8 @@ exit codes:
   1  some judge calls failed (recorded, shown in the table, left out of the win rate);
      run the same command again to retry only those
   2  bad input or a refusal: unknown run or model, different golden sets, a moved or
-     changed golden set, an unpinned judge or a provider API key (nothing was sent)
+     changed golden set, an unpinned judge, a provider API key, or a judging over
+     today's eval budget ([budget] in the user's config) (nothing was sent)
   130 interrupted (every finished judge call is stored)
 """
 
@@ -134,6 +136,38 @@ def get_run(store: Store, ref: str) -> RunRecord:
         raise CommandError(str(exc)) from None
 
 
+def refuse_over_budget(args: argparse.Namespace, store: Store, plans: list[JudgingPlan]) -> None:
+    """Refuse, before any judge call, judgings whose spend estimate would exceed today's eval
+    budget (`[budget]` in the user's config: the daily limit, and each judged run's workload's)."""
+    from datetime import UTC, datetime
+
+    from compare_tui.engine.budget import limit_exceeded
+    from compare_tui.judge import judging_estimate
+    from compare_tui.vocabulary import money
+
+    budget = daily_budget()
+    if not budget.set:
+        return
+    by_workload: dict[str, float] = {}
+    explained = []
+    for plan in plans:
+        estimate = judging_estimate(store, plan)
+        if estimate.usd is not None:  # no cost basis: nothing to hold against the limit
+            workload = store.get_run(plan.judging.run_id).goldset_id
+            by_workload[workload] = by_workload.get(workload, 0.0) + estimate.usd
+            explained.append(f"{estimate.explanation}, ")
+    if not any(by_workload.values()):
+        return  # nothing to spend (every call stored already, or a free judge): nothing to refuse
+    catalogue = load_catalogue_or_fail(args.models)
+    over = limit_exceeded(by_workload, budget=budget, store=store, catalogue=catalogue, now=datetime.now(UTC))
+    if over:
+        whose, what = ("the judging's", explained[0]) if len(explained) == 1 else (f"{len(explained)} judgings'", "")
+        raise CommandError(
+            f"refused: {whose} estimated spend ≤ {money(sum(by_workload.values()))} ({what}judge "
+            f"{plans[0].entry.name}) would exceed {over}; nothing was sent"
+        )
+
+
 def execute(store: Store, plan: JudgingPlan, *, quiet: bool) -> None:
     """Run a prepared judging with a progress line per call on stderr (none when `quiet`)."""
     from compare_tui.judge import execute_judging
@@ -182,6 +216,7 @@ def handle(args: argparse.Namespace) -> int:
             plan = prepare_pair_judging(store, baseline, candidate, entry, rubric, set_path=args.set, settings=settings)
         except JudgingRefused as exc:
             raise CommandError(f"refused: {exc}") from None
+        refuse_over_budget(args, store, [plan])
         execute(store, plan, quiet=args.json)
         report = load_pair_report(store, plan.judging.id)
     if args.json:

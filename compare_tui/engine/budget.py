@@ -1,6 +1,7 @@
 """The daily eval budget (docs/catalogue.md, "The daily eval budget"): `[budget] usd_per_day` in
 the user's config, and per workload under `[budget.workloads]`; today's spend counted from the
-audit ledger; which models of a session would go over it.
+audit ledger; which models of a session would go over it, and which limit other spend about to
+be made (a judging: `limit_exceeded`) would go over.
 
 The day is the UTC day: the limit resets at 00:00 UTC. Spend is every request the ledger holds
 since then (runs, judges, canary replays): a request of a run at the run's recorded price (its
@@ -186,7 +187,7 @@ def plan_within_budget(
         limit, so_far, label = over
         skipped[name] = (
             f"skipped before it started: its estimated spend ≤ {money(estimate.usd)} would exceed "
-            f"{label} ({money(max(0.0, limit - so_far))} left of {money(limit)} today; {reset})"
+            f"{_what_is_left(label, limit, so_far, reset)}"
         )
     parts = []
     if skipped:
@@ -197,3 +198,33 @@ def plan_within_budget(
     if unestimated:
         parts.append(f"no spend estimate for {', '.join(unestimated)} (no cost basis): not held against the budget")
     return BudgetPlan(tuple(kept), skipped, "; ".join(parts) or None)
+
+
+def _what_is_left(label: str, limit: float, so_far: float, reset: str) -> str:
+    return f"{label} ({money(max(0.0, limit - so_far))} left of {money(limit)} today; {reset})"
+
+
+def limit_exceeded(
+    usd_by_workload: dict[str, float], *, budget: DailyBudget, store: Store, catalogue: Catalogue, now: datetime
+) -> str | None:
+    """For spend about to be made (USD per workload, e.g. a judging of each workload's runs): the
+    first limit it would take today's spend past, in the words of a skipped model's reason (`the
+    daily eval budget ($0.15 left of $1.00 today; resets at …)`), else None."""
+    checks = []
+    if budget.usd_per_day is not None:
+        checks.append(
+            (
+                budget.usd_per_day,
+                spent_today(store, catalogue, now),
+                sum(usd_by_workload.values()),
+                "the daily eval budget",
+            )
+        )
+    for workload, usd in usd_by_workload.items():
+        if (limit := budget.limit_for(workload)) is not None:
+            spent = spent_today(store, catalogue, now, workload)
+            checks.append((limit, spent, usd, f"{workload}'s daily eval budget"))
+    reset = reset_sentence(now)
+    return next(
+        (_what_is_left(label, limit, spent, reset) for limit, spent, usd, label in checks if spent + usd > limit), None
+    )

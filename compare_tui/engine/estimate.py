@@ -31,25 +31,34 @@ class SpendEstimate:
 
 def estimate_spend(goldset: GoldenSet, cost: CostBasis | None, settings: RunSettings) -> SpendEstimate:
     requests = len(goldset.tasks) * settings.attempts
+    prompt = sum(estimated_prompt_tokens(t) for t in goldset.tasks) * settings.attempts
+    return estimate_requests(cost, requests, prompt, settings.max_tokens, settings.concurrency)
+
+
+def estimate_requests(
+    cost: CostBasis | None, requests: int, prompt: int, max_tokens: int, concurrency: int
+) -> SpendEstimate:
+    """The upper bound of `requests` requests of `prompt` prompt tokens in all, each answered at
+    `max_tokens`, `concurrency` at once (what a run is charged on an hourly basis: its wall-clock
+    time; a request of no run is charged its own time, so give 1)."""
     if cost is None:
         return SpendEstimate(None, "none", "the catalogue entry has no cost basis")
     basis = cost.basis
     if isinstance(cost, TokenPriceCost):
-        prompt = sum(estimated_prompt_tokens(t) for t in goldset.tasks) * settings.attempts
-        completion = requests * settings.max_tokens
+        completion = requests * max_tokens
         usd = (prompt * cost.usd_per_mtok_input + completion * cost.usd_per_mtok_output) / 1e6
         return SpendEstimate(
             usd, basis, f"{requests} requests, ~{prompt} prompt + ≤{completion} completion tokens at the listed price"
         )
     if isinstance(cost, HardwareCost):
-        per_request_s = settings.max_tokens / ASSUMED_TOKENS_PER_S + 0.5
-        hours = requests * per_request_s / max(1, settings.concurrency) / 3600
+        per_request_s = max_tokens / ASSUMED_TOKENS_PER_S + 0.5
+        hours = requests * per_request_s / max(1, concurrency) / 3600
         usd = hours * cost.usd_per_hour  # the whole machine's rate (catalogue: HardwareCost)
         return SpendEstimate(
             usd,
             basis,
-            f"{requests} requests at ≤{settings.max_tokens} tokens, assuming {ASSUMED_TOKENS_PER_S:g} tokens/s "
-            f"per request and {settings.concurrency} at once, ${cost.usd_per_hour:g}/h",
+            f"{requests} requests at ≤{max_tokens} tokens, assuming {ASSUMED_TOKENS_PER_S:g} tokens/s "
+            f"per request and {concurrency} at once, ${cost.usd_per_hour:g}/h",
         )
     return SpendEstimate(None, str(basis), "unknown cost basis")
 

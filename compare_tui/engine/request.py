@@ -78,9 +78,14 @@ def chat_body(task: Task, model_id: str, settings: RunSettings, cache: PromptCac
 
 def estimated_prompt_tokens(task: Task) -> int:
     """A rough count (4 characters a token) for the spend estimate; never reported as usage."""
+    return estimated_message_tokens(task.input.chat_messages(), task.input.tools)
+
+
+def estimated_message_tokens(messages: list[dict[str, Any]], tools: Any = None) -> int:
+    """`estimated_prompt_tokens` of any chat messages (a judge call's, too)."""
     import json
 
-    text = json.dumps(task.input.chat_messages(), ensure_ascii=False)
-    if task.input.tools:
-        text += json.dumps(task.input.tools, ensure_ascii=False)
+    text = json.dumps(messages, ensure_ascii=False)
+    if tools:
+        text += json.dumps(tools, ensure_ascii=False)
     return len(text) // 4 + 8

@@ -52,6 +52,7 @@ from compare_tui.judge.prompt.rubric import RubricError, load_rubric
 from compare_tui.judge.run.call import JudgeSettings
 from compare_tui.judge.run.prepare import (
     JudgingRefused,
+    judging_estimate,
     prepare_grade_judging,
     prepare_pair_judging,
     prepare_scale_grading,
@@ -81,6 +82,7 @@ __all__ = [
     "grade_json",
     "grade_rows",
     "grade_summary_json",
+    "judging_estimate",
     "load_comparison",
     "load_pair_report",
     "load_report_grades",

@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from compare_tui.catalogue import ModelEntry
+from compare_tui.engine.estimate import SpendEstimate, estimate_requests
 from compare_tui.engine.prepare import RunRefusedError, check_model
+from compare_tui.engine.request import estimated_message_tokens
 from compare_tui.errors import CompareTuiError
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.judge.grade.scale import response_format as scale_response_format
@@ -23,7 +25,7 @@ from compare_tui.judge.prompt.templates import (
     response_format,
 )
 from compare_tui.judge.run.call import JudgeSettings
-from compare_tui.judge.run.runner import JudgeJob, JudgingPlan
+from compare_tui.judge.run.runner import JudgeJob, JudgingPlan, pending_jobs
 from compare_tui.store import RunRecord, Store
 from compare_tui.store.judgements import JudgingKind, JudgingRecord, RubricMode
 
@@ -199,6 +201,15 @@ def prepare_scale_grading(
         jobs.append(JudgeJob(task.id, "single", messages, attempt=answer.attempt))
     constrain = scale_response_format() if rubric.structured else None
     return JudgingPlan(judging, entry, jobs, settings or JudgeSettings(), not_judged, headers, constrain)
+
+
+def judging_estimate(store: Store, plan: JudgingPlan) -> SpendEstimate:
+    """The spend of the judge calls `plan` would send now (those with no stored verdict), an
+    upper bound as a run's: each prompt at 4 characters a token, each reply at `max_tokens`; on
+    an hourly basis each call's own time, as the audit ledger charges a request of no run."""
+    todo = pending_jobs(store, plan)
+    prompt = sum(estimated_message_tokens(job.messages) for job in todo)
+    return estimate_requests(plan.entry.cost, len(todo), prompt, plan.settings.max_tokens, 1)
 
 
 def _missing(answer: StoredAnswer | None, side: str) -> str | None:

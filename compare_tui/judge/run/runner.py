@@ -126,6 +126,14 @@ def _parse(kind: str, text: str) -> ParsedReply:
     return parse_grade_reply(text) if kind == "grade" else parse_pair_reply(text)
 
 
+def pending_jobs(store: Store, plan: JudgingPlan) -> list[JudgeJob]:
+    """The calls of `plan` with no stored verdict yet: what running it now would send."""
+    decided = store.decided_judgement_ids(plan.judging.id)
+    return [
+        job for job in plan.jobs if judgement_id(plan.judging.id, job.task_id, job.ordering, job.attempt) not in decided
+    ]
+
+
 async def execute_judging(
     store: Store,
     plan: JudgingPlan,
@@ -134,10 +142,7 @@ async def execute_judging(
     progress: Progress | None = None,
 ) -> JudgingTally:
     """Make every judge call of `plan` that has no stored verdict yet; return what was done."""
-    decided = store.decided_judgement_ids(plan.judging.id)
-    todo = [
-        job for job in plan.jobs if judgement_id(plan.judging.id, job.task_id, job.ordering, job.attempt) not in decided
-    ]
+    todo = pending_jobs(store, plan)
     settings = plan.settings
     if not todo:
         return JudgingTally(0, len(plan.jobs), 0)

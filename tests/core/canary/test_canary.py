@@ -65,7 +65,14 @@ def _start(world: dict, restarts: Restarts, **options: object) -> object:
     return canary.start(world["store"], world["catalogue"], **values)  # type: ignore[arg-type]
 
 
-def _log(world: dict, prompts_and_answers: list[tuple[str, str]], *, by: str = "model-b", first: int = 0) -> None:
+def _log(
+    world: dict,
+    prompts_and_answers: list[tuple[str, str]],
+    *,
+    by: str = "model-b",
+    first: int = 0,
+    max_tokens: int = 16,
+) -> None:
     with world["log"].open("a") as log:
         for i, (prompt, answer) in enumerate(prompts_and_answers, start=first):
             line = {
@@ -73,7 +80,7 @@ def _log(world: dict, prompts_and_answers: list[tuple[str, str]], *, by: str = "
                 "model_id": by, "is_silent_experiment": False, "status": "success",
                 "messages": [{"role": "user", "content": prompt}],
                 "response": {"choices": [{"message": {"role": "assistant", "content": answer}}]},
-                "model_parameters": {"max_tokens": 16},
+                "model_parameters": {"max_tokens": max_tokens},
             }  # fmt: skip
             log.write(json.dumps(line) + "\n")
 
@@ -197,6 +204,35 @@ def test_the_daily_cap_stops_replays_and_no_traffic_says_so(world: dict) -> None
     done = _watch(world, restarts)
     assert [p.skipped for p in done.new_pairs] == [PairSkip.OVER_BUDGET] * 3
     assert world["store"].query("SELECT id FROM audit") == []
+
+
+def test_replays_stop_at_the_daily_eval_budget_and_say_why(world: dict) -> None:
+    """$0.001 left today (the ledger already holds a request of no run at A's price): two replays
+    at ≤16 tokens fit (≤ $0.00005 each); one at ≤1000 tokens (≤ $0.002) would not, so it and every
+    later one, however small, are not replayed, and the pass says why."""
+    from compare_tui.engine.budget import DailyBudget
+    from compare_tui.store import AuditRow, utc_now
+
+    restarts = Restarts()
+    _start(world, restarts, min_pairs=100)
+    world["store"].record_audit(  # a judge call earlier today: $0.0002 at A's price
+        AuditRow(at=utc_now(), endpoint="http://x/v1", model="model-a", prompt_tokens=200)
+    )
+    _log(world, [("t0", "billing"), ("t1", "billing")])
+    _log(world, [("t2", "billing")], first=2, max_tokens=1000)
+    _log(world, [("t3", "billing")], first=3)
+    done = _watch(world, restarts, budget=DailyBudget(0.0012))
+    assert [p.skipped for p in done.new_pairs] == [None, None] + [PairSkip.OVER_DAILY_BUDGET] * 2
+    assert len(world["store"].query("SELECT id FROM audit")) == 1 + 2  # the judge call and two replays
+    assert (done.budget_stop or "").startswith("replays stopped: the next replay's estimated spend ≤ $0.002")
+    assert "would exceed the daily eval budget ($0.001 left of $0.0012 today; resets at 00:00 UTC" in (
+        done.budget_stop or ""
+    )
+    # A workload's own limit binds the same way.
+    _log(world, [("t9", "billing")], first=4)
+    again = _watch(world, restarts, budget=DailyBudget(None, {ALIAS: 0.0}))
+    assert [p.skipped for p in again.new_pairs] == [PairSkip.OVER_DAILY_BUDGET]
+    assert f"would exceed {ALIAS}'s daily eval budget" in (again.budget_stop or "")
 
 
 def test_shadow_routes_mirror_b_behind_the_baseline(world: dict) -> None:

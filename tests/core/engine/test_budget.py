@@ -207,3 +207,55 @@ def test_an_experiment_launches_only_what_fits_and_says_which_arm_it_stopped(tmp
     assert "arm 'beta': skipped before it started: its estimated spend" in result.err
     with Store.open(tmp_path / "runs.sqlite") as store:
         assert sorted(run.model_name for run in store.list_runs()) == ["alpha", "alpha", "beta"]
+
+
+def test_a_judging_over_the_budget_is_refused_before_any_judge_call(tmp_path, monkeypatch, capsys):
+    """`judge` and `grade` weigh their calls' spend estimate against what today leaves (the daily
+    limit, the workload's) and refuse, exit 2, sending nothing; judge calls, of no run, then count
+    in today's spend."""
+    from compare_tui.cli import main
+    from tests.core.judge.test_grade import rule_grader
+    from tests.core.judge.test_judge_support import TASKS, add_run, consistent_judge, entry, golden, scored
+    from tests.core.judge.test_judge_support import write_models as write_judge
+
+    goldset = golden(tmp_path)
+    store_path = tmp_path / "runs.sqlite"
+    with Store.open(store_path) as store:
+        base = add_run(store, goldset, "base-model", {t: scored("billing") for t in TASKS})
+        cand = add_run(store, goldset, "cand-model", {t: scored("bug") for t in TASKS})
+    config = tmp_path / "config" / "compare-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+    def cli(command, server, *args):
+        models = write_judge(tmp_path / "models.toml", entry("judge-model", server.url))
+        return main([command, *args, "--judge", "judge-model", "--models", str(models), "--store", str(store_path)])
+
+    config.write_text("[budget]\nusd_per_day = 0.001\n")
+    with FakeServer(consistent_judge) as judge:
+        assert cli("judge", judge, base, cand) == 2
+        assert judge.requests == []
+    err = capsys.readouterr().err
+    assert "refused: the judging's estimated spend ≤ $0.00" in err and "12 requests" in err
+    assert "would exceed the daily eval budget ($0.001 left of $0.001 today; resets at 00:00 UTC" in err
+    assert "nothing was sent" in err
+    config.write_text('[budget.workloads]\n"engine-test" = 0.001\n')
+    with FakeServer(rule_grader) as grader:
+        assert cli("grade", grader, base, cand) == 2
+        assert grader.requests == []  # neither run's grading: both weighed before either is sent
+    err = capsys.readouterr().err
+    assert "refused: 2 judgings' estimated spend" in err and "would exceed engine-test's daily eval budget" in err
+
+    # Room for it: the judging runs, and its calls are today's spend (audit rows of no run).
+    config.write_text("[budget]\nusd_per_day = 1.0\n")
+    with FakeServer(consistent_judge) as judge:
+        assert cli("judge", judge, base, cand) == 0
+        assert len(judge.requests) == 12
+    catalogue = load_catalogue(tmp_path / "models.toml")
+    with Store.open(store_path) as store:
+        assert spent_today(store, catalogue, datetime.now(UTC)) > 0.001
+    # Over the limit now, but the same judging again has nothing left to send: not refused.
+    config.write_text("[budget]\nusd_per_day = 0.001\n")
+    with FakeServer(consistent_judge) as judge:
+        assert cli("judge", judge, base, cand) == 0
+        assert judge.requests == []
