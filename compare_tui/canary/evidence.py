@@ -112,6 +112,9 @@ def replay_body(record: Mapping[str, Any], baseline: ModelEntry) -> dict[str, An
     params = record.get("model_parameters")
     body: dict[str, Any] = dict(params) if isinstance(params, dict) else {}
     body.update({"model": baseline.model, "messages": record.get("messages") or [], "stream": True})
+    # Without it most servers send no token counts in a stream, and a token-priced replay would
+    # be counted at $0 against `--max-usd-per-day` and the daily budget.
+    body["stream_options"] = {"include_usage": True}
     if record.get("tools"):
         body["tools"] = record["tools"]
     return body

@@ -127,6 +127,8 @@ def test_worse_b_is_rolled_back_at_once_and_every_replay_is_audited(world: dict,
     audit = world["store"].query("SELECT task_id, state, status FROM audit ORDER BY id")
     assert [row["task_id"] for row in audit] == [canary.replay_task_id(done.canary.id, p.call_id) for p in pairs]
     assert {(row["state"], row["status"]) for row in audit} == {("done", 200)}
+    replays = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    assert replays and all(r.body["stream_options"] == {"include_usage": True} for r in replays)  # priced
     assert [p.replay_audit_id for p in pairs] == [
         row["id"] for row in world["store"].query("SELECT id FROM audit ORDER BY id")
     ]
@@ -225,7 +227,8 @@ def test_replays_stop_at_the_daily_eval_budget_and_say_why(world: dict) -> None:
     assert [p.skipped for p in done.new_pairs] == [None, None] + [PairSkip.OVER_DAILY_BUDGET] * 2
     assert len(world["store"].query("SELECT id FROM audit")) == 1 + 2  # the judge call and two replays
     assert (done.budget_stop or "").startswith("replays stopped: the next replay's estimated spend ≤ $0.002")
-    assert "would exceed the daily eval budget ($0.001 left of $0.0012 today; resets at 00:00 UTC" in (
+    # $0.001 less the two replays, priced from the token counts their answers carried.
+    assert "would exceed the daily eval budget ($0.000976 left of $0.0012 today; resets at 00:00 UTC" in (
         done.budget_stop or ""
     )
     # A workload's own limit binds the same way.
