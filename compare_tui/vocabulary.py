@@ -142,6 +142,8 @@ class SpendSource(StrEnum):
     """This store's own runs (their attempts' tokens, or their duration at the hourly rate)."""
     AUDIT_LEDGER = "audit ledger"
     """Every request the ledger recorded: runs, judges, canary replays."""
+    GATEWAY_LOG = "gateway log"
+    """The managed gateway's traffic log: the workload's own traffic through its alias."""
 
 
 class GpuSource(StrEnum):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
-from compare_tui.candidates.measure import measures_of, recent_spend
+from compare_tui.candidates.measure import gateway_spend, measures_of, recent_spend
 from compare_tui.candidates.model import Shortlist, build_shortlist
-from compare_tui.catalogue import Catalogue
+from compare_tui.catalogue import Catalogue, TokenPriceCost
 from compare_tui.store import Store
+from compare_tui.vocabulary import SpendSource
 
 
 def load_shortlist(
@@ -18,9 +20,11 @@ def load_shortlist(
     digest: str | None = None,
     baseline: str | None = None,
     now: datetime | None = None,
+    traffic_log: Path | None = None,
 ) -> Shortlist:
     """The workload's shortlist against `baseline` (else its promoted baseline, if any); quality
-    from runs on `digest` (the set's current version) first."""
+    from runs on `digest` (the set's current version) first; today's spend from the managed
+    gateway's `traffic_log` where the workload's alias carries traffic, else from the store's runs."""
     source = "named"
     if baseline is None:
         decision = store.current_baseline(workload_id)
@@ -29,7 +33,21 @@ def load_shortlist(
     if baseline is not None and baseline not in names:
         names.append(baseline)  # measured even when gone from the catalogue: its mix still counts
     measures = {name: measures_of(store, workload_id, name, digest) for name in names}
-    spend = recent_spend(store, workload_id, baseline, now) if baseline else None
+    spend, spend_source = None, SpendSource.STORE_RUNS
+    if baseline:
+        entry = next((e for e in catalogue.models if e.name == baseline), None)
+        price = entry.cost if entry is not None and isinstance(entry.cost, TokenPriceCost) else None
+        logged = gateway_spend(traffic_log, workload_id, price, now) if traffic_log is not None else None
+        if logged is not None:
+            spend, spend_source = logged, SpendSource.GATEWAY_LOG
+        else:
+            spend = recent_spend(store, workload_id, baseline, now)
     return build_shortlist(
-        workload_id, catalogue.models, measures, baseline=baseline, baseline_source=source, spend=spend
+        workload_id,
+        catalogue.models,
+        measures,
+        baseline=baseline,
+        baseline_source=source,
+        spend=spend,
+        spend_source=spend_source,
     )

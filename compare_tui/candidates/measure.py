@@ -7,10 +7,14 @@ store does not hold is None, and the caller says "not measured yet" rather than 
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
+from compare_tui.catalogue import TokenPriceCost
 from compare_tui.report.cost import run_duration_s
 from compare_tui.report.stats import Interval, proportion_interval
 from compare_tui.store import RunRecord, Store
@@ -149,3 +153,62 @@ def recent_spend(store: Store, workload_id: str, model: str, now: datetime | Non
                 if start <= moment <= now:
                     totals[days] += amount
     return totals
+
+
+def gateway_spend(
+    log: Path, alias: str, price: TokenPriceCost | None, now: datetime | None = None
+) -> dict[int, float] | None:
+    """What the traffic through the managed gateway's `alias` cost in each of
+    `SPEND_WINDOWS_DAYS` back from `now`, read from its traffic log (one JSON line a request):
+    each request's `response_cost` when LiteLLM priced it, else its tokens at `price`. Mirrored
+    (shadow) copies are not the workload's traffic. None when the log holds no request of the
+    alias (the store's runs are then the only source)."""
+    now = now or datetime.now(UTC)
+    starts = {days: now - timedelta(days=days) for days in SPEND_WINDOWS_DAYS}
+    totals = dict.fromkeys(SPEND_WINDOWS_DAYS, 0.0)
+    seen = False
+    try:
+        lines = log.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash of the proxy
+        if not isinstance(record, dict) or record.get("is_silent_experiment"):
+            continue
+        if alias not in (record.get("model_group"), record.get("model")):
+            continue
+        moment = _moment(record.get("endTime") or record.get("startTime"))
+        cost = _request_cost(record, price)
+        if moment is None or cost is None:
+            continue
+        seen = True
+        for days, start in starts.items():
+            if start <= moment <= now:
+                totals[days] += cost
+    return totals if seen else None
+
+
+def _moment(value: Any) -> datetime | None:
+    """A log time: LiteLLM writes epoch seconds; an ISO stamp is read too."""
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return None
+
+
+def _request_cost(record: dict[str, Any], price: TokenPriceCost | None) -> float | None:
+    cost = record.get("response_cost")
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        return float(cost)
+    prompt, completion = record.get("prompt_tokens"), record.get("completion_tokens")
+    if price is None or not isinstance(prompt, int) or not isinstance(completion, int):
+        return None
+    return (prompt * price.usd_per_mtok_input + completion * price.usd_per_mtok_output) / 1e6

@@ -192,6 +192,7 @@ def build_shortlist(
     baseline_source: str = "promoted",
     spend: dict[int, float] | None = None,
     band: float = SAME_BAND,
+    spend_source: SpendSource = SpendSource.STORE_RUNS,
 ) -> Shortlist:
     """Price, group and pre-select `entries` against `baseline` (module docstring)."""
     mix = token_mix(measures.get(baseline) if baseline else _pooled(measures))
@@ -249,10 +250,13 @@ def build_shortlist(
             source=baseline_source,
             price=prices[baseline],
             spend=dict(spend or {}),
-            spend_source=SpendSource.STORE_RUNS,
+            spend_source=spend_source,
             spend_note=(
-                "this store's runs of it on this workload (evaluation traffic: no gateway log with "
-                "token usage is kept for this workload)"
+                f"the managed gateway's traffic log: requests to the alias {workload_id!r} (its "
+                "LiteLLM-priced cost, else tokens at today's model's price; shadow copies left out)"
+                if spend_source is SpendSource.GATEWAY_LOG
+                else "this store's runs of it on this workload (evaluation traffic: no gateway log "
+                "holds this workload's traffic)"
             ),
         )
     notes = []

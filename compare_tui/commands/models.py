@@ -345,6 +345,7 @@ def _list_for(args: argparse.Namespace, as_json: bool) -> int:
     from compare_tui.candidates import load_shortlist, shortlist_json
     from compare_tui.candidates.render import render_text
     from compare_tui.commands.common import load_set_or_fail
+    from compare_tui.local.gateway import gateway_traffic_log
 
     golden = load_set_or_fail(args.for_set)
     catalogue = _catalogue(args)
@@ -352,7 +353,12 @@ def _list_for(args: argparse.Namespace, as_json: bool) -> int:
         catalogue.get(args.baseline)  # raises UnknownModel, naming what the catalogue has
     with open_store(args.store) as store:
         shortlist = load_shortlist(
-            store, catalogue, golden.manifest.workload_id, digest=golden.digest, baseline=args.baseline
+            store,
+            catalogue,
+            golden.manifest.workload_id,
+            digest=golden.digest,
+            baseline=args.baseline,
+            traffic_log=gateway_traffic_log(),
         )
     print(json.dumps(shortlist_json(shortlist), indent=2) if as_json else render_text(shortlist))
     return 0

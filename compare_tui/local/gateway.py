@@ -93,6 +93,16 @@ def read_record() -> GatewayRecord | None:
         return None
 
 
+def gateway_traffic_log() -> Path | None:
+    """The managed gateway's traffic log (one JSON line a request it answered), when a gateway
+    was brought up here and its log exists; None otherwise."""
+    record = read_record()
+    if record is None or not record.traffic_log:
+        return None
+    path = Path(record.traffic_log)
+    return path if path.is_file() else None
+
+
 def litellm_executable(explicit: str | None = None) -> Path:
     """The LiteLLM to start: `explicit`, else `$COMPARE_TUI_LITELLM_VENV/bin/litellm`, else PATH."""
     if explicit:

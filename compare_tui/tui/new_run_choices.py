@@ -12,6 +12,7 @@ from compare_tui.candidates import Shortlist, load_shortlist
 from compare_tui.catalogue import Catalogue
 from compare_tui.engine.budget import BudgetConfigError, DailyBudget, read_budget, spent_today
 from compare_tui.goldset import GoldenSet, GoldenSetError, discover_golden_sets
+from compare_tui.local.gateway import gateway_traffic_log
 from compare_tui.tui.workspace import Workspace
 
 
@@ -50,6 +51,7 @@ def read_choices(workspace: Workspace, set_path: str | None) -> NewRunChoices:
     read = workspace.read_catalogue()
     store = workspace.store
     now = datetime.now(UTC)
+    traffic = gateway_traffic_log()  # today's spend from the managed gateway, where it carries the workload
     promoted: dict[str, str] = {}
     shortlists: dict[str, Shortlist] = {}
     saved: dict[str, tuple[str, ...]] = {}
@@ -59,7 +61,9 @@ def read_choices(workspace: Workspace, set_path: str | None) -> NewRunChoices:
         if current is not None:
             promoted[workload] = current.model
         if read.catalogue is not None and workload not in shortlists:
-            shortlists[workload] = load_shortlist(store, read.catalogue, workload, digest=goldset.digest, now=now)
+            shortlists[workload] = load_shortlist(
+                store, read.catalogue, workload, digest=goldset.digest, now=now, traffic_log=traffic
+            )
         selection = store.saved_selection(workload)
         if selection is not None:
             saved[workload] = selection

@@ -19,7 +19,7 @@ from compare_tui.cli import main
 from compare_tui.goldset import load_golden_set
 from compare_tui.report.stats import Interval, proportion_interval
 from compare_tui.store import AttemptRecord, DecisionRecord, RunRecord, Store
-from compare_tui.vocabulary import PriceGroup
+from compare_tui.vocabulary import PriceGroup, SpendSource
 
 REPO = Path(__file__).resolve().parents[3]
 SET = REPO / "sample_sets" / "ticket-labels"
@@ -365,6 +365,41 @@ def test_without_a_baseline_the_mix_is_every_models_and_no_price_is_grouped_agai
     assert "measured over 4 requests of every model's runs" in shortlist.mix.sentence()
     rows = by_name(shortlist)
     assert rows["cheap-hosted"].group is PriceGroup.NOT_COMPARED and rows["cheap-hosted"].savings_share is None
+
+
+def test_todays_spend_comes_from_the_managed_gateways_traffic_log_where_it_carries_the_workload(
+    store, catalogue_file, tmp_path
+):
+    def line(hours_ago: float, **fields) -> str:
+        moment = (NOW - timedelta(hours=hours_ago)).timestamp()
+        return json.dumps({"model_group": WORKLOAD, "startTime": moment - 1, "endTime": moment} | fields)
+
+    log = tmp_path / "traffic.jsonl"
+    log.write_text(
+        "\n".join(
+            [
+                line(2, response_cost=0.01),  # priced by LiteLLM
+                line(50, prompt_tokens=1000, completion_tokens=100),  # today-model: $2 in, $8 out a Mtok
+                line(3, response_cost=5.0, is_silent_experiment=True),  # a shadow copy: not the traffic
+                json.dumps({"model_group": "other-workload", "endTime": NOW.timestamp(), "response_cost": 9.0}),
+                '{"model_group": "cut short',  # a line a crash cut short
+            ]
+        )
+        + "\n"
+    )
+    shortlist = load_shortlist(
+        store, load_catalogue(catalogue_file), WORKLOAD, digest=load_golden_set(SET).digest, now=NOW, traffic_log=log
+    )
+    today = shortlist.today
+    assert today is not None and today.spend_source is SpendSource.GATEWAY_LOG
+    tokens = (1000 * 2.0 + 100 * 8.0) / 1e6
+    assert today.spend == pytest.approx({1: 0.01, 7: 0.01 + tokens, 30: 0.01 + tokens})
+    assert "the managed gateway's traffic log" in today.spend_note
+    # A log without the workload's traffic leaves the store's runs as the source.
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"model_group": "other-workload", "endTime": NOW.timestamp()}) + "\n")
+    again = load_shortlist(store, load_catalogue(catalogue_file), WORKLOAD, now=NOW, traffic_log=other)
+    assert again.today is not None and again.today.spend_source is SpendSource.STORE_RUNS
 
 
 def test_models_list_for_a_set_prints_the_table_and_the_json(store, catalogue_file, capsys):
