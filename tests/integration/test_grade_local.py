@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 import sqlite3
 import sys
 from pathlib import Path
@@ -22,7 +23,11 @@ from compare_tui.cli import main
 pytestmark = pytest.mark.integration
 
 QWEN = "qwen2.5-coder-0.5b"
-SET = Path(__file__).resolve().parents[2] / "sample_sets" / "order-extraction"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_sets" / "order-extraction"
+KEEP = 6
+"""Tasks of the sample set the module runs and grades (its first six by name: JSON extraction and
+unit conversion alike): the pipeline is the same as for twelve, and a 0.5B judge on 2 cores
+spends seconds a grade."""
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +47,13 @@ def _main(args: list[str]) -> tuple[int, str]:
 def graded(qwen, tmp_path_factory):
     """The two session models' runs of the set, graded by Qwen once for the module: (store,
     catalogue, the `grade` arguments, its exit code and JSON, the comparison id)."""
-    store, models = tmp_path_factory.mktemp("graded") / "runs.sqlite", str(qwen.catalogue_path)
+    root = tmp_path_factory.mktemp("graded")
+    store, models = root / "runs.sqlite", str(qwen.catalogue_path)
+    goldset = shutil.copytree(SAMPLE, root / "set")
+    for extra in sorted((goldset / "tasks").iterdir())[KEEP:]:
+        extra.unlink()
     code, text = _main(
-        ["run", str(SET), "--baseline", "smollm2-135m", "--model", "gemma3-270m", "--json"]
+        ["run", str(goldset), "--baseline", "smollm2-135m", "--model", "gemma3-270m", "--json"]
         + ["--models", models, "--store", str(store)]
     )
     assert text, "the run was refused"  # a refusal prints its reason on stderr, not JSON
@@ -55,15 +64,15 @@ def graded(qwen, tmp_path_factory):
     args += ["--store", str(store), "--format", "json"]
     code, text = _main(args)
     assert text, "grade was refused"
-    return store, models, args, code, json.loads(text), summary["comparison"]
+    return store, models, args, code, json.loads(text), summary["comparison"], goldset
 
 
 def test_a_bundled_judge_grades_two_runs_and_a_second_grade_asks_nothing(graded, capsys):
-    store, _, args, code, out, _ = graded
+    store, _, args, code, out, _, goldset = graded
     assert code in (0, 1), out
     assert out["judge"]["model"] == QWEN and out["judge"]["provenance"] == "verified"
     assert out["baseline"]["model"] == "smollm2-135m"  # the comparison's baseline, without --reference
-    tasks = len(list((SET / "tasks").iterdir()))
+    tasks = len(list((goldset / "tasks").iterdir()))
     for graded_run in out["runs"]:
         f = graded_run["figures"]
         assert f["graded"] + f["failed"] + f["not_graded"] == tasks
@@ -88,27 +97,27 @@ def test_a_bundled_judge_grades_two_runs_and_a_second_grade_asks_nothing(graded,
 
 def test_the_bundled_judge_calibrated_on_peoples_labels(graded, tmp_path, capsys):
     """People's labels (here: a person who agrees with the exact scorer on order extraction)
-    calibrate Qwen as a judge. On the quality rubric the two small models give one right answer
-    in 24, so no rate is corrected ("not enough labels"). A third run answering every task with
-    its expected outcome is then graded with Qwen on the similarity rubric with the baseline's:
-    with its twelve right answers labelled beside the baseline's, the judge's sensitivity and specificity are counted
-    from its stored grades, and each run's rate is shown raw beside the corrected one (or the
-    reason there is none: a judge that passes every answer tells nothing apart)."""
-    store_path, models, _, _, out, comparison = graded
+    calibrate Qwen as a judge. With five labels no rate is corrected ("not enough labels"). Two
+    runs answering every task with its expected outcome are then graded with Qwen on the similarity
+    rubric beside the two models' runs: with their twelve right answers labelled beside the
+    models' (mostly wrong) ones, the judge's sensitivity and specificity are counted from its
+    stored grades, and each run's rate is shown raw beside the corrected one (or the reason there
+    is none: a judge that passes every answer tells nothing apart)."""
+    store_path, models, _, _, out, comparison, set_path = graded
     from compare_tui.goldset import load_golden_set
     from compare_tui.judge.calibration.figures import NOT_ENOUGH
     from compare_tui.judge.prompt.answers import expected_text
     from compare_tui.store import Store
     from tests.core.judge.test_judge_support import add_run
 
-    goldset = load_golden_set(SET)
+    goldset = load_golden_set(set_path)
     with Store.open(store_path) as store:
-        perfect = add_run(
-            store, goldset, "expected-outcomes", {t.id: ("pass", expected_text(t)) for t in goldset.tasks}
-        )
+        # Two runs answering every task with its expected outcome: twelve right answers.
+        right = {t.id: ("pass", expected_text(t)) for t in goldset.tasks}
+        perfect, perfect_2 = (add_run(store, goldset, name, right) for name in ("expected-outcomes", "expected-too"))
         answers = {
             run: {a.task_id: a.outcome for a in store.attempts_for_run(run)}
-            for run in [g["run"] for g in out["runs"]] + [perfect]
+            for run in [g["run"] for g in out["runs"]] + [perfect, perfect_2]
         }
     labelled = [(r, t, o) for r, tasks in answers.items() for t, o in sorted(tasks.items()) if o in ("pass", "fail")]
     few = tmp_path / "few.csv"
@@ -122,9 +131,9 @@ def test_the_bundled_judge_calibrated_on_peoples_labels(graded, tmp_path, capsys
         assert rate["status"] == "not enough labels" and rate["corrected"] is None
         assert rate["reason"].startswith(NOT_ENOUGH) and rate["raw"] is not None
 
-    # The baseline's run (mostly wrong answers) and the expected outcomes (all right): enough of
-    # each for a calibration, in 24 judge calls.
-    runs = [out["runs"][0]["run"], perfect]
+    # The two models' runs (mostly wrong answers) and the expected outcomes twice (all right):
+    # enough of each for a calibration, in 24 judge calls.
+    runs = [g["run"] for g in out["runs"]] + [perfect, perfect_2]
     code = main(
         ["grade", *runs, "--judge", QWEN, "--rubric", "similarity", "--max-tokens", "64", "--models", models]
         + ["--store", str(store_path), "--format", "json"]
