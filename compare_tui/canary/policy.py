@@ -57,8 +57,10 @@ class Assessment:
         }
 
 
-def verdict_words(verdict: Verdict) -> str:
-    return "not yet" if verdict is Verdict.INCONCLUSIVE else verdict.value
+def verdict_words(verdict: Verdict | str) -> str:
+    """A verdict as the canary's lines say it (a `Verdict` or its stored spelling): an
+    inconclusive one is "not yet"."""
+    return "not yet" if verdict == Verdict.INCONCLUSIVE else str(verdict)
 
 
 def bounds_words(low_pp: float, high_pp: float, digits: int = 1) -> str:

@@ -218,8 +218,8 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _status_lines(d: dict[str, Any]) -> list[str]:
-    from compare_tui.canary.policy import bounds_words
-    from compare_tui.canary.status import verdict_words, where_words
+    from compare_tui.canary.policy import bounds_words, verdict_words
+    from compare_tui.canary.status import where_words
 
     e = d["evidence"]
     where = where_words(d)

@@ -224,8 +224,7 @@ def _change_dict(c: CanaryChangeRecord) -> dict[str, Any]:
 
 
 def _change_line(c: CanaryChangeRecord) -> str:
-    from compare_tui.canary.policy import bounds_words
-    from compare_tui.canary.status import verdict_words
+    from compare_tui.canary.policy import bounds_words, verdict_words
 
     weights = f"{c.from_weight:g}% → {c.to_weight:g}%" if c.from_weight is not None and c.to_weight is not None else ""
     evidence = c.evidence

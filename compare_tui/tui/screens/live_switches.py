@@ -80,8 +80,7 @@ class LiveSwitchesScreen(StoreReaderScreen[list[dict[str, Any]]]):
         return read_switches(self.store)
 
     def show_read(self, data: list[dict[str, Any]]) -> None:
-        from compare_tui.canary.policy import bounds_words
-        from compare_tui.canary.status import verdict_words
+        from compare_tui.canary.policy import bounds_words, verdict_words
 
         self.documents = data
         table = self.query_one("#switches-table", DataTable)
