@@ -50,7 +50,7 @@ sent. Elsewhere (N > 1: the question is run-to-run variation) every run covers t
 that is said. An interrupted sequence resumes where it stopped on the next `experiment run`.
 
 exit codes:
-  0  done (`run`: nothing left to launch and every launched run completed)
+  0  done (`run`: nothing left to launch and every launched run completed, or settled)
   1  `run`: a launched run did not complete (interrupted or failed)
   2  bad input or a refusal: unknown experiment, model or set, N outside 1-50, fewer than two
      arms, two identical arms, a changed catalogue entry or golden set (nothing was sent)
@@ -317,7 +317,8 @@ def _run(args: argparse.Namespace) -> int:
     _print_figures(after, args.json)
     if result.stopped:
         return 130
-    return 0 if all(status == RunStatus.COMPLETED for _, _, status in result.launched) else 1
+    ended = (RunStatus.COMPLETED, RunStatus.SETTLED)  # settled: stopped once its verdict settled
+    return 0 if all(status in ended for _, _, status in result.launched) else 1
 
 
 def _list(args: argparse.Namespace) -> int:
