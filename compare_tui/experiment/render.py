@@ -163,9 +163,10 @@ def arm_lines(arm: ArmFigures) -> list[str]:
     return lines
 
 
-def sequence_lines(figures: ExperimentFigures) -> list[str]:
+def sequence_lines(figures: ExperimentFigures, *, method: bool = True) -> list[str]:
     """With `--stop-when-settled`: the arms' sequential verdicts, each against the reference arm,
-    where each settled and what was not sent; or why every run covers the full set."""
+    where each settled and what was not sent; or why every run covers the full set. Every
+    surface shows these lines (`method`: with the line naming the method)."""
     seq = figures.sequence
     if seq is None:
         return []
@@ -175,10 +176,11 @@ def sequence_lines(figures: ExperimentFigures) -> list[str]:
             words = seq.arm_words(arm.label)
             if words is not None:
                 lines.append(f"  {arm.label}: {words}")
-        lines.append(
-            f"  method: {seq.method}; a settled run's pass rate is over the tasks it was sent "
-            "(a prefix of that order: no task was left out for how it went)"
-        )
+        if method:
+            lines.append(
+                f"  method: {seq.method}; a settled run's pass rate is over the tasks it was sent "
+                "(a prefix of that order: no task was left out for how it went)"
+            )
     return lines
 
 
