@@ -23,7 +23,6 @@ def execute_prepared(store: Store, prepared: list[PreparedRun], *, quiet: bool, 
     return their final statuses. `together`: all at the same time (they ask different endpoints)."""
     from compare_tui.commands.progress import make_observer
     from compare_tui.engine import EngineSession
-
     from compare_tui.report.sequential import look_at
 
     observer = CommandObserver(make_observer(quiet=quiet), quiet=quiet)

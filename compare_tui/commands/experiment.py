@@ -308,7 +308,10 @@ def _run(args: argparse.Namespace) -> int:
     for sentence in result.skipped:
         print(f"experiment {args.name}: {sentence}", file=sys.stderr)
     if result.full_set is not None:
-        say(f"experiment {args.name}: --stop-when-settled: the runs cover the full set: {result.full_set}", file=sys.stderr)
+        say(
+            f"experiment {args.name}: --stop-when-settled: the runs cover the full set: {result.full_set}",
+            file=sys.stderr,
+        )
     launched = ", ".join(f"{label} {run_id[:8]} {status}" for label, run_id, status in result.launched)
     say(
         f"experiment {args.name}: launched {len(result.launched)} run(s){': ' + launched if launched else ''}",

@@ -27,9 +27,9 @@ from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry
 from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, RunSettings, prepare_run, refuse_unreachable
 from compare_tui.engine.budget import DailyBudget, plan_within_budget, spent_today
 from compare_tui.engine.estimate import estimate_spend
+from compare_tui.engine.sequential import sequential_order
 from compare_tui.engine.settings import resolve_settings
 from compare_tui.errors import CompareTuiError
-from compare_tui.engine.sequential import sequential_order
 from compare_tui.experiment.cells import IN_FLIGHT, run_cell_key
 from compare_tui.experiment.config import ArmConfig, ExperimentConfig
 from compare_tui.experiment.load import arm_selections, candidate_runs
