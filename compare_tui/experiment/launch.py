@@ -248,7 +248,13 @@ def unfinished_sequence(store: Store, config: ExperimentConfig) -> str | None:
         if not unfinished or run.comparison_id is None or run_cell_key(run) not in cells:
             continue
         comparison = store.get_comparison(run.comparison_id)
-        if comparison.sequential is not None and comparison.baseline == reference_arm(config).model_name:
+        members = [store.get_run_exact(run_id) for run_id in comparison.run_ids]
+        # The arms' own sequence: one run per arm, the reference arm its baseline.
+        if (
+            comparison.sequential is not None
+            and comparison.baseline == reference_arm(config).model_name
+            and sorted(run_cell_key(m) for m in members) == sorted(cells)
+        ):
             return run.id
     return None
 

@@ -14,7 +14,13 @@ from pydantic import ValidationError
 from compare_tui.errors import CompareTuiError
 from compare_tui.experiment.config import ArmConfig, ExperimentConfig
 from compare_tui.experiment.selection import ArmRuns, select_arm_runs
-from compare_tui.experiment.sequential import ArmsSequence, full_set_reason, reference_arm, stops_when_settled
+from compare_tui.experiment.sequential import (
+    NOT_ONE_SEQUENCE,
+    ArmsSequence,
+    full_set_reason,
+    reference_arm,
+    stops_when_settled,
+)
 from compare_tui.report.inputs import RunInput
 from compare_tui.report.load import attempt_facts, load_report_inputs
 from compare_tui.report.model import build_report
@@ -101,14 +107,19 @@ def _sequence(store: Store, config: ExperimentConfig, selections: list[ArmRuns])
     if reason is not None:
         return ArmsSequence(reference, reason)
     held = [run for selection in selections for run in selection.held]
-    if len(held) != len(config.arms) or held[0].comparison_id is None:
-        return ArmsSequence(reference, None)
-    comparison = store.get_comparison(held[0].comparison_id)
-    if comparison.sequential is None or not {run.id for run in held} <= set(comparison.run_ids):
-        return ArmsSequence(reference, None)  # the arms' runs were not run as one sequence
-    run = build_report(load_report_inputs(store, comparison.id)).sequential
-    if run is None:
-        return ArmsSequence(reference, None)
+    if not held:
+        return ArmsSequence(reference, None)  # not run yet
+    comparison = store.get_comparison(held[0].comparison_id) if held[0].comparison_id else None
+    run = None
+    if (
+        comparison is not None
+        and comparison.sequential is not None
+        and len(held) == len(config.arms)
+        and {r.id for r in held} <= set(comparison.run_ids)
+    ):
+        run = build_report(load_report_inputs(store, comparison.id)).sequential
+    if comparison is None or run is None:
+        return ArmsSequence(reference, NOT_ONE_SEQUENCE)
     label = {arm.model_name: arm.label for arm in config.arms}
     run = replace(
         run,

@@ -142,3 +142,17 @@ def test_arms_of_one_model_are_not_arm_vs_arm_for_a_comparison():
     )
     reason = full_set_reason(config)
     assert reason is not None and "run the same model (m)" in reason
+
+
+def test_an_arm_that_already_holds_a_plain_run_leaves_no_sequence_to_start_and_it_says_so(tmp_path):
+    with FakeServer(_script(), models=("base-model", "cand-model")) as server:
+        set_path, catalogue = _setup(tmp_path, server.url)
+        common = ["--models", str(catalogue), "--store", str(tmp_path / "runs.sqlite")]
+        assert cli("run", str(set_path), "--model", "base", *common).code == 0
+        _new(set_path, common, "--repeats", "1", "--stop-when-settled")
+        result = cli("experiment", "run", "ab", "--json", *common)
+        assert result.code == 0, result.err
+        assert "arm(s) base already hold or are running their run" in result.err
+        assert sum(_sent(server).values()) == 2 * TASKS  # the missing arm ran the full set
+        seq = json.loads(result.out)["sequential"]
+        assert seq["mode"] == "full_set" and "not run as one sequence" in seq["full_set_reason"]
