@@ -20,8 +20,7 @@ from compare_tui.experiment.config import ArmConfig, ExperimentConfig
 from compare_tui.report.sequential_run import METHOD, SequentialRun, candidate_words
 
 NOT_ONE_SEQUENCE = (
-    "the arms' runs were not run as one sequence (runs of their cells made before count), so they cover "
-    "the full set"
+    "the arms' runs were not run as one sequence (runs of their cells made before count), so they cover the full set"
 )
 """Why an arm-vs-arm experiment's held runs carry no sequential verdict."""
 
