@@ -12,6 +12,7 @@ from compare_tui.commands.common import CommandError, say
 from compare_tui.vocabulary import RunStatus
 
 if TYPE_CHECKING:
+    from compare_tui.catalogue import Catalogue
     from compare_tui.commands.progress import ProgressObserver
     from compare_tui.engine import BaselineChosen, EngineEvent, EngineSession, PreparedRun
     from compare_tui.store import Store
@@ -22,9 +23,29 @@ def execute_prepared(store: Store, prepared: list[PreparedRun], *, quiet: bool, 
     return their final statuses. `together`: all at the same time (they ask different endpoints)."""
     from compare_tui.commands.progress import make_observer
     from compare_tui.engine import EngineSession
+    from compare_tui.report.sequential import look_at
 
     observer = CommandObserver(make_observer(quiet=quiet), quiet=quiet)
-    return execute(EngineSession.of_prepared(store, prepared, observer), observer, together=together)
+    # Runs prepared as one sequential comparison (an experiment's arms) go interleaved, each
+    # stopped once its verdict has settled.
+    session = EngineSession.of_prepared(store, prepared, observer, stop_rule=look_at)
+    return execute(session, observer, together=together)
+
+
+def resume_sequence(store: Store, run_id: str, catalogue: Catalogue, *, quiet: bool) -> list[str]:
+    """Resume the sequential comparison `run_id` belongs to (every run of it, interleaved, no
+    task sent twice) with this command's progress display; return the runs' final statuses."""
+    from compare_tui.commands.progress import make_observer
+    from compare_tui.engine import EngineSession, ResumePlan, RunRefusedError
+    from compare_tui.report.sequential import look_at
+
+    observer = CommandObserver(make_observer(quiet=quiet), quiet=quiet)
+    session = EngineSession(store, ResumePlan((run_id,)), catalogue, observer, stop_rule=look_at)
+    try:
+        session.prepare()
+    except RunRefusedError as exc:
+        raise CommandError(str(exc)) from None
+    return execute(session, observer)
 
 
 class CommandObserver:

@@ -32,6 +32,8 @@ examples:
       --arm "smollm2-135m temperature=0.8" --repeats 5
   compare-tui experiment run triage-small            # launches only the runs each arm lacks
   compare-tui experiment run triage-small --repeats 5
+  compare-tui experiment new ab sample_sets/support-triage --arm smollm2-135m --arm gemma3-270m --repeats 1
+  compare-tui experiment run ab --stop-when-settled  # each arm stops once settled against the first
   compare-tui experiment show triage-small --json
   compare-tui experiment list
   compare-tui experiment delete triage-small         # the configuration only; runs stay
@@ -40,8 +42,15 @@ An arm's runs are the first N completed runs of its cell (golden set digest + mo
 endpoint and serving notes + attempts/temperature/max_tokens), whoever started them: a plain
 `compare-tui run` of the same cell counts too. Figures are computed from those runs each time.
 
+--stop-when-settled (saved on the experiment): where the question is arm-vs-arm (N = 1, each arm
+its own model), the arms run paired and interleaved in a seeded order recorded on a comparison,
+and each arm is sent nothing more once its anytime-valid verdict against the reference arm (the
+first --arm) has settled; the figures say where each settled and how many requests were not
+sent. Elsewhere (N > 1: the question is run-to-run variation) every run covers the full set, and
+that is said. An interrupted sequence resumes where it stopped on the next `experiment run`.
+
 exit codes:
-  0  done (`run`: nothing left to launch and every launched run completed)
+  0  done (`run`: nothing left to launch and every launched run completed, or settled)
   1  `run`: a launched run did not complete (interrupted or failed)
   2  bad input or a refusal: unknown experiment, model or set, N outside 1-50, fewer than two
      arms, two identical arms, a changed catalogue entry or golden set (nothing was sent)
@@ -78,6 +87,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help='a catalogue model, optionally with per-arm settings: "NAME [temperature=0.7 …]" (repeat: two or more)',
     )
     new.add_argument("--repeats", type=int, default=3, metavar="N", help="completed runs per arm, 1-50 (default 3)")
+    add_stop_when_settled_option(new)
     new.add_argument("--attempts", type=int, metavar="N", help="attempts per task (default: the manifest's, else 1)")
     new.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: the manifest's)")
     new.add_argument(
@@ -100,6 +110,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("name")
     run.add_argument("--repeats", type=int, metavar="N", help="first change N (saved), then launch")
     run.add_argument("--json", action="store_true", help="no progress; print a JSON document at the end")
+    add_stop_when_settled_option(run, saved=True)
     run.add_argument(
         "--same-host-at-once",
         action="store_true",
@@ -119,6 +130,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     delete.add_argument("name")
     add_store_option(delete)
     delete.set_defaults(handler=_delete)
+
+
+def add_stop_when_settled_option(parser: argparse.ArgumentParser, *, saved: bool = False) -> None:
+    parser.add_argument(
+        "--stop-when-settled",
+        action="store_true",
+        help=("first turn it on for the experiment (saved), then launch: " if saved else "")
+        + "where the question is arm-vs-arm (--repeats 1, each arm its own model), run the arms paired and "
+        "interleaved and stop sending an arm's requests once its anytime-valid verdict against the first "
+        "arm has settled; elsewhere every run covers the full set (and it says why)",
+    )
 
 
 def _validation_text(exc: Exception) -> str:
@@ -162,7 +184,7 @@ def _new(args: argparse.Namespace) -> int:
             goldset,
             run_overrides(args),
         ).as_dict()
-        config = define_experiment(goldset, arms, settings, args.repeats)
+        config = define_experiment(goldset, arms, settings, args.repeats, sequential=args.stop_when_settled)
     except (CatalogueError, ValidationError, ValueError) as exc:
         raise CommandError(f"experiment {args.name}: {_validation_text(exc)}") from None
     with open_store(args.store, create=True) as store:
@@ -180,6 +202,8 @@ def _new(args: argparse.Namespace) -> int:
             f"  {arm.label}: {arm.observed} of {arm.desired} runs already held ({arm.cell}), "
             f"{len(arm.in_flight)} in flight, {arm.to_launch} to launch"
         )
+    if figures.sequence is not None:
+        say(figures.sequence.words)
     if figures.to_launch:
         say(f"launch the missing runs with `compare-tui experiment run {args.name}`")
     else:
@@ -215,7 +239,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from compare_tui.commands.execution import execute_prepared
+    from compare_tui.commands.execution import execute_prepared, resume_sequence
     from compare_tui.experiment import (
         ExperimentConfigError,
         LaunchRefused,
@@ -224,6 +248,7 @@ def _run(args: argparse.Namespace) -> int:
         check_goldset,
         launch_missing,
         parse_config,
+        unfinished_sequence,
     )
     from compare_tui.store import StoreError
 
@@ -232,9 +257,21 @@ def _run(args: argparse.Namespace) -> int:
             config = parse_config(store.get_experiment(args.name))
             if args.repeats is not None:
                 config = config.with_repeats(args.repeats)
+            if args.stop_when_settled:
+                config = config.with_sequential()
+            if args.repeats is not None or args.stop_when_settled:
                 store.update_experiment(args.name, config.model_dump(mode="json"))
         except (StoreError, ExperimentConfigError, ValueError) as exc:
             raise CommandError(_validation_text(exc)) from None
+        unfinished = unfinished_sequence(store, config)
+        if unfinished is not None:
+            # The arms' sequence an earlier launch left unfinished: go on with it (same order,
+            # same looks, no task sent twice) rather than starting another.
+            say(f"experiment {args.name}: resuming the arms' sequence (run {unfinished[:8]})", file=sys.stderr)
+            statuses = resume_sequence(store, unfinished, load_catalogue_or_fail(args.models), quiet=args.json)
+            if any(status in (RunStatus.INTERRUPTED, RunStatus.INCOMPLETE) for status in statuses):
+                _print_figures(_figures(store, args.name), args.json)
+                return 130 if RunStatus.INTERRUPTED in statuses else 1
         before = _figures(store, args.name)
         if before.to_launch == 0:
             for sentence in being_executed(store, config):
@@ -263,12 +300,18 @@ def _run(args: argparse.Namespace) -> int:
                 same_host_at_once=args.same_host_at_once,
                 budget=daily_budget(),
                 catalogue=catalogue,
+                name=args.name,
             )
         except LaunchRefused as exc:
             raise CommandError(f"experiment {args.name}: {exc}") from None
         after = _figures(store, args.name)
     for sentence in result.skipped:
         print(f"experiment {args.name}: {sentence}", file=sys.stderr)
+    if result.full_set is not None:
+        say(
+            f"experiment {args.name}: --stop-when-settled: the runs cover the full set: {result.full_set}",
+            file=sys.stderr,
+        )
     launched = ", ".join(f"{label} {run_id[:8]} {status}" for label, run_id, status in result.launched)
     say(
         f"experiment {args.name}: launched {len(result.launched)} run(s){': ' + launched if launched else ''}",
@@ -277,7 +320,8 @@ def _run(args: argparse.Namespace) -> int:
     _print_figures(after, args.json)
     if result.stopped:
         return 130
-    return 0 if all(status == RunStatus.COMPLETED for _, _, status in result.launched) else 1
+    ended = (RunStatus.COMPLETED, RunStatus.SETTLED)  # settled: stopped once its verdict settled
+    return 0 if all(status in ended for _, _, status in result.launched) else 1
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -17,12 +17,17 @@ twice.
 from __future__ import annotations
 
 import asyncio
+import random
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from compare_tui.engine.events import RunObserver, SequenceLooked
+from compare_tui.engine.prepare import RunRefusedError
+from compare_tui.goldset import GoldenSet
 from compare_tui.goldset.models import Task
+from compare_tui.store import SequentialOrder
 from compare_tui.vocabulary import Outcome
 
 
@@ -45,6 +50,28 @@ class StopRule(Protocol):
     """The look after `outcomes` from a set of `total` paired tasks, for one of K `candidates`."""
 
     def __call__(self, outcomes: Sequence[int], total: int, *, margin_pp: float, candidates: int) -> SequenceLook: ...
+
+
+def sequential_order(goldset: GoldenSet, model_names: Sequence[str], baseline: str | None) -> SequentialOrder:
+    """A new sequential comparison's task order, drawn from a fresh seed before any request (a
+    `run --stop-when-settled` session's models, or an experiment's arms with the reference arm's
+    model as `baseline`); refused without a baseline and a candidate, or with tasks a person
+    scores (they pair no outcome the sequence could take)."""
+    if baseline is None or not any(name != baseline for name in model_names):
+        raise RunRefusedError(
+            "sequential", "--stop-when-settled needs a baseline and at least one candidate (--baseline A --model B)"
+        )
+    human = [t.id for t in goldset.tasks if goldset.scorer_for(t).kind == "human"]
+    if human:
+        raise RunRefusedError(
+            "sequential",
+            f"--stop-when-settled pairs automatically scored outcomes, and {len(human)} task(s) are scored "
+            f"by a person (first: {human[0]}); run without it",
+        )
+    seed = secrets.randbits(63)
+    order = [t.id for t in goldset.tasks]
+    random.Random(seed).shuffle(order)
+    return SequentialOrder(seed=seed, order=order)
 
 
 PAIRED = frozenset({Outcome.PASS, Outcome.FAIL, Outcome.ERROR})

@@ -19,8 +19,6 @@ lease is taken over (`LeaseTakenOver`).
 from __future__ import annotations
 
 import asyncio
-import random
-import secrets
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -51,7 +49,7 @@ from compare_tui.engine.prepare import (
 )
 from compare_tui.engine.reachability import refuse_unreachable
 from compare_tui.engine.runner import RunExecutor, ended_tasks
-from compare_tui.engine.sequential import SequentialSchedule, StopRule
+from compare_tui.engine.sequential import SequentialSchedule, StopRule, sequential_order
 from compare_tui.engine.settings import RunOverrides, resolve_settings
 from compare_tui.goldset import GoldenSet, GoldenSetError, load_golden_set
 from compare_tui.goldset.models import DecisionSettings
@@ -62,7 +60,6 @@ from compare_tui.store import (
     RunNotFoundError,
     RunRecord,
     RunStatus,
-    SequentialOrder,
     Store,
     Takeover,
 )
@@ -174,12 +171,17 @@ class EngineSession:
         observer: RunObserver,
         *,
         scorers: ScorerExecutor | None = None,
+        stop_rule: StopRule | None = None,
     ) -> EngineSession:
         """A session over runs prepared elsewhere (an experiment prepares one run at a time);
-        `run()` and `execute()` skip preparing."""
-        session = cls(store, ResumePlan(tuple(p.run.id for p in prepared)), Path(), observer, scorers=scorers)
+        `run()` and `execute()` skip preparing. When the runs make a sequential comparison (an
+        experiment's arms with `--stop-when-settled`), they go interleaved under `stop_rule`."""
+        session = cls(
+            store, ResumePlan(tuple(p.run.id for p in prepared)), Path(), observer, scorers=scorers, stop_rule=stop_rule
+        )
         session.prepared = list(prepared)
         session.comparison_id = prepared[0].run.comparison_id if prepared else None
+        session.schedule = session._schedule()
         return session
 
     @property
@@ -335,7 +337,7 @@ class EngineSession:
         skipped = self._over_budget(goldset, catalogue, entries, baseline, plan)
         entries = [entry for entry in entries if entry.name not in skipped]
         _refuse_what_the_budget_leaves(skipped, [entry.name for entry in entries], baseline, plan.sequential)
-        order = _sequential_order(goldset, plan, baseline) if plan.sequential else None
+        order = sequential_order(goldset, plan.model_names, baseline) if plan.sequential else None
         self.comparison_id = store.create_comparison(
             ComparisonRecord(name=name, baseline=baseline, margin_pp=margin, sequential=order)
         ).id
@@ -580,27 +582,6 @@ def _refuse_what_the_budget_leaves(
             f"only {', '.join(left)}, so nothing was sent ({reasons}); run without --stop-when-settled to "
             "run what fits, or raise [budget] usd_per_day",
         )
-
-
-def _sequential_order(goldset: GoldenSet, plan: NewRunPlan, baseline: str | None) -> SequentialOrder:
-    """A new sequential comparison's task order, drawn from a fresh seed before any request;
-    refused without a baseline and a candidate, or with tasks a person scores (they pair no
-    outcome the sequence could take)."""
-    if baseline is None or not any(name != baseline for name in plan.model_names):
-        raise RunRefusedError(
-            "sequential", "--stop-when-settled needs a baseline and at least one candidate (--baseline A --model B)"
-        )
-    human = [t.id for t in goldset.tasks if goldset.scorer_for(t).kind == "human"]
-    if human:
-        raise RunRefusedError(
-            "sequential",
-            f"--stop-when-settled pairs automatically scored outcomes, and {len(human)} task(s) are scored "
-            f"by a person (first: {human[0]}); run without it",
-        )
-    seed = secrets.randbits(63)
-    order = [t.id for t in goldset.tasks]
-    random.Random(seed).shuffle(order)
-    return SequentialOrder(seed=seed, order=order)
 
 
 def _taken_over(takeover: Takeover) -> LeaseTakenOver:

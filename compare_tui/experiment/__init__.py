@@ -1,4 +1,5 @@
-"""Experiments: arms × N repeated runs with intervals that hold on repeated tasks, flaky tasks, confounds and run reuse.
+"""Experiments: arms × N repeated runs with intervals that hold on repeated tasks, flaky tasks, confounds and run reuse;
+arms that stop once their verdict against the reference arm settles (`sequential`).
 
 An experiment is configuration only (`ExperimentConfig`, saved in the store). Its runs are
 the first N completed runs of each arm's *cell* (`cells`), whoever started them; its figures
@@ -32,6 +33,7 @@ from compare_tui.experiment.launch import (
     being_executed,
     check_goldset,
     launch_missing,
+    unfinished_sequence,
 )
 from compare_tui.experiment.load import (
     ExperimentConfigError,
@@ -44,6 +46,7 @@ from compare_tui.experiment.load import (
 from compare_tui.experiment.render import experiment_document, render_text
 from compare_tui.experiment.run_figures import RunFigures
 from compare_tui.experiment.selection import ArmRuns, select_arm_runs
+from compare_tui.experiment.sequential import ArmsSequence, full_set_reason, reference_arm, stops_when_settled
 
 __all__ = [
     "IN_FLIGHT",
@@ -51,6 +54,7 @@ __all__ = [
     "ArmConfig",
     "ArmFigures",
     "ArmRuns",
+    "ArmsSequence",
     "Confound",
     "ExperimentConfig",
     "ExperimentConfigError",
@@ -75,11 +79,15 @@ __all__ = [
     "define_experiment",
     "experiment_document",
     "experiment_figures",
+    "full_set_reason",
     "launch_missing",
     "load_experiment",
     "parse_arm_spec",
     "parse_config",
+    "reference_arm",
     "render_text",
     "run_cell_key",
     "select_arm_runs",
+    "stops_when_settled",
+    "unfinished_sequence",
 ]

@@ -110,6 +110,10 @@ class ExperimentConfig(_Strict):
     repeats: int = Field(ge=MIN_REPEATS, le=MAX_REPEATS)
     """N: how many completed runs each arm wants."""
     arms: tuple[ArmConfig, ...] = Field(min_length=MIN_ARMS)
+    sequential: bool = False
+    """`--stop-when-settled`: where the question is arm-vs-arm (`experiment.sequential`), the
+    arms run paired and interleaved, each stopped once its verdict against the reference arm
+    (the first) has settled; elsewhere every run covers the full set."""
 
     @field_validator("settings")
     @classmethod
@@ -157,6 +161,10 @@ class ExperimentConfig(_Strict):
         """The same experiment wanting `repeats` runs per arm (validated)."""
         return ExperimentConfig.model_validate({**self.model_dump(mode="json"), "repeats": repeats})
 
+    def with_sequential(self) -> ExperimentConfig:
+        """The same experiment with `--stop-when-settled` on."""
+        return ExperimentConfig.model_validate({**self.model_dump(mode="json"), "sequential": True})
+
 
 def arm_label(model_name: str, overrides: Mapping[str, Any]) -> str:
     """The default label: the model name, with per-arm settings in brackets when there are any."""
@@ -183,7 +191,12 @@ def parse_arm_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
 
 
 def define_experiment(
-    goldset: GoldenSet, arms: list[tuple[ModelEntry, dict[str, Any]]], settings: Mapping[str, Any], repeats: int
+    goldset: GoldenSet,
+    arms: list[tuple[ModelEntry, dict[str, Any]]],
+    settings: Mapping[str, Any],
+    repeats: int,
+    *,
+    sequential: bool = False,
 ) -> ExperimentConfig:
     """A new experiment's configuration: the set, the controls and (entry, per-arm settings)
     for each arm, recorded as they are now. `ValidationError`/`ValueError` when invalid."""
@@ -201,4 +214,5 @@ def define_experiment(
             ArmConfig(label=arm_label(entry.name, overrides), model=entry.pins(), overrides=overrides)
             for entry, overrides in arms
         ),
+        sequential=sequential,
     )

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from compare_tui.experiment.confounds import Confound, check_arm
 from compare_tui.experiment.load import ArmInput, ExperimentInputs
 from compare_tui.experiment.run_figures import RunFigures, run_figures
+from compare_tui.experiment.sequential import ArmsSequence
 from compare_tui.report.prompt_cache import cache_caveats
 from compare_tui.report.stats import Interval, bounded_mean_interval, repeated_rate_interval
 from compare_tui.vocabulary import Consistency
@@ -124,6 +125,9 @@ class ExperimentFigures:
     repeats: int
     arms: tuple[ArmFigures, ...]
     notes: tuple[str, ...]
+    sequence: ArmsSequence | None = None
+    """With `--stop-when-settled`: each arm's sequential verdict against the reference arm and
+    what was not sent, or why the runs cover the full set (`experiment.sequential`)."""
 
     @property
     def confounds(self) -> tuple[Confound, ...]:
@@ -153,7 +157,8 @@ def task_consistency(task_ids: Sequence[str], runs: Sequence[RunFigures]) -> tup
     shown = [r for r in runs if r.refused is None]
     out = []
     for task_id in task_ids:
-        verdicts = [r.verdicts.get(task_id, "inconclusive") for r in shown]
+        # A task a settled run was not sent is in none of its tallies (not sent, never failed).
+        verdicts = [r.verdicts.get(task_id, "inconclusive") for r in shown if task_id in r.verdicts or not r.not_sent]
         if not verdicts or "human" in verdicts:
             continue
         passed, conclusive = verdicts.count("pass"), verdicts.count("pass") + verdicts.count("fail")
@@ -232,6 +237,7 @@ def experiment_figures(inputs: ExperimentInputs) -> ExperimentFigures:
         repeats=config.repeats,
         arms=arms,
         notes=inputs.notes + cache_notes(arms),
+        sequence=inputs.sequence,
     )
 
 

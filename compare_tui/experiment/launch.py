@@ -27,13 +27,15 @@ from compare_tui.catalogue import Catalogue, CatalogueError, ModelEntry
 from compare_tui.engine import PreparedRun, RunOverrides, RunRefusedError, RunSettings, prepare_run, refuse_unreachable
 from compare_tui.engine.budget import DailyBudget, plan_within_budget, spent_today
 from compare_tui.engine.estimate import estimate_spend
+from compare_tui.engine.sequential import sequential_order
 from compare_tui.engine.settings import resolve_settings
 from compare_tui.errors import CompareTuiError
-from compare_tui.experiment.cells import run_cell_key
+from compare_tui.experiment.cells import IN_FLIGHT, run_cell_key
 from compare_tui.experiment.config import ArmConfig, ExperimentConfig
 from compare_tui.experiment.load import arm_selections, candidate_runs
-from compare_tui.goldset.models import GoldenSet
-from compare_tui.store import Store
+from compare_tui.experiment.sequential import full_set_reason, reference_arm, stops_when_settled
+from compare_tui.goldset.models import DecisionSettings, GoldenSet
+from compare_tui.store import ComparisonRecord, Store
 from compare_tui.store.holders import live_lease
 from compare_tui.vocabulary import RunStatus
 
@@ -55,6 +57,9 @@ class LaunchResult:
     skipped: list[str] = field(default_factory=list)
     """One sentence per run in flight that another live process is executing (its cell's place
     is left to it, not launched again)."""
+    full_set: str | None = None
+    """With `--stop-when-settled`: why the runs launched cover the full set (None: they stopped
+    once settled, or the experiment does not ask to)."""
 
 
 def check_goldset(config: ExperimentConfig, goldset: GoldenSet) -> None:
@@ -120,9 +125,12 @@ def _prepare(
     goldset: GoldenSet,
     entry: ModelEntry,
     environ: Mapping[str, str] | None,
+    comparison_id: str | None = None,
 ) -> PreparedRun:
     try:
-        prepared = prepare_run(store, goldset, entry, _overrides(config.arm_settings(arm)), environ=environ)
+        prepared = prepare_run(
+            store, goldset, entry, _overrides(config.arm_settings(arm)), environ=environ, comparison_id=comparison_id
+        )
     except RunRefusedError as exc:
         raise LaunchRefused(f"arm {arm.label!r} refused: {exc}") from None
     if run_cell_key(prepared.run) != config.arm_cell(arm):
@@ -193,6 +201,64 @@ def endpoint_lanes(
     return list(lanes.values())
 
 
+def _sequence_round(
+    store: Store,
+    config: ExperimentConfig,
+    goldset: GoldenSet,
+    entries: Mapping[str, ModelEntry],
+    environ: Mapping[str, str] | None,
+    name: str,
+) -> list[PreparedRun]:
+    """Every arm's run, prepared as one sequential comparison (`experiment.sequential`): the
+    reference arm its baseline, the task order drawn and recorded before any request. A refusal
+    removes what was written (nothing was sent)."""
+    reference = entries[reference_arm(config).label].name
+    try:
+        order = sequential_order(goldset, [entries[arm.label].name for arm in config.arms], reference)
+    except RunRefusedError as exc:
+        raise LaunchRefused(f"--stop-when-settled: {exc.reason}") from None
+    margin = (goldset.manifest.decision or DecisionSettings()).margin_pp
+    comparison = store.create_comparison(
+        ComparisonRecord(name=f"experiment {name}", baseline=reference, margin_pp=margin, sequential=order)
+    )
+    prepared: list[PreparedRun] = []
+    try:
+        for arm in config.arms:
+            prepared.append(_prepare(store, config, arm, goldset, entries[arm.label], environ, comparison.id))
+    except LaunchRefused:
+        for p in prepared:
+            store.delete_run(p.run.id)
+        store.delete_comparison(comparison.id)
+        raise
+    store.set_comparison_runs(comparison.id, [p.run.id for p in prepared])
+    return prepared
+
+
+def unfinished_sequence(store: Store, config: ExperimentConfig) -> str | None:
+    """A run of this experiment's arms' sequence that an earlier `experiment run` left unfinished
+    (interrupted, or in flight with no live process holding it: killed), or None. Resuming it
+    (`run --resume`) resumes the whole sequence, interleaved, with no task sent twice."""
+    if not stops_when_settled(config):
+        return None
+    cells = {config.arm_cell(arm) for arm in config.arms}
+    for run in candidate_runs(store, config):
+        unfinished = run.status == RunStatus.INTERRUPTED or (
+            str(run.status) in IN_FLIGHT and live_lease(store, run.id) is None
+        )
+        if not unfinished or run.comparison_id is None or run_cell_key(run) not in cells:
+            continue
+        comparison = store.get_comparison(run.comparison_id)
+        members = [store.get_run_exact(run_id) for run_id in comparison.run_ids]
+        # The arms' own sequence: one run per arm, the reference arm its baseline.
+        if (
+            comparison.sequential is not None
+            and comparison.baseline == reference_arm(config).model_name
+            and sorted(run_cell_key(m) for m in members) == sorted(cells)
+        ):
+            return run.id
+    return None
+
+
 def launch_missing(
     store: Store,
     config: ExperimentConfig,
@@ -204,6 +270,7 @@ def launch_missing(
     same_host_at_once: bool = False,
     budget: DailyBudget | None = None,
     catalogue: Catalogue | None = None,
+    name: str = "",
 ) -> LaunchResult:
     """Launch each arm's missing runs and return what was launched.
 
@@ -217,6 +284,11 @@ def launch_missing(
     launch refuses the whole launch. With a daily eval `budget` (and the `catalogue` that prices
     requests of no run), each round first weighs its runs' spend estimates against what is left
     today: an arm whose run would not fit launches no more runs, and `skipped` says why.
+
+    With `config.sequential`, where the question is arm-vs-arm and no arm holds a run yet, the
+    one round is every arm at once as a sequential comparison named `experiment NAME`
+    (`_sequence_round`): each arm stops once its verdict against the reference arm settles.
+    Elsewhere the runs cover the full set and `full_set` says why.
     """
     check_goldset(config, goldset)
     result = LaunchResult(planned=_missing(store, config), skipped=being_executed(store, config))
@@ -225,6 +297,16 @@ def launch_missing(
         refuse_unreachable(wanted)
     except RunRefusedError as exc:
         raise LaunchRefused(f"{exc}") from None
+    if config.sequential and any(result.planned.values()):
+        result.full_set = full_set_reason(config)
+        if result.full_set is None and any(n < config.repeats for n in result.planned.values()):
+            held = [label for label, n in result.planned.items() if n < config.repeats]
+            result.full_set = (
+                f"arm(s) {', '.join(held)} already hold or are running their run, so there is no paired "
+                "sequence to start: the missing arms run the full set"
+            )
+        if result.full_set is None:
+            return _launch_sequence(store, config, goldset, entries, execute, result, environ, budget, catalogue, name)
     # At most what was missing at the start: a run that fails does not start another.
     left = dict(result.planned)
     lanes = endpoint_lanes(config, entries, same_host_at_once=same_host_at_once)
@@ -252,3 +334,32 @@ def launch_missing(
         if any(status in (RunStatus.INTERRUPTED, RunStatus.INCOMPLETE) for status in statuses):
             result.stopped = True
             return result
+
+
+def _launch_sequence(
+    store: Store,
+    config: ExperimentConfig,
+    goldset: GoldenSet,
+    entries: Mapping[str, ModelEntry],
+    execute: Callable[[list[PreparedRun]], list[str]],
+    result: LaunchResult,
+    environ: Mapping[str, str] | None,
+    budget: DailyBudget | None,
+    catalogue: Catalogue | None,
+    name: str,
+) -> LaunchResult:
+    """The one round of a sequential experiment: every arm at once, interleaved (they must be
+    paired task by task, so arms sharing a machine run beside each other too)."""
+    if budget is not None and budget.set:
+        over = _over_budget(store, config, goldset, entries, list(config.arms), budget, catalogue)
+        if over:
+            # Pairs need every arm: a sequence without one of them would judge nothing.
+            result.skipped += [f"arm {label!r}: {reason}" for label, reason in over.items()]
+            result.skipped.append("--stop-when-settled pairs every arm with the reference arm: nothing was launched")
+            return result
+    prepared = _sequence_round(store, config, goldset, entries, environ, name)
+    statuses = execute(prepared)
+    for arm, run, status in zip(config.arms, prepared, statuses, strict=True):
+        result.launched.append((arm.label, run.run.id, status))
+    result.stopped = any(status in (RunStatus.INTERRUPTED, RunStatus.INCOMPLETE) for status in statuses)
+    return result

@@ -6,7 +6,7 @@ from the runs each time an experiment is read, so every surface shows the same n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -14,8 +14,16 @@ from pydantic import ValidationError
 from compare_tui.errors import CompareTuiError
 from compare_tui.experiment.config import ArmConfig, ExperimentConfig
 from compare_tui.experiment.selection import ArmRuns, select_arm_runs
+from compare_tui.experiment.sequential import (
+    NOT_ONE_SEQUENCE,
+    ArmsSequence,
+    full_set_reason,
+    reference_arm,
+    stops_when_settled,
+)
 from compare_tui.report.inputs import RunInput
-from compare_tui.report.load import attempt_facts
+from compare_tui.report.load import attempt_facts, load_report_inputs
+from compare_tui.report.model import build_report
 from compare_tui.store import ExperimentRecord, Store
 from compare_tui.store.records import RunRecord
 
@@ -47,6 +55,8 @@ class ExperimentInputs:
     task_ids: tuple[str, ...]
     notes: tuple[str, ...] = ()
     """What the reader could not establish, in words."""
+    sequence: ArmsSequence | None = None
+    """With `--stop-when-settled`: the arms' sequence, or why the runs cover the full set."""
 
 
 def parse_config(record: ExperimentRecord) -> ExperimentConfig:
@@ -64,7 +74,8 @@ def parse_config(record: ExperimentRecord) -> ExperimentConfig:
 
 def arm_selections(config: ExperimentConfig, runs: list[RunRecord]) -> list[ArmRuns]:
     """Each arm's selection among `runs` (a store's runs of the experiment's golden set)."""
-    return [select_arm_runs(runs, config.arm_cell(arm), config.repeats) for arm in config.arms]
+    settled = stops_when_settled(config)
+    return [select_arm_runs(runs, config.arm_cell(arm), config.repeats, settled=settled) for arm in config.arms]
 
 
 def candidate_runs(store: Store, config: ExperimentConfig) -> list[RunRecord]:
@@ -82,7 +93,40 @@ def load_experiment(store: Store, name: str) -> ExperimentInputs:
         inputs = tuple(_run_input(store, run) for run in selection.held)
         arms.append(ArmInput(arm, selection, inputs))
     kinds, task_ids, notes = _task_kinds(config)
-    return ExperimentInputs(record.name, record.created_at, config, tuple(arms), kinds, task_ids, notes)
+    sequence = _sequence(store, config, selections)
+    return ExperimentInputs(record.name, record.created_at, config, tuple(arms), kinds, task_ids, notes, sequence)
+
+
+def _sequence(store: Store, config: ExperimentConfig, selections: list[ArmRuns]) -> ArmsSequence | None:
+    """The arms' sequence (`experiment.sequential`): the sequential comparison that holds every
+    arm's run, read through its own report, its candidates labelled by arm."""
+    if not config.sequential:
+        return None
+    reference = reference_arm(config).label
+    reason = full_set_reason(config)
+    if reason is not None:
+        return ArmsSequence(reference, reason)
+    held = [run for selection in selections for run in selection.held]
+    if not held:
+        return ArmsSequence(reference, None)  # not run yet
+    comparison = store.get_comparison(held[0].comparison_id) if held[0].comparison_id else None
+    run = None
+    if (
+        comparison is not None
+        and comparison.sequential is not None
+        and len(held) == len(config.arms)
+        and {r.id for r in held} <= set(comparison.run_ids)
+    ):
+        run = build_report(load_report_inputs(store, comparison.id)).sequential
+    if comparison is None or run is None:
+        return ArmsSequence(reference, NOT_ONE_SEQUENCE)
+    label = {arm.model_name: arm.label for arm in config.arms}
+    run = replace(
+        run,
+        candidates=tuple(replace(c, candidate=label.get(c.candidate, c.candidate)) for c in run.candidates),
+        not_sent=tuple((label.get(name, name), n) for name, n in run.not_sent),
+    )
+    return ArmsSequence(reference, None, comparison.id, run)
 
 
 def _run_input(store: Store, run: RunRecord) -> RunInput:

@@ -14,6 +14,7 @@ from compare_tui.experiment.figures import (
     ExperimentFigures,
     Spread,
 )
+from compare_tui.experiment.sequential import ArmsSequence
 from compare_tui.report.stats import MEAN_METHOD
 from compare_tui.vocabulary import Consistency, money
 
@@ -135,6 +136,7 @@ def arm_lines(arm: ArmFigures) -> list[str]:
                 f"    run {run.run_id[:8]}: {percent(run.rate)} ({run.passed}/{run.conclusive}) · "
                 f"p50 {ms(run.latency_p50_ms)} · {run.tokens_total} tokens · "
                 f"{money(run.cost_per_task, run.currency)}/completed task"
+                + (f" · {run.not_sent} task(s) not sent (settled)" if run.not_sent else "")
             )
     lines.append(f"  latency p50 across runs: {spread_text(arm.latency_p50_ms, ms)}")
     lines.append(
@@ -161,6 +163,62 @@ def arm_lines(arm: ArmFigures) -> list[str]:
     return lines
 
 
+def sequence_lines(figures: ExperimentFigures, *, method: bool = True) -> list[str]:
+    """With `--stop-when-settled`: the arms' sequential verdicts, each against the reference arm,
+    where each settled and what was not sent; or why every run covers the full set. Every
+    surface shows these lines (`method`: with the line naming the method)."""
+    seq = figures.sequence
+    if seq is None:
+        return []
+    lines = [seq.words]
+    if seq.run is not None:
+        for arm in figures.arms:
+            words = seq.arm_words(arm.label)
+            if words is not None:
+                lines.append(f"  {arm.label}: {words}")
+        if method:
+            lines.append(
+                f"  method: {seq.method}; a settled run's pass rate is over the tasks it was sent "
+                "(a prefix of that order: no task was left out for how it went)"
+            )
+    return lines
+
+
+def _sequence_document(seq: ArmsSequence | None) -> dict[str, Any] | None:
+    if seq is None:
+        return None
+    run = seq.run
+    arms = []
+    for c in () if run is None else run.candidates:
+        look = c.look
+        arms.append(
+            {
+                "label": c.candidate,
+                "verdict": None if look is None else str(look.verdict),
+                "settled_at": look.tasks if look is not None and look.settled else None,
+                "looked": None if look is None else look.tasks,
+                "cs_pp": None if look is None else {"low": look.low * 100, "high": look.high * 100},
+                "words": seq.arm_words(c.candidate),
+            }
+        )
+    return {
+        "mode": "stopped_when_settled" if seq.full_set_reason is None else "full_set",
+        "full_set_reason": seq.full_set_reason,
+        "reference": seq.reference,
+        "comparison_id": seq.comparison_id,
+        "method": seq.method,
+        "words": seq.words,
+        "total": None if run is None else run.total,
+        "level": None if run is None else run.level,
+        "settled": None if run is None else run.settled,
+        "settled_after": None if run is None else run.settled_after,
+        "requests_not_sent": None if run is None else run.requests_not_sent,
+        "not_sent": {} if run is None else dict(run.not_sent),
+        "not_spent": None if run is None else run.not_spent,
+        "arms": arms,
+    }
+
+
 def render_text(figures: ExperimentFigures) -> str:
     """The whole experiment as plain text lines."""
     g = figures.goldset
@@ -172,6 +230,7 @@ def render_text(figures: ExperimentFigures) -> str:
         if figures.complete
         else f"incomplete: {figures.to_launch} run(s) to launch with `compare-tui experiment run {figures.name}`"
     )
+    lines.extend(sequence_lines(figures))
     for arm in figures.arms:
         lines.append("")
         lines.extend(arm_lines(arm))
@@ -246,6 +305,7 @@ def experiment_document(figures: ExperimentFigures) -> dict[str, Any]:
                         "tokens_total": r.tokens_total,
                         "cost_per_task": r.cost_per_task,
                         "refused": r.refused,
+                        "not_sent": r.not_sent,
                     }
                     for r in a.runs
                 ],
@@ -253,5 +313,6 @@ def experiment_document(figures: ExperimentFigures) -> dict[str, Any]:
             }
             for a in figures.arms
         ],
+        "sequential": _sequence_document(figures.sequence),
         "notes": list(figures.notes),
     }

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from compare_tui.report import ReportInputs, RunInput, build_report
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.prompt_cache import CacheCondition
-from compare_tui.vocabulary import Outcome
+from compare_tui.vocabulary import MISSING, Outcome, RunStatus
 
 VERDICTS = ("pass", "fail", "inconclusive", "human")
 
@@ -53,6 +53,8 @@ class RunFigures:
     currency: str
     refused: str | None = None
     """Why the report refuses to show this run (no cost basis / provenance): then no figures."""
+    not_sent: int = 0
+    """Tasks a `settled` run was never sent (its verdicts had settled): in no tally, never failed."""
     cache: CacheCondition | None = None
     """The run's prompt-cache condition and share (`report.prompt_cache`), None when refused."""
 
@@ -85,6 +87,7 @@ def run_figures(run_input: RunInput, task_ids: Sequence[str], task_kinds: Mappin
         cost_per_task=row.cost.per_task,
         currency=row.cost.currency,
         cache=report.prompt_cache[0] if report.prompt_cache else None,
+        not_sent=len(row.blocks) - len(verdicts),
     )
 
 
@@ -93,6 +96,8 @@ def _verdicts(row: ModelFigures, run_input: RunInput) -> dict[str, str]:
     scorer_errors = {a.task_id for a in run_input.attempts if a.outcome == Outcome.ERROR and not a.error_class}
     verdicts = {}
     for block in row.blocks:
+        if block.status == MISSING and run_input.run.status == RunStatus.SETTLED:
+            continue  # not sent: the verdicts it served had settled
         if block.human:
             verdicts[block.task_id] = "human"
         elif block.status in (Outcome.PASS, Outcome.FAIL):

@@ -50,11 +50,14 @@ def _finish_order(run: RunRecord) -> tuple[str, str, str]:
     return (run.finished_at or run.created_at, run.created_at, run.id)
 
 
-def select_arm_runs(runs: Iterable[RunRecord], cell: str, repeats: int) -> ArmRuns:
-    """The selection of `cell` among `runs` for an arm that wants `repeats` runs."""
+def select_arm_runs(runs: Iterable[RunRecord], cell: str, repeats: int, *, settled: bool = False) -> ArmRuns:
+    """The selection of `cell` among `runs` for an arm that wants `repeats` runs. `settled`: a
+    `settled` run (stopped once its verdicts settled) counts as completed too, as it does in an
+    experiment whose arms stop when settled; elsewhere it lacks tasks and takes no place."""
     cell_runs = [run for run in runs if run_cell_key(run) == cell]
     mine = [run for run in cell_runs if not is_rescored(run)]
-    completed = sorted((r for r in mine if r.status == RunStatus.COMPLETED), key=_finish_order)
+    ended = {RunStatus.COMPLETED, RunStatus.SETTLED} if settled else {RunStatus.COMPLETED}
+    completed = sorted((r for r in mine if r.status in ended), key=_finish_order)
     in_flight = sorted((r for r in mine if str(r.status) in IN_FLIGHT), key=lambda r: (r.created_at, r.id))
     return ArmRuns(
         cell=cell,

@@ -24,6 +24,7 @@ from compare_tui.experiment.render import (
     interval_text,
     ms,
     percent,
+    sequence_lines,
     spread_text,
     tasks_interval_figure,
 )
@@ -170,6 +171,7 @@ def experiment_page(figures: ExperimentFigures, document_: Mapping[str, Any]) ->
             "arms",
             "Arms",
             f"<p>{esc(status)}</p>",
+            *(f'<p class="note" id="arms-sequential">{esc(line.strip())}</p>' for line in sequence_lines(figures)),
             _arms_table(figures),
             (
                 '<div class="plots">'

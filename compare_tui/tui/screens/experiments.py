@@ -35,6 +35,7 @@ from compare_tui.experiment.render import (
     interval_cell,
     ms,
     percent,
+    sequence_lines,
     tasks_interval_cell,
     tasks_interval_text,
 )
@@ -289,4 +290,4 @@ class ExperimentsScreen(StoreReaderScreen[list[ExperimentFigures | Unreadable]])
             if arm.tasks_interval is None:
                 lines.append(f"{arm.label}: {tasks_interval_text(arm)}")
         lines += [f"note: {note}" for note in item.notes]
-        return [INTERVAL_NOTE, TASKS_INTERVAL_NOTE, *lines]
+        return [*sequence_lines(item, method=False), INTERVAL_NOTE, TASKS_INTERVAL_NOTE, *lines]
