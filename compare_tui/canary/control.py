@@ -73,11 +73,15 @@ def start(
     traffic_log: str,
     restart: Restart,
     decided_by: str,
+    judge: str | None = None,
 ) -> CanaryRecord:
-    """Route the alias to A and B (B at the first step, or as a shadow) and record the canary."""
+    """Route the alias to A and B (B at the first step, or as a shadow) and record the canary.
+    `judge` (a catalogue model) grades the pairs no golden-set check grades."""
     if baseline == candidate:
         raise CanaryError(f"--model {candidate} is already the baseline of {workload_id}")
     base_entry, cand_entry = catalogue.get(baseline), catalogue.get(candidate)
+    if judge is not None:
+        catalogue.get(judge)  # an unknown judge is refused before anything is written
     active = store.latest_canary(workload_id)
     if active is not None and active.active:
         raise CanaryError(
@@ -116,6 +120,7 @@ def start(
         gateway_config=str(config_path),
         traffic_log=traffic_log,
         log_offset=_log_size(traffic_log),
+        judge=judge,
     )
     change = CanaryChangeRecord(
         canary_id=canary.id,

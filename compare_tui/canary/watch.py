@@ -32,6 +32,7 @@ from compare_tui.canary.evidence import (
     served_by,
     task_index,
 )
+from compare_tui.canary.judged import estimated_judge_usd, judge_pair
 from compare_tui.canary.policy import Assessment, Move, assess
 from compare_tui.catalogue import Catalogue, ModelEntry
 from compare_tui.endpoint import key_headers
@@ -44,7 +45,7 @@ from compare_tui.engine.request import estimated_message_tokens
 from compare_tui.goldset import GoldenSet, Task, load_golden_set
 from compare_tui.store import CanaryPair, CanaryRecord, Store, utc_now
 from compare_tui.store.rows import audit_values
-from compare_tui.vocabulary import CanaryChange, PairSkip, money
+from compare_tui.vocabulary import CanaryChange, PairGrader, PairSkip, money
 
 REPLAY_TIMEOUT_S = 120.0
 
@@ -91,17 +92,25 @@ async def _replay(
     return ex, opened
 
 
+@dataclass(frozen=True)
+class Judge:
+    """The canary's judge for pairs no check grades: its catalogue entry and request headers."""
+
+    entry: ModelEntry
+    headers: dict[str, str] = field(repr=False)
+
+
 def _pair(
     store: Store, canary: CanaryRecord, goldset: GoldenSet, index: Mapping[str, Task], entry: ModelEntry,
     call: LoggedCall, seq: int, key: str | None, spent_today: float,
-    over_daily: Callable[[LoggedCall], str | None] = lambda call: None,
+    over_daily: Callable[[LoggedCall], str | None] = lambda call: None, judge: Judge | None = None,
 ) -> CanaryPair:  # fmt: skip
     pair = CanaryPair(canary_id=canary.id, call_id=call.call_id, seq=seq)
     answer = logged_answer(call.record)
     task = index.get(messages_key(call.record.get("messages")))
-    if answer is None or task is None:
+    if answer is None or (task is None and judge is None):
         return pair.model_copy(update={"skipped": PairSkip.NO_CHECK})
-    pair = pair.model_copy(update={"task_id": task.id})
+    pair = pair.model_copy(update={"task_id": task.id if task else None})
     if canary.max_usd_per_day is not None and spent_today >= canary.max_usd_per_day:
         return pair.model_copy(update={"skipped": PairSkip.OVER_BUDGET})
     if over_daily(call):
@@ -113,6 +122,21 @@ def _pair(
     )
     if ex.error_class is not None or ex.acc is None:
         return pair.model_copy(update={"skipped": PairSkip.REPLAY_FAILED})
+    if task is None:
+        assert judge is not None  # no check and no judge returned above
+        judged = asyncio.run(
+            judge_pair(
+                store, judge.entry, judge.headers, canary_id=canary.id, call_id=call.call_id,
+                messages=call.record.get("messages"), baseline=ex.acc.answer(), candidate=answer,
+            )
+        )  # fmt: skip
+        return pair.model_copy(
+            update={
+                "grader": PairGrader.JUDGE, "judge": judge.entry.name, "judge_result": judged.result.value,
+                "judge_audit_ids": judged.audit_ids, "judge_usd": judged.usd, "paired": judged.paired,
+                "skipped": judged.skipped,
+            }
+        )  # fmt: skip
     b_outcome = graded(goldset, task, answer)
     a_outcome = graded(goldset, task, ex.acc.answer())
     paired = paired_outcome(b_outcome, a_outcome)
@@ -121,6 +145,7 @@ def _pair(
             "candidate_outcome": b_outcome.value,
             "baseline_outcome": a_outcome.value,
             "paired": paired,
+            "grader": PairGrader.CHECK,
             "skipped": None if paired is not None else PairSkip.NOT_GRADED,
         }
     )
@@ -149,6 +174,11 @@ def watch_once(
     index = task_index(goldset)
     entry = catalogue.get(canary.baseline)
     key = environ.get(entry.key_env) if entry.key_env else None
+    judge = None
+    if canary.judge:
+        judge_entry = catalogue.get(canary.judge)
+        judge_key = environ.get(judge_entry.key_env) if judge_entry.key_env else None
+        judge = Judge(judge_entry, key_headers(judge_key))
     seq = len(store.canary_pairs(canary.id))
     day = utc_now()[:10]
     spent = store.replay_usd_since(canary.id, day)
@@ -161,7 +191,9 @@ def watch_once(
         params = params if isinstance(params, dict) else {}
         cap = params.get("max_tokens") or params.get("max_completion_tokens") or 0
         prompt = estimated_message_tokens(call.record.get("messages") or [], call.record.get("tools"))
-        usd = estimate_requests(entry.cost, 1, prompt, int(cap), 1).usd
+        usd = estimate_requests(entry.cost, 1, prompt, int(cap), 1).usd or 0.0
+        if judge is not None and messages_key(call.record.get("messages")) not in index:
+            usd += estimated_judge_usd(judge.entry, call.record.get("messages") or [], int(cap) or 1024)
         if not usd:
             return None
         now = datetime.now(UTC)
@@ -182,10 +214,10 @@ def watch_once(
         if wait > 0:
             time.sleep(wait)
         last_replay = time.monotonic()
-        pair = _pair(store, canary, goldset, index, entry, call, seq, key, spent, over_daily)
+        pair = _pair(store, canary, goldset, index, entry, call, seq, key, spent, over_daily, judge)
         store.add_canary_pair(pair, offset)
         seq += 1
-        spent += pair.replay_usd
+        spent += pair.replay_usd + pair.judge_usd
         result.new_pairs.append(pair)
         canary = canary.model_copy(update={"log_offset": offset})
         assessment = assess(canary, store.canary_pairs(canary.id))

@@ -58,6 +58,12 @@ exit codes (status, and watch --once; a rollout controller can use them):
 """
 
 
+_JUDGE_HELP = (
+    "the judge (a model in the catalogue) that grades requests matching no golden-set task: pairwise, "
+    "both orders asked (default: none; such requests are counted `no check`)"
+)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = subparsers.add_parser(
         "canary",
@@ -88,7 +94,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--min-pairs", type=int, default=20, metavar="N", help="new pairs needed before each step (default 20)"
     )
     start.add_argument("--auto-advance", action="store_true", help="let watch take a step the evidence allows")
-    start.add_argument("--max-usd-per-day", type=float, metavar="USD", help="cap on the replays' spend per UTC day")
+    start.add_argument(
+        "--max-usd-per-day", type=float, metavar="USD", help="cap on the replays' and judge's spend per UTC day"
+    )
+    start.add_argument("--judge", metavar="MODEL", help=_JUDGE_HELP)
     for parser in (start,):
         add_catalogue_option(parser)
     start.set_defaults(handler=_start)
@@ -98,6 +107,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     watch.add_argument("--once", action="store_true", help="one pass, then exit with the status code")
     watch.add_argument("--interval", type=float, default=10.0, metavar="S", help="seconds between passes (default 10)")
     watch.add_argument("--replays-per-s", type=float, default=5.0, metavar="R", help="replay rate limit (default 5/s)")
+    watch.add_argument(
+        "--judge",
+        metavar="MODEL",
+        help=_JUDGE_HELP + "; kept for the canary's later passes (each pair records its grader)",
+    )
     add_catalogue_option(watch)
     watch.set_defaults(handler=_watch)
 
@@ -164,7 +178,7 @@ def _start(args: argparse.Namespace) -> int:
                 candidate=args.model, set_path=Path(args.set).resolve(), steps=steps, shadow=args.shadow,
                 margin_pp=margin, min_pairs=args.min_pairs, auto_advance=args.auto_advance,
                 max_usd_per_day=args.max_usd_per_day, config_path=Path(record.config), traffic_log=record.traffic_log,
-                restart=_restart, decided_by=reviewer_name(),
+                restart=_restart, decided_by=reviewer_name(), judge=args.judge,
             )  # fmt: skip
     except canary_pkg.CanaryError as exc:
         raise CommandError(str(exc)) from None
@@ -174,6 +188,8 @@ def _start(args: argparse.Namespace) -> int:
         f"steps {', '.join(f'{s:g}%' for s in started.steps)}; margin {started.margin_pp:g} points; "
         f"{started.min_pairs} new pairs before each step"
     )
+    if started.judge:
+        say(f"requests matching no task of the golden set are judged by {started.judge} (both orders asked)")
     say(f"next: `compare-tui canary watch {args.workload}`")
     return 0
 
@@ -218,7 +234,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _status_lines(d: dict[str, Any]) -> list[str]:
-    from compare_tui.canary.policy import bounds_words, verdict_words
+    from compare_tui.canary.policy import bounds_words, graders_words, verdict_words
     from compare_tui.canary.status import where_words
 
     e = d["evidence"]
@@ -230,6 +246,8 @@ def _status_lines(d: dict[str, Any]) -> list[str]:
         + (f"; skipped {', '.join(f'{k} {v}' for k, v in e['skipped'].items())}" if e["skipped"] else ""),
         f"{d['move']}: {d['reason']}",
     ]
+    lines.append(f"evidence: {graders_words(e['graders'])}")
+    lines.extend(f"note: {note}" for note in d["judge_notes"])
     if d["hand_edit"]:
         lines.append(f"refusing any change: {d['hand_edit']}")
     if d["last_change"]:
@@ -250,6 +268,12 @@ def _watch(args: argparse.Namespace) -> int:
         if not canary.active:
             say(f"the canary of {args.workload} has ended ({canary.state.value}); nothing to watch")
             return int(status_document(store, canary)["exit_code"])
+        if args.judge and args.judge != canary.judge:
+            catalogue.get(args.judge)  # an unknown judge is refused before anything is written
+            canary = store.update_canary(canary.model_copy(update={"judge": args.judge}))
+            say(
+                f"requests matching no task of the golden set are judged by {args.judge} from now on (both orders asked)"
+            )
         while True:
             try:
                 done = watch_once(
@@ -268,7 +292,7 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _say_pass(done: Any) -> None:
-    from compare_tui.vocabulary import CanaryChange
+    from compare_tui.vocabulary import CanaryChange, PairGrader, PairSkip
 
     pairs = [p for p in done.new_pairs if p.paired is not None]
     if not done.lines:
@@ -276,9 +300,22 @@ def _say_pass(done: Any) -> None:
     elif not done.candidate_requests:
         say(f"{done.lines} new requests logged, none served by {done.canary.candidate}: nothing to grade yet")
     else:
-        say(
-            f"{done.candidate_requests} requests of {done.canary.candidate} replayed to {done.canary.baseline}: {len(pairs)} paired"
+        judged = sum(1 for p in pairs if p.grader is PairGrader.JUDGE)
+        by = (
+            f" ({len(pairs) - judged} by the golden set's checks, {judged} by judge {done.canary.judge})"
+            if judged
+            else ""
         )
+        say(
+            f"{done.candidate_requests} requests of {done.canary.candidate} replayed to {done.canary.baseline}: "
+            f"{len(pairs)} paired{by}"
+        )
+        no_check = sum(1 for p in done.new_pairs if p.skipped is PairSkip.NO_CHECK)
+        if no_check and not done.canary.judge:
+            say(
+                f"{no_check} of them matched no task of the golden set: not graded (add a judge with "
+                f"`--judge MODEL` to grade them pairwise)"
+            )
     if done.budget_stop:
         say(done.budget_stop)
     say(f"{done.assessment.move.value}: {done.assessment.reason}")

@@ -432,6 +432,19 @@ logged request of B it paired (`paired` −1/0/+1, else `skipped` says why; `rep
 the off-path replay's audit row), and each change of the split or refusal to make one, with
 the evidence behind it (JSON)."""
 
+_CANARY_JUDGE = """
+ALTER TABLE canaries ADD COLUMN judge TEXT;
+ALTER TABLE canary_pairs ADD COLUMN grader TEXT;
+ALTER TABLE canary_pairs ADD COLUMN judge TEXT;
+ALTER TABLE canary_pairs ADD COLUMN judge_result TEXT;
+ALTER TABLE canary_pairs ADD COLUMN judge_audit_ids TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE canary_pairs ADD COLUMN judge_usd REAL NOT NULL DEFAULT 0
+"""
+"""A canary's judge for traffic no golden-set check grades (`canaries.judge`, a catalogue name,
+null: none), and per pair what decided it (`grader`: `check` or `judge`), the judge's model,
+its pair result over both orders, the audit rows of its calls (a JSON list of ids) and their
+cost."""
+
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
@@ -462,6 +475,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_BUYER_CHOICES),
     _script(_V_SEQUENTIAL),
     _script(_CANARY),
+    _script(_CANARY_JUDGE),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 
