@@ -80,7 +80,8 @@ def graders(pairs: Sequence[CanaryPair]) -> dict[str, Any]:
         for model, counts in judges.items()
     ]
     return {
-        "check": sum(1 for p in pairs if p.grader is PairGrader.CHECK and p.paired is not None),
+        # A pair stored before the canary had a judge has no grader: only checks graded then.
+        "check": sum(1 for p in pairs if p.grader is not PairGrader.JUDGE and p.paired is not None),
         "judges": by_judge,
         "no_check": sum(1 for p in pairs if p.skipped is PairSkip.NO_CHECK),
     }
