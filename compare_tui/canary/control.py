@@ -74,6 +74,7 @@ def start(
     restart: Restart,
     decided_by: str,
     judge: str | None = None,
+    judge_structured: bool = False,
 ) -> CanaryRecord:
     """Route the alias to A and B (B at the first step, or as a shadow) and record the canary.
     `judge` (a catalogue model) grades the pairs no golden-set check grades."""
@@ -121,6 +122,7 @@ def start(
         traffic_log=traffic_log,
         log_offset=_log_size(traffic_log),
         judge=judge,
+        judge_structured=judge_structured,
     )
     change = CanaryChangeRecord(
         canary_id=canary.id,

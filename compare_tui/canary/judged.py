@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from compare_tui.canary.evidence import replay_usd
@@ -41,12 +41,12 @@ from compare_tui.engine.request import estimated_message_tokens
 from compare_tui.judge.pair.figures import PairResult, combine
 from compare_tui.judge.prompt.answers import render_answer
 from compare_tui.judge.prompt.rubric import Rubric
-from compare_tui.judge.prompt.templates import pair_messages
+from compare_tui.judge.prompt.templates import PAIR_VERDICTS, pair_messages, response_format
 from compare_tui.judge.run.call import JudgeSettings, ask_judge
 from compare_tui.judge.run.runner import JudgeJob, to_judgement
 from compare_tui.scoring.result import Answer
 from compare_tui.store import Store
-from compare_tui.store.judgements import JudgingRecord, RubricMode
+from compare_tui.store.judgements import JudgementRecord, JudgingRecord, RubricMode
 from compare_tui.vocabulary import PairSkip
 
 CANARY_RUBRIC = Rubric(
@@ -64,11 +64,13 @@ POINTS = {PairResult.CANDIDATE: 1, PairResult.TIE: 0, PairResult.BASELINE: -1}
 
 @dataclass(frozen=True)
 class JudgedPair:
-    """The judge's result on one pair over both orders, its audit rows and what it cost."""
+    """The judge's result on one pair over both orders, its audit rows, what it cost, and each
+    order's verdict or why it gave none (`detail`)."""
 
     result: PairResult
     audit_ids: tuple[int, ...]
     usd: float
+    detail: str = ""
 
     @property
     def paired(self) -> int | None:
@@ -100,13 +102,26 @@ def request_text(messages: Any) -> str:
     return "\n".join(lines)
 
 
-def judge_jobs(call_id: str, request: str, baseline: Answer, candidate: Answer) -> list[JudgeJob]:
+def canary_rubric(structured: bool) -> Rubric:
+    """The canary's rubric, its replies constrained to a JSON verdict or not."""
+    return replace(CANARY_RUBRIC, structured=structured)
+
+
+def judge_jobs(
+    call_id: str, request: str, baseline: Answer, candidate: Answer, *, structured: bool = False
+) -> list[JudgeJob]:
     """The two calls: `ab` shows A's (the baseline's) answer first, `ba` shows B's first."""
     base, cand = render_answer(baseline), render_answer(candidate)
+    rubric = canary_rubric(structured)
     return [
-        JudgeJob(call_id, "ab", pair_messages(CANARY_RUBRIC, request, None, base, cand)),
-        JudgeJob(call_id, "ba", pair_messages(CANARY_RUBRIC, request, None, cand, base)),
+        JudgeJob(call_id, "ab", pair_messages(rubric, request, None, base, cand)),
+        JudgeJob(call_id, "ba", pair_messages(rubric, request, None, cand, base)),
     ]
+
+
+def _detail(judgement: JudgementRecord) -> str:
+    said = judgement.verdict if judgement.verdict is not None else f"no verdict ({judgement.error})"
+    return f"{judgement.ordering}: {said}"
 
 
 def estimated_judge_usd(entry: ModelEntry, messages: Sequence[Any], answer_tokens: int) -> float:
@@ -126,16 +141,20 @@ async def judge_pair(
     messages: Any,
     baseline: Answer,
     candidate: Answer,
+    structured: bool = False,
 ) -> JudgedPair:
     """Ask the judge both orders of one pair; every request (retries too) an audit row."""
+    rubric = canary_rubric(structured)
     judging = JudgingRecord(
         kind="pair",
         run_id=f"canary:{canary_id}",
         judge_model=entry.name,
-        rubric_digest=CANARY_RUBRIC.digest,
-        mode=CANARY_RUBRIC.mode,
+        rubric_digest=rubric.digest,
+        mode=rubric.mode,
+        reply_form=rubric.reply_form,
     )
-    jobs = judge_jobs(call_id, request_text(messages), baseline, candidate)
+    jobs = judge_jobs(call_id, request_text(messages), baseline, candidate, structured=structured)
+    constrain = response_format(PAIR_VERDICTS) if structured else None
     audit_ids: list[int] = []
     spent = [0.0]
 
@@ -150,7 +169,18 @@ async def judge_pair(
 
     async with chat_client(timeout_s=JUDGE_SETTINGS.timeout_s, concurrency=JUDGE_SETTINGS.concurrency) as client:
         replies = await asyncio.gather(
-            *(ask_judge(client, entry, headers, job.messages, JUDGE_SETTINGS, on_exchange=audited(job)) for job in jobs)
+            *(
+                ask_judge(
+                    client,
+                    entry,
+                    headers,
+                    job.messages,
+                    JUDGE_SETTINGS,
+                    on_exchange=audited(job),
+                    response_format=constrain,
+                )
+                for job in jobs
+            )
         )
     ab, ba = (to_judgement(judging, job, reply) for job, reply in zip(jobs, replies, strict=True))
-    return JudgedPair(combine(ab, ba), tuple(sorted(audit_ids)), spent[0])
+    return JudgedPair(combine(ab, ba), tuple(sorted(audit_ids)), spent[0], f"{_detail(ab)}; {_detail(ba)}")

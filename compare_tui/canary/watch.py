@@ -128,12 +128,13 @@ def _pair(
             judge_pair(
                 store, judge.entry, judge.headers, canary_id=canary.id, call_id=call.call_id,
                 messages=call.record.get("messages"), baseline=ex.acc.answer(), candidate=answer,
+                structured=canary.judge_structured,
             )
         )  # fmt: skip
         return pair.model_copy(
             update={
                 "grader": PairGrader.JUDGE, "judge": judge.entry.name, "judge_result": judged.result.value,
-                "judge_audit_ids": judged.audit_ids, "judge_usd": judged.usd, "paired": judged.paired,
+                "judge_audit_ids": judged.audit_ids, "judge_usd": judged.usd, "judge_detail": judged.detail, "paired": judged.paired,
                 "skipped": judged.skipped,
             }
         )  # fmt: skip

@@ -64,6 +64,12 @@ _JUDGE_HELP = (
 )
 
 
+_STRUCTURED_HELP = (
+    "ask the judge's server to constrain its replies to a JSON verdict (response_format json_schema), "
+    "as `judge --structured`: for small judges that ignore the reply form"
+)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = subparsers.add_parser(
         "canary",
@@ -98,6 +104,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--max-usd-per-day", type=float, metavar="USD", help="cap on the replays' and judge's spend per UTC day"
     )
     start.add_argument("--judge", metavar="MODEL", help=_JUDGE_HELP)
+    start.add_argument("--judge-structured", action="store_true", help=_STRUCTURED_HELP)
     for parser in (start,):
         add_catalogue_option(parser)
     start.set_defaults(handler=_start)
@@ -112,6 +119,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="MODEL",
         help=_JUDGE_HELP + "; kept for the canary's later passes (each pair records its grader)",
     )
+    watch.add_argument("--judge-structured", action="store_true", help=_STRUCTURED_HELP)
     add_catalogue_option(watch)
     watch.set_defaults(handler=_watch)
 
@@ -179,6 +187,7 @@ def _start(args: argparse.Namespace) -> int:
                 margin_pp=margin, min_pairs=args.min_pairs, auto_advance=args.auto_advance,
                 max_usd_per_day=args.max_usd_per_day, config_path=Path(record.config), traffic_log=record.traffic_log,
                 restart=_restart, decided_by=reviewer_name(), judge=args.judge,
+                judge_structured=args.judge_structured,
             )  # fmt: skip
     except canary_pkg.CanaryError as exc:
         raise CommandError(str(exc)) from None
@@ -189,9 +198,14 @@ def _start(args: argparse.Namespace) -> int:
         f"{started.min_pairs} new pairs before each step"
     )
     if started.judge:
-        say(f"requests matching no task of the golden set are judged by {started.judge} (both orders asked)")
+        say(_judged_by(started.judge, started.judge_structured))
     say(f"next: `compare-tui canary watch {args.workload}`")
     return 0
+
+
+def _judged_by(judge: str, structured: bool) -> str:
+    how = "both orders asked" + (", replies constrained to a JSON verdict" if structured else "")
+    return f"requests matching no task of the golden set are judged by {judge} ({how})"
 
 
 def _current_baseline(store: Store, workload: str) -> str:
@@ -268,12 +282,13 @@ def _watch(args: argparse.Namespace) -> int:
         if not canary.active:
             say(f"the canary of {args.workload} has ended ({canary.state.value}); nothing to watch")
             return int(status_document(store, canary)["exit_code"])
-        if args.judge and args.judge != canary.judge:
-            catalogue.get(args.judge)  # an unknown judge is refused before anything is written
-            canary = store.update_canary(canary.model_copy(update={"judge": args.judge}))
-            say(
-                f"requests matching no task of the golden set are judged by {args.judge} from now on (both orders asked)"
-            )
+        judge = args.judge or canary.judge
+        # The same judge keeps its reply form; another starts with the written one unless asked.
+        structured = args.judge_structured or (canary.judge_structured and judge == canary.judge)
+        if judge and (judge, structured) != (canary.judge, canary.judge_structured):
+            catalogue.get(judge)  # an unknown judge is refused before anything is written
+            canary = store.update_canary(canary.model_copy(update={"judge": judge, "judge_structured": structured}))
+            say(_judged_by(judge, structured) + " from now on")
         while True:
             try:
                 done = watch_once(

@@ -47,6 +47,8 @@ class CanaryRecord(BaseModel):
     """Paired outcomes when the current step began: a step advances only on new ones."""
     judge: str | None = None
     """The catalogue model that judges pairs no golden-set check grades (None: they are counted `no check`)."""
+    judge_structured: bool = False
+    """Ask the judge's server to constrain its replies to a JSON verdict (`response_format`)."""
     started_at: Timestamp = Field(default_factory=utc_now)
     updated_at: Timestamp = Field(default_factory=utc_now)
 
@@ -79,6 +81,8 @@ class CanaryPair(BaseModel):
     judge_audit_ids: tuple[int, ...] = ()
     """The audit rows of the judge's requests (both orders, retries included)."""
     judge_usd: float = 0.0
+    judge_detail: str = ""
+    """Each order's verdict as the judge gave it, or why it gave none (`ab: A; ba: A`)."""
 
 
 class CanaryChangeRecord(BaseModel):
@@ -106,6 +110,7 @@ def _canary_values(canary: CanaryRecord) -> list[Any]:
     values = canary.model_dump(mode="json")
     values["steps"] = json.dumps(list(canary.steps))
     values["auto_advance"] = int(canary.auto_advance)
+    values["judge_structured"] = int(canary.judge_structured)
     return [values[c] for c in _CANARY_COLUMNS]
 
 
@@ -113,6 +118,7 @@ def _canary_from(row: dict[str, Any]) -> CanaryRecord:
     values = dict(row)
     values["steps"] = tuple(json.loads(values["steps"]))
     values["auto_advance"] = bool(values["auto_advance"])
+    values["judge_structured"] = bool(values["judge_structured"])
     return CanaryRecord(**values)
 
 

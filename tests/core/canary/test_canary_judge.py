@@ -38,10 +38,13 @@ class Judge:
         if "impartial judge" not in system:
             return text(A_SAYS)  # the baseline's off-path replay
         if self.mode == "first":
-            return text("VERDICT: A\nREASON: the first one.")
-        shown_first = _SHOWN_FIRST.search(body["messages"][-1]["content"])
-        first_is_a = shown_first is not None and shown_first.group(1) == A_SAYS
-        return text(f"VERDICT: {'A' if first_is_a else 'B'}\nREASON: the baseline's answer is right.")
+            verdict = "A"
+        else:
+            shown_first = _SHOWN_FIRST.search(body["messages"][-1]["content"])
+            verdict = "A" if shown_first is not None and shown_first.group(1) == A_SAYS else "B"
+        if "response_format" in body:  # a structured reply: the JSON verdict alone
+            return text(json.dumps({"verdict": verdict, "reason": "as asked"}))
+        return text(f"VERDICT: {verdict}\nREASON: my choice.")
 
 
 @pytest.fixture
@@ -68,12 +71,12 @@ def world(tmp_path: Path):
         store.close()
 
 
-def _start(world: dict, judge: str | None = "judge-m") -> Any:
+def _start(world: dict, judge: str | None = "judge-m", structured: bool = False) -> Any:
     return canary.start(
         world["store"], world["catalogue"], workload_id=ALIAS, alias=ALIAS, baseline="model-a", candidate="model-b",
         set_path=world["set"], steps=(50.0, 100.0), shadow=False, margin_pp=10.0, min_pairs=5, auto_advance=False,
         max_usd_per_day=None, config_path=world["config"], traffic_log=str(world["log"]), restart=lambda: None,
-        decided_by="ana", judge=judge,
+        decided_by="ana", judge=judge, judge_structured=structured,
     )  # fmt: skip
 
 
@@ -105,6 +108,7 @@ def test_a_judge_that_picks_by_position_gives_ties_and_no_evidence_either_way(wo
         (PairGrader.JUDGE, "judge-m", "inconsistent")
     }
     assert all(p.paired is None and p.skipped is PairSkip.JUDGE_INCONSISTENT for p in pairs)
+    assert {p.judge_detail for p in pairs} == {"ab: A; ba: A"}  # the answer shown first, each time
     assert done.assessment.look.verdict is Verdict.INCONCLUSIVE and done.assessment.move is canary.Move.HOLD
     assert done.canary.weight == 50 and done.change is None  # neither rolled back nor ready
     # Every judge request is an audit row named by its pair and order, priced into the day's cap.
@@ -123,9 +127,10 @@ def test_a_judge_that_picks_by_position_gives_ties_and_no_evidence_either_way(wo
     ]
 
 
-def test_a_consistent_judge_preferring_a_rolls_b_back(world: dict) -> None:
+@pytest.mark.parametrize("structured", [False, True], ids=["written", "structured"])
+def test_a_consistent_judge_preferring_a_rolls_b_back(world: dict, structured: bool) -> None:
     world["judge"].mode = "prefers_a"
-    _start(world)
+    _start(world, structured=structured)
     _log(world, [(f"hello {i}", "good morning") for i in range(25)])
     done = _watch(world)
     assert done.change is CanaryChange.ROLLED_BACK and done.canary.state is CanaryState.ROLLED_BACK
@@ -135,6 +140,8 @@ def test_a_consistent_judge_preferring_a_rolls_b_back(world: dict) -> None:
     judged = [r.body for r in world["server"].requests if "impartial judge" in r.body["messages"][0]["content"]]
     firsts = [_SHOWN_FIRST.search(body["messages"][-1]["content"]).group(1) for body in judged]  # type: ignore[union-attr]
     assert firsts.count(A_SAYS) == firsts.count("good morning") == len(pairs)
+    assert all(("response_format" in body) is structured for body in judged)
+    assert {p.judge_detail for p in pairs} == {"ab: A; ba: B"}
     change = world["store"].canary_changes(ALIAS)[0]
     assert change.evidence["graders"]["judges"][0]["baseline"] == len(pairs)
 
