@@ -316,15 +316,29 @@ def _say_pass(done: Any) -> None:
         say(f"{done.lines} new requests logged, none served by {done.canary.candidate}: nothing to grade yet")
     else:
         judged = sum(1 for p in pairs if p.grader is PairGrader.JUDGE)
+        asked = [p for p in done.new_pairs if p.grader is PairGrader.JUDGE]
         by = (
             f" ({len(pairs) - judged} by the golden set's checks, {judged} by judge {done.canary.judge})"
-            if judged
+            if asked
             else ""
         )
         say(
             f"{done.candidate_requests} requests of {done.canary.candidate} replayed to {done.canary.baseline}: "
             f"{len(pairs)} paired{by}"
         )
+        no_evidence = [
+            f"{n} {what}"
+            for n, what in (
+                (
+                    sum(1 for p in asked if p.skipped is PairSkip.JUDGE_INCONSISTENT),
+                    "inconsistent (its two orders disagreed)",
+                ),
+                (sum(1 for p in asked if p.skipped is PairSkip.JUDGE_FAILED), "without a verdict"),
+            )
+            if n
+        ]
+        if no_evidence:
+            say(f"no evidence from the judge on {' and '.join(no_evidence)}")
         no_check = sum(1 for p in done.new_pairs if p.skipped is PairSkip.NO_CHECK)
         if no_check and not done.canary.judge:
             say(

@@ -19,7 +19,7 @@ from compare_tui.catalogue import Catalogue
 from compare_tui.report.decision import Verdict
 from compare_tui.store import Store
 from compare_tui.vocabulary import CanaryChange, CanaryState, PairGrader, PairSkip
-from tests.support.builders import hosted_entry, write_set
+from tests.support.builders import hosted_catalogue, hosted_entry, write_set
 from tests.support.fake_openai import FakeServer, text
 
 ALIAS = "greetings"
@@ -169,17 +169,20 @@ def test_status_splits_the_evidence_by_grader(world: dict, capsys: pytest.Captur
     assert document["judge"] == "judge-m" and document["evidence"]["graders"]["check"] == 3
 
 
-def test_without_a_judge_unchecked_traffic_is_counted_and_status_says_how_to_add_one(
-    world: dict, capsys: pytest.CaptureFixture[str]
+def test_without_a_judge_unchecked_traffic_is_counted_until_watch_is_given_one(
+    world: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from compare_tui.cli import main
 
     _start(world, judge=None)
     _log(world, [("hi", "yo"), ("t0", A_SAYS)])
-    done = _watch(world)
-    assert [p.skipped for p in done.new_pairs] == [PairSkip.NO_CHECK, None]
-    assert done.new_pairs[0].replay_audit_id is None  # nothing to grade it with: not replayed
-    capsys.readouterr()
+    models = hosted_catalogue(tmp_path / "models.toml", world["server"].url, ("model-a", "model-b", "judge-m"))
+    common = ["--models", str(models), "--store", str(world["store"].path)]
+    assert main(["canary", "watch", ALIAS, "--once", *common]) == 3
+    out = capsys.readouterr().out
+    assert "1 of them matched no task of the golden set: not graded (add a judge with `--judge MODEL`" in out
+    pairs = world["store"].canary_pairs(world["store"].latest_canary(ALIAS).id)
+    assert [(p.skipped, p.replay_audit_id is None) for p in pairs] == [(PairSkip.NO_CHECK, True), (None, False)]
     main(["canary", "status", ALIAS, "--store", str(world["store"].path)])
     out = capsys.readouterr().out
     assert "evidence: 1 pair by the golden set's checks" in out
@@ -187,3 +190,13 @@ def test_without_a_judge_unchecked_traffic_is_counted_and_status_says_how_to_add
         "note: 1 request matched no task of the golden set and was not graded: give the canary a judge "
         f"(`compare-tui canary watch {ALIAS} --judge MODEL`" in out
     )
+    # A judge given to watch grades what comes next (the judge here picks by position).
+    _log(world, [("hey", "yo"), ("hello", "yo"), ("t1", A_SAYS)], first=2)
+    assert main(["canary", "watch", ALIAS, "--once", "--judge", "judge-m", *common]) == 3
+    out = capsys.readouterr().out
+    assert "judged by judge-m (both orders asked) from now on" in out
+    assert (
+        "3 requests of model-b replayed to model-a: 1 paired (1 by the golden set's checks, 0 by judge judge-m)" in out
+    )
+    assert "no evidence from the judge on 2 inconsistent (its two orders disagreed)" in out
+    assert world["store"].latest_canary(ALIAS).judge == "judge-m"
