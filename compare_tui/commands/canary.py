@@ -33,7 +33,8 @@ Move a workload's traffic from its baseline A to a candidate B at the managed ga
 gateway up`), on the strength of B's own live answers. `start` keeps the alias pointing at A and
 lets B in at the first weight step (or, with --shadow, gives B mirrored copies no user sees).
 `watch` reads the gateway's traffic log, replays each of B's requests to A off-path (audited
-requests, never served), grades both with the workload's golden-set checks, and keeps an
+requests, never served), grades both with the workload's golden-set checks (a request that
+matches no task: with the canary's --judge, pairwise, both orders asked), and keeps an
 anytime-valid verdict on B − A. Worse: B's weight goes back to 0 and the alias to A alone, at
 once. Better or no worse, with enough new pairs: the next step is allowed, and taken by a person
 (`advance`) unless --auto-advance. Every change is compare-and-set against the gateway's config
@@ -44,6 +45,7 @@ EPILOG = """\
 examples:
   compare-tui canary start tickets --set sets/tickets --model qwen2.5-coder-0.5b --max-usd-per-day 2
   compare-tui canary watch tickets --interval 30
+  compare-tui canary watch tickets --judge qwen2.5-coder-0.5b --judge-structured
   compare-tui canary advance tickets
   compare-tui canary status tickets --json
   compare-tui canary stop tickets --reason "done for today"
