@@ -200,3 +200,32 @@ def test_without_a_judge_unchecked_traffic_is_counted_until_watch_is_given_one(
     )
     assert "no evidence from the judge on 2 inconsistent (its two orders disagreed)" in out
     assert world["store"].latest_canary(ALIAS).judge == "judge-m"
+
+
+@pytest.mark.parametrize("labelled", [24, 4], ids=["calibrated", "few-labels"])
+def test_the_judge_s_calibration_on_the_workload_is_shown_beside_the_judged_evidence(
+    tmp_path: Path, labelled: int
+) -> None:
+    from compare_tui.canary.policy import assess
+    from compare_tui.canary.status import judge_notes
+    from compare_tui.store import CanaryRecord
+    from tests.core.judge.test_judge_calibration import _stored
+
+    store_path, runs, _ = _stored(tmp_path, labelled=labelled)
+    with Store.open(store_path) as store:
+        workload = store.get_run_exact(runs["base-model"]).goldset_id
+        record = CanaryRecord(
+            workload_id=workload, alias=workload, baseline="base-model", candidate="cand-model", set_path="set",
+            steps=(50.0, 100.0), step=0, weight=50.0, routes_digest="x", state=CanaryState.STEPPING, margin_pp=10.0,
+            min_pairs=5, gateway_config="c", traffic_log="t", judge="judge",
+        )  # fmt: skip
+        notes = judge_notes(store, record, assess(record, []))
+    expected = {
+        24: "judge agrees with your labels: passes 18/26 right answers, fails 22/22 wrong ones; the canary's",
+        4: "judge agrees with your labels: passes 0/8 right answers, no wrong answer labelled yet; not enough labels "
+        "to correct; the canary's",
+    }[labelled]
+    assert notes == [
+        f"judge judge's calibration on {workload} (its single-answer grades against your labels): {expected} "
+        "pair verdicts are raw, not corrected by it"
+    ]
