@@ -1,14 +1,17 @@
 """`canary watch`'s one pass: read the traffic log from where the canary stopped, pair each of
 B's new requests, and act on the assessment (roll back at once when worse; advance only with
-`--auto-advance`). A pass is resumable at any point: each pair is committed with the log's offset
-after its line, so a watch killed mid-pass starts again at the next line with the same evidence.
+`--auto-advance`). A request that matches no golden-set task is replayed and judged only when
+the canary has a judge (`judged.py`). A pass is resumable at any point: each pair is committed
+with the log's offset after its line, so a watch killed mid-pass starts again at the next line
+with the same evidence.
 
 Replays are rate-limited (`replays_per_s`) and capped in spend per UTC day (`max_usd_per_day`,
-at the baseline's cost basis); over the cap, B's requests are counted as `over budget`, not
-replayed. Replays also count against the user's daily eval budget (`[budget]`, engine/budget.py):
-from the first whose estimate (its prompt, and its `max_tokens` where the request set one, at the
-baseline's cost basis) would exceed what today leaves, the pass replays no more, each request
-counted `over the daily eval budget`, and the pass says why (`WatchPass.budget_stop`).
+at the baseline's cost basis, the judge's calls at its own); over the cap, B's requests are
+counted as `over budget`, not replayed. Replays also count against the user's daily eval budget
+(`[budget]`, engine/budget.py): from the first whose estimate (its prompt, and its `max_tokens`
+where the request set one, at the baseline's cost basis, plus the judge's two calls where it will
+be asked) would exceed what today leaves, the pass replays no more, each request counted `over
+the daily eval budget`, and the pass says why (`WatchPass.budget_stop`).
 """
 
 from __future__ import annotations

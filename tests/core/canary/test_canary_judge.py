@@ -122,6 +122,12 @@ def test_a_judge_that_picks_by_position_gives_ties_and_no_evidence_either_way(wo
         assert pair.judge_usd > 0
     spent = world["store"].replay_usd_since(done.canary.id, "2000-01-01")
     assert spent == pytest.approx(sum(p.replay_usd + p.judge_usd for p in pairs))
+    # The daily eval budget reads the audit ledger: the judge's requests are in today's spend too.
+    from datetime import UTC, datetime
+
+    from compare_tui.engine.budget import spent_today
+
+    assert spent_today(world["store"], world["catalogue"], datetime.now(UTC)) == pytest.approx(spent)
     assert done.assessment.graders["judges"] == [
         {"model": "judge-m", "pairs": 0, "candidate": 0, "baseline": 0, "tie": 0, "inconsistent": 12, "failed": 0}
     ]
