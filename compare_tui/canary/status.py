@@ -11,6 +11,7 @@ from compare_tui.canary.policy import Assessment, Move, assess
 from compare_tui.canary.routes import RoutesError
 from compare_tui.judge.calibration.figures import NOT_ENOUGH
 from compare_tui.judge.calibration.load import load_calibration, workload_judges
+from compare_tui.judge.run.family import same_family_caveat
 from compare_tui.report.decision import Verdict
 from compare_tui.store import CanaryRecord, Store
 from compare_tui.vocabulary import CanaryState
@@ -88,9 +89,11 @@ def judge_notes(store: Store, canary: CanaryRecord, assessment: Assessment) -> l
             f"(`compare-tui canary watch {canary.workload_id} --judge MODEL`, a catalogue model) to grade such "
             "requests pairwise, both orders asked"
         ]
-    notes = []
-    if canary.judge in (canary.baseline, canary.candidate):
-        notes.append(f"the judge {canary.judge} is one of the two models compared: it may prefer its own answers")
+    notes = [
+        caveat
+        for contestant, role in ((canary.baseline, "baseline"), (canary.candidate, "candidate"))
+        if (caveat := same_family_caveat([canary.judge], contestant, [contestant], role))
+    ]
     digests = [digest for judge, digest in workload_judges(store, canary.workload_id) if judge == canary.judge]
     if not digests:
         notes.append(

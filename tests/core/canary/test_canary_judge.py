@@ -235,3 +235,13 @@ def test_the_judge_s_calibration_on_the_workload_is_shown_beside_the_judged_evid
         f"judge judge's calibration on {workload} (its single-answer grades against your labels): {expected} "
         "pair verdicts are raw, not corrected by it"
     ]
+
+
+def test_a_judge_of_a_compared_model_s_family_is_named_beside_its_evidence(world: dict) -> None:
+    from compare_tui.canary.policy import assess
+    from compare_tui.canary.status import judge_notes
+
+    record = _start(world).model_copy(update={"judge": "model-b"})
+    notes = judge_notes(world["store"], record, assess(record, []))
+    assert notes[0].startswith("The judge appears to be from the same model family as the baseline (model-a")
+    assert notes[1].startswith("The judge is the candidate model itself (model-b): models tend to prefer their own")
