@@ -323,6 +323,17 @@ class PairGrader(StrEnum):
     """The golden set's check of the task whose input the request is."""
     JUDGE = "judge"
     """A pairwise judge, both orders asked (no task matched the request)."""
+    SIMILARITY = "similarity"
+    """A judge's 1–5 similarity grade of B's answer against A's (no task matched the request)."""
+
+
+class CanaryJudgeRubric(StrEnum):
+    """How a canary's judge grades a request no golden-set check grades (`--judge-rubric`)."""
+
+    PAIRWISE = "pairwise"
+    """Which answer better does what the request asks, both orders asked: B − A is +1, 0 or −1."""
+    SIMILARITY = "similarity"
+    """How close B's answer is to A's on the 1–5 similarity rubric: as close (4 or 5) is 0, else −1."""
 
 
 class FailureCause(StrEnum):

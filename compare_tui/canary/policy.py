@@ -64,29 +64,34 @@ class Assessment:
 
 def graders(pairs: Sequence[CanaryPair]) -> dict[str, Any]:
     """The pairs by what graded them: `check` (paired by the golden set's checks), one entry per
-    judge model under `judges` (its pairs in the verdict, and its results over both orders:
-    `candidate`/`baseline`/`tie` preferred alike in both, `inconsistent` and `failed` left out),
-    and `no_check`, the requests nothing graded."""
-    judges: dict[str, Counter[str]] = {}
+    judge model and grader under `judges` (its pairs in the verdict, and its results: pairwise,
+    `candidate`/`baseline`/`tie` preferred alike in both orders, `inconsistent` and `failed` left
+    out; a similarity grade, `tie` as close as A's answer and `baseline` departed from it), and
+    `no_check`, the requests nothing graded."""
+    judges: dict[tuple[str, str], Counter[str]] = {}
     for pair in pairs:
-        if pair.grader is PairGrader.JUDGE and pair.judge:
-            judges.setdefault(pair.judge, Counter())[pair.judge_result or PairResult.FAILED.value] += 1
+        if pair.grader in JUDGED and pair.judge:
+            key = (pair.judge, PairGrader(pair.grader).value)
+            judges.setdefault(key, Counter())[pair.judge_result or PairResult.FAILED.value] += 1
     by_judge = [
         {
             "model": model,
-            "pairs": sum(1 for p in pairs if p.judge == model and p.paired is not None),
+            "grader": grader,
+            "pairs": sum(1 for p in pairs if (p.judge, p.grader) == (model, grader) and p.paired is not None),
             **{result: counts[result] for result in JUDGE_RESULTS},
         }
-        for model, counts in judges.items()
+        for (model, grader), counts in judges.items()
     ]
     return {
         # A pair stored before the canary had a judge has no grader: only checks graded then.
-        "check": sum(1 for p in pairs if p.grader is not PairGrader.JUDGE and p.paired is not None),
+        "check": sum(1 for p in pairs if p.grader not in JUDGED and p.paired is not None),
         "judges": by_judge,
         "no_check": sum(1 for p in pairs if p.skipped is PairSkip.NO_CHECK),
     }
 
 
+JUDGED = (PairGrader.JUDGE, PairGrader.SIMILARITY)
+"""The graders that are a judge (the rest: the golden set's checks)."""
 JUDGE_RESULTS = tuple(
     r.value
     for r in (PairResult.CANDIDATE, PairResult.BASELINE, PairResult.TIE, PairResult.INCONSISTENT, PairResult.FAILED)
@@ -108,9 +113,15 @@ def graders_words(split: dict[str, Any]) -> str:
             )
             if judge.get(k)
         ]
+        if judge.get("grader") == PairGrader.SIMILARITY:
+            how = f"similarity to A's answer: as close {judge['tie']}, departed {judge['baseline']}"
+        else:
+            how = (
+                f"both orders asked: B preferred {judge['candidate']}, A preferred {judge['baseline']}, "
+                f"tie {judge['tie']}"
+            )
         parts.append(
-            f"{judge['pairs']} by judge {judge['model']} (both orders asked: B preferred {judge['candidate']}, "
-            f"A preferred {judge['baseline']}, tie {judge['tie']}"
+            f"{judge['pairs']} by judge {judge['model']} ({how}"
             + (f"; {', '.join(left_out)}" if left_out else "")
             + ")"
         )

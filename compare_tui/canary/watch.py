@@ -35,7 +35,7 @@ from compare_tui.canary.evidence import (
     served_by,
     task_index,
 )
-from compare_tui.canary.judged import estimated_judge_usd, judge_pair
+from compare_tui.canary.judged import estimated_judge_usd, judge_pair, judge_similarity
 from compare_tui.canary.policy import Assessment, Move, assess
 from compare_tui.catalogue import Catalogue, ModelEntry
 from compare_tui.endpoint import key_headers
@@ -48,7 +48,7 @@ from compare_tui.engine.request import estimated_message_tokens
 from compare_tui.goldset import GoldenSet, Task, load_golden_set
 from compare_tui.store import CanaryPair, CanaryRecord, Store, utc_now
 from compare_tui.store.rows import audit_values
-from compare_tui.vocabulary import CanaryChange, PairGrader, PairSkip, money
+from compare_tui.vocabulary import CanaryChange, CanaryJudgeRubric, PairGrader, PairSkip, money
 
 REPLAY_TIMEOUT_S = 120.0
 
@@ -127,8 +127,9 @@ def _pair(
         return pair.model_copy(update={"skipped": PairSkip.REPLAY_FAILED})
     if task is None:
         assert judge is not None  # no check and no judge returned above
+        similarity = canary.judge_rubric is CanaryJudgeRubric.SIMILARITY
         judged = asyncio.run(
-            judge_pair(
+            (judge_similarity if similarity else judge_pair)(
                 store, judge.entry, judge.headers, canary_id=canary.id, call_id=call.call_id,
                 messages=call.record.get("messages"), baseline=ex.acc.answer(), candidate=answer,
                 structured=canary.judge_structured,
@@ -136,7 +137,7 @@ def _pair(
         )  # fmt: skip
         return pair.model_copy(
             update={
-                "grader": PairGrader.JUDGE, "judge": judge.entry.name, "judge_result": judged.result.value,
+                "grader": PairGrader.SIMILARITY if similarity else PairGrader.JUDGE, "judge": judge.entry.name, "judge_result": judged.result.value,
                 "judge_audit_ids": judged.audit_ids, "judge_usd": judged.usd, "judge_detail": judged.detail, "paired": judged.paired,
                 "skipped": judged.skipped,
             }
@@ -197,7 +198,8 @@ def watch_once(
         prompt = estimated_message_tokens(call.record.get("messages") or [], call.record.get("tools"))
         usd = estimate_requests(entry.cost, 1, prompt, int(cap), 1).usd or 0.0
         if judge is not None and messages_key(call.record.get("messages")) not in index:
-            usd += estimated_judge_usd(judge.entry, call.record.get("messages") or [], int(cap) or 1024)
+            calls = 1 if canary.judge_rubric is CanaryJudgeRubric.SIMILARITY else 2
+            usd += estimated_judge_usd(judge.entry, call.record.get("messages") or [], int(cap) or 1024, calls)
         if not usd:
             return None
         now = datetime.now(UTC)

@@ -22,6 +22,7 @@ from compare_tui.commands.common import (
     say,
 )
 from compare_tui.reviewer import reviewer_name
+from compare_tui.vocabulary import CanaryJudgeRubric
 
 if TYPE_CHECKING:
     from compare_tui.goldset import GoldenSet
@@ -72,6 +73,13 @@ _STRUCTURED_HELP = (
 )
 
 
+_RUBRIC_HELP = (
+    "how the judge grades: pairwise (default; which answer better does what the request asks, both orders "
+    "asked) or similarity (B's answer graded 1-5 against A's: as close, or departed; it can show B as good "
+    "as A or worse, never better)"
+)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = subparsers.add_parser(
         "canary",
@@ -107,6 +115,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     start.add_argument("--judge", metavar="MODEL", help=_JUDGE_HELP)
     start.add_argument("--judge-structured", action="store_true", help=_STRUCTURED_HELP)
+    start.add_argument("--judge-rubric", choices=[r.value for r in CanaryJudgeRubric], help=_RUBRIC_HELP)
     for parser in (start,):
         add_catalogue_option(parser)
     start.set_defaults(handler=_start)
@@ -122,6 +131,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=_JUDGE_HELP + "; kept for the canary's later passes (each pair records its grader)",
     )
     watch.add_argument("--judge-structured", action="store_true", help=_STRUCTURED_HELP)
+    watch.add_argument("--judge-rubric", choices=[r.value for r in CanaryJudgeRubric], help=_RUBRIC_HELP)
     add_catalogue_option(watch)
     watch.set_defaults(handler=_watch)
 
@@ -190,6 +200,7 @@ def _start(args: argparse.Namespace) -> int:
                 max_usd_per_day=args.max_usd_per_day, config_path=Path(record.config), traffic_log=record.traffic_log,
                 restart=_restart, decided_by=reviewer_name(), judge=args.judge,
                 judge_structured=args.judge_structured,
+                judge_rubric=CanaryJudgeRubric(args.judge_rubric or CanaryJudgeRubric.PAIRWISE),
             )  # fmt: skip
     except canary_pkg.CanaryError as exc:
         raise CommandError(str(exc)) from None
@@ -200,13 +211,17 @@ def _start(args: argparse.Namespace) -> int:
         f"{started.min_pairs} new pairs before each step"
     )
     if started.judge:
-        say(_judged_by(started.judge, started.judge_structured))
+        say(_judged_by(started.judge, started.judge_structured, started.judge_rubric))
     say(f"next: `compare-tui canary watch {args.workload}`")
     return 0
 
 
-def _judged_by(judge: str, structured: bool) -> str:
-    how = "both orders asked" + (", replies constrained to a JSON verdict" if structured else "")
+def _judged_by(judge: str, structured: bool, rubric: CanaryJudgeRubric) -> str:
+    if rubric is CanaryJudgeRubric.SIMILARITY:
+        how = "B's answer graded 1–5 for similarity to A's"
+    else:
+        how = "pairwise, both orders asked"
+    how += ", replies constrained to a JSON verdict" if structured else ""
     return f"requests matching no task of the golden set are judged by {judge} ({how})"
 
 
@@ -287,10 +302,12 @@ def _watch(args: argparse.Namespace) -> int:
         judge = args.judge or canary.judge
         # The same judge keeps its reply form; another starts with the written one unless asked.
         structured = args.judge_structured or (canary.judge_structured and judge == canary.judge)
-        if judge and (judge, structured) != (canary.judge, canary.judge_structured):
+        rubric = CanaryJudgeRubric(args.judge_rubric or canary.judge_rubric)
+        if judge and (judge, structured, rubric) != (canary.judge, canary.judge_structured, canary.judge_rubric):
             catalogue.get(judge)  # an unknown judge is refused before anything is written
-            canary = store.update_canary(canary.model_copy(update={"judge": judge, "judge_structured": structured}))
-            say(_judged_by(judge, structured) + " from now on")
+            update = {"judge": judge, "judge_structured": structured, "judge_rubric": rubric}
+            canary = store.update_canary(canary.model_copy(update=update))
+            say(_judged_by(judge, structured, rubric) + " from now on")
         while True:
             try:
                 done = watch_once(
@@ -309,7 +326,8 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _say_pass(done: Any) -> None:
-    from compare_tui.vocabulary import CanaryChange, PairGrader, PairSkip
+    from compare_tui.canary.policy import JUDGED
+    from compare_tui.vocabulary import CanaryChange, PairSkip
 
     pairs = [p for p in done.new_pairs if p.paired is not None]
     if not done.lines:
@@ -317,8 +335,8 @@ def _say_pass(done: Any) -> None:
     elif not done.candidate_requests:
         say(f"{done.lines} new requests logged, none served by {done.canary.candidate}: nothing to grade yet")
     else:
-        judged = sum(1 for p in pairs if p.grader is PairGrader.JUDGE)
-        asked = [p for p in done.new_pairs if p.grader is PairGrader.JUDGE]
+        judged = sum(1 for p in pairs if p.grader in JUDGED)
+        asked = [p for p in done.new_pairs if p.grader in JUDGED]
         by = (
             f" ({len(pairs) - judged} by the golden set's checks, {judged} by judge {done.canary.judge})"
             if asked

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from compare_tui.store.base import StoreBase
 from compare_tui.store.errors import StoreError
 from compare_tui.store.records import Timestamp, new_run_id, utc_now
-from compare_tui.vocabulary import CanaryChange, CanaryState, PairGrader, PairSkip
+from compare_tui.vocabulary import CanaryChange, CanaryJudgeRubric, CanaryState, PairGrader, PairSkip
 
 
 class CanaryRecord(BaseModel):
@@ -49,6 +49,7 @@ class CanaryRecord(BaseModel):
     """The catalogue model that judges pairs no golden-set check grades (None: they are counted `no check`)."""
     judge_structured: bool = False
     """Ask the judge's server to constrain its replies to a JSON verdict (`response_format`)."""
+    judge_rubric: CanaryJudgeRubric = CanaryJudgeRubric.PAIRWISE
     started_at: Timestamp = Field(default_factory=utc_now)
     updated_at: Timestamp = Field(default_factory=utc_now)
 
@@ -77,7 +78,8 @@ class CanaryPair(BaseModel):
     """What decided `paired`: the golden set's check or the judge (None: nothing graded it)."""
     judge: str | None = None
     judge_result: str | None = None
-    """The judge's pair result over both orders (`judge.pair.figures.PairResult`'s value)."""
+    """The judge's pair result over both orders (`judge.pair.figures.PairResult`'s value); for a
+    similarity grade, `tie` (as close as A's answer) or `baseline` (departed from it)."""
     judge_audit_ids: tuple[int, ...] = ()
     """The audit rows of the judge's requests (both orders, retries included)."""
     judge_usd: float = 0.0

@@ -435,6 +435,7 @@ the evidence behind it (JSON)."""
 _CANARY_JUDGE = """
 ALTER TABLE canaries ADD COLUMN judge TEXT;
 ALTER TABLE canaries ADD COLUMN judge_structured INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE canaries ADD COLUMN judge_rubric TEXT NOT NULL DEFAULT 'pairwise';
 ALTER TABLE canary_pairs ADD COLUMN grader TEXT;
 ALTER TABLE canary_pairs ADD COLUMN judge TEXT;
 ALTER TABLE canary_pairs ADD COLUMN judge_result TEXT;
@@ -443,7 +444,8 @@ ALTER TABLE canary_pairs ADD COLUMN judge_usd REAL NOT NULL DEFAULT 0;
 ALTER TABLE canary_pairs ADD COLUMN judge_detail TEXT NOT NULL DEFAULT ''
 """
 """A canary's judge for traffic no golden-set check grades (`canaries.judge`, a catalogue name,
-null: none; `judge_structured`: its replies constrained to a JSON verdict), and per pair what decided it (`grader`: `check` or `judge`), the judge's model,
+null: none; `judge_structured`: its replies constrained to a JSON verdict; `judge_rubric`:
+`pairwise` or `similarity`), and per pair what decided it (`grader`: `check` or `judge`), the judge's model,
 its pair result over both orders, the audit rows of its calls (a JSON list of ids), their
 cost, and each order's verdict or why it gave none (`judge_detail`)."""
 

@@ -35,6 +35,9 @@ class Judge:
 
     def __call__(self, body: dict[str, Any], count: int) -> Any:
         system = str(body["messages"][0].get("content", ""))
+        if "grade one answer" in system:  # the similarity grade: 5 when B's answer is A's, else 1
+            graded = re.search(r"<<<ANSWER\n(.*?)\nANSWER>>>", body["messages"][-1]["content"], re.DOTALL)
+            return text(f"GRADE: {5 if graded and graded.group(1) == A_SAYS else 1}\nREASON: compared.")
         if "impartial judge" not in system:
             return text(A_SAYS)  # the baseline's off-path replay
         if self.mode == "first":
@@ -71,12 +74,12 @@ def world(tmp_path: Path):
         store.close()
 
 
-def _start(world: dict, judge: str | None = "judge-m", structured: bool = False) -> Any:
+def _start(world: dict, judge: str | None = "judge-m", structured: bool = False, **options: Any) -> Any:
     return canary.start(
         world["store"], world["catalogue"], workload_id=ALIAS, alias=ALIAS, baseline="model-a", candidate="model-b",
         set_path=world["set"], steps=(50.0, 100.0), shadow=False, margin_pp=10.0, min_pairs=5, auto_advance=False,
         max_usd_per_day=None, config_path=world["config"], traffic_log=str(world["log"]), restart=lambda: None,
-        decided_by="ana", judge=judge, judge_structured=structured,
+        decided_by="ana", judge=judge, judge_structured=structured, **options,
     )  # fmt: skip
 
 
@@ -129,7 +132,16 @@ def test_a_judge_that_picks_by_position_gives_ties_and_no_evidence_either_way(wo
 
     assert spent_today(world["store"], world["catalogue"], datetime.now(UTC)) == pytest.approx(spent)
     assert done.assessment.graders["judges"] == [
-        {"model": "judge-m", "pairs": 0, "candidate": 0, "baseline": 0, "tie": 0, "inconsistent": 12, "failed": 0}
+        {
+            "model": "judge-m",
+            "grader": "judge",
+            "pairs": 0,
+            "candidate": 0,
+            "baseline": 0,
+            "tie": 0,
+            "inconsistent": 12,
+            "failed": 0,
+        }
     ]
 
 
@@ -150,6 +162,27 @@ def test_a_consistent_judge_preferring_a_rolls_b_back(world: dict, structured: b
     assert {p.judge_detail for p in pairs} == {"ab: A; ba: B"}
     change = world["store"].canary_changes(ALIAS)[0]
     assert change.evidence["graders"]["judges"][0]["baseline"] == len(pairs)
+
+
+def test_a_similarity_judge_counts_b_as_close_or_departed_from_a_and_rolls_back_a_departing_b(world: dict) -> None:
+    from compare_tui.canary.policy import graders_words
+    from compare_tui.vocabulary import CanaryJudgeRubric
+
+    _start(world, judge_rubric=CanaryJudgeRubric.SIMILARITY)
+    _log(world, [(f"hi {i}", A_SAYS) for i in range(3)] + [(f"hello {i}", "good morning") for i in range(3, 30)])
+    done = _watch(world)
+    assert done.change is CanaryChange.ROLLED_BACK
+    pairs = world["store"].canary_pairs(done.canary.id)
+    assert [p.paired for p in pairs[:4]] == [0, 0, 0, -1] and {p.grader for p in pairs} == {PairGrader.SIMILARITY}
+    assert [p.judge_detail for p in pairs[2:4]] == ["grade 5", "grade 1"]
+    audit = {row["id"]: row["task_id"] for row in world["store"].query("SELECT id, task_id FROM audit")}
+    assert all(
+        [audit[i] for i in p.judge_audit_ids] == [judge_task_id(done.canary.id, p.call_id, "single")] for p in pairs
+    )
+    assert graders_words(done.assessment.graders) == (
+        f"0 pairs by the golden set's checks, {len(pairs)} by judge judge-m (similarity to A's answer: as close 3, "
+        f"departed {len(pairs) - 3})"
+    )
 
 
 def test_status_splits_the_evidence_by_grader(world: dict, capsys: pytest.CaptureFixture[str]) -> None:
@@ -200,7 +233,7 @@ def test_without_a_judge_unchecked_traffic_is_counted_until_watch_is_given_one(
     _log(world, [("hey", "yo"), ("hello", "yo"), ("t1", A_SAYS)], first=2)
     assert main(["canary", "watch", ALIAS, "--once", "--judge", "judge-m", *common]) == 3
     out = capsys.readouterr().out
-    assert "judged by judge-m (both orders asked) from now on" in out
+    assert "judged by judge-m (pairwise, both orders asked) from now on" in out
     assert (
         "3 requests of model-b replayed to model-a: 1 paired (1 by the golden set's checks, 0 by judge judge-m)" in out
     )
