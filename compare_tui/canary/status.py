@@ -11,10 +11,11 @@ from compare_tui.canary.policy import Assessment, Move, assess
 from compare_tui.canary.routes import RoutesError
 from compare_tui.judge.calibration.figures import NOT_ENOUGH
 from compare_tui.judge.calibration.load import load_calibration, workload_judges
+from compare_tui.judge.grade.scale import load_scale_rubric
 from compare_tui.judge.run.family import same_family_caveat
 from compare_tui.report.decision import Verdict
 from compare_tui.store import CanaryRecord, Store
-from compare_tui.vocabulary import CanaryState
+from compare_tui.vocabulary import CanaryJudgeRubric, CanaryState
 
 EXIT_READY = 0
 EXIT_HOLD = 3
@@ -98,14 +99,17 @@ def judge_notes(store: Store, canary: CanaryRecord, assessment: Assessment) -> l
     if not digests:
         notes.append(
             f"judge {canary.judge} has no calibration against your labels on {canary.workload_id} "
-            "(`compare-tui label`): its pair verdicts are raw, not verified"
+            "(`compare-tui label`): its verdicts here are raw, not verified"
         )
         return notes
-    calibration = load_calibration(store, canary.judge, digests[0], canary.workload_id).calibration
+    # A similarity judge's own rubric, where people's labels calibrated it; else the judge's latest.
+    own = load_scale_rubric("similarity", structured=canary.judge_structured).digest
+    digest = own if canary.judge_rubric is CanaryJudgeRubric.SIMILARITY and own in digests else digests[0]
+    calibration = load_calibration(store, canary.judge, digest, canary.workload_id).calibration
     enough = "" if calibration.enough else f"; {NOT_ENOUGH.split(':')[0]}"
     notes.append(
         f"judge {canary.judge}'s calibration on {canary.workload_id} (its single-answer grades against your "
-        f"labels): {calibration.sentence()}{enough}; the canary's pair verdicts are raw, not corrected by it"
+        f"labels): {calibration.sentence()}{enough}; the canary's judged evidence is raw, not corrected by it"
     )
     return notes
 

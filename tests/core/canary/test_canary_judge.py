@@ -266,7 +266,7 @@ def test_the_judge_s_calibration_on_the_workload_is_shown_beside_the_judged_evid
     }[labelled]
     assert notes == [
         f"judge judge's calibration on {workload} (its single-answer grades against your labels): {expected} "
-        "pair verdicts are raw, not corrected by it"
+        "judged evidence is raw, not corrected by it"
     ]
 
 
