@@ -309,6 +309,31 @@ class PairSkip(StrEnum):
     """The day's replay spend (`--max-usd-per-day`) was reached: not replayed."""
     OVER_DAILY_BUDGET = "over the daily eval budget"
     """The next replay would take today's eval spend past `[budget]` in the user's config: not replayed."""
+    JUDGE_FAILED = "judge failed"
+    """No golden-set check, and a judge call (either order) gave no readable verdict."""
+    JUDGE_INCONSISTENT = "judge inconsistent"
+    """No golden-set check, and the judge's two orders disagreed (it picked by position): a tie
+    that is no evidence either way, left out of the verdict."""
+
+
+class PairGrader(StrEnum):
+    """What decided a canary pair's outcome (`canary status` splits the evidence by it)."""
+
+    CHECK = "check"
+    """The golden set's check of the task whose input the request is."""
+    JUDGE = "judge"
+    """A pairwise judge, both orders asked (no task matched the request)."""
+    SIMILARITY = "similarity"
+    """A judge's 1–5 similarity grade of B's answer against A's (no task matched the request)."""
+
+
+class CanaryJudgeRubric(StrEnum):
+    """How a canary's judge grades a request no golden-set check grades (`--judge-rubric`)."""
+
+    PAIRWISE = "pairwise"
+    """Which answer better does what the request asks, both orders asked: B − A is +1, 0 or −1."""
+    SIMILARITY = "similarity"
+    """How close B's answer is to A's on the 1–5 similarity rubric: as close (4 or 5) is 0, else −1."""
 
 
 class FailureCause(StrEnum):

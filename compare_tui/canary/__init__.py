@@ -2,7 +2,8 @@
 
 `control` starts a canary and moves its split (compare-and-set against the gateway's config,
 a proxy restart, a recorded change); `evidence` pairs B's logged answers with the baseline's
-off-path replays, graded by the workload's checks; `policy` is the pure assessment every surface
+off-path replays, graded by the workload's checks (`judged`: by the canary's pairwise judge
+where no check matches); `policy` is the pure assessment every surface
 shows (hold, roll back, ready); `watch` is one pass of `canary watch`; `routes` reads and writes
 the alias's entries of the gateway's config; `status` is the document `canary status --json`
 prints.

@@ -28,7 +28,7 @@ from compare_tui.canary.routes import (
 from compare_tui.catalogue import Catalogue
 from compare_tui.errors import CompareTuiError
 from compare_tui.store import CanaryChangeRecord, CanaryRecord, DecisionRecord, Store
-from compare_tui.vocabulary import CanaryChange, CanaryState
+from compare_tui.vocabulary import CanaryChange, CanaryJudgeRubric, CanaryState
 
 DEFAULT_STEPS = (1.0, 5.0, 25.0, 50.0, 100.0)
 Restart = Callable[[], None]
@@ -73,11 +73,17 @@ def start(
     traffic_log: str,
     restart: Restart,
     decided_by: str,
+    judge: str | None = None,
+    judge_structured: bool = False,
+    judge_rubric: CanaryJudgeRubric = CanaryJudgeRubric.PAIRWISE,
 ) -> CanaryRecord:
-    """Route the alias to A and B (B at the first step, or as a shadow) and record the canary."""
+    """Route the alias to A and B (B at the first step, or as a shadow) and record the canary.
+    `judge` (a catalogue model) grades the pairs no golden-set check grades."""
     if baseline == candidate:
         raise CanaryError(f"--model {candidate} is already the baseline of {workload_id}")
     base_entry, cand_entry = catalogue.get(baseline), catalogue.get(candidate)
+    if judge is not None:
+        catalogue.get(judge)  # an unknown judge is refused before anything is written
     active = store.latest_canary(workload_id)
     if active is not None and active.active:
         raise CanaryError(
@@ -116,6 +122,9 @@ def start(
         gateway_config=str(config_path),
         traffic_log=traffic_log,
         log_offset=_log_size(traffic_log),
+        judge=judge,
+        judge_structured=judge_structured,
+        judge_rubric=judge_rubric,
     )
     change = CanaryChangeRecord(
         canary_id=canary.id,

@@ -7,7 +7,7 @@ copy on the shadow route). Its request (already scrubbed) is replayed to the bas
 endpoint, never through the alias, so no user ever sees that answer; each replay is a row of the
 audit ledger (`task_id` `canary:<canary id>:<call id>`). Both answers are graded by the golden
 set's scorer of the task whose messages the request carries; a request that matches no task has
-no check to grade it by, and is counted as such (no judge is used here).
+no check to grade it by: the canary's judge grades it (`judged.py`), else it is counted as such.
 """
 
 from __future__ import annotations

@@ -9,9 +9,13 @@ from typing import Any
 from compare_tui.canary.control import check_routes
 from compare_tui.canary.policy import Assessment, Move, assess
 from compare_tui.canary.routes import RoutesError
+from compare_tui.judge.calibration.figures import NOT_ENOUGH
+from compare_tui.judge.calibration.load import load_calibration, workload_judges
+from compare_tui.judge.grade.scale import load_scale_rubric
+from compare_tui.judge.run.family import same_family_caveat
 from compare_tui.report.decision import Verdict
 from compare_tui.store import CanaryRecord, Store
-from compare_tui.vocabulary import CanaryState
+from compare_tui.vocabulary import CanaryJudgeRubric, CanaryState
 
 EXIT_READY = 0
 EXIT_HOLD = 3
@@ -64,10 +68,50 @@ def status_document(store: Store, canary: CanaryRecord) -> dict[str, Any]:
         "move": assessment.move.value,
         "reason": assessment.reason,
         "evidence": assessment.evidence(),
+        "judge": canary.judge,
+        "judge_notes": judge_notes(store, canary, assessment),
         "hand_edit": edit,
         "last_change": None if last is None else last.model_dump(mode="json"),
         "exit_code": exit_code(canary, assessment, edit),
     }
+
+
+def judge_notes(store: Store, canary: CanaryRecord, assessment: Assessment) -> list[str]:
+    """What to know about the judged evidence: with no judge, how many requests lacked a check
+    and how to add one; with one, its calibration against people's labels on the workload (a
+    sentence from `judge.calibration`, or that there is none): the pair verdicts stay raw."""
+    no_check = int(assessment.graders.get("no_check", 0))
+    if not canary.judge:
+        if not no_check:
+            return []
+        return [
+            f"{no_check} request{'' if no_check == 1 else 's'} matched no task of the golden set and "
+            f"{'was' if no_check == 1 else 'were'} not graded: give the canary a judge "
+            f"(`compare-tui canary watch {canary.workload_id} --judge MODEL`, a catalogue model) to grade such "
+            "requests pairwise, both orders asked"
+        ]
+    notes = [
+        caveat
+        for contestant, role in ((canary.baseline, "baseline"), (canary.candidate, "candidate"))
+        if (caveat := same_family_caveat([canary.judge], contestant, [contestant], role))
+    ]
+    digests = [digest for judge, digest in workload_judges(store, canary.workload_id) if judge == canary.judge]
+    if not digests:
+        notes.append(
+            f"judge {canary.judge} has no calibration against your labels on {canary.workload_id} "
+            "(`compare-tui label`): its verdicts here are raw, not verified"
+        )
+        return notes
+    # A similarity judge's own rubric, where people's labels calibrated it; else the judge's latest.
+    own = load_scale_rubric("similarity", structured=canary.judge_structured).digest
+    digest = own if canary.judge_rubric is CanaryJudgeRubric.SIMILARITY and own in digests else digests[0]
+    calibration = load_calibration(store, canary.judge, digest, canary.workload_id).calibration
+    enough = "" if calibration.enough else f"; {NOT_ENOUGH.split(':')[0]}"
+    notes.append(
+        f"judge {canary.judge}'s calibration on {canary.workload_id} (its single-answer grades against your "
+        f"labels): {calibration.sentence()}{enough}; the canary's judged evidence is raw, not corrected by it"
+    )
+    return notes
 
 
 def where_words(document: dict[str, Any]) -> str:

@@ -1,14 +1,17 @@
 """`canary watch`'s one pass: read the traffic log from where the canary stopped, pair each of
 B's new requests, and act on the assessment (roll back at once when worse; advance only with
-`--auto-advance`). A pass is resumable at any point: each pair is committed with the log's offset
-after its line, so a watch killed mid-pass starts again at the next line with the same evidence.
+`--auto-advance`). A request that matches no golden-set task is replayed and judged only when
+the canary has a judge (`judged.py`). A pass is resumable at any point: each pair is committed
+with the log's offset after its line, so a watch killed mid-pass starts again at the next line
+with the same evidence.
 
 Replays are rate-limited (`replays_per_s`) and capped in spend per UTC day (`max_usd_per_day`,
-at the baseline's cost basis); over the cap, B's requests are counted as `over budget`, not
-replayed. Replays also count against the user's daily eval budget (`[budget]`, engine/budget.py):
-from the first whose estimate (its prompt, and its `max_tokens` where the request set one, at the
-baseline's cost basis) would exceed what today leaves, the pass replays no more, each request
-counted `over the daily eval budget`, and the pass says why (`WatchPass.budget_stop`).
+at the baseline's cost basis, the judge's calls at its own); over the cap, B's requests are
+counted as `over budget`, not replayed. Replays also count against the user's daily eval budget
+(`[budget]`, engine/budget.py): from the first whose estimate (its prompt, and its `max_tokens`
+where the request set one, at the baseline's cost basis, plus the judge's two calls where it will
+be asked) would exceed what today leaves, the pass replays no more, each request counted `over
+the daily eval budget`, and the pass says why (`WatchPass.budget_stop`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from compare_tui.canary.evidence import (
     served_by,
     task_index,
 )
+from compare_tui.canary.judged import estimated_judge_usd, judge_pair, judge_similarity
 from compare_tui.canary.policy import Assessment, Move, assess
 from compare_tui.catalogue import Catalogue, ModelEntry
 from compare_tui.endpoint import key_headers
@@ -44,7 +48,7 @@ from compare_tui.engine.request import estimated_message_tokens
 from compare_tui.goldset import GoldenSet, Task, load_golden_set
 from compare_tui.store import CanaryPair, CanaryRecord, Store, utc_now
 from compare_tui.store.rows import audit_values
-from compare_tui.vocabulary import CanaryChange, PairSkip, money
+from compare_tui.vocabulary import CanaryChange, CanaryJudgeRubric, PairGrader, PairSkip, money
 
 REPLAY_TIMEOUT_S = 120.0
 
@@ -91,17 +95,25 @@ async def _replay(
     return ex, opened
 
 
+@dataclass(frozen=True)
+class Judge:
+    """The canary's judge for pairs no check grades: its catalogue entry and request headers."""
+
+    entry: ModelEntry
+    headers: dict[str, str] = field(repr=False)
+
+
 def _pair(
     store: Store, canary: CanaryRecord, goldset: GoldenSet, index: Mapping[str, Task], entry: ModelEntry,
     call: LoggedCall, seq: int, key: str | None, spent_today: float,
-    over_daily: Callable[[LoggedCall], str | None] = lambda call: None,
+    over_daily: Callable[[LoggedCall], str | None] = lambda call: None, judge: Judge | None = None,
 ) -> CanaryPair:  # fmt: skip
     pair = CanaryPair(canary_id=canary.id, call_id=call.call_id, seq=seq)
     answer = logged_answer(call.record)
     task = index.get(messages_key(call.record.get("messages")))
-    if answer is None or task is None:
+    if answer is None or (task is None and judge is None):
         return pair.model_copy(update={"skipped": PairSkip.NO_CHECK})
-    pair = pair.model_copy(update={"task_id": task.id})
+    pair = pair.model_copy(update={"task_id": task.id if task else None})
     if canary.max_usd_per_day is not None and spent_today >= canary.max_usd_per_day:
         return pair.model_copy(update={"skipped": PairSkip.OVER_BUDGET})
     if over_daily(call):
@@ -113,6 +125,23 @@ def _pair(
     )
     if ex.error_class is not None or ex.acc is None:
         return pair.model_copy(update={"skipped": PairSkip.REPLAY_FAILED})
+    if task is None:
+        assert judge is not None  # no check and no judge returned above
+        similarity = canary.judge_rubric is CanaryJudgeRubric.SIMILARITY
+        judged = asyncio.run(
+            (judge_similarity if similarity else judge_pair)(
+                store, judge.entry, judge.headers, canary_id=canary.id, call_id=call.call_id,
+                messages=call.record.get("messages"), baseline=ex.acc.answer(), candidate=answer,
+                structured=canary.judge_structured,
+            )
+        )  # fmt: skip
+        return pair.model_copy(
+            update={
+                "grader": PairGrader.SIMILARITY if similarity else PairGrader.JUDGE, "judge": judge.entry.name, "judge_result": judged.result.value,
+                "judge_audit_ids": judged.audit_ids, "judge_usd": judged.usd, "judge_detail": judged.detail, "paired": judged.paired,
+                "skipped": judged.skipped,
+            }
+        )  # fmt: skip
     b_outcome = graded(goldset, task, answer)
     a_outcome = graded(goldset, task, ex.acc.answer())
     paired = paired_outcome(b_outcome, a_outcome)
@@ -121,6 +150,7 @@ def _pair(
             "candidate_outcome": b_outcome.value,
             "baseline_outcome": a_outcome.value,
             "paired": paired,
+            "grader": PairGrader.CHECK,
             "skipped": None if paired is not None else PairSkip.NOT_GRADED,
         }
     )
@@ -149,6 +179,11 @@ def watch_once(
     index = task_index(goldset)
     entry = catalogue.get(canary.baseline)
     key = environ.get(entry.key_env) if entry.key_env else None
+    judge = None
+    if canary.judge:
+        judge_entry = catalogue.get(canary.judge)
+        judge_key = environ.get(judge_entry.key_env) if judge_entry.key_env else None
+        judge = Judge(judge_entry, key_headers(judge_key))
     seq = len(store.canary_pairs(canary.id))
     day = utc_now()[:10]
     spent = store.replay_usd_since(canary.id, day)
@@ -161,7 +196,10 @@ def watch_once(
         params = params if isinstance(params, dict) else {}
         cap = params.get("max_tokens") or params.get("max_completion_tokens") or 0
         prompt = estimated_message_tokens(call.record.get("messages") or [], call.record.get("tools"))
-        usd = estimate_requests(entry.cost, 1, prompt, int(cap), 1).usd
+        usd = estimate_requests(entry.cost, 1, prompt, int(cap), 1).usd or 0.0
+        if judge is not None and messages_key(call.record.get("messages")) not in index:
+            calls = 1 if canary.judge_rubric is CanaryJudgeRubric.SIMILARITY else 2
+            usd += estimated_judge_usd(judge.entry, call.record.get("messages") or [], int(cap) or 1024, calls)
         if not usd:
             return None
         now = datetime.now(UTC)
@@ -182,10 +220,10 @@ def watch_once(
         if wait > 0:
             time.sleep(wait)
         last_replay = time.monotonic()
-        pair = _pair(store, canary, goldset, index, entry, call, seq, key, spent, over_daily)
+        pair = _pair(store, canary, goldset, index, entry, call, seq, key, spent, over_daily, judge)
         store.add_canary_pair(pair, offset)
         seq += 1
-        spent += pair.replay_usd
+        spent += pair.replay_usd + pair.judge_usd
         result.new_pairs.append(pair)
         canary = canary.model_copy(update={"log_offset": offset})
         assessment = assess(canary, store.canary_pairs(canary.id))

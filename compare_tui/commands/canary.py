@@ -22,6 +22,7 @@ from compare_tui.commands.common import (
     say,
 )
 from compare_tui.reviewer import reviewer_name
+from compare_tui.vocabulary import CanaryJudgeRubric
 
 if TYPE_CHECKING:
     from compare_tui.goldset import GoldenSet
@@ -33,7 +34,8 @@ Move a workload's traffic from its baseline A to a candidate B at the managed ga
 gateway up`), on the strength of B's own live answers. `start` keeps the alias pointing at A and
 lets B in at the first weight step (or, with --shadow, gives B mirrored copies no user sees).
 `watch` reads the gateway's traffic log, replays each of B's requests to A off-path (audited
-requests, never served), grades both with the workload's golden-set checks, and keeps an
+requests, never served), grades both with the workload's golden-set checks (a request that
+matches no task: with the canary's --judge, pairwise, both orders asked), and keeps an
 anytime-valid verdict on B − A. Worse: B's weight goes back to 0 and the alias to A alone, at
 once. Better or no worse, with enough new pairs: the next step is allowed, and taken by a person
 (`advance`) unless --auto-advance. Every change is compare-and-set against the gateway's config
@@ -44,6 +46,7 @@ EPILOG = """\
 examples:
   compare-tui canary start tickets --set sets/tickets --model qwen2.5-coder-0.5b --max-usd-per-day 2
   compare-tui canary watch tickets --interval 30
+  compare-tui canary watch tickets --judge qwen2.5-coder-0.5b --judge-structured
   compare-tui canary advance tickets
   compare-tui canary status tickets --json
   compare-tui canary stop tickets --reason "done for today"
@@ -56,6 +59,25 @@ exit codes (status, and watch --once; a rollout controller can use them):
   5 refused: the gateway's routes for the alias were changed by hand
   6 stopped by a person
 """
+
+
+_JUDGE_HELP = (
+    "the judge (a model in the catalogue) that grades requests matching no golden-set task: pairwise, "
+    "both orders asked (default: none; such requests are counted `no check`)"
+)
+
+
+_STRUCTURED_HELP = (
+    "ask the judge's server to constrain its replies to a JSON verdict (response_format json_schema), "
+    "as `judge --structured`: for small judges that ignore the reply form"
+)
+
+
+_RUBRIC_HELP = (
+    "how the judge grades: pairwise (default; which answer better does what the request asks, both orders "
+    "asked) or similarity (B's answer graded 1-5 against A's: as close, or departed; it can show B as good "
+    "as A or worse, never better)"
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -88,7 +110,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--min-pairs", type=int, default=20, metavar="N", help="new pairs needed before each step (default 20)"
     )
     start.add_argument("--auto-advance", action="store_true", help="let watch take a step the evidence allows")
-    start.add_argument("--max-usd-per-day", type=float, metavar="USD", help="cap on the replays' spend per UTC day")
+    start.add_argument(
+        "--max-usd-per-day", type=float, metavar="USD", help="cap on the replays' and judge's spend per UTC day"
+    )
+    start.add_argument("--judge", metavar="MODEL", help=_JUDGE_HELP)
+    start.add_argument("--judge-structured", action="store_true", help=_STRUCTURED_HELP)
+    start.add_argument("--judge-rubric", choices=[r.value for r in CanaryJudgeRubric], help=_RUBRIC_HELP)
     for parser in (start,):
         add_catalogue_option(parser)
     start.set_defaults(handler=_start)
@@ -98,6 +125,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     watch.add_argument("--once", action="store_true", help="one pass, then exit with the status code")
     watch.add_argument("--interval", type=float, default=10.0, metavar="S", help="seconds between passes (default 10)")
     watch.add_argument("--replays-per-s", type=float, default=5.0, metavar="R", help="replay rate limit (default 5/s)")
+    watch.add_argument(
+        "--judge",
+        metavar="MODEL",
+        help=_JUDGE_HELP + "; kept for the canary's later passes (each pair records its grader)",
+    )
+    watch.add_argument("--judge-structured", action="store_true", help=_STRUCTURED_HELP)
+    watch.add_argument("--judge-rubric", choices=[r.value for r in CanaryJudgeRubric], help=_RUBRIC_HELP)
     add_catalogue_option(watch)
     watch.set_defaults(handler=_watch)
 
@@ -164,7 +198,9 @@ def _start(args: argparse.Namespace) -> int:
                 candidate=args.model, set_path=Path(args.set).resolve(), steps=steps, shadow=args.shadow,
                 margin_pp=margin, min_pairs=args.min_pairs, auto_advance=args.auto_advance,
                 max_usd_per_day=args.max_usd_per_day, config_path=Path(record.config), traffic_log=record.traffic_log,
-                restart=_restart, decided_by=reviewer_name(),
+                restart=_restart, decided_by=reviewer_name(), judge=args.judge,
+                judge_structured=args.judge_structured,
+                judge_rubric=CanaryJudgeRubric(args.judge_rubric or CanaryJudgeRubric.PAIRWISE),
             )  # fmt: skip
     except canary_pkg.CanaryError as exc:
         raise CommandError(str(exc)) from None
@@ -174,8 +210,19 @@ def _start(args: argparse.Namespace) -> int:
         f"steps {', '.join(f'{s:g}%' for s in started.steps)}; margin {started.margin_pp:g} points; "
         f"{started.min_pairs} new pairs before each step"
     )
+    if started.judge:
+        say(_judged_by(started.judge, started.judge_structured, started.judge_rubric))
     say(f"next: `compare-tui canary watch {args.workload}`")
     return 0
+
+
+def _judged_by(judge: str, structured: bool, rubric: CanaryJudgeRubric) -> str:
+    if rubric is CanaryJudgeRubric.SIMILARITY:
+        how = "B's answer graded 1–5 for similarity to A's"
+    else:
+        how = "pairwise, both orders asked"
+    how += ", replies constrained to a JSON verdict" if structured else ""
+    return f"requests matching no task of the golden set are judged by {judge} ({how})"
 
 
 def _current_baseline(store: Store, workload: str) -> str:
@@ -218,7 +265,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _status_lines(d: dict[str, Any]) -> list[str]:
-    from compare_tui.canary.policy import bounds_words, verdict_words
+    from compare_tui.canary.policy import bounds_words, graders_words, verdict_words
     from compare_tui.canary.status import where_words
 
     e = d["evidence"]
@@ -230,6 +277,8 @@ def _status_lines(d: dict[str, Any]) -> list[str]:
         + (f"; skipped {', '.join(f'{k} {v}' for k, v in e['skipped'].items())}" if e["skipped"] else ""),
         f"{d['move']}: {d['reason']}",
     ]
+    lines.append(f"evidence: {graders_words(e['graders'])}")
+    lines.extend(f"note: {note}" for note in d["judge_notes"])
     if d["hand_edit"]:
         lines.append(f"refusing any change: {d['hand_edit']}")
     if d["last_change"]:
@@ -250,6 +299,15 @@ def _watch(args: argparse.Namespace) -> int:
         if not canary.active:
             say(f"the canary of {args.workload} has ended ({canary.state.value}); nothing to watch")
             return int(status_document(store, canary)["exit_code"])
+        judge = args.judge or canary.judge
+        # The same judge keeps its reply form; another starts with the written one unless asked.
+        structured = args.judge_structured or (canary.judge_structured and judge == canary.judge)
+        rubric = CanaryJudgeRubric(args.judge_rubric or canary.judge_rubric)
+        if judge and (judge, structured, rubric) != (canary.judge, canary.judge_structured, canary.judge_rubric):
+            catalogue.get(judge)  # an unknown judge is refused before anything is written
+            update = {"judge": judge, "judge_structured": structured, "judge_rubric": rubric}
+            canary = store.update_canary(canary.model_copy(update=update))
+            say(_judged_by(judge, structured, rubric) + " from now on")
         while True:
             try:
                 done = watch_once(
@@ -268,7 +326,8 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _say_pass(done: Any) -> None:
-    from compare_tui.vocabulary import CanaryChange
+    from compare_tui.canary.policy import JUDGED
+    from compare_tui.vocabulary import CanaryChange, PairSkip
 
     pairs = [p for p in done.new_pairs if p.paired is not None]
     if not done.lines:
@@ -276,9 +335,36 @@ def _say_pass(done: Any) -> None:
     elif not done.candidate_requests:
         say(f"{done.lines} new requests logged, none served by {done.canary.candidate}: nothing to grade yet")
     else:
-        say(
-            f"{done.candidate_requests} requests of {done.canary.candidate} replayed to {done.canary.baseline}: {len(pairs)} paired"
+        judged = sum(1 for p in pairs if p.grader in JUDGED)
+        asked = [p for p in done.new_pairs if p.grader in JUDGED]
+        by = (
+            f" ({len(pairs) - judged} by the golden set's checks, {judged} by judge {done.canary.judge})"
+            if asked
+            else ""
         )
+        say(
+            f"{done.candidate_requests} requests of {done.canary.candidate} replayed to {done.canary.baseline}: "
+            f"{len(pairs)} paired{by}"
+        )
+        no_evidence = [
+            f"{n} {what}"
+            for n, what in (
+                (
+                    sum(1 for p in asked if p.skipped is PairSkip.JUDGE_INCONSISTENT),
+                    "inconsistent (its two orders disagreed)",
+                ),
+                (sum(1 for p in asked if p.skipped is PairSkip.JUDGE_FAILED), "without a verdict"),
+            )
+            if n
+        ]
+        if no_evidence:
+            say(f"no evidence from the judge on {' and '.join(no_evidence)}")
+        no_check = sum(1 for p in done.new_pairs if p.skipped is PairSkip.NO_CHECK)
+        if no_check and not done.canary.judge:
+            say(
+                f"{no_check} of them matched no task of the golden set: not graded (add a judge with "
+                f"`--judge MODEL` to grade them pairwise)"
+            )
     if done.budget_stop:
         say(done.budget_stop)
     say(f"{done.assessment.move.value}: {done.assessment.reason}")

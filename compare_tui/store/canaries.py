@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from compare_tui.store.base import StoreBase
 from compare_tui.store.errors import StoreError
 from compare_tui.store.records import Timestamp, new_run_id, utc_now
-from compare_tui.vocabulary import CanaryChange, CanaryState, PairSkip
+from compare_tui.vocabulary import CanaryChange, CanaryJudgeRubric, CanaryState, PairGrader, PairSkip
 
 
 class CanaryRecord(BaseModel):
@@ -45,6 +45,11 @@ class CanaryRecord(BaseModel):
     log_offset: int = 0
     pairs_at_step: int = 0
     """Paired outcomes when the current step began: a step advances only on new ones."""
+    judge: str | None = None
+    """The catalogue model that judges pairs no golden-set check grades (None: they are counted `no check`)."""
+    judge_structured: bool = False
+    """Ask the judge's server to constrain its replies to a JSON verdict (`response_format`)."""
+    judge_rubric: CanaryJudgeRubric = CanaryJudgeRubric.PAIRWISE
     started_at: Timestamp = Field(default_factory=utc_now)
     updated_at: Timestamp = Field(default_factory=utc_now)
 
@@ -69,6 +74,17 @@ class CanaryPair(BaseModel):
     replay_audit_id: int | None = None
     replay_usd: float = 0.0
     at: Timestamp = Field(default_factory=utc_now)
+    grader: PairGrader | None = None
+    """What decided `paired`: the golden set's check or the judge (None: nothing graded it)."""
+    judge: str | None = None
+    judge_result: str | None = None
+    """The judge's pair result over both orders (`judge.pair.figures.PairResult`'s value); for a
+    similarity grade, `tie` (as close as A's answer) or `baseline` (departed from it)."""
+    judge_audit_ids: tuple[int, ...] = ()
+    """The audit rows of the judge's requests (both orders, retries included)."""
+    judge_usd: float = 0.0
+    judge_detail: str = ""
+    """Each order's verdict as the judge gave it, or why it gave none (`ab: A; ba: A`)."""
 
 
 class CanaryChangeRecord(BaseModel):
@@ -96,6 +112,7 @@ def _canary_values(canary: CanaryRecord) -> list[Any]:
     values = canary.model_dump(mode="json")
     values["steps"] = json.dumps(list(canary.steps))
     values["auto_advance"] = int(canary.auto_advance)
+    values["judge_structured"] = int(canary.judge_structured)
     return [values[c] for c in _CANARY_COLUMNS]
 
 
@@ -103,6 +120,7 @@ def _canary_from(row: dict[str, Any]) -> CanaryRecord:
     values = dict(row)
     values["steps"] = tuple(json.loads(values["steps"]))
     values["auto_advance"] = bool(values["auto_advance"])
+    values["judge_structured"] = bool(values["judge_structured"])
     return CanaryRecord(**values)
 
 
@@ -166,6 +184,7 @@ class CanaryAccessors(StoreBase):
     def add_canary_pair(self, pair: CanaryPair, log_offset: int) -> None:
         """Store one pair and the traffic log's offset after its line, together."""
         values = pair.model_dump(mode="json")
+        values["judge_audit_ids"] = json.dumps(values["judge_audit_ids"])
 
         def work(conn: sqlite3.Connection) -> None:
             marks = ", ".join("?" for _ in _PAIR_COLUMNS)
@@ -189,7 +208,7 @@ class CanaryAccessors(StoreBase):
     def canary_pairs(self, canary_id: str) -> list[CanaryPair]:
         """Every pair of the canary, in the order they were logged."""
         rows = self._read("SELECT * FROM canary_pairs WHERE canary_id = ? ORDER BY seq", [canary_id])
-        return [CanaryPair(**row) for row in rows]
+        return [CanaryPair(**{**row, "judge_audit_ids": tuple(json.loads(row["judge_audit_ids"]))}) for row in rows]
 
     def canary_changes(self, workload_id: str) -> list[CanaryChangeRecord]:
         """Every canary change of a workload, newest first."""
@@ -197,8 +216,9 @@ class CanaryAccessors(StoreBase):
         return [CanaryChangeRecord(**{**row, "evidence": json.loads(row["evidence"] or "{}")}) for row in rows]
 
     def replay_usd_since(self, canary_id: str, since: str) -> float:
+        """What the canary's replays and judge calls cost since `since` (USD)."""
         rows = self._read(
-            "SELECT COALESCE(SUM(replay_usd), 0) AS usd FROM canary_pairs WHERE canary_id = ? AND at >= ?",
+            "SELECT COALESCE(SUM(replay_usd + judge_usd), 0) AS usd FROM canary_pairs WHERE canary_id = ? AND at >= ?",
             [canary_id, since],
         )
         return float(rows[0]["usd"])

@@ -432,6 +432,23 @@ logged request of B it paired (`paired` −1/0/+1, else `skipped` says why; `rep
 the off-path replay's audit row), and each change of the split or refusal to make one, with
 the evidence behind it (JSON)."""
 
+_CANARY_JUDGE = """
+ALTER TABLE canaries ADD COLUMN judge TEXT;
+ALTER TABLE canaries ADD COLUMN judge_structured INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE canaries ADD COLUMN judge_rubric TEXT NOT NULL DEFAULT 'pairwise';
+ALTER TABLE canary_pairs ADD COLUMN grader TEXT;
+ALTER TABLE canary_pairs ADD COLUMN judge TEXT;
+ALTER TABLE canary_pairs ADD COLUMN judge_result TEXT;
+ALTER TABLE canary_pairs ADD COLUMN judge_audit_ids TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE canary_pairs ADD COLUMN judge_usd REAL NOT NULL DEFAULT 0;
+ALTER TABLE canary_pairs ADD COLUMN judge_detail TEXT NOT NULL DEFAULT ''
+"""
+"""A canary's judge for traffic no golden-set check grades (`canaries.judge`, a catalogue name,
+null: none; `judge_structured`: its replies constrained to a JSON verdict; `judge_rubric`:
+`pairwise` or `similarity`), and per pair what decided it (`grader`: `check` or `judge`), the judge's model,
+its pair result over both orders, the audit rows of its calls (a JSON list of ids), their
+cost, and each order's verdict or why it gave none (`judge_detail`)."""
+
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     # `executescript` would COMMIT the caller's transaction; run statement by statement so a
@@ -462,6 +479,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_BUYER_CHOICES),
     _script(_V_SEQUENTIAL),
     _script(_CANARY),
+    _script(_CANARY_JUDGE),
 ]
 """`MIGRATIONS[n]` takes a store from schema version n to n + 1 (0 = an empty file)."""
 

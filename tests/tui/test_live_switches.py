@@ -101,6 +101,28 @@ async def test_a_hand_edit_is_shown_as_a_refusal(store: Store, tmp_path: Path) -
         assert edit.display and "changed by hand" in str(edit.render())
 
 
+async def test_judged_evidence_is_split_by_grader_under_the_table(tmp_path: Path) -> None:
+    from compare_tui.vocabulary import PairGrader, PairSkip
+
+    with Store.open(tmp_path / "judged.sqlite") as judged:
+        _canary(judged, tmp_path, "tickets", [1, 0], CanaryState.STEPPING, 25.0)
+        canary_id = "canary-tickets"
+        for i, (result, paired) in enumerate([("baseline", -1), ("tie", 0), ("inconsistent", None)], start=2):
+            skipped = PairSkip.JUDGE_INCONSISTENT if paired is None else None
+            pair = CanaryPair(
+                canary_id=canary_id, call_id=f"c{i}", seq=i, paired=paired, at=AT, grader=PairGrader.JUDGE,
+                judge="qwen2.5-coder-0.5b", judge_result=result, skipped=skipped,
+            )  # fmt: skip
+            judged.add_canary_pair(pair, i)
+        async with ScreenHost(judged, LiveSwitchesScreen).run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            detail = " ".join(str(pilot.app.screen.query_one("#switch-detail", Static).render()).split())
+            assert (
+                "evidence: 2 pairs by the golden set's checks, 2 by judge qwen2.5-coder-0.5b (both orders asked: "
+                "B preferred 0, A preferred 1, tie 1; 1 inconsistent (the orders disagreed: a tie, no evidence))"
+            ) in detail
+
+
 async def test_no_canary_says_how_to_start_one(tmp_path: Path) -> None:
     with Store.open(tmp_path / "empty.sqlite") as empty:
         async with ScreenHost(empty, LiveSwitchesScreen).run_test(size=(80, 24)) as pilot:

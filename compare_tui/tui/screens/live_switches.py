@@ -108,6 +108,7 @@ class LiveSwitchesScreen(StoreReaderScreen[list[dict[str, Any]]]):
             self._show(self.documents[event.cursor_row])
 
     def _show(self, d: dict[str, Any] | None) -> None:
+        from compare_tui.canary.policy import graders_words
         from compare_tui.canary.status import where_words
 
         self.current = d
@@ -122,6 +123,9 @@ class LiveSwitchesScreen(StoreReaderScreen[list[dict[str, Any]]]):
             f"{d['evidence']['new_pairs_at_step']} new pairs at this step",
             f"{d['move']}: {d['reason']}",
         ]
+        graders = d["evidence"].get("graders") or {}
+        if graders.get("judges"):
+            lines.append(f"evidence: {graders_words(graders)}")
         skipped = d["evidence"]["skipped"]
         if skipped:
             lines.append("not paired: " + ", ".join(f"{k} {v}" for k, v in skipped.items()))
