@@ -140,6 +140,21 @@ async def test_the_daily_budget_warns_which_model_a_run_would_skip(tmp_path, buy
     assert plan.model_names == ("fake-b", "fake-a")  # the engine skips fake-a and records why
 
 
+async def test_ctrl_s_starts_nothing_when_the_budget_leaves_no_model_and_says_so(tmp_path, buyer_store):
+    app = make_app(tmp_path, buyer_store, config="[budget]\nusd_per_day = 0.0000001\n")
+    plans = []
+    app.open_live = plans.append
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_new_run(pilot, buyer_store[1])
+        status = text_of(screen, "#start-status")
+        assert status.startswith("✗ Not ready: today's eval budget leaves nothing for 2 chosen models; resets at")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        [message] = [n.message for n in app._notifications]
+        assert message.startswith("Nothing started: today's eval budget leaves nothing for 2 chosen models;")
+    assert plans == []
+
+
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
 
 
