@@ -5,7 +5,15 @@ groups and the recommended pre-selection. `models list --for SET` and the New ru
 the same `Shortlist`."""
 
 from compare_tui.candidates.load import load_shortlist
-from compare_tui.candidates.measure import SPEND_WINDOWS_DAYS, ModelMeasures, Quality, measures_of, recent_spend
+from compare_tui.candidates.measure import (
+    SPEND_WINDOWS_DAYS,
+    GatewayRequest,
+    ModelMeasures,
+    Quality,
+    measures_of,
+    read_gateway_log,
+    recent_spend,
+)
 from compare_tui.candidates.model import (
     DEFAULT_MIX,
     RECOMMENDED_MEASURED,
@@ -26,6 +34,7 @@ __all__ = [
     "SPEND_WINDOWS_DAYS",
     "BlendedPrice",
     "Candidate",
+    "GatewayRequest",
     "ModelMeasures",
     "Quality",
     "Shortlist",
@@ -34,6 +43,7 @@ __all__ = [
     "build_shortlist",
     "load_shortlist",
     "measures_of",
+    "read_gateway_log",
     "recent_spend",
     "shortlist_json",
 ]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
 
-from compare_tui.candidates.measure import gateway_spend, measures_of, recent_spend
+from compare_tui.candidates.measure import GatewayRequest, gateway_spend, measures_of, recent_spend
 from compare_tui.candidates.model import Shortlist, build_shortlist
 from compare_tui.catalogue import Catalogue, TokenPriceCost
 from compare_tui.store import Store
@@ -20,11 +20,12 @@ def load_shortlist(
     digest: str | None = None,
     baseline: str | None = None,
     now: datetime | None = None,
-    traffic_log: Path | None = None,
+    traffic: Sequence[GatewayRequest] | None = None,
 ) -> Shortlist:
     """The workload's shortlist against `baseline` (else its promoted baseline, if any); quality
     from runs on `digest` (the set's current version) first; today's spend from the managed
-    gateway's `traffic_log` where the workload's alias carries traffic, else from the store's runs."""
+    gateway's traffic log where the workload's alias carries traffic (`traffic`: its requests,
+    read once for the whole view by `read_gateway_log`), else from the store's runs."""
     source = "named"
     if baseline is None:
         decision = store.current_baseline(workload_id)
@@ -37,7 +38,7 @@ def load_shortlist(
     if baseline:
         entry = next((e for e in catalogue.models if e.name == baseline), None)
         price = entry.cost if entry is not None and isinstance(entry.cost, TokenPriceCost) else None
-        logged = gateway_spend(traffic_log, workload_id, price, now) if traffic_log is not None else None
+        logged = gateway_spend(traffic, workload_id, price, now) if traffic is not None else None
         if logged is not None:
             spend, spend_source = logged, SpendSource.GATEWAY_LOG
         else:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from compare_tui.catalogue import TokenPriceCost
 from compare_tui.report.cost import run_duration_s
@@ -155,60 +156,111 @@ def recent_spend(store: Store, workload_id: str, model: str, now: datetime | Non
     return totals
 
 
-def gateway_spend(
-    log: Path, alias: str, price: TokenPriceCost | None, now: datetime | None = None
-) -> dict[int, float] | None:
-    """What the traffic through the managed gateway's `alias` cost in each of
-    `SPEND_WINDOWS_DAYS` back from `now`, read from its traffic log (one JSON line a request):
-    each request's `response_cost` when LiteLLM priced it, else its tokens at `price`. Mirrored
-    (shadow) copies are not the workload's traffic. None when the log holds no request of the
-    alias (the store's runs are then the only source)."""
-    now = now or datetime.now(UTC)
-    starts = {days: now - timedelta(days=days) for days in SPEND_WINDOWS_DAYS}
-    totals = dict.fromkeys(SPEND_WINDOWS_DAYS, 0.0)
-    seen = False
+class GatewayRequest(NamedTuple):
+    """One request of the managed gateway's traffic log, as the spend windows read it (a named
+    tuple: a log holds a request per line, and each is made once per view)."""
+
+    model_group: str | None
+    """The alias the request asked for."""
+    model: str | None
+    at: float
+    """When it ended (else started), in epoch seconds."""
+    response_cost: float | None
+    """USD as LiteLLM priced it (None: not priced)."""
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+def read_gateway_log(log: Path | None, aliases: Iterable[str]) -> tuple[GatewayRequest, ...] | None:
+    """The dated requests to `aliases` (workload ids) in the managed gateway's traffic log (one
+    JSON line a request), read and parsed once for a whole view: mirrored (shadow) copies are not
+    a workload's traffic and are left out, as are lines cut short by a crash of the proxy. None
+    when there is no log (`log` None: no managed gateway here) or it cannot be read.
+
+    A line that does not hold any alias as a JSON string is skipped unparsed: a workload id is
+    ASCII letters, digits, `.`, `_` and `-` (the set format's pattern), which JSON writes as
+    they are, so no request to an alias is skipped, and the log's other traffic costs no parse."""
+    if log is None:
+        return None
     try:
         lines = log.read_text(encoding="utf-8").splitlines()
     except OSError:
         return None
+    quoted = [json.dumps(alias) for alias in aliases]
+    requests = []
     for line in lines:
+        if not any(alias in line for alias in quoted):
+            continue
         try:
             record = json.loads(line)
         except ValueError:
             continue  # a line cut short by a crash of the proxy
         if not isinstance(record, dict) or record.get("is_silent_experiment"):
             continue
-        if alias not in (record.get("model_group"), record.get("model")):
+        at = _epoch(record.get("endTime") or record.get("startTime"))
+        if at is None:
             continue
-        moment = _moment(record.get("endTime") or record.get("startTime"))
-        cost = _request_cost(record, price)
-        if moment is None or cost is None:
+        group, model = record.get("model_group"), record.get("model")
+        cost, prompt, completion = (
+            record.get("response_cost"),
+            record.get("prompt_tokens"),
+            record.get("completion_tokens"),
+        )
+        requests.append(
+            GatewayRequest(
+                group if isinstance(group, str) else None,
+                model if isinstance(model, str) else None,
+                at,
+                float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+                prompt if isinstance(prompt, int) else None,
+                completion if isinstance(completion, int) else None,
+            )
+        )
+    return tuple(requests)
+
+
+def gateway_spend(
+    requests: Iterable[GatewayRequest], alias: str, price: TokenPriceCost | None, now: datetime | None = None
+) -> dict[int, float] | None:
+    """What the traffic through the managed gateway's `alias` cost in each of
+    `SPEND_WINDOWS_DAYS` back from `now`, from its traffic log's `requests`
+    (`read_gateway_log`): each request's `response_cost` when LiteLLM priced it, else its tokens
+    at `price`. None when the log holds no request of the alias (the store's runs are then the
+    only source)."""
+    end = (now or datetime.now(UTC)).timestamp()
+    starts = {days: end - timedelta(days=days).total_seconds() for days in SPEND_WINDOWS_DAYS}
+    totals = dict.fromkeys(SPEND_WINDOWS_DAYS, 0.0)
+    seen = False
+    for request in requests:
+        if alias != request.model_group and alias != request.model:
+            continue
+        cost = _request_cost(request, price)
+        if cost is None:
             continue
         seen = True
         for days, start in starts.items():
-            if start <= moment <= now:
+            if start <= request.at <= end:
                 totals[days] += cost
     return totals if seen else None
 
 
-def _moment(value: Any) -> datetime | None:
-    """A log time: LiteLLM writes epoch seconds; an ISO stamp is read too."""
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, UTC)
+def _epoch(value: Any) -> float | None:
+    """A log time in epoch seconds: LiteLLM writes epoch seconds; an ISO stamp is read too."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)
         except ValueError:
             return None
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
     return None
 
 
-def _request_cost(record: dict[str, Any], price: TokenPriceCost | None) -> float | None:
-    cost = record.get("response_cost")
-    if isinstance(cost, int | float) and not isinstance(cost, bool):
-        return float(cost)
-    prompt, completion = record.get("prompt_tokens"), record.get("completion_tokens")
-    if price is None or not isinstance(prompt, int) or not isinstance(completion, int):
+def _request_cost(request: GatewayRequest, price: TokenPriceCost | None) -> float | None:
+    if request.response_cost is not None:
+        return request.response_cost
+    prompt, completion = request.prompt_tokens, request.completion_tokens
+    if price is None or prompt is None or completion is None:
         return None
     return (prompt * price.usd_per_mtok_input + completion * price.usd_per_mtok_output) / 1e6

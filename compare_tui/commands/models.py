@@ -342,7 +342,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _list_for(args: argparse.Namespace, as_json: bool) -> int:
-    from compare_tui.candidates import load_shortlist, shortlist_json
+    from compare_tui.candidates import load_shortlist, read_gateway_log, shortlist_json
     from compare_tui.candidates.render import render_text
     from compare_tui.commands.common import load_set_or_fail
     from compare_tui.local.gateway import gateway_traffic_log
@@ -358,7 +358,7 @@ def _list_for(args: argparse.Namespace, as_json: bool) -> int:
             golden.manifest.workload_id,
             digest=golden.digest,
             baseline=args.baseline,
-            traffic_log=gateway_traffic_log(),
+            traffic=read_gateway_log(gateway_traffic_log(), [golden.manifest.workload_id]),
         )
     print(json.dumps(shortlist_json(shortlist), indent=2) if as_json else render_text(shortlist))
     return 0

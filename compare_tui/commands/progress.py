@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def evidence_words(event: SequenceLooked) -> str:
-    """`qwen2.5-coder-0.5b: CS +4.7…+76.6 pts after 14/64: better, settled`."""
+    """`qwen2.5-coder-0.5b: better, settled · Δ vs baseline +4.7…+76.6 pts after 14/64`."""
     from compare_tui.report.sequential_run import evidence_words as words
 
     return f"{event.model_name}: " + words(

@@ -59,6 +59,9 @@ class FailedAttempt:
     request_language: str | None = None
     """The request's language (`language.detect_language` of its last user message); None when
     it could not be told, and then no answer is said to be in another language."""
+    regex_miss: str = ""
+    """A `regex` scorer's miss: why the pattern did not match the whole answer (`regex_miss`,
+    one of `REGEX_MISSES`); empty for other scorers."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -137,9 +140,48 @@ def _exact(failed: FailedAttempt) -> Cause | None:
     return Cause(FailureCause.WRONG_LABEL, f"expected {_quoted(data['expected'])}, got {_quoted(data['got'])}")
 
 
+REGEX_CASE = "matches only when letter case is ignored"
+REGEX_WRAPPED = "matches once surrounding spaces, quotes or backticks are dropped"
+REGEX_EXTRA_TEXT = "a match inside more text (the pattern must match the whole answer)"
+REGEX_NOTHING = "nothing in the answer matches"
+REGEX_MISSES = (REGEX_CASE, REGEX_WRAPPED, REGEX_EXTRA_TEXT, REGEX_NOTHING)
+"""Why a regex missed, tried in this order on the whole answer: the group's label, so that misses
+group by cause (each task has its own pattern; a cause is shared)."""
+_WRAPPING = " \t\r\n\"'`"
+
+
+def regex_miss(score_data: Mapping[str, Any], answer: str) -> str:
+    """Why the stored pattern (`pattern`, `mode`, `flags` as the regex scorer records them) missed
+    `answer`, one of `REGEX_MISSES`; empty when the data names no pattern that compiles."""
+    pattern, mode = score_data.get("pattern"), score_data.get("mode", "search")
+    flags = 0
+    for name in score_data.get("flags") or ():
+        flags |= _REGEX_FLAGS.get(str(name), 0)
+    if not isinstance(pattern, str):
+        return ""
+    try:
+        compiled, folded = re.compile(pattern, flags), re.compile(pattern, flags | re.IGNORECASE)
+    except (re.error, OverflowError, RecursionError):
+        return ""
+
+    def hit(regex: re.Pattern[str], text: str, whole: bool = mode == "fullmatch") -> bool:
+        return (regex.fullmatch(text) if whole else regex.search(text)) is not None
+
+    if not flags & re.IGNORECASE and hit(folded, answer):
+        return REGEX_CASE
+    trimmed = answer.strip(_WRAPPING)
+    if trimmed != answer and hit(compiled, trimmed):
+        return REGEX_WRAPPED
+    if mode == "fullmatch" and hit(compiled, answer, whole=False):
+        return REGEX_EXTRA_TEXT
+    return REGEX_NOTHING
+
+
+_REGEX_FLAGS = {name: int(getattr(re, name)) for name in ("IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE", "ASCII")}
+
+
 def _regex(failed: FailedAttempt) -> Cause:
-    pattern = failed.score_data.get("pattern")
-    return Cause(FailureCause.NO_MATCH, clip(f"/{pattern}/") if pattern is not None else "")
+    return Cause(FailureCause.NO_MATCH, failed.regex_miss or REGEX_NOTHING)
 
 
 def _json(failed: FailedAttempt) -> Cause | None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from compare_tui.insights.causes import HEAD_CHARS, FailedAttempt
+from compare_tui.insights.causes import HEAD_CHARS, FailedAttempt, regex_miss
 from compare_tui.insights.language import detect_language
 from compare_tui.insights.model import InsightInputs, ModelAttempts
 from compare_tui.insights.traffic import LoggedReply
@@ -140,19 +140,23 @@ def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any, language
         if outcome not in _FAILED:
             continue
         stored_class = row["error_class"]
+        score_data = json.loads(row["score_data"]) if row["score_data"] else {}
+        kind = kinds.get(row["task_id"], "")
+        miss = regex_miss(score_data, row["answer_text"] or "") if kind == "regex" and outcome is Outcome.FAIL else ""
         failed.append(
             FailedAttempt(
                 task_id=row["task_id"],
                 attempt=row["attempt"],
                 outcome=outcome,
-                scorer_kind=kinds.get(row["task_id"], ""),
+                scorer_kind=kind,
                 answer_head=(row["answer_text"] or "")[:HEAD_CHARS],
                 has_tool_calls=row["tool_calls"] not in (None, "", "[]"),
                 finish_reason=row["finish_reason"],
                 error_class=None if stored_class is None else _ERROR_CLASSES.get(stored_class, ErrorClass.TRANSPORT),
                 detail=row["score_detail"] or row["error"] or "",
-                score_data=json.loads(row["score_data"]) if row["score_data"] else {},
+                score_data=score_data,
                 request_language=languages.get(row["task_id"]),
+                regex_miss=miss,
             )
         )
     return ModelAttempts(

@@ -8,7 +8,9 @@ Three readings of the stored attempts:
   fails, by `vocabulary.task_outcome`) counted per task tag;
 - **suspect tasks**: tasks every model failed for one same cause, tasks every model failed with
   answers none of which resembles the expected text, and tasks a model both passed and failed
-  across attempts.
+  across attempts. The first two say the expected outcome may be wrong, which holds only where
+  a capable model failed too: with no model passing `CAPABLE_SHARE` of its measured tasks, the
+  tasks every model failed are listed apart as `unpassed` (no model passes them), not suspect.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ DIRECTIONAL_UNDER = 10
 """A tag with fewer discordant tasks than this is marked directional: a few tasks show a
 direction, not a difference."""
 UNTAGGED = "(untagged)"
+CAPABLE_SHARE = 0.5
+"""A model passing at least this share of its measured tasks (pass or fail) is capable: a task it
+fails with every other model points at the expected outcome. Below it everywhere, the models are
+the likelier cause."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +135,11 @@ class Insights:
     notes: tuple[str, ...] = ()
     traffic: TrafficProblems | None = None
     """A set sampled from traffic: the logged model's own problems (`insights.traffic`)."""
+    pass_shares: Mapping[str, float | None] = field(default_factory=dict)
+    """model → the share of its measured tasks (pass or fail) it passed (None: none measured)."""
+    unpassed: tuple[str, ...] = ()
+    """Tasks every model failed when no model is capable (`CAPABLE_SHARE`): no model passes them,
+    and they are not suspect (else empty: those tasks are judged as suspects)."""
 
     def open_command(self, group: FailureGroup) -> str:
         """The command that lists a group's tasks with their answers."""
@@ -147,6 +158,8 @@ def build_insights(inputs: InsightInputs) -> Insights:
             by_cause[cause].append(Member(model.model, failed))
             per_task[failed.task_id].append(cause)
     failed_counts = {m.model: len(m.failed) for m in inputs.models}
+    shares = {m.model: _pass_share(m) for m in inputs.models}
+    capable = any(share is not None and share >= CAPABLE_SHARE for share in shares.values())
     ordered = sorted(by_cause.items(), key=lambda item: (-len(item[1]), item[0]))
     groups = tuple(
         _group(number, cause, members, names, failed_counts) for number, (cause, members) in enumerate(ordered, 1)
@@ -160,10 +173,26 @@ def build_insights(inputs: InsightInputs) -> Insights:
         failed=failed_counts,
         groups=groups,
         tag_splits=_tag_splits(inputs),
-        suspects=_sorted(_same_failures(inputs, causes) + _unlike_expected(inputs, causes)) + _flaky(inputs),
+        suspects=(_sorted(_same_failures(inputs, causes) + _unlike_expected(inputs, causes)) if capable else ())
+        + _flaky(inputs),
         notes=inputs.notes,
         traffic=traffic_problems(inputs.logged, inputs.logged_skips) if inputs.logged is not None else None,
+        pass_shares=shares,
+        unpassed=() if capable else _failed_by_all(inputs),
     )
+
+
+def _pass_share(model: ModelAttempts) -> float | None:
+    measured = [o for o in _outcomes(model).values() if o in (Outcome.PASS, Outcome.FAIL)]
+    return measured.count(Outcome.PASS) / len(measured) if measured else None
+
+
+def _failed_by_all(inputs: InsightInputs) -> tuple[str, ...]:
+    """Tasks every model (two or more) failed."""
+    if len(inputs.models) < 2:
+        return ()
+    outcomes = [_outcomes(m) for m in inputs.models]
+    return tuple(sorted(t for t in outcomes[0] if all(out.get(t) is Outcome.FAIL for out in outcomes)))
 
 
 def _group(

@@ -9,13 +9,15 @@ import textwrap
 from typing import Any
 
 from compare_tui.insights.causes import clip
-from compare_tui.insights.model import DIRECTIONAL_UNDER, FailureGroup, Insights, Suspect, TagSplit
+from compare_tui.insights.model import CAPABLE_SHARE, DIRECTIONAL_UNDER, FailureGroup, Insights, Suspect, TagSplit
 from compare_tui.insights.traffic import TrafficProblems
 from compare_tui.vocabulary import SuspectReason
 
 SCHEMA = "compare-tui.insights/1"
 WIDTH = 80
 SHOWN = 15
+SHOWN_TASKS = 5
+"""Task ids named in one sentence; the rest are counted."""
 """Groups, tag lines and suspect tasks shown in text, each; the rest are counted (JSON has all)."""
 
 
@@ -70,6 +72,21 @@ def split_line(split: TagSplit) -> str:
     return f"{split.candidate}, {split.tag}: worse on {split.losses} of {total}, better on {split.wins}{mark}{lost}"
 
 
+def unpassed_line(insights: Insights) -> str:
+    """The tasks no model passes when no model is capable, in one sentence (empty: none such)."""
+    if not insights.unpassed:
+        return ""
+    measured = sorted((-share, model) for model, share in insights.pass_shares.items() if share is not None)
+    field = f"the best, {measured[0][1]}, passes {-measured[0][0]:.0%}" if measured else "none measured"
+    shown = ", ".join(insights.unpassed[:SHOWN_TASKS])
+    more = f" and {len(insights.unpassed) - SHOWN_TASKS} more" if len(insights.unpassed) > SHOWN_TASKS else ""
+    return (
+        f"no model passes {len(insights.unpassed)} tasks ({shown}{more}); no model passes "
+        f"{CAPABLE_SHARE:.0%} of its tasks ({field}), so these say more about the models than "
+        "about the expected outcomes: not marked suspect"
+    )
+
+
 def suspect_line(suspect: Suspect) -> str:
     """A suspect task and why it is one."""
     if suspect.reason is SuspectReason.SAME_FAILURE:
@@ -107,7 +124,9 @@ def render_text(insights: Insights) -> str:
         lines += _more(len(insights.tag_splits) - SHOWN, "tags")
     lines.append("")
     lines.append(SUSPECTS_TITLE)
-    if not insights.suspects:
+    if unpassed_line(insights):
+        lines += _wrap(unpassed_line(insights), "  ")
+    elif not insights.suspects:
         lines += _wrap(NO_SUSPECT, "  ")
     for suspect in insights.suspects[:SHOWN]:
         lines += _wrap(suspect_line(suspect), "  ")
@@ -177,6 +196,8 @@ def insights_document(insights: Insights) -> dict[str, Any]:
             for s in insights.tag_splits
         ],
         "suspects": [{"task": s.task_id, "reason": s.reason.value, "detail": s.detail} for s in insights.suspects],
+        "unpassed": list(insights.unpassed),
+        "pass_shares": dict(insights.pass_shares),
         "notes": list(insights.notes),
         "traffic": None
         if insights.traffic is None
@@ -231,6 +252,8 @@ def render_md(insights: Insights) -> str:
                 f"{_cell(', '.join(s.lost_examples))} |"
             )
         lines.append("")
+    if insights.unpassed:
+        lines += [f"Check your golden set: {_cell(unpassed_line(insights))}.", ""]
     if insights.suspects:
         lines += ["Check your golden set:", ""]
         for suspect in insights.suspects[:SHOWN]:

@@ -107,11 +107,13 @@ class SequentialRun:
 
 
 def evidence_words(tasks: int, total: int, low: float, high: float, verdict: str, settled: bool) -> str:
-    """A live look in one line: `confidence sequence +6.2…+93.8 pts after 11/64: better, settled`
-    (bounds of Δ as shares; the Live screen and the run's progress show it after each look)."""
+    """A live look in one line: `better, settled · Δ vs baseline +6.2…+93.8 pts after 11/64`
+    (the confidence sequence's bounds of Δ, given as shares; the Live screen and the run's
+    progress show it after each look). The verdict comes first and the line stays within a Live
+    panel at 80 columns (76 cells) up to 9,999 tasks, so nothing of it is pushed off."""
     state = "settled" if settled else "not settled"
     bounds = f"{fmt.bound(low * 100)}…{fmt.bound(high * 100)} pts"
-    return f"confidence sequence {bounds} after {tasks}/{total}: {verdict}, {state}"
+    return f"{verdict}, {state} · Δ vs baseline {bounds} after {tasks}/{total}"
 
 
 def candidate_words(c: CandidateSequence, total: int, level: float) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from compare_tui.candidates import Shortlist, load_shortlist
+from compare_tui.candidates import Shortlist, load_shortlist, read_gateway_log
 from compare_tui.catalogue import Catalogue
 from compare_tui.engine.budget import BudgetConfigError, DailyBudget, read_budget, spent_today
 from compare_tui.goldset import GoldenSet, GoldenSetError, discover_golden_sets
@@ -51,7 +51,9 @@ def read_choices(workspace: Workspace, set_path: str | None) -> NewRunChoices:
     read = workspace.read_catalogue()
     store = workspace.store
     now = datetime.now(UTC)
-    traffic = gateway_traffic_log()  # today's spend from the managed gateway, where it carries the workload
+    # Today's spend from the managed gateway, where it carries a workload: the log read once for
+    # every workload listed (it grows with every request the gateway answers).
+    traffic = read_gateway_log(gateway_traffic_log(), {s.manifest.workload_id for s in sets})
     promoted: dict[str, str] = {}
     shortlists: dict[str, Shortlist] = {}
     saved: dict[str, tuple[str, ...]] = {}
@@ -62,7 +64,7 @@ def read_choices(workspace: Workspace, set_path: str | None) -> NewRunChoices:
             promoted[workload] = current.model
         if read.catalogue is not None and workload not in shortlists:
             shortlists[workload] = load_shortlist(
-                store, read.catalogue, workload, digest=goldset.digest, now=now, traffic_log=traffic
+                store, read.catalogue, workload, digest=goldset.digest, now=now, traffic=traffic
             )
         selection = store.saved_selection(workload)
         if selection is not None:

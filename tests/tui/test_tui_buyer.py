@@ -140,6 +140,21 @@ async def test_the_daily_budget_warns_which_model_a_run_would_skip(tmp_path, buy
     assert plan.model_names == ("fake-b", "fake-a")  # the engine skips fake-a and records why
 
 
+async def test_ctrl_s_starts_nothing_when_the_budget_leaves_no_model_and_says_so(tmp_path, buyer_store):
+    app = make_app(tmp_path, buyer_store, config="[budget]\nusd_per_day = 0.0000001\n")
+    plans = []
+    app.open_live = plans.append
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_new_run(pilot, buyer_store[1])
+        status = text_of(screen, "#start-status")
+        assert status.startswith("✗ Not ready: today's eval budget leaves nothing for 2 chosen models; resets at")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        [message] = [n.message for n in app._notifications]
+        assert message.startswith("Nothing started: today's eval budget leaves nothing for 2 chosen models;")
+    assert plans == []
+
+
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
 
 
@@ -151,3 +166,59 @@ def test_snapshot_new_run_buyer(tmp_path, buyer_store, snap_compare, size):
         await open_new_run(pilot, buyer_store[1])
 
     assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
+
+
+def test_the_new_run_view_reads_the_gateway_traffic_log_once_for_every_workload(tmp_path, monkeypatch):
+    import json
+    import shutil
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from compare_tui.tui import new_run_choices
+    from compare_tui.tui.workspace import Workspace
+    from compare_tui.vocabulary import SpendSource
+
+    store, sets = build_store(tmp_path)
+    workloads = ["alpha", "beta", "gamma"]
+    for index, workload in enumerate(workloads):
+        copy = shutil.copytree(sets / SET_NAME, sets / workload)
+        manifest = copy / "golden.toml"
+        manifest.write_text(manifest.read_text().replace('workload_id = "support-mini"', f'workload_id = "{workload}"'))
+        store.record_decision(
+            DecisionRecord(
+                id=f"dec{index:013d}",
+                workload_id=workload,
+                model="fake-a",
+                kind="initial",
+                reason="what we run",
+                decided_at="2026-01-06T09:00:00Z",
+            )
+        )
+    log = tmp_path / "traffic.jsonl"
+    moment = datetime.now(UTC).timestamp() - 60
+    log.write_text(
+        "".join(
+            json.dumps({"model_group": w, "endTime": moment, "response_cost": 0.25 * (i + 1)}) + "\n"
+            for i, w in enumerate(workloads)
+        )
+    )
+    monkeypatch.setattr(new_run_choices, "gateway_traffic_log", lambda: log)
+    reads = []
+    read_text = Path.read_text
+
+    def counted(self, *args, **kwargs):
+        if self == log:
+            reads.append(self)
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counted)
+    workspace = Workspace(store, write_catalogue(tmp_path / "models.toml"), sets, "tester", fixed_probe)
+    try:
+        choices = new_run_choices.read_choices(workspace, None)
+    finally:
+        store.close()
+    assert len(reads) == 1  # once for the view, not once per workload
+    for index, workload in enumerate(workloads):
+        today = choices.shortlists[workload].today
+        assert today is not None and today.spend_source is SpendSource.GATEWAY_LOG
+        assert today.spend == pytest.approx({1: 0.25 * (index + 1), 7: 0.25 * (index + 1), 30: 0.25 * (index + 1)})

@@ -77,7 +77,7 @@ async def test_the_live_screen_shows_the_candidate_sequence_and_the_runs_settled
             await pilot.pause(0.1)
         panels = {p.model_name: p for p in app.screen.query(ModelProgress)}
         texts = {name: {k: v for k, v in p._texts.items()} for name, p in panels.items()}
-        assert texts["fake-b"]["mp-evidence"] == "confidence sequence +6.2…+93.8 pts after 11/16: better, settled"
+        assert texts["fake-b"]["mp-evidence"] == "better, settled · Δ vs baseline +6.2…+93.8 pts after 11/16"
         assert texts["fake-a"].get("mp-evidence", "") == ""  # the baseline has no sequence of its own
         assert "settled: the rest not sent" in texts["fake-b"]["mp-title"]
         assert panels["fake-b"].has_class("-done") and not panels["fake-b"].has_class("-bad")
@@ -95,8 +95,8 @@ def test_the_tally_follows_each_look_toward_the_threshold():
     for look in LOOKS:
         tally.on_event(SequenceLooked("fake-b", look[0], 16, *look[1:]))
         seen.append(tally.snapshot()[1].evidence)
-    assert seen[0] == "confidence sequence −50.0…+100.0 pts after 1/16: inconclusive, not settled"
-    assert seen[-1].endswith("after 11/16: better, settled")
+    assert seen[0] == "inconclusive, not settled · Δ vs baseline −50.0…+100.0 pts after 1/16"
+    assert seen[-1].startswith("better, settled · ") and seen[-1].endswith("after 11/16")
     tally.on_event(RunFinished("seq-run-b", "fake-b", "settled", {}, None))
     assert tally.snapshot()[1].state == "settled"
 
@@ -129,3 +129,48 @@ async def test_a_model_the_session_adds_mid_run_is_painted_once_its_panel_is_com
             await pilot.pause(0.1)
         panel = next(p for p in screen.query(ModelProgress) if p.model_name == "fake-b")
         assert "1/12 tasks" in panel._texts["mp-title"]
+
+
+REAL_NAMES = ("qwen2.5-coder-0.5b", "smollm2-135m")
+
+
+class LongSession:
+    """The candidate's sequence after 999 of 1,600 tasks, its bounds as wide as they get, beside
+    real-length names and run ids."""
+
+    def __init__(self, workspace, plan, tally, post) -> None:
+        self.tally, self.post = tally, post
+
+    def cancel(self) -> None:
+        pass
+
+    def run(self) -> None:
+        runs = ("3f2a9c1d77aa0001", "9b1c2d3e4f5a0002")
+        self.post(messages.RunsPrepared("cmp-seq", runs, interleaved=True))
+        for run, name in zip(runs, REAL_NAMES, strict=True):
+            self.tally.set_gpu(name, gpu_before_run("hosted"))
+            self.tally.on_event(RunStarted(run, name, "Support mini", 1600, 0, "verified", "≤ $0.0008"))
+        self.tally.on_event(SequenceLooked(REAL_NAMES[1], 999, 1600, -0.999, 1.0, "inconclusive", False))
+
+
+def _push_long(app) -> None:
+    plan = NewRunPlan(app.workspace.sets_dir / "support-mini", REAL_NAMES, RunOverrides(), baseline=REAL_NAMES[0])
+    app.push_screen(LiveScreen(plan, session_factory=LongSession))
+
+
+async def test_the_delta_row_keeps_its_verdict_and_bounds_on_one_line_at_80_columns(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(_push_long)(pilot)
+        for _ in range(10):
+            await pilot.pause(0.1)
+        panel = next(p for p in app.screen.query(ModelProgress) if p.model_name == REAL_NAMES[1])
+        row = panel.query_one(".mp-evidence")
+        assert (
+            panel._texts["mp-evidence"] == "inconclusive, not settled · Δ vs baseline −99.9…+100.0 pts after 999/1600"
+        )
+        assert row.region.height == 1  # one line: the verdict and the figure both on it
+
+
+def test_live_progress_sequential_real_length_names(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=opened(_push_long))

@@ -52,3 +52,58 @@ async def test_the_model_checkbox_is_empty_until_picked(app):
         await pilot.press("space")
         await settle(pilot)
         assert "X" in line(0)[:4] and "X" not in line(1)[:4]
+
+
+# ------------------------------------------------------------------ New run: why ctrl+s started nothing
+
+
+async def test_ctrl_s_with_no_model_says_why_in_a_toast_and_the_status_line(app):
+    from compare_tui.tui.screens.new_run import NewRunScreen
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        screen = app.screen
+        status = lambda: str(screen.query_one("#start-status").render())  # noqa: E731
+        assert status() == "✗ Not ready: choose at least one model (space ticks the highlighted one)"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is screen and isinstance(screen, NewRunScreen)  # nothing started
+        messages = [n.message for n in app._notifications]
+        assert messages == ["Nothing started: choose at least one model (space ticks the highlighted one)."]
+        # The status line sits above the footer, on screen at 80x24 without scrolling.
+        region = screen.query_one("#start-status").region
+        assert region.height >= 1 and region.bottom <= SIZE[1] - 1
+        await pilot.press("space")
+        await settle(pilot)
+        assert status() == "Ready: ctrl+s starts 1 model"
+
+
+async def test_ctrl_s_with_no_valid_golden_set_names_the_folder(tmp_path):
+    from compare_tui.tui.app import create_app
+    from tests.tui.test_tui_data import build_store, fixed_probe
+
+    store, _ = build_store(tmp_path)
+    empty = tmp_path / "no-sets"
+    empty.mkdir()
+    app = create_app(
+        store=store,
+        catalogue_path=write_catalogue(tmp_path / "models.toml"),
+        sets_dir=empty,
+        reviewer="tester",
+        probe=fixed_probe,
+    )
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            app.open_new_run(None)
+            await settle(pilot)
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            [message] = [n.message for n in app._notifications]
+            assert (
+                message == f"Nothing started: no valid golden set under {empty} (Home's Sets tab lists the problems)."
+            )
+    finally:
+        store.close()

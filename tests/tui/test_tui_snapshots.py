@@ -525,3 +525,10 @@ def test_report_summary_with_stored_grades(make_graded_app, snap_compare, size):
         await settle(pilot)
 
     assert snap_compare(make_graded_app(), terminal_size=size, run_before=run_before)
+
+
+def test_review_with_real_length_names(make_long_app, snap_compare):
+    # The status line keeps the reason whole beside a real model name (it was cut at 80 columns).
+    assert snap_compare(
+        make_long_app(), terminal_size=SIZE, run_before=opened(lambda app: app.open_review(COMPARISON_ID))
+    )

@@ -24,6 +24,7 @@ from compare_tui.candidates import Shortlist
 from compare_tui.catalogue import ModelEntry
 from compare_tui.engine import RunOverrides
 from compare_tui.engine.budget import (
+    BudgetPlan,
     plan_within_budget,
     reset_sentence,
 )
@@ -59,6 +60,8 @@ class NewRunScreen(CompareScreen):
         """The model list's lines: group headings (no name) and models."""
         self.applied: set[str] = set()
         """The selection last put in the list or saved: a change from it is saved for the workload."""
+        self.blocked: str | None = None
+        """Why ctrl+s would start nothing now, in words (None: it would start the run)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -84,6 +87,9 @@ class NewRunScreen(CompareScreen):
                         yield Input(id=field_id, type=kind, placeholder="")
             yield Static("", id="estimate", markup=False)
             yield Button("Start run (ctrl+s)", id="start", variant="primary")
+        # Always on screen above the footer: why ctrl+s would start nothing, where the estimate
+        # (at the form's end) is below the fold at 80x24.
+        yield Static("", id="start-status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -313,17 +319,49 @@ class NewRunScreen(CompareScreen):
             lines += self._budget_lines(goldset, self.current)
         estimate.update("\n".join(lines))
         self.query_one("#start", Button).disabled = self.current is None or self.current.refused
+        self._show_status(goldset, list(names), problem)
 
-    def _budget_lines(self, goldset: GoldenSet, current: SpendPreview) -> list[str]:
-        """Today's eval budget, and the models this run would skip (the baseline weighed first)."""
+    def _show_status(self, goldset: GoldenSet | None, names: list[str], problem: str | None) -> None:
+        """The status line: the first thing that stops ctrl+s, else what it would start."""
+        self.blocked = self._blocker(goldset, names, problem)
+        status = self.query_one("#start-status", Static)
+        status.set_class(self.blocked is not None, "-blocked")
+        if self.blocked is not None:
+            status.update(f"✗ Not ready: {self.blocked}")
+        elif self.current is not None and self.current.refused:
+            status.update("✗ The engine would refuse this run: ctrl+s says why")
+        else:
+            status.update(f"Ready: ctrl+s starts {_count(len(names), 'model')}")
+
+    def _blocker(self, goldset: GoldenSet | None, names: list[str], problem: str | None) -> str | None:
+        """Why ctrl+s starts nothing, first reason first: the catalogue, the sets, the settings,
+        the models, then today's eval budget (the engine's own refusals open their own screen)."""
+        choices = self.choices
+        if choices is None:
+            return "still reading the golden sets and the catalogue"
+        if choices.problem or choices.catalogue is None:
+            return choices.problem or "no catalogue"
+        if not choices.sets:
+            return f"no valid golden set under {self.workspace.sets_dir} (Home's Sets tab lists the problems)"
+        if goldset is None:
+            return "choose a golden set"
+        if problem:
+            return problem
+        if not names:
+            return "choose at least one model (space ticks the highlighted one)"
+        if self.current is not None and not self.current.refused and self._within_budget(goldset, self.current) == ():
+            return f"today's eval budget leaves nothing for {_count(len(names), 'chosen model')}; {reset_sentence(datetime.now(UTC))}"
+        return None
+
+    def _budget_plan(self, goldset: GoldenSet, current: SpendPreview, now: datetime) -> BudgetPlan | None:
+        """The models today's eval budget keeps (the baseline weighed first); None: no budget set."""
         choices = self.choices
         if choices is None or not choices.budget.set or current.problem:
-            return []
-        now = datetime.now(UTC)
+            return None
         workload = goldset.manifest.workload_id
         baseline = self._picked_baseline([m.name for m in current.models])
         ordered = sorted(current.models, key=lambda m: m.name != baseline)
-        plan = plan_within_budget(
+        return plan_within_budget(
             [(m.name, SpendEstimate(m.usd, "", "")) for m in ordered],
             budget=choices.budget,
             spent=choices.spent,
@@ -331,7 +369,19 @@ class NewRunScreen(CompareScreen):
             workload_id=workload,
             now=now,
         )
-        return budget_lines(choices.budget, choices.spent, plan, reset_sentence(now))
+
+    def _within_budget(self, goldset: GoldenSet, current: SpendPreview) -> tuple[str, ...] | None:
+        """The models the budget would run (None: no budget set)."""
+        plan = self._budget_plan(goldset, current, datetime.now(UTC))
+        return None if plan is None else plan.kept
+
+    def _budget_lines(self, goldset: GoldenSet, current: SpendPreview) -> list[str]:
+        """Today's eval budget, and the models this run would skip."""
+        now = datetime.now(UTC)
+        plan = self._budget_plan(goldset, current, now)
+        if plan is None or self.choices is None:
+            return []
+        return budget_lines(self.choices.budget, self.choices.spent, plan, reset_sentence(now))
 
     def _picked_baseline(self, names: list[str]) -> str | None:
         picked = self.query_one("#baseline-select", Select).value
@@ -346,8 +396,8 @@ class NewRunScreen(CompareScreen):
     def action_start(self) -> None:
         self._update()
         current, goldset = self.current, self._goldset()
-        if current is None or goldset is None:
-            self.notify("Choose a golden set and at least one model first.", severity="warning")
+        if self.blocked is not None or current is None or goldset is None:
+            self.notify(f"Nothing started: {self.blocked or 'choose a golden set and a model'}.", severity="warning")
             return
         if current.refused:
             reasons = (
@@ -388,3 +438,7 @@ def _preview_lines(current: SpendPreview, cap: float | None) -> list[str]:
     )
     lines.append(f"Total estimate {total} · spend cap {dollars(cap, digits) if cap is not None else 'none'}")
     return lines
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -28,6 +28,7 @@ from compare_tui.insights.render import (
     suspect_line,
     tags_title,
     traffic_lines,
+    unpassed_line,
 )
 from compare_tui.tui.widgets.report_tables import shorten
 
@@ -140,7 +141,8 @@ class InsightsPane(Vertical):
         self.query_one("#insight-tags", Static).update(tags if has_tags else "")
         for name in ("#insight-tags-title", "#insight-tags"):
             self.query_one(name).display = has_tags
-        suspects = "\n".join(suspect_line(s) for s in insights.suspects) or NO_SUSPECT
+        lines = [unpassed_line(insights)] if insights.unpassed else []
+        suspects = "\n".join(lines + [suspect_line(s) for s in insights.suspects]) or NO_SUSPECT
         self.query_one("#insight-suspects", Static).update(suspects)
         traffic = insights.traffic
         self.query_one("#insight-traffic", Static).update("\n".join(traffic_lines(traffic)) if traffic else "")

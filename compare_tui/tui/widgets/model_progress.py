@@ -133,4 +133,4 @@ def _one_cell(char: str) -> bool:
     return char in _NARROW or (char.isascii() and char.isprintable())
 
 
-_NARROW = frozenset("".join(MARKS.values()) + DASH + "·—…")
+_NARROW = frozenset("".join(MARKS.values()) + DASH + "·—…Δ−")

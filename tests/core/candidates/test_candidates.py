@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compare_tui.candidates import build_shortlist, load_shortlist
+from compare_tui.candidates import build_shortlist, load_shortlist, read_gateway_log
 from compare_tui.candidates.measure import ModelMeasures, Quality
 from compare_tui.catalogue import load_catalogue
 from compare_tui.cli import main
@@ -388,7 +388,12 @@ def test_todays_spend_comes_from_the_managed_gateways_traffic_log_where_it_carri
         + "\n"
     )
     shortlist = load_shortlist(
-        store, load_catalogue(catalogue_file), WORKLOAD, digest=load_golden_set(SET).digest, now=NOW, traffic_log=log
+        store,
+        load_catalogue(catalogue_file),
+        WORKLOAD,
+        digest=load_golden_set(SET).digest,
+        now=NOW,
+        traffic=read_gateway_log(log, [WORKLOAD]),
     )
     today = shortlist.today
     assert today is not None and today.spend_source is SpendSource.GATEWAY_LOG
@@ -398,7 +403,9 @@ def test_todays_spend_comes_from_the_managed_gateways_traffic_log_where_it_carri
     # A log without the workload's traffic leaves the store's runs as the source.
     other = tmp_path / "other.jsonl"
     other.write_text(json.dumps({"model_group": "other-workload", "endTime": NOW.timestamp()}) + "\n")
-    again = load_shortlist(store, load_catalogue(catalogue_file), WORKLOAD, now=NOW, traffic_log=other)
+    again = load_shortlist(
+        store, load_catalogue(catalogue_file), WORKLOAD, now=NOW, traffic=read_gateway_log(other, [WORKLOAD])
+    )
     assert again.today is not None and again.today.spend_source is SpendSource.STORE_RUNS
 
 

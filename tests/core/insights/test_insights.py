@@ -11,7 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compare_tui.cli import main
-from compare_tui.insights import FailedAttempt, InsightInputs, ModelAttempts, build_insights, classify, render_text
+from compare_tui.insights import (
+    Cause,
+    FailedAttempt,
+    InsightInputs,
+    ModelAttempts,
+    build_insights,
+    classify,
+    render_text,
+)
 from compare_tui.store import Store
 from compare_tui.vocabulary import ErrorClass, FailureCause, Outcome, SuspectReason
 from tests.support.builders import hosted_catalogue, write_set
@@ -274,7 +282,8 @@ def test_a_task_no_answer_resembles_is_suspect_and_a_near_answer_is_not() -> Non
     def failed(task: str, got: str) -> FailedAttempt:
         return FailedAttempt(task, 1, Outcome.FAIL, "exact", got, score_data={"expected": "5", "got": got})
 
-    fails = {"sum": (Outcome.FAIL,), "near": (Outcome.FAIL,)}
+    # Each model passes half its tasks (capable): a task all fail points at the expected text.
+    fails = {"sum": (Outcome.FAIL,), "near": (Outcome.FAIL,), "easy": (Outcome.PASS,), "easier": (Outcome.PASS,)}
     a = ModelAttempts(
         "a",
         "r0",
@@ -300,3 +309,55 @@ def test_a_task_no_answer_resembles_is_suspect_and_a_near_answer_is_not() -> Non
         ("sum", SuspectReason.UNLIKE_EXPECTED, 'no answer resembles the expected "5"')
     ]
     assert "sum: every model fails it and no answer resembles the expected" in render_text(insights)
+
+
+def _all_fail(model: str, tasks: tuple[str, ...], passed: tuple[str, ...] = ()) -> ModelAttempts:
+    outcomes = {t: (Outcome.FAIL,) for t in tasks} | {t: (Outcome.PASS,) for t in passed}
+    failed = tuple(
+        FailedAttempt(t, 1, Outcome.FAIL, "exact", "x", score_data={"expected": "4", "got": "x"}) for t in tasks
+    )
+    return ModelAttempts(model, f"r-{model}", outcomes, failed)
+
+
+def test_a_weak_field_marks_no_task_suspect_and_says_no_model_passes_them() -> None:
+    # The baseline fails nearly everything, the candidate too: every task failed by all is the
+    # models' failing, not a wrong expected outcome (it listed all eight as suspect).
+    tasks = tuple(f"t{i}" for i in range(8))
+    weak = (_all_fail("base", tasks, ("ok",)), _all_fail("cand", tasks[:7], ("ok", "t7")))
+    insights = build_insights(InsightInputs(ref="c", models=weak, baseline="base"))
+    assert insights.suspects == () and insights.unpassed == tasks[:7]
+    text = render_text(insights)
+    assert "no model passes 7 tasks (t0, t1, t2, t3, t4 and 2 more); no model passes 50% of its tasks" in " ".join(
+        text.split()
+    )
+    assert "(the best, cand, passes 22%)" in " ".join(text.split()) and "every model fails it" not in text
+    # One capable model (it passes 8 of 9) makes the same failures suspect again.
+    capable = (weak[0], _all_fail("cand", ("t0",), tuple(f"p{i}" for i in range(8))))
+    again = build_insights(InsightInputs(ref="c", models=capable, baseline="base"))
+    assert [s.task_id for s in again.suspects] == ["t0"] and again.unpassed == ()
+
+
+def test_regex_misses_group_by_cause_not_by_task_pattern(tmp_path) -> None:
+    from compare_tui.insights.causes import REGEX_CASE, REGEX_EXTRA_TEXT, REGEX_NOTHING, REGEX_WRAPPED, regex_miss
+
+    cases = [  # (pattern, mode, flags, answer): one cause each, whatever the task's pattern
+        ("^SKU-[0-9]+$", "search", [], "sku-12", REGEX_CASE),
+        ("ORD-[0-9]{4}", "search", [], "ord-0042", REGEX_CASE),
+        ("[0-9]+ kg", "fullmatch", [], '"5 kg"', REGEX_WRAPPED),
+        ("yes|no", "fullmatch", [], "`yes`\n", REGEX_WRAPPED),
+        ("[0-9]+ kg", "fullmatch", [], "It weighs 5 kg.", REGEX_EXTRA_TEXT),
+        ("^[A-Z]{3}$", "search", ["IGNORECASE"], "12", REGEX_NOTHING),
+        ("ORD-[0-9]{4}", "search", [], "I cannot tell", REGEX_NOTHING),
+    ]
+    for pattern, mode, flags, answer, want in cases:
+        assert regex_miss({"pattern": pattern, "mode": mode, "flags": flags}, answer) == want, (pattern, answer)
+    assert regex_miss({}, "x") == ""
+    failed = [
+        FailedAttempt(f"task-{i}", 1, Outcome.FAIL, "regex", answer, score_data={"pattern": pattern}, regex_miss=want)
+        for i, (pattern, _, _, answer, want) in enumerate(cases)
+    ]
+    causes = {classify(f) for f in failed}
+    assert causes == {
+        Cause(FailureCause.NO_MATCH, label) for label in (REGEX_CASE, REGEX_WRAPPED, REGEX_EXTRA_TEXT, REGEX_NOTHING)
+    }
+    assert Cause(FailureCause.NO_MATCH, REGEX_CASE).words() == "no match: matches only when letter case is ignored"
