@@ -109,6 +109,8 @@ class VllmServer:
     process: subprocess.Popen[bytes] | None = None
     started_s: float = field(default=0.0)
     """Seconds from the process start to the first answer of `/v1/models`."""
+    began: float = field(default=0.0)
+    """`time.monotonic()` at the process start."""
 
     @property
     def base(self) -> str:
@@ -148,10 +150,15 @@ class VllmServer:
         ]
 
     def start(self) -> VllmServer:
+        """Launch the server and wait until it answers."""
+        return self.launch().wait_ready()
+
+    def launch(self) -> VllmServer:
+        """Start the server's process and return at once (`wait_ready` waits for its answer)."""
         python = provisioned_python()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
-        began = time.monotonic()
+        self.began = time.monotonic()
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 self.command(python),
@@ -162,8 +169,15 @@ class VllmServer:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        deadline = began + START_TIMEOUT_S
-        while time.monotonic() < deadline:
+        return self
+
+    def wait_ready(self) -> VllmServer:
+        """Return once `/v1/models` answers; raise `VllmUnavailable` (the server stopped) if the
+        process exits first or `START_TIMEOUT_S` after its launch passes."""
+        if self.process is None:
+            raise VllmUnavailable(f"vLLM ({self.model}) was never launched")
+        deadline = self.began + START_TIMEOUT_S
+        while True:  # asked at least once: a server launched long ago may be ready by now
             if self.process.poll() is not None:
                 raise VllmUnavailable(
                     f"vLLM ({self.model}) exited with {self.process.returncode} at start; its log:\n"
@@ -171,10 +185,12 @@ class VllmServer:
                 )
             try:
                 if httpx.get(f"{self.url}/models", timeout=2, trust_env=False).status_code == 200:
-                    self.started_s = time.monotonic() - began
+                    self.started_s = time.monotonic() - self.began
                     return self
             except httpx.HTTPError:
                 pass
+            if time.monotonic() >= deadline:
+                break
             time.sleep(0.5)
         self.stop()
         raise VllmUnavailable(

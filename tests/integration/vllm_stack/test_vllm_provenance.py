@@ -11,7 +11,7 @@ Hugging Face cache. The test lays that cache out as `huggingface_hub` does (blob
   run's start, refused with `--strict-serving`, and named by `reproduce`;
 - an edited `tokenizer_config.json` in the snapshot is refused and named.
 
-One server at a time, two starts in all (the module's own; the package's is stopped first).
+One of its servers at a time, two starts in all (its own; the package's serving one is stopped first).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def lay_out_hf_cache(home: Path, folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def world(vllm_servers: VllmServers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    vllm_servers.stop()  # one vLLM at a time on this machine
+    vllm_servers.stop()  # one serving vLLM at a time on this machine (the next module's may be warming)
     root = tmp_path_factory.mktemp("provenance")
     hf_home = root / "hf-home"
     snapshot = lay_out_hf_cache(hf_home, vllm_models() / SMOLLM)
