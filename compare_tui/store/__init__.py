@@ -8,7 +8,7 @@ from compare_tui.store.canaries import CanaryChangeRecord, CanaryPair, CanaryRec
 from compare_tui.store.decisions import DecisionKind, DecisionRecord
 from compare_tui.store.errors import AmbiguousIdError, RunNotFoundError, StoreError
 from compare_tui.store.experiments import ExperimentNotFoundError, ExperimentRecord
-from compare_tui.store.leases import Holder, Lease, LeaseLostError, RunLeasedError, Takeover
+from compare_tui.store.leases import Holder, HolderSeen, Lease, LeaseLostError, RunLeasedError, Takeover, TakeoverRecord
 from compare_tui.store.records import (
     PROVENANCE_ATTESTED,
     PROVENANCE_VERIFIED,
@@ -47,6 +47,7 @@ __all__ = [
     "ExperimentNotFoundError",
     "ExperimentRecord",
     "Holder",
+    "HolderSeen",
     "Lease",
     "LeaseLostError",
     "ReviewRecord",
@@ -59,6 +60,7 @@ __all__ = [
     "Store",
     "StoreError",
     "Takeover",
+    "TakeoverRecord",
     "attempt_id",
     "measured",
     "new_run_id",
