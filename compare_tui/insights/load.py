@@ -21,7 +21,7 @@ from compare_tui.insights.traffic import LoggedReply
 from compare_tui.report import load_report_inputs
 from compare_tui.report.inputs import ReportInputs, RunInput
 from compare_tui.store import Store
-from compare_tui.vocabulary import ErrorClass, Outcome
+from compare_tui.vocabulary import Outcome
 
 _COLUMNS = (
     "task_id",
@@ -35,8 +35,6 @@ _COLUMNS = (
     "score_data",
     "error",
 )
-_OUTCOMES = {o.value: o for o in Outcome}
-_ERROR_CLASSES = {c.value: c for c in ErrorClass}
 _FAILED = frozenset({Outcome.FAIL, Outcome.ERROR})
 
 
@@ -135,11 +133,10 @@ def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any, language
     outcomes: dict[str, list[Outcome]] = defaultdict(list)
     failed = []
     for row in store.attempt_columns(run.run.id, _COLUMNS):
-        outcome = _OUTCOMES.get(row["outcome"], Outcome.ERROR)
+        outcome = row["outcome"]
         outcomes[row["task_id"]].append(outcome)
         if outcome not in _FAILED:
             continue
-        stored_class = row["error_class"]
         failed.append(
             FailedAttempt(
                 task_id=row["task_id"],
@@ -149,7 +146,7 @@ def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any, language
                 answer_head=(row["answer_text"] or "")[:HEAD_CHARS],
                 has_tool_calls=row["tool_calls"] not in (None, "", "[]"),
                 finish_reason=row["finish_reason"],
-                error_class=None if stored_class is None else _ERROR_CLASSES.get(stored_class, ErrorClass.TRANSPORT),
+                error_class=row["error_class"],
                 detail=row["score_detail"] or row["error"] or "",
                 score_data=json.loads(row["score_data"]) if row["score_data"] else {},
                 request_language=languages.get(row["task_id"]),

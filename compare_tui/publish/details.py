@@ -19,7 +19,7 @@ from typing import Any
 from compare_tui.catalogue.keys import REDACTED, mask_provider_keys
 from compare_tui.goldset.text import expected_text, input_text
 from compare_tui.scoring.result import Answer, ToolCall
-from compare_tui.store import Store
+from compare_tui.store import AttemptCells, Store
 from compare_tui.store.records import RunRecord
 from compare_tui.vocabulary import Outcome, ReviewVerdict
 
@@ -88,7 +88,7 @@ class Masker:
         return self._pattern.sub(REDACTED, text) if self._pattern is not None else text
 
 
-def _answer(row: Mapping[str, Any]) -> str:
+def _answer(row: AttemptCells) -> str:
     stored_calls = row["tool_calls"]
     if not stored_calls or stored_calls == "[]":
         # Most answers call no tool: the text is the rendered answer (no JSON to parse).
@@ -138,7 +138,7 @@ def task_details(
             per_task[row["task_id"]].append(
                 AttemptDetail(
                     row["attempt"],
-                    Outcome(row["outcome"]),
+                    row["outcome"],
                     mask(_answer(row)),
                     mask(row["score_detail"] or ""),
                     mask(error),

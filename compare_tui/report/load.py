@@ -16,7 +16,7 @@ from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput, prom
 from compare_tui.store import AmbiguousIdError, RunNotFoundError, Store
 from compare_tui.store.holders import live_lease
 from compare_tui.store.records import RunRecord
-from compare_tui.vocabulary import BaselineSource, ErrorClass, Outcome, TextCall
+from compare_tui.vocabulary import BaselineSource, TextCall
 
 # Only what the figures use: validating whole attempt records (answers, tool calls, score
 # data, timestamps) costs more than the figures' own work, row by row, on a large report
@@ -92,17 +92,6 @@ def _baseline(store: Store, comparison_id: str | None, runs: list[RunRecord]) ->
     return None, BaselineSource.NAMED
 
 
-_OUTCOMES = {o.value: o for o in Outcome}
-_ERROR_CLASSES = {c.value: c for c in ErrorClass}
-
-
-def _error_class(stored: str | None) -> ErrorClass | None:
-    if stored is None:
-        return None
-    # A class this version does not know (a hand-edited row): the request failed, somehow.
-    return _ERROR_CLASSES.get(stored, ErrorClass.TRANSPORT)
-
-
 def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
     """A run's attempts, reduced to what the figures use, ordered by task then attempt."""
     rows = store.attempt_columns(run_id, _FACT_COLUMNS)
@@ -110,16 +99,15 @@ def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
         AttemptFacts(
             task_id=row["task_id"],
             attempt=row["attempt"],
-            # An outcome this version does not know measured nothing it can show: an error.
-            outcome=_OUTCOMES.get(row["outcome"], Outcome.ERROR),
+            outcome=row["outcome"],
             ttft_ms=row["ttft_ms"],
             e2e_ms=row["e2e_ms"],
             prompt_tokens=row["prompt_tokens"],
             completion_tokens=row["completion_tokens"],
-            usage_missing=bool(row["usage_missing"]),
+            usage_missing=row["usage_missing"],
             server_ttft_ms=prompt_ms(json.loads(row["server_timings"])) if row["server_timings"] else None,
             isolation=json.loads(row["isolation"]) if row["isolation"] else None,
-            error_class=_error_class(row["error_class"]),
+            error_class=row["error_class"],
             detail=row["score_detail"] or row["error"] or "",
             text_call=_text_call(row["score_data"]),
             cached_tokens=row["cached_tokens"],

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from compare_tui.store import rows
 from compare_tui.store.base import StoreBase
 from compare_tui.store.connection import Busy
 from compare_tui.store.errors import StoreError
 from compare_tui.store.leases import LeaseLostError, fenced
-from compare_tui.store.records import AttemptRecord, AuditRow
+from compare_tui.store.records import AttemptCells, AttemptRecord, AuditRow
 from compare_tui.vocabulary import AuditState
+
+
+_NARROW = frozenset(rows.NARROW_COLUMNS)
 
 
 class AttemptAccessors(StoreBase):
@@ -139,21 +142,27 @@ class AttemptAccessors(StoreBase):
         found = self._read("SELECT * FROM attempts WHERE run_id = ? ORDER BY task_id, attempt", [run_id])
         return [rows.attempt_from(row) for row in found]
 
-    # Columns `attempt_columns` may read: every attempt field but the row's keys (one list, the
-    # record's: a field added to `AttemptRecord` is readable here at once).
-    _NARROW_COLUMNS = frozenset(rows.ATTEMPT_COLUMNS) - {"id", "run_id"}
+    def attempt_columns(self, run_id: str, columns: Sequence[str]) -> list[AttemptCells]:
+        """Only `columns` of a run's attempts (`AttemptCells`), ordered by task then attempt.
 
-    def attempt_columns(self, run_id: str, columns: Sequence[str]) -> list[dict[str, Any]]:
-        """Only `columns` of a run's attempts, as raw row dicts ordered by task then attempt.
-
-        For readers of many rows (the report), which cannot afford to validate whole records.
-        JSON columns come back as their stored text.
+        For readers of many rows (the report), which cannot afford to validate whole records:
+        the outcome and error class become their enums here, once; JSON columns stay text.
         """
-        unknown = set(columns) - self._NARROW_COLUMNS
+        unknown = set(columns) - _NARROW
         if unknown:
             raise ValueError(f"not a readable attempt column: {', '.join(sorted(unknown))}")
         sql = f"SELECT {', '.join(columns)} FROM attempts WHERE run_id = ? ORDER BY task_id, attempt"
-        return self._read(sql, [run_id])
+        found = self._read(sql, [run_id])
+        if "outcome" in columns:
+            for row in found:
+                row["outcome"] = rows.stored_outcome(row["outcome"])
+        if "error_class" in columns:
+            for row in found:
+                row["error_class"] = rows.stored_error_class(row["error_class"])
+        if "usage_missing" in columns:
+            for row in found:
+                row["usage_missing"] = bool(row["usage_missing"])
+        return cast(list[AttemptCells], found)
 
     def completed_keys(self, run_id: str, *, include_errors: bool = True) -> set[tuple[str, int]]:
         """`(task_id, attempt)` of every recorded attempt: the work a resumed run skips.

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from compare_tui.store.records import AttemptRecord, AuditRow, ReviewRecord, RunRecord, attempt_id
+from compare_tui.vocabulary import ErrorClass, Outcome
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -27,6 +28,9 @@ ATTEMPT_ENUMS = ("outcome", "error_class")
 
 RUN_COLUMNS = tuple(RunRecord.model_fields)
 ATTEMPT_COLUMNS = tuple(AttemptRecord.model_fields)
+NARROW_COLUMNS = tuple(name for name in ATTEMPT_COLUMNS if name not in ("id", "run_id"))
+"""The attempt columns `Store.attempt_columns` may read (`AttemptCells`): every field but the
+row's keys, the record's own list, so a field added to `AttemptRecord` is readable at once."""
 AUDIT_COLUMNS = tuple(name for name in AuditRow.model_fields if name != "id")
 REVIEW_COLUMNS = tuple(name for name in ReviewRecord.model_fields if name != "id")
 
@@ -159,6 +163,22 @@ def audit_values(**fields: Any) -> dict[str, Any]:
     if len(row) != len(_AUDIT_DEFAULTS):  # a field that is no column added a key
         raise KeyError(f"audit rows have no column {sorted(fields.keys() - _AUDIT_DEFAULTS.keys())[0]!r}")
     return row
+
+
+_OUTCOMES = {o.value: o for o in Outcome}
+_ERROR_CLASSES = {c.value: c for c in ErrorClass}
+
+
+def stored_outcome(stored: str) -> Outcome:
+    """An attempt's stored outcome as its enum; one this version does not know (a hand-edited
+    row) measured nothing it can show: `error`."""
+    return _OUTCOMES.get(stored, Outcome.ERROR)
+
+
+def stored_error_class(stored: str | None) -> ErrorClass | None:
+    """An attempt's stored error class as its enum; one this version does not know: the request
+    failed, somehow (`transport`)."""
+    return None if stored is None else _ERROR_CLASSES.get(stored, ErrorClass.TRANSPORT)
 
 
 def run_row(record: RunRecord) -> dict[str, Any]:
