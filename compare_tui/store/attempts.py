@@ -14,7 +14,6 @@ from compare_tui.store.leases import LeaseLostError, fenced
 from compare_tui.store.records import AttemptCells, AttemptRecord, AuditRow
 from compare_tui.vocabulary import AuditState
 
-
 _NARROW = frozenset(rows.NARROW_COLUMNS)
 
 
