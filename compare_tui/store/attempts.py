@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import cast
 
 from compare_tui.store import rows
 from compare_tui.store.base import StoreBase
@@ -35,7 +35,7 @@ class AttemptAccessors(StoreBase):
         self._write(lambda conn: self._upsert(conn, batch))
         return len(batch)
 
-    def open_request(self, row: dict[str, Any], *, lease_token: str | None = None, wait: bool = True) -> int | None:
+    def open_request(self, row: rows.AuditValues, *, lease_token: str | None = None, wait: bool = True) -> int | None:
         """Write a request's audit row as `sent`, before the request goes out, and return its id
         (`record_outcomes` completes it). With `lease_token`, only while that token holds the
         lease of the row's run (else `LeaseLostError`, nothing written). With `wait=False`,
@@ -44,14 +44,14 @@ class AttemptAccessors(StoreBase):
         return None if opened is None else opened[0]
 
     def open_requests(
-        self, batch: Sequence[dict[str, Any]], *, lease_token: str | None = None, wait: bool = True
+        self, batch: Sequence[rows.AuditValues], *, lease_token: str | None = None, wait: bool = True
     ) -> list[int] | None:
         """`open_request` for several rows in one transaction (the engine's group commit); their ids."""
         return self.commit_requests(batch, (), lease_token=lease_token, wait=wait)
 
     def record_outcomes(
         self,
-        outcomes: Sequence[tuple[Sequence[AuditRow | dict[str, Any]], AttemptRecord | dict[str, Any]]],
+        outcomes: Sequence[tuple[Sequence[AuditRow | rows.AuditValues], AttemptRecord | rows.AttemptValues]],
         *,
         wait: bool = True,
         lease_token: str | None = None,
@@ -75,8 +75,8 @@ class AttemptAccessors(StoreBase):
 
     def commit_requests(
         self,
-        opened: Sequence[dict[str, Any]],
-        outcomes: Sequence[tuple[Sequence[AuditRow | dict[str, Any]], AttemptRecord | dict[str, Any]]],
+        opened: Sequence[rows.AuditValues],
+        outcomes: Sequence[tuple[Sequence[AuditRow | rows.AuditValues], AttemptRecord | rows.AttemptValues]],
         *,
         lease_token: str | None = None,
         wait: bool = True,
@@ -85,12 +85,8 @@ class AttemptAccessors(StoreBase):
         engine's group commit: the requests about to go out and the attempts just finished
         cost one commit, not two); the ids of the `opened` rows, in order. Both land together
         or not at all; `lease_token` and `wait` as for those two."""
-        values = [{**row, "state": AuditState.SENT.value} for row in opened]
-        audits = [
-            row if isinstance(row, dict) else rows.to_row(row, columns=rows.AUDIT_COLUMNS)
-            for requests, _ in outcomes
-            for row in requests
-        ]
+        values: list[rows.AuditValues] = [{**row, "state": AuditState.SENT.value} for row in opened]
+        audits = [row if isinstance(row, dict) else rows.audit_row(row) for requests, _ in outcomes for row in requests]
         batch = [attempt if isinstance(attempt, dict) else rows.attempt_row(attempt) for _, attempt in outcomes]
         owners = {str(owner) for row in values if (owner := row.get("run_id") or row.get("toolcall_run_id"))}
         owners |= {str(row["run_id"]) for row in batch}
@@ -111,7 +107,7 @@ class AttemptAccessors(StoreBase):
                         rows.INSERT_AUDIT, [rows.audit_params(row) for row in audits if row.get("id") is None]
                     )
                 except sqlite3.IntegrityError:
-                    run_ids = sorted({row["run_id"] for row in audits})
+                    run_ids = sorted({str(row["run_id"]) for row in audits})
                     raise StoreError(
                         f"cannot audit requests of run {', '.join(run_ids)}: no such run in {self.path}"
                     ) from None
@@ -126,7 +122,7 @@ class AttemptAccessors(StoreBase):
         except Busy:
             return None
 
-    def _upsert(self, conn: sqlite3.Connection, batch: list[dict[str, Any]]) -> None:
+    def _upsert(self, conn: sqlite3.Connection, batch: list[rows.AttemptValues]) -> None:
         try:
             conn.executemany(rows.UPSERT_ATTEMPT, [rows.attempt_params(row) for row in batch])
         except sqlite3.IntegrityError:
@@ -177,7 +173,7 @@ class AttemptAccessors(StoreBase):
     def record_audit(self, row: AuditRow) -> AuditRow:
         """Append one request to the audit log; returns it with its assigned id. A row with an
         `id` completes the row `open_request` wrote before the request went out."""
-        data = rows.to_row(row, columns=rows.AUDIT_COLUMNS)
+        data = rows.audit_row(row)
 
         def work(conn: sqlite3.Connection) -> int:
             if row.id is not None:

@@ -605,7 +605,9 @@ def test_narrow_attempt_cells_name_every_readable_column_and_read_unknown_vocabu
 
     from compare_tui.store import AttemptCells
 
-    # The typed narrow row and the record keep one list of columns.
+    # The typed rows and the records keep one list of columns each.
+    assert tuple(get_type_hints(rows.AttemptValues)) == rows.ATTEMPT_COLUMNS
+    assert set(get_type_hints(rows.AuditValues)) - {"id"} == set(rows.AUDIT_COLUMNS)
     assert (
         set(get_type_hints(AttemptCells))
         == set(rows.NARROW_COLUMNS)
