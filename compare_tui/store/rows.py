@@ -220,20 +220,18 @@ def audit_values(**fields: Any) -> AuditValues:
     return cast(AuditValues, row)
 
 
-_OUTCOMES = {o.value: o for o in Outcome}
-_ERROR_CLASSES = {c.value: c for c in ErrorClass}
+_OUTCOMES: dict[object, object] = {o.value: o for o in Outcome}
+_ERROR_CLASSES: dict[object, object] = {None: None, **{c.value: c for c in ErrorClass}}
 
 
-def stored_outcome(stored: str) -> Outcome:
-    """An attempt's stored outcome as its enum; one this version does not know (a hand-edited
-    row) measured nothing it can show: `error`."""
-    return _OUTCOMES.get(stored, Outcome.ERROR)
-
-
-def stored_error_class(stored: str | None) -> ErrorClass | None:
-    """An attempt's stored error class as its enum; one this version does not know: the request
-    failed, somehow (`transport`)."""
-    return None if stored is None else _ERROR_CLASSES.get(stored, ErrorClass.TRANSPORT)
+CELL_TYPES: dict[str, tuple[dict[object, object], object]] = {
+    "outcome": (_OUTCOMES, Outcome.ERROR),
+    "error_class": (_ERROR_CLASSES, ErrorClass.TRANSPORT),
+    "usage_missing": ({0: False, 1: True}, True),
+}
+"""The narrow read's typed cells (`AttemptCells`): column → (stored value → typed value, and the
+value of one this version does not know: an unknown outcome (a hand-edited row) measured nothing
+it can show, `error`; an unknown error class failed somehow, `transport`)."""
 
 
 def run_row(record: RunRecord) -> dict[str, Any]:
