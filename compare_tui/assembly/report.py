@@ -22,6 +22,7 @@ from compare_tui.judge.grade.report import GradeReport, load_report_grades
 from compare_tui.judge.grade.steps import load_step_grading, parse_step_grading
 from compare_tui.report import (
     GateResult,
+    GoldsetRead,
     Report,
     ReportInputs,
     ReportRows,
@@ -60,7 +61,7 @@ class AssembledReport:
     """The stored gradings of the report's runs (empty when none, or when not asked for)."""
     insights: Insights | None = None
     """The insights of the report's runs against its baseline (None when not asked for)."""
-    goldsets: Mapping[str, Any] = field(default_factory=dict)
+    goldsets: Mapping[str, GoldsetRead] = field(default_factory=dict)
     """The golden sets the loader read (recorded path → set, or the error that kept it unread)."""
 
     def document(self, gate: GateResult | None = None, shown: Callable[[Any], Any] | None = None) -> dict[str, Any]:
@@ -81,7 +82,7 @@ def assemble_report(
     `StepGradingError`, `RubricError` (a step grading that cannot be read) or `BaselineError`
     (a `--baseline` that names no model of the report)."""
     choices = choices or ReportChoices()
-    goldsets: dict[str, Any] = {}
+    goldsets: dict[str, GoldsetRead] = {}
     inputs = load_report_inputs(store, ref, goldsets=goldsets)
     if choices.steps_by_grade is not None:
         judge, rubric = parse_step_grading(choices.steps_by_grade)

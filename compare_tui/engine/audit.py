@@ -14,11 +14,10 @@ that stops reading (Ctrl-C, SIGTERM) marks it `cancelled` as it releases the lea
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from compare_tui.engine.exchange import Exchange
 from compare_tui.store import AuditRow, Store, utc_now
-from compare_tui.store.rows import audit_values
+from compare_tui.store.rows import AuditValues, audit_values
 from compare_tui.vocabulary import AuditState
 
 
@@ -34,7 +33,7 @@ def audit_row(
 ) -> AuditRow:
     """The row for the request `ex` sent to `endpoint` for `model`, owned by a golden-set run
     (`run_id`), a tool-call run (`toolcall_run_id`) or neither (a judge call)."""
-    return AuditRow(**_fields(ex, endpoint, model, task_id, attempt, run_id, toolcall_run_id))
+    return AuditRow.model_validate(_fields(ex, endpoint, model, task_id, attempt, run_id, toolcall_run_id))
 
 
 def audit_values_of(
@@ -45,7 +44,7 @@ def audit_values_of(
     task_id: str | None,
     attempt: int | None = None,
     run_id: str | None = None,
-) -> dict[str, Any]:
+) -> AuditValues:
     """`audit_row` as the row itself, unvalidated (as `store.rows.audit_values` makes one; its
     fields are every column): a golden-set run's hot path."""
     return _fields(ex, endpoint, model, task_id, attempt, run_id, None)
@@ -59,7 +58,7 @@ def _fields(
     attempt: int | None,
     run_id: str | None,
     toolcall_run_id: str | None,
-) -> dict[str, Any]:
+) -> AuditValues:
     prompt, completion = ex.tokens()
     return {
         "at": utc_now(),
@@ -92,7 +91,7 @@ class RequestLedger:
 
     def __init__(self, store: Store, *, lease_token: str | None) -> None:
         self.store, self.lease_token = store, lease_token
-        self._queue: list[tuple[dict[str, Any], asyncio.Future[int]]] = []
+        self._queue: list[tuple[AuditValues, asyncio.Future[int]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
     async def open(

@@ -55,7 +55,7 @@ from compare_tui.scoring.executor import LocalScorers, ScoreItem, ScorerExecutor
 from compare_tui.scoring.result import Answer, Outcome, ScoreResult
 from compare_tui.store import RunStatus, Store, measured
 from compare_tui.store import utc_now as now_iso
-from compare_tui.store.rows import attempt_values
+from compare_tui.store.rows import AuditValues, attempt_values
 from compare_tui.vocabulary import (
     CONNECTION_CLASSES,
     NOT_DONE,
@@ -318,7 +318,7 @@ class RunExecutor:
             stream_chat, client, entry.endpoint, body, headers=self.p.headers, timeout_s=self.p.settings.timeout_s
         )
 
-        requests: list[dict[str, Any]] = []
+        requests: list[AuditValues] = []
         opened: list[int] = []
 
         async def send_audited() -> Exchange:

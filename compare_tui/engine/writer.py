@@ -32,10 +32,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from compare_tui.store import AttemptRecord, AuditRow, Store, utc_now
-from compare_tui.store.rows import audit_values
+from compare_tui.store.rows import AttemptValues, AuditValues, audit_values
 
-Audits = Sequence[AuditRow | dict[str, Any]]
-Attempt = AttemptRecord | dict[str, Any]
+Audits = Sequence[AuditRow | AuditValues]
+Attempt = AttemptRecord | AttemptValues
 """A record, or its row already made (`store.rows.attempt_values`/`audit_values`)."""
 
 MAX_BATCH = 512
@@ -54,7 +54,7 @@ class AttemptWriter:
         self.inline = inline
         self.max_batch = max_batch
         self._queue: list[tuple[Audits, Attempt, asyncio.Future[None], Callable[[], None] | None]] = []
-        self._opening: list[tuple[dict[str, Any], asyncio.Future[int]]] = []
+        self._opening: list[tuple[AuditValues, asyncio.Future[int]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.batches = 0
         """Transactions committed (tests and benchmarks read it)."""

@@ -12,16 +12,19 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compare_tui.insights.causes import HEAD_CHARS, FailedAttempt, regex_miss
 from compare_tui.insights.language import detect_language
 from compare_tui.insights.model import InsightInputs, ModelAttempts
 from compare_tui.insights.traffic import LoggedReply
-from compare_tui.report import load_report_inputs
+from compare_tui.report import GoldsetRead, load_report_inputs
 from compare_tui.report.inputs import ReportInputs, RunInput
 from compare_tui.store import Store
-from compare_tui.vocabulary import ErrorClass, Outcome
+from compare_tui.vocabulary import Outcome
+
+if TYPE_CHECKING:
+    from compare_tui.goldset import Task
 
 _COLUMNS = (
     "task_id",
@@ -35,24 +38,22 @@ _COLUMNS = (
     "score_data",
     "error",
 )
-_OUTCOMES = {o.value: o for o in Outcome}
-_ERROR_CLASSES = {c.value: c for c in ErrorClass}
 _FAILED = frozenset({Outcome.FAIL, Outcome.ERROR})
 
 
 def load_insight_inputs(store: Store, ref: str) -> InsightInputs:
     """The inputs of the insights of `ref` (a comparison or run id, a prefix, or `latest`).
     Raises the report loader's `ReportNotFoundError` when there is nothing to read."""
-    goldsets: dict[str, Any] = {}
+    goldsets: dict[str, GoldsetRead] = {}
     return insight_inputs_for(store, load_report_inputs(store, ref, goldsets=goldsets), goldsets)
 
 
-def insight_inputs_for(store: Store, report: ReportInputs, goldsets: Mapping[str, Any]) -> InsightInputs:
+def insight_inputs_for(store: Store, report: ReportInputs, goldsets: Mapping[str, GoldsetRead]) -> InsightInputs:
     """The insights' inputs for a report already loaded (`report --format md`: its runs and
     baseline, `--baseline` included), with the golden sets its loader read (`goldsets`: path →
     set, or the error that kept it unread), so nothing is read twice."""
     tags: dict[str, tuple[str, ...]] = {}
-    tasks: dict[str, Any] = {}
+    tasks: dict[str, Task] = {}
     logged: list[LoggedReply] | None = None
     skips: Counter[str] = Counter()
     for path, goldset in goldsets.items():
@@ -104,7 +105,7 @@ def _names(runs: list[RunInput]) -> list[str]:
 class _RequestLanguages:
     """task id → its request's language, told once per task and only for tasks that failed."""
 
-    def __init__(self, tasks: Mapping[str, Any]) -> None:
+    def __init__(self, tasks: Mapping[str, Task]) -> None:
         self._tasks = tasks
         self._told: dict[str, str | None] = {}
 
@@ -115,7 +116,7 @@ class _RequestLanguages:
         return self._told[task_id]
 
 
-def request_text(task: Any) -> str:
+def request_text(task: Task) -> str:
     """What the person asked: the task's prompt, else its last user message's text (the system
     prompt and earlier turns are left out: they are often in English whatever the user writes)."""
     given = task.input
@@ -131,15 +132,16 @@ def request_text(task: Any) -> str:
     return ""
 
 
-def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any, languages: _RequestLanguages) -> ModelAttempts:
+def _model_attempts(
+    store: Store, run: RunInput, name: str, kinds: Mapping[str, str], languages: _RequestLanguages
+) -> ModelAttempts:
     outcomes: dict[str, list[Outcome]] = defaultdict(list)
     failed = []
     for row in store.attempt_columns(run.run.id, _COLUMNS):
-        outcome = _OUTCOMES.get(row["outcome"], Outcome.ERROR)
+        outcome = row["outcome"]
         outcomes[row["task_id"]].append(outcome)
         if outcome not in _FAILED:
             continue
-        stored_class = row["error_class"]
         score_data = json.loads(row["score_data"]) if row["score_data"] else {}
         kind = kinds.get(row["task_id"], "")
         miss = regex_miss(score_data, row["answer_text"] or "") if kind == "regex" and outcome is Outcome.FAIL else ""
@@ -152,7 +154,7 @@ def _model_attempts(store: Store, run: RunInput, name: str, kinds: Any, language
                 answer_head=(row["answer_text"] or "")[:HEAD_CHARS],
                 has_tool_calls=row["tool_calls"] not in (None, "", "[]"),
                 finish_reason=row["finish_reason"],
-                error_class=None if stored_class is None else _ERROR_CLASSES.get(stored_class, ErrorClass.TRANSPORT),
+                error_class=row["error_class"],
                 detail=row["score_detail"] or row["error"] or "",
                 score_data=score_data,
                 request_language=languages.get(row["task_id"]),

@@ -14,12 +14,13 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from compare_tui.catalogue.keys import REDACTED, mask_provider_keys
+from compare_tui.goldset.models import Task
 from compare_tui.goldset.text import expected_text, input_text
+from compare_tui.report import GoldsetRead
 from compare_tui.scoring.result import Answer, ToolCall
-from compare_tui.store import Store
+from compare_tui.store import AttemptCells, Store
 from compare_tui.store.records import RunRecord
 from compare_tui.vocabulary import Outcome, ReviewVerdict
 
@@ -88,7 +89,7 @@ class Masker:
         return self._pattern.sub(REDACTED, text) if self._pattern is not None else text
 
 
-def _answer(row: Mapping[str, Any]) -> str:
+def _answer(row: AttemptCells) -> str:
     stored_calls = row["tool_calls"]
     if not stored_calls or stored_calls == "[]":
         # Most answers call no tool: the text is the rendered answer (no JSON to parse).
@@ -105,13 +106,15 @@ def _answer(row: Mapping[str, Any]) -> str:
     return Answer(text=row["answer_text"] or "", tool_calls=tool_calls).rendered()
 
 
-def _goldset_tasks(runs: Sequence[RunRecord], goldsets: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def _goldset_tasks(
+    runs: Sequence[RunRecord], goldsets: Mapping[str, GoldsetRead]
+) -> tuple[dict[str, Task], dict[str, str]]:
     """Tasks by id and their scorer's kind, from the runs' golden sets as the report read them
     (`load_report_inputs(…, goldsets=…)`); a set it could not read is left out (the report
     carries a note saying so)."""
     from compare_tui.goldset import GoldenSet
 
-    tasks: dict[str, Any] = {}
+    tasks: dict[str, Task] = {}
     scorers: dict[str, str] = {}
     for path in dict.fromkeys(run.goldset_path for run in runs if run.goldset_path):
         goldset = goldsets.get(path)
@@ -125,7 +128,7 @@ def _goldset_tasks(runs: Sequence[RunRecord], goldsets: Mapping[str, Any]) -> tu
 
 
 def task_details(
-    store: Store, runs: Sequence[RunRecord], task_ids: Sequence[str], mask: Masker, goldsets: Mapping[str, Any]
+    store: Store, runs: Sequence[RunRecord], task_ids: Sequence[str], mask: Masker, goldsets: Mapping[str, GoldsetRead]
 ) -> tuple[TaskDetail, ...]:
     """One `TaskDetail` per task id, in order. `goldsets` are the sets the report read."""
     tasks, scorers = _goldset_tasks(runs, goldsets)
@@ -138,7 +141,7 @@ def task_details(
             per_task[row["task_id"]].append(
                 AttemptDetail(
                     row["attempt"],
-                    Outcome(row["outcome"]),
+                    row["outcome"],
                     mask(_answer(row)),
                     mask(row["score_detail"] or ""),
                     mask(error),

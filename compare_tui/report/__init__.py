@@ -22,7 +22,7 @@ from compare_tui.report.figures import (
 )
 from compare_tui.report.gate import GateCheck, GateResult, check_gate, gate_document, parse_pass_rate
 from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput, StepGrading
-from compare_tui.report.load import ReportNotFoundError, load_report_inputs
+from compare_tui.report.load import GoldsetRead, ReportNotFoundError, load_report_inputs
 from compare_tui.report.model import GoldenSetInfo, Report, ReportRows, build_report, build_rows
 from compare_tui.report.paired import PairedComparison
 from compare_tui.report.render_json import SCHEMA, SCHEMA_VERSION, render_json, report_document
@@ -53,6 +53,7 @@ __all__ = [
     "Percentiles",
     "Recommendation",
     "RefusedRow",
+    "GoldsetRead",
     "Report",
     "ReportInputs",
     "ReportNotFoundError",

@@ -8,15 +8,23 @@ newest comparison; the newest run when the store has no comparison).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from compare_tui.errors import CompareTuiError
 from compare_tui.report.inputs import AttemptFacts, ReportInputs, RunInput, prompt_ms, text_call_kind
 from compare_tui.store import AmbiguousIdError, RunNotFoundError, Store
 from compare_tui.store.holders import live_lease
-from compare_tui.store.records import RunRecord
-from compare_tui.vocabulary import BaselineSource, ErrorClass, Outcome, TextCall
+from compare_tui.store.records import ComparisonRecord, RunRecord
+from compare_tui.vocabulary import BaselineSource, TextCall
+
+if TYPE_CHECKING:
+    from compare_tui.goldset import GoldenSet
+
+GoldsetRead: TypeAlias = "GoldenSet | Exception"
+"""A golden set the report's loader read (`load_report_inputs(…, goldsets=…)`, by its recorded
+path): the set, or the error that kept it unread."""
 
 # Only what the figures use: validating whole attempt records (answers, tool calls, score
 # data, timestamps) costs more than the figures' own work, row by row, on a large report
@@ -44,7 +52,7 @@ class ReportNotFoundError(CompareTuiError, LookupError):
     """The reference names no comparison or run (the message says what to do)."""
 
 
-def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | None = None) -> ReportInputs:
+def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, GoldsetRead] | None = None) -> ReportInputs:
     """The inputs of the report named by `ref`. Raises `ReportNotFoundError` when there is
     nothing to report on, or when a prefix is ambiguous.
 
@@ -52,7 +60,7 @@ def load_report_inputs(store: Store, ref: str, *, goldsets: dict[str, Any] | Non
     it could not be read), so a caller that needs the tasks too (`publish`) reads them once."""
     comparison_id, name, run_ids = _resolve(store, ref.strip())
     runs = tuple(_run_input(store, store.get_run_exact(run_id)) for run_id in run_ids)
-    read: dict[str, Any] = {} if goldsets is None else goldsets
+    read: dict[str, GoldsetRead] = {} if goldsets is None else goldsets
     kinds, task_ids, caveats, notes, margin = _golden_sets([r.run for r in runs], read)
     baseline, source = _baseline(store, comparison_id, [r.run for r in runs])
     comparison = store.get_comparison(comparison_id) if comparison_id is not None else None
@@ -92,17 +100,6 @@ def _baseline(store: Store, comparison_id: str | None, runs: list[RunRecord]) ->
     return None, BaselineSource.NAMED
 
 
-_OUTCOMES = {o.value: o for o in Outcome}
-_ERROR_CLASSES = {c.value: c for c in ErrorClass}
-
-
-def _error_class(stored: str | None) -> ErrorClass | None:
-    if stored is None:
-        return None
-    # A class this version does not know (a hand-edited row): the request failed, somehow.
-    return _ERROR_CLASSES.get(stored, ErrorClass.TRANSPORT)
-
-
 def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
     """A run's attempts, reduced to what the figures use, ordered by task then attempt."""
     rows = store.attempt_columns(run_id, _FACT_COLUMNS)
@@ -110,16 +107,15 @@ def attempt_facts(store: Store, run_id: str) -> tuple[AttemptFacts, ...]:
         AttemptFacts(
             task_id=row["task_id"],
             attempt=row["attempt"],
-            # An outcome this version does not know measured nothing it can show: an error.
-            outcome=_OUTCOMES.get(row["outcome"], Outcome.ERROR),
+            outcome=row["outcome"],
             ttft_ms=row["ttft_ms"],
             e2e_ms=row["e2e_ms"],
             prompt_tokens=row["prompt_tokens"],
             completion_tokens=row["completion_tokens"],
-            usage_missing=bool(row["usage_missing"]),
+            usage_missing=row["usage_missing"],
             server_ttft_ms=prompt_ms(json.loads(row["server_timings"])) if row["server_timings"] else None,
             isolation=json.loads(row["isolation"]) if row["isolation"] else None,
-            error_class=_error_class(row["error_class"]),
+            error_class=row["error_class"],
             detail=row["score_detail"] or row["error"] or "",
             text_call=_text_call(row["score_data"]),
             cached_tokens=row["cached_tokens"],
@@ -159,7 +155,7 @@ def _resolve(store: Store, ref: str) -> tuple[str | None, str, list[str]]:
                 f"the store at {store.path} has no runs yet: start one with `compare-tui run SET --model NAME`"
             )
         return None, "", [latest[0].id]
-    found: dict[str, Any] = {}
+    found: dict[str, ComparisonRecord | RunRecord] = {}
     problems = []
     for noun, lookup in (("comparison", store.get_comparison), ("run", store.get_run)):
         try:
@@ -183,12 +179,13 @@ def _resolve(store: Store, ref: str) -> tuple[str | None, str, list[str]]:
             f"no comparison or run with id {ref!r} in the store at {store.path}: "
             "`compare-tui runs list` shows the runs, or use `latest`"
         )
-    if chosen == "run":
-        return None, "", [found["run"].id]
-    return _comparison_runs(found["comparison"])
+    record = found[chosen]
+    if isinstance(record, RunRecord):
+        return None, "", [record.id]
+    return _comparison_runs(record)
 
 
-def _comparison_runs(comparison: Any, *, latest: bool = False) -> tuple[str, str, list[str]]:
+def _comparison_runs(comparison: ComparisonRecord, *, latest: bool = False) -> tuple[str, str, list[str]]:
     if not comparison.run_ids:
         # A session records its comparison first and links the runs once every model is
         # prepared (endpoints probed, weights hashed): until then it has none to show.
@@ -207,7 +204,7 @@ def _comparison_runs(comparison: Any, *, latest: bool = False) -> tuple[str, str
     return comparison.id, comparison.name, list(comparison.run_ids)
 
 
-def _traces(goldsets: Any) -> dict[str, tuple[str, int, int]]:
+def _traces(goldsets: Iterable[GoldsetRead]) -> dict[str, tuple[str, int, int]]:
     """task id → (run, step, of) of the traced tasks in the golden sets read (errors skipped)."""
     from compare_tui.goldset import GoldenSet
 
@@ -221,7 +218,7 @@ def _traces(goldsets: Any) -> dict[str, tuple[str, int, int]]:
 
 
 def _golden_sets(
-    runs: list[RunRecord], read: dict[str, Any]
+    runs: list[RunRecord], read: dict[str, GoldsetRead]
 ) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...], tuple[str, ...], float | None]:
     """Scorer kinds, task order, manifest caveats, loader notes and the `[decision]` margin
     from the runs' golden sets."""

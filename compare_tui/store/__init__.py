@@ -8,10 +8,11 @@ from compare_tui.store.canaries import CanaryChangeRecord, CanaryPair, CanaryRec
 from compare_tui.store.decisions import DecisionKind, DecisionRecord
 from compare_tui.store.errors import AmbiguousIdError, RunNotFoundError, StoreError
 from compare_tui.store.experiments import ExperimentNotFoundError, ExperimentRecord
-from compare_tui.store.leases import Holder, Lease, LeaseLostError, RunLeasedError, Takeover
+from compare_tui.store.leases import Holder, HolderSeen, Lease, LeaseLostError, RunLeasedError, Takeover, TakeoverRecord
 from compare_tui.store.records import (
     PROVENANCE_ATTESTED,
     PROVENANCE_VERIFIED,
+    AttemptCells,
     AttemptRecord,
     AuditRow,
     ComparisonRecord,
@@ -37,6 +38,7 @@ __all__ = [
     "PROVENANCE_ATTESTED",
     "PROVENANCE_VERIFIED",
     "AmbiguousIdError",
+    "AttemptCells",
     "AttemptRecord",
     "AuditRow",
     "BundleKind",
@@ -47,6 +49,7 @@ __all__ = [
     "ExperimentNotFoundError",
     "ExperimentRecord",
     "Holder",
+    "HolderSeen",
     "Lease",
     "LeaseLostError",
     "ReviewRecord",
@@ -59,6 +62,7 @@ __all__ = [
     "Store",
     "StoreError",
     "Takeover",
+    "TakeoverRecord",
     "attempt_id",
     "measured",
     "new_run_id",

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import cast
 
 from compare_tui.store import rows
 from compare_tui.store.base import StoreBase
 from compare_tui.store.connection import Busy
 from compare_tui.store.errors import StoreError
 from compare_tui.store.leases import LeaseLostError, fenced
-from compare_tui.store.records import AttemptRecord, AuditRow
+from compare_tui.store.records import AttemptCells, AttemptRecord, AuditRow
 from compare_tui.vocabulary import AuditState
+
+_NARROW = frozenset(rows.NARROW_COLUMNS)
 
 
 class AttemptAccessors(StoreBase):
@@ -33,7 +35,7 @@ class AttemptAccessors(StoreBase):
         self._write(lambda conn: self._upsert(conn, batch))
         return len(batch)
 
-    def open_request(self, row: dict[str, Any], *, lease_token: str | None = None, wait: bool = True) -> int | None:
+    def open_request(self, row: rows.AuditValues, *, lease_token: str | None = None, wait: bool = True) -> int | None:
         """Write a request's audit row as `sent`, before the request goes out, and return its id
         (`record_outcomes` completes it). With `lease_token`, only while that token holds the
         lease of the row's run (else `LeaseLostError`, nothing written). With `wait=False`,
@@ -42,14 +44,14 @@ class AttemptAccessors(StoreBase):
         return None if opened is None else opened[0]
 
     def open_requests(
-        self, batch: Sequence[dict[str, Any]], *, lease_token: str | None = None, wait: bool = True
+        self, batch: Sequence[rows.AuditValues], *, lease_token: str | None = None, wait: bool = True
     ) -> list[int] | None:
         """`open_request` for several rows in one transaction (the engine's group commit); their ids."""
         return self.commit_requests(batch, (), lease_token=lease_token, wait=wait)
 
     def record_outcomes(
         self,
-        outcomes: Sequence[tuple[Sequence[AuditRow | dict[str, Any]], AttemptRecord | dict[str, Any]]],
+        outcomes: Sequence[tuple[Sequence[AuditRow | rows.AuditValues], AttemptRecord | rows.AttemptValues]],
         *,
         wait: bool = True,
         lease_token: str | None = None,
@@ -73,8 +75,8 @@ class AttemptAccessors(StoreBase):
 
     def commit_requests(
         self,
-        opened: Sequence[dict[str, Any]],
-        outcomes: Sequence[tuple[Sequence[AuditRow | dict[str, Any]], AttemptRecord | dict[str, Any]]],
+        opened: Sequence[rows.AuditValues],
+        outcomes: Sequence[tuple[Sequence[AuditRow | rows.AuditValues], AttemptRecord | rows.AttemptValues]],
         *,
         lease_token: str | None = None,
         wait: bool = True,
@@ -83,12 +85,8 @@ class AttemptAccessors(StoreBase):
         engine's group commit: the requests about to go out and the attempts just finished
         cost one commit, not two); the ids of the `opened` rows, in order. Both land together
         or not at all; `lease_token` and `wait` as for those two."""
-        values = [{**row, "state": AuditState.SENT.value} for row in opened]
-        audits = [
-            row if isinstance(row, dict) else rows.to_row(row, columns=rows.AUDIT_COLUMNS)
-            for requests, _ in outcomes
-            for row in requests
-        ]
+        values: list[rows.AuditValues] = [{**row, "state": AuditState.SENT.value} for row in opened]
+        audits = [row if isinstance(row, dict) else rows.audit_row(row) for requests, _ in outcomes for row in requests]
         batch = [attempt if isinstance(attempt, dict) else rows.attempt_row(attempt) for _, attempt in outcomes]
         owners = {str(owner) for row in values if (owner := row.get("run_id") or row.get("toolcall_run_id"))}
         owners |= {str(row["run_id"]) for row in batch}
@@ -109,7 +107,7 @@ class AttemptAccessors(StoreBase):
                         rows.INSERT_AUDIT, [rows.audit_params(row) for row in audits if row.get("id") is None]
                     )
                 except sqlite3.IntegrityError:
-                    run_ids = sorted({row["run_id"] for row in audits})
+                    run_ids = sorted({str(row["run_id"]) for row in audits})
                     raise StoreError(
                         f"cannot audit requests of run {', '.join(run_ids)}: no such run in {self.path}"
                     ) from None
@@ -124,7 +122,7 @@ class AttemptAccessors(StoreBase):
         except Busy:
             return None
 
-    def _upsert(self, conn: sqlite3.Connection, batch: list[dict[str, Any]]) -> None:
+    def _upsert(self, conn: sqlite3.Connection, batch: list[rows.AttemptValues]) -> None:
         try:
             conn.executemany(rows.UPSERT_ATTEMPT, [rows.attempt_params(row) for row in batch])
         except sqlite3.IntegrityError:
@@ -139,21 +137,19 @@ class AttemptAccessors(StoreBase):
         found = self._read("SELECT * FROM attempts WHERE run_id = ? ORDER BY task_id, attempt", [run_id])
         return [rows.attempt_from(row) for row in found]
 
-    # Columns `attempt_columns` may read: every attempt field but the row's keys (one list, the
-    # record's: a field added to `AttemptRecord` is readable here at once).
-    _NARROW_COLUMNS = frozenset(rows.ATTEMPT_COLUMNS) - {"id", "run_id"}
+    def attempt_columns(self, run_id: str, columns: Sequence[str]) -> list[AttemptCells]:
+        """Only `columns` of a run's attempts (`AttemptCells`), ordered by task then attempt.
 
-    def attempt_columns(self, run_id: str, columns: Sequence[str]) -> list[dict[str, Any]]:
-        """Only `columns` of a run's attempts, as raw row dicts ordered by task then attempt.
-
-        For readers of many rows (the report), which cannot afford to validate whole records.
-        JSON columns come back as their stored text.
+        For readers of many rows (the report), which cannot afford to validate whole records:
+        the outcome and error class become their enums here, once; JSON columns stay text.
         """
-        unknown = set(columns) - self._NARROW_COLUMNS
+        unknown = set(columns) - _NARROW
         if unknown:
             raise ValueError(f"not a readable attempt column: {', '.join(sorted(unknown))}")
         sql = f"SELECT {', '.join(columns)} FROM attempts WHERE run_id = ? ORDER BY task_id, attempt"
-        return self._read(sql, [run_id])
+        # Each row's typed cells converted as the row is made (one pass over the rows: a
+        # 10,000-row report reads every row through here).
+        return cast(list[AttemptCells], self._read(sql, [run_id], typed=rows.CELL_TYPES))
 
     def completed_keys(self, run_id: str, *, include_errors: bool = True) -> set[tuple[str, int]]:
         """`(task_id, attempt)` of every recorded attempt: the work a resumed run skips.
@@ -169,7 +165,7 @@ class AttemptAccessors(StoreBase):
     def record_audit(self, row: AuditRow) -> AuditRow:
         """Append one request to the audit log; returns it with its assigned id. A row with an
         `id` completes the row `open_request` wrote before the request went out."""
-        data = rows.to_row(row, columns=rows.AUDIT_COLUMNS)
+        data = rows.audit_row(row)
 
         def work(conn: sqlite3.Connection) -> int:
             if row.id is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
@@ -70,15 +70,32 @@ class StoreBase:
             raise StoreError(f"the store at {self._path} is closed")
         return self._db
 
-    def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
-        """Rows of a SELECT as dicts, fully fetched (the lock is not held past the call)."""
+    def _read(
+        self,
+        sql: str,
+        params: Sequence[Any] | dict[str, Any] = (),
+        *,
+        typed: Mapping[str, tuple[Mapping[object, object], object]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of a SELECT as dicts, fully fetched (the lock is not held past the call). `typed`:
+        column → (stored value → typed value, the value of one not there), applied as each row is made."""
         with self._lock:
             try:
                 cursor = self._database().execute(sql, params)
                 names = [column[0] for column in cursor.description or ()]
-                return [dict(zip(names, row)) for row in cursor.fetchall()]
+                fetched = cursor.fetchall()
             except sqlite3.Error as exc:
                 raise translate(exc, self._path) from exc
+        cells = [(name, known.get, other) for name, (known, other) in (typed or {}).items() if name in names]
+        if not cells:
+            return [dict(zip(names, row)) for row in fetched]
+        found = []
+        for row in fetched:
+            values = dict(zip(names, row))
+            for name, convert, other in cells:
+                values[name] = convert(values[name], other)
+            found.append(values)
+        return found
 
     def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` as one short write transaction, retried while another writer holds the lock."""

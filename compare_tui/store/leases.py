@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from compare_tui.store.base import StoreBase
 from compare_tui.store.errors import StoreError
@@ -111,6 +112,41 @@ class Takeover:
         return (
             f"took over run {self.previous.run_id} from pid {self.previous.pid} on {self.previous.host} "
             f"({self.reason}); {self.unknown_requests} request(s) it had in flight are audited as outcome unknown"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HolderSeen:
+    """Who held (or took) a lease, as a takeover row names it."""
+
+    host: str
+    pid: int
+    taken_at: str | None = None
+    """When the previous holder took the lease (None for the one taking it over)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TakeoverRecord:
+    """A `lease_takeovers` row: a stale lease taken over, read back from the store."""
+
+    id: int
+    run_id: str
+    at: str
+    previous: HolderSeen
+    holder: HolderSeen
+    reason: str
+    unknown_requests: int
+    """Requests the previous holder had written to the ledger and never completed."""
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> TakeoverRecord:
+        """The record a row stores (the holders' JSON decoded here, once)."""
+        return cls(
+            **{
+                **row,
+                "previous": HolderSeen(**json.loads(row["previous"])),
+                "holder": HolderSeen(**json.loads(row["holder"])),
+            }
         )
 
 
@@ -218,9 +254,10 @@ class LeaseAccessors(StoreBase):
 
         self._write(work)
 
-    def takeovers_of(self, run_id: str) -> list[dict[str, object]]:
+    def takeovers_of(self, run_id: str) -> list[TakeoverRecord]:
         """Every takeover of the run's lease, oldest first."""
-        return self._read("SELECT * FROM lease_takeovers WHERE run_id = ? ORDER BY id", [run_id])
+        rows = self._read("SELECT * FROM lease_takeovers WHERE run_id = ? ORDER BY id", [run_id])
+        return [TakeoverRecord.from_row(row) for row in rows]
 
 
 def fenced(conn: sqlite3.Connection, run_id: str, token: str) -> bool:

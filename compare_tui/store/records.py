@@ -11,7 +11,7 @@ import re
 import secrets
 import time
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from pydantic import (
     AfterValidator,
@@ -219,6 +219,39 @@ def attempt_id(run_id: str, task_id: str, attempt: int) -> str:
 def tool_calls_of(answer: Answer) -> list[dict[str, Any]]:
     """An answer's tool calls in the stored form (`{"id", "name", "arguments"}`)."""
     return [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in answer.tool_calls]
+
+
+class AttemptCells(TypedDict, total=False):
+    """The columns of an attempt that `Store.attempt_columns` read, as the store gives them: only
+    those asked for are present. For readers of many rows (the report), so no record is built:
+    the outcome and error class arrive as their enums (converted once, in the store), the JSON
+    columns as their stored text (a reader decodes only what it uses), `usage_missing` a bool.
+    Every `AttemptRecord` field but `id` and `run_id`."""
+
+    task_id: str
+    attempt: int
+    outcome: Outcome
+    """An outcome this version does not know (a hand-edited row) reads as `error`."""
+    answer_text: str
+    tool_calls: str
+    reasoning: str | None
+    score_detail: str
+    score_data: str
+    isolation: str | None
+    error_class: ErrorClass | None
+    """A class this version does not know reads as `transport`: the request failed, somehow."""
+    error: str | None
+    ttft_ms: float | None
+    e2e_ms: float | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    usage_missing: bool
+    server_timings: str | None
+    started_at: str | None
+    finished_at: str | None
+    retries: int
+    finish_reason: str | None
+    cached_tokens: int | None
 
 
 class AuditRow(_Record):

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import operator
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any, NotRequired, TypedDict, TypeVar, cast
 
 from pydantic import BaseModel
 
 from compare_tui.store.records import AttemptRecord, AuditRow, ReviewRecord, RunRecord, attempt_id
+from compare_tui.vocabulary import ErrorClass, Outcome
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -25,8 +26,66 @@ ATTEMPT_BOOL = frozenset({"usage_missing"})
 ATTEMPT_ENUMS = ("outcome", "error_class")
 """The attempt columns the engine may give as enums (`Outcome`, `ErrorClass`)."""
 
+
+class AttemptValues(TypedDict):
+    """An `attempts` row as SQLite stores it: what `attempt_values` (the engine's unvalidated
+    hot path) and `attempt_row` (from a validated `AttemptRecord`) both make, one shape. JSON
+    fields as text, enums as their values, bools as 0/1; `attempt_from` reads it back."""
+
+    id: str
+    run_id: str
+    task_id: str
+    attempt: int
+    outcome: str
+    answer_text: str
+    tool_calls: str
+    reasoning: str | None
+    score_detail: str
+    score_data: str
+    isolation: str | None
+    error_class: str | None
+    error: str | None
+    ttft_ms: float | None
+    e2e_ms: float | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    usage_missing: int
+    server_timings: str | None
+    started_at: str | None
+    finished_at: str | None
+    retries: int
+    finish_reason: str | None
+    cached_tokens: int | None
+
+
+class AuditValues(TypedDict):
+    """An `audit` row as SQLite stores it: what `audit_values` (unvalidated) and an `AuditRow`
+    record's row both make. `id` only on a row that completes one written before its request
+    went out (`Store.open_request`)."""
+
+    id: NotRequired[int | None]
+    at: str
+    run_id: str | None
+    toolcall_run_id: str | None
+    task_id: str | None
+    attempt: int | None
+    endpoint: str
+    model: str
+    status: int | None
+    bytes_in: int | None
+    bytes_out: int | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    duration_ms: float | None
+    error_class: str | None
+    state: str
+
+
 RUN_COLUMNS = tuple(RunRecord.model_fields)
 ATTEMPT_COLUMNS = tuple(AttemptRecord.model_fields)
+NARROW_COLUMNS = tuple(name for name in ATTEMPT_COLUMNS if name not in ("id", "run_id"))
+"""The attempt columns `Store.attempt_columns` may read (`AttemptCells`): every field but the
+row's keys, the record's own list, so a field added to `AttemptRecord` is readable at once."""
 AUDIT_COLUMNS = tuple(name for name in AuditRow.model_fields if name != "id")
 REVIEW_COLUMNS = tuple(name for name in ReviewRecord.model_fields if name != "id")
 
@@ -129,7 +188,7 @@ _ATTEMPT_DEFAULTS = _defaults(AttemptRecord, ATTEMPT_COLUMNS, ATTEMPT_JSON)
 _AUDIT_DEFAULTS = _defaults(AuditRow, AUDIT_COLUMNS, frozenset())
 
 
-def attempt_values(**fields: Any) -> dict[str, Any]:
+def attempt_values(**fields: Any) -> AttemptValues:
     """The row of an attempt given as fields (as `AttemptRecord` takes them, `run_id`,
     `task_id`, `attempt`, `outcome`, `started_at` at least), without building the record:
     the engine's hot path, a tenth of the cost of a validated record and `attempt_row`.
@@ -149,24 +208,43 @@ def attempt_values(**fields: Any) -> dict[str, Any]:
             row[name] = row[name].value
     if not row["id"]:
         row["id"] = attempt_id(row["run_id"], row["task_id"], row["attempt"])
-    return row
+    return cast(AttemptValues, row)
 
 
-def audit_values(**fields: Any) -> dict[str, Any]:
+def audit_values(**fields: Any) -> AuditValues:
     """The row of one audited request given as fields (as `AuditRow` takes them, `at`,
     `endpoint` and `model` at least), unvalidated like `attempt_values`."""
     row = {**_AUDIT_DEFAULTS, **fields}
     if len(row) != len(_AUDIT_DEFAULTS):  # a field that is no column added a key
         raise KeyError(f"audit rows have no column {sorted(fields.keys() - _AUDIT_DEFAULTS.keys())[0]!r}")
-    return row
+    return cast(AuditValues, row)
+
+
+_OUTCOMES: dict[object, object] = {o.value: o for o in Outcome}
+_ERROR_CLASSES: dict[object, object] = {None: None, **{c.value: c for c in ErrorClass}}
+
+
+CELL_TYPES: dict[str, tuple[dict[object, object], object]] = {
+    "outcome": (_OUTCOMES, Outcome.ERROR),
+    "error_class": (_ERROR_CLASSES, ErrorClass.TRANSPORT),
+    "usage_missing": ({0: False, 1: True}, True),
+}
+"""The narrow read's typed cells (`AttemptCells`): column → (stored value → typed value, and the
+value of one this version does not know: an unknown outcome (a hand-edited row) measured nothing
+it can show, `error`; an unknown error class failed somehow, `transport`)."""
 
 
 def run_row(record: RunRecord) -> dict[str, Any]:
     return to_row(record, RUN_JSON, RUN_COLUMNS)
 
 
-def attempt_row(record: AttemptRecord) -> dict[str, Any]:
-    return to_row(record, ATTEMPT_JSON, ATTEMPT_COLUMNS)
+def attempt_row(record: AttemptRecord) -> AttemptValues:
+    return cast(AttemptValues, to_row(record, ATTEMPT_JSON, ATTEMPT_COLUMNS))
+
+
+def audit_row(record: AuditRow) -> AuditValues:
+    """The record's row (without its `id`: the store assigns it, or the caller completes by it)."""
+    return cast(AuditValues, to_row(record, columns=AUDIT_COLUMNS))
 
 
 def run_from(row: dict[str, Any]) -> RunRecord:

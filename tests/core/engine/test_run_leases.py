@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from compare_tui.store import AttemptRecord, Holder, LeaseLostError, RunLeasedError, RunStatus, Store
+from compare_tui.store import AttemptRecord, Holder, HolderSeen, LeaseLostError, RunLeasedError, RunStatus, Store
 from compare_tui.store.holders import is_stale, live_lease, this_process
 from compare_tui.store.leases import LEASE_EXPIRY_S, stale_reason
 from compare_tui.store.rows import audit_values
@@ -78,7 +78,10 @@ def test_a_dead_holders_lease_is_taken_over_and_its_requests_become_unknown(tmp_
         assert f"pid {gone.pid} is not running" in takeover.reason
         assert "took over run" in takeover.sentence() and "outcome unknown" in takeover.sentence()
         assert [r.state for r in store.audit_for_run(run_id)] == ["unknown"]
-        assert len(store.takeovers_of(run_id)) == 1
+        (stored,) = store.takeovers_of(run_id)  # read back typed, the holders' JSON decoded
+        assert (stored.run_id, stored.reason, stored.unknown_requests) == (run_id, takeover.reason, 1)
+        assert (stored.previous.host, stored.previous.pid) == (gone.host, gone.pid) and stored.previous.taken_at
+        assert stored.holder == HolderSeen(me.host, me.pid)
         # The old holder, were it to wake, can send, store and finish nothing.
         with pytest.raises(LeaseLostError):
             store.open_request(_sent_row(run_id), lease_token=gone.token)
@@ -218,7 +221,7 @@ def test_a_kill_9d_executors_lease_is_taken_over_by_the_next_resume(tmp_path):
             audit = store.audit_for_run(run_id)
         assert len(takeovers) == 1
         states = [r.state for r in audit]
-        assert set(states) <= {"done", "unknown"} and states.count("unknown") == takeovers[0]["unknown_requests"]
+        assert set(states) <= {"done", "unknown"} and states.count("unknown") == takeovers[0].unknown_requests
         assert len(audit) >= len(_chat_requests(server))  # every request the server saw is a row
         assert sorted({a for a in (r.task for r in _chat_requests(server))}) == task_ids(30)
 

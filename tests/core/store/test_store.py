@@ -558,3 +558,72 @@ def test_the_engines_audit_row_has_every_column_of_the_validated_one():
     )
     assert set(fast) == set(rows.AUDIT_COLUMNS)
     assert {k: v for k, v in fast.items() if k != "at"} == {k: v for k, v in slow.items() if k != "at"}
+
+
+_AUDIT_FIELDS = st.fixed_dictionaries(
+    {"at": st.just("2026-12-06T04:12:00.000000Z"), "endpoint": st.text(min_size=1, max_size=8), "model": st.just("m")},
+    optional={
+        "task_id": st.none() | st.text(max_size=5),
+        "attempt": st.none() | st.integers(1, 5),
+        "status": st.none() | st.integers(100, 599),
+        "bytes_in": st.none() | st.integers(0, 10**6),
+        "duration_ms": st.none() | st.floats(0, 1e5),
+        "error_class": st.none() | st.sampled_from([c.value for c in ErrorClass]),
+    },
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_ATTEMPT_FIELDS, _AUDIT_FIELDS)
+def test_a_row_written_by_the_engines_fast_path_reads_back_as_the_record(store: Store, fields, audit) -> None:
+    # One write path: the unvalidated rows the engine commits (`attempt_values`, `audit_values`)
+    # come back from the store as exactly the records the validated path would have written,
+    # whole (`attempts_for_run`, `audit_for_run`) and narrow (`attempt_columns`, typed).
+    if not store.list_runs():
+        store.create_run(full_run())
+    request = rows.audit_values(**audit, run_id="run-aaaa")
+    store.record_outcomes([([request], rows.attempt_values(**fields))])
+    expected = AttemptRecord(**fields)
+    assert [a for a in store.attempts_for_run("run-aaaa") if a.id == expected.id] == [expected]
+    assert store.audit_for_run("run-aaaa")[-1].model_dump(exclude={"id"}) == AuditRow(
+        **audit, run_id="run-aaaa"
+    ).model_dump(exclude={"id"})
+    narrow = store.attempt_columns("run-aaaa", rows.NARROW_COLUMNS)
+    [cells] = [c for c in narrow if (c["task_id"], c["attempt"]) == (expected.task_id, expected.attempt)]
+    stored = rows.attempt_row(expected)
+    assert cells == {
+        **{name: stored[name] for name in rows.NARROW_COLUMNS},
+        "outcome": expected.outcome,
+        "error_class": expected.error_class,
+        "usage_missing": expected.usage_missing,
+    }
+    assert type(cells["outcome"]) is Outcome and type(cells["usage_missing"]) is bool
+
+
+def test_narrow_attempt_cells_name_every_readable_column_and_read_unknown_vocabulary_tolerantly(store: Store) -> None:
+    from typing import get_type_hints
+
+    from compare_tui.store import AttemptCells
+
+    # The typed rows and the records keep one list of columns each.
+    assert tuple(get_type_hints(rows.AttemptValues)) == rows.ATTEMPT_COLUMNS
+    assert set(get_type_hints(rows.AuditValues)) - {"id"} == set(rows.AUDIT_COLUMNS)
+    assert (
+        set(get_type_hints(AttemptCells))
+        == set(rows.NARROW_COLUMNS)
+        == set(AttemptRecord.model_fields)
+        - {
+            "id",
+            "run_id",
+        }
+    )
+    store.create_run(full_run())
+    store.record_attempt(attempt("run-aaaa", "t", 1, "fail", error_class=ErrorClass.TIMEOUT))
+    store.write_transaction(
+        lambda conn: conn.execute("UPDATE attempts SET outcome = 'exploded', error_class = 'gremlins'")
+    )
+    [cells] = store.attempt_columns("run-aaaa", ["outcome", "error_class"])
+    # A hand-edited row this version does not know: an error of some transport, not a crash.
+    assert cells == {"outcome": Outcome.ERROR, "error_class": ErrorClass.TRANSPORT}
+    with pytest.raises(ValueError, match="not a readable attempt column: run_id"):
+        store.attempt_columns("run-aaaa", ["run_id"])
