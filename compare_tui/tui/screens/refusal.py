@@ -13,6 +13,9 @@ class RefusalScreen(ModalScreen[None]):
     """`title` on top, the full `reason` below; dismisses with None."""
 
     CSS_PATH = "refusal.tcss"
+    # ↓/PageDown scroll the reason; Enter still closes. Focused by the screen once its widgets are
+    # mounted (a query in `on_mount` met a screen not yet composed on a loaded machine: NoMatches).
+    AUTO_FOCUS = "#refusal-scroll"
     BINDINGS = [Binding("escape", "close", "Close"), Binding("enter", "close", "Close", show=False)]
 
     def __init__(self, title: str, reason: str) -> None:
@@ -26,9 +29,6 @@ class RefusalScreen(ModalScreen[None]):
             with VerticalScroll(id="refusal-scroll"):
                 yield Static(self.reason, id="refusal-reason", markup=False)
             yield Button("Close", id="refusal-close", variant="primary")
-
-    def on_mount(self) -> None:
-        self.query_one("#refusal-scroll", VerticalScroll).focus()  # ↓/PageDown scroll it; Enter still closes
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(None)
