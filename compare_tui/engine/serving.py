@@ -26,7 +26,7 @@ from compare_tui.catalogue.serving_check import (
 )
 from compare_tui.endpoint import key_headers
 from compare_tui.endpoint.fingerprint import FIELDS, differences_text, shown
-from compare_tui.engine.environment import identity_from
+from compare_tui.engine.environment import ServerIdentity, identity_from
 from compare_tui.store import utc_now
 from compare_tui.vocabulary import ModelKind, Provenance, WeightsCheck
 
@@ -39,7 +39,7 @@ class ServingRead:
     environment's server identity made from the same answers."""
 
     reading: dict[str, Any]
-    identity: dict[str, Any] | None = None
+    identity: ServerIdentity | None = None
     """`engine.environment.identity_from` the probe's `/v1/models` ids and `/props` answer, so
     the runner reads neither again; None when the server could not be read (the runner asks)."""
 
