@@ -19,11 +19,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from compare_tui.goldset.models import Manifest
 
 from .selection import MAX_PER_CONVERSATION
+from .skips import SkipEntry
 from .tasks import HUMAN_INSTRUCTIONS
 from .window import iso, window_label
 
@@ -40,6 +41,30 @@ RULE = {
     "spread": "a conversation's turns in the window, by position, split into thirds; picks go round early, middle, late",
     "duplicates": "a turn logged twice (same conversation and position) counts once: the newest record",
 }
+
+
+class TaskProvenance(TypedDict):
+    """Where one sampled task came from, as `sample.json`'s `tasks` lists it."""
+
+    task: str
+    logged_at: list[str]
+    """The places (`source:line`) its record was logged at."""
+    timestamp: str
+    position: int
+    part: str
+    """The third of its conversation it was picked from (`early`, `middle`, `late`)."""
+    conversation_candidate_turns: int
+
+
+class StepProvenance(TypedDict):
+    """Where one step of a sampled whole run came from (`--whole-runs`)."""
+
+    task: str
+    run: str
+    step: int
+    of: int
+    logged_at: list[str]
+    timestamp: str
 
 
 @dataclass(frozen=True)
@@ -76,9 +101,9 @@ def describe(
     anchor: float,
     anchor_from: str,
     counts: dict[str, Any],
-    skips: dict[str, Any],
+    skips: dict[str, SkipEntry],
     redaction: dict[str, int],
-    provenance: list[dict[str, Any]],
+    provenance: list[TaskProvenance] | list[StepProvenance],
     rule: dict[str, str] = RULE,
     sampled_what: str | None = None,
     replay_caveat: str = REPLAY_CAVEAT,
