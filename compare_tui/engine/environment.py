@@ -15,7 +15,7 @@ import socket
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import httpx
 
@@ -24,6 +24,9 @@ from compare_tui.endpoint import Endpoint
 from compare_tui.endpoint.account import LlamaProps, ModelListing
 from compare_tui.endpoint.client import probe_client
 from compare_tui.endpoint.props import PropsUnavailable, fetch_props
+
+if TYPE_CHECKING:
+    from compare_tui.engine.settings import StoredSettings
 
 TEMPLATE_KEEP_CHARS = 2000
 """How much of a chat template is stored verbatim; the sha256 covers the whole of it."""
@@ -80,7 +83,7 @@ def capture_environment(
     *,
     server_identity: ServerIdentity | None = None,
     gpu: dict[str, Any] | None = None,
-    settings: dict[str, Any] | None = None,
+    settings: StoredSettings | None = None,
 ) -> dict[str, Any]:
     """A JSON-ready description of this machine, plus the given server identity (from
     `fetch_server_identity`), GPU report and run settings, stored as given."""
