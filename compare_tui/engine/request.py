@@ -4,6 +4,7 @@ its prompt-cache condition on the server's stack (`PromptCacheHold`)."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -89,7 +90,7 @@ def estimated_prompt_tokens(task: Task) -> int:
     return estimated_message_tokens(task.input.chat_messages(), task.input.tools)
 
 
-def estimated_message_tokens(messages: list[dict[str, Any]], tools: Any = None) -> int:
+def estimated_message_tokens(messages: Sequence[Mapping[str, Any]], tools: Any = None) -> int:
     """`estimated_prompt_tokens` of any chat messages (a judge call's, too)."""
     import json
 
