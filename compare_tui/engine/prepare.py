@@ -133,7 +133,7 @@ def prepare_run(
         task_count=len(goldset.tasks),
         comparison_id=comparison_id,
         task_inputs={task.id: input_digest(task) for task in goldset.tasks},
-        serving=[reading],
+        serving=[dict(reading)],  # the record validates a copy either way
     )
     store.create_run(run)
     return PreparedRun(run, goldset, entry, settings, estimate, headers, key_check, read.identity)
