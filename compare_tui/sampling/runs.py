@@ -36,7 +36,7 @@ from .options import SampleOptions
 from .passes import Progress, Ref, Seen, candidates, fetch, place
 from .pipeline import MAX_SAMPLES, open_logs
 from .records import LoggedTurn
-from .sampled import SampledSet, StepProvenance, describe
+from .sampled import RunCounts, SampledSet, StepProvenance, describe
 from .selection import recency_key
 from .skips import SkipReport
 from .sources import Source
@@ -227,7 +227,7 @@ def sample_runs(paths: Sequence[Path | str], options: SampleOptions, progress: P
             )
     tasks.sort(key=lambda t: t["id"])
     provenance.sort(key=lambda p: str(p["task"]))
-    counts = {
+    counts: RunCounts = {
         "lines": sum(scanned.lines),
         "skipped_lines": line_skips - skips.counts["outside_window"],
         "usable_turns": scanned.usable,

@@ -56,6 +56,43 @@ class TaskProvenance(TypedDict):
     conversation_candidate_turns: int
 
 
+class ByReply(TypedDict):
+    """Sampled tasks by the logged reply they expect."""
+
+    tool_call: int
+    text: int
+
+
+class TurnCounts(TypedDict):
+    """`sample.json`'s `counts` for sampled turns: lines read and skipped, turns usable and in
+    the window, and what was sampled (by third of its conversation and by reply)."""
+
+    lines: int
+    skipped_lines: int
+    usable_turns: int
+    turns_in_window: int
+    outside_window: int
+    sampled_turns: int
+    sampled_conversations: int
+    by_part: dict[str, int]
+    by_reply: ByReply
+
+
+class RunCounts(TypedDict):
+    """`sample.json`'s `counts` for sampled whole runs (`--whole-runs`)."""
+
+    lines: int
+    skipped_lines: int
+    usable_turns: int
+    candidate_runs: int
+    complete_runs: int
+    skipped_runs: int
+    sampled_runs: int
+    sampled_turns: int
+    sampled_conversations: int
+    by_reply: ByReply
+
+
 class StepProvenance(TypedDict):
     """Where one step of a sampled whole run came from (`--whole-runs`)."""
 
@@ -100,7 +137,7 @@ def describe(
     window_s: int,
     anchor: float,
     anchor_from: str,
-    counts: dict[str, Any],
+    counts: TurnCounts | RunCounts,
     skips: dict[str, SkipEntry],
     redaction: dict[str, int],
     provenance: list[TaskProvenance] | list[StepProvenance],
