@@ -204,6 +204,7 @@ def _apply(
     refuse_hand_edit(store, canary, by)
     config_path = Path(canary.gateway_config)
     document = load_config(config_path)
+    entries: Sequence[Mapping[str, object]]
     if entries_override is not None:
         entries = entries_override
     else:

@@ -50,7 +50,7 @@ from compare_tui.judge.grade.scale import response_format as scale_response_form
 from compare_tui.judge.pair.figures import PairResult, combine
 from compare_tui.judge.prompt.answers import render_answer
 from compare_tui.judge.prompt.rubric import Rubric
-from compare_tui.judge.prompt.templates import PAIR_VERDICTS, pair_messages, response_format
+from compare_tui.judge.prompt.templates import PAIR_VERDICTS, ResponseFormat, pair_messages, response_format
 from compare_tui.judge.run.call import JudgeSettings, ask_judge
 from compare_tui.judge.run.runner import JudgeJob, to_judgement
 from compare_tui.scoring.result import Answer
@@ -153,7 +153,7 @@ class _Asked:
 
 async def _ask(
     store: Store, entry: ModelEntry, headers: dict[str, str], judging: JudgingRecord, canary_id: str,
-    jobs: list[JudgeJob], constrain: dict[str, Any] | None,
+    jobs: list[JudgeJob], constrain: ResponseFormat | None,
 ) -> _Asked:  # fmt: skip
     """Ask the judge each of `jobs` at once; every request (retries too) an audit row, priced."""
     audit_ids: list[int] = []

@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import yaml
 
@@ -127,6 +127,22 @@ def baseline_params(entries: Sequence[Mapping[str, Any]], alias: str, baseline: 
     return params
 
 
+class DeploymentInfo(TypedDict):
+    """A deployment's `model_info`: the catalogue model it reaches (A or B)."""
+
+    id: str
+
+
+class Deployment(TypedDict):
+    """One `model_list` entry the canary writes: the alias (or its shadow route), LiteLLM's
+    params for it (the route's own, as the config or `deployment_params` gives them, with the
+    canary's `weight` or `silent_model`), and which model it is."""
+
+    model_name: str
+    litellm_params: dict[str, Any]
+    model_info: DeploymentInfo
+
+
 def canary_entries(
     alias: str,
     base_params: Mapping[str, Any],
@@ -136,11 +152,11 @@ def canary_entries(
     weight: float,
     *,
     shadow: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[Deployment]:
     """The alias's entries with B at `weight` % (100: B alone), or B in shadow behind A."""
     a_params, b_params = dict(base_params), dict(cand_params)
-    a: dict[str, Any] = {"model_name": alias, "litellm_params": a_params, "model_info": {"id": baseline}}
-    b: dict[str, Any] = {"model_name": alias, "litellm_params": b_params, "model_info": {"id": candidate}}
+    a: Deployment = {"model_name": alias, "litellm_params": a_params, "model_info": {"id": baseline}}
+    b: Deployment = {"model_name": alias, "litellm_params": b_params, "model_info": {"id": candidate}}
     if shadow:
         a_params["silent_model"] = shadow_route(alias)
         return [a, {**b, "model_name": shadow_route(alias)}]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from compare_tui.candidates.measure import SPEND_WINDOWS_DAYS, ModelMeasures, Quality
 from compare_tui.catalogue import ModelEntry
@@ -278,13 +278,41 @@ def _per_dollar(quality: Quality | None, price: float | None) -> float:
     return math.inf if price == 0 else quality.rate / price
 
 
+class PriceJson(TypedDict):
+    """A blended price in the shortlist's JSON: USD per million tokens, and how it was blended."""
+
+    usd_per_mtok: float | None
+    basis: str | None
+    note: str
+
+
+class ExactCi(TypedDict):
+    """A Clopper-Pearson exact 95% interval, the method named."""
+
+    low: float
+    high: float
+    method: str
+
+
+class QualityJson(TypedDict):
+    """A candidate's measured pass rate on the set, with the run it comes from."""
+
+    pass_rate: float
+    passed: int
+    measured_tasks: int
+    ci95: ExactCi
+    date: str
+    run_id: str
+    same_set_version: bool
+
+
 def shortlist_json(shortlist: Shortlist) -> dict[str, Any]:
     """The one JSON shape (`models list --for SET --format json`)."""
 
-    def price(p: BlendedPrice) -> dict[str, Any]:
+    def price(p: BlendedPrice) -> PriceJson:
         return {"usd_per_mtok": p.usd_per_mtok, "basis": p.basis, "note": p.basis_note}
 
-    def quality(q: Quality | None) -> dict[str, Any] | None:
+    def quality(q: Quality | None) -> QualityJson | None:
         if q is None:
             return None
         return {

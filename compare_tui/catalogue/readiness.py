@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from compare_tui.catalogue.errors import ModelRefused
 from compare_tui.catalogue.keys import resolve_key
@@ -73,6 +73,21 @@ def cost_summary(entry: ModelEntry) -> str:
     return f"token {symbol}{cost.usd_per_mtok_input:g}/{symbol}{cost.usd_per_mtok_output:g} per Mtok ({cost.captured})"
 
 
+class CatalogueRowJson(TypedDict):
+    """One entry as `models list --json` prints it."""
+
+    name: str
+    kind: ModelKind
+    """A `StrEnum`: JSON writes its value."""
+    endpoint: str
+    files: int
+    """How many weight files it pins."""
+    cost: str
+    ready: bool
+    reasons: list[str]
+    gateway: str | None
+
+
 @dataclass(frozen=True)
 class CatalogueRow:
     """One entry as `models list` prints it and the Models screen shows it."""
@@ -82,7 +97,7 @@ class CatalogueRow:
     """`cost_summary(entry)`."""
     readiness: Readiness
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> CatalogueRowJson:
         """The object `models list --json` prints for this entry."""
         entry = self.entry
         return {

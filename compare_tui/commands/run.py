@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from compare_tui.commands.common import (
     CommandError,
@@ -318,7 +318,14 @@ def _decision(store: Store, comparison_id: str) -> _Decision:
     return _Decision(report.decision.summary, report.decision.action, report.decision.chosen, sequential)
 
 
-def _tally_dict(t: RunSummary, status: str) -> dict[str, Any]:
+# A run's tasks by outcome, as `run --json` and `runs list --json` print them (the functional
+# form, because `pass` is a keyword).
+RunTally = TypedDict(
+    "RunTally", {"pass": int, "fail": int, "review": int, "error": int, "not_done": int, "not_sent": int, "tasks": int}
+)
+
+
+def _tally_dict(t: RunSummary, status: str) -> RunTally:
     # A settled run's tasks not sent are not sent, never failures nor "not done".
     settled = status == RunStatus.SETTLED
     return {

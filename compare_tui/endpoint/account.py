@@ -22,7 +22,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from compare_tui.endpoint.prometheus import Histogram
 
@@ -291,6 +291,23 @@ def _texts(value: Any) -> tuple[str, ...] | None:
     return tuple(str(v) for v in value) if isinstance(value, list | tuple) else None
 
 
+class StoredReading(TypedDict, total=False):
+    """A serving reading as a run stores it (`RunRecord.serving`), as `engine.serving.read_server`
+    writes it and its check completes it: `ServingReading`'s fields, and `when` (`start` or
+    `resume`). Runs stored by older versions may hold any shape: read them with `from_stored`."""
+
+    captured_at: str
+    fingerprint: dict[str, Any]
+    """The flat serving fingerprint (`endpoint.fingerprint`)."""
+    notes: list[str]
+    unread: str
+    not_served: list[str]
+    stated: dict[str, str]
+    loaded: dict[str, str]
+    """`catalogue.serving_check.LoadedCheck.as_dict`."""
+    when: str
+
+
 @dataclass(frozen=True, slots=True)
 class ServingReading:
     """One serving reading a run stored (`RunRecord.serving`: one per start of the run, written
@@ -331,9 +348,9 @@ class ServingReading:
             loaded=_string_keyed(loaded) if isinstance(loaded, Mapping) else None,
         )
 
-    def as_stored(self) -> dict[str, Any]:
+    def as_stored(self) -> StoredReading:
         """The JSON-ready dict the engine stores for this reading (`from_stored`'s inverse)."""
-        out: dict[str, Any] = {} if self.captured_at is None else {"captured_at": self.captured_at}
+        out: StoredReading = {} if self.captured_at is None else {"captured_at": self.captured_at}
         out |= {"fingerprint": dict(self.fingerprint), "notes": list(self.notes)}
         if self.unread is not None:
             out["unread"] = self.unread

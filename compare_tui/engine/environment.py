@@ -15,7 +15,7 @@ import socket
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import httpx
 
@@ -25,8 +25,45 @@ from compare_tui.endpoint.account import LlamaProps, ModelListing
 from compare_tui.endpoint.client import probe_client
 from compare_tui.endpoint.props import PropsUnavailable, fetch_props
 
+if TYPE_CHECKING:
+    from compare_tui.engine.settings import StoredSettings
+
 TEMPLATE_KEEP_CHARS = 2000
 """How much of a chat template is stored verbatim; the sha256 covers the whole of it."""
+
+
+class PropsIdentity(TypedDict):
+    """The parts of llama.cpp's /props that change what a run measures (`props_entry`)."""
+
+    build_info: str | None
+    n_ctx: int | None
+    total_slots: int | None
+    chat_template: str | None
+    """The first `TEMPLATE_KEEP_CHARS` characters of the template."""
+    chat_template_sha256: str | None
+    chat_template_chars: NotRequired[int]
+    """The whole template's length; only when the server gave a template."""
+
+
+class ReadError(TypedDict):
+    """A part of the identity the server would not give: why, fit to store."""
+
+    error: str
+
+
+class ModelIds(TypedDict):
+    """The model ids `{base}/models` listed."""
+
+    ids: list[str]
+
+
+class ServerIdentity(TypedDict):
+    """The server's account of itself, stored as the run environment's `server`: `props` is
+    None for a server without /props (HTTP 404: not llama.cpp; or not asked: vLLM)."""
+
+    base_url: str
+    models: ModelIds | ReadError
+    props: PropsIdentity | ReadError | None
 
 
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
@@ -44,9 +81,9 @@ def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
 
 def capture_environment(
     *,
-    server_identity: dict[str, Any] | None = None,
+    server_identity: ServerIdentity | None = None,
     gpu: dict[str, Any] | None = None,
-    settings: dict[str, Any] | None = None,
+    settings: StoredSettings | None = None,
 ) -> dict[str, Any]:
     """A JSON-ready description of this machine, plus the given server identity (from
     `fetch_server_identity`), GPU report and run settings, stored as given."""
@@ -81,10 +118,10 @@ def _get_json(client: httpx.Client, url: str) -> Any:
         raise LookupError(f"GET {url} did not return JSON") from None
 
 
-def _props_identity(props: LlamaProps) -> dict[str, Any]:
+def _props_identity(props: LlamaProps) -> PropsIdentity:
     """The parts of llama.cpp's /props that change what a run measures."""
     template = props.chat_template
-    out: dict[str, Any] = {
+    out: PropsIdentity = {
         "build_info": props.build_info,
         "n_ctx": props.context_per_slot,
         "total_slots": props.total_slots,
@@ -104,7 +141,7 @@ async def fetch_server_identity(
     *,
     timeout: float = 10.0,
     transport: httpx.BaseTransport | None = None,
-) -> dict[str, Any]:
+) -> ServerIdentity:
     """`server_identity` in a thread (two quick GETs through the endpoint's probe client)."""
     return await asyncio.to_thread(server_identity, base_url, headers, timeout=timeout, transport=transport)
 
@@ -115,7 +152,7 @@ def server_identity(
     *,
     timeout: float = 10.0,
     transport: httpx.BaseTransport | None = None,
-) -> dict[str, Any]:
+) -> ServerIdentity:
     """Ask the server what it is: model ids from `{base}/models`, and for llama.cpp the
     build, chat template, context size and slots from `/props` (`endpoint.props`).
 
@@ -123,27 +160,26 @@ def server_identity(
     None}. `props` is None when the server has no /props (HTTP 404: not llama.cpp). Never
     raises: each failure is recorded as {"error": "..."} in its place."""
     at = Endpoint(base_url.rstrip("/"))
-    identity: dict[str, Any] = {"base_url": at.base_url}
+    models: ModelIds | ReadError
+    props: PropsIdentity | ReadError | None
     with probe_client(timeout_s=timeout, headers=headers, transport=transport) as client:
         try:
             listing = ModelListing.parse(_get_json(client, at.models_url))
             if listing is None:
                 raise LookupError(f"GET {at.models_url}: no `data` list in the answer")
-            identity["models"] = {"ids": listing.ids}
+            models = {"ids": listing.ids}
         except Exception as exc:  # noqa: BLE001 - identity is evidence, not a precondition
-            identity["models"] = {"error": str(exc)}
+            models = {"error": str(exc)}
         try:
-            identity["props"] = props_entry(
-                LlamaProps.parse(fetch_props(at, client=client, timeout_s=timeout)) or LlamaProps()
-            )
+            props = props_entry(LlamaProps.parse(fetch_props(at, client=client, timeout_s=timeout)) or LlamaProps())
         except PropsUnavailable as exc:
-            identity["props"] = props_entry(exc)
+            props = props_entry(exc)
         except Exception as exc:  # noqa: BLE001
-            identity["props"] = {"error": f"{type(exc).__name__}: {exc}"}
-    return identity
+            props = {"error": f"{type(exc).__name__}: {exc}"}
+    return {"base_url": at.base_url, "models": models, "props": props}
 
 
-def props_entry(answer: LlamaProps | PropsUnavailable | None) -> dict[str, Any] | None:
+def props_entry(answer: LlamaProps | PropsUnavailable | None) -> PropsIdentity | ReadError | None:
     """The identity's `props`: what a `/props` answer says (`_props_identity`; a JSON object of
     another shape says nothing), None for a server without one (HTTP 404, or not asked: vLLM),
     else {"error"}."""
@@ -154,7 +190,7 @@ def props_entry(answer: LlamaProps | PropsUnavailable | None) -> dict[str, Any] 
     return _props_identity(answer)
 
 
-def identity_from(base_url: str, ids: list[str], props: LlamaProps | PropsUnavailable | None) -> dict[str, Any]:
+def identity_from(base_url: str, ids: list[str], props: LlamaProps | PropsUnavailable | None) -> ServerIdentity:
     """`server_identity` made from answers already read (the serving probe's `/v1/models` ids
     and `/props`; None: not asked, a vLLM server), so that a run asks the server once for both."""
     return {

@@ -18,7 +18,7 @@ import importlib
 import threading
 from dataclasses import asdict, dataclass, field
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict
 
 from compare_tui.vocabulary import GpuSource
 
@@ -75,6 +75,27 @@ def nvml_unavailable() -> str | None:
     return nvml_devices()[1]
 
 
+class GpuDevice(TypedDict):
+    """One GPU as a sampler tracks it: the first reading (`baseline_bytes`) and the highest
+    (`peak_bytes`), None until read; `delta_bytes` (peak minus baseline) added in the report."""
+
+    index: int | str
+    """NVML's device index; DCGM's `gpu` label, as text."""
+    name: str
+    uuid: str
+    hostname: NotRequired[str]
+    """The exporter's host for the GPU (DCGM only)."""
+    baseline_bytes: int | None
+    peak_bytes: int | None
+    delta_bytes: NotRequired[int]
+
+
+def reported(device: GpuDevice) -> GpuDevice:
+    """The device as the report holds it: `delta_bytes` added (the device was read at least once)."""
+    assert device["peak_bytes"] is not None and device["baseline_bytes"] is not None
+    return {**device, "delta_bytes": device["peak_bytes"] - device["baseline_bytes"]}
+
+
 @dataclass
 class GpuReport:
     """What the sampler saw. `devices` holds one dict per GPU:
@@ -82,7 +103,7 @@ class GpuReport:
 
     measured: bool
     reason: str | None = None
-    devices: list[dict[str, Any]] = field(default_factory=list)
+    devices: list[GpuDevice] = field(default_factory=list)
     driver: str | None = None
     samples: int = 0
     interval_s: float = 0.1
@@ -107,7 +128,7 @@ class MemorySampler(Protocol):
     def stop(self) -> GpuReport: ...
 
 
-def track(device: dict[str, Any], used: int) -> None:
+def track(device: GpuDevice, used: int) -> None:
     """Count one reading of `used` bytes toward a device's baseline (its first) and peak."""
     if device["baseline_bytes"] is None:
         device["baseline_bytes"] = used
@@ -129,7 +150,7 @@ class GpuSampler:
         self.interval_s = interval_s
         self._nvml: Any = nvml
         self._handles: list[Any] = []
-        self._devices: list[dict[str, Any]] = []
+        self._devices: list[GpuDevice] = []
         self._v2 = True
         self._notes: list[str] = []
         self._driver: str | None = None
@@ -240,7 +261,7 @@ class GpuSampler:
             except Exception as exc:  # noqa: BLE001
                 self._notes.append(f"nvmlShutdown failed: {nvml_reason(exc)}")
         measured = self._reason is None
-        devices = [{**d, "delta_bytes": d["peak_bytes"] - d["baseline_bytes"]} for d in self._devices if measured]
+        devices = [reported(d) for d in self._devices if measured]
         self._report = GpuReport(
             measured=measured,
             reason=self._reason,

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
 from compare_tui.endpoint.client import probe_client
 from compare_tui.endpoint.dcgm import GpuTelemetry, parse_gpu_telemetry, read_dcgm
-from compare_tui.engine.gpu import GpuReport, GpuSampler, MemorySampler, track
+from compare_tui.engine.gpu import GpuDevice, GpuReport, GpuSampler, MemorySampler, reported, track
 from compare_tui.vocabulary import GpuSource
 
 
@@ -39,7 +38,7 @@ class DcgmSampler:
     telemetry: GpuTelemetry
     interval_s: float = 0.1
     timeout_s: float = 2.0
-    _devices: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
+    _devices: dict[str, GpuDevice] = field(default_factory=dict, init=False)
     _samples: int = field(default=0, init=False)
     _failed: int = field(default=0, init=False)
     _first_failure: str | None = field(default=None, init=False)
@@ -113,9 +112,7 @@ class DcgmSampler:
         self._report = GpuReport(
             measured=measured,
             reason=self._reason,
-            devices=[{**d, "delta_bytes": d["peak_bytes"] - d["baseline_bytes"]} for d in self._devices.values()]
-            if measured
-            else [],
+            devices=[reported(d) for d in self._devices.values()] if measured else [],
             samples=self._samples,
             interval_s=self.interval_s,
             scope="device",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TypedDict
 
 import httpx
 
@@ -31,6 +31,24 @@ def kv_cache_usage(text: str, model_id: str) -> float | None:
     samples = [s for s in parse_exposition(text) if s.name == KV_CACHE_METRIC and math.isfinite(s.value)]
     mine = [s for s in samples if s.label("model_name") == model_id] or samples
     return max((s.value for s in mine), default=None)
+
+
+class KvCacheRead(TypedDict):
+    """What `KvCacheSampler.stop` read: the first and highest fill of vLLM's KV cache (0–1)."""
+
+    source: str
+    metric: str
+    baseline: float | None
+    peak: float
+    samples: int
+
+
+class KvCacheUnread(TypedDict):
+    """`KvCacheSampler.stop` when the gauge was never read: why."""
+
+    source: str
+    metric: str
+    reason: str
 
 
 class KvCacheSampler:
@@ -81,7 +99,7 @@ class KvCacheSampler:
         while not self._stop.wait(self.interval_s):
             self._try_read()
 
-    def stop(self) -> dict[str, Any]:
+    def stop(self) -> KvCacheRead | KvCacheUnread:
         """What was read, JSON-ready: the first and highest fill, or why there is none."""
         self._stop.set()
         if self._thread is not None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from compare_tui.catalogue import (
     ModelEntry,
@@ -19,6 +18,7 @@ from compare_tui.catalogue import (
 )
 from compare_tui.catalogue.provenance import VERIFIED, ProvenanceLabel
 from compare_tui.endpoint import key_headers
+from compare_tui.engine.environment import ServerIdentity
 from compare_tui.engine.estimate import SpendEstimate, check_spend, estimate_spend
 from compare_tui.engine.serving import ServingReader, check_serving, loaded_label, read_server
 from compare_tui.engine.settings import RunOverrides, RunSettings, resolve_settings
@@ -49,7 +49,7 @@ class PreparedRun:
     key_check: str | None = None
     """How the endpoint confirmed the key before the first task (`catalogue.gateway`), or None
     without a key. Recorded in the run's environment; never the key itself."""
-    server_identity: dict[str, Any] | None = None
+    server_identity: ServerIdentity | None = None
     """The run environment's server identity, made from the answers the serving reading got
     (`serving.ServingRead`); None when the runner must ask the server itself."""
 
@@ -133,7 +133,7 @@ def prepare_run(
         task_count=len(goldset.tasks),
         comparison_id=comparison_id,
         task_inputs={task.id: input_digest(task) for task in goldset.tasks},
-        serving=[reading],
+        serving=[dict(reading)],  # the record validates a copy either way
     )
     store.create_run(run)
     return PreparedRun(run, goldset, entry, settings, estimate, headers, key_check, read.identity)

@@ -4,12 +4,21 @@ its prompt-cache condition on the server's stack (`PromptCacheHold`)."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from compare_tui.engine.settings import RunSettings
 from compare_tui.goldset.models import Task
 from compare_tui.vocabulary import PromptCache
+
+
+class PromptCacheEntry(TypedDict):
+    """`PromptCacheHold` as the run environment stores it (`prompt_cache`)."""
+
+    asked: str
+    held: bool
+    how: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +38,7 @@ class PromptCacheHold:
         """Whether the condition asked for is the one the requests carry."""
         return self.asked is PromptCache.SERVER or self.field is not None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> PromptCacheEntry:
         return {"asked": str(self.asked), "held": self.held, "how": self.text}
 
     def apply(self, body: dict[str, Any]) -> None:
@@ -81,7 +90,7 @@ def estimated_prompt_tokens(task: Task) -> int:
     return estimated_message_tokens(task.input.chat_messages(), task.input.tools)
 
 
-def estimated_message_tokens(messages: list[dict[str, Any]], tools: Any = None) -> int:
+def estimated_message_tokens(messages: Sequence[Mapping[str, Any]], tools: Any = None) -> int:
     """`estimated_prompt_tokens` of any chat messages (a judge call's, too)."""
     import json
 

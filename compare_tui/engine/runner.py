@@ -48,7 +48,7 @@ from compare_tui.engine.request import chat_body, hold_prompt_cache
 from compare_tui.engine.retry import RetryPolicy, with_retries
 from compare_tui.engine.sequential import PlainSource, SequentialSchedule, TaskSource
 from compare_tui.engine.server_latency import HistogramReading, merged, read_histograms, serves_vllm
-from compare_tui.engine.tools_reach import tools_reach
+from compare_tui.engine.tools_reach import ToolsReachEntry, tools_reach
 from compare_tui.engine.writer import AttemptWriter
 from compare_tui.goldset.models import Task
 from compare_tui.scoring.executor import LocalScorers, ScoreItem, ScorerExecutor
@@ -246,7 +246,7 @@ class RunExecutor:
                     self._finish(status, error, sampler, token, kv_cache)
         return status
 
-    async def _tools_reach(self, pending: Sequence[Task]) -> dict[str, Any] | None:
+    async def _tools_reach(self, pending: Sequence[Task]) -> ToolsReachEntry | None:
         """Whether the tools of the run's tool tasks reach the prompt as the server renders it
         (`engine.tools_reach`): asked of llama.cpp and vLLM only (no token is generated), once
         per execution, with the first pending tool task's tools; None otherwise."""

@@ -25,8 +25,9 @@ from compare_tui.catalogue.serving_check import (
     check_loaded,
 )
 from compare_tui.endpoint import key_headers
+from compare_tui.endpoint.account import StoredReading
 from compare_tui.endpoint.fingerprint import FIELDS, differences_text, shown
-from compare_tui.engine.environment import identity_from
+from compare_tui.engine.environment import ServerIdentity, identity_from
 from compare_tui.store import utc_now
 from compare_tui.vocabulary import ModelKind, Provenance, WeightsCheck
 
@@ -38,8 +39,8 @@ class ServingRead:
     """What one reading of the server gave: the reading (stored on the run) and the run
     environment's server identity made from the same answers."""
 
-    reading: dict[str, Any]
-    identity: dict[str, Any] | None = None
+    reading: StoredReading
+    identity: ServerIdentity | None = None
     """`engine.environment.identity_from` the probe's `/v1/models` ids and `/props` answer, so
     the runner reads neither again; None when the server could not be read (the runner asks)."""
 
@@ -48,7 +49,7 @@ ServingReader = Callable[[ModelEntry, Mapping[str, str]], ServingRead]
 """(entry, request headers) → a reading and the server identity (`read_server`'s contract)."""
 
 
-def read_serving(entry: ModelEntry, headers: Mapping[str, str]) -> dict[str, Any]:
+def read_serving(entry: ModelEntry, headers: Mapping[str, str]) -> StoredReading:
     """{captured_at, fingerprint, notes} from the endpoint, or with `unread` (why nothing could
     be read) in place of what it would have said. Never raises."""
     return read_server(entry, headers).reading
@@ -56,7 +57,7 @@ def read_serving(entry: ModelEntry, headers: Mapping[str, str]) -> dict[str, Any
 
 def read_server(entry: ModelEntry, headers: Mapping[str, str]) -> ServingRead:
     """`read_serving`, with the server identity its answers make. Never raises."""
-    reading: dict[str, Any] = {"captured_at": utc_now(), "fingerprint": {}, "notes": []}
+    reading: StoredReading = {"captured_at": utc_now(), "fingerprint": {}, "notes": []}
     try:
         probed = probe_endpoint(
             entry.endpoint,
@@ -133,7 +134,7 @@ def update_command(entry: ModelEntry) -> str:
     )
 
 
-def check_serving(entry: ModelEntry, reading: dict[str, Any], *, strict: bool) -> tuple[str | None, dict[str, Any]]:
+def check_serving(entry: ModelEntry, reading: StoredReading, *, strict: bool) -> tuple[str | None, StoredReading]:
     """(refusal or None, the reading with `loaded` added). A refusal names both sides and the fix."""
     served = reading.get("not_served")
     if served is not None and entry.gateway is None:
@@ -164,7 +165,7 @@ def check_serving(entry: ModelEntry, reading: dict[str, Any], *, strict: bool) -
     return None, reading
 
 
-def live_reading(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def live_reading(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> StoredReading:
     """`read_serving` with the entry's key, checked against its pins (`loaded` added); a key the
     policy refuses leaves the server unasked (`unread` says why)."""
     try:

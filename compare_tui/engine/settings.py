@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from compare_tui.goldset.models import GoldenSet
 from compare_tui.vocabulary import PromptCache
@@ -26,6 +26,17 @@ class RunOverrides:
     prompt_cache: PromptCache = PromptCache.SERVER
 
 
+class StoredSettings(TypedDict):
+    """`RunSettings` as a run stores them (`as_dict`): the prompt cache as its value."""
+
+    attempts: int
+    temperature: float
+    max_tokens: int
+    concurrency: int
+    timeout_s: float
+    prompt_cache: str
+
+
 @dataclass(frozen=True, slots=True)
 class RunSettings:
     """The settings a run actually used; stored with the run and compared by `reproduce`.
@@ -44,8 +55,9 @@ class RunSettings:
     """Whether the server may reuse a cached prompt prefix (`vocabulary.PromptCache`); runs
     stored before the setting existed read as `server`, which is what they had."""
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self) | {"prompt_cache": str(self.prompt_cache)}
+    def as_dict(self) -> StoredSettings:
+        # Every field, in field order (a test holds `StoredSettings` to the same keys).
+        return cast(StoredSettings, asdict(self) | {"prompt_cache": str(self.prompt_cache)})
 
     @classmethod
     def from_dict(cls, recorded: Mapping[str, Any]) -> RunSettings:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -23,6 +23,13 @@ from compare_tui.endpoint.client import probe_client
 
 TIMEOUT_S = 5.0
 _MESSAGES = [{"role": "user", "content": "ping"}]
+
+
+class ToolsReachEntry(TypedDict):
+    """`ToolsReach` as the run environment stores it (`tools_reach`)."""
+
+    reached: bool
+    how: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +41,7 @@ class ToolsReach:
     """Which request showed it and the two sizes, e.g. `llama.cpp POST /apply-template: 1,184
     characters with the tools, 61 without`."""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ToolsReachEntry:
         return {"reached": self.reached, "how": self.how}
 
 

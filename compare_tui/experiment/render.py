@@ -4,7 +4,7 @@ every number comes from `figures.ExperimentFigures`, so the CLI, JSON and the TU
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 from compare_tui.experiment.figures import (
     MIN_TASKS_FOR_TASKS_INTERVAL,
@@ -238,7 +238,16 @@ def render_text(figures: ExperimentFigures) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _spread(s: Spread) -> dict[str, Any]:
+class SpreadJson(TypedDict):
+    """One value per run, and how far they spread (None without a value)."""
+
+    values: list[float]
+    min: float | None
+    median: float | None
+    max: float | None
+
+
+def _spread(s: Spread) -> SpreadJson:
     return {"values": list(s.values), "min": s.low, "median": s.median, "max": s.high}
 
 

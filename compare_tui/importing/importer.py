@@ -20,7 +20,7 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from compare_tui.goldset.models import Manifest
 from compare_tui.sampling.redaction import Redactor
@@ -29,18 +29,67 @@ from .errors import ImportingError
 from .options import ImportOptions, default_workload_id, pin
 from .promptfoo import read_promptfoo
 from .readers import CSV_DELIMITERS, read_csv, read_hf, read_jsonl, read_parquet, sniff_delimiter, source_digest
-from .rows import BlankRow, Row, RowProblem
+from .rows import BlankRow, Row, RowProblem, RowProblemEntry
 from .tasks import build_task
 
 FORMAT = "compare-tui/import@1"
 SHOWN_PROBLEMS = 20
 
 
+class ImportSource(TypedDict):
+    """The file a set was imported from, pinned by its digest."""
+
+    name: str
+    sha256: str
+    bytes: int
+    format: str
+
+
+class ImportCounts(TypedDict):
+    """What became of the source's rows."""
+
+    rows: int
+    tasks: int
+    bad_rows: int
+    blank_rows: int
+    left_out_by_limit: int
+
+
+class ImportRedaction(TypedDict):
+    """What `--scrub` replaced (counts per kind, never the values)."""
+
+    replaced: dict[str, int]
+    scrubbed: bool
+
+
+class ImportedRow(TypedDict):
+    """A task and the source row it came from."""
+
+    id: str
+    row: int
+
+
+class ImportInfo(TypedDict):
+    """`import.json`: the source, the options and what became of every row (`FORMAT`)."""
+
+    format: str
+    source: ImportSource
+    options: dict[str, Any]
+    """`ImportOptions.recorded`: every option as given, so the same options give the same set."""
+    counts: ImportCounts
+    blank_rows: list[int]
+    skipped: list[RowProblemEntry]
+    not_imported: dict[str, list[str]]
+    """Per task id, the source's asserts that no scorer here checks."""
+    redaction: ImportRedaction
+    tasks: list[ImportedRow]
+
+
 @dataclass(frozen=True)
 class ImportedSet:
     manifest: dict[str, Any]
     tasks: list[dict[str, Any]]
-    info: dict[str, Any]
+    info: ImportInfo
 
 
 def _rows(path: Path, options: ImportOptions) -> Iterator[Row | RowProblem | BlankRow]:
@@ -183,7 +232,7 @@ def import_set(path: Path | str, options: ImportOptions) -> ImportedSet:
     sha256, size = source_digest(path)
     default_scorer = _default_scorer(tasks)
     code = pin(sha256, options)
-    info: dict[str, Any] = {
+    info: ImportInfo = {
         "format": FORMAT,
         "source": {"name": path.name, "sha256": sha256, "bytes": size, "format": options.format},
         "options": options.recorded(),

@@ -10,7 +10,7 @@ its number and is reported as a `BlankRow`, never skipped unsaid.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 MISSING = object()
 """What `lookup` returns for a path the row does not have (None is a value a row can hold)."""
@@ -36,6 +36,14 @@ class BlankRow:
     number: int
 
 
+class RowProblemEntry(TypedDict):
+    """A bad row as `import.json`'s `skipped` lists it."""
+
+    row: int
+    column: str
+    reason: str
+
+
 @dataclass(frozen=True)
 class RowProblem:
     row: int
@@ -49,7 +57,7 @@ class RowProblem:
         where = f"row {self.row}" + (f", column {self.column!r}" if self.column else "")
         return f"{where}: {self.reason}"
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> RowProblemEntry:
         return {"row": self.row, "column": self.column, "reason": self.reason}
 
 

@@ -13,13 +13,12 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from compare_tui.local import server, state
 from compare_tui.local.bundled import BUNDLED, ModelFile, bundled_model, ensure_models
 from compare_tui.local.catalogue_writer import DEFAULT_USD_PER_HOUR, write_catalogue
 from compare_tui.local.errors import BindFailed, LocalError
-from compare_tui.local.state import ServerRecord
+from compare_tui.local.state import LocalProps, ServerRecord
 from compare_tui.local.stop import StopOutcome, stop_server
 
 DEFAULT_PARALLEL = 4
@@ -41,7 +40,7 @@ class ServerInfo:
     revision: str
     quantisation: str
     log_path: Path
-    props: dict[str, Any]
+    props: LocalProps
     threads: int | None = None
 
     @classmethod
@@ -56,7 +55,7 @@ class ServerInfo:
             r.revision,
             r.quantisation,
             Path(r.log_path),
-            dict(r.props),
+            r.props.copy(),
             r.threads,
         )
 

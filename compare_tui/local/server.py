@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from compare_tui.local.errors import CMAKE_ARGS, INSTALL_EXTRA, BindFailed, LocalError
-from compare_tui.local.state import HOST
+from compare_tui.local.state import HOST, LocalProps
 
 # Popen objects of the servers this process started, by pid: kept so `down` in the same process
 # can reap them (no zombies) and so Python does not warn about children it forgot.
@@ -208,7 +208,7 @@ def health(port: int) -> str:
     return "loading" if status == 503 else f"HTTP {status}"
 
 
-def read_props(port: int, model_file: Path) -> dict[str, Any]:
+def read_props(port: int, model_file: Path) -> LocalProps:
     """What the running server says about itself (`/props`), plus what the GGUF header says
     about its chat template; the subset kept in the state file and the catalogue."""
     import hashlib

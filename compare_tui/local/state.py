@@ -18,12 +18,26 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from compare_tui import paths
 from compare_tui.local.errors import LocalError
 
 HOST = "127.0.0.1"
+
+
+class LocalProps(TypedDict, total=False):
+    """What a local server's `/props` and GGUF header said, as the state file keeps it
+    (`server.read_props`); empty until the server was healthy."""
+
+    build_info: str
+    n_ctx: int | None
+    total_slots: int | None
+    model_ftype: str | None
+    chat_template_sha256: str
+    """Of the template the server uses (of "" when it gave none)."""
+    chat_template_in_gguf: bool
+    supports_tools: bool
 
 
 @dataclass
@@ -44,7 +58,7 @@ class ServerRecord:
     ctx: int
     parallel: int
     jinja: bool
-    props: dict[str, Any] = field(default_factory=dict)
+    props: LocalProps = field(default_factory=lambda: LocalProps())
     """Serving notes read from the server's `/props` once it was healthy (empty before)."""
     threads: int | None = None
     """`--threads`/`--threads-batch` it was started with (None: llama.cpp's default, all cores)."""

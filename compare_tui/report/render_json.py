@@ -8,7 +8,7 @@ Shares are 0–1 numbers, times are milliseconds, memory is bytes, money is in `
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict
 
 from compare_tui.endpoint.fingerprint import Difference
 from compare_tui.report.cost import Cost
@@ -26,6 +26,74 @@ from compare_tui.report.trajectories import Trajectories
 
 SCHEMA = "compare-tui/report"
 SCHEMA_VERSION = 3
+
+
+class BoundsPp(TypedDict):
+    """A confidence sequence's bounds on B − A, in percentage points."""
+
+    low: float
+    high: float
+
+
+class LookJson(TypedDict):
+    """One look of a sequential verdict."""
+
+    tasks: int
+    cs_pp: BoundsPp
+    verdict: str
+    settled: bool
+    curtailed: bool
+    missed: bool
+
+
+class PromptCacheJson(TypedDict):
+    """A run's prompt-cache condition: asked, held, and what the server reported reusing."""
+
+    asked: str
+    how: str | None
+    held: bool
+    cached_tokens: int
+    prompt_tokens: int
+    requests: int
+    share: float | None
+
+
+class DifferenceJson(TypedDict):
+    """One serving setting that differs: its key, label and both sides as reported."""
+
+    field: str
+    label: str
+    before: object
+    after: object
+
+
+class PercentilesJson(TypedDict):
+    """Latency percentiles (ms) over `n` measured requests; None without enough of them."""
+
+    n: int
+    p50: float | None
+    p95: float | None
+    p99: float | None
+
+
+class CrossCheckJson(TypedDict):
+    """The server's TTFT beside the client's for one run (`report.server_latency`)."""
+
+    run_id: str
+    model: str
+    source: str
+    measures: str
+    requests: int
+    executions: int
+    executions_total: int
+    server_ttft_p50_ms: float
+    server_ttft_bucket_ms: list[float] | None
+    server_ttft_mean_ms: float
+    client_ttft_p50_ms: float
+    client_ttft_mean_ms: float
+    difference_ms: float
+    large: bool
+    other_requests: int
 
 
 def render_json(report: Report) -> str:
@@ -131,7 +199,7 @@ def _sequential(report: Report) -> dict[str, Any] | None:
     }
 
 
-def _look(look: Look) -> dict[str, Any]:
+def _look(look: Look) -> LookJson:
     return {
         "tasks": look.tasks,
         "cs_pp": {"low": look.low * 100, "high": look.high * 100},
@@ -218,7 +286,7 @@ def _serving(summary: ServingSummary | None) -> dict[str, Any] | None:
     }
 
 
-def _prompt_cache(condition: CacheCondition | None) -> dict[str, Any] | None:
+def _prompt_cache(condition: CacheCondition | None) -> PromptCacheJson | None:
     if condition is None:
         return None
     return {
@@ -232,7 +300,7 @@ def _prompt_cache(condition: CacheCondition | None) -> dict[str, Any] | None:
     }
 
 
-def _difference(d: Difference) -> dict[str, Any]:
+def _difference(d: Difference) -> DifferenceJson:
     return {"field": d.key, "label": d.label, "before": d.before, "after": d.after}
 
 
@@ -240,11 +308,11 @@ def _interval(value: Interval | None) -> dict[str, float] | None:
     return None if value is None else {"low": value.low, "high": value.high}
 
 
-def _percentiles(p: Percentiles) -> dict[str, Any]:
+def _percentiles(p: Percentiles) -> PercentilesJson:
     return {"n": p.n, "p50": p.p50, "p95": p.p95, "p99": p.p99}
 
 
-def _cross_check(check: LatencyCrossCheck) -> dict[str, Any]:
+def _cross_check(check: LatencyCrossCheck) -> CrossCheckJson:
     return {
         "run_id": check.run_id,
         "model": check.label,

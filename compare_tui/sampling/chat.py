@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Required, TypedDict
 
 
 class Skipped(Exception):
@@ -22,6 +22,39 @@ class Skipped(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class TextPart(TypedDict):
+    """One text part of a message's content (every other part is refused)."""
+
+    type: Literal["text"]
+    text: str
+
+
+class CallFunction(TypedDict):
+    """A tool call's function: its name and its arguments as JSON text."""
+
+    name: str
+    arguments: str
+
+
+class ChatToolCall(TypedDict):
+    """An assistant message's tool call, as a request replays it."""
+
+    id: str
+    type: Literal["function"]
+    function: CallFunction
+
+
+class ChatMessage(TypedDict, total=False):
+    """A replayable chat message (`chat_request`): `role` is `system`, `user`, `assistant` or
+    `tool`; `content` is text, text parts or (an assistant turn with calls) None."""
+
+    role: Required[str]
+    content: str | list[TextPart] | None
+    tool_calls: list[ChatToolCall]
+    tool_call_id: str
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +68,7 @@ class Reply:
 
 @dataclass(frozen=True, slots=True)
 class ChatRequest:
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     tools: list[dict[str, Any]] | None
     tool_choice: str | dict[str, Any] | None
     response_format: dict[str, Any] | None
@@ -49,13 +82,13 @@ _PLAIN_ROLES = {"system", "user", "assistant"}
 _MEDIA_PARTS = {"image_url", "image", "input_image", "input_audio", "audio", "file", "input_file", "video_url"}
 
 
-def _text_parts(content: Any) -> str | list[dict[str, Any]] | None:
+def _text_parts(content: Any) -> str | list[TextPart] | None:
     """Message content as a string or a list of text parts; media raise `Skipped`."""
     if content is None or isinstance(content, str):
         return content
     if not isinstance(content, list):
         raise Skipped("bad_messages")
-    parts = []
+    parts: list[TextPart] = []
     for part in content:
         if isinstance(part, str):
             parts.append({"type": "text", "text": part})
@@ -78,10 +111,10 @@ def _arguments_text(arguments: Any) -> str:
     raise Skipped("bad_messages")
 
 
-def _tool_calls(calls: Any) -> list[dict[str, Any]]:
+def _tool_calls(calls: Any) -> list[ChatToolCall]:
     if not isinstance(calls, list):
         raise Skipped("bad_messages")
-    out = []
+    out: list[ChatToolCall] = []
     for index, call in enumerate(calls):
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
@@ -98,7 +131,7 @@ def _tool_calls(calls: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _message(raw: Any) -> dict[str, Any]:
+def _message(raw: Any) -> ChatMessage:
     # Fast path for the bulk of every history (plain text turns): the scan pass runs this
     # for every message of every logged request.
     if (
@@ -116,7 +149,7 @@ def _message(raw: Any) -> dict[str, Any]:
         raise Skipped("legacy_functions")
     if not isinstance(role, str) or role not in _ROLES:  # a list or object role is unhashable
         raise Skipped("bad_messages")
-    message: dict[str, Any] = {"role": "system" if role == "developer" else role}
+    message: ChatMessage = {"role": "system" if role == "developer" else role}
     content = _text_parts(raw.get("content"))
     if role == "assistant":
         calls = _tool_calls(raw["tool_calls"]) if raw.get("tool_calls") else None

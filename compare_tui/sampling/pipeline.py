@@ -21,7 +21,7 @@ from .errors import SamplingError
 from .options import SampleOptions
 from .passes import Filters, Progress, ScanResult, Seen, candidates, fetch, place, scan
 from .redaction import Redactor
-from .sampled import SampledSet, describe
+from .sampled import SampledSet, TaskProvenance, TurnCounts, describe
 from .selection import PARTS, Candidate, TopConversations, recency_key, spread
 from .sources import Source
 from .tasks import TEXT_SCORERS, TOOL_MATCHES, build_task, task_id
@@ -180,7 +180,7 @@ def _select(plan: _Plan, names: Sequence[str], samples: int) -> None:
             plan.picks.append(_Pick(candidate.ref, part, len(pool)))  # type: ignore[arg-type]
 
 
-def _counts(plan: _Plan, tasks: list[dict[str, Any]]) -> dict[str, Any]:
+def _counts(plan: _Plan, tasks: list[dict[str, Any]]) -> TurnCounts:
     scanned = plan.scanned
     return {
         "lines": sum(scanned.lines),
@@ -198,7 +198,7 @@ def _counts(plan: _Plan, tasks: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _provenance(pick: _Pick, names: Sequence[str]) -> dict[str, Any]:
+def _provenance(pick: _Pick, names: Sequence[str]) -> TaskProvenance:
     return {
         "task": task_id(pick.seen.conversation, pick.seen.position),
         "logged_at": [place(names, ref) for ref in pick.seen.refs],

@@ -30,16 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .chat import ChatMessage
 from .errors import SamplingError
 from .options import SampleOptions
 from .passes import Progress, Ref, Seen, candidates, fetch, place
 from .pipeline import MAX_SAMPLES, open_logs
 from .records import LoggedTurn
-from .sampled import SampledSet, describe
+from .sampled import RunCounts, SampledSet, StepProvenance, describe
 from .selection import recency_key
 from .skips import SkipReport
 from .sources import Source
-from .tasks import build_task, task_id
+from .tasks import StepTrace, build_task, task_id
 from .window import iso, window_label
 
 CHUNK = 256
@@ -89,7 +90,7 @@ def _text(content: Any) -> str:
     return content or ""
 
 
-def _action_matches(message: dict[str, Any], turn: LoggedTurn) -> bool:
+def _action_matches(message: ChatMessage, turn: LoggedTurn) -> bool:
     """Whether the assistant message in the next step's history is this step's logged reply."""
     if message.get("role") != "assistant":
         return False
@@ -200,13 +201,14 @@ def sample_runs(paths: Sequence[Path | str], options: SampleOptions, progress: P
     chosen = sorted(complete, key=lambda r: (r.key(half_life), r.conversation))[: options.samples]
     turns = fetch(sources, [s for run in chosen for seens in run.steps.values() for s in seens])
     tool_match = options.tool_match or "subset"
-    tasks, provenance = [], []
+    tasks = []
+    provenance: list[StepProvenance] = []
     for run in chosen:
         ordered = _ordered(run, turns)
         assert not isinstance(ordered, str)  # checked above; the files are checked unchanged by `fetch`
         of = len(ordered)
         for step, turn in enumerate(ordered, start=1):
-            trace = {"run": run_id(run.conversation), "step": step, "of": of}
+            trace: StepTrace = {"run": run_id(run.conversation), "step": step, "of": of}
             tasks.append(
                 build_task(
                     turn, run.conversation, None, redactor, options.text_scorer, tool_match=tool_match, trace=trace
@@ -225,7 +227,7 @@ def sample_runs(paths: Sequence[Path | str], options: SampleOptions, progress: P
             )
     tasks.sort(key=lambda t: t["id"])
     provenance.sort(key=lambda p: str(p["task"]))
-    counts = {
+    counts: RunCounts = {
         "lines": sum(scanned.lines),
         "skipped_lines": line_skips - skips.counts["outside_window"],
         "usable_turns": scanned.usable,

@@ -19,11 +19,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from compare_tui.goldset.models import Manifest
 
 from .selection import MAX_PER_CONVERSATION
+from .skips import SkipEntry
 from .tasks import HUMAN_INSTRUCTIONS
 from .window import iso, window_label
 
@@ -40,6 +41,67 @@ RULE = {
     "spread": "a conversation's turns in the window, by position, split into thirds; picks go round early, middle, late",
     "duplicates": "a turn logged twice (same conversation and position) counts once: the newest record",
 }
+
+
+class TaskProvenance(TypedDict):
+    """Where one sampled task came from, as `sample.json`'s `tasks` lists it."""
+
+    task: str
+    logged_at: list[str]
+    """The places (`source:line`) its record was logged at."""
+    timestamp: str
+    position: int
+    part: str
+    """The third of its conversation it was picked from (`early`, `middle`, `late`)."""
+    conversation_candidate_turns: int
+
+
+class ByReply(TypedDict):
+    """Sampled tasks by the logged reply they expect."""
+
+    tool_call: int
+    text: int
+
+
+class TurnCounts(TypedDict):
+    """`sample.json`'s `counts` for sampled turns: lines read and skipped, turns usable and in
+    the window, and what was sampled (by third of its conversation and by reply)."""
+
+    lines: int
+    skipped_lines: int
+    usable_turns: int
+    turns_in_window: int
+    outside_window: int
+    sampled_turns: int
+    sampled_conversations: int
+    by_part: dict[str, int]
+    by_reply: ByReply
+
+
+class RunCounts(TypedDict):
+    """`sample.json`'s `counts` for sampled whole runs (`--whole-runs`)."""
+
+    lines: int
+    skipped_lines: int
+    usable_turns: int
+    candidate_runs: int
+    complete_runs: int
+    skipped_runs: int
+    sampled_runs: int
+    sampled_turns: int
+    sampled_conversations: int
+    by_reply: ByReply
+
+
+class StepProvenance(TypedDict):
+    """Where one step of a sampled whole run came from (`--whole-runs`)."""
+
+    task: str
+    run: str
+    step: int
+    of: int
+    logged_at: list[str]
+    timestamp: str
 
 
 @dataclass(frozen=True)
@@ -75,10 +137,10 @@ def describe(
     window_s: int,
     anchor: float,
     anchor_from: str,
-    counts: dict[str, Any],
-    skips: dict[str, Any],
+    counts: TurnCounts | RunCounts,
+    skips: dict[str, SkipEntry],
     redaction: dict[str, int],
-    provenance: list[dict[str, Any]],
+    provenance: list[TaskProvenance] | list[StepProvenance],
     rule: dict[str, str] = RULE,
     sampled_what: str | None = None,
     replay_caveat: str = REPLAY_CAVEAT,

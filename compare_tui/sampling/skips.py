@@ -4,7 +4,7 @@ and the first few places, never contents."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TypedDict
 
 FIRST_SHOWN = 5
 """How many `file:line` places each reason keeps, to find examples without a flood."""
@@ -44,6 +44,14 @@ REASONS: dict[str, str] = {
 }
 
 
+class SkipEntry(TypedDict):
+    """One reason in `sample.json`'s `skipped`: how many, what it means, the first places."""
+
+    count: int
+    meaning: str
+    first: list[str]
+
+
 class SkipReport:
     """Counts skipped lines per reason, keeping the first `FIRST_SHOWN` places of each."""
 
@@ -63,7 +71,7 @@ class SkipReport:
     def total(self) -> int:
         return sum(self.counts.values())
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, SkipEntry]:
         """`{reason: {"count", "meaning", "first"}}`, reasons in `REASONS` order."""
         return {
             reason: {"count": self.counts[reason], "meaning": REASONS[reason], "first": self.first[reason]}

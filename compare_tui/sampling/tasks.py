@@ -16,7 +16,7 @@ Callers can rely on:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from compare_tui.goldset.models import Task
 
@@ -30,6 +30,14 @@ HUMAN_INSTRUCTIONS = (
     "Does the reply do the same job as the logged reply in `expected.text`? "
     "The logged reply is the production baseline, not ground truth."
 )
+
+
+class StepTrace(TypedDict):
+    """A whole run's step as its task file carries it (`trace`): which run, which step of how many."""
+
+    run: str
+    step: int
+    of: int
 
 
 def task_id(conversation_hash: int, position: int) -> str:
@@ -80,7 +88,7 @@ def build_task(
     text_scorer: str = "human",
     *,
     tool_match: str = "exact",
-    trace: dict[str, Any] | None = None,
+    trace: StepTrace | None = None,
 ) -> dict[str, Any]:
     """The task file's JSON for `turn`, sampled from third `part` of its conversation (None:
     a step of a whole run, which then carries `trace`). `tool_match` is the `tool_call`

@@ -22,7 +22,7 @@ import os
 from collections.abc import AsyncGenerator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from compare_tui.goldset.models import GoldenSet, Task
 from compare_tui.scoring.dispatch import score
@@ -49,10 +49,38 @@ class Scored:
     """Why nothing was measured (no node could run the scorer); None when `result` is set."""
 
 
+class LocalPlacement(TypedDict):
+    """`LocalScorers.describe`: command scorers on this machine, `jobs` at once."""
+
+    kind: str
+    jobs: int
+
+
+class RayNode(TypedDict):
+    """A live node of a Ray cluster, as `RayScorers.connect` lists it."""
+
+    node_id: str
+    address: str
+    cpus: float
+
+
+class RayPlacement(TypedDict):
+    """`ray_cluster.RayScorers.describe`: the cluster, its live nodes and how scorers go there."""
+
+    kind: str
+    address: str
+    gcs_address: str | None
+    nodes: list[RayNode]
+    jobs: int | None
+    retries: int
+    wait_s: float
+    payload: str
+
+
 class ScorerExecutor(Protocol):
     """Scores batches of answers; results come back as they finish, each exactly once."""
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> LocalPlacement | RayPlacement:
         """Where the command scorers run, in JSON-ready form (stored with each run)."""
         ...
 
@@ -88,7 +116,7 @@ class LocalScorers:
         self.jobs = jobs or default_scorer_jobs()
         self._pool: ThreadPoolExecutor | None = None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> LocalPlacement:
         return {"kind": self.kind, "jobs": self.jobs}
 
     async def score_batch(self, goldset: GoldenSet, items: Sequence[ScoreItem]) -> AsyncGenerator[Scored, None]:

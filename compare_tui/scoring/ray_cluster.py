@@ -32,7 +32,7 @@ from typing import Any
 from compare_tui.errors import CompareTuiError
 from compare_tui.goldset.models import GoldenSet
 from compare_tui.scoring.dispatch import score
-from compare_tui.scoring.executor import Scored, ScoreItem, is_command
+from compare_tui.scoring.executor import RayNode, RayPlacement, Scored, ScoreItem, is_command
 from compare_tui.scoring.result import ScoreResult
 from compare_tui.settings import current
 
@@ -126,7 +126,7 @@ class RayScorers:
         self.jobs = jobs
         self.wait_s = wait_s if wait_s is not None else _wait_from_env()
         self.resources = dict(resources or {})
-        self.nodes: list[dict[str, Any]] = []
+        self.nodes: list[RayNode] = []
         self.gcs_address: str | None = None
         self._ray: Any = None
         self._remote: Any = None
@@ -194,7 +194,7 @@ class RayScorers:
             _remote_score
         )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> RayPlacement:
         return {
             "kind": self.kind,
             "address": self.address,

@@ -216,7 +216,16 @@ def attempt_id(run_id: str, task_id: str, attempt: int) -> str:
     return f"{run_id}:{task_id}:{int(attempt)}"
 
 
-def tool_calls_of(answer: Answer) -> list[dict[str, Any]]:
+class StoredToolCall(TypedDict):
+    """One tool call of an answer as an attempt stores it (`AttemptRecord.tool_calls`)."""
+
+    id: str | None
+    name: str
+    arguments: str
+    """The raw JSON text the model sent."""
+
+
+def tool_calls_of(answer: Answer) -> list[StoredToolCall]:
     """An answer's tool calls in the stored form (`{"id", "name", "arguments"}`)."""
     return [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in answer.tool_calls]
 

@@ -3,10 +3,9 @@ as numbered groups, tags and suspect tasks, and the instructions that make it ci
 
 from __future__ import annotations
 
-from typing import Any
-
 from compare_tui.insights import Insights
 from compare_tui.insights.render import share_text, split_line, suspect_line
+from compare_tui.judge.prompt.templates import JudgeMessage
 
 TASKS_PER_GROUP = 8
 """Task ids listed per group (the citations it can check are every member's, listed or not)."""
@@ -56,7 +55,7 @@ def evidence_text(insights: Insights, decision: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def analyst_messages(insights: Insights, decision: str | None = None) -> list[dict[str, Any]]:
+def analyst_messages(insights: Insights, decision: str | None = None) -> list[JudgeMessage]:
     return [
         {"role": "system", "content": INSTRUCTIONS},
         {"role": "user", "content": evidence_text(insights, decision)},

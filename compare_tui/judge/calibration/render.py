@@ -4,7 +4,7 @@ published page and the CI gate alike."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from compare_tui.judge.calibration.figures import ASSUMPTION, METHOD, Calibration, CorrectedRate
 from compare_tui.judge.calibration.load import JudgeCalibration
@@ -85,11 +85,66 @@ def calibration_lines(jc: JudgeCalibration, runs: list[tuple[str, str]], baselin
     return lines
 
 
+class CalibrationJson(TypedDict):
+    """A judge's calibration against people's labels: the counts and both rates with their CIs."""
+
+    labels: int
+    right: int
+    wrong: int
+    right_passed: int
+    wrong_failed: int
+    sensitivity: float | None
+    sensitivity_ci95: list[float] | None
+    specificity: float | None
+    specificity_ci95: list[float] | None
+    min_labels_each: int
+    sentence: str
+
+
+class JudgeCalibrationJson(CalibrationJson):
+    """`CalibrationJson` with the judge, rubric and workload it holds for."""
+
+    judge: str
+    rubric_digest: str
+    pass_at: int
+    workload: str
+    method: str
+    assumption: str
+    drift: str | None
+
+
+class RateJson(TypedDict):
+    """A pass rate as judged and as corrected by the calibration."""
+
+    passed: int
+    judged: int
+    raw: float | None
+    raw_ci95: list[float] | None
+    status: str
+    corrected: float | None
+    corrected_ci95: list[float] | None
+    labels: int
+    reason: str | None
+
+
+class DifferenceJson(TypedDict):
+    """A corrected difference between two runs' pass rates."""
+
+    tasks: int
+    only_candidate: int
+    only_baseline: int
+    raw: float | None
+    corrected: float | None
+    corrected_ci95: list[float] | None
+    conclusion: str
+    reason: str | None
+
+
 def _interval(interval: Interval | None) -> list[float] | None:
     return None if interval is None else [interval.low, interval.high]
 
 
-def calibration_json(c: Calibration) -> dict[str, Any]:
+def calibration_json(c: Calibration) -> CalibrationJson:
     k = c.counts
     return {
         "labels": k.labelled,
@@ -106,7 +161,7 @@ def calibration_json(c: Calibration) -> dict[str, Any]:
     }
 
 
-def rate_json(rate: CorrectedRate | None) -> dict[str, Any] | None:
+def rate_json(rate: CorrectedRate | None) -> RateJson | None:
     if rate is None:
         return None
     return {
@@ -122,7 +177,7 @@ def rate_json(rate: CorrectedRate | None) -> dict[str, Any] | None:
     }
 
 
-def difference_json(d: CorrectedDifference) -> dict[str, Any]:
+def difference_json(d: CorrectedDifference) -> DifferenceJson:
     return {
         "tasks": d.tasks,
         "only_candidate": d.only_candidate,
@@ -135,7 +190,7 @@ def difference_json(d: CorrectedDifference) -> dict[str, Any]:
     }
 
 
-def judge_calibration_json(jc: JudgeCalibration) -> dict[str, Any]:
+def judge_calibration_json(jc: JudgeCalibration) -> JudgeCalibrationJson:
     return {
         "judge": jc.judge,
         "rubric_digest": jc.rubric_digest,
@@ -144,4 +199,5 @@ def judge_calibration_json(jc: JudgeCalibration) -> dict[str, Any]:
         "method": METHOD,
         "assumption": ASSUMPTION,
         "drift": jc.drift,
-    } | calibration_json(jc.calibration)
+        **calibration_json(jc.calibration),
+    }

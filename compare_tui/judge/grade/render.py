@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import textwrap
-from typing import Any
+from typing import Any, TypedDict
 
 from compare_tui.judge.calibration.render import (
     calibration_lines,
@@ -193,11 +193,26 @@ def _matrix_header(runs: tuple[RunGrades, ...]) -> str:
     return "\n".join([f"{'task':24}{names}", *more])
 
 
+class JudgeUsageJson(TypedDict):
+    """What grading cost: calls, tokens, latency and money (`run.usage.JudgeUsage`)."""
+
+    calls: int
+    failed: int
+    prompt_tokens: int
+    completion_tokens: int
+    usage_missing: int
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    cost: float | None
+    currency: str
+    cost_note: str
+
+
 def _interval(interval: Interval | None) -> list[float] | None:
     return None if interval is None else [interval.low, interval.high]
 
 
-def _usage(u: JudgeUsage) -> dict[str, Any]:
+def _usage(u: JudgeUsage) -> JudgeUsageJson:
     return {
         "calls": u.calls,
         "failed": u.failed,

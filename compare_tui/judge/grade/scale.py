@@ -14,9 +14,9 @@ Changing any text here changes grades: bump `SCALE_PROMPT_VERSION` with it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from compare_tui.judge.prompt.rubric import Rubric, RubricError, load_rubric
+from compare_tui.judge.prompt.templates import JudgeMessage, ResponseFormat
 from compare_tui.store.judgements import RubricMode
 
 SCALE_PROMPT_VERSION = "compare-tui grade prompts v1"
@@ -70,7 +70,7 @@ def reply_form(structured: bool) -> str:
     return "Reply in exactly this form:\nGRADE: 1, 2, 3, 4 or 5\nREASON: one sentence"
 
 
-def response_format() -> dict[str, Any]:
+def response_format() -> ResponseFormat:
     """The `response_format` that constrains a structured grade (grade first, then reason)."""
     schema = {
         "type": "object",
@@ -85,7 +85,7 @@ def _fence(label: str, text: str) -> str:
     return f"<<<{label}\n{text}\n{label}>>>"
 
 
-def scale_messages(rubric: Rubric, request: str, answer: str, reference: str | None = None) -> list[dict[str, str]]:
+def scale_messages(rubric: Rubric, request: str, answer: str, reference: str | None = None) -> list[JudgeMessage]:
     """Chat messages asking for one grade of `answer` (against `reference` for similarity)."""
     if rubric.mode == RubricMode.SIMILARITY and reference is None:
         raise RubricError(

@@ -14,7 +14,7 @@ obeyed. Changing any text here changes verdicts: bump `rubric.PROMPT_VERSION` wi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from compare_tui.judge.prompt.rubric import Rubric
 from compare_tui.store.judgements import RubricMode
@@ -32,6 +32,29 @@ _GRADE_ROLE = (
 )
 
 
+class JudgeMessage(TypedDict):
+    """One chat message of a judge's prompt: the role, then the text the judge reads."""
+
+    role: Literal["system", "user"]
+    content: str
+
+
+class JsonSchemaFormat(TypedDict):
+    """`response_format.json_schema`: the schema a structured reply is held to, by name."""
+
+    name: str
+    strict: bool
+    schema: dict[str, Any]
+    """A JSON Schema (free-form JSON by nature)."""
+
+
+class ResponseFormat(TypedDict):
+    """The `response_format` a structured judge call sends (OpenAI's `json_schema` form)."""
+
+    type: Literal["json_schema"]
+    json_schema: JsonSchemaFormat
+
+
 def reply_form(verdicts: tuple[str, ...], structured: bool) -> str:
     """The sentence that tells the judge how to reply."""
     if structured:
@@ -40,7 +63,7 @@ def reply_form(verdicts: tuple[str, ...], structured: bool) -> str:
     return f"Reply in exactly this form:\nVERDICT: {', '.join(verdicts[:-1])} or {verdicts[-1]}\nREASON: one sentence"
 
 
-def response_format(verdicts: tuple[str, ...]) -> dict[str, Any]:
+def response_format(verdicts: tuple[str, ...]) -> ResponseFormat:
     """The `response_format` that constrains a structured reply (verdict first, then reason)."""
     schema = {
         "type": "object",
@@ -62,7 +85,7 @@ def _context(rubric: Rubric, request: str, reference: str | None) -> list[str]:
     return parts
 
 
-def pair_messages(rubric: Rubric, request: str, reference: str | None, first: str, second: str) -> list[dict[str, str]]:
+def pair_messages(rubric: Rubric, request: str, reference: str | None, first: str, second: str) -> list[JudgeMessage]:
     """Chat messages asking which of `first` (A) and `second` (B) is better."""
     question = (
         "Which answer is closer to the reference answer, as the rubric describes?"
@@ -79,7 +102,7 @@ def pair_messages(rubric: Rubric, request: str, reference: str | None, first: st
     return [{"role": "system", "content": f"{_PAIR_ROLE} {form}"}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
-def grade_messages(rubric: Rubric, request: str, reference: str | None, answer: str) -> list[dict[str, str]]:
+def grade_messages(rubric: Rubric, request: str, reference: str | None, answer: str) -> list[JudgeMessage]:
     """Chat messages asking whether `answer` passes the rubric."""
     question = (
         "Does the answer give the same result as the reference answer, as the rubric describes?"

@@ -13,6 +13,7 @@ from compare_tui.catalogue import ModelEntry
 from compare_tui.endpoint.client import ChatClient
 from compare_tui.engine.exchange import Exchange, stream_chat
 from compare_tui.engine.retry import RetryPolicy, with_retries
+from compare_tui.judge.prompt.templates import JudgeMessage, ResponseFormat
 from compare_tui.vocabulary import JudgeErrorClass, JudgeFailure
 
 
@@ -44,9 +45,9 @@ class JudgeReply:
 
 def judge_body(
     entry: ModelEntry,
-    messages: list[dict[str, Any]],
+    messages: list[JudgeMessage],
     settings: JudgeSettings,
-    response_format: dict[str, Any] | None = None,
+    response_format: ResponseFormat | None = None,
 ) -> dict[str, Any]:
     """The chat-completion request body of one judge call."""
     body = {
@@ -66,13 +67,13 @@ async def ask_judge(
     client: ChatClient,
     entry: ModelEntry,
     headers: dict[str, str],
-    messages: list[dict[str, Any]],
+    messages: list[JudgeMessage],
     settings: JudgeSettings,
     *,
     retry: RetryPolicy | None = None,
     rng: random.Random | None = None,
     on_exchange: Callable[[Exchange], None] | None = None,
-    response_format: dict[str, Any] | None = None,
+    response_format: ResponseFormat | None = None,
 ) -> JudgeReply:
     """Ask the judge once (retrying transport failures, 429 and 5xx by the policy)."""
     body = judge_body(entry, messages, settings, response_format)

@@ -25,6 +25,7 @@ from compare_tui.judge.prompt.parse import (
     parse_pair_reply,
     parse_scale_reply,
 )
+from compare_tui.judge.prompt.templates import JudgeMessage, ResponseFormat
 from compare_tui.judge.run.call import JudgeReply, JudgeSettings, ask_judge
 from compare_tui.store import Store, utc_now
 from compare_tui.store.judgements import JudgementRecord, JudgingRecord, judgement_id
@@ -36,7 +37,7 @@ class JudgeJob:
 
     task_id: str
     ordering: str
-    messages: list[dict[str, Any]]
+    messages: list[JudgeMessage]
     attempt: int | None = None
     """scale: the attempt whose answer is graded (part of the judgement id)."""
 
@@ -53,7 +54,7 @@ class JudgingPlan:
     """Tasks with no call to make, and why (e.g. the candidate run has no answer)."""
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     """Request headers, holding the virtual key when there is one. Never stored or logged."""
-    response_format: dict[str, Any] | None = None
+    response_format: ResponseFormat | None = None
     """Set for the structured reply form: the JSON schema the server constrains replies to."""
 
 

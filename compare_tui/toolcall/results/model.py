@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from compare_tui.engine.tools_reach import ToolsReachEntry
 
 NOT_AN_AGENT_TEST = (
     "These results say how this model, behind this serving stack, handled each tool-call "
@@ -134,6 +137,17 @@ class ScenarioResult:
         )
 
 
+class ToolcallServing(TypedDict, total=False):
+    """What answered a tool-call run (`run.launch.serving_of`): `stack`, `template` and `parser`
+    as the catalogue states them (so marked), and `tools_reach` when the server could be asked.
+    Empty for runs stored before it was kept."""
+
+    stack: str
+    template: str
+    parser: str
+    tools_reach: ToolsReachEntry
+
+
 @dataclass(frozen=True, slots=True)
 class ToolcallRun:
     """One run: who was asked (model, endpoint), when, with which suite, and the results."""
@@ -150,7 +164,7 @@ class ToolcallRun:
     """`--note k=v`: stated by the user, not verified."""
     server_notes: tuple[str, ...] = ()
     """What the server said about itself (e.g. llama.cpp's /props), as it said it."""
-    serving: dict[str, Any] = field(default_factory=dict)
+    serving: ToolcallServing = field(default_factory=lambda: ToolcallServing())
     """What answered, for every table and detail to name (`run.launch.serving_of`): `stack`,
     `template`, `parser` (each as the catalogue states it, so marked), and `tools_reach`
     (`{reached, how}`: whether the offered tools reached the prompt as the server rendered it,

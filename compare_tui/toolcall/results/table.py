@@ -7,9 +7,8 @@ has a symbol *and* a word, so colour is never the only signal.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from compare_tui.endpoint.account import StoredToolsReach
 from compare_tui.toolcall.checks.evaluate import FORCED_STOP
@@ -21,6 +20,7 @@ from compare_tui.toolcall.results.model import (
     ToolcallOutcome,
     ToolcallRun,
     ToolcallRunStatus,
+    ToolcallServing,
 )
 
 FORCED_ONLY = (
@@ -57,7 +57,7 @@ class Column:
     server_notes: tuple[str, ...]
     publishable: bool
     status: ToolcallRunStatus
-    serving: Mapping[str, Any] = field(default_factory=dict)
+    serving: ToolcallServing = field(default_factory=lambda: ToolcallServing())
     """`ToolcallRun.serving`: template, parser, whether the tools reached the prompt."""
 
     @property
@@ -137,7 +137,7 @@ def build_table(runs: Sequence[ToolcallRun]) -> ScenarioTable:
             tuple(r.server_notes),
             r.publishable,
             r.status,
-            dict(r.serving),
+            r.serving.copy(),
         )
         for r in runs
     )

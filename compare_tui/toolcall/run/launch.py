@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from compare_tui.catalogue import ModelEntry, check_key, refuse_if_needed, resolve_key
 from compare_tui.endpoint import key_headers
@@ -26,7 +25,7 @@ from compare_tui.engine.settings import RunSettings
 from compare_tui.engine.tools_reach import ToolsReach, tools_reach
 from compare_tui.errors import CompareTuiError
 from compare_tui.store import new_run_id, utc_now
-from compare_tui.toolcall.results.model import ScenarioResult, ToolcallRun, ToolcallRunStatus
+from compare_tui.toolcall.results.model import ScenarioResult, ToolcallRun, ToolcallRunStatus, ToolcallServing
 from compare_tui.toolcall.results.storage import ToolcallStore
 from compare_tui.toolcall.run.runner import DEFAULT_SETTINGS, run_scenarios, stored_settings
 from compare_tui.toolcall.run.server_probe import probe
@@ -113,7 +112,7 @@ def gateway_stated_serving(entry: ModelEntry) -> dict[str, str]:
 STATED = "stated, not checked"
 
 
-def serving_of(entry: ModelEntry, reach: ToolsReach | None) -> dict[str, Any]:
+def serving_of(entry: ModelEntry, reach: ToolsReach | None) -> ToolcallServing:
     """The run's `serving`: template and parser as the catalogue's `[model.serving]` states
     them (compare-tui's own template named as such), and what the server's rendering showed."""
     notes = entry.serving
@@ -121,7 +120,7 @@ def serving_of(entry: ModelEntry, reach: ToolsReach | None) -> dict[str, Any]:
     template = f"compare-tui's shipped {shipped}" if shipped else notes.chat_template
     llama = (notes.stack or "").startswith("llama.cpp")
     parser = notes.tool_parser or ("llama.cpp's own, from the chat template" if llama else None)
-    out: dict[str, Any] = {
+    out: ToolcallServing = {
         "stack": f"{notes.stack} ({STATED})" if notes.stack else "not stated",
         "template": f"{template} ({STATED})" if template else "not stated",
         "parser": f"{parser} ({STATED})" if parser else "not stated (the server does not report its tool-call parser)",

@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from dataclasses import fields
 
 import pytest
 
 from compare_tui.engine import RunSettings
-from compare_tui.engine.settings import DEFAULT_CONCURRENCY, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_S
+from compare_tui.engine.settings import DEFAULT_CONCURRENCY, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_S, StoredSettings
 from compare_tui.store import Store
 from compare_tui.toolcall import (
     DEFAULT_SETTINGS,
@@ -124,3 +125,9 @@ def test_a_tool_call_run_refuses_more_than_one_attempt():
     )
     with pytest.raises(ToolcallRefused, match="one request per scenario"):
         check_request(request)
+
+
+def test_the_stored_settings_shape_names_every_run_setting():
+    # `RunSettings.as_dict` stores every field; its declared shape must name the same keys.
+    stored = RunSettings().as_dict()
+    assert list(stored) == [f.name for f in fields(RunSettings)] == list(StoredSettings.__annotations__)
