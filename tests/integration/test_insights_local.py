@@ -1,7 +1,10 @@
-"""`compare-tui insights` on answers of the two session models through real llama.cpp
+"""`compare-tui insights` on answers of the three bundled models through real llama.cpp
 (integration tier): a JSON answer cut by a low max-tokens run, a suspect task whose expected
 answer is wrong, every failure in one group; and the analyst with a bundled model, its reply's
 sentences each kept or dropped against the data, its request audited with no run.
+
+A task is suspect only beside a model that passes at least half its tasks: Qwen passes the
+capitals and the echo here, the two small models fail nearly everything at exact match.
 
 The scripted-server tests (`tests/core/insights/test_insights*.py`) pin every cause; here the causes that
 real small models produce reliably at temperature 0 are checked on their own answers.
@@ -33,12 +36,17 @@ TASKS = {
         "expected": {"text": "5"},
         "tags": ["arithmetic"],
     },
-    "capital": {
-        "input": {"prompt": "What is the capital of France? Reply with the city name only."},
-        "expected": {"text": "Paris"},
-        "tags": ["geography"],
+    **{
+        f"capital-{country.lower()}": {
+            "input": {"prompt": f"What is the capital of {country}? Reply with the city name only."},
+            "expected": {"text": city},
+            "tags": ["geography"],
+        }
+        for country, city in (("France", "Paris"), ("Japan", "Tokyo"))
     },
+    "echo-word": {"input": {"prompt": "Reply with exactly one word: hello"}, "expected": {"text": "hello"}},
 }
+MODELS = ("smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b")
 
 
 def _write_set(root: Path) -> Path:
@@ -53,10 +61,10 @@ def _write_set(root: Path) -> Path:
     return root
 
 
-def test_real_answers_are_grouped_and_the_analysts_sentences_checked(local_cluster, tmp_path, capsys):
-    store, models = tmp_path / "runs.sqlite", str(local_cluster.catalogue_path)
+def test_real_answers_are_grouped_and_the_analysts_sentences_checked(qwen_cluster, tmp_path, capsys):
+    store, models = tmp_path / "runs.sqlite", str(qwen_cluster.catalogue_path)
     goldset = _write_set(tmp_path / "set")
-    args = ["run", str(goldset), "--baseline", "smollm2-135m", "--model", "gemma3-270m", "--json"]
+    args = ["run", str(goldset), "--baseline", MODELS[0], "--model", MODELS[1], "--model", MODELS[2], "--json"]
     code = main([*args, "--models", models, "--store", str(store)])
     captured = capsys.readouterr()
     assert code in (0, 1) and captured.out, captured.err
@@ -65,9 +73,9 @@ def test_real_answers_are_grouped_and_the_analysts_sentences_checked(local_clust
     groups = {(g["cause"], g["label"]): g for g in doc["groups"]}
     truncated = groups[("truncated", "")]
     cut = {a["model"] for a in truncated["attempts"] if a["task"] == "numbers-json"}
-    assert cut == {"smollm2-135m", "gemma3-270m"}, doc  # the JSON cut at 24 tokens, on both
+    assert cut == set(MODELS), doc  # the JSON cut at 24 tokens, on every model
     assert {m["model"]: m["failed"] for m in doc["models"]} == {
-        m: sum(g["counts"][m] for g in doc["groups"]) for m in ("smollm2-135m", "gemma3-270m")
+        m: sum(g["counts"][m] for g in doc["groups"]) for m in MODELS
     }
     suspect = {s["task"]: s for s in doc["suspects"]}["sum-wrong-key"]
     assert suspect["reason"] in ("same_failure", "unlike_expected"), suspect
