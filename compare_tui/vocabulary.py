@@ -457,6 +457,11 @@ def task_outcome(outcomes: Iterable[str], verdict: str | None = None) -> Outcome
     return Outcome.ERROR
 
 
+def plural(count: int, word: str) -> str:
+    """`1 model`, `2 models`: a count and its noun (an English plural in `s`)."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def money(value: float | None, currency: str = "USD") -> str:
     """The one money format: `$1,234.50` from a dollar up, three significant digits below
     (`$0.0123`, `$0.0000105`), `–` for unknown."""

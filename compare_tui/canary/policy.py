@@ -18,7 +18,7 @@ from typing import Any
 
 from compare_tui.judge.pair.figures import PairResult
 from compare_tui.report.decision import Verdict
-from compare_tui.report.formatting import number
+from compare_tui.report.formatting import number, plural
 from compare_tui.report.sequential import StreamLook, stream_look
 from compare_tui.store import CanaryPair, CanaryRecord
 from compare_tui.vocabulary import CanaryState, PairGrader, PairSkip
@@ -103,7 +103,7 @@ def graders_words(split: dict[str, Any]) -> str:
     """`12 pairs by the golden set's checks, 30 by judge X (both orders asked: B preferred 3, A
     preferred 20, tie 7; 4 inconsistent, left out)`: the evidence by grader, in words."""
     checked = split.get("check", 0)
-    parts = [f"{checked} pair{'' if checked == 1 else 's'} by the golden set's checks"]
+    parts = [f"{plural(checked, 'pair')} by the golden set's checks"]
     for judge in split.get("judges", []):
         left_out = [
             f"{judge[k]} {words}"

@@ -15,7 +15,7 @@ from compare_tui.report import gpu_words as fmt
 from compare_tui.report.figures import ModelFigures
 from compare_tui.report.inputs import ReportInputs, RunInput
 from compare_tui.report.text_calls import caveat_texts
-from compare_tui.vocabulary import GpuSource, ModelKind, RunStatus
+from compare_tui.vocabulary import GpuSource, ModelKind, RunStatus, plural
 
 MARGIN_THRESHOLD = 0.05
 """Pass-rate interval half-widths at or above this (five points) get a margin-of-error caveat."""
@@ -28,10 +28,6 @@ class Caveat:
 
     code: str
     text: str
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _verb(count: int, one: str, many: str) -> str:
@@ -145,7 +141,7 @@ def _incomplete(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
         out.append(
             Caveat(
                 "not_sent",
-                f"{name} was not sent {_plural(counts.missing, 'task')} of the set: not sent (settled), "
+                f"{name} was not sent {plural(counts.missing, 'task')} of the set: not sent (settled), "
                 "never failures. Every verdict it served had settled (--stop-when-settled); they are left "
                 "out of every figure. `compare-tui run --resume "
                 f"{row.run_id} --full-set` sends them, and the fixed-N figures then stand beside the verdict.",
@@ -156,7 +152,7 @@ def _incomplete(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
         if row.not_measured:
             classes = ", ".join(f"{cls} ×{n}" for cls, n in row.not_measured)
             why = (
-                f"; {_plural(sum(n for _, n in row.not_measured), 'attempt')} measured nothing because the "
+                f"; {plural(sum(n for _, n in row.not_measured), 'attempt')} measured nothing because the "
                 f"endpoint failed ({classes})"
             )
         if run_input.running is not None:  # a live executor is finishing it: no resume advice
@@ -168,7 +164,7 @@ def _incomplete(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
         out.append(
             Caveat(
                 "incomplete",
-                f"{name} has {_plural(counts.missing, 'task')} of the set not done "
+                f"{name} has {plural(counts.missing, 'task')} of the set not done "
                 f"(run {row.run_status}{why}); they are left out of every figure, and of the "
                 f"task-by-task comparison.{resume}",
             )
@@ -181,7 +177,7 @@ def _resumed(row: ModelFigures, run_input: RunInput) -> list[Caveat]:
     name, out = row.label, []
     resumes = (run_input.run.environment or {}).get("resumes") or []
     if resumes:
-        times = f"{_plural(len(resumes), 'time')}, last {resumes[-1][:16].replace('T', ' ')} UTC"
+        times = f"{plural(len(resumes), 'time')}, last {resumes[-1][:16].replace('T', ' ')} UTC"
         paused = (
             " Its hardware cost counts the run's time from its first start to its end, the pauses included."
             if row.cost.basis == "hardware"
@@ -205,7 +201,7 @@ def _margin(row: ModelFigures) -> list[Caveat]:
         out.append(
             Caveat(
                 "margin",
-                f"With {_plural(row.pass_rate.scored, 'scored task')}, {name}'s pass rate could "
+                f"With {plural(row.pass_rate.scored, 'scored task')}, {name}'s pass rate could "
                 f"be anywhere from {interval.low * 100:.1f} to {interval.high * 100:.1f} % (95% "
                 f"interval, about ±{interval.half_width * 100:.0f} points): a small set's margin of error.",
             )
@@ -221,7 +217,7 @@ def _people(row: ModelFigures) -> list[Caveat]:
         out.append(
             Caveat(
                 "human",
-                f"{name}: {_plural(counts.human, 'task')} scored by a person "
+                f"{name}: {plural(counts.human, 'task')} scored by a person "
                 f"({counts.human_decided} decided) {_verb(counts.human, 'is', 'are')} left out of the "
                 "pass rate; the verdicts show in the blocks.",
             )
@@ -233,7 +229,7 @@ def _people(row: ModelFigures) -> list[Caveat]:
             Caveat(
                 "override",
                 f"{name}: a person's verdict replaced the scorer's outcome of "
-                f"{_plural(len(overrides), 'scored task')} ({changes}); the blocks, counts, pass "
+                f"{plural(len(overrides), 'scored task')} ({changes}); the blocks, counts, pass "
                 "rate and paired figures use the person's verdict.",
             )
         )
@@ -242,7 +238,7 @@ def _people(row: ModelFigures) -> list[Caveat]:
         out.append(
             Caveat(
                 "review",
-                f"{name}: {_plural(len(waiting), 'task')} still "
+                f"{name}: {plural(len(waiting), 'task')} still "
                 f"{_verb(len(waiting), 'awaits', 'await')} a person's review ({_listed(waiting)}); "
                 "confidence stays low until each has a pass or fail verdict.",
             )
@@ -259,7 +255,7 @@ def _errors(row: ModelFigures) -> list[Caveat]:
         out.append(
             Caveat(
                 "errors",
-                f"{name}: {_plural(counts.errored, 'task')} ended in error (the scorer or "
+                f"{name}: {plural(counts.errored, 'task')} ended in error (the scorer or "
                 f"the request failed) and {_verb(counts.errored, 'counts', 'count')} as not passed. Errored "
                 f"attempts by class: {classes}.",
             )
@@ -309,7 +305,7 @@ def _sandbox(name: str, run_input: RunInput) -> list[Caveat]:
         out.append(
             Caveat(
                 "sandbox_network",
-                f"{_plural(len(no_net), 'command check')} for {name} ran without a "
+                f"{plural(len(no_net), 'command check')} for {name} ran without a "
                 f"network namespace, so the check could reach the network ({why}).",
             )
         )
@@ -320,7 +316,7 @@ def _sandbox(name: str, run_input: RunInput) -> list[Caveat]:
             Caveat(
                 "sandbox_nproc",
                 f"The process-count limit was not in force for "
-                f"{_plural(len(no_nproc), 'command check')} of {name} ({why}).",
+                f"{plural(len(no_nproc), 'command check')} of {name} ({why}).",
             )
         )
     return out

@@ -19,6 +19,7 @@ from compare_tui.report.stats import Interval, Percentiles
 from compare_tui.report.trajectories import DRIVEN, LOST, RunStrip, Trajectories
 from compare_tui.store.summary import RunSummary
 from compare_tui.vocabulary import money as money  # re-exported: the renderers format money here
+from compare_tui.vocabulary import plural as plural
 
 MARKS = {"pass": "✓", "fail": "✗", "review": "?", "error": "!", "missing": "·"}
 """One mark per block status: the shape carries the meaning, colour only repeats it."""

@@ -31,6 +31,7 @@ from compare_tui.engine.budget import (
 from compare_tui.engine.estimate import SpendEstimate
 from compare_tui.engine.settings import DEFAULT_CONCURRENCY
 from compare_tui.goldset import GoldenSet
+from compare_tui.report.formatting import plural
 from compare_tui.tui.candidate_rows import ListRow, budget_lines, list_rows, selection_footer, today_panel
 from compare_tui.tui.engine_bridge import NewRunPlan
 from compare_tui.tui.new_run_choices import NewRunChoices, read_choices, same_path
@@ -308,6 +309,7 @@ class NewRunScreen(CompareScreen):
         names = self.query_one("#model-list", SelectionList).selected
         overrides, cap, problem = self._overrides()
         self.current = None
+        plan: BudgetPlan | None = None
         if problem:
             lines.append(f"✗ {problem}")
         elif goldset is None or not names or overrides is None or self.choices.catalogue is None:
@@ -316,14 +318,18 @@ class NewRunScreen(CompareScreen):
             entries = [self.choices.catalogue.get(name) for name in names]
             self.current = preview(goldset, entries, overrides, cap)
             lines += _preview_lines(self.current, cap)
-            lines += self._budget_lines(goldset, self.current)
+            now = datetime.now(UTC)
+            plan = self._budget_plan(goldset, self.current, now)
+            lines += self._budget_lines(plan, now)
         estimate.update("\n".join(lines))
         self.query_one("#start", Button).disabled = self.current is None or self.current.refused
-        self._show_status(goldset, list(names), problem)
+        self._show_status(goldset, list(names), problem, plan)
 
-    def _show_status(self, goldset: GoldenSet | None, names: list[str], problem: str | None) -> None:
+    def _show_status(
+        self, goldset: GoldenSet | None, names: list[str], problem: str | None, plan: BudgetPlan | None
+    ) -> None:
         """The status line: the first thing that stops ctrl+s, else what it would start."""
-        self.blocked = self._blocker(goldset, names, problem)
+        self.blocked = self._blocker(goldset, names, problem, plan)
         status = self.query_one("#start-status", Static)
         status.set_class(self.blocked is not None, "-blocked")
         if self.blocked is not None:
@@ -331,9 +337,11 @@ class NewRunScreen(CompareScreen):
         elif self.current is not None and self.current.refused:
             status.update("✗ The engine would refuse this run: ctrl+s says why")
         else:
-            status.update(f"Ready: ctrl+s starts {_count(len(names), 'model')}")
+            status.update(f"Ready: ctrl+s starts {plural(len(names), 'model')}")
 
-    def _blocker(self, goldset: GoldenSet | None, names: list[str], problem: str | None) -> str | None:
+    def _blocker(
+        self, goldset: GoldenSet | None, names: list[str], problem: str | None, plan: BudgetPlan | None
+    ) -> str | None:
         """Why ctrl+s starts nothing, first reason first: the catalogue, the sets, the settings,
         the models, then today's eval budget (the engine's own refusals open their own screen)."""
         choices = self.choices
@@ -349,8 +357,8 @@ class NewRunScreen(CompareScreen):
             return problem
         if not names:
             return "choose at least one model (space ticks the highlighted one)"
-        if self.current is not None and not self.current.refused and self._within_budget(goldset, self.current) == ():
-            return f"today's eval budget leaves nothing for {_count(len(names), 'chosen model')}; {reset_sentence(datetime.now(UTC))}"
+        if plan is not None and self.current is not None and not self.current.refused and plan.kept == ():
+            return f"today's eval budget leaves nothing for {plural(len(names), 'chosen model')}; {reset_sentence(datetime.now(UTC))}"
         return None
 
     def _budget_plan(self, goldset: GoldenSet, current: SpendPreview, now: datetime) -> BudgetPlan | None:
@@ -370,15 +378,8 @@ class NewRunScreen(CompareScreen):
             now=now,
         )
 
-    def _within_budget(self, goldset: GoldenSet, current: SpendPreview) -> tuple[str, ...] | None:
-        """The models the budget would run (None: no budget set)."""
-        plan = self._budget_plan(goldset, current, datetime.now(UTC))
-        return None if plan is None else plan.kept
-
-    def _budget_lines(self, goldset: GoldenSet, current: SpendPreview) -> list[str]:
+    def _budget_lines(self, plan: BudgetPlan | None, now: datetime) -> list[str]:
         """Today's eval budget, and the models this run would skip."""
-        now = datetime.now(UTC)
-        plan = self._budget_plan(goldset, current, now)
         if plan is None or self.choices is None:
             return []
         return budget_lines(self.choices.budget, self.choices.spent, plan, reset_sentence(now))
@@ -438,7 +439,3 @@ def _preview_lines(current: SpendPreview, cap: float | None) -> list[str]:
     )
     lines.append(f"Total estimate {total} · spend cap {dollars(cap, digits) if cap is not None else 'none'}")
     return lines
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
